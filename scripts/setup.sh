@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what ndconv needs from Debian 12's packages (when run as root and something is
+# missing), then configures and builds ndconv in build/. The CUDA toolkit is used when nvcc is
+# found (PATH or /usr/local/cuda); without it ndconv builds CPU-only.
+# Used by scripts/demo.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config libinsighttoolkit5-dev libcli11-dev googletest libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "setup: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${NDCONV_CMAKE_ARGS:-} >build.configure.log 2>&1 \
+  || { cat build.configure.log >&2; exit 1; }
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set-up, build and the whole test suite (CPU tests run; GPU tests are skipped with a reason on a
+# machine without a usable GPU). This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600

@@ -1,0 +1,1 @@
+set(NDCONV_CPU_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cpu/cpu_backend.cpp)

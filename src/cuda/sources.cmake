@@ -1,0 +1,5 @@
+if(NDCONV_HAVE_CUDA)
+  set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_backend.cu)
+else()
+  set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_unavailable.cpp)
+endif()

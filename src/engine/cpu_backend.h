@@ -1,0 +1,18 @@
+// The multi-threaded CPU backend (src/cpu/). It is the fallback on machines without a GPU and the
+// backend CI exercises.
+#pragma once
+
+#include "engine/problem.h"
+#include "ndconv/types.h"
+
+namespace ndconv::cpu_backend {
+
+/// Outputs computed per inner iteration along the last axis that the CPU backend supports.
+const std::vector<int>& supported_blocking_factors();
+
+void run_dense(const detail::CorrelationProblem& problem, const Options& options,
+               RunReport& report);
+void run_separable(const detail::SeparableProblem& problem, const Options& options,
+                   RunReport& report);
+
+}  // namespace ndconv::cpu_backend

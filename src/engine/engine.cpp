@@ -1,0 +1,282 @@
+// The engine's front end: validates a request, turns convolution into correlation with a flipped
+// filter and the output region into an input offset (see problem.h), picks the backend and runs
+// it. Everything a backend could get wrong about semantics is decided here, once.
+#include "ndconv/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "engine/cpu_backend.h"
+#include "engine/cuda_backend.h"
+#include "engine/problem.h"
+
+namespace ndconv {
+
+const char* to_string(Boundary b) {
+  switch (b) {
+    case Boundary::Zero:
+      return "zero";
+    case Boundary::Replicate:
+      return "replicate";
+    case Boundary::Mirror:
+      return "mirror";
+    case Boundary::Periodic:
+      return "periodic";
+  }
+  return "?";
+}
+
+const char* to_string(OutputRegion r) { return r == OutputRegion::Same ? "same" : "valid"; }
+
+const char* to_string(Operation o) {
+  return o == Operation::Convolution ? "convolution" : "correlation";
+}
+
+const char* to_string(Backend b) {
+  switch (b) {
+    case Backend::Auto:
+      return "auto";
+    case Backend::Cpu:
+      return "cpu";
+    case Backend::Cuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+const char* version() {
+#ifdef NDCONV_VERSION
+  return NDCONV_VERSION;
+#else
+  return "unknown";
+#endif
+}
+
+CudaStatus cuda_status() { return cuda_backend::probe(); }
+
+namespace {
+
+std::string axis_name(int axis) {
+  static const char* names[] = {"x", "y", "z", "t"};
+  return names[axis];
+}
+
+void validate_dims(int dims, const char* what) {
+  if (dims < 2 || dims > 4) {
+    throw InvalidArgument(std::string(what) + " has dimension " + std::to_string(dims) +
+                          "; ndconv filters 2D, 3D and 4D volumes");
+  }
+}
+
+void validate_volume(const BasicVolumeView<const float>& v, const char* what) {
+  validate_dims(v.dims, what);
+  if (v.data == nullptr) throw InvalidArgument(std::string(what) + " has no data");
+  for (int a = 0; a < v.dims; ++a) {
+    if (v.extent[a] < 1) {
+      throw InvalidArgument(std::string(what) + " is empty along " + axis_name(a));
+    }
+    if (v.stride[a] < 1 && v.extent[a] > 1) {
+      throw InvalidArgument(std::string(what) + " has a non-positive stride along " +
+                            axis_name(a));
+    }
+  }
+}
+
+// The anchor c: the tap that sits over the output voxel in a correlation (k / 2, as ITK and
+// scipy). For convolution the flipped filter's anchor is k - 1 - k / 2.
+int64_t correlation_anchor(int64_t k, Operation op) {
+  return op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
+}
+
+void check_output(const OutputGeometry& g, const VolumeView& out) {
+  validate_volume(as_const(out), "the output volume");
+  if (out.dims != g.dims) throw InvalidArgument("the output volume's dimension does not match");
+  for (int a = 0; a < g.dims; ++a) {
+    if (out.extent[a] != g.extent[a]) {
+      throw InvalidArgument("the output volume has " + std::to_string(out.extent[a]) +
+                            " voxels along " + axis_name(a) + ", expected " +
+                            std::to_string(g.extent[a]));
+    }
+  }
+}
+
+void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
+  auto span = [](auto& v) {
+    int64_t last = 0;
+    for (int a = 0; a < v.dims; ++a) last += (v.extent[a] - 1) * v.stride[a];
+    return std::make_pair(reinterpret_cast<const char*>(v.data),
+                          reinterpret_cast<const char*>(v.data + last + 1));
+  };
+  auto [i0, i1] = span(in);
+  auto [o0, o1] = span(out);
+  if (i0 < o1 && o0 < i1) throw InvalidArgument("input and output volumes overlap");
+}
+
+// Decides the backend for Auto/Cuda requests. Returns Cpu with a reason when the GPU is not
+// usable under Auto; throws when the caller insisted on Cuda.
+Backend choose_backend(const Options& options, RunReport& report) {
+  if (options.backend == Backend::Cpu) {
+    report.backend_reason = "CPU requested";
+    return Backend::Cpu;
+  }
+  const CudaStatus status = cuda_backend::probe();
+  const bool device_exists =
+      status.usable && options.cuda_device >= 0 &&
+      options.cuda_device < static_cast<int>(status.devices.size());
+  if (device_exists) {
+    const DeviceInfo& d = status.devices[options.cuda_device];
+    report.device_name = d.name;
+    report.backend_reason = std::string(options.backend == Backend::Cuda ? "CUDA requested"
+                                                                         : "GPU found") +
+                            ": device " + std::to_string(d.index) + " (" + d.name + ")";
+    return Backend::Cuda;
+  }
+  std::string why = !status.usable ? status.reason
+                                   : "no CUDA device " + std::to_string(options.cuda_device) +
+                                         " (" + std::to_string(status.devices.size()) +
+                                         " found)";
+  if (options.backend == Backend::Cuda) throw InvalidArgument("CUDA backend unavailable: " + why);
+  report.backend_reason = "no usable GPU (" + why + "); using the CPU";
+  return Backend::Cpu;
+}
+
+template <typename Problem, typename CpuRun, typename CudaRun>
+RunReport dispatch(const Problem& problem, const Options& options, CpuRun cpu, CudaRun cuda) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunReport report;
+  report.backend = choose_backend(options, report);
+  if (report.backend == Backend::Cuda) {
+    cuda(problem, options, report);
+  } else {
+    cpu(problem, options, report);
+  }
+  report.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace
+
+OutputGeometry output_geometry(int dims, const Index& input_extent, const Index& filter_extent,
+                               Operation operation, OutputRegion region) {
+  validate_dims(dims, "the volume");
+  OutputGeometry g;
+  g.dims = dims;
+  for (int a = 0; a < dims; ++a) {
+    const int64_t n = input_extent[a], k = filter_extent[a];
+    if (n < 1) throw InvalidArgument("the volume is empty along " + axis_name(a));
+    if (k < 1) throw InvalidArgument("the filter is empty along " + axis_name(a));
+    if (region == OutputRegion::Same) {
+      g.extent[a] = n;
+      g.start[a] = 0;
+    } else {
+      if (k > n) {
+        throw InvalidArgument("the valid region is empty: the filter (" + std::to_string(k) +
+                              ") is larger than the volume (" + std::to_string(n) + ") along " +
+                              axis_name(a));
+      }
+      g.extent[a] = n - k + 1;
+      g.start[a] = correlation_anchor(k, operation);
+    }
+  }
+  return g;
+}
+
+void validate_dense_filter(const DenseFilter& filter) {
+  validate_dims(filter.dims, "the filter");
+  if (filter.taps == nullptr) throw InvalidArgument("the filter has no taps");
+  const int64_t limit = filter.dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
+  for (int a = 0; a < filter.dims; ++a) {
+    if (filter.extent[a] < 1) throw InvalidArgument("the filter is empty along " + axis_name(a));
+    if (filter.extent[a] > limit) {
+      throw InvalidArgument("the filter has " + std::to_string(filter.extent[a]) + " taps along " +
+                            axis_name(a) + "; the limit for " + std::to_string(filter.dims) +
+                            "D dense filters is " + std::to_string(limit) +
+                            " (use a separable filter for larger ones)");
+    }
+  }
+  for (int64_t i = 0; i < filter.tap_count(); ++i) {
+    if (!std::isfinite(filter.taps[i])) throw InvalidArgument("the filter has a NaN or Inf tap");
+  }
+}
+
+RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
+                       const VolumeView& output, const Options& options) {
+  validate_volume(input, "the input volume");
+  validate_dense_filter(filter);
+  if (filter.dims != input.dims) {
+    throw InvalidArgument("the filter is " + std::to_string(filter.dims) + "D but the volume is " +
+                          std::to_string(input.dims) + "D");
+  }
+  const OutputGeometry g =
+      output_geometry(input.dims, input.extent, filter.extent, options.operation, options.region);
+  check_output(g, output);
+  check_no_overlap(input, output);
+
+  // Resolve convolution into correlation: flip every axis, and move the anchor accordingly.
+  const int64_t taps = filter.tap_count();
+  std::vector<float> flipped;
+  const float* correlation_taps = filter.taps;
+  if (options.operation == Operation::Convolution) {
+    flipped.assign(filter.taps, filter.taps + taps);
+    std::reverse(flipped.begin(), flipped.end());  // reversing the buffer flips every axis
+    correlation_taps = flipped.data();
+  }
+  detail::CorrelationProblem p;
+  p.input = input;
+  p.output = output;
+  p.filter_extent = filter.extent;
+  p.taps = correlation_taps;
+  p.boundary = options.boundary;
+  for (int a = 0; a < input.dims; ++a) {
+    const int64_t anchor = correlation_anchor(filter.extent[a], options.operation);
+    p.offset[a] = g.start[a] - anchor;  // same: -anchor; valid: 0
+  }
+  return dispatch(p, options, cpu_backend::run_dense, cuda_backend::run_dense);
+}
+
+RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
+                           const VolumeView& output, const Options& options) {
+  validate_volume(input, "the input volume");
+  if (filter.dims != input.dims) {
+    throw InvalidArgument("the separable filter is " + std::to_string(filter.dims) +
+                          "D but the volume is " + std::to_string(input.dims) + "D");
+  }
+  Index filter_extent{1, 1, 1, 1};
+  for (int a = 0; a < input.dims; ++a) {
+    const auto& t = filter.taps[a];
+    if (static_cast<int64_t>(t.size()) > kMaxSeparableExtent) {
+      throw InvalidArgument("the 1D filter along " + axis_name(a) + " has " +
+                            std::to_string(t.size()) + " taps; the limit is " +
+                            std::to_string(kMaxSeparableExtent));
+    }
+    for (float v : t) {
+      if (!std::isfinite(v)) throw InvalidArgument("the filter has a NaN or Inf tap");
+    }
+    if (!t.empty()) filter_extent[a] = static_cast<int64_t>(t.size());
+  }
+  for (int a = input.dims; a < kMaxDims; ++a) {
+    if (!filter.taps[a].empty()) throw InvalidArgument("the separable filter has too many axes");
+  }
+  const OutputGeometry g =
+      output_geometry(input.dims, input.extent, filter_extent, options.operation, options.region);
+  check_output(g, output);
+  check_no_overlap(input, output);
+
+  detail::SeparableProblem p;
+  p.input = input;
+  p.output = output;
+  p.boundary = options.boundary;
+  for (int a = 0; a < input.dims; ++a) {
+    p.taps[a] = filter.taps[a];
+    if (p.taps[a].empty()) continue;
+    if (options.operation == Operation::Convolution) std::reverse(p.taps[a].begin(), p.taps[a].end());
+    p.offset[a] = g.start[a] - correlation_anchor(filter_extent[a], options.operation);
+  }
+  return dispatch(p, options, cpu_backend::run_separable, cuda_backend::run_separable);
+}
+
+}  // namespace ndconv

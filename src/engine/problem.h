@@ -1,0 +1,58 @@
+// The contract between the engine's front end and its backends. The front end has already
+// flipped the filter for convolution and turned the output region into an offset, so a backend
+// only ever computes a correlation:
+//
+//   out[o] = sum_j taps[j] * in_b[o + offset + j]        (per axis, o and j non-negative)
+//
+// where in_b is the input extended beyond its edges by `boundary`. For `same`, offset = -c with
+// c the anchor; for `valid`, offset = 0. A backend may receive a sub-volume (a slab) through the
+// same struct: only the views and the offset change.
+#pragma once
+
+#include "ndconv/types.h"
+
+namespace ndconv::detail {
+
+struct CorrelationProblem {
+  ConstVolumeView input;
+  VolumeView output;
+  Index filter_extent{1, 1, 1, 1};
+  const float* taps = nullptr;  ///< correlation order, contiguous, x fastest
+  Index offset{0, 0, 0, 0};
+  Boundary boundary = Boundary::Zero;
+};
+
+struct SeparableProblem {
+  ConstVolumeView input;
+  VolumeView output;
+  std::array<std::vector<float>, kMaxDims> taps;  ///< correlation order; empty = axis skipped
+  Index offset{0, 0, 0, 0};                       ///< per axis, 0 for skipped axes
+  Boundary boundary = Boundary::Zero;
+};
+
+/// Maps an index that may lie outside [0, n) to the input index the boundary condition reads,
+/// or -1 for a zero. Shared by the CPU backend, the reference checks and (as a __host__
+/// __device__ twin in kernels/) the GPU.
+inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
+  if (i >= 0 && i < n) return i;
+  switch (b) {
+    case Boundary::Zero:
+      return -1;
+    case Boundary::Replicate:
+      return i < 0 ? 0 : n - 1;
+    case Boundary::Periodic: {
+      int64_t r = i % n;
+      return r < 0 ? r + n : r;
+    }
+    case Boundary::Mirror: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t r = i % period;
+      if (r < 0) r += period;
+      return r < n ? r : period - r;
+    }
+  }
+  return -1;
+}
+
+}  // namespace ndconv::detail

@@ -1,0 +1,1 @@
+set(NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp)

@@ -1,0 +1,39 @@
+// The ndconv engine: N-dimensional convolution and correlation of float32 volumes (2D, 3D, 4D)
+// with dense or separable filters, on the GPU (CUDA) or on the CPU. See docs/design.md.
+//
+// The front end (src/engine/engine.cpp) validates the request, resolves convolution into a
+// correlation with a flipped filter and the output region into an input offset, chooses the
+// backend, and hands a CorrelationProblem to it (src/engine/problem.h). Backends never see
+// Operation or OutputRegion.
+#pragma once
+
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace ndconv {
+
+/// Where the output lies and how large it is, for a volume of `input_extent` and a filter of
+/// `filter_extent` (per axis). Throws InvalidArgument when `Valid` leaves nothing.
+OutputGeometry output_geometry(int dims, const Index& input_extent, const Index& filter_extent,
+                               Operation operation, OutputRegion region);
+
+/// Checks a dense filter against the engine's limits; throws InvalidArgument naming the limit.
+void validate_dense_filter(const DenseFilter& filter);
+
+/// Filters `input` with a dense filter into `output`, whose extents must equal
+/// output_geometry(...).extent. `input` and `output` must not overlap.
+RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
+                       const VolumeView& output, const Options& options = {});
+
+/// Filters `input` with one 1D filter per axis (axes with no taps are skipped).
+RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
+                           const VolumeView& output, const Options& options = {});
+
+/// Whether the CUDA backend can run on this machine; never throws. A missing driver or GPU is a
+/// normal state, reported in `reason`.
+CudaStatus cuda_status();
+
+/// ndconv's version, e.g. "0.1.0".
+const char* version();
+
+}  // namespace ndconv
