@@ -14,7 +14,8 @@ namespace {
 float sample(const ConstVolumeView& in, Index i, Boundary b) {
   for (int a = 0; a < in.dims; ++a) {
     i[a] = detail::boundary_index(i[a], in.extent[a], b);
-    if (i[a] < 0) return 0.0f;
+    if (i[a] < 0)
+      return 0.0f;
   }
   return in.at(i);
 }
@@ -35,7 +36,8 @@ void run_dense(const detail::CorrelationProblem& p, const Options&, RunReport& r
               for (j[1] = 0; j[1] < p.filter_extent[1]; ++j[1])
                 for (j[0] = 0; j[0] < p.filter_extent[0]; ++j[0]) {
                   Index i;
-                  for (int a = 0; a < 4; ++a) i[a] = o[a] + p.offset[a] + j[a];
+                  for (int a = 0; a < 4; ++a)
+                    i[a] = o[a] + p.offset[a] + j[a];
                   acc += double(*t++) * sample(p.input, i, p.boundary);
                 }
           out.at(o) = static_cast<float>(acc);

@@ -29,7 +29,9 @@ const char* to_string(Boundary b) {
   return "?";
 }
 
-const char* to_string(OutputRegion r) { return r == OutputRegion::Same ? "same" : "valid"; }
+const char* to_string(OutputRegion r) {
+  return r == OutputRegion::Same ? "same" : "valid";
+}
 
 const char* to_string(Operation o) {
   return o == Operation::Convolution ? "convolution" : "correlation";
@@ -55,7 +57,9 @@ const char* version() {
 #endif
 }
 
-CudaStatus cuda_status() { return cuda_backend::probe(); }
+CudaStatus cuda_status() {
+  return cuda_backend::probe();
+}
 
 namespace {
 
@@ -73,14 +77,14 @@ void validate_dims(int dims, const char* what) {
 
 void validate_volume(const BasicVolumeView<const float>& v, const char* what) {
   validate_dims(v.dims, what);
-  if (v.data == nullptr) throw InvalidArgument(std::string(what) + " has no data");
+  if (v.data == nullptr)
+    throw InvalidArgument(std::string(what) + " has no data");
   for (int a = 0; a < v.dims; ++a) {
     if (v.extent[a] < 1) {
       throw InvalidArgument(std::string(what) + " is empty along " + axis_name(a));
     }
     if (v.stride[a] < 1 && v.extent[a] > 1) {
-      throw InvalidArgument(std::string(what) + " has a non-positive stride along " +
-                            axis_name(a));
+      throw InvalidArgument(std::string(what) + " has a non-positive stride along " + axis_name(a));
     }
   }
 }
@@ -93,7 +97,8 @@ int64_t correlation_anchor(int64_t k, Operation op) {
 
 void check_output(const OutputGeometry& g, const VolumeView& out) {
   validate_volume(as_const(out), "the output volume");
-  if (out.dims != g.dims) throw InvalidArgument("the output volume's dimension does not match");
+  if (out.dims != g.dims)
+    throw InvalidArgument("the output volume's dimension does not match");
   for (int a = 0; a < g.dims; ++a) {
     if (out.extent[a] != g.extent[a]) {
       throw InvalidArgument("the output volume has " + std::to_string(out.extent[a]) +
@@ -106,13 +111,15 @@ void check_output(const OutputGeometry& g, const VolumeView& out) {
 void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
   auto span = [](auto& v) {
     int64_t last = 0;
-    for (int a = 0; a < v.dims; ++a) last += (v.extent[a] - 1) * v.stride[a];
+    for (int a = 0; a < v.dims; ++a)
+      last += (v.extent[a] - 1) * v.stride[a];
     return std::make_pair(reinterpret_cast<const char*>(v.data),
                           reinterpret_cast<const char*>(v.data + last + 1));
   };
   auto [i0, i1] = span(in);
   auto [o0, o1] = span(out);
-  if (i0 < o1 && o0 < i1) throw InvalidArgument("input and output volumes overlap");
+  if (i0 < o1 && o0 < i1)
+    throw InvalidArgument("input and output volumes overlap");
 }
 
 // Decides the backend for Auto/Cuda requests. Returns Cpu with a reason when the GPU is not
@@ -123,22 +130,21 @@ Backend choose_backend(const Options& options, RunReport& report) {
     return Backend::Cpu;
   }
   const CudaStatus status = cuda_backend::probe();
-  const bool device_exists =
-      status.usable && options.cuda_device >= 0 &&
-      options.cuda_device < static_cast<int>(status.devices.size());
+  const bool device_exists = status.usable && options.cuda_device >= 0 &&
+                             options.cuda_device < static_cast<int>(status.devices.size());
   if (device_exists) {
     const DeviceInfo& d = status.devices[options.cuda_device];
     report.device_name = d.name;
-    report.backend_reason = std::string(options.backend == Backend::Cuda ? "CUDA requested"
-                                                                         : "GPU found") +
-                            ": device " + std::to_string(d.index) + " (" + d.name + ")";
+    report.backend_reason =
+        std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
+        ": device " + std::to_string(d.index) + " (" + d.name + ")";
     return Backend::Cuda;
   }
   std::string why = !status.usable ? status.reason
                                    : "no CUDA device " + std::to_string(options.cuda_device) +
-                                         " (" + std::to_string(status.devices.size()) +
-                                         " found)";
-  if (options.backend == Backend::Cuda) throw InvalidArgument("CUDA backend unavailable: " + why);
+                                         " (" + std::to_string(status.devices.size()) + " found)";
+  if (options.backend == Backend::Cuda)
+    throw InvalidArgument("CUDA backend unavailable: " + why);
   report.backend_reason = "no usable GPU (" + why + "); using the CPU";
   return Backend::Cpu;
 }
@@ -167,8 +173,10 @@ OutputGeometry output_geometry(int dims, const Index& input_extent, const Index&
   g.dims = dims;
   for (int a = 0; a < dims; ++a) {
     const int64_t n = input_extent[a], k = filter_extent[a];
-    if (n < 1) throw InvalidArgument("the volume is empty along " + axis_name(a));
-    if (k < 1) throw InvalidArgument("the filter is empty along " + axis_name(a));
+    if (n < 1)
+      throw InvalidArgument("the volume is empty along " + axis_name(a));
+    if (k < 1)
+      throw InvalidArgument("the filter is empty along " + axis_name(a));
     if (region == OutputRegion::Same) {
       g.extent[a] = n;
       g.start[a] = 0;
@@ -187,10 +195,12 @@ OutputGeometry output_geometry(int dims, const Index& input_extent, const Index&
 
 void validate_dense_filter(const DenseFilter& filter) {
   validate_dims(filter.dims, "the filter");
-  if (filter.taps == nullptr) throw InvalidArgument("the filter has no taps");
+  if (filter.taps == nullptr)
+    throw InvalidArgument("the filter has no taps");
   const int64_t limit = filter.dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
   for (int a = 0; a < filter.dims; ++a) {
-    if (filter.extent[a] < 1) throw InvalidArgument("the filter is empty along " + axis_name(a));
+    if (filter.extent[a] < 1)
+      throw InvalidArgument("the filter is empty along " + axis_name(a));
     if (filter.extent[a] > limit) {
       throw InvalidArgument("the filter has " + std::to_string(filter.extent[a]) + " taps along " +
                             axis_name(a) + "; the limit for " + std::to_string(filter.dims) +
@@ -199,7 +209,8 @@ void validate_dense_filter(const DenseFilter& filter) {
     }
   }
   for (int64_t i = 0; i < filter.tap_count(); ++i) {
-    if (!std::isfinite(filter.taps[i])) throw InvalidArgument("the filter has a NaN or Inf tap");
+    if (!std::isfinite(filter.taps[i]))
+      throw InvalidArgument("the filter has a NaN or Inf tap");
   }
 }
 
@@ -254,12 +265,15 @@ RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& 
                             std::to_string(kMaxSeparableExtent));
     }
     for (float v : t) {
-      if (!std::isfinite(v)) throw InvalidArgument("the filter has a NaN or Inf tap");
+      if (!std::isfinite(v))
+        throw InvalidArgument("the filter has a NaN or Inf tap");
     }
-    if (!t.empty()) filter_extent[a] = static_cast<int64_t>(t.size());
+    if (!t.empty())
+      filter_extent[a] = static_cast<int64_t>(t.size());
   }
   for (int a = input.dims; a < kMaxDims; ++a) {
-    if (!filter.taps[a].empty()) throw InvalidArgument("the separable filter has too many axes");
+    if (!filter.taps[a].empty())
+      throw InvalidArgument("the separable filter has too many axes");
   }
   const OutputGeometry g =
       output_geometry(input.dims, input.extent, filter_extent, options.operation, options.region);
@@ -272,8 +286,10 @@ RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& 
   p.boundary = options.boundary;
   for (int a = 0; a < input.dims; ++a) {
     p.taps[a] = filter.taps[a];
-    if (p.taps[a].empty()) continue;
-    if (options.operation == Operation::Convolution) std::reverse(p.taps[a].begin(), p.taps[a].end());
+    if (p.taps[a].empty())
+      continue;
+    if (options.operation == Operation::Convolution)
+      std::reverse(p.taps[a].begin(), p.taps[a].end());
     p.offset[a] = g.start[a] - correlation_anchor(filter_extent[a], options.operation);
   }
   return dispatch(p, options, cpu_backend::run_separable, cuda_backend::run_separable);

@@ -34,7 +34,8 @@ struct SeparableProblem {
 /// or -1 for a zero. Shared by the CPU backend, the reference checks and (as a __host__
 /// __device__ twin in kernels/) the GPU.
 inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
-  if (i >= 0 && i < n) return i;
+  if (i >= 0 && i < n)
+    return i;
   switch (b) {
     case Boundary::Zero:
       return -1;
@@ -45,10 +46,12 @@ inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
       return r < 0 ? r + n : r;
     }
     case Boundary::Mirror: {
-      if (n == 1) return 0;
+      if (n == 1)
+        return 0;
       const int64_t period = 2 * (n - 1);
       int64_t r = i % period;
-      if (r < 0) r += period;
+      if (r < 0)
+        r += period;
       return r < n ? r : period - r;
     }
   }

@@ -37,20 +37,23 @@ struct BasicVolumeView {
 
   int64_t voxel_count() const {
     int64_t n = 1;
-    for (int a = 0; a < dims; ++a) n *= extent[a];
+    for (int a = 0; a < dims; ++a)
+      n *= extent[a];
     return n;
   }
   bool is_contiguous() const {
     int64_t expected = 1;
     for (int a = 0; a < dims; ++a) {
-      if (extent[a] > 1 && stride[a] != expected) return false;
+      if (extent[a] > 1 && stride[a] != expected)
+        return false;
       expected *= extent[a];
     }
     return true;
   }
   T& at(const Index& i) const {
     int64_t offset = 0;
-    for (int a = 0; a < dims; ++a) offset += i[a] * stride[a];
+    for (int a = 0; a < dims; ++a)
+      offset += i[a] * stride[a];
     return data[offset];
   }
 };
@@ -94,7 +97,8 @@ struct DenseFilter {
   const float* taps = nullptr;
   int64_t tap_count() const {
     int64_t n = 1;
-    for (int a = 0; a < dims; ++a) n *= extent[a];
+    for (int a = 0; a < dims; ++a)
+      n *= extent[a];
     return n;
   }
 };

@@ -1,0 +1,126 @@
+#include "reference.h"
+
+#include <stdexcept>
+
+namespace ndconv::test {
+namespace {
+
+// The input value at index i along one axis of extent n under the boundary condition, or
+// "outside" (returns false) for zeros.
+bool resolve(int64_t i, int64_t n, Boundary b, int64_t& r) {
+  if (i >= 0 && i < n) {
+    r = i;
+    return true;
+  }
+  switch (b) {
+    case Boundary::Zero:
+      return false;
+    case Boundary::Replicate:
+      r = i < 0 ? 0 : n - 1;
+      return true;
+    case Boundary::Periodic:
+      r = ((i % n) + n) % n;
+      return true;
+    case Boundary::Mirror:
+      // Walk the reflections one step at a time: obviously right, not fast.
+      if (n == 1) {
+        r = 0;
+        return true;
+      }
+      while (i < 0 || i >= n)
+        i = i < 0 ? -i : 2 * (n - 1) - i;
+      r = i;
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
+                              OutputRegion region) {
+  Index e{1, 1, 1, 1};
+  for (int a = 0; a < input.dims; ++a) {
+    e[a] = region == OutputRegion::Same ? input.extent[a] : input.extent[a] - filter_extent[a] + 1;
+    if (e[a] < 1)
+      throw std::invalid_argument("empty valid region");
+  }
+  return e;
+}
+
+std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFilter& filter,
+                                    Operation operation, Boundary boundary, OutputRegion region) {
+  const int dims = input.dims;
+  const Index out_extent = reference_output_extent(input, filter.extent, region);
+  int64_t out_count = 1;
+  for (int a = 0; a < dims; ++a)
+    out_count *= out_extent[a];
+  std::vector<double> out(out_count);
+
+  for (int64_t flat = 0; flat < out_count; ++flat) {
+    Index o{0, 0, 0, 0};
+    int64_t rest = flat;
+    for (int a = 0; a < dims; ++a) {
+      o[a] = rest % out_extent[a];
+      rest /= out_extent[a];
+    }
+    // The input voxel the output voxel sits over: itself for `same`; for `valid`, the first voxel
+    // whose whole footprint lies inside, i.e. shifted by the anchor.
+    Index centre{0, 0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+      const int64_t k = filter.extent[a];
+      const int64_t c = k / 2;
+      const int64_t valid_start = operation == Operation::Correlation ? c : k - 1 - c;
+      centre[a] = o[a] + (region == OutputRegion::Valid ? valid_start : 0);
+    }
+    double acc = 0.0;
+    for (int64_t t = 0; t < filter.tap_count(); ++t) {
+      Index j{0, 0, 0, 0};
+      int64_t r = t;
+      for (int a = 0; a < dims; ++a) {
+        j[a] = r % filter.extent[a];
+        r /= filter.extent[a];
+      }
+      Index src{0, 0, 0, 0};
+      bool inside = true;
+      for (int a = 0; a < dims && inside; ++a) {
+        const int64_t c = filter.extent[a] / 2;
+        const int64_t i =
+            operation == Operation::Correlation ? centre[a] + j[a] - c : centre[a] - j[a] + c;
+        inside = resolve(i, input.extent[a], boundary, src[a]);
+      }
+      if (inside)
+        acc += static_cast<double>(filter.taps[t]) * static_cast<double>(input.at(src));
+    }
+    out[flat] = acc;
+  }
+  return out;
+}
+
+std::vector<double> reference_separable(const ConstVolumeView& input, const SeparableFilter& filter,
+                                        Operation operation, Boundary boundary,
+                                        OutputRegion region) {
+  DenseFilter dense;
+  dense.dims = input.dims;
+  int64_t count = 1;
+  for (int a = 0; a < input.dims; ++a) {
+    dense.extent[a] = filter.taps[a].empty() ? 1 : static_cast<int64_t>(filter.taps[a].size());
+    count *= dense.extent[a];
+  }
+  std::vector<float> taps(count);
+  for (int64_t t = 0; t < count; ++t) {
+    double w = 1.0;
+    int64_t r = t;
+    for (int a = 0; a < input.dims; ++a) {
+      const int64_t j = r % dense.extent[a];
+      r /= dense.extent[a];
+      if (!filter.taps[a].empty())
+        w *= filter.taps[a][j];
+    }
+    taps[t] = static_cast<float>(w);
+  }
+  dense.taps = taps.data();
+  return reference_dense(input, dense, operation, boundary, region);
+}
+
+}  // namespace ndconv::test

@@ -1,0 +1,26 @@
+// The float64 reference: plain loops written for clarity, straight from the definitions in
+// src/ndconv/types.h (Operation, Boundary, OutputRegion). It shares no code with the engine's
+// front end or backends, so a mistake there cannot hide here. Used by every test suite.
+#pragma once
+
+#include <vector>
+
+#include "ndconv/types.h"
+
+namespace ndconv::test {
+
+/// Reference dense filtering; returns the output (contiguous, x fastest) with the extents of
+/// ndconv::output_geometry.
+std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFilter& filter,
+                                    Operation operation, Boundary boundary, OutputRegion region);
+
+/// Reference separable filtering: the dense reference with the outer product of the 1D filters.
+std::vector<double> reference_separable(const ConstVolumeView& input, const SeparableFilter& filter,
+                                        Operation operation, Boundary boundary,
+                                        OutputRegion region);
+
+/// Output extents as the reference computes them (independent of the engine).
+Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
+                              OutputRegion region);
+
+}  // namespace ndconv::test
