@@ -7,7 +7,7 @@
 namespace ndconv::test {
 
 uint64_t fresh_seed() {
-  static uint64_t base = [] {
+  static uint64_t base = []() -> uint64_t {
     if (const char* s = std::getenv("NDCONV_TEST_SEED"))
       return std::stoull(s);
     return static_cast<uint64_t>(
