@@ -1,0 +1,15 @@
+// The researchers' and benchmarking subcommands of `ndconv`: `sweep` (register-blocking study)
+// and `bench` (fixed workloads against the device's measured ceilings). Implemented in
+// src/cli/perf_commands.cpp on top of the ITK-free measurement library in src/perf/.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace ndconv::cli {
+
+/// Adds `sweep` and `bench` to the application.
+void add_perf_commands(CLI::App& app);
+
+}  // namespace ndconv::cli
