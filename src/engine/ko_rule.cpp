@@ -1,0 +1,55 @@
+// The KO rule (see ko_rule.h and docs/design.md): a cost model over the instantiations the CUDA
+// runtime reports, spilling ones excluded.
+#include "engine/ko_rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace ndconv::cuda_backend {
+
+double ko_cost(const KoCandidate& c, int64_t last_axis_extent, int64_t last_axis_filter_extent) {
+  if (c.outputs_per_thread < 1 || c.local_bytes > 0 || c.blocks_per_sm < 1 || c.occupancy <= 0)
+    return std::numeric_limits<double>::infinity();
+  const double ko = c.outputs_per_thread;
+  const double n = static_cast<double>(std::max<int64_t>(1, last_axis_extent));
+  const double k = static_cast<double>(std::max<int64_t>(1, last_axis_filter_extent));
+  const double per_output = (k + ko - 1) * (ko * kFmaCost + kLoadCost) / ko;
+  const double tail = n / (std::ceil(n / ko) * ko);
+  const double latency = std::min(1.0, c.occupancy / kOccupancyTarget);
+  return per_output / tail / latency;
+}
+
+KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
+                                   int64_t last_axis_extent, int64_t last_axis_filter_extent) {
+  KoChoice choice;
+  double best = std::numeric_limits<double>::infinity();
+  const KoCandidate* winner = nullptr;
+  for (const KoCandidate& c : candidates) {
+    const double cost = ko_cost(c, last_axis_extent, last_axis_filter_extent);
+    const bool better =
+        cost < best * (1 - 1e-9) ||
+        (winner && cost <= best * (1 + 1e-9) && c.outputs_per_thread < winner->outputs_per_thread);
+    if (std::isfinite(cost) && (winner == nullptr || better)) {
+      best = cost;
+      winner = &c;
+    }
+  }
+  if (winner == nullptr) {
+    choice.reason = "no instantiation is usable (all spill or cannot be launched)";
+    return choice;
+  }
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "KO rule: lowest modelled cost %.2f per output (n=%lld, k=%lld; %d registers, "
+                "0 spill bytes, occupancy %.2f)",
+                best, static_cast<long long>(last_axis_extent),
+                static_cast<long long>(last_axis_filter_extent), winner->registers_per_thread,
+                winner->occupancy);
+  choice.outputs_per_thread = winner->outputs_per_thread;
+  choice.reason = text;
+  return choice;
+}
+
+}  // namespace ndconv::cuda_backend
