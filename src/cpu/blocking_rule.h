@@ -1,0 +1,28 @@
+// The automatic choice of the CPU blocking factor B (outputs per inner iteration along the
+// blocked axis). See docs/cpu-backend.md for the derivation and the measurements behind it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cpu/kernel_set.h"
+
+namespace ndconv::cpu {
+
+struct BlockingChoice {
+  int factor = 1;      ///< B
+  int index = 0;       ///< index into kBlockingFactors
+  std::string reason;  ///< for RunReport::outputs_per_thread_reason
+};
+
+/// Modelled cost, in cycles per useful multiply-add vector, of blocking factor B with a strip of
+/// W vectors when the filter has `k` taps along the blocked axis.
+double modelled_cost(int factor, int strip_vectors, int64_t k);
+
+/// `requested` = 0: the factor of least modelled cost (ties go to the smaller factor), capped so
+/// that a block is not longer than the output along the blocked axis. Otherwise `requested` must
+/// be one of kBlockingFactors (else InvalidArgument).
+BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
+                               const KernelSet& kernels);
+
+}  // namespace ndconv::cpu

@@ -1,0 +1,149 @@
+// The dense driver. Steps:
+//  1. choose the kernel set (instruction set), the threads and the blocking factor B;
+//  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
+//     rows o + j for every tap j: no boundary test in the hot loop; along the blocked axis the
+//     padded volume is rounded up to whole blocks;
+//  3. build the weight table of a block: row r = (j3', j2, j1) with j3' < k3 + B - 1 feeds
+//     output b of the block with the tap (j3' - b, j2, j1, jx), zero where that tap does not
+//     exist;
+//  4. work items are (m1, m2, block along the last axis), m1 fastest so that neighbouring items
+//     share most of their input rows in cache; threads take chunks of items (parallel_for.h).
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "cpu/blocking_rule.h"
+#include "cpu/canonical_axes.h"
+#include "cpu/cpu_info.h"
+#include "cpu/isa_dispatch.h"
+#include "cpu/padding.h"
+#include "cpu/parallel_for.h"
+#include "engine/cpu_backend.h"
+
+namespace ndconv::cpu_backend {
+
+using namespace ndconv::cpu;
+
+namespace {
+
+// Per-thread buffers, reused across the items a thread runs.
+struct Scratch {
+  std::vector<const float*> rows;
+  std::vector<float> out;  // B rows for outputs with x stride != 1 or past the last axis' end
+};
+
+std::vector<float> block_weights(const float* taps, const Index& k, int factor) {
+  const int64_t rows = (k[3] + factor - 1) * k[2] * k[1];
+  std::vector<float> w(rows * k[0] * factor, 0.0f);
+  for (int64_t j3r = 0; j3r < k[3] + factor - 1; ++j3r)
+    for (int64_t j2 = 0; j2 < k[2]; ++j2)
+      for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+        const int64_t r = (j3r * k[2] + j2) * k[1] + j1;
+        for (int b = 0; b < factor; ++b) {
+          const int64_t j3 = j3r - b;
+          if (j3 < 0 || j3 >= k[3])
+            continue;
+          for (int64_t jx = 0; jx < k[0]; ++jx)
+            w[(r * k[0] + jx) * factor + b] = taps[((j3 * k[2] + j2) * k[1] + j1) * k[0] + jx];
+        }
+      }
+  return w;
+}
+
+}  // namespace
+
+void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int dims = p.input.dims;
+  const KernelSet& kernels = select_kernel_set();
+  const int threads = resolve_thread_count(options.threads);
+
+  const Index n_in = to_canonical(dims, p.input.extent, 1);
+  const Index in_stride = to_canonical(dims, p.input.stride, 0);
+  const Index n_out = to_canonical(dims, p.output.extent, 1);
+  const Index out_stride = to_canonical(dims, p.output.stride, 0);
+  const Index offset = to_canonical(dims, p.offset, 0);
+  // The filter's taps are ordered by volume axes; the canonical order keeps that memory order
+  // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
+  const Index k = to_canonical(dims, p.filter_extent, 1);
+
+  const BlockingChoice blocking =
+      choose_blocking(options.outputs_per_thread, k[3], n_out[3], kernels);
+  const int factor = blocking.factor;
+  const RowBlockFn kernel = kernels.block[blocking.index];
+  const int64_t blocks = (n_out[3] + factor - 1) / factor;
+
+  const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
+  const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
+  PaddedVolume padded;
+  const Index padded_extent{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1,
+                            blocks * factor + k[3] - 1};
+  const int64_t row_length = padded_row_length(n_out[0], k[0]);
+  build_padded(p.input.data, n_in, in_stride, offset, padded_extent, n_out[0] + k[0] - 1,
+               row_length, p.boundary, threads, ProgressSpan{&options.progress, 0.0, pad_share},
+               padded);
+
+  const std::vector<float> weights = block_weights(p.taps, k, factor);
+  const int64_t row_count = (k[3] + factor - 1) * k[2] * k[1];
+  const int64_t out_row = round_up(n_out[0], kMaxLanes);
+  const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
+  const int64_t items = n_out[1] * n_out[2] * blocks;
+  const int used_threads = static_cast<int>(std::min<int64_t>(threads, items));
+  std::vector<Scratch> scratch(used_threads);
+
+  auto body = [&](int64_t begin, int64_t end, int worker) {
+    Scratch& s = scratch[worker];
+    s.rows.resize(row_count);
+    s.out.resize(factor * out_row);
+    float* dst[8];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
+                    block = item / (n_out[1] * n_out[2]);
+      const int64_t first = block * factor;
+      int64_t r = 0;
+      for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
+        for (int64_t j2 = 0; j2 < k[2]; ++j2)
+          for (int64_t j1 = 0; j1 < k[1]; ++j1)
+            s.rows[r++] = padded.row(m1 + j1, m2 + j2, first + j3);
+      float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
+      for (int b = 0; b < factor; ++b) {
+        const bool inside = first + b < n_out[3];
+        dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
+                                        : s.out.data() + b * out_row;
+      }
+      RowBlock block_args;
+      block_args.rows = s.rows.data();
+      block_args.row_count = row_count;
+      block_args.weights = weights.data();
+      block_args.kx = k[0];
+      block_args.nx = n_out[0];
+      block_args.dst = dst;
+      kernel(block_args);
+      if (!direct_store) {
+        for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
+          float* out = out_base + (first + b) * out_stride[3];
+          for (int64_t x = 0; x < n_out[0]; ++x)
+            out[x * out_stride[0]] = dst[b][x];
+        }
+      }
+    }
+  };
+  parallel_for(used_threads, items, body,
+               ProgressSpan{&options.progress, pad_share, 1.0 - pad_share});
+
+  report.threads = used_threads;
+  report.outputs_per_thread = factor;
+  report.outputs_per_thread_reason = blocking.reason;
+  report.device_name = cpu_description();
+  report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
+                         std::to_string(kernels.lanes) + " floats per vector, strips of " +
+                         std::to_string(kernels.strip_vectors[blocking.index]) + " vectors)");
+  report.notes.push_back("boundary-padded input copy: " +
+                         std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] *
+                                        row_length * 4 / (1024 * 1024)) +
+                         " MiB");
+  report.seconds_compute =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace ndconv::cpu_backend
