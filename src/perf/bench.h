@@ -1,0 +1,72 @@
+// The benchmark (issue 6): a fixed list of workloads, each validated against the CPU backend and
+// then timed twice: the filter alone on data already on the device ("device"), and the whole
+// engine call with host buffers, uploads and downloads ("call"). Reported against the device's
+// FP32 FMA peak and copy bandwidth measured at the start of the same run.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "perf/check.h"
+#include "perf/params.h"
+#include "perf/report.h"
+
+namespace ndconv::perf {
+
+struct Workload {
+  std::string name;
+  std::string description;
+  enum class Kind { GpuDense, GpuSeparable, CpuDense } kind = Kind::GpuDense;
+  Shape volume;
+  Shape filter;       ///< dense filters
+  double sigma = 0;   ///< separable Gaussian, voxels
+  double target = 0;  ///< % of FMA peak (dense), x memory floor (separable), x ITK (CPU)
+  std::string target_text;
+};
+
+/// The issue's table, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, cpu3d_7.
+const std::vector<Workload>& bench_workloads();
+
+/// What a CPU peer (itk::ConvolutionImageFilter, supplied by the ITK-linked front end) returns for
+/// the CPU row: its output (convolution, replicate boundary, same region) and its median time.
+struct PeerRun {
+  std::string name;
+  double median_ms = 0;
+  int repetitions = 0;
+  std::vector<float> output;
+};
+/// Runs the peer on `c` (convolution with c.taps, replicate boundary) with `threads` threads.
+using CpuPeer = std::function<PeerRun(const DenseCase& c, int threads)>;
+
+struct BenchConfig {
+  std::vector<std::string> workloads;  ///< empty = all (GPU rows need a GPU)
+  bool cpu_only = false;               ///< --device cpu: only the CPU rows
+  int cuda_device = 0;
+  int threads = 0;  ///< CPU row: worker threads (0 = all)
+  int warmup = 3;
+  int repetitions = 20;
+  int call_repetitions = 5;
+  bool flush_l2 = true;
+  bool all_kos = true;         ///< also time every compiled KO (auto vs best)
+  bool all_boundaries = true;  ///< also time replicate, mirror and periodic
+  double check_budget_fmas = 2e9;
+  double tolerance = 1e-4;
+  uint64_t seed = 0;
+  std::string command_line;
+  CpuPeer cpu_peer;  ///< empty: the CPU row reports ndconv alone and says why
+  int cpu_peer_repetitions = 1;
+};
+
+struct BenchResult {
+  Json summary;  ///< date, device, ceilings, one object per workload
+  int failures = 0;
+};
+
+/// Throws InvalidArgument for an unknown workload and GpuUnavailable when a GPU row has no GPU.
+BenchResult run_bench(const BenchConfig& config, std::ostream* progress);
+
+void print_bench_table(std::ostream& out, const BenchResult& result);
+
+}  // namespace ndconv::perf

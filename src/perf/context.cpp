@@ -1,0 +1,95 @@
+#include "perf/context.h"
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace ndconv::perf {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+std::string cuda_version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+}  // namespace
+
+Json device_json(const gpu::DeviceFacts& f) {
+  return Json::object()
+      .set("index", f.index)
+      .set("name", f.name)
+      .set("compute_capability", std::to_string(f.cc_major) + "." + std::to_string(f.cc_minor))
+      .set("multiprocessors", f.multiprocessors)
+      .set("l2_bytes", f.l2_bytes)
+      .set("memory_bytes", f.total_memory)
+      .set("registers_per_sm", f.registers_per_sm)
+      .set("cuda_runtime", cuda_version_text(f.runtime_version))
+      .set("cuda_driver_api", cuda_version_text(f.driver_version));
+}
+
+Json ceilings_json(const gpu::Ceilings& c) {
+  return Json::object()
+      .set("fma_peak_gflops", c.fma_flops * 1e-9)
+      .set("fma_kernel_ms", c.fma_ms)
+      .set("copy_bandwidth_gbs", c.copy_bytes_per_s * 1e-9)
+      .set("copy_bytes", c.copy_bytes)
+      .set("copy_ms", c.copy_ms)
+      .set("how",
+           "measured at the start of this run: FP32 FMA microkernel (2 flops per FMA); "
+           "cudaMemcpy device to device counting bytes read + written");
+}
+
+Json cpu_json(int threads) {
+  std::string model = "unknown";
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return Json::object()
+      .set("model", model)
+      .set("hardware_threads", static_cast<int>(std::thread::hardware_concurrency()))
+      .set("threads_used",
+           threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+Progress::Progress(std::ostream* out, int total)
+    : out_(out),
+      total_(total),
+      tty_(out == &std::cerr && isatty(STDERR_FILENO)),
+      start_(std::chrono::steady_clock::now()) {}
+
+void Progress::step(const std::string& label) {
+  ++done_;
+  if (!out_)
+    return;
+  const int width = 30;
+  const int filled = total_ > 0 ? done_ * width / total_ : width;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string bar(filled, '#');
+  bar.resize(width, '.');
+  char head[96];
+  std::snprintf(head, sizeof head, "[%s] %d/%d %5.1fs ", bar.c_str(), done_, total_, s);
+  if (tty_)
+    *out_ << '\r' << head << label << "\033[K" << std::flush;
+  else
+    *out_ << head << label << '\n' << std::flush;
+}
+
+void Progress::finish() {
+  if (out_ && tty_)
+    *out_ << '\n' << std::flush;
+}
+
+}  // namespace ndconv::perf

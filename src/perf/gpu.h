@@ -1,0 +1,115 @@
+// The perf library's view of the GPU: device facts, the two ceilings measured at the start of a
+// run (FP32 FMA peak and device copy bandwidth), device buffers and the timing harness.
+// Implemented in gpu.cu when ndconv is built with CUDA, else in gpu_unavailable.cpp, whose
+// functions throw GpuUnavailable: a GPU mode never prints a number it did not measure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndconv/errors.h"
+
+namespace ndconv::perf {
+
+/// No usable GPU (not compiled with CUDA, no driver, no device): the GPU modes stop with this.
+class GpuUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A validation failed: the result differs from the CPU backend's beyond the tolerance.
+class ValidationFailed : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Median and minimum of timed repetitions, in milliseconds.
+struct Timing {
+  std::vector<double> samples_ms;
+  double median_ms = 0;
+  double min_ms = 0;
+};
+
+/// Median (mean of the two middle values for an even count) and minimum; throws on no samples.
+Timing summarize(std::vector<double> samples_ms);
+
+namespace gpu {
+
+/// Throws GpuUnavailable with the reason when the CUDA backend cannot run on `device`.
+void require(int device);
+
+struct DeviceFacts {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0;
+  int64_t l2_bytes = 0;
+  int64_t total_memory = 0;
+  int runtime_version = 0;  ///< e.g. 13000
+  int driver_version = 0;   ///< CUDA version the driver supports, e.g. 13000
+  int registers_per_sm = 0;
+  int max_threads_per_sm = 0;
+};
+DeviceFacts facts(int device);
+
+/// The device's ceilings, measured now on `device`.
+struct Ceilings {
+  double fma_flops = 0;         ///< FP32 FMA peak, 2 flops per FMA, FLOP/s
+  double copy_bytes_per_s = 0;  ///< cudaMemcpy device to device, bytes read + written per second
+  double fma_ms = 0;            ///< median time of the FMA kernel
+  double copy_ms = 0;           ///< median time of the copy
+  int64_t copy_bytes = 0;       ///< bytes copied per repetition (counted once)
+};
+Ceilings measure_ceilings(int device, int repetitions);
+
+/// A float array in device memory (RAII).
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t count);
+  ~Buffer();
+  Buffer(Buffer&& o) noexcept;
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  float* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  void upload(const float* host, std::size_t count);
+  void download(float* host, std::size_t count) const;
+  /// Fills with NaN so that any element a kernel fails to write fails the validation.
+  void poison();
+
+ private:
+  float* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Times device work with CUDA events on its own stream: `warmup` untimed calls, then
+/// `repetitions` timed calls, each preceded (outside the timed region) by a write to a buffer of
+/// twice the L2 size when `flush_l2`, so that a volume that fits in L2 is not timed from cache.
+class Timer {
+ public:
+  explicit Timer(int device);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  /// The stream (a cudaStream_t) the work must be enqueued on.
+  void* stream() const;
+  Timing time(const std::function<void(void* stream)>& work, int warmup, int repetitions,
+              bool flush_l2);
+  /// Blocks until the stream is idle and throws if a launch on it failed.
+  void synchronize();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpu
+}  // namespace ndconv::perf
