@@ -1,0 +1,152 @@
+// The commands as the front ends run them: option checking, the CPU sweep end to end on a tiny
+// grid (rows, columns, rule vs best), and the GPU modes on a machine without a usable GPU.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ndconv/engine.h"
+#include "ndconv/errors.h"
+#include "perf/commands.h"
+
+namespace ndconv::perf {
+namespace {
+
+TEST(SweepConfig, PresetsAndOverrides) {
+  SweepArgs a;
+  a.quick = true;
+  a.dims = "3";
+  SweepConfig c = sweep_config(a);
+  ASSERT_EQ(c.volumes.size(), 1u);
+  EXPECT_EQ(c.volumes[0].dims, 3);
+  EXPECT_LE(c.repetitions, 3);
+
+  a = SweepArgs();
+  a.volumes = "64x64,32x32x32";
+  a.filters = "3:7:2";
+  a.ko = "1,4";
+  a.repetitions = 9;
+  a.no_flush = true;
+  c = sweep_config(a);
+  EXPECT_EQ(c.volumes.size(), 2u);
+  EXPECT_EQ(c.filters[3], (std::vector<int64_t>{3, 5, 7}));
+  EXPECT_EQ(c.kos, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(c.repetitions, 9);
+  EXPECT_FALSE(c.flush_l2);
+
+  a = SweepArgs();
+  a.device = "cpu";
+  EXPECT_TRUE(sweep_config(a).cpu);
+}
+
+TEST(SweepConfig, RejectsBadOptions) {
+  auto bad = [](auto edit) {
+    SweepArgs a;
+    edit(a);
+    EXPECT_THROW(sweep_config(a), InvalidArgument);
+  };
+  bad([](SweepArgs& a) { a.device = "tpu"; });
+  bad([](SweepArgs& a) { a.dims = "5"; });
+  bad([](SweepArgs& a) { a.volumes = "64"; });
+  bad([](SweepArgs& a) {
+    a.volumes = "64x64";
+    a.dims = "3";
+  });
+  bad([](SweepArgs& a) { a.filters = "33"; });
+  bad([](SweepArgs& a) {
+    a.volumes = "32x32x32x8";
+    a.filters = "17";
+  });
+  bad([](SweepArgs& a) { a.repetitions = 0; });
+}
+
+TEST(CpuSweep, TinyGridEndToEnd) {
+  SweepArgs a;
+  a.device = "cpu";
+  a.volumes = "40x24,12x10x9";
+  a.filters = "3,5";
+  a.repetitions = 1;
+  a.warmup = 0;
+  a.threads = 2;
+  SweepConfig c = sweep_config(a);
+  const SweepResult r = run_sweep(c, nullptr);
+  EXPECT_EQ(r.failures, 0);
+  ASSERT_FALSE(r.rows.empty());
+  std::ostringstream csv;
+  write_csv(csv, r.rows);
+  const std::string header = csv.str().substr(0, csv.str().find('\n'));
+  for (const char* col :
+       {"dims", "volume", "filter", "ko", "registers", "spill_bytes", "occupancy", "rel_l2_error",
+        "median_ms", "min_ms", "voxels_per_s", "gflops", "pct_fma_peak", "pct_bandwidth", "auto_ko",
+        "best_ko", "auto_loss_pct", "load_factor_theory"}) {
+    EXPECT_NE(header.find(col), std::string::npos) << col;
+  }
+  for (const Json& row : r.rows) {
+    EXPECT_EQ(row.find("valid")->scalar_text(), "true");
+    EXPECT_FALSE(row.find("median_ms")->scalar_text().empty());
+    EXPECT_TRUE(row.find("pct_fma_peak")->scalar_text().empty());  // no CPU ceiling measured
+    EXPECT_GE(std::stod(row.find("auto_loss_pct")->scalar_text()), 0.0);
+  }
+  const Json* problems = r.summary.find("problems");
+  ASSERT_NE(problems, nullptr);
+  EXPECT_EQ(problems->items().size(), 4u);
+}
+
+TEST(GpuModes, NoUsableGpuIsAClearErrorWithoutNumbers) {
+  if (cuda_status().usable)
+    GTEST_SKIP() << "a usable GPU is present; the no-GPU path is tested by perf_no_gpu_exit_code";
+  const std::string dir = ::testing::TempDir();
+  SweepArgs a;
+  a.quick = true;
+  a.csv = dir + "perf_nogpu.csv";
+  a.json = dir + "perf_nogpu.json";
+  std::remove(a.csv.c_str());
+  std::remove(a.json.c_str());
+  std::ostringstream out, err;
+  EXPECT_EQ(run_sweep_command(a, "test", out, err), kExitNoGpu);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_NE(err.str().find("no usable GPU"), std::string::npos);
+  EXPECT_EQ(err.str().find('\n'), err.str().size() - 1);  // one line
+  EXPECT_FALSE(std::ifstream(a.csv).good());
+  EXPECT_FALSE(std::ifstream(a.json).good());
+
+  BenchArgs b;
+  std::ostringstream bout, berr;
+  EXPECT_EQ(run_bench_command(b, "test", nullptr, bout, berr), kExitNoGpu);
+  EXPECT_EQ(bout.str(), "");
+}
+
+TEST(Bench, UnknownWorkloadAndOptions) {
+  std::ostringstream out, err;
+  BenchArgs b;
+  b.workload = "dense9d";
+  EXPECT_EQ(run_bench_command(b, "test", nullptr, out, err), kExitError);
+  EXPECT_NE(err.str().find("dense3d_11"), std::string::npos);  // lists the known ones
+  b = BenchArgs();
+  b.repetitions = 0;
+  EXPECT_THROW(bench_config(b), InvalidArgument);
+  ASSERT_EQ(bench_workloads().size(), 6u);
+  EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
+  EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
+}
+
+TEST(Sweep, RefusesToOverwriteResults) {
+  const std::string path = ::testing::TempDir() + "perf_existing.csv";
+  std::ofstream(path) << "keep me\n";
+  SweepArgs a;
+  a.device = "cpu";
+  a.volumes = "16x16";
+  a.filters = "3";
+  a.csv = path;
+  a.json = "";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_sweep_command(a, "test", out, err), kExitError);
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  EXPECT_EQ(line, "keep me");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ndconv::perf
