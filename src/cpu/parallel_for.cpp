@@ -80,6 +80,15 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
         }
       }
     }
+    // Once more when this share of the run is complete: the other threads may have taken every
+    // chunk before the caller got one.
+    if (report && !aborted && !stop.load()) {
+      for (std::thread& t : pool)
+        t.join();
+      pool.clear();
+      if (!error && !(*progress.callback)(progress.base + progress.span))
+        aborted = true;
+    }
   } catch (...) {
     record_error();  // the body on this thread, the callback, or thread creation failed
   }

@@ -1,0 +1,120 @@
+// Shared parameters of the CPU suites: volume shapes (odd extents, extent 1 along some axis),
+// filter extent cases, and a guard that selects one instruction set of the CPU backend through
+// NDCONV_CPU_ISA for the duration of a scope.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cpu/isa_dispatch.h"
+#include "ndconv/types.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+
+/// Relative L2 error accepted against the float64 reference. float32 accumulation over up to
+/// ~3000 taps of values in [-1, 1) lands near 1e-7..1e-6; 1e-5 leaves margin without hiding a
+/// wrong tap (one misplaced tap gives errors of order 1e-1).
+inline constexpr double kTolerance = 1e-5;
+
+/// Three shapes per dimension: a general one with x long enough for the widest SIMD strips, one
+/// with extent 1 along a middle or the last axis, one with extent 1 along x.
+inline Index volume_shape(int dims, int shape) {
+  static const Index shapes[3][3] = {
+      {{75, 13, 1, 1}, {21, 1, 1, 1}, {1, 9, 1, 1}},
+      {{35, 7, 5, 1}, {17, 1, 7, 1}, {1, 5, 9, 1}},
+      {{9, 5, 6, 4}, {9, 6, 1, 5}, {11, 3, 4, 1}},
+  };
+  return shapes[dims - 2][shape];
+}
+
+/// Filter extent cases: uniform 1, 2, 3, 4, 7; mixed per axis; larger than the volume (n + 2,
+/// clamped to the engine's limit, so larger along at least the short axes).
+enum class FilterCase { K1, K2, K3, K4, K7, Mixed, Larger };
+inline const char* to_string(FilterCase c) {
+  static const char* names[] = {"k1", "k2", "k3", "k4", "k7", "mixed", "larger"};
+  return names[static_cast<int>(c)];
+}
+
+inline Index filter_extent(FilterCase c, int dims, const Index& volume, int64_t limit) {
+  Index k{1, 1, 1, 1};
+  static const int64_t mixed[4] = {4, 1, 3, 2};
+  for (int a = 0; a < dims; ++a) {
+    switch (c) {
+      case FilterCase::K1:
+        k[a] = 1;
+        break;
+      case FilterCase::K2:
+        k[a] = 2;
+        break;
+      case FilterCase::K3:
+        k[a] = 3;
+        break;
+      case FilterCase::K4:
+        k[a] = 4;
+        break;
+      case FilterCase::K7:
+        k[a] = 7;
+        break;
+      case FilterCase::Mixed:
+        k[a] = mixed[a];
+        break;
+      case FilterCase::Larger:
+        k[a] = volume[a] + 2 < limit ? volume[a] + 2 : limit;
+        break;
+    }
+  }
+  return k;
+}
+
+/// Sets NDCONV_CPU_ISA for a scope and restores the previous value.
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(const char* isa) {
+    if (const char* old = std::getenv("NDCONV_CPU_ISA")) {
+      had_old_ = true;
+      old_ = old;
+    }
+    setenv("NDCONV_CPU_ISA", isa, 1);
+  }
+  ~ScopedIsa() {
+    if (had_old_)
+      setenv("NDCONV_CPU_ISA", old_.c_str(), 1);
+    else
+      unsetenv("NDCONV_CPU_ISA");
+  }
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+
+ private:
+  bool had_old_ = false;
+  std::string old_;
+};
+
+inline std::vector<std::string> available_isas() {
+  std::vector<std::string> names;
+  for (const cpu::KernelSet* s : cpu::available_kernel_sets())
+    names.push_back(s->isa);
+  return names;
+}
+
+/// Filter taps for the suites: random in [0.25, 1.75), never zero. Positive taps keep the result
+/// well conditioned: with taps of both signs, an axis of extent 1 under `replicate` or `mirror`
+/// sums all taps along it onto one voxel, and a sum near zero makes float32's relative error
+/// (of order eps * sum|taps| / |sum taps|) exceed any fixed tolerance. The input data keeps
+/// both signs, so a misplaced or flipped tap still changes the result by ~10%.
+inline std::vector<float> random_taps(int64_t count, uint64_t seed) {
+  std::vector<float> taps = random_values(count, seed);
+  for (float& t : taps)
+    t = 1.0f + 0.75f * t;
+  return taps;
+}
+
+/// Every blocking factor request: automatic and each compiled one.
+inline const std::vector<int>& blocking_requests() {
+  static const std::vector<int> r{0, 1, 2, 4, 8};
+  return r;
+}
+
+}  // namespace ndconv::test
