@@ -1,0 +1,123 @@
+// ndconv's image I/O: an ITK-free description of an image file and its pixels, so that the
+// command line and the tests can use it without ITK headers. Reading and writing go through
+// ITK's ImageIOBase (io/image_read.cpp, io/image_write.cpp): the file's header is read first and
+// the dimension, component type and component count come from it, never from the extension.
+//
+// Pixels are held as float32, one contiguous plane per component (x fastest), which is exactly
+// what the engine filters; a multi-component pixel (RGB, RGBA, vector) is filtered per plane.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace ndconv::io {
+
+/// A file could not be read or written. The message starts with the file's path.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The request cannot be honoured before any work starts: the output exists and overwriting was
+/// not allowed, or the output's format cannot hold the image (dimension, pixel type).
+class RequestError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Component (storage) types ndconv reads and writes.
+enum class ComponentType {
+  UInt8,
+  Int8,
+  UInt16,
+  Int16,
+  UInt32,
+  Int32,
+  UInt64,
+  Int64,
+  Float32,
+  Float64
+};
+
+const char* to_string(ComponentType t);
+/// Parses "uint8", "int16", "float", "float32", "double", "float64", ...; false if unknown.
+bool parse_component_type(const std::string& name, ComponentType& out);
+/// Smallest and largest value of an integer type (+-max float for float types).
+double lowest_value(ComponentType t);
+double highest_value(ComponentType t);
+bool is_integer(ComponentType t);
+int component_bytes(ComponentType t);
+
+/// Position and shape of an image in physical space.
+struct Geometry {
+  int dims = 0;
+  Index extent{1, 1, 1, 1};
+  std::array<double, kMaxDims> spacing{1, 1, 1, 1};  ///< axis 3: the time step of a 4D series
+  std::array<double, kMaxDims> origin{0, 0, 0, 0};
+  /// direction[row * kMaxDims + axis]: column `axis` is that axis's unit vector.
+  std::array<double, kMaxDims * kMaxDims> direction{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  int64_t voxel_count() const;
+};
+
+/// What a file holds, from its header alone.
+struct ImageInfo {
+  std::string path;
+  std::string format;      ///< ITK's ImageIO, e.g. "NiftiImageIO", "MetaImageIO", "PNGImageIO"
+  std::string pixel_kind;  ///< "scalar", "rgb", "rgba", "vector", ...
+  Geometry geometry;
+  ComponentType component_type = ComponentType::Float32;
+  int components = 1;
+  /// Bytes of the pixels in the file's own type (what the file holds uncompressed).
+  int64_t native_bytes() const;
+};
+
+/// An image in memory: float32 planes, one per component.
+struct Image {
+  ImageInfo info;
+  std::vector<std::vector<float>> planes;
+
+  VolumeView plane_view(int component);
+  ConstVolumeView plane_view(int component) const;
+};
+
+/// Reads only the header. Throws IoError naming the file and the problem (missing, unreadable,
+/// not an image, corrupt header, unsupported dimension or pixel type).
+ImageInfo read_info(const std::string& path);
+
+/// Reads the whole image into float32 planes (NIfTI scl_slope/scl_inter applied).
+Image read_image(const std::string& path);
+
+/// What writing did to the values.
+struct WriteReport {
+  ComponentType type = ComponentType::Float32;
+  int64_t clamped = 0;      ///< values outside the type's range, set to its nearest limit
+  int64_t nan_zeroed = 0;   ///< NaN written as 0 (integer types only)
+  double min = 0, max = 0;  ///< range of the finite values before conversion
+};
+
+/// Checks, before any work, that `path` can be written as an image of the given shape and type:
+/// a known output format that holds this dimension, component count and type. Throws
+/// RequestError otherwise.
+void check_output_format(const std::string& path, int dims, int components, ComponentType type);
+
+/// The component type to write when the user did not ask for one: float32 when the format holds
+/// it, else `input_type` when it does, else the first type the format holds. `note` says why
+/// when the result is not float32.
+ComponentType default_output_type(const std::string& path, ComponentType input_type,
+                                  std::string& note);
+
+/// Writes `image` to `path` as `type` (rounded to nearest, clamped to the type's range), through
+/// a temporary folder beside `path` and a rename, so that a failure leaves no partial output.
+/// An existing file is replaced only when `overwrite`; otherwise RequestError.
+WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
+                        bool overwrite);
+
+/// "5.2.1"
+std::string itk_version();
+
+}  // namespace ndconv::io

@@ -1,0 +1,424 @@
+// Reading and writing through ITK's ImageIOBase directly, with no itk::Image instantiations: the
+// header is read first (ImageIOFactory picks the reader by content), the dimension, component
+// type and component count are taken from it at run time, and the raw pixels are moved in one
+// buffer that pixel_convert.cpp turns into float32 planes. This is the only translation unit of
+// ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "io/image.h"
+#include "io/output_file.h"
+#include "io/pixel_convert.h"
+
+#include "itkBMPImageIOFactory.h"
+#include "itkImageIOBase.h"
+#include "itkImageIOFactory.h"
+#include "itkJPEGImageIOFactory.h"
+#include "itkMetaImageIOFactory.h"
+#include "itkNiftiImageIOFactory.h"
+#include "itkPNGImageIOFactory.h"
+#include "itkTIFFImageIOFactory.h"
+#include "itkVersion.h"
+#include "nifti1_io.h"
+
+namespace ndconv::io {
+
+namespace {
+
+using IOComponent = itk::IOComponentEnum;
+using IOPixel = itk::IOPixelEnum;
+
+// ITK's IO factories register themselves only when a program includes the generated
+// registration header (UseITK.cmake); a library cannot rely on that, so it registers the formats
+// it documents explicitly, once.
+void register_formats() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    itk::NiftiImageIOFactory::RegisterOneFactory();
+    itk::MetaImageIOFactory::RegisterOneFactory();
+    itk::PNGImageIOFactory::RegisterOneFactory();
+    itk::JPEGImageIOFactory::RegisterOneFactory();
+    itk::TIFFImageIOFactory::RegisterOneFactory();
+    itk::BMPImageIOFactory::RegisterOneFactory();
+    // Our own one-line errors replace ITK's and niftilib's multi-line chatter on stderr.
+    itk::Object::GlobalWarningDisplayOff();
+    nifti_set_debug_level(0);
+  });
+}
+
+// ITK's exception text is several lines with file and line; keep the description on one line.
+std::string one_line(const itk::ExceptionObject& e) {
+  std::string s = e.GetDescription();
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  while (!s.empty() && (s.back() == ' ' || s.back() == '.'))
+    s.pop_back();
+  return s;
+}
+
+std::string format_label(const std::string& io_name) {
+  static const std::pair<const char*, const char*> labels[] = {
+      {"NiftiImageIO", "NIfTI"}, {"MetaImageIO", "MetaImage"}, {"PNGImageIO", "PNG"},
+      {"JPEGImageIO", "JPEG"},   {"TIFFImageIO", "TIFF"},      {"BMPImageIO", "BMP"}};
+  for (const auto& [k, v] : labels)
+    if (io_name == k)
+      return v;
+  return io_name;
+}
+
+bool map_component(const itk::ImageIOBase& io, ComponentType& out) {
+  const bool is8 = io.GetComponentSize() == 8;
+  switch (io.GetComponentType()) {
+    case IOComponent::UCHAR:
+      out = ComponentType::UInt8;
+      return true;
+    case IOComponent::CHAR:
+      out = ComponentType::Int8;
+      return true;
+    case IOComponent::USHORT:
+      out = ComponentType::UInt16;
+      return true;
+    case IOComponent::SHORT:
+      out = ComponentType::Int16;
+      return true;
+    case IOComponent::UINT:
+      out = ComponentType::UInt32;
+      return true;
+    case IOComponent::INT:
+      out = ComponentType::Int32;
+      return true;
+    case IOComponent::ULONG:
+      out = is8 ? ComponentType::UInt64 : ComponentType::UInt32;
+      return true;
+    case IOComponent::LONG:
+      out = is8 ? ComponentType::Int64 : ComponentType::Int32;
+      return true;
+    case IOComponent::ULONGLONG:
+      out = ComponentType::UInt64;
+      return true;
+    case IOComponent::LONGLONG:
+      out = ComponentType::Int64;
+      return true;
+    case IOComponent::FLOAT:
+      out = ComponentType::Float32;
+      return true;
+    case IOComponent::DOUBLE:
+      out = ComponentType::Float64;
+      return true;
+    default:
+      return false;
+  }
+}
+
+IOComponent itk_component(ComponentType t) {
+  switch (t) {
+    case ComponentType::UInt8:
+      return IOComponent::UCHAR;
+    case ComponentType::Int8:
+      return IOComponent::CHAR;
+    case ComponentType::UInt16:
+      return IOComponent::USHORT;
+    case ComponentType::Int16:
+      return IOComponent::SHORT;
+    case ComponentType::UInt32:
+      return IOComponent::UINT;
+    case ComponentType::Int32:
+      return IOComponent::INT;
+    case ComponentType::UInt64:
+      return IOComponent::ULONGLONG;
+    case ComponentType::Int64:
+      return IOComponent::LONGLONG;
+    case ComponentType::Float32:
+      return IOComponent::FLOAT;
+    case ComponentType::Float64:
+      return IOComponent::DOUBLE;
+  }
+  return IOComponent::FLOAT;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// ITK 5.2 reports NIfTI's pixdim[4] as stored (e.g. 2000 for a TR of 2000 ms) but writes
+// xyzt_units as seconds; ndconv keeps the time step in seconds so that it survives a round trip.
+double nifti_time_unit_in_seconds(const std::string& path) {
+  nifti_image* header = nifti_image_read(path.c_str(), 0);
+  if (header == nullptr)
+    return 1.0;
+  double scale = 1.0;
+  if (header->time_units == NIFTI_UNITS_MSEC)
+    scale = 1e-3;
+  else if (header->time_units == NIFTI_UNITS_USEC)
+    scale = 1e-6;
+  nifti_image_free(header);
+  return scale;
+}
+
+// Checks that can be made before ITK sees the file, with plain-language messages.
+void check_input_file(const std::string& path) {
+  struct stat st;
+  if (path.empty())
+    throw IoError("the input path is empty");
+  if (::stat(path.c_str(), &st) != 0)
+    throw IoError(path + ": cannot read: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw IoError(path + ": is a folder, not an image file");
+  if (::access(path.c_str(), R_OK) != 0)
+    throw IoError(path + ": cannot read: " + std::strerror(errno));
+  if (S_ISREG(st.st_mode) && st.st_size == 0)
+    throw IoError(path + ": the file is empty");
+}
+
+// Opens `path` and reads its header; everything ndconv needs is checked here.
+ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
+  check_input_file(path);
+  register_formats();
+  io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!io) {
+    throw IoError(path +
+                  ": not an image ndconv can read (formats: NIfTI, MetaImage, PNG, JPEG, TIFF, "
+                  "BMP); the file is of another kind or its header is corrupt");
+  }
+  io->SetFileName(path);
+  try {
+    io->ReadImageInformation();
+  } catch (const itk::ExceptionObject& e) {
+    throw IoError(path + ": cannot read the header: " + one_line(e));
+  }
+  ImageInfo info;
+  info.path = path;
+  info.format = io->GetNameOfClass();
+  const unsigned dims = io->GetNumberOfDimensions();
+  if (dims < 2 || dims > static_cast<unsigned>(kMaxDims)) {
+    throw IoError(path + ": is a " + std::to_string(dims) +
+                  "D image; ndconv filters 2D, 3D and 4D images");
+  }
+  if (io->GetPixelType() == IOPixel::COMPLEX) {
+    throw IoError(path + ": has complex pixels, which ndconv does not filter (pixel type " +
+                  itk::ImageIOBase::GetComponentTypeAsString(io->GetComponentType()) +
+                  " complex); split it into real and imaginary images");
+  }
+  if (io->GetPixelType() == IOPixel::UNKNOWNPIXELTYPE || !map_component(*io, info.component_type)) {
+    throw IoError(path + ": unsupported pixel type " +
+                  itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) + " of " +
+                  itk::ImageIOBase::GetComponentTypeAsString(io->GetComponentType()));
+  }
+  info.pixel_kind = lower(itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()));
+  info.components = static_cast<int>(io->GetNumberOfComponents());
+  if (info.components < 1)
+    throw IoError(path + ": the header gives no pixel components");
+  Geometry& g = info.geometry;
+  g.dims = static_cast<int>(dims);
+  double voxels = 1;
+  for (unsigned a = 0; a < dims; ++a) {
+    g.extent[a] = static_cast<int64_t>(io->GetDimensions(a));
+    if (g.extent[a] < 1)
+      throw IoError(path + ": the header gives an empty axis " + std::to_string(a));
+    voxels *= static_cast<double>(g.extent[a]);
+    g.spacing[a] = io->GetSpacing(a);
+    g.origin[a] = io->GetOrigin(a) + 0.0;
+    const std::vector<double> column = io->GetDirection(a);
+    for (unsigned r = 0; r < dims && r < column.size(); ++r)
+      g.direction[r * kMaxDims + a] = column[r] + 0.0;  // no -0
+  }
+  for (unsigned a = dims; a < static_cast<unsigned>(kMaxDims); ++a) {
+    for (unsigned r = 0; r < static_cast<unsigned>(kMaxDims); ++r)
+      g.direction[r * kMaxDims + a] = g.direction[a * kMaxDims + r] = (r == a) ? 1.0 : 0.0;
+  }
+  if (info.format == "NiftiImageIO" && g.dims == 4)
+    g.spacing[3] *= nifti_time_unit_in_seconds(path);
+  // A corrupt header can claim absurd sizes; refuse before trying to allocate them.
+  const double bytes = voxels * info.components * 4.0;
+  if (bytes > 256.0 * (1ull << 30)) {
+    throw IoError(path + ": the header describes " + std::to_string(voxels) +
+                  " voxels, too large to filter (corrupt header?)");
+  }
+  return info;
+}
+
+// Types each writer stores (from ITK 5.2's writers); an empty list means all of ndconv's types.
+std::vector<ComponentType> writable_types(const std::string& io_name) {
+  using T = ComponentType;
+  if (io_name == "PNGImageIO")
+    return {T::UInt8, T::UInt16};
+  if (io_name == "JPEGImageIO" || io_name == "BMPImageIO")
+    return {T::UInt8};
+  if (io_name == "TIFFImageIO")
+    return {T::UInt8, T::Int8, T::UInt16, T::Int16, T::Float32};
+  return {};
+}
+
+// ImageIOBase::SupportsDimension is not overridden by every writer (NIfTI answers 2D only), so
+// the dimensions each writer of ITK 5.2 handles are listed here.
+bool writable_dimension(const std::string& io_name, int dims) {
+  if (io_name == "NiftiImageIO" || io_name == "MetaImageIO")
+    return dims >= 2 && dims <= 4;
+  if (io_name == "TIFFImageIO")
+    return dims == 2 || dims == 3;
+  return dims == 2;
+}
+
+bool writable_components(const std::string& io_name, int components) {
+  if (io_name == "PNGImageIO")
+    return components >= 1 && components <= 4;
+  if (io_name == "JPEGImageIO")
+    return components == 1 || components == 3;
+  if (io_name == "BMPImageIO")
+    return components == 1 || components == 3 || components == 4;
+  return true;
+}
+
+itk::ImageIOBase::Pointer writer_for(const std::string& path) {
+  register_formats();
+  itk::ImageIOBase::Pointer io =
+      itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::WriteMode);
+  if (!io) {
+    throw RequestError(path +
+                       ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .png, .jpg, "
+                       ".tif or .bmp");
+  }
+  return io;
+}
+
+}  // namespace
+
+std::string itk_version() {
+  return itk::Version::GetITKVersion();
+}
+
+ImageInfo read_info(const std::string& path) {
+  itk::ImageIOBase::Pointer io;
+  return open_header(path, io);
+}
+
+Image read_image(const std::string& path) {
+  itk::ImageIOBase::Pointer io;
+  Image image;
+  image.info = open_header(path, io);
+  const Geometry& g = image.info.geometry;
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    region.SetIndex(a, 0);
+    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io->SetIORegion(region);
+  try {
+    // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
+    // rescaled type, not the stored one).
+    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
+    io->Read(buffer.data());
+    native_to_planes(buffer.data(), image.info.component_type, image.info.components,
+                     g.voxel_count(), image.planes);
+  } catch (const itk::ExceptionObject& e) {
+    throw IoError(path + ": cannot read the pixels (truncated or corrupt file?): " + one_line(e));
+  } catch (const std::bad_alloc&) {
+    throw IoError(path + ": not enough memory to read " +
+                  std::to_string(image.info.native_bytes() >> 20) + " MiB of pixels");
+  }
+  return image;
+}
+
+void check_output_format(const std::string& path, int dims, int components, ComponentType type) {
+  itk::ImageIOBase::Pointer io = writer_for(path);
+  const std::string name = io->GetNameOfClass();
+  const std::string label = format_label(name);
+  if (!writable_dimension(name, dims)) {
+    throw RequestError(path + ": " + label + " cannot hold a " + std::to_string(dims) +
+                       "D image; name the output .nii.gz or .mha");
+  }
+  if (!writable_components(name, components)) {
+    throw RequestError(path + ": " + label + " cannot hold " + std::to_string(components) +
+                       "-component pixels; name the output .nii.gz or .mha");
+  }
+  const auto types = writable_types(name);
+  if (!types.empty() && std::find(types.begin(), types.end(), type) == types.end()) {
+    std::string list;
+    for (auto t : types)
+      list += std::string(list.empty() ? "" : ", ") + to_string(t);
+    throw RequestError(path + ": " + label + " holds only " + list + " pixels, not " +
+                       to_string(type));
+  }
+}
+
+ComponentType default_output_type(const std::string& path, ComponentType input_type,
+                                  std::string& note) {
+  note.clear();
+  itk::ImageIOBase::Pointer io = writer_for(path);
+  const std::string label = format_label(io->GetNameOfClass());
+  const auto types = writable_types(io->GetNameOfClass());
+  auto holds = [&](ComponentType t) {
+    return types.empty() || std::find(types.begin(), types.end(), t) != types.end();
+  };
+  if (holds(ComponentType::Float32))
+    return ComponentType::Float32;
+  const ComponentType chosen = holds(input_type) ? input_type : types.front();
+  note = label + " holds no float32 pixels; writing " + to_string(chosen) +
+         (chosen == input_type ? " (the input's type)" : "");
+  return chosen;
+}
+
+WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
+                        bool overwrite) {
+  const Geometry& g = image.info.geometry;
+  const int components = static_cast<int>(image.planes.size());
+  check_output_format(path, g.dims, components, type);
+  struct stat st;
+  if (!overwrite && ::lstat(path.c_str(), &st) == 0)
+    throw RequestError(path + ": exists; use --force to overwrite it");
+
+  StagingFolder stage(path);
+  itk::ImageIOBase::Pointer io = writer_for(stage.staged_path());
+  const std::string name = io->GetNameOfClass();
+  io->SetFileName(stage.staged_path());
+  io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    io->SetDimensions(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    io->SetSpacing(a, g.spacing[a]);
+    io->SetOrigin(a, g.origin[a]);
+    std::vector<double> column(g.dims);
+    for (int r = 0; r < g.dims; ++r)
+      column[r] = g.direction[r * kMaxDims + a];
+    io->SetDirection(a, column);
+    region.SetIndex(a, 0);
+    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io->SetIORegion(region);
+  io->SetComponentType(itk_component(type));
+  io->SetNumberOfComponents(static_cast<unsigned>(components));
+  IOPixel pixel = IOPixel::SCALAR;
+  if (components > 1) {
+    // NIfTI stores colour only as 8-bit RGB(A); other colour images become vectors there.
+    const bool colour_ok = name != "NiftiImageIO" || type == ComponentType::UInt8;
+    if (image.info.pixel_kind == "rgb" && components == 3 && colour_ok)
+      pixel = IOPixel::RGB;
+    else if (image.info.pixel_kind == "rgba" && components == 4 && colour_ok)
+      pixel = IOPixel::RGBA;
+    else
+      pixel = IOPixel::VECTOR;
+  }
+  io->SetPixelType(pixel);
+  io->SetUseCompression(name == "MetaImageIO");
+
+  WriteReport report;
+  std::vector<char> buffer;
+  planes_to_native(image.planes, type, g.voxel_count(), buffer, report);
+  try {
+    io->WriteImageInformation();
+    io->Write(buffer.data());
+  } catch (const itk::ExceptionObject& e) {
+    throw IoError(path + ": writing failed: " + one_line(e));
+  }
+  stage.commit(overwrite);
+  return report;
+}
+
+}  // namespace ndconv::io

@@ -1,0 +1,133 @@
+// Type conversion is the one place where every component type appears; a small template over the
+// C++ type keeps it to one loop each way, with no ITK templates involved.
+#include "io/pixel_convert.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace ndconv::io {
+
+namespace {
+
+template <typename T>
+void to_planes(const T* in, int components, int64_t voxels,
+               std::vector<std::vector<float>>& planes) {
+  planes.assign(components, std::vector<float>(static_cast<size_t>(voxels)));
+  for (int c = 0; c < components; ++c) {
+    float* out = planes[c].data();
+    for (int64_t v = 0; v < voxels; ++v)
+      out[v] = static_cast<float>(in[v * components + c]);
+  }
+}
+
+// Rounds and clamps one value into T; counts what had to change.
+template <typename T>
+T store(float x, WriteReport& r) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(x);
+  } else {
+    if (std::isnan(x)) {
+      ++r.nan_zeroed;
+      return T(0);
+    }
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    const double v = std::round(static_cast<double>(x));
+    if (v < lo) {
+      ++r.clamped;
+      return std::numeric_limits<T>::lowest();
+    }
+    // The largest 64-bit integers are not exact in double (they round up to 2^64 or 2^63), so
+    // for those types a value equal to `hi` is already out of range.
+    if (sizeof(T) == 8 ? v >= hi : v > hi) {
+      ++r.clamped;
+      return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+void from_planes(const std::vector<std::vector<float>>& planes, int64_t voxels, T* out,
+                 WriteReport& r) {
+  const int components = static_cast<int>(planes.size());
+  for (int c = 0; c < components; ++c) {
+    const float* in = planes[c].data();
+    for (int64_t v = 0; v < voxels; ++v)
+      out[v * components + c] = store<T>(in[v], r);
+  }
+}
+
+// Calls f(T{}) with the C++ type of `type`.
+template <typename F>
+void with_type(ComponentType type, F&& f) {
+  switch (type) {
+    case ComponentType::UInt8:
+      return f(uint8_t{});
+    case ComponentType::Int8:
+      return f(int8_t{});
+    case ComponentType::UInt16:
+      return f(uint16_t{});
+    case ComponentType::Int16:
+      return f(int16_t{});
+    case ComponentType::UInt32:
+      return f(uint32_t{});
+    case ComponentType::Int32:
+      return f(int32_t{});
+    case ComponentType::UInt64:
+      return f(uint64_t{});
+    case ComponentType::Int64:
+      return f(int64_t{});
+    case ComponentType::Float32:
+      return f(float{});
+    case ComponentType::Float64:
+      return f(double{});
+  }
+}
+
+}  // namespace
+
+void native_to_planes(const void* buffer, ComponentType type, int components, int64_t voxels,
+                      std::vector<std::vector<float>>& planes) {
+  with_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    to_planes(static_cast<const T*>(buffer), components, voxels, planes);
+  });
+}
+
+void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentType type,
+                      int64_t voxels, std::vector<char>& buffer, WriteReport& report) {
+  report.type = type;
+  bool any = false;
+  for (const auto& p : planes) {
+    for (int64_t v = 0; v < voxels; ++v) {
+      const float x = p[v];
+      if (!std::isfinite(x))
+        continue;
+      if (!any || x < report.min)
+        report.min = x;
+      if (!any || x > report.max)
+        report.max = x;
+      any = true;
+    }
+  }
+  buffer.assign(static_cast<size_t>(voxels) * planes.size() * component_bytes(type), 0);
+  with_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    from_planes(planes, voxels, reinterpret_cast<T*>(buffer.data()), report);
+  });
+}
+
+double convert_value(float value, ComponentType type) {
+  WriteReport r;
+  double out = 0;
+  with_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    out = static_cast<double>(store<T>(value, r));
+  });
+  return out;
+}
+
+}  // namespace ndconv::io

@@ -1,0 +1,86 @@
+// What every filtering subcommand shares: the common options (device, threads, output handling,
+// verbosity), their translation into engine Options, the checks made before any work, and the
+// errors that decide the exit code (UsageError: 2; anything else: 1).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "io/image.h"
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ndconv::cli {
+
+/// The command line asks for something impossible (bad value, conflicting options); exit code 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct CommonOptions {
+  std::string device = "auto";
+  std::string outputs_per_thread = "auto";
+  int threads = 0;
+  bool force = false;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+/// Output options of the subcommands that write an image.
+struct OutputOptions {
+  std::string type;  ///< empty: float32 (or what the format holds); "same"; or a type name
+  std::string preview;
+};
+
+void add_common_options(CLI::App& sub, CommonOptions& common);
+void add_output_options(CLI::App& sub, OutputOptions& output);
+
+/// Engine options from the common options (device, KO, threads).
+Options engine_options(const CommonOptions& common);
+
+/// Checks before reading anything: the output is not the input (unless --force), does not exist
+/// (unless --force), and its folder is writable; the same for the preview. Then reads the
+/// input's header and settles the output type. Returns the input's header.
+struct Plan {
+  io::ImageInfo input;
+  io::ComponentType output_type = io::ComponentType::Float32;
+};
+Plan plan_output(const std::string& in, const std::string& out, const CommonOptions& common,
+                 const OutputOptions& output, int output_dims_hint = 0);
+
+/// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
+void note(const CommonOptions& common, const std::string& text);
+void warn(const std::string& text);
+
+/// Writes `image` as planned and reports clamping; then the preview if asked for.
+void write_result(const std::string& out, const io::Image& input, const io::Image& result,
+                  const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                  double& seconds_write);
+
+/// One line describing the engine run, for --verbose.
+void print_run_report(const RunReport& report, const CommonOptions& common);
+
+}  // namespace ndconv::cli
+
+#include <functional>
+
+namespace ndconv::cli {
+
+class Progress;
+
+/// Runs `filter` on every component plane of `input`; the result has the extents of `g` and the
+/// input's geometry moved by g.start voxels (the `valid` region). Timing in `report`.
+using PlaneFilter =
+    std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
+io::Image filter_components(const io::Image& input, const OutputGeometry& g, Options options,
+                            Progress& progress, const PlaneFilter& filter, RunReport& report);
+
+/// Seconds since `t0`.
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+}  // namespace ndconv::cli

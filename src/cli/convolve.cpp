@@ -1,0 +1,168 @@
+// `ndconv convolve IN KERNEL OUT`: dense convolution (or correlation) with a kernel image. The
+// kernel has the image's dimension; a 3D kernel on a 4D series filters each frame, which is the
+// dense 4D filter of extent 1 along t.
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "io/image.h"
+#include "ndconv/engine.h"
+#include "progress.h"
+
+namespace ndconv::cli {
+
+namespace {
+
+struct ConvolveArgs {
+  std::string in, kernel, out, boundary = "replicate", region = "same";
+  bool correlate = false, normalize = false;
+  CommonOptions common;
+  OutputOptions output;
+};
+
+Boundary parse_boundary(const std::string& s) {
+  if (s == "zero")
+    return Boundary::Zero;
+  if (s == "mirror")
+    return Boundary::Mirror;
+  if (s == "periodic")
+    return Boundary::Periodic;
+  return Boundary::Replicate;
+}
+
+// Reads the kernel and turns it into the engine's dense filter for an image of `dims`.
+std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& filter) {
+  const io::ImageInfo info = io::read_info(a.kernel);
+  const int kd = info.geometry.dims;
+  if (info.components != 1) {
+    throw Error(a.kernel + ": the kernel has " + std::to_string(info.components) +
+                "-component pixels; a kernel must be scalar");
+  }
+  if (kd != dims && !(dims == 4 && kd == 3)) {
+    throw Error(a.kernel + ": the kernel is " + std::to_string(kd) + "D but " + a.in + " is " +
+                std::to_string(dims) + "D; the kernel needs the image's dimension" +
+                (dims == 4 ? " (or 3D to filter each frame)" : ""));
+  }
+  filter.dims = dims;
+  filter.extent = {1, 1, 1, 1};
+  for (int ax = 0; ax < kd; ++ax)
+    filter.extent[ax] = info.geometry.extent[ax];
+  // Check the limits on the header alone, before reading a possibly huge kernel.
+  try {
+    const int64_t limit = dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
+    for (int ax = 0; ax < dims; ++ax) {
+      if (filter.extent[ax] > limit) {
+        throw InvalidArgument("the kernel has " + std::to_string(filter.extent[ax]) +
+                              " taps along axis " + std::to_string(ax) + "; the limit for " +
+                              std::to_string(dims) + "D images is " + std::to_string(limit) +
+                              " (use smooth for large Gaussians)");
+      }
+    }
+  } catch (const InvalidArgument& e) {
+    throw Error(a.kernel + ": " + e.what());
+  }
+  io::Image k = io::read_image(a.kernel);
+  std::vector<float> taps = std::move(k.planes[0]);
+  double sum = 0, sum_abs = 0;
+  for (float t : taps) {
+    if (!std::isfinite(t))
+      throw Error(a.kernel + ": the kernel has NaN or Inf values");
+    sum += t;
+    sum_abs += std::abs(t);
+  }
+  if (a.normalize) {
+    if (!(std::abs(sum) > 1e-12 * sum_abs) || sum_abs == 0)
+      throw Error(a.kernel + ": the kernel sums to 0; --normalize needs a non-zero sum");
+    for (float& t : taps)
+      t = static_cast<float>(t / sum);
+  }
+  filter.taps = taps.data();
+  try {
+    validate_dense_filter(filter);
+  } catch (const InvalidArgument& e) {
+    throw Error(a.kernel + ": " + e.what());
+  }
+  return taps;
+}
+
+void run_convolve(const ConvolveArgs& a) {
+  const io::ImageInfo kernel_header = io::read_info(a.kernel);  // fail early on a bad kernel
+  (void)kernel_header;
+  const Plan plan = plan_output(a.in, a.out, a.common, a.output);
+  const int dims = plan.input.geometry.dims;
+  DenseFilter filter;
+  const std::vector<float> taps = load_kernel(a, dims, filter);
+  filter.taps = taps.data();
+
+  Options options = engine_options(a.common);
+  options.operation = a.correlate ? Operation::Correlation : Operation::Convolution;
+  options.boundary = parse_boundary(a.boundary);
+  options.region = a.region == "valid" ? OutputRegion::Valid : OutputRegion::Same;
+  OutputGeometry g;
+  try {
+    g = output_geometry(dims, plan.input.geometry.extent, filter.extent, options.operation,
+                        options.region);
+  } catch (const InvalidArgument& e) {
+    throw Error(a.in + ": " + e.what());
+  }
+  if (a.common.verbose) {
+    std::fprintf(stderr, "plan: %s with a %lldx%lldx%lldx%lld kernel, boundary %s, region %s\n",
+                 to_string(options.operation), static_cast<long long>(filter.extent[0]),
+                 static_cast<long long>(filter.extent[1]), static_cast<long long>(filter.extent[2]),
+                 static_cast<long long>(filter.extent[3]), to_string(options.boundary),
+                 to_string(options.region));
+  }
+
+  const auto t_read = std::chrono::steady_clock::now();
+  const io::Image input = io::read_image(a.in);
+  const double seconds_read = seconds_since(t_read);
+
+  Progress progress(!a.common.quiet, "convolve");
+  RunReport report;
+  const io::Image result = filter_components(
+      input, g, options, progress,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_dense(in, filter, out, o);
+      },
+      report);
+  print_run_report(report, a.common);
+  double seconds_write = 0;
+  write_result(a.out, input, result, plan, a.common, a.output, seconds_write);
+  if (a.common.verbose) {
+    std::fprintf(stderr, "timings: read %.3f s, filter %.3f s (compute %.3f s), write %.3f s\n",
+                 seconds_read, report.seconds_total, report.seconds_compute, seconds_write);
+  }
+}
+
+}  // namespace
+
+void add_convolve_command(CLI::App& app) {
+  auto a = std::make_shared<ConvolveArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "convolve",
+      "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.");
+  sub->add_option("IN", a->in, "input image (2D/3D/4D)")->required();
+  sub->add_option("KERNEL", a->kernel,
+                  "kernel image of the same dimension (any readable format), at most 31 taps per "
+                  "axis (15 in 4D)")
+      ->required();
+  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_flag("--correlate", a->correlate, "correlate instead (do not flip the kernel)");
+  sub->add_flag("--normalize", a->normalize, "divide the kernel by the sum of its values");
+  sub->add_option("--boundary", a->boundary, "what lies outside the image")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  sub->add_option("--region", a->region,
+                  "same: output as large as the input; valid: only where the kernel fits inside")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"same", "valid"}));
+  add_output_options(*sub, a->output);
+  add_common_options(*sub, a->common);
+  sub->callback([a] { run_convolve(*a); });
+}
+
+}  // namespace ndconv::cli

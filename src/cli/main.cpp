@@ -1,0 +1,93 @@
+// `ndconv`: the command line. Subcommands live one per file (smooth.cpp, convolve.cpp, info.cpp;
+// sweep and bench in perf_commands.cpp). Every failure ends here as one line on stderr and an
+// exit code: 0 done, 2 the command line is wrong, 1 the work failed. Nothing escapes main.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "io/image.h"
+#include "ndconv/engine.h"
+#include "perf_commands.h"
+
+namespace {
+
+std::string version_text() {
+  std::string s = std::string("ndconv ") + ndconv::version() + "\nITK " + ndconv::io::itk_version();
+  const ndconv::CudaStatus cuda = ndconv::cuda_status();
+  if (!cuda.compiled) {
+    s += "\nCUDA: not compiled in (CPU only)";
+  } else {
+    auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string(x % 1000 / 10); };
+    s += "\nCUDA runtime " + v(cuda.runtime_version) +
+         (cuda.driver_version ? ", driver " + v(cuda.driver_version) : std::string());
+    if (cuda.devices.empty()) {
+      s += "\nGPU: none (" + cuda.reason + ")";
+    } else {
+      for (const auto& d : cuda.devices) {
+        s += "\nGPU " + std::to_string(d.index) + ": " + d.name + " (compute capability " +
+             std::to_string(d.compute_capability_major) + "." +
+             std::to_string(d.compute_capability_minor) + ", " +
+             std::to_string(d.total_memory >> 20) + " MiB)";
+      }
+    }
+  }
+  return s;
+}
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "ndconv: error: %s\n", message.c_str());
+  return code;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "ndconv: fast N-dimensional convolution of 2D, 3D and 4D medical images "
+      "(GPU when available, else CPU)",
+      "ndconv"};
+  app.set_version_flag("--version", version_text,
+                       "print ndconv, ITK and CUDA versions and the GPU");
+  app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
+  ndconv::cli::add_smooth_command(app);
+  ndconv::cli::add_convolve_command(app);
+  ndconv::cli::add_info_command(app);
+  ndconv::cli::add_perf_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string hint = "; see ndconv --help";
+    for (const CLI::App* sub : app.get_subcommands())
+      hint = "; see ndconv " + sub->get_name() + " --help";
+    return fail(2, e.what() + hint);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ndconv::cli::UsageError& e) {
+    return fail(2, e.what());
+  } catch (const ndconv::io::RequestError& e) {
+    return fail(2, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(1, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  } catch (...) {
+    return fail(1, "unexpected internal error");
+  }
+}

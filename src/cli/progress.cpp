@@ -1,0 +1,59 @@
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ndconv::cli {
+
+Progress::Progress(bool enabled, std::string label)
+    : enabled_(enabled), tty_(::isatty(STDERR_FILENO) == 1), label_(std::move(label)) {}
+
+Progress::~Progress() {
+  finish();
+}
+
+std::function<bool(double)> Progress::callback(int part, int parts) {
+  if (!enabled_)
+    return {};
+  return [this, part, parts](double f) {
+    update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
+    return true;
+  };
+}
+
+void Progress::update(double fraction) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int percent = static_cast<int>(fraction * 100.0 + 0.5);
+  if (tty_) {
+    if (percent == last_shown_)
+      return;
+    last_shown_ = percent;
+    constexpr int kWidth = 30;
+    const int filled = percent * kWidth / 100;
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), percent);
+    std::fflush(stderr);
+    open_ = true;
+  } else {
+    const int quarter = percent / 25;
+    if (quarter <= last_shown_ || quarter == 0)
+      return;
+    last_shown_ = quarter;
+    std::fprintf(stderr, "%s: %d%%\n", label_.c_str(), quarter * 25);
+  }
+}
+
+void Progress::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (open_) {
+    std::fputc('\n', stderr);
+    open_ = false;
+  } else if (!tty_ && last_shown_ > 0 && last_shown_ < 4) {
+    std::fprintf(stderr, "%s: 100%%\n", label_.c_str());
+    last_shown_ = 4;
+  }
+}
+
+}  // namespace ndconv::cli
