@@ -1,0 +1,53 @@
+// Launch shapes of the kernels (the schedule's run-time half; KO is the compile-time half). Pure
+// host code shared by the CUDA launcher and the host-emulation tests, so both walk the same grid.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/blocked_thread.h"
+#include "kernels/geometry.h"
+#include "kernels/row_tile.h"
+
+namespace ndconv::kernels {
+
+/// Threads per block of the blocked kernel (the occupancy queries use this figure).
+inline constexpr int kBlockedThreads = 128;
+/// Threads per block (outputs per tile) of the x-row kernel.
+inline constexpr int kRowThreads = 256;
+/// The hardware's limit on grid y and z; larger extents are covered by grid-stride loops.
+inline constexpr int64_t kMaxGridYZ = 65535;
+
+struct LaunchShape {
+  int block[3] = {1, 1, 1};
+  int64_t grid[3] = {1, 1, 1};
+  int shared_bytes = 0;
+};
+
+/// Blocked kernel: a warp-multiple run of threads along x (the largest power of two up to the
+/// whole block that x fills; axis 1 takes the rest), KO outputs per thread along axis 3.
+inline LaunchShape blocked_shape(const Geometry& g, int ko) {
+  LaunchShape s;
+  int bx = kWarp;
+  while (bx * 2 <= kBlockedThreads && bx * 2 <= g.out_extent[0])
+    bx *= 2;
+  s.block[0] = bx;
+  s.block[1] = kBlockedThreads / bx;
+  s.grid[0] = (g.out_extent[0] + bx - 1) / bx;
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, (g.out_extent[1] + s.block[1] - 1) / s.block[1]);
+  s.grid[2] = std::min<int64_t>(kMaxGridYZ, g.out_extent[2] * blocked_chunks(g, ko));
+  return s;
+}
+
+/// x-row kernel: one tile of kRowThreads outputs per block, rows along grid y.
+inline LaunchShape row_shape(const Geometry& g) {
+  LaunchShape s;
+  s.block[0] = kRowThreads;
+  s.grid[0] = (g.out_extent[0] + kRowThreads - 1) / kRowThreads;
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, row_count(g));
+  s.shared_bytes =
+      static_cast<int>(sizeof(float)) * row_tile_floats(kRowThreads, g.filter_extent[0]);
+  return s;
+}
+
+}  // namespace ndconv::kernels

@@ -1,0 +1,294 @@
+// The dispatch layer of the CUDA backend (the low-level API of engine/cuda_backend.h): a small
+// table of the blocked kernel's instantiations (KO x tap memory), each entry's can_implement
+// check, the resource query that feeds the KO rule, and the stream-ordered launches.
+//
+// Compiled KO: 1, 2, 4, 8, 16. Each has a constant-memory and a global-memory tap flavour; the
+// constant one serves any filter whose padded taps fit in 64 KiB (every separable pass, and dense
+// filters up to e.g. 21^3 or 9^4 with KO 16), the global one the rest (31^3, 15^4).
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "cuda/check.h"
+#include "cuda/device_memory.h"
+#include "cuda/launch.h"
+#include "cuda/plan.h"
+#include "engine/ko_rule.h"
+#include "kernels/kernels.cuh"
+#include "kernels/schedule.h"
+
+namespace ndconv::cuda_backend {
+namespace {
+
+using kernels::Geometry;
+
+using BlockedLaunch = void (*)(dim3, dim3, cudaStream_t, const Geometry&, const float*, float*,
+                               const float*);
+
+template <int KO, bool kConstant>
+void launch_blocked(dim3 grid, dim3 block, cudaStream_t stream, const Geometry& g, const float* in,
+                    float* out, const float* taps) {
+  kernels::blocked_kernel<KO, kConstant><<<grid, block, 0, stream>>>(g, in, out, taps);
+}
+
+struct BlockedEntry {
+  int ko;
+  const void* kernel[2];  ///< [0]: global taps, [1]: constant taps
+  BlockedLaunch launch[2];
+};
+
+#define NDCONV_BLOCKED_ENTRY(KO)                                             \
+  BlockedEntry {                                                             \
+    KO,                                                                      \
+        {reinterpret_cast<const void*>(&kernels::blocked_kernel<KO, false>), \
+         reinterpret_cast<const void*>(&kernels::blocked_kernel<KO, true>)}, \
+    {                                                                        \
+      &launch_blocked<KO, false>, &launch_blocked<KO, true>                  \
+    }                                                                        \
+  }
+
+const BlockedEntry kBlockedTable[] = {NDCONV_BLOCKED_ENTRY(1), NDCONV_BLOCKED_ENTRY(2),
+                                      NDCONV_BLOCKED_ENTRY(4), NDCONV_BLOCKED_ENTRY(8),
+                                      NDCONV_BLOCKED_ENTRY(16)};
+#undef NDCONV_BLOCKED_ENTRY
+
+const BlockedEntry* find_entry(int ko) {
+  for (const BlockedEntry& e : kBlockedTable) {
+    if (e.ko == ko)
+      return &e;
+  }
+  return nullptr;
+}
+
+std::string compiled_ko_list() {
+  std::string s;
+  for (const BlockedEntry& e : kBlockedTable)
+    s += (s.empty() ? "" : ", ") + std::to_string(e.ko);
+  return s;
+}
+
+// Resource queries are cached per (device, kernel): they do not change during a process.
+std::mutex g_mutex;
+std::map<std::pair<int, const void*>, KernelVariant> g_variants;
+std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
+
+KernelVariant query_variant(int device, const void* kernel, int ko) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const auto key = std::make_pair(device, kernel);
+  auto it = g_variants.find(key);
+  if (it != g_variants.end())
+    return it->second;
+  cudaFuncAttributes attr{};
+  NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int blocks = 0;
+  NDCONV_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kernels::kBlockedThreads, 0));
+  int max_threads = 0;
+  NDCONV_CUDA_CHECK(
+      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  KernelVariant v;
+  v.outputs_per_thread = ko;
+  v.registers_per_thread = attr.numRegs;
+  v.local_bytes = attr.localSizeBytes;
+  v.block_threads = kernels::kBlockedThreads;
+  v.blocks_per_sm = blocks;
+  v.occupancy = max_threads > 0 ? double(blocks) * kernels::kBlockedThreads / max_threads : 0.0;
+  g_variants.emplace(key, v);
+  return v;
+}
+
+KoCandidate as_candidate(const KernelVariant& v) {
+  return {v.outputs_per_thread, v.registers_per_thread, v.local_bytes,
+          v.block_threads,      v.blocks_per_sm,        v.occupancy};
+}
+
+// can_implement: whether an entry's constant flavour holds `padded_taps` floats.
+bool taps_fit_constant(int64_t padded_taps) {
+  return padded_taps <= kernels::kConstantTapFloats;
+}
+
+// The taps of the blocked kernel with `ko` occupy rows * (k_last + 2 (ko - 1)) floats.
+int64_t padded_tap_count(int64_t rows, int64_t k_last, int ko) {
+  return rows * (k_last + 2 * (ko - 1));
+}
+
+// Chooses KO for an axis of n outputs and k taps, forced (validated) or by the rule.
+// `rows` is the number of tap rows (1 for a separable pass).
+KoChoice choose_ko(int device, int forced, int64_t n, int64_t k, int64_t rows) {
+  if (forced != 0) {
+    if (find_entry(forced) == nullptr) {
+      throw InvalidArgument("outputs per thread " + std::to_string(forced) +
+                            " has no CUDA instantiation; compiled values are " +
+                            compiled_ko_list() + " (or 0 for automatic)");
+    }
+    return {forced, "forced by the caller"};
+  }
+  std::vector<KoCandidate> candidates;
+  for (const BlockedEntry& e : kBlockedTable) {
+    const bool constant = taps_fit_constant(padded_tap_count(rows, k, e.ko));
+    candidates.push_back(as_candidate(query_variant(device, e.kernel[constant], e.ko)));
+  }
+  KoChoice c = choose_outputs_per_thread(candidates, n, k);
+  if (c.outputs_per_thread == 0)
+    throw InvalidArgument("no CUDA kernel instantiation is usable on this device: " + c.reason);
+  return c;
+}
+
+void set_plan_shape(LaunchPlan& plan, const kernels::LaunchShape& s) {
+  for (int d = 0; d < 3; ++d) {
+    plan.block[d] = s.block[d];
+    plan.grid[d] = static_cast<int>(s.grid[d]);
+  }
+}
+
+dim3 to_dim3(const int64_t v[3]) {
+  return dim3(static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1]),
+              static_cast<unsigned>(v[2]));
+}
+
+dim3 to_dim3(const int v[3]) {
+  return dim3(static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1]),
+              static_cast<unsigned>(v[2]));
+}
+
+// Copies taps to the device, stream-ordered: constant memory when `constant`, else the device's
+// global tap buffer (returned). Pageable sources are staged by the runtime before return.
+const float* upload_taps(int device, const std::vector<float>& taps, bool constant,
+                         cudaStream_t stream) {
+  const size_t bytes = taps.size() * sizeof(float);
+  if (constant) {
+    NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
+                                              cudaMemcpyHostToDevice, stream));
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DeviceBuffer& buffer = g_global_taps[device];
+  if (buffer.size() < taps.size()) {
+    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
+    buffer.allocate(taps.size());
+  }
+  NDCONV_CUDA_CHECK(
+      cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
+  return buffer.get();
+}
+
+void launch_pass(const BlockedEntry& e, bool constant, const Geometry& g, const float* in,
+                 float* out, const float* taps, cudaStream_t stream, LaunchPlan& plan) {
+  const kernels::LaunchShape s = kernels::blocked_shape(g, e.ko);
+  e.launch[constant](to_dim3(s.grid), to_dim3(s.block), stream, g, in, out, taps);
+  NDCONV_CUDA_CHECK_LAUNCH("blocked_kernel");
+  set_plan_shape(plan, s);
+  ++plan.launches;
+}
+
+}  // namespace
+
+std::vector<KernelVariant> dense_variants(int device, int /*dims*/) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  std::vector<KernelVariant> v;
+  for (const BlockedEntry& e : kBlockedTable)
+    v.push_back(query_variant(device, e.kernel[1], e.ko));
+  return v;
+}
+
+std::vector<KernelVariant> separable_variants(int device) {
+  return dense_variants(device, 0);  // the same blocked kernels, constant taps
+}
+
+std::vector<KernelVariant> dense_variants_global_taps(int device) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  std::vector<KernelVariant> v;
+  for (const BlockedEntry& e : kBlockedTable)
+    v.push_back(query_variant(device, e.kernel[0], e.ko));
+  return v;
+}
+
+LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
+                               int device, void* stream_handle) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const int dims = p.input.dims;
+  int64_t rows = 1;
+  for (int a = 0; a + 1 < dims; ++a)
+    rows *= p.filter_extent[a];
+  const int64_t k_last = p.filter_extent[dims - 1];
+  const KoChoice choice =
+      choose_ko(device, outputs_per_thread, p.output.extent[dims - 1], k_last, rows);
+  const BlockedEntry& e = *find_entry(choice.outputs_per_thread);
+
+  const std::vector<float> taps = padded_dense_taps(p, e.ko);
+  const bool constant = taps_fit_constant(static_cast<int64_t>(taps.size()));
+  const float* global_taps = upload_taps(device, taps, constant, stream);
+
+  LaunchPlan plan;
+  plan.outputs_per_thread = e.ko;
+  plan.reason = choice.reason;
+  plan.taps_in_constant = constant;
+  launch_pass(e, constant, dense_geometry(p, e.ko), p.input.data, p.output.data, global_taps,
+              stream, plan);
+  return plan;
+}
+
+std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
+  const SeparablePlan plan = plan_separable(p, [](int, int64_t, int64_t) { return 1; });
+  return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
+}
+
+LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
+                                   void* stream_handle, int outputs_per_thread) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  std::string reasons;
+  int last_ko = 0;
+  const SeparablePlan plan = plan_separable(p, [&](int axis, int64_t n, int64_t k) {
+    const KoChoice c = choose_ko(device, outputs_per_thread, n, k, 1);
+    static const char* names[] = {"x", "y", "z", "t"};
+    reasons += (reasons.empty() ? "" : "; ") + std::string(names[axis]) + ": KO " +
+               std::to_string(c.outputs_per_thread) + " (" + c.reason + ")";
+    last_ko = c.outputs_per_thread;
+    return c.outputs_per_thread;
+  });
+  if (plan.scratch_halves > 0 && scratch == nullptr)
+    throw InvalidArgument("launch_separable_device: scratch is required for several passes");
+  if (!taps_fit_constant(static_cast<int64_t>(plan.taps.size())))
+    throw InvalidArgument("separable taps exceed the constant tap buffer");  // cannot happen
+  upload_taps(device, plan.taps, true, stream);
+
+  const int64_t half = p.input.voxel_count();
+  auto buffer = [&](int id) -> float* {
+    if (id == kScratchA)
+      return scratch;
+    if (id == kScratchB)
+      return scratch + half;
+    return p.output.data;
+  };
+  LaunchPlan result;
+  result.outputs_per_thread = last_ko;
+  result.taps_in_constant = true;
+  result.reason = reasons.empty() ? "x pass only (shared-memory row tile)" : reasons;
+  for (const SeparablePass& pass : plan.passes) {
+    const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
+    float* dst = buffer(pass.destination);
+    if (pass.ko == 0) {
+      const kernels::LaunchShape s = kernels::row_shape(pass.geometry);
+      kernels::row_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream>>>(
+          pass.geometry, src, dst);
+      NDCONV_CUDA_CHECK_LAUNCH("row_kernel");
+      if (result.launches == 0)
+        set_plan_shape(result, s);
+      ++result.launches;
+    } else {
+      launch_pass(*find_entry(pass.ko), true, pass.geometry, src, dst, nullptr, stream, result);
+    }
+  }
+  return result;
+}
+
+LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
+                                   void* stream) {
+  return launch_separable_device(p, scratch, device, stream, 0);
+}
+
+}  // namespace ndconv::cuda_backend

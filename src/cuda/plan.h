@@ -1,0 +1,153 @@
+// Host-side planning of the CUDA backend, free of CUDA so that the CI tests use it too: rewriting a
+// CorrelationProblem or one separable pass onto the kernels' canonical axes (kernels/geometry.h),
+// laying out the padded taps, and ordering the separable passes over their buffers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/problem.h"
+#include "kernels/geometry.h"
+
+namespace ndconv::cuda_backend {
+
+/// Original axis for each canonical slot (-1: a unit axis): the axes other than `blocked` in
+/// memory order, unit axes, then `blocked` in slot 3. With blocked = -1 (the x-row kernel), x
+/// takes slot 0 and the others follow: [0, 1, 2, 3] with unit slots at the end.
+inline std::array<int, kernels::kAxes> canonical_order(int dims, int blocked) {
+  std::array<int, kernels::kAxes> order{-1, -1, -1, -1};
+  int slot = 0;
+  for (int a = 0; a < dims; ++a) {
+    if (a != blocked)
+      order[slot++] = a;
+  }
+  if (blocked >= 0)
+    order[kernels::kAxes - 1] = blocked;
+  return order;
+}
+
+/// The canonical geometry of a correlation from `in` to `out` (strides in elements, as given)
+/// with `filter_extent` and `offset` per original axis. Taps fields are left for the caller.
+template <typename In, typename Out>
+kernels::Geometry make_geometry(const In& in, const Out& out, const Index& filter_extent,
+                                const Index& offset, Boundary boundary,
+                                const std::array<int, kernels::kAxes>& order) {
+  kernels::Geometry g{};
+  for (int s = 0; s < kernels::kAxes; ++s) {
+    const int a = order[s];
+    g.in_extent[s] = a < 0 ? 1 : in.extent[a];
+    g.in_stride[s] = a < 0 ? 0 : in.stride[a];
+    g.out_extent[s] = a < 0 ? 1 : out.extent[a];
+    g.out_stride[s] = a < 0 ? 0 : out.stride[a];
+    g.filter_extent[s] = a < 0 ? 1 : static_cast<int>(filter_extent[a]);
+    g.offset[s] = a < 0 ? 0 : offset[a];
+  }
+  g.boundary = static_cast<int>(boundary);
+  return g;
+}
+
+/// Geometry of a dense problem for the blocked kernel with `ko` outputs per thread (taps at 0).
+inline kernels::Geometry dense_geometry(const detail::CorrelationProblem& p, int ko) {
+  const int dims = p.input.dims;
+  kernels::Geometry g = make_geometry(p.input, p.output, p.filter_extent, p.offset, p.boundary,
+                                      canonical_order(dims, dims - 1));
+  g.tap_base = 0;
+  g.tap_pad = ko - 1;
+  g.tap_pitch = g.filter_extent[3] + 2 * (ko - 1);
+  return g;
+}
+
+/// The dense taps in the blocked kernel's layout: one row per combination of the filter's other
+/// axes, each holding the taps along the last axis between ko-1 zeros on each side.
+inline std::vector<float> padded_dense_taps(const detail::CorrelationProblem& p, int ko) {
+  const int dims = p.input.dims;
+  const int64_t k_last = p.filter_extent[dims - 1];
+  int64_t rows = 1;
+  for (int a = 0; a + 1 < dims; ++a)
+    rows *= p.filter_extent[a];
+  const int64_t pitch = k_last + 2 * (ko - 1);
+  std::vector<float> padded(static_cast<size_t>(rows * pitch), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < k_last; ++j)
+      padded[r * pitch + (ko - 1) + j] = p.taps[r + j * rows];
+  }
+  return padded;
+}
+
+/// One 1D pass of a separable filter.
+struct SeparablePass {
+  int axis = 0;  ///< original axis filtered
+  int ko = 0;    ///< outputs per thread of the blocked kernel; 0 = the x-row kernel
+  kernels::Geometry geometry{};
+  int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
+  int destination = 0;  ///< as `source`
+};
+
+/// Buffer ids of SeparablePass::source/destination.
+inline constexpr int kInputBuffer = 0, kScratchA = 1, kScratchB = 2, kOutputBuffer = 3;
+
+struct SeparablePlan {
+  std::vector<SeparablePass> passes;  ///< at least one (an identity x pass when none filters)
+  std::vector<float> taps;            ///< every pass's taps, at each geometry's tap_base
+  int scratch_halves = 0;             ///< scratch buffers of input-voxel-count floats needed
+};
+
+/// Orders the passes (x first, with the row kernel, then the other axes in memory order with the
+/// blocked kernel at choose_ko(axis, output extent, taps)) and ping-pongs them through scratch.
+/// Intermediate volumes are contiguous; the first pass reads p.input and the last writes
+/// p.output with their own strides.
+inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
+                                    const std::function<int(int, int64_t, int64_t)>& choose_ko) {
+  SeparablePlan plan;
+  const int dims = p.input.dims;
+  std::vector<int> axes;
+  for (int a = 0; a < dims; ++a) {
+    if (!p.taps[a].empty())
+      axes.push_back(a);
+  }
+  // Nothing to filter: one identity pass along x (a single tap of 1), so that the output is still
+  // written by the same code path, with its own strides.
+  std::array<std::vector<float>, kMaxDims> taps = p.taps;
+  if (axes.empty()) {
+    axes.push_back(0);
+    taps[0] = {1.0f};
+  }
+  const int count = static_cast<int>(axes.size());
+  plan.scratch_halves = count >= 3 ? 2 : (count == 2 ? 1 : 0);
+
+  Index extent = p.input.extent;  // extents of the volume the current pass reads
+  for (int i = 0; i < count; ++i) {
+    const int axis = axes[i];
+    SeparablePass pass;
+    pass.axis = axis;
+    pass.source = i == 0 ? kInputBuffer : (i % 2 == 1 ? kScratchA : kScratchB);
+    pass.destination = i == count - 1 ? kOutputBuffer : (i % 2 == 0 ? kScratchA : kScratchB);
+    // The pass's input and output views: given strides at the ends, contiguous in between.
+    ConstVolumeView src = i == 0 ? p.input : make_view<const float>(nullptr, dims, extent);
+    Index out_extent = extent;
+    out_extent[axis] = p.output.extent[axis];
+    VolumeView dst = i == count - 1 ? p.output : make_view<float>(nullptr, dims, out_extent);
+    Index filter_extent{1, 1, 1, 1};
+    filter_extent[axis] = static_cast<int64_t>(taps[axis].size());
+    Index offset{0, 0, 0, 0};
+    offset[axis] = p.offset[axis];
+    const int k = static_cast<int>(filter_extent[axis]);
+    pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
+    pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
+                                  canonical_order(dims, axis == 0 ? -1 : axis));
+    const int pad = pass.ko > 0 ? pass.ko - 1 : 0;
+    pass.geometry.tap_base = static_cast<int>(plan.taps.size());
+    pass.geometry.tap_pad = pad;
+    pass.geometry.tap_pitch = k + 2 * pad;
+    plan.taps.insert(plan.taps.end(), pad, 0.0f);
+    plan.taps.insert(plan.taps.end(), taps[axis].begin(), taps[axis].end());
+    plan.taps.insert(plan.taps.end(), pad, 0.0f);
+    plan.passes.push_back(pass);
+    extent = out_extent;
+  }
+  return plan;
+}
+
+}  // namespace ndconv::cuda_backend

@@ -1,0 +1,127 @@
+// Host-side staging of the CUDA backend, free of CUDA so that CI tests it: strided views to and
+// from contiguous buffers, slab inputs with the last-axis halo already resolved through the
+// boundary condition, the slab size under a memory budget, and the memory cap setting.
+//
+// Slabbing: a volume too large for the device is cut along its last axis L into slabs of output
+// rows [o0, o0 + rows). The slab's input holds input rows o0 + offset_L + r for r < rows + k_L - 1,
+// each mapped by boundary_index (a zero-boundary row outside the volume is zeros), so the slab is
+// an ordinary problem with offset 0 along L whose reads never leave it: the kernel's boundary
+// handling along L is not needed, and the result equals one pass.
+#pragma once
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "engine/problem.h"
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace ndconv::cuda_backend {
+
+/// Bytes from "1073741824", "512K", "64M", "2G" (binary multiples). Throws InvalidArgument.
+inline std::size_t parse_memory_size(const std::string& text, const char* what) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(s, &end, 10);
+  std::size_t multiplier = 1;
+  if (end != s && *end != '\0' && end[1] == '\0') {
+    switch (std::toupper(static_cast<unsigned char>(*end))) {
+      case 'K':
+        multiplier = 1ull << 10;
+        ++end;
+        break;
+      case 'M':
+        multiplier = 1ull << 20;
+        ++end;
+        break;
+      case 'G':
+        multiplier = 1ull << 30;
+        ++end;
+        break;
+    }
+  }
+  if (end == s || *end != '\0' || errno != 0 || text[0] == '-' || value == 0) {
+    throw InvalidArgument(std::string(what) + " '" + text +
+                          "' is not a positive size in bytes (optionally with K, M or G)");
+  }
+  return static_cast<std::size_t>(value) * multiplier;
+}
+
+/// The device memory cap in bytes: Options::device_memory_cap, else NDCONV_DEVICE_MEMORY_CAP,
+/// else 0 (no cap).
+inline std::size_t memory_cap(const Options& options) {
+  if (options.device_memory_cap > 0)
+    return options.device_memory_cap;
+  const char* env = std::getenv("NDCONV_DEVICE_MEMORY_CAP");
+  if (env == nullptr || *env == '\0')
+    return 0;
+  return parse_memory_size(env, "NDCONV_DEVICE_MEMORY_CAP");
+}
+
+/// Calls f(offset into data, linear index) for every voxel of a view, x fastest.
+template <typename View, typename F>
+void for_each_voxel(const View& v, F f) {
+  int64_t linear = 0;
+  for (int64_t t = 0; t < v.extent[3]; ++t)
+    for (int64_t z = 0; z < v.extent[2]; ++z)
+      for (int64_t y = 0; y < v.extent[1]; ++y) {
+        const int64_t base = t * v.stride[3] + z * v.stride[2] + y * v.stride[1];
+        for (int64_t x = 0; x < v.extent[0]; ++x)
+          f(base + x * v.stride[0], linear++);
+      }
+}
+
+/// A view's voxels into a contiguous buffer (x fastest).
+inline void gather(const ConstVolumeView& v, float* dst) {
+  for_each_voxel(v, [&](int64_t off, int64_t i) { dst[i] = v.data[off]; });
+}
+
+/// A contiguous buffer into a view's voxels.
+inline void scatter(const float* src, const VolumeView& v) {
+  for_each_voxel(v, [&](int64_t off, int64_t i) { v.data[off] = src[i]; });
+}
+
+/// The sub-view of rows [first, first + rows) along the last axis.
+template <typename T>
+BasicVolumeView<T> last_axis_rows(const BasicVolumeView<T>& v, int64_t first, int64_t rows) {
+  BasicVolumeView<T> s = v;
+  const int last = v.dims - 1;
+  s.data = v.data + first * v.stride[last];
+  s.extent[last] = rows;
+  return s;
+}
+
+/// Stages input rows first + r (r < rows) along the last axis, resolved by the boundary
+/// condition, into `dst` (contiguous, x fastest).
+inline void stage_slab_input(const ConstVolumeView& in, int64_t first, int64_t rows, Boundary b,
+                             float* dst) {
+  const int last = in.dims - 1;
+  const int64_t row_voxels = in.voxel_count() / in.extent[last];
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row_dst = dst + r * row_voxels;
+    const int64_t src = detail::boundary_index(first + r, in.extent[last], b);
+    if (src < 0) {
+      std::memset(row_dst, 0, sizeof(float) * row_voxels);
+    } else {
+      gather(last_axis_rows(in, src, 1), row_dst);
+    }
+  }
+}
+
+/// Output rows per slab so that (rows + halo) input rows, `rows` output rows and `scratch_factor`
+/// extra input-sized buffers fit in `budget_floats`; 0 when not even one row fits.
+inline int64_t slab_rows(int64_t budget_floats, int64_t in_row, int64_t out_row, int64_t halo,
+                         int64_t scratch_factor) {
+  const int64_t in_cost = in_row * (1 + scratch_factor);
+  const int64_t fixed = halo * in_cost;
+  if (budget_floats <= fixed)
+    return 0;
+  return (budget_floats - fixed) / (in_cost + out_row);
+}
+
+}  // namespace ndconv::cuda_backend

@@ -1,0 +1,98 @@
+// Test cases shared by the GPU suites: volume and filter extents per dimension (odd extents,
+// filters larger than the volume, extent-1 axes), and the conversion of a request into the
+// backend contract (problem.h), written out here independently of the engine's front end.
+#pragma once
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/problem.h"
+#include "ndconv/types.h"
+
+namespace ndconv::test {
+
+struct ShapeCase {
+  int dims;
+  Index volume;
+  Index filter;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const ShapeCase& c) {
+  os << c.dims << "D vol";
+  for (int a = 0; a < c.dims; ++a)
+    os << (a ? "x" : " ") << c.volume[a];
+  os << " filter";
+  for (int a = 0; a < c.dims; ++a)
+    os << (a ? "x" : " ") << c.filter[a];
+  return os;
+}
+
+/// Small shapes: every filter extent of the issue (1, 2, 3, 4, 7, larger than the volume) shows
+/// up along the last axis, which is the one the blocked kernel treats specially.
+inline std::vector<ShapeCase> shape_cases() {
+  return {
+      {2, {37, 23, 1, 1}, {1, 1, 1, 1}},
+      {2, {37, 23, 1, 1}, {3, 2, 1, 1}},
+      {2, {33, 19, 1, 1}, {4, 7, 1, 1}},
+      {2, {13, 9, 1, 1}, {17, 15, 1, 1}},
+      {2, {1, 21, 1, 1}, {3, 4, 1, 1}},
+      {2, {29, 1, 1, 1}, {5, 3, 1, 1}},
+      {3, {19, 11, 13, 1}, {3, 3, 3, 1}},
+      {3, {17, 9, 21, 1}, {2, 4, 7, 1}},
+      {3, {9, 7, 5, 1}, {11, 3, 9, 1}},
+      {3, {7, 1, 9, 1}, {1, 2, 4, 1}},
+      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},
+      {4, {9, 5, 7, 6}, {3, 3, 3, 3}},
+      {4, {7, 3, 5, 11}, {2, 1, 4, 7}},
+      {4, {5, 4, 3, 3}, {7, 2, 5, 4}},
+      {4, {6, 5, 1, 9}, {3, 3, 1, 2}},
+      // Long enough along x (and the blocked axis) for warps to take the interior path.
+      {2, {100, 40, 1, 1}, {5, 3, 1, 1}},
+      {3, {70, 7, 33, 1}, {3, 2, 4, 1}},
+      {4, {67, 3, 2, 21}, {3, 1, 2, 5}},
+  };
+}
+
+inline int64_t voxels(int dims, const Index& e) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= e[a];
+  return n;
+}
+
+/// Whether `valid` leaves something along every axis.
+inline bool valid_fits(const ShapeCase& c) {
+  for (int a = 0; a < c.dims; ++a) {
+    if (c.filter[a] > c.volume[a])
+      return false;
+  }
+  return true;
+}
+
+/// The backend's correlation problem for a request, following the definitions in types.h:
+/// convolution flips every axis, the anchor is k/2 for correlation and k-1-k/2 for convolution,
+/// `same` reads from -anchor, `valid` from 0. `flipped` receives the correlation taps.
+inline detail::CorrelationProblem make_problem(const ConstVolumeView& in, const VolumeView& out,
+                                               const DenseFilter& f, Operation op,
+                                               OutputRegion region, Boundary b,
+                                               std::vector<float>& flipped) {
+  detail::CorrelationProblem p;
+  p.input = in;
+  p.output = out;
+  p.filter_extent = f.extent;
+  p.boundary = b;
+  flipped.assign(f.taps, f.taps + f.tap_count());
+  if (op == Operation::Convolution)
+    std::reverse(flipped.begin(), flipped.end());
+  p.taps = flipped.data();
+  for (int a = 0; a < in.dims; ++a) {
+    const int64_t k = f.extent[a];
+    const int64_t anchor = op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
+    p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
+  }
+  return p;
+}
+
+}  // namespace ndconv::test

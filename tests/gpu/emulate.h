@@ -1,0 +1,110 @@
+// Host emulation of the CUDA kernels: walks the launch grid of kernels/schedule.h block by block
+// and thread by thread, calling the same __host__ __device__ per-thread functions the GPU runs
+// (including the row kernel's load phase, barrier, compute phase). This is how CI, which has no
+// GPU, checks the kernels' blocking and indexing on every commit.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda/plan.h"
+#include "kernels/blocked_thread.h"
+#include "kernels/row_tile.h"
+#include "kernels/schedule.h"
+
+namespace ndconv::test {
+
+struct HostTaps {
+  const float* taps;
+  float operator()(int i) const { return taps[i]; }
+};
+
+/// Runs the blocked kernel with KO outputs per thread over its whole grid. The grid is shrunk
+/// along y and z (when `small_grid`) to exercise the grid-stride loops as well.
+template <int KO>
+void emulate_blocked(const kernels::Geometry& g, const float* in, float* out, const float* taps,
+                     bool small_grid = false) {
+  kernels::LaunchShape s = kernels::blocked_shape(g, KO);
+  if (small_grid) {
+    s.grid[1] = (s.grid[1] + 1) / 2;
+    s.grid[2] = (s.grid[2] + 2) / 3;
+  }
+  const HostTaps host_taps{taps};
+  kernels::ThreadCoord c{};
+  for (int d = 0; d < 3; ++d) {
+    c.block_dim[d] = s.block[d];
+    c.grid_dim[d] = s.grid[d];
+  }
+  for (c.block[2] = 0; c.block[2] < s.grid[2]; ++c.block[2])
+    for (c.block[1] = 0; c.block[1] < s.grid[1]; ++c.block[1])
+      for (c.block[0] = 0; c.block[0] < s.grid[0]; ++c.block[0])
+        for (c.thread[1] = 0; c.thread[1] < s.block[1]; ++c.thread[1])
+          for (c.thread[0] = 0; c.thread[0] < s.block[0]; ++c.thread[0])
+            kernels::blocked_block_thread<KO>(g, in, out, host_taps, c);
+}
+
+/// Runs the blocked kernel for a run-time KO (one of the compiled values).
+inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* in, float* out,
+                               const float* taps, bool small_grid = false) {
+  switch (ko) {
+    case 1:
+      return emulate_blocked<1>(g, in, out, taps, small_grid);
+    case 2:
+      return emulate_blocked<2>(g, in, out, taps, small_grid);
+    case 4:
+      return emulate_blocked<4>(g, in, out, taps, small_grid);
+    case 8:
+      return emulate_blocked<8>(g, in, out, taps, small_grid);
+    case 16:
+      return emulate_blocked<16>(g, in, out, taps, small_grid);
+  }
+  throw std::invalid_argument("no emulation for KO " + std::to_string(ko));
+}
+
+/// Runs the x-row kernel: per block and row, every thread loads, then every thread computes.
+inline void emulate_row(const kernels::Geometry& g, const float* in, float* out, const float* taps,
+                        bool small_grid = false) {
+  kernels::LaunchShape s = kernels::row_shape(g);
+  if (small_grid)
+    s.grid[1] = (s.grid[1] + 2) / 3;
+  const HostTaps host_taps{taps};
+  std::vector<float> tile(static_cast<size_t>(s.shared_bytes / sizeof(float)));
+  const int threads = s.block[0];
+  for (int64_t by = 0; by < s.grid[1]; ++by) {
+    for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
+      for (int64_t row = by; row < kernels::row_count(g); row += s.grid[1]) {
+        int64_t in_offset = 0, out_offset = 0;
+        kernels::row_offsets(g, row, in_offset, out_offset);
+        const int64_t x0 = bx * threads;
+        for (int t = 0; t < threads; ++t)
+          kernels::row_tile_load(g, in + in_offset, tile.data(), x0, t, threads);
+        for (int t = 0; t < threads; ++t)
+          kernels::row_tile_compute(g, tile.data(), out + out_offset, host_taps, x0, t);
+      }
+    }
+  }
+}
+
+/// Runs a separable plan through host buffers, as launch_separable_device does on the device.
+inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const float* in, float* out,
+                              int64_t input_voxels, bool small_grid = false) {
+  std::vector<float> scratch(static_cast<size_t>(2 * input_voxels));
+  auto buffer = [&](int id) -> float* {
+    if (id == cuda_backend::kScratchA)
+      return scratch.data();
+    if (id == cuda_backend::kScratchB)
+      return scratch.data() + input_voxels;
+    return out;
+  };
+  for (const cuda_backend::SeparablePass& pass : plan.passes) {
+    const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
+    float* dst = buffer(pass.destination);
+    if (pass.ko == 0)
+      emulate_row(pass.geometry, src, dst, plan.taps.data(), small_grid);
+    else
+      emulate_blocked_ko(pass.ko, pass.geometry, src, dst, plan.taps.data(), small_grid);
+  }
+}
+
+}  // namespace ndconv::test

@@ -1,0 +1,157 @@
+// Host emulation of the CUDA kernels (runs in CI, no GPU): every KO, dims 2/3/4, every boundary,
+// convolution and correlation, `same` and `valid`, odd extents, filters larger than the volume
+// and extent-1 axes, each against the float64 reference with fresh random data and NaN-poisoned
+// outputs. The grid walk and the per-thread functions are the ones the GPU runs (emulate.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "cases.h"
+#include "cuda/plan.h"
+#include "emulate.h"
+#include "reference.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+// float32 accumulation of at most a few thousand terms lands near 1e-7..1e-6.
+constexpr double kTolerance = 1e-5;
+constexpr int kCompiledKo[] = {1, 2, 4, 8, 16};
+constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                    Boundary::Periodic};
+
+TEST(BoundaryIndexTwin, AgreesWithTheEngine) {
+  for (int b = 0; b < 4; ++b) {
+    for (int64_t n = 1; n <= 9; ++n) {
+      for (int64_t i = -40; i <= 40; ++i) {
+        ASSERT_EQ(kernels::boundary_index_hd(i, n, b),
+                  detail::boundary_index(i, n, static_cast<Boundary>(b)))
+            << "i=" << i << " n=" << n << " b=" << b;
+      }
+    }
+  }
+}
+
+using DenseParam = std::tuple<ShapeCase, int /*ko*/>;
+
+class DenseEmulation : public ::testing::TestWithParam<DenseParam> {};
+
+TEST_P(DenseEmulation, MatchesReference) {
+  const auto& [shape, ko] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        DenseFilter f{shape.dims, shape.filter, taps.data()};
+        const Index out_extent = reference_output_extent(in_view, shape.filter, region);
+        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+        poison(out);
+        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
+        std::vector<float> flipped;
+        const detail::CorrelationProblem p =
+            make_problem(in_view, out_view, f, op, region, b, flipped);
+        const std::vector<float> padded = cuda_backend::padded_dense_taps(p, ko);
+        const bool small_grid = (seed & 1) != 0;  // also walk the grid-stride loops
+        emulate_blocked_ko(ko, cuda_backend::dense_geometry(p, ko), in.data(), out.data(),
+                           padded.data(), small_grid);
+        const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+            << to_string(region) << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKo, DenseEmulation,
+                         ::testing::Combine(::testing::ValuesIn(shape_cases()),
+                                            ::testing::ValuesIn(kCompiledKo)));
+
+using SeparableParam = std::tuple<ShapeCase, int /*ko*/>;
+
+class SeparableEmulation : public ::testing::TestWithParam<SeparableParam> {};
+
+TEST_P(SeparableEmulation, MatchesReference) {
+  const auto& [shape, ko] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        // Axes with a filter extent of 1 are skipped (no taps), as a user would.
+        SeparableFilter f;
+        f.dims = shape.dims;
+        Index filter_extent{1, 1, 1, 1};
+        for (int a = 0; a < shape.dims; ++a) {
+          if (shape.filter[a] > 1 || (a == 0 && shape.filter[0] == 1 && seed % 3 == 0)) {
+            f.taps[a] = random_values(shape.filter[a], seed + 7 + a);
+            filter_extent[a] = shape.filter[a];
+          }
+        }
+        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
+        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+        poison(out);
+        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
+
+        detail::SeparableProblem p;
+        p.input = in_view;
+        p.output = out_view;
+        p.boundary = b;
+        for (int a = 0; a < shape.dims; ++a) {
+          p.taps[a] = f.taps[a];
+          if (p.taps[a].empty())
+            continue;
+          const int64_t k = filter_extent[a];
+          if (op == Operation::Convolution)
+            std::reverse(p.taps[a].begin(), p.taps[a].end());
+          const int64_t anchor = op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
+          p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
+        }
+        const cuda_backend::SeparablePlan plan =
+            cuda_backend::plan_separable(p, [&](int, int64_t, int64_t) { return ko; });
+        emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),
+                          (seed & 1) != 0);
+        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+            << to_string(region) << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKo, SeparableEmulation,
+                         ::testing::Combine(::testing::ValuesIn(shape_cases()),
+                                            ::testing::ValuesIn(kCompiledKo)));
+
+TEST(SeparablePlan, PingPongsThroughScratch) {
+  std::vector<float> in(5 * 6 * 7 * 8, 1.0f), out(in.size());
+  detail::SeparableProblem p;
+  p.input = make_view<const float>(in.data(), 4, {5, 6, 7, 8});
+  p.output = make_view(out.data(), 4, {5, 6, 7, 8});
+  for (int a = 0; a < 4; ++a)
+    p.taps[a] = {1.0f, 2.0f, 1.0f};
+  const auto plan = cuda_backend::plan_separable(p, [](int, int64_t, int64_t) { return 4; });
+  ASSERT_EQ(plan.passes.size(), 4u);
+  EXPECT_EQ(plan.scratch_halves, 2);
+  EXPECT_EQ(plan.passes[0].ko, 0);  // x uses the row kernel
+  EXPECT_EQ(plan.passes[0].source, cuda_backend::kInputBuffer);
+  for (size_t i = 1; i < plan.passes.size(); ++i) {
+    EXPECT_EQ(plan.passes[i].source, plan.passes[i - 1].destination);
+    EXPECT_NE(plan.passes[i].source, plan.passes[i].destination);
+  }
+  EXPECT_EQ(plan.passes.back().destination, cuda_backend::kOutputBuffer);
+}
+
+}  // namespace
+}  // namespace ndconv::test

@@ -1,0 +1,333 @@
+// The CUDA backend through the engine's public API (Backend::Cuda), against the float64
+// reference: dims x boundary x convolution/correlation x region x filter extents (1, 2, 3, 4, 7,
+// larger than the volume) x odd extents x every KO (and the automatic rule); large filters (taps
+// in global memory); strided views; slabbing under a memory cap (option and environment) equal to
+// one pass; abort between slabs; the resource report (no instantiation spills). Skipped with the
+// reason when no usable GPU exists. The no-device path runs everywhere.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <tuple>
+
+#include "cases.h"
+#include "engine/cuda_backend.h"
+#include "ndconv/engine.h"
+#include "reference.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+constexpr double kTolerance = 1e-5;  // float32 lands near 1e-6
+constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                    Boundary::Periodic};
+
+#define NDCONV_REQUIRE_GPU()                               \
+  do {                                                     \
+    const CudaStatus status_ = cuda_status();              \
+    if (!status_.usable)                                   \
+      GTEST_SKIP() << "no usable GPU: " << status_.reason; \
+  } while (0)
+
+Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko) {
+  Options o;
+  o.backend = Backend::Cuda;
+  o.operation = op;
+  o.boundary = b;
+  o.region = region;
+  o.outputs_per_thread = ko;
+  return o;
+}
+
+// Filters `in` densely on the GPU and returns the output; checks the report.
+std::vector<float> gpu_dense(const ShapeCase& s, const std::vector<float>& in,
+                             const std::vector<float>& taps, const Options& o,
+                             RunReport* report_out = nullptr) {
+  const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
+  const DenseFilter f{s.dims, s.filter, taps.data()};
+  const Index out_extent = reference_output_extent(in_view, s.filter, o.region);
+  std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
+  poison(out);
+  const RunReport r = filter_dense(in_view, f, make_view(out.data(), s.dims, out_extent), o);
+  EXPECT_EQ(r.backend, Backend::Cuda);
+  if (o.outputs_per_thread != 0) {
+    EXPECT_EQ(r.outputs_per_thread, o.outputs_per_thread);
+  }
+  EXPECT_FALSE(r.outputs_per_thread_reason.empty());
+  if (report_out)
+    *report_out = r;
+  return out;
+}
+
+TEST(CudaNoDevice, AutoFallsBackAndCudaThrows) {
+  const CudaStatus status = cuda_status();
+  EXPECT_FALSE(status.reason.empty());
+  std::vector<float> in = random_values(8 * 6, fresh_seed()), out(8 * 6);
+  const float tap = 1.0f;
+  const DenseFilter f{2, {1, 1, 1, 1}, &tap};
+  Options o;
+  o.backend = Backend::Auto;
+  const RunReport r = filter_dense(make_view<const float>(in.data(), 2, {8, 6}), f,
+                                   make_view(out.data(), 2, {8, 6}), o);
+  if (status.usable) {
+    EXPECT_EQ(r.backend, Backend::Cuda);
+    EXPECT_FALSE(status.devices.empty());
+    EXPECT_GT(status.runtime_version, 0);
+  } else {
+    EXPECT_EQ(r.backend, Backend::Cpu);
+    EXPECT_NE(r.backend_reason.find("no usable GPU"), std::string::npos) << r.backend_reason;
+    o.backend = Backend::Cuda;
+    EXPECT_THROW(filter_dense(make_view<const float>(in.data(), 2, {8, 6}), f,
+                              make_view(out.data(), 2, {8, 6}), o),
+                 InvalidArgument);
+  }
+}
+
+using Param = std::tuple<ShapeCase, int /*ko, 0 = rule*/>;
+class CudaDense : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CudaDense, MatchesReference) {
+  NDCONV_REQUIRE_GPU();
+  const auto& [shape, ko] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+        const std::vector<float> out = gpu_dense(shape, in, taps, cuda_options(op, b, region, ko));
+        const DenseFilter f{shape.dims, shape.filter, taps.data()};
+        const std::vector<double> ref =
+            reference_dense(make_view(in.data(), shape.dims, shape.volume), f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+            << to_string(region) << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKo, CudaDense,
+                         ::testing::Combine(::testing::ValuesIn(shape_cases()),
+                                            ::testing::Values(0, 1, 2, 4, 8, 16)));
+
+class CudaSeparable : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CudaSeparable, MatchesReference) {
+  NDCONV_REQUIRE_GPU();
+  const auto& [shape, ko] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        SeparableFilter f;
+        f.dims = shape.dims;
+        Index filter_extent{1, 1, 1, 1};
+        for (int a = 0; a < shape.dims; ++a) {
+          if (shape.filter[a] > 1 || seed % 3 == 0) {
+            f.taps[a] = random_values(shape.filter[a], seed + 7 + a);
+            filter_extent[a] = shape.filter[a];
+          }
+        }
+        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
+        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+        poison(out);
+        const RunReport r =
+            filter_separable(in_view, f, make_view(out.data(), shape.dims, out_extent),
+                             cuda_options(op, b, region, ko));
+        EXPECT_EQ(r.backend, Backend::Cuda);
+        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+            << to_string(region) << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKo, CudaSeparable,
+                         ::testing::Combine(::testing::ValuesIn(shape_cases()),
+                                            ::testing::Values(0, 1, 2, 4, 8, 16)));
+
+TEST(CudaDenseLarge, FiltersAtTheLimitsUseGlobalTaps) {
+  NDCONV_REQUIRE_GPU();
+  for (const ShapeCase& s : {ShapeCase{3, {40, 21, 37, 1}, {31, 31, 31, 1}},
+                             ShapeCase{4, {17, 9, 11, 19}, {15, 15, 15, 15}},
+                             ShapeCase{2, {300, 41, 1, 1}, {31, 31, 1, 1}}}) {
+    for (int ko : {0, 1, 16}) {
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+      const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+      RunReport r;
+      const std::vector<float> out = gpu_dense(
+          s, in, taps,
+          cuda_options(Operation::Convolution, Boundary::Mirror, OutputRegion::Same, ko), &r);
+      const DenseFilter f{s.dims, s.filter, taps.data()};
+      const std::vector<double> ref =
+          reference_dense(make_view(in.data(), s.dims, s.volume), f, Operation::Convolution,
+                          Boundary::Mirror, OutputRegion::Same);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance) << s << " KO=" << ko << " seed=" << seed;
+    }
+  }
+}
+
+TEST(CudaDense, StridedViews) {
+  NDCONV_REQUIRE_GPU();
+  // A 3D volume inside a larger buffer (padding along x and y), output strided likewise.
+  const Index ext{29, 13, 17, 1}, pad{35, 16, 17, 1};
+  const uint64_t seed = fresh_seed();
+  std::vector<float> big_in = random_values(pad[0] * pad[1] * pad[2], seed);
+  std::vector<float> big_out(big_in.size());
+  poison(big_out);
+  ConstVolumeView in = make_view<const float>(big_in.data() + 3, 3, pad);
+  VolumeView out = make_view(big_out.data() + 5, 3, pad);
+  in.extent = ext;
+  out.extent = ext;
+  const std::vector<float> taps = random_values(5 * 3 * 4, seed + 1);
+  const DenseFilter f{3, {5, 3, 4, 1}, taps.data()};
+  const Options o = cuda_options(Operation::Convolution, Boundary::Periodic, OutputRegion::Same, 0);
+  filter_dense(in, f, out, o);
+  std::vector<float> got;
+  for (int64_t z = 0; z < ext[2]; ++z)
+    for (int64_t y = 0; y < ext[1]; ++y)
+      for (int64_t x = 0; x < ext[0]; ++x)
+        got.push_back(out.at({x, y, z, 0}));
+  const auto ref =
+      reference_dense(in, f, Operation::Convolution, Boundary::Periodic, OutputRegion::Same);
+  EXPECT_LT(relative_l2_error(got, ref), kTolerance) << "seed=" << seed;
+}
+
+TEST(CudaDense, RejectsKoWithoutInstantiation) {
+  NDCONV_REQUIRE_GPU();
+  std::vector<float> in = random_values(16 * 16, fresh_seed()), out(16 * 16);
+  const float tap = 1.0f;
+  const DenseFilter f{2, {1, 1, 1, 1}, &tap};
+  Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 3);
+  try {
+    filter_dense(make_view<const float>(in.data(), 2, {16, 16}), f,
+                 make_view(out.data(), 2, {16, 16}), o);
+    FAIL() << "KO 3 was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("1, 2, 4, 8, 16"), std::string::npos) << e.what();
+  }
+}
+
+// Slabbing: the same request with a memory cap (option or environment) equals one pass.
+struct SlabCase {
+  ShapeCase shape;
+  Boundary boundary;
+  OutputRegion region;
+};
+
+class CudaSlabs : public ::testing::TestWithParam<SlabCase> {};
+
+TEST_P(CudaSlabs, EqualOnePass) {
+  NDCONV_REQUIRE_GPU();
+  const SlabCase& c = GetParam();
+  const ShapeCase& s = c.shape;
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+  const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+  Options o = cuda_options(Operation::Convolution, c.boundary, c.region, 0);
+  RunReport one;
+  const std::vector<float> whole = gpu_dense(s, in, taps, o, &one);
+  EXPECT_EQ(one.slabs, 1);
+  // A cap of about a fifth of the volume's input and output.
+  const size_t cap = static_cast<size_t>(voxels(s.dims, s.volume)) * sizeof(float) * 2 / 5;
+
+  o.device_memory_cap = cap;
+  int progress_calls = 0;
+  o.progress = [&](double f) {
+    EXPECT_GT(f, 0.0);
+    EXPECT_LT(f, 1.0);
+    ++progress_calls;
+    return true;
+  };
+  RunReport sliced;
+  const std::vector<float> by_option = gpu_dense(s, in, taps, o, &sliced);
+  EXPECT_GT(sliced.slabs, 2);
+  EXPECT_EQ(progress_calls, sliced.slabs - 1);
+
+  o.device_memory_cap = 0;
+  o.progress = nullptr;
+  ::setenv("NDCONV_DEVICE_MEMORY_CAP", (std::to_string(cap / 1024) + "K").c_str(), 1);
+  RunReport by_env_report;
+  const std::vector<float> by_env = gpu_dense(s, in, taps, o, &by_env_report);
+  ::unsetenv("NDCONV_DEVICE_MEMORY_CAP");
+  EXPECT_GT(by_env_report.slabs, 2);
+
+  const DenseFilter f{s.dims, s.filter, taps.data()};
+  const auto ref = reference_dense(make_view(in.data(), s.dims, s.volume), f,
+                                   Operation::Convolution, c.boundary, c.region);
+  std::vector<double> whole_d(whole.begin(), whole.end());
+  EXPECT_LT(relative_l2_error(by_option, whole_d), 1e-6) << s << " seed=" << seed;
+  EXPECT_LT(relative_l2_error(by_env, whole_d), 1e-6) << s << " seed=" << seed;
+  EXPECT_LT(relative_l2_error(by_option, ref), kTolerance) << s << " seed=" << seed;
+
+  // Separable, same cap: equal to one pass as well.
+  SeparableFilter sf;
+  sf.dims = s.dims;
+  for (int a = 0; a < s.dims; ++a)
+    sf.taps[a] = random_values(s.filter[a], seed + 11 + a);
+  const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
+  const Index out_extent = reference_output_extent(in_view, s.filter, c.region);
+  std::vector<float> sep(static_cast<size_t>(voxels(s.dims, out_extent)));
+  poison(sep);
+  o.device_memory_cap = cap * 2;  // the separable path also holds scratch
+  const RunReport sr = filter_separable(in_view, sf, make_view(sep.data(), s.dims, out_extent), o);
+  EXPECT_GT(sr.slabs, 1);
+  const auto sref = reference_separable(in_view, sf, Operation::Convolution, c.boundary, c.region);
+  EXPECT_LT(relative_l2_error(sep, sref), kTolerance) << s << " seed=" << seed;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CapForcesSlabs, CudaSlabs,
+    ::testing::Values(
+        SlabCase{{2, {301, 211, 1, 1}, {5, 9, 1, 1}}, Boundary::Mirror, OutputRegion::Same},
+        SlabCase{{3, {64, 40, 57, 1}, {3, 5, 7, 1}}, Boundary::Zero, OutputRegion::Same},
+        SlabCase{{3, {64, 40, 57, 1}, {3, 5, 6, 1}}, Boundary::Periodic, OutputRegion::Valid},
+        SlabCase{{4, {20, 17, 9, 31}, {3, 3, 3, 4}}, Boundary::Replicate, OutputRegion::Same}));
+
+TEST(CudaSlabs, ProgressCanAbort) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase s{3, {64, 40, 57, 1}, {3, 3, 3, 1}};
+  const std::vector<float> in = random_values(voxels(3, s.volume), fresh_seed());
+  const std::vector<float> taps = random_values(27, fresh_seed());
+  Options o = cuda_options(Operation::Convolution, Boundary::Zero, OutputRegion::Same, 0);
+  o.device_memory_cap = 64 * 1024;
+  o.progress = [](double) { return false; };
+  EXPECT_THROW(gpu_dense(s, in, taps, o), Aborted);
+}
+
+TEST(CudaSlabs, CapTooSmallIsAClearError) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase s{3, {64, 40, 57, 1}, {3, 3, 3, 1}};
+  const std::vector<float> in = random_values(voxels(3, s.volume), fresh_seed());
+  const std::vector<float> taps = random_values(27, fresh_seed());
+  Options o = cuda_options(Operation::Convolution, Boundary::Zero, OutputRegion::Same, 0);
+  o.device_memory_cap = 1024;
+  EXPECT_THROW(gpu_dense(s, in, taps, o), InvalidArgument);
+}
+
+TEST(CudaResources, NoInstantiationSpills) {
+  NDCONV_REQUIRE_GPU();
+  const auto variants = cuda_backend::dense_variants(0, 3);
+  ASSERT_EQ(variants.size(), 5u);
+  for (const auto& v : variants) {
+    EXPECT_EQ(v.local_bytes, 0u) << "KO " << v.outputs_per_thread;
+    EXPECT_GT(v.blocks_per_sm, 0) << "KO " << v.outputs_per_thread;
+    std::printf("KO %2d: %3d registers, %zu local bytes, %d blocks/SM of %d, occupancy %.3f\n",
+                v.outputs_per_thread, v.registers_per_thread, v.local_bytes, v.blocks_per_sm,
+                v.block_threads, v.occupancy);
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test

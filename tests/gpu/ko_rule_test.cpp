@@ -1,0 +1,85 @@
+// The KO rule (src/engine/ko_rule.h) on recorded numbers: what cudaFuncGetAttributes and
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor reported for the blocked kernel's instantiations
+// (128 threads per block). See docs/gpu-validation.md for the run they come from.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/ko_rule.h"
+
+namespace ndconv::cuda_backend {
+namespace {
+
+// Blocked kernel, taps in constant memory, sm_90, H100 80GB HBM3 (2048 threads and 65536
+// registers per SM), recorded by the GPU validation run (docs/gpu-validation.md).
+std::vector<KoCandidate> recorded_h100() {
+  return {
+      {1, 40, 0, 128, 12, 0.75},  {2, 40, 0, 128, 12, 0.75}, {4, 40, 0, 128, 12, 0.75},
+      {8, 48, 0, 128, 10, 0.625}, {16, 64, 0, 128, 8, 0.5},
+  };
+}
+
+TEST(KoRule, LargeLastAxisAndFilterPreferRegisterBlocking) {
+  const KoChoice c = choose_outputs_per_thread(recorded_h100(), 256, 11);
+  EXPECT_GE(c.outputs_per_thread, 4) << c.reason;
+  EXPECT_FALSE(c.reason.empty());
+}
+
+TEST(KoRule, FilterOfOneTapAlongTheLastAxisNeedsLittleBlocking) {
+  // With k = 1 there is no reuse beyond the load itself; only the load cost amortises.
+  const KoChoice c1 = choose_outputs_per_thread(recorded_h100(), 256, 1);
+  const KoChoice c11 = choose_outputs_per_thread(recorded_h100(), 256, 11);
+  EXPECT_LE(c1.outputs_per_thread, c11.outputs_per_thread);
+}
+
+TEST(KoRule, ShortLastAxisAvoidsWastedOutputs) {
+  // Three outputs along the last axis: KO 16 would compute 13 that do not exist.
+  const KoChoice c = choose_outputs_per_thread(recorded_h100(), 3, 7);
+  EXPECT_LE(c.outputs_per_thread, 4) << c.reason;
+  const KoChoice one = choose_outputs_per_thread(recorded_h100(), 1, 7);
+  EXPECT_EQ(one.outputs_per_thread, 1) << one.reason;
+}
+
+TEST(KoRule, SpillingInstantiationsAreNeverChosen) {
+  std::vector<KoCandidate> c = recorded_h100();
+  for (KoCandidate& k : c) {
+    if (k.outputs_per_thread >= 4)
+      k.local_bytes = 64;  // as if the compiler had spilled
+  }
+  for (int64_t n : {1, 7, 64, 4096}) {
+    for (int64_t k : {1, 5, 31}) {
+      const KoChoice choice = choose_outputs_per_thread(c, n, k);
+      EXPECT_LT(choice.outputs_per_thread, 4) << "n=" << n << " k=" << k;
+      EXPECT_GE(choice.outputs_per_thread, 1);
+    }
+  }
+}
+
+TEST(KoRule, LowOccupancyIsPenalised) {
+  std::vector<KoCandidate> c = recorded_h100();
+  c[4].occupancy = 0.0625;  // KO 16 with only 4 warps per SM cannot hide latency
+  c[4].blocks_per_sm = 1;
+  const KoChoice choice = choose_outputs_per_thread(c, 256, 11);
+  EXPECT_NE(choice.outputs_per_thread, 16) << choice.reason;
+}
+
+TEST(KoRule, UnlaunchableAndEmpty) {
+  EXPECT_EQ(choose_outputs_per_thread({}, 100, 3).outputs_per_thread, 0);
+  std::vector<KoCandidate> c = recorded_h100();
+  for (KoCandidate& k : c)
+    k.blocks_per_sm = 0;
+  const KoChoice choice = choose_outputs_per_thread(c, 100, 3);
+  EXPECT_EQ(choice.outputs_per_thread, 0);
+  EXPECT_FALSE(choice.reason.empty());
+}
+
+TEST(KoRule, CostMatchesTheWrittenModel) {
+  // KO 8, k 11, n 256, occupancy 0.625: (11+7) * (8*1 + 4) / 8 = 27, no tail, no penalty.
+  const KoCandidate c{8, 48, 0, 128, 10, 0.625};
+  EXPECT_DOUBLE_EQ(ko_cost(c, 256, 11), 27.0);
+  // n = 12 with KO 8: 16 computed for 12 useful -> 27 * 16 / 12 = 36.
+  EXPECT_DOUBLE_EQ(ko_cost(c, 12, 11), 36.0);
+}
+
+}  // namespace
+}  // namespace ndconv::cuda_backend
