@@ -3,9 +3,9 @@
 //  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
 //     rows o + j for every tap j: no boundary test in the hot loop; along the blocked axis the
 //     padded volume is rounded up to whole blocks;
-//  3. build the weight table of a block: row r = (j3', j2, j1) with j3' < k3 + B - 1 feeds
-//     output b of the block with the tap (j3' - b, j2, j1, jx), zero where that tap does not
-//     exist;
+//  3. build the weight table of a block: the source (j3', j2, j1, jx), with j3' < k3 + B - 1,
+//     is padded row (j3', j2, j1) shifted by jx and feeds output b of the block with the tap
+//     (j3' - b, j2, j1, jx), zero where that tap does not exist;
 //  4. work items are (m1, m2, block along the last axis), m1 fastest so that neighbouring items
 //     share most of their input rows in cache; threads take chunks of items (parallel_for.h).
 #include <algorithm>
@@ -28,7 +28,7 @@ namespace {
 
 // Per-thread buffers, reused across the items a thread runs.
 struct Scratch {
-  std::vector<const float*> rows;
+  std::vector<const float*> sources;  // every tap row of the current block
   std::vector<float> out;  // B rows for outputs with x stride != 1 or past the last axis' end
 };
 
@@ -84,7 +84,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
                padded);
 
   const std::vector<float> weights = block_weights(p.taps, k, factor);
-  const int64_t row_count = (k[3] + factor - 1) * k[2] * k[1];
+  const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
   const int64_t out_row = round_up(n_out[0], kMaxLanes);
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
   const int64_t items = n_out[1] * n_out[2] * blocks;
@@ -93,18 +93,21 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
 
   auto body = [&](int64_t begin, int64_t end, int worker) {
     Scratch& s = scratch[worker];
-    s.rows.resize(row_count);
+    s.sources.resize(tap_count);
     s.out.resize(factor * out_row);
     float* dst[8];
     for (int64_t item = begin; item < end; ++item) {
       const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
                     block = item / (n_out[1] * n_out[2]);
       const int64_t first = block * factor;
-      int64_t r = 0;
+      int64_t t = 0;
       for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
         for (int64_t j2 = 0; j2 < k[2]; ++j2)
-          for (int64_t j1 = 0; j1 < k[1]; ++j1)
-            s.rows[r++] = padded.row(m1 + j1, m2 + j2, first + j3);
+          for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+            const float* row = padded.row(m1 + j1, m2 + j2, first + j3);
+            for (int64_t jx = 0; jx < k[0]; ++jx)
+              s.sources[t++] = row + jx;
+          }
       float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
       for (int b = 0; b < factor; ++b) {
         const bool inside = first + b < n_out[3];
@@ -112,10 +115,9 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
                                         : s.out.data() + b * out_row;
       }
       RowBlock block_args;
-      block_args.rows = s.rows.data();
-      block_args.row_count = row_count;
+      block_args.sources = s.sources.data();
+      block_args.tap_count = tap_count;
       block_args.weights = weights.data();
-      block_args.kx = k[0];
       block_args.nx = n_out[0];
       block_args.dst = dst;
       kernel(block_args);

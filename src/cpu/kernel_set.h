@@ -13,18 +13,20 @@ namespace ndconv::cpu {
 inline constexpr int kBlockingFactors[] = {1, 2, 4, 8};
 inline constexpr int kBlockingFactorCount = 4;
 
-/// Longest SIMD vector of any kernel set, in floats. Input rows must be readable (and finite) up
-/// to round_up(nx, kMaxLanes) + kx - 1 elements; drivers pad their rows to that length.
+/// Longest SIMD vector of any kernel set, in floats. Each source must be readable (and finite)
+/// up to round_up(nx, kMaxLanes) elements; drivers pad their rows to that length.
 inline constexpr int64_t kMaxLanes = 16;
 
 /// One block of B output rows.
-///   dst[b][x] = sum_{r < row_count} sum_{j < kx} weights[(r * kx + j) * B + b] * rows[r][x + j]
-/// for x in [0, nx). A row that feeds only some of the B outputs has zero weights for the others.
+///   dst[b][x] = sum_{t < tap_count} weights[t * B + b] * sources[t][x]
+/// for x in [0, nx). Each "tap" is an input row already shifted by the tap's offset along x, so
+/// the kernel runs one flat loop over all taps of the filter (no short inner loop along x taps
+/// whose exit costs more than its body for small filters). A source that feeds only some of the
+/// B outputs has zero weights for the others.
 struct RowBlock {
-  const float* const* rows = nullptr;  ///< row_count input rows, x contiguous
-  int64_t row_count = 0;
-  const float* weights = nullptr;  ///< [row_count][kx][B]
-  int64_t kx = 1;                  ///< taps along x
+  const float* const* sources = nullptr;  ///< tap_count rows, x contiguous
+  int64_t tap_count = 0;
+  const float* weights = nullptr;  ///< [tap_count][B]
   int64_t nx = 0;                  ///< outputs along x
   float* const* dst = nullptr;     ///< B output rows, x contiguous, nx elements each
 };

@@ -6,9 +6,10 @@
 // the whole program.
 //
 // Design (the CPU twin of the GPU kernels' register blocking): an accumulator strip of
-// B x W vectors stays in registers while the loop walks every (input row, x tap). Each input
-// vector is loaded once and feeds all B outputs of the block (B consecutive positions along the
-// blocked axis), so a block does W loads and B weight broadcasts per B*W fused multiply-adds.
+// B x W vectors stays in registers while one flat loop walks every tap (an input row shifted by
+// the tap's x offset). Each input vector is loaded once and feeds all B outputs of the block (B
+// consecutive positions along the blocked axis), so a tap costs W loads and B weight broadcasts
+// per B*W fused multiply-adds.
 // The loop has no boundary checks: the drivers hand it rows that are already padded.
 #pragma once
 
@@ -55,20 +56,18 @@ inline void strip(const RowBlock& a, int64_t x, int64_t valid) {
       acc[b][v] = Vec{};
   }
   const float* w = a.weights;
-  for (int64_t r = 0; r < a.row_count; ++r) {
-    const float* row = a.rows[r] + x;
-    for (int64_t j = 0; j < a.kx; ++j, w += B) {
-      Vec in[W];
+  for (int64_t t = 0; t < a.tap_count; ++t, w += B) {
+    const float* row = a.sources[t] + x;
+    Vec in[W];
+#pragma GCC unroll 4
+    for (int v = 0; v < W; ++v)
+      in[v] = load(row + v * kLanes);
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) {
+      const float s = w[b];
 #pragma GCC unroll 4
       for (int v = 0; v < W; ++v)
-        in[v] = load(row + j + v * kLanes);
-#pragma GCC unroll 8
-      for (int b = 0; b < B; ++b) {
-        const float s = w[b];
-#pragma GCC unroll 4
-        for (int v = 0; v < W; ++v)
-          acc[b][v] += in[v] * s;
-      }
+        acc[b][v] += in[v] * s;
     }
   }
 #pragma GCC unroll 8

@@ -1,9 +1,9 @@
 // The separable driver: one 1D pass per filtered axis, x first.
 //  - The x pass gathers each input row with the boundary condition into a per-thread padded line
 //    (any stride, so it also serves as the staging copy of a strided input) and runs the row
-//    kernel with B = 1 and the 1D taps along x: strips of W vectors accumulate in registers
-//    while the loop walks the taps. When x is not filtered the pass runs with the single tap 1,
-//    which is the copy the other passes need anyway.
+//    kernel with B = 1, the taps being the line shifted by 0..k-1: strips of W vectors
+//    accumulate in registers while the loop walks the taps. When x is not filtered the pass runs
+//    with the single tap 1, which is the copy the other passes need anyway.
 //  - A pass along another axis a reads rows of the previous result (x contiguous, rows padded
 //    to kMaxLanes and zero-filled, so every load is in bounds) and computes B outputs along a
 //    per block, each input row loaded once for all B of them; rows outside the volume along a
@@ -87,24 +87,27 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
   const RowBlockFn kernel = c.kernels->block[0];
   const int threads = static_cast<int>(std::min<int64_t>(c.threads, rows));
   std::vector<std::vector<float>> lines(threads), outs(threads);
+  std::vector<std::vector<const float*>> source_lists(threads);
   parallel_for(
       threads, rows,
       [&](int64_t begin, int64_t end, int worker) {
         std::vector<float>& line = lines[worker];
         std::vector<float>& out = outs[worker];
+        std::vector<const float*>& sources = source_lists[worker];
+        sources.resize(k);
         line.resize(line_length);
         out.resize(out_length);
         for (int64_t r = begin; r < end; ++r) {
           const Index i = row_index(r, dst.extent);
           gather_line(src.row(i), src.stride[0], src.extent[0], offset, nx + k - 1, line_length,
                       c.boundary, line.data());
-          const float* row_ptr = line.data();
+          for (int64_t j = 0; j < k; ++j)
+            sources[j] = line.data() + j;
           float* target = direct_store ? dst.row(i) : out.data();
           RowBlock block;
-          block.rows = &row_ptr;
-          block.row_count = 1;
+          block.sources = sources.data();
+          block.tap_count = k;
           block.weights = taps.data();
-          block.kx = k;
           block.nx = nx;
           block.dst = &target;
           kernel(block);
@@ -173,10 +176,9 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
                 direct_store && first + b < n_out ? dst.row(i) : s.out.data() + b * out_length;
           }
           RowBlock args;
-          args.rows = s.rows.data();
-          args.row_count = row_count;
+          args.sources = s.rows.data();
+          args.tap_count = row_count;
           args.weights = weights.data();
-          args.kx = 1;
           args.nx = nx;
           args.dst = dst_rows;
           kernel(args);
