@@ -96,6 +96,9 @@ template <typename F>
 int guarded(const char* name, std::ostream& err, F f) {
   try {
     return f();
+  } catch (const ValidationFailed& e) {
+    err << "ndconv " << name << ": " << e.what() << "\n";
+    return kExitValidationFailed;
   } catch (const GpuUnavailable& e) {
     err << "ndconv " << name << ": " << e.what()
         << "; no measurements made (--device cpu runs the CPU backend instead)\n";
@@ -116,34 +119,61 @@ void refuse_existing(const std::string& path, bool force) {
 
 }  // namespace
 
+void sweep_command(const SweepArgs& args, const std::string& command_line, std::ostream& out,
+                   std::ostream* progress) {
+  SweepConfig config = sweep_config(args);
+  config.command_line = command_line;
+  // Check the outputs before the measurements, and write them only at the end.
+  refuse_existing(args.csv, args.force);
+  refuse_existing(args.json, args.force);
+  const SweepResult r = run_sweep(config, progress);
+  print_sweep_table(out, r);
+  if (!args.csv.empty()) {
+    std::ostringstream csv;
+    write_csv(csv, r.rows);
+    write_file(args.csv, csv.str(), true);
+  }
+  if (!args.json.empty())
+    write_file(args.json, r.summary.dump() + "\n", true);
+  const Json* o = r.summary.find("overall");
+  out << "points: " << o->find("points")->scalar_text() << ", validation failures: " << r.failures
+      << ", rule within 5% of the best KO: " << o->find("auto_within_5pct_of_best")->scalar_text()
+      << " of " << o->find("problems")->scalar_text() << " problems\n";
+  if (!args.csv.empty())
+    out << "wrote " << args.csv << (args.json.empty() ? "" : " and " + args.json) << "\n";
+  if (r.failures) {
+    throw ValidationFailed(std::to_string(r.failures) +
+                           " point(s) failed validation against the CPU backend (see "
+                           "rel_l2_error; results written)");
+  }
+}
+
+void bench_command(const BenchArgs& args, const std::string& command_line, CpuPeer peer,
+                   std::ostream& out, std::ostream* progress) {
+  BenchConfig config = bench_config(args);
+  config.command_line = command_line;
+  config.cpu_peer = std::move(peer);
+  refuse_existing(args.json, args.force);
+  const BenchResult r = run_bench(config, progress);
+  if (args.json == "-") {
+    out << r.summary.dump() << "\n";
+  } else {
+    print_bench_table(out, r);
+    if (!args.json.empty()) {
+      write_file(args.json, r.summary.dump() + "\n", true);
+      out << "wrote " << args.json << "\n";
+    }
+  }
+  if (r.failures) {
+    throw ValidationFailed(std::to_string(r.failures) +
+                           " validation failure(s) (see rel_l2_error; results written)");
+  }
+}
+
 int run_sweep_command(const SweepArgs& args, const std::string& command_line, std::ostream& out,
                       std::ostream& err) {
   return guarded("sweep", err, [&] {
-    SweepConfig config = sweep_config(args);
-    config.command_line = command_line;
-    // Check the outputs before hours of measurements, and write them only at the end.
-    refuse_existing(args.csv, args.force);
-    refuse_existing(args.json, args.force);
-    const SweepResult r = run_sweep(config, &err);
-    print_sweep_table(out, r);
-    if (!args.csv.empty()) {
-      std::ostringstream csv;
-      write_csv(csv, r.rows);
-      write_file(args.csv, csv.str(), true);
-    }
-    if (!args.json.empty())
-      write_file(args.json, r.summary.dump() + "\n", true);
-    const Json* o = r.summary.find("overall");
-    out << "points: " << o->find("points")->scalar_text() << ", validation failures: " << r.failures
-        << ", rule within 5% of the best KO: " << o->find("auto_within_5pct_of_best")->scalar_text()
-        << " of " << o->find("problems")->scalar_text() << " problems\n";
-    if (!args.csv.empty())
-      out << "wrote " << args.csv << (args.json.empty() ? "" : " and " + args.json) << "\n";
-    if (r.failures) {
-      err << "ndconv sweep: " << r.failures
-          << " point(s) failed validation against the CPU backend (see rel_l2_error)\n";
-      return static_cast<int>(kExitValidationFailed);
-    }
+    sweep_command(args, command_line, out, &err);
     return static_cast<int>(kExitOk);
   });
 }
@@ -151,24 +181,7 @@ int run_sweep_command(const SweepArgs& args, const std::string& command_line, st
 int run_bench_command(const BenchArgs& args, const std::string& command_line, CpuPeer peer,
                       std::ostream& out, std::ostream& err) {
   return guarded("bench", err, [&] {
-    BenchConfig config = bench_config(args);
-    config.command_line = command_line;
-    config.cpu_peer = std::move(peer);
-    refuse_existing(args.json, args.force);
-    const BenchResult r = run_bench(config, &err);
-    if (args.json == "-") {
-      out << r.summary.dump() << "\n";
-    } else {
-      print_bench_table(out, r);
-      if (!args.json.empty()) {
-        write_file(args.json, r.summary.dump() + "\n", true);
-        out << "wrote " << args.json << "\n";
-      }
-    }
-    if (r.failures) {
-      err << "ndconv bench: " << r.failures << " validation failure(s) (see rel_l2_error)\n";
-      return static_cast<int>(kExitValidationFailed);
-    }
+    bench_command(args, command_line, std::move(peer), out, &err);
     return static_cast<int>(kExitOk);
   });
 }

@@ -57,8 +57,16 @@ struct BenchArgs {
 SweepConfig sweep_config(const SweepArgs& args);
 BenchConfig bench_config(const BenchArgs& args);
 
-/// Run a command, print its table to `out` and messages to `err`; return an ExitCode. Never
-/// throws. `peer` is the CPU row's peer (empty when the front end has no ITK).
+/// Run a command: table to `out`, progress to `progress` (may be null). Throws InvalidArgument
+/// (bad options, an output exists), GpuUnavailable, ValidationFailed (after writing the results),
+/// or another ndconv::Error. For front ends with their own error handling (`ndconv`).
+void sweep_command(const SweepArgs& args, const std::string& command_line, std::ostream& out,
+                   std::ostream* progress);
+void bench_command(const BenchArgs& args, const std::string& command_line, CpuPeer peer,
+                   std::ostream& out, std::ostream* progress);
+
+/// The same, with every error turned into one line on `err` (progress goes there too) and an
+/// ExitCode; never throws. `peer` is the CPU row's peer (empty when the front end has no ITK).
 int run_sweep_command(const SweepArgs& args, const std::string& command_line, std::ostream& out,
                       std::ostream& err);
 int run_bench_command(const BenchArgs& args, const std::string& command_line, CpuPeer peer,
