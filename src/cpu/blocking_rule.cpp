@@ -1,13 +1,17 @@
 // The blocking rule. A block of B outputs along the blocked axis walks k + B - 1 input rows; row
 // r feeds output b with the tap r - b, and the weight table holds zeros where that tap does not
 // exist, so a block does (k + B - 1) * B row-by-tap multiply-adds of which k * B are useful:
-// the waste factor is (k + B - 1) / k. In exchange, each input vector loaded from L1 feeds B
-// multiply-adds instead of one. Per (row, x tap) a strip of W vectors issues W input loads plus
-// B weight broadcasts and B * W FMAs; with two FMA and two load issue slots per cycle (every
-// x86 core since Haswell), the cost per useful FMA vector is
-//     waste * max(1, (W + B) / (B * W)) / 2.
-// Example, k = 7 with AVX2 (W = 4, 4, 3, 1 for B = 1, 2, 4, 8): 0.625, 0.571, 0.714, 1.125,
-// so B = 2; k = 1 always gives B = 1 (no row is shared by two outputs).
+// the waste factor is (k + B - 1) / k. In exchange each input vector, loaded once per tap,
+// feeds B multiply-adds instead of one. Per tap a strip of W vectors issues W unaligned input
+// loads, B weight broadcasts and B * W multiply-adds; the modelled cycles per useful
+// multiply-add vector are
+//     waste * (a * W + 0.5 * B + f * B * W) / (B * W)
+// with f = 0.5 (two FMA pipes) or 1 (no FMA: a multiply and an add), 0.5 per broadcast (two
+// load ports) and a = (1 + 2 * s) / 2 per input load, s = (lanes - 1) / 16 being the share of
+// unaligned loads that split a 64-byte cache line; the factor 2 on splits is fitted to the
+// measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model ranks the four
+// factors as measured, e.g. AVX-512: B = 4, then 8 and 2, then 1).
+// k = 1 always gives B = 1 (no row is shared by two outputs).
 #include "cpu/blocking_rule.h"
 
 #include <algorithm>
@@ -17,11 +21,13 @@
 
 namespace ndconv::cpu {
 
-double modelled_cost(int factor, int strip_vectors, int64_t k) {
+double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool fma) {
   const double b = factor, w = strip_vectors;
   const double waste = (static_cast<double>(k) + b - 1) / static_cast<double>(k);
-  const double loads_per_fma = (w + b) / (b * w);
-  return waste * std::max(1.0, loads_per_fma) / 2.0;
+  const double split_share = (lanes - 1) / 16.0;
+  const double load = (1 + 2 * split_share) / 2;
+  const double multiply_add = fma ? 0.5 : 1.0;
+  return waste * (load * w + 0.5 * b + multiply_add * b * w) / (b * w);
 }
 
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
@@ -44,7 +50,7 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
   std::string costs;
   for (int i = 0; i < kBlockingFactorCount; ++i) {
     const int b = kBlockingFactors[i];
-    const double cost = modelled_cost(b, kernels.strip_vectors[i], k);
+    const double cost = modelled_cost(b, k, kernels.strip_vectors[i], kernels.lanes, kernels.fma);
     char text[64];
     std::snprintf(text, sizeof text, "%sB=%d: %.3f", costs.empty() ? "" : ", ", b, cost);
     costs += text;

@@ -15,9 +15,10 @@ struct BlockingChoice {
   std::string reason;  ///< for RunReport::outputs_per_thread_reason
 };
 
-/// Modelled cost, in cycles per useful multiply-add vector, of blocking factor B with a strip of
-/// W vectors when the filter has `k` taps along the blocked axis.
-double modelled_cost(int factor, int strip_vectors, int64_t k);
+/// Modelled cost, in cycles per useful multiply-add vector, of blocking factor B when the filter
+/// has `k` taps along the blocked axis, for a kernel set with strips of W vectors of `lanes`
+/// floats, with or without fused multiply-add.
+double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool fma);
 
 /// `requested` = 0: the factor of least modelled cost (ties go to the smaller factor), capped so
 /// that a block is not longer than the output along the blocked axis. Otherwise `requested` must

@@ -38,6 +38,7 @@ struct KernelSet {
   const char* isa = "";                          ///< "avx512", "avx2" or "generic"
   int lanes = 0;                                 ///< floats per SIMD vector
   int registers = 0;                             ///< SIMD registers the compiler can allocate
+  bool fma = false;                              ///< fused multiply-add instructions
   RowBlockFn block[kBlockingFactorCount] = {};   ///< indexed like kBlockingFactors
   int strip_vectors[kBlockingFactorCount] = {};  ///< vectors along x per accumulator strip
 };

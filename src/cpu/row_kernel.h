@@ -103,6 +103,9 @@ inline KernelSet make_kernel_set(const char* isa) {
   s.isa = isa;
   s.lanes = kLanes;
   s.registers = NDCONV_CPU_REGISTERS;
+#ifdef __FMA__
+  s.fma = true;
+#endif
   s.block[0] = &block<1>;
   s.block[1] = &block<2>;
   s.block[2] = &block<4>;
