@@ -15,6 +15,7 @@ struct Slice {
 };
 
 constexpr int kMaxSide = 384;  // longest side of one panel, in pixels
+constexpr int kMinSide = 256;
 constexpr int kGap = 4;
 constexpr float kBackground = 32;
 
@@ -40,7 +41,9 @@ Slice take_slice(const io::Image& im, int h, int v, bool flip_v) {
   const double sv = std::abs(g.spacing[v]) > 0 ? std::abs(g.spacing[v]) : 1.0;
   const double pixel = std::min(sh, sv);
   double w = g.extent[h] * sh / pixel, ht = g.extent[v] * sv / pixel;
-  const double scale = std::min(1.0, kMaxSide / std::max(w, ht));
+  // Small images are enlarged to kMinSide, large ones reduced to kMaxSide (nearest neighbour).
+  const double longest = std::max(w, ht);
+  const double scale = longest > kMaxSide ? kMaxSide / longest : std::max(1.0, kMinSide / longest);
   Slice s;
   s.width = std::max(1, static_cast<int>(std::lround(w * scale)));
   s.height = std::max(1, static_cast<int>(std::lround(ht * scale)));
