@@ -37,42 +37,58 @@ TEST(ParallelFor, RunsEveryItemExactlyOnce) {
 }
 
 TEST(ParallelFor, ExceptionInAWorkerReachesTheCaller) {
-  // Thrown by the other threads only (the caller sleeps so that they get chunks).
+  // Thrown by another thread: the caller's first chunk waits until a worker has thrown.
   for (int threads : {2, 4}) {
+    std::atomic<bool> thrown{false};
     EXPECT_THROW(parallel_for(threads, 10000,
                               [&](int64_t, int64_t, int worker) {
-                                if (worker != 0)
+                                if (worker != 0) {
+                                  thrown = true;
                                   throw std::runtime_error("worker failed");
-                                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                }
+                                while (!thrown)
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(1));
                               },
                               {}),
                  std::runtime_error);
   }
-  // Thrown by the calling thread, alone or with others.
+  // Thrown by the calling thread, alone or with others (which wait for it).
   for (int threads : {1, 3}) {
+    std::atomic<bool> thrown{false};
     std::atomic<int64_t> done{0};
     EXPECT_THROW(parallel_for(threads, 10000,
                               [&](int64_t b, int64_t e, int worker) {
-                                if (worker == 0)
+                                if (worker == 0) {
+                                  thrown = true;
                                   throw std::logic_error("caller failed");
+                                }
+                                while (!thrown)
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(1));
                                 done += e - b;
                               },
                               {}),
                  std::logic_error);
-    if (threads == 1) {
-      EXPECT_EQ(done.load(), 0);
-    }
+    EXPECT_LT(done.load(), 10000);
   }
 }
 
 TEST(ParallelFor, ProgressAbortStopsTheWorkers) {
-  const std::function<bool(double)> stop_at_second = [calls = 0](double) mutable {
-    return ++calls < 2;
+  // The workers' chunks wait until the callback has been asked, so the caller surely runs a
+  // chunk and reports; the callback's first answer is false.
+  std::atomic<bool> asked{false};
+  const std::function<bool(double)> stop = [&](double) {
+    asked = true;
+    return false;
   };
   std::atomic<int64_t> done{0};
   EXPECT_THROW(parallel_for(
-                   2, 100000, [&](int64_t b, int64_t e, int) { done += e - b; },
-                   ProgressSpan{&stop_at_second, 0.0, 1.0}),
+                   3, 100000,
+                   [&](int64_t b, int64_t e, int worker) {
+                     while (worker != 0 && !asked)
+                       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                     done += e - b;
+                   },
+                   ProgressSpan{&stop, 0.0, 1.0}),
                Aborted);
   EXPECT_LT(done.load(), 100000);
   std::vector<double> fractions;
