@@ -3,6 +3,7 @@
 // Gaussian filter against the float64 reference.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -337,6 +338,48 @@ TEST(ItkFilter, AbortGenerateDataStopsTheFilterAndLeavesItReusable) {
   reference->SetKernelImage(kernel);
   reference->Update();
   EXPECT_LE(ndconv::test::RelativeL2(filter->GetOutput(), reference->GetOutput()), 1e-5);
+}
+
+// An abort requested while the engine runs (progress past the filter's own 5 % for the copy-in)
+// stops the engine between its pieces of work: ndconv::Aborted becomes itk::ProcessAborted.
+TEST(ItkFilter, AbortDuringTheEngineRunIsHonoured) {
+  auto input = ndconv::test::RandomImage<Image3>(Size3(24, 20, 40), ndconv::test::fresh_seed());
+  auto kernel = ndconv::test::RandomImage<Image3>(Size3(5, 5, 5), ndconv::test::fresh_seed());
+  auto filter = Conv3::New();
+  filter->UseGPUOff();  // the CPU backend reports progress between row chunks
+  filter->SetInput(input);
+  filter->SetKernelImage(kernel);
+  auto on_progress = itk::CStyleCommand::New();
+  on_progress->SetCallback([](itk::Object* caller, const itk::EventObject&, void*) {
+    auto* f = static_cast<itk::ProcessObject*>(caller);
+    if (f->GetProgress() > 0.05f && f->GetProgress() < 1.0f)
+      f->AbortGenerateDataOn();
+  });
+  filter->AddObserver(itk::ProgressEvent(), on_progress);
+  try {
+    filter->Update();
+    FAIL() << "no abort";
+  } catch (const itk::ProcessAborted& e) {
+    EXPECT_NE(std::string(e.GetDescription()).find("aborted"), std::string::npos);
+    EXPECT_GT(filter->GetProgress(), 0.05f);
+  }
+}
+
+TEST(ItkFilter, PrintSelfListsTheSettings) {
+  auto filter = Conv3::New();
+  filter->SetDeviceIndex(1);
+  filter->SetOutputsPerThread(4);
+  std::ostringstream os;
+  filter->Print(os);
+  EXPECT_NE(os.str().find("ConvolutionImageFilter"), std::string::npos);
+  EXPECT_NE(os.str().find("DeviceIndex: 1"), std::string::npos);
+  EXPECT_NE(os.str().find("OutputsPerThread: 4"), std::string::npos);
+  EXPECT_NE(os.str().find("ZeroFluxNeumannBoundaryCondition"), std::string::npos);
+  auto gaussian = ndconv::GaussianImageFilter<Image3>::New();
+  std::ostringstream og;
+  gaussian->Print(og);
+  EXPECT_NE(og.str().find("Truncate: 4"), std::string::npos);
+  EXPECT_NE(og.str().find("UseGPU: 1"), std::string::npos);
 }
 
 TEST(ItkFilter, ReportsProgressUpToOne) {
