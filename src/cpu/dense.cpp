@@ -2,7 +2,8 @@
 //  1. choose the kernel set (instruction set), the threads and the blocking factor B;
 //  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
 //     rows o + j for every tap j: no boundary test in the hot loop; along the blocked axis the
-//     padded volume is rounded up to whole blocks;
+//     padded volume is rounded up to whole blocks. Large volumes are processed in slabs along
+//     the last axis so that the copy stays under pad_limit_bytes() (256 MiB by default);
 //  3. build the weight table of a block: the source (j3', j2, j1, jx), with j3' < k3 + B - 1,
 //     is padded row (j3', j2, j1) shifted by jx and feeds output b of the block with the tap
 //     (j3' - b, j2, j1, jx), zero where that tap does not exist;
@@ -73,65 +74,83 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const RowBlockFn kernel = kernels.block[blocking.index];
   const int64_t blocks = (n_out[3] + factor - 1) / factor;
 
-  const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
-  const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
-  PaddedVolume padded;
-  const Index padded_extent{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1,
-                            blocks * factor + k[3] - 1};
+  // Slabs along the last axis bound the padded copy (padding.h, pad_limit_bytes); each slab
+  // pads its own rows plus the k3 - 1 rows of halo it shares with the next.
   const int64_t row_length = padded_row_length(n_out[0], k[0]);
-  build_padded(p.input.data, n_in, in_stride, offset, padded_extent, n_out[0] + k[0] - 1,
-               row_length, p.boundary, threads, ProgressSpan{&options.progress, 0.0, pad_share},
-               padded);
+  const int64_t slab_row_bytes =
+      (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
+  const int64_t rows_in_limit = pad_limit_bytes() / slab_row_bytes;
+  const int64_t slab_blocks = std::clamp<int64_t>((rows_in_limit - (k[3] - 1)) / factor, 1, blocks);
+  const int64_t slabs = (blocks + slab_blocks - 1) / slab_blocks;
 
   const std::vector<float> weights = block_weights(p.taps, k, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
   const int64_t out_row = round_up(n_out[0], kMaxLanes);
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
-  const int64_t items = n_out[1] * n_out[2] * blocks;
-  const int used_threads = static_cast<int>(std::min<int64_t>(threads, items));
+  const int used_threads =
+      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * slab_blocks));
   std::vector<Scratch> scratch(used_threads);
+  const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
+  const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
+  PaddedVolume padded;
+  Index padded_extent{};
 
-  auto body = [&](int64_t begin, int64_t end, int worker) {
-    Scratch& s = scratch[worker];
-    s.sources.resize(tap_count);
-    s.out.resize(factor * out_row);
-    float* dst[8];
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
-                    block = item / (n_out[1] * n_out[2]);
-      const int64_t first = block * factor;
-      int64_t t = 0;
-      for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
-        for (int64_t j2 = 0; j2 < k[2]; ++j2)
-          for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-            const float* row = padded.row(m1 + j1, m2 + j2, first + j3);
-            for (int64_t jx = 0; jx < k[0]; ++jx)
-              s.sources[t++] = row + jx;
+  for (int64_t slab = 0; slab < slabs; ++slab) {
+    const int64_t first_block = slab * slab_blocks;
+    const int64_t slab_block_count = std::min(slab_blocks, blocks - first_block);
+    const double base = static_cast<double>(first_block) / static_cast<double>(blocks);
+    const double span = static_cast<double>(slab_block_count) / static_cast<double>(blocks);
+    padded_extent =
+        Index{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, slab_block_count * factor + k[3] - 1};
+    Index slab_offset = offset;
+    slab_offset[3] += first_block * factor;
+    build_padded(p.input.data, n_in, in_stride, slab_offset, padded_extent, n_out[0] + k[0] - 1,
+                 row_length, p.boundary, threads,
+                 ProgressSpan{&options.progress, base, span * pad_share}, padded);
+
+    auto body = [&](int64_t begin, int64_t end, int worker) {
+      Scratch& s = scratch[worker];
+      s.sources.resize(tap_count);
+      s.out.resize(factor * out_row);
+      float* dst[8];
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
+                      block = item / (n_out[1] * n_out[2]);
+        const int64_t first = (first_block + block) * factor;  // output index along the last axis
+        int64_t t = 0;
+        for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
+          for (int64_t j2 = 0; j2 < k[2]; ++j2)
+            for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+              const float* row = padded.row(m1 + j1, m2 + j2, block * factor + j3);
+              for (int64_t jx = 0; jx < k[0]; ++jx)
+                s.sources[t++] = row + jx;
+            }
+        float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
+        for (int b = 0; b < factor; ++b) {
+          const bool inside = first + b < n_out[3];
+          dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
+                                          : s.out.data() + b * out_row;
+        }
+        RowBlock block_args;
+        block_args.sources = s.sources.data();
+        block_args.tap_count = tap_count;
+        block_args.weights = weights.data();
+        block_args.nx = n_out[0];
+        block_args.dst = dst;
+        kernel(block_args);
+        if (!direct_store) {
+          for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
+            float* out = out_base + (first + b) * out_stride[3];
+            for (int64_t x = 0; x < n_out[0]; ++x)
+              out[x * out_stride[0]] = dst[b][x];
           }
-      float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
-      for (int b = 0; b < factor; ++b) {
-        const bool inside = first + b < n_out[3];
-        dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
-                                        : s.out.data() + b * out_row;
-      }
-      RowBlock block_args;
-      block_args.sources = s.sources.data();
-      block_args.tap_count = tap_count;
-      block_args.weights = weights.data();
-      block_args.nx = n_out[0];
-      block_args.dst = dst;
-      kernel(block_args);
-      if (!direct_store) {
-        for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
-          float* out = out_base + (first + b) * out_stride[3];
-          for (int64_t x = 0; x < n_out[0]; ++x)
-            out[x * out_stride[0]] = dst[b][x];
         }
       }
-    }
-  };
-  parallel_for(used_threads, items, body,
-               ProgressSpan{&options.progress, pad_share, 1.0 - pad_share});
+    };
+    parallel_for(
+        used_threads, n_out[1] * n_out[2] * slab_block_count, body,
+        ProgressSpan{&options.progress, base + span * pad_share, span * (1.0 - pad_share)});
+  }
 
   report.threads = used_threads;
   report.outputs_per_thread = factor;
@@ -140,10 +159,13 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
                          std::to_string(kernels.lanes) + " floats per vector, strips of " +
                          std::to_string(kernels.strip_vectors[blocking.index]) + " vectors)");
-  report.notes.push_back("boundary-padded input copy: " +
-                         std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] *
-                                        row_length * 4 / (1024 * 1024)) +
-                         " MiB");
+  report.slabs = static_cast<int>(slabs);
+  report.notes.push_back(
+      "boundary-padded input copy: " +
+      std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] * row_length * 4 /
+                     (1024 * 1024)) +
+      " MiB" +
+      (slabs > 1 ? " per slab, " + std::to_string(slabs) + " slabs along the last axis" : ""));
   report.seconds_compute =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -68,28 +68,35 @@ inline Index filter_extent(FilterCase c, int dims, const Index& volume, int64_t 
   return k;
 }
 
-/// Sets NDCONV_CPU_ISA for a scope and restores the previous value.
-class ScopedIsa {
+/// Sets an environment variable for a scope and restores the previous value.
+class ScopedEnv {
  public:
-  explicit ScopedIsa(const char* isa) {
-    if (const char* old = std::getenv("NDCONV_CPU_ISA")) {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
       had_old_ = true;
       old_ = old;
     }
-    setenv("NDCONV_CPU_ISA", isa, 1);
+    setenv(name, value, 1);
   }
-  ~ScopedIsa() {
+  ~ScopedEnv() {
     if (had_old_)
-      setenv("NDCONV_CPU_ISA", old_.c_str(), 1);
+      setenv(name_.c_str(), old_.c_str(), 1);
     else
-      unsetenv("NDCONV_CPU_ISA");
+      unsetenv(name_.c_str());
   }
-  ScopedIsa(const ScopedIsa&) = delete;
-  ScopedIsa& operator=(const ScopedIsa&) = delete;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
+  std::string name_;
   bool had_old_ = false;
   std::string old_;
+};
+
+/// Selects one instruction set of the CPU backend (NDCONV_CPU_ISA) for a scope.
+class ScopedIsa : public ScopedEnv {
+ public:
+  explicit ScopedIsa(const char* isa) : ScopedEnv("NDCONV_CPU_ISA", isa) {}
 };
 
 inline std::vector<std::string> available_isas() {

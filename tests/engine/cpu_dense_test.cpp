@@ -106,5 +106,42 @@ INSTANTIATE_TEST_SUITE_P(
                                          FilterCase::Larger)),
     dense_name);
 
+// Volumes whose padded copy exceeds the limit are processed in slabs along the last axis; a tiny
+// limit (NDCONV_CPU_PAD_LIMIT) forces one block per slab, which must give the same result.
+TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  ScopedEnv tiny("NDCONV_CPU_PAD_LIMIT", "1");
+  for (int dims : {2, 3, 4}) {
+    const Index extent = volume_shape(dims, 0);
+    const Index k = filter_extent(FilterCase::Mixed, dims, extent, kMaxDenseExtent4D);
+    const std::vector<float> values = random_values(count_of(dims, extent), seed + dims);
+    DenseFilter filter;
+    filter.dims = dims;
+    filter.extent = k;
+    const std::vector<float> taps = random_taps(filter.tap_count(), seed);
+    filter.taps = taps.data();
+    const ConstVolumeView input = make_view(values.data(), dims, extent);
+    for (Boundary boundary : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
+      for (int factor : {1, 4}) {
+        SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", B " +
+                     std::to_string(factor));
+        Options options;
+        options.backend = Backend::Cpu;
+        options.boundary = boundary;
+        options.outputs_per_thread = factor;
+        std::vector<float> out(values.size());
+        poison(out);
+        const RunReport report =
+            filter_dense(input, filter, make_view(out.data(), dims, extent), options);
+        EXPECT_EQ(report.slabs, static_cast<int>((extent[dims - 1] + factor - 1) / factor));
+        EXPECT_LT(relative_l2_error(out, reference_dense(input, filter, options.operation, boundary,
+                                                         options.region)),
+                  kTolerance);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ndconv::test
