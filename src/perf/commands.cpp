@@ -1,6 +1,7 @@
 #include "perf/commands.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -126,7 +127,19 @@ void sweep_command(const SweepArgs& args, const std::string& command_line, std::
   // Check the outputs before the measurements, and write them only at the end.
   refuse_existing(args.csv, args.force);
   refuse_existing(args.json, args.force);
+  // A long run keeps <csv>.partial up to date after each problem, so that an interrupted study
+  // leaves what it measured; the file goes away when the run completes.
+  const std::string partial = args.csv.empty() ? "" : args.csv + ".partial";
+  if (!partial.empty()) {
+    config.on_problem_done = [&](const std::vector<Json>& rows) {
+      std::ostringstream csv;
+      write_csv(csv, rows);
+      write_file(partial, csv.str(), true);
+    };
+  }
   const SweepResult r = run_sweep(config, progress);
+  if (!partial.empty())
+    std::remove(partial.c_str());
   print_sweep_table(out, r);
   if (!args.csv.empty()) {
     std::ostringstream csv;

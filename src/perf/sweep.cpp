@@ -318,6 +318,8 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     }
     problem_summaries.push(
         close_problem(result.rows, first, pr, auto_plan.outputs_per_thread, ceil.fma_flops));
+    if (config.on_problem_done)
+      config.on_problem_done(result.rows);
   }
   progress.finish();
   const int points = static_cast<int>(result.rows.size());
@@ -420,6 +422,8 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     }
     problem_summaries.push(
         close_problem(result.rows, first, pr, auto_report.outputs_per_thread, kNaN));
+    if (config.on_problem_done)
+      config.on_problem_done(result.rows);
   }
   progress.finish();
   const int points = static_cast<int>(result.rows.size());

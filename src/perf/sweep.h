@@ -29,6 +29,8 @@ struct SweepConfig {
   double tolerance = 1e-4;         ///< relative L2 error above which a point fails
   uint64_t seed = 0;               ///< 0 = fresh
   std::string command_line;        ///< recorded in the JSON summary
+  /// Called with all rows so far after each problem (e.g. to keep a partial CSV of a long run).
+  std::function<void(const std::vector<Json>& rows)> on_problem_done;
 };
 
 /// The study's grid (issue 5): 2D 4096^2 with 3..17, 3D 256^3 with 3..15, 4D 128^3x16 and
