@@ -9,6 +9,7 @@
 #define ndconvConvolutionImageFilter_h
 
 #include <string>
+#include <type_traits>
 
 #include "itkConvolutionImageFilterBase.h"
 
@@ -54,6 +55,10 @@ class ITK_TEMPLATE_EXPORT ConvolutionImageFilter
   static_assert(TKernelImage::ImageDimension == ImageDimension &&
                     TOutputImage::ImageDimension == ImageDimension,
                 "the kernel and output images must have the input's dimension");
+  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
+                    std::is_arithmetic_v<typename TKernelImage::PixelType> &&
+                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
+                "ndconv::ConvolutionImageFilter filters images of scalar pixel types");
 
   using typename Superclass::InputImageType;
   using typename Superclass::InputRegionType;

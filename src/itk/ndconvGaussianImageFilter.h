@@ -4,6 +4,7 @@
 #define ndconvGaussianImageFilter_h
 
 #include <string>
+#include <type_traits>
 
 #include "itkFixedArray.h"
 #include "itkImageBoundaryCondition.h"
@@ -49,6 +50,9 @@ class ITK_TEMPLATE_EXPORT GaussianImageFilter
                 "ndconv::GaussianImageFilter filters 2D, 3D and 4D images");
   static_assert(TOutputImage::ImageDimension == ImageDimension,
                 "the output image must have the input's dimension");
+  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
+                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
+                "ndconv::GaussianImageFilter filters images of scalar pixel types");
 
   using InputImageType = TInputImage;
   using OutputImageType = TOutputImage;

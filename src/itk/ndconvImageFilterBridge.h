@@ -264,7 +264,7 @@ inline std::string DescribeRun(const RunReport& report) {
   if (!report.device_name.empty())
     s << " on " << report.device_name;
   if (report.backend == Backend::Cpu && report.threads > 0)
-    s << ", " << report.threads << " threads";
+    s << ", " << report.threads << " worker threads";
   if (report.outputs_per_thread > 0)
     s << ", " << report.outputs_per_thread << " outputs per thread";
   if (report.slabs > 1)
