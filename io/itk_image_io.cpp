@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <mutex>
 #include <new>
 
@@ -288,6 +289,61 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
   return io;
 }
 
+// ITK 5.2's MetaImage and NIfTI readers do not report a file that ends early: they return with
+// the rest of the buffer as it was. So the buffer is filled with a marker first; a last byte still
+// equal to the marker after two reads with different markers cannot be data, and means the file
+// was truncated.
+void read_complete(itk::ImageIOBase& io, std::vector<char>& buffer, const std::string& path) {
+  if (buffer.empty())
+    return;
+  for (const char marker : {'\xA5', '\x5A'}) {
+    std::fill(buffer.begin(), buffer.end(), marker);
+    io.Read(buffer.data());
+    if (buffer.back() != marker)
+      return;
+  }
+  throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
+}
+
+// NIfTI's reader copies through its own buffer, so the marker above cannot see a short file;
+// count the bytes of the data file (decompressing a .gz) against what the header needs.
+void check_nifti_length(const std::string& path) {
+  nifti_image* header = nifti_image_read(path.c_str(), 0);
+  if (header == nullptr)
+    return;
+  const double needed = static_cast<double>(header->iname_offset) +
+                        static_cast<double>(header->nvox) * header->nbyper;
+  const std::string data_file = header->iname ? header->iname : path;
+  nifti_image_free(header);
+  znzFile f = znzopen(data_file.c_str(), "rb", 1);
+  if (znz_isnull(f))
+    throw IoError(path + ": cannot open the data file " + data_file);
+  std::vector<char> chunk(1 << 20);
+  double have = 0;
+  while (true) {
+    const size_t n = znzread(chunk.data(), 1, chunk.size(), f);
+    have += static_cast<double>(n);
+    if (n < chunk.size() || have >= needed)
+      break;
+  }
+  znzclose(f);
+  if (have < needed) {
+    throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
+  }
+}
+
+// MetaIO reports its parse errors on std::cerr; ndconv reports them itself, on one line.
+class QuietCerr {
+ public:
+  QuietCerr() : saved_(std::cerr.rdbuf(nullptr)) {}
+  ~QuietCerr() { std::cerr.rdbuf(saved_); }
+  QuietCerr(const QuietCerr&) = delete;
+  QuietCerr& operator=(const QuietCerr&) = delete;
+
+ private:
+  std::streambuf* saved_;
+};
+
 }  // namespace
 
 std::string itk_version() {
@@ -295,11 +351,13 @@ std::string itk_version() {
 }
 
 ImageInfo read_info(const std::string& path) {
+  QuietCerr quiet;
   itk::ImageIOBase::Pointer io;
   return open_header(path, io);
 }
 
 Image read_image(const std::string& path) {
+  QuietCerr quiet;
   itk::ImageIOBase::Pointer io;
   Image image;
   image.info = open_header(path, io);
@@ -314,7 +372,9 @@ Image read_image(const std::string& path) {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
     std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
-    io->Read(buffer.data());
+    read_complete(*io, buffer, path);
+    if (image.info.format == "NiftiImageIO")
+      check_nifti_length(path);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
   } catch (const itk::ExceptionObject& e) {
@@ -375,6 +435,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
     throw RequestError(path + ": exists; use --force to overwrite it");
 
   StagingFolder stage(path);
+  QuietCerr quiet;
   itk::ImageIOBase::Pointer io = writer_for(stage.staged_path());
   const std::string name = io->GetNameOfClass();
   io->SetFileName(stage.staged_path());

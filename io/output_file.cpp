@@ -66,9 +66,14 @@ void check_output_location(const std::string& path) {
     throw IoError(path + ": cannot write: the folder " + dir + " does not exist");
   if (!S_ISDIR(st.st_mode))
     throw IoError(path + ": cannot write: " + dir + " is not a folder");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+  // Root passes access(W_OK) even on read-only places (/sys, read-only mounts): try for real,
+  // with the same kind of hidden folder the write itself will use.
+  std::string probe = join(dir, "." + name_of(path) + ".probeXXXXXX");
+  std::vector<char> buf(probe.begin(), probe.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr)
     throw IoError(path + ": cannot write to the folder " + dir + ": " + std::strerror(errno));
-  }
+  ::rmdir(buf.data());
 }
 
 bool same_file(const std::string& a, const std::string& b) {

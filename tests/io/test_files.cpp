@@ -1,0 +1,273 @@
+#include "test_files.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace ndconv::test {
+
+namespace fs = std::filesystem;
+
+int64_t RawImage::voxels() const {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
+std::vector<double> random_for_type(int64_t count, io::ComponentType type, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  double lo = io::lowest_value(type), hi = io::highest_value(type);
+  if (!io::is_integer(type)) {
+    lo = -1e6;
+    hi = 1e6;
+  }
+  // 64-bit types: stay where double (and the float32 the engine uses) is still meaningful.
+  if (io::component_bytes(type) == 8 && io::is_integer(type)) {
+    lo = std::max(lo, -1e15);
+    hi = std::min(hi, 1e15);
+  }
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(count);
+  for (auto& x : v) {
+    do {
+      x = u(rng);
+      if (io::is_integer(type))
+        x = std::floor(x);
+      if (type == io::ComponentType::Float32)
+        x = static_cast<float>(x);
+    } while (x == 0);
+  }
+  return v;
+}
+
+namespace {
+
+template <typename T>
+void put(std::string& out, double v, bool big_endian) {
+  T t = static_cast<T>(v);
+  char b[sizeof(T)];
+  std::memcpy(b, &t, sizeof(T));
+  if (big_endian)
+    std::reverse(b, b + sizeof(T));
+  out.append(b, sizeof(T));
+}
+
+std::string pack(const RawImage& im, bool big_endian) {
+  std::string out;
+  using C = io::ComponentType;
+  for (double v : im.values) {
+    switch (im.type) {
+      case C::UInt8:
+        put<uint8_t>(out, v, big_endian);
+        break;
+      case C::Int8:
+        put<int8_t>(out, v, big_endian);
+        break;
+      case C::UInt16:
+        put<uint16_t>(out, v, big_endian);
+        break;
+      case C::Int16:
+        put<int16_t>(out, v, big_endian);
+        break;
+      case C::UInt32:
+        put<uint32_t>(out, v, big_endian);
+        break;
+      case C::Int32:
+        put<int32_t>(out, v, big_endian);
+        break;
+      case C::UInt64:
+        put<uint64_t>(out, v, big_endian);
+        break;
+      case C::Int64:
+        put<int64_t>(out, v, big_endian);
+        break;
+      case C::Float32:
+        put<float>(out, v, big_endian);
+        break;
+      case C::Float64:
+        put<double>(out, v, big_endian);
+        break;
+    }
+  }
+  return out;
+}
+
+const char* met_type(io::ComponentType t) {
+  using C = io::ComponentType;
+  switch (t) {
+    case C::UInt8:
+      return "MET_UCHAR";
+    case C::Int8:
+      return "MET_CHAR";
+    case C::UInt16:
+      return "MET_USHORT";
+    case C::Int16:
+      return "MET_SHORT";
+    case C::UInt32:
+      return "MET_UINT";
+    case C::Int32:
+      return "MET_INT";
+    case C::UInt64:
+      return "MET_ULONG_LONG";
+    case C::Int64:
+      return "MET_LONG_LONG";
+    case C::Float32:
+      return "MET_FLOAT";
+    case C::Float64:
+      return "MET_DOUBLE";
+  }
+  return "MET_FLOAT";
+}
+
+int nifti_code(io::ComponentType t) {
+  using C = io::ComponentType;
+  switch (t) {
+    case C::UInt8:
+      return 2;
+    case C::Int8:
+      return 256;
+    case C::UInt16:
+      return 512;
+    case C::Int16:
+      return 4;
+    case C::UInt32:
+      return 768;
+    case C::Int32:
+      return 8;
+    case C::UInt64:
+      return 1280;
+    case C::Int64:
+      return 1024;
+    case C::Float32:
+      return 16;
+    case C::Float64:
+      return 64;
+  }
+  return 16;
+}
+
+template <typename T>
+void poke(std::string& h, size_t offset, T v, bool big_endian) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  if (big_endian)
+    std::reverse(b, b + sizeof(T));
+  std::memcpy(&h[offset], b, sizeof(T));
+}
+
+}  // namespace
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f)
+    throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_meta(const std::string& path, const RawImage& im, int ndims_override) {
+  std::ostringstream h;
+  h.precision(17);
+  const int n = ndims_override ? ndims_override : im.dims;
+  h << "ObjectType = Image\nNDims = " << n << "\nBinaryData = True\nBinaryDataByteOrderMSB = "
+    << "False\nCompressedData = False\n";
+  if (!ndims_override) {
+    h << "TransformMatrix =";
+    // MetaIO lists the direction matrix column by column (each axis's vector in turn).
+    for (int a = 0; a < n; ++a)
+      for (int r = 0; r < n; ++r)
+        h << " " << im.direction[r * kMaxDims + a];
+    h << "\nOffset =";
+    for (int a = 0; a < n; ++a)
+      h << " " << im.origin[a];
+    h << "\nElementSpacing =";
+    for (int a = 0; a < n; ++a)
+      h << " " << im.spacing[a];
+    h << "\n";
+  }
+  h << "DimSize =";
+  for (int a = 0; a < n; ++a)
+    h << " " << (a < im.dims ? im.extent[a] : 1);
+  h << "\n";
+  if (im.components > 1)
+    h << "ElementNumberOfChannels = " << im.components << "\n";
+  h << "ElementType = " << met_type(im.type) << "\nElementDataFile = LOCAL\n";
+  write_bytes(path, h.str() + pack(im, false));
+}
+
+void write_nifti(const std::string& path, const RawImage& im, bool big_endian, double scl_slope,
+                 double scl_inter, int datatype_override) {
+  std::string h(352, '\0');
+  poke<int32_t>(h, 0, 348, big_endian);
+  poke<int16_t>(h, 40, static_cast<int16_t>(im.components > 1 ? 5 : im.dims), big_endian);
+  for (int a = 0; a < 7; ++a) {
+    int64_t d = a < im.dims ? im.extent[a] : 1;
+    if (a == 4 && im.components > 1)
+      d = im.components;
+    poke<int16_t>(h, 42 + 2 * a, static_cast<int16_t>(d), big_endian);
+  }
+  if (im.components > 1)
+    poke<int16_t>(h, 68, 1007, big_endian);  // NIFTI_INTENT_VECTOR
+  const int code = datatype_override ? datatype_override : nifti_code(im.type);
+  poke<int16_t>(h, 70, static_cast<int16_t>(code), big_endian);
+  const int bits = datatype_override == 32 ? 64 : 8 * io::component_bytes(im.type);
+  poke<int16_t>(h, 72, static_cast<int16_t>(bits), big_endian);
+  poke<float>(h, 76, 1.0f, big_endian);
+  for (int a = 0; a < 7; ++a)
+    poke<float>(h, 80 + 4 * a, static_cast<float>(a < im.dims ? im.spacing[a] : 1.0), big_endian);
+  poke<float>(h, 108, 352.0f, big_endian);
+  poke<float>(h, 112, static_cast<float>(scl_slope), big_endian);
+  poke<float>(h, 116, static_cast<float>(scl_inter), big_endian);
+  h[123] = 2 | 8;  // mm, s
+  std::memcpy(&h[344], "n+1\0", 4);
+  // NIfTI stores the components of a voxel in the fifth dimension, after all voxels.
+  RawImage planar = im;
+  if (im.components > 1) {
+    const int64_t n = im.voxels();
+    for (int c = 0; c < im.components; ++c)
+      for (int64_t v = 0; v < n; ++v)
+        planar.values[c * n + v] = im.values[v * im.components + c];
+  }
+  write_bytes(path, h + pack(planar, big_endian));
+}
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base && *base ? base : "/tmp") + "/ndconv_test_XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path_, ec);
+}
+
+std::vector<std::string> TempDir::list() const {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(path_))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace ndconv::test

@@ -1,0 +1,58 @@
+// Test inputs written byte by byte, without ITK or ndconv_io, so that reading is checked against
+// files whose contents the test knows exactly: MetaImage (.mha, data inline) and NIfTI-1 (.nii,
+// either byte order, optional scl_slope/scl_inter). Shared by tests/io and tests/cli.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/image.h"
+
+namespace ndconv::test {
+
+struct RawImage {
+  int dims = 3;
+  Index extent{1, 1, 1, 1};
+  std::array<double, kMaxDims> spacing{1, 1, 1, 1};
+  std::array<double, kMaxDims> origin{0, 0, 0, 0};
+  /// direction[row * kMaxDims + axis], as io::Geometry
+  std::array<double, kMaxDims * kMaxDims> direction{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  io::ComponentType type = io::ComponentType::Float32;
+  int components = 1;
+  std::vector<double> values;  ///< interleaved (components per voxel), x fastest
+  int64_t voxels() const;
+};
+
+/// Random values representable in `type` (integers for integer types), spread over a good part
+/// of its range but avoiding exact zeros; at most +-1e6 for floats.
+std::vector<double> random_for_type(int64_t count, io::ComponentType type, uint64_t seed);
+
+/// MetaImage with the data inline (ElementDataFile = LOCAL), little-endian.
+void write_meta(const std::string& path, const RawImage& image, int ndims_override = 0);
+
+/// NIfTI-1 single file, no qform/sform (spacing from pixdim; ITK then reads the LPS identity
+/// flip diag(-1,-1,1)). `datatype_override` writes another datatype code (e.g. 32, complex).
+void write_nifti(const std::string& path, const RawImage& image, bool big_endian = false,
+                 double scl_slope = 0, double scl_inter = 0, int datatype_override = 0);
+
+/// Writes `bytes` to `path`.
+void write_bytes(const std::string& path, const std::string& bytes);
+std::string read_bytes(const std::string& path);
+
+/// A fresh temporary folder, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  /// Names in the folder (hidden ones included).
+  std::vector<std::string> list() const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace ndconv::test
