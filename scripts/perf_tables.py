@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Markdown tables for docs/study.md and docs/performance.md from a run's outputs, so that the
+documents quote the committed data exactly.
+
+usage: scripts/perf_tables.py study docs/study/sweep-h100.json
+       scripts/perf_tables.py bench docs/study/peers-h100.json
+"""
+import json
+import sys
+
+
+def fmt(v, spec=".2f"):
+    return "–" if v is None else format(v, spec)
+
+
+def study(path):
+    d = json.load(open(path))
+    c = d["ceilings"]
+    print(f"GPU {d['device']['name']}, CUDA runtime {d['device']['cuda_runtime']}, "
+          f"measured FMA peak {c['fma_peak_gflops']:.0f} GFLOP/s, copy {c['copy_bandwidth_gbs']:.0f} GB/s\n")
+    print("| dims | volume | k | KO=1 ms | best KO | best ms | speedup | k·KO/(k+KO−1) | best GFLOP/s | % FMA peak | rule KO | rule loss |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in d["problems"]:
+        if "error" in p:
+            print(f"| {p['dims']} | {p['volume']} | {p['filter']} | {p['error']} |")
+            continue
+        print(f"| {p['dims']}D | {p['volume']} | {p['filter']} | {fmt(p['ko1_ms'], '.3f')} | {p['best_ko']} | "
+              f"{p['best_ms']:.3f} | {fmt(p['speedup_best_vs_ko1'])}× | {p['theoretical_load_factor_best']:.2f} | "
+              f"{p['best_gflops']:.0f} | {p['best_pct_fma_peak']:.1f}% | {p['auto_ko']} | +{p['auto_loss_pct']:.1f}% |")
+    o = d["overall"]
+    print(f"\npoints {o['points']}, validation failures {o['validation_failures']}, rule within 5%: "
+          f"{o['auto_within_5pct_of_best']} of {o['problems']}")
+
+
+def bench(path):
+    d = json.load(open(path))
+    nd = d["ndconv"]
+    c = nd.get("ceilings", {})
+    print(f"{d['gpu']} ({d['nvidia_smi']}); {d['versions']}; measured FMA peak "
+          f"{c.get('fma_peak_gflops', 0):.0f} GFLOP/s, copy {c.get('copy_bandwidth_gbs', 0):.0f} GB/s; {d['date']}\n")
+    peers = {}
+    for r in d["ratios"]:
+        peers.setdefault(r["workload"], []).append(r)
+    print("| workload | ndconv device ms (min) | GFLOP/s | vs ceiling | target | met | plan | auto vs best KO | worst other boundary | whole call ms | CuPy ms (×) | PyTorch ms (×) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for w in nd["workloads"]:
+        name = w["workload"]
+        dt = w.get("device_time", {})
+        if "pct_fma_peak" in w:
+            ceil = f"{w['pct_fma_peak']:.1f}% of FMA peak"
+        elif "floor_ratio" in w:
+            ceil = f"{w['floor_ratio']:.2f}× memory floor"
+        elif "speedup_vs_peer" in w:
+            ceil = f"{w['speedup_vs_peer']:.1f}× ITK"
+        else:
+            ceil = w.get("error", w.get("peer", ""))
+        met = {True: "yes", False: "**no**"}.get(w.get("target_met"), "–")
+        plan = w.get("plan", {}).get("describe", "")
+        auto = f"+{w['auto_loss_pct']:.1f}% (best KO {w['best_ko']})" if "auto_loss_pct" in w else "–"
+        bnd = f"+{w['worst_boundary_extra_pct']:.1f}%" if "worst_boundary_extra_pct" in w else "–"
+        call = w.get("call_time", {}).get("median_ms")
+        cup = tor = "–"
+        for r in peers.get(name, []):
+            if r.get("peer_ms") is None:
+                continue
+            cell = f"{r['peer_ms']:.3f} ({r['peer_over_ndconv']:.1f}×)"
+            if r["peer"].startswith("cupy"):
+                cup = cell
+            else:
+                tor = cell
+        print(f"| {name} | {fmt(dt.get('median_ms'), '.4f')} ({fmt(dt.get('min_ms'), '.4f')}) | {fmt(w.get('gflops'), '.0f')} | "
+              f"{ceil} | {w['target']} | {met} | {plan} | {auto} | {bnd} | {fmt(call, '.2f')} | {cup} | {tor} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("study", "bench"):
+        sys.exit(__doc__)
+    (study if sys.argv[1] == "study" else bench)(sys.argv[2])
