@@ -1,15 +1,20 @@
 // The register-blocked correlation (Broxvall et al., IEEE TMI 2011): each thread computes KO
 // consecutive outputs along canonical axis 3 (the last axis of a dense filter, or the filtered
-// axis of a separable pass) and walks the K+KO-1 input rows they share once, using every loaded
-// value for all KO accumulators. KO is a template parameter so that acc[KO] is indexed only by
-// unrolled compile-time indices and stays in registers whatever the run-time filter extents.
+// axis of a separable pass) and loads the K+KO-1 input rows they share once, using every loaded
+// value for all KO accumulators. KO is a template parameter so that the accumulators and the input
+// window are indexed only by unrolled compile-time indices and stay in registers whatever the
+// run-time filter extents.
 //
-// The taps along axis 3 are padded with KO-1 zeros on each side (see Geometry), so input row r
-// feeds output q through tap r - q without a range check: the hot loop is branch free, at the cost
-// of KO*(KO-1) multiplications by zero per tap row (the KO rule counts them).
+// Loop order (tap-outer, sliding window): for each tap j of a tap row, one warp-uniform tap read
+// feeds KO FMAs, acc[q] += t[j] * in[q + j]. The inputs in[q + j] come from a window of 2*KO
+// registers that advances KO taps at a time (KO new loads per KO taps), so the compile-time
+// indices q + jj cover it without any run-time register indexing. Per tap row and thread: K tap
+// reads, K+KO-1 input loads and exactly K*KO FMAs: no multiplication by padding, so an Inf or NaN
+// in the input only reaches the outputs whose footprint holds it. Only the last block of a tap
+// row, when K is not a multiple of KO, checks (warp-uniformly) which taps exist.
 //
 // Arithmetic (blocked_outputs) is kept apart from the schedule (blocked_block_thread: which
-// outputs a thread of a block owns). Blocks whose whole footprint lies inside the input and whose
+// outputs a thread of a block owns). Warps whose whole footprint lies inside the input and whose
 // outputs all exist take the interior path (no boundary mapping, no output checks); the decision
 // is warp-uniform (a warp is 32 consecutive x of one row), so warps never diverge on it, and only
 // the warps at the volume's faces take the border path.
@@ -20,8 +25,24 @@
 
 namespace ndconv::kernels {
 
+/// One block of KO taps starting at tap jb of a tap row: acc[q] += t[jb + jj] * w[q + jj].
+/// kPartial: the row ends inside the block, so taps jb + jj >= k are skipped (warp-uniform).
+template <int KO, bool kPartial, typename Taps>
+NDCONV_HD void blocked_tap_block(float (&acc)[KO], const float (&w)[2 * KO], const Taps& taps,
+                                 int tap_index, int taps_left) {
+  NDCONV_UNROLL
+  for (int jj = 0; jj < KO; ++jj) {
+    if (kPartial && jj >= taps_left)
+      break;
+    const float t = taps(tap_index + jj);
+    NDCONV_UNROLL
+    for (int q = 0; q < KO; ++q)
+      acc[q] = fmaf(t, w[q + jj], acc[q]);
+  }
+}
+
 /// Computes outputs (o0, o1, o2, o3 + q), q < KO, and stores those that exist. `taps(i)` returns
-/// tap i of the padded layout (constant, global or host memory).
+/// tap i of the tap layout (constant, global or host memory; see Geometry).
 template <int KO, bool kInterior, typename Taps>
 NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, const Taps& taps,
                                int64_t o0, int64_t o1, int64_t o2, int64_t o3) {
@@ -30,9 +51,11 @@ NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, c
   for (int q = 0; q < KO; ++q)
     acc[q] = 0.0f;
 
-  const int rows = g.filter_extent[3] + KO - 1;
+  const int k3 = g.filter_extent[3];
+  const int rows = k3 + KO - 1;  // input rows along axis 3 that the KO outputs read
   const int64_t start3 = o3 + g.offset[3];
-  int tap_row = g.tap_base + g.tap_pad;  // tap j of the current row sits at tap_row + j
+  const int64_t s3 = g.in_stride[3];
+  int tap_row = g.tap_base;  // tap j of the current tap row sits at tap_row + j
   for (int j2 = 0; j2 < g.filter_extent[2]; ++j2) {
     const int64_t i2 = kInterior
                            ? o2 + g.offset[2] + j2
@@ -48,22 +71,28 @@ NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, c
         if (!kInterior && (i0 < 0 || i1 < 0 || i2 < 0))
           continue;  // a zero-boundary row contributes nothing
         const float* line = in + i0 * g.in_stride[0] + i1 * g.in_stride[1] + i2 * g.in_stride[2];
-        if (kInterior) {
-          const float* p = line + start3 * g.in_stride[3];
-          for (int r = 0; r < rows; ++r, p += g.in_stride[3]) {
-            const float v = *p;
-            NDCONV_UNROLL
-            for (int q = 0; q < KO; ++q)
-              acc[q] = fmaf(taps(tap_row + r - q), v, acc[q]);
-          }
-        } else {
-          for (int r = 0; r < rows; ++r) {
-            const int64_t i3 = boundary_index_hd(start3 + r, g.in_extent[3], g.boundary);
-            const float v = i3 < 0 ? 0.0f : line[i3 * g.in_stride[3]];
-            NDCONV_UNROLL
-            for (int q = 0; q < KO; ++q)
-              acc[q] = fmaf(taps(tap_row + r - q), v, acc[q]);
-          }
+        // Input row r (r < rows) of this thread along axis 3.
+        auto load = [&](int r) -> float {
+          if (kInterior)
+            return line[(start3 + r) * s3];
+          const int64_t i3 = boundary_index_hd(start3 + r, g.in_extent[3], g.boundary);
+          return i3 < 0 ? 0.0f : line[i3 * s3];
+        };
+        float w[2 * KO];  // w[m] = input row jb + m
+        NDCONV_UNROLL
+        for (int m = 0; m < KO; ++m)
+          w[m] = m < rows ? load(m) : 0.0f;
+        for (int jb = 0; jb < k3; jb += KO) {
+          NDCONV_UNROLL
+          for (int m = 0; m < KO; ++m)
+            w[KO + m] = jb + KO + m < rows ? load(jb + KO + m) : 0.0f;
+          if (jb + KO <= k3)
+            blocked_tap_block<KO, false>(acc, w, taps, tap_row + jb, KO);
+          else
+            blocked_tap_block<KO, true>(acc, w, taps, tap_row + jb, k3 - jb);
+          NDCONV_UNROLL
+          for (int m = 0; m < KO; ++m)
+            w[m] = w[KO + m];
         }
       }
     }

@@ -22,11 +22,9 @@ struct Geometry {
   int64_t offset[kAxes];  ///< out[o] reads in_b[o + offset + j] along each axis
   int boundary;           ///< a BoundaryCode
   /// Taps: one row per combination of the filter's axes 0..2 (x fastest); each row holds the
-  /// taps along axis 3 with `tap_pad` zeros on each side (tap_pad = KO - 1 for the blocked kernel,
-  /// 0 for the x-row kernel), so row r, tap j sits at tap_base + r * tap_pitch + tap_pad + j.
+  /// k3 taps along axis 3 contiguously, so row r, tap j sits at tap_base + r * tap_pitch + j.
   int tap_base;
   int tap_pitch;
-  int tap_pad;
 };
 
 }  // namespace ndconv::kernels

@@ -196,11 +196,10 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
   std::lock_guard<std::mutex> lock(g_run_mutex);
   set_device(options, report);
   const int last = problem.input.dims - 1;
-  // Large filters keep their padded taps in device memory (at most 31^3 or 15^4 rows of KO 16).
-  int64_t tap_rows = 1;
-  for (int a = 0; a < last; ++a)
-    tap_rows *= problem.filter_extent[a];
-  const int64_t reserved_taps = tap_rows * (problem.filter_extent[last] + 30);
+  // Large filters keep their taps in device memory (at most 31^3 or 15^4 floats).
+  int64_t reserved_taps = 1;
+  for (int a = 0; a <= last; ++a)
+    reserved_taps *= problem.filter_extent[a];
 
   LaunchPlan plan;
   run_in_slabs(

@@ -3,8 +3,8 @@
 // check, the resource query that feeds the KO rule, and the stream-ordered launches.
 //
 // Compiled KO: 1, 2, 4, 8, 16. Each has a constant-memory and a global-memory tap flavour; the
-// constant one serves any filter whose padded taps fit in 64 KiB (every separable pass, and dense
-// filters up to e.g. 21^3 or 9^4 with KO 16), the global one the rest (31^3, 15^4).
+// constant one serves any filter whose taps fit in 64 KiB (every separable filter, and dense
+// filters up to 25^3 or 11^4), the global one the rest (up to 31^3 and 15^4).
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -104,14 +104,9 @@ KoCandidate as_candidate(const KernelVariant& v) {
           v.block_threads,      v.blocks_per_sm,        v.occupancy};
 }
 
-// can_implement: whether an entry's constant flavour holds `padded_taps` floats.
-bool taps_fit_constant(int64_t padded_taps) {
-  return padded_taps <= kernels::kConstantTapFloats;
-}
-
-// The taps of the blocked kernel with `ko` occupy rows * (k_last + 2 (ko - 1)) floats.
-int64_t padded_tap_count(int64_t rows, int64_t k_last, int ko) {
-  return rows * (k_last + 2 * (ko - 1));
+// can_implement: whether an entry's constant flavour holds `tap_count` floats.
+bool taps_fit_constant(int64_t tap_count) {
+  return tap_count <= kernels::kConstantTapFloats;
 }
 
 // Chooses KO for an axis of n outputs and k taps, forced (validated) or by the rule.
@@ -127,7 +122,7 @@ KoChoice choose_ko(int device, int forced, int64_t n, int64_t k, int64_t rows) {
   }
   std::vector<KoCandidate> candidates;
   for (const BlockedEntry& e : kBlockedTable) {
-    const bool constant = taps_fit_constant(padded_tap_count(rows, k, e.ko));
+    const bool constant = taps_fit_constant(rows * k);
     candidates.push_back(as_candidate(query_variant(device, e.kernel[constant], e.ko)));
   }
   KoChoice c = choose_outputs_per_thread(candidates, n, k);
@@ -218,7 +213,7 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
       choose_ko(device, outputs_per_thread, p.output.extent[dims - 1], k_last, rows);
   const BlockedEntry& e = *find_entry(choice.outputs_per_thread);
 
-  const std::vector<float> taps = padded_dense_taps(p, e.ko);
+  const std::vector<float> taps = dense_tap_rows(p);
   const bool constant = taps_fit_constant(static_cast<int64_t>(taps.size()));
   const float* global_taps = upload_taps(device, taps, constant, stream);
 
@@ -226,8 +221,8 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
   plan.outputs_per_thread = e.ko;
   plan.reason = choice.reason;
   plan.taps_in_constant = constant;
-  launch_pass(e, constant, dense_geometry(p, e.ko), p.input.data, p.output.data, global_taps,
-              stream, plan);
+  launch_pass(e, constant, dense_geometry(p), p.input.data, p.output.data, global_taps, stream,
+              plan);
   return plan;
 }
 

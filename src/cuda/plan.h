@@ -1,6 +1,7 @@
 // Host-side planning of the CUDA backend, free of CUDA so that the CI tests use it too: rewriting a
 // CorrelationProblem or one separable pass onto the kernels' canonical axes (kernels/geometry.h),
-// laying out the padded taps, and ordering the separable passes over their buffers.
+// laying out the taps by rows along the blocked axis, and ordering the separable passes over their
+// buffers.
 #pragma once
 
 #include <array>
@@ -48,32 +49,30 @@ kernels::Geometry make_geometry(const In& in, const Out& out, const Index& filte
   return g;
 }
 
-/// Geometry of a dense problem for the blocked kernel with `ko` outputs per thread (taps at 0).
-inline kernels::Geometry dense_geometry(const detail::CorrelationProblem& p, int ko) {
+/// Geometry of a dense problem for the blocked kernel (taps at 0, laid out by dense_tap_rows).
+inline kernels::Geometry dense_geometry(const detail::CorrelationProblem& p) {
   const int dims = p.input.dims;
   kernels::Geometry g = make_geometry(p.input, p.output, p.filter_extent, p.offset, p.boundary,
                                       canonical_order(dims, dims - 1));
   g.tap_base = 0;
-  g.tap_pad = ko - 1;
-  g.tap_pitch = g.filter_extent[3] + 2 * (ko - 1);
+  g.tap_pitch = g.filter_extent[3];
   return g;
 }
 
 /// The dense taps in the blocked kernel's layout: one row per combination of the filter's other
-/// axes, each holding the taps along the last axis between ko-1 zeros on each side.
-inline std::vector<float> padded_dense_taps(const detail::CorrelationProblem& p, int ko) {
+/// axes (x fastest), each holding the taps along the last axis contiguously.
+inline std::vector<float> dense_tap_rows(const detail::CorrelationProblem& p) {
   const int dims = p.input.dims;
   const int64_t k_last = p.filter_extent[dims - 1];
   int64_t rows = 1;
   for (int a = 0; a + 1 < dims; ++a)
     rows *= p.filter_extent[a];
-  const int64_t pitch = k_last + 2 * (ko - 1);
-  std::vector<float> padded(static_cast<size_t>(rows * pitch), 0.0f);
+  std::vector<float> layout(static_cast<size_t>(rows * k_last));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < k_last; ++j)
-      padded[r * pitch + (ko - 1) + j] = p.taps[r + j * rows];
+      layout[r * k_last + j] = p.taps[r + j * rows];
   }
-  return padded;
+  return layout;
 }
 
 /// One 1D pass of a separable filter.
@@ -137,13 +136,9 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
     pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
                                   canonical_order(dims, axis == 0 ? -1 : axis));
-    const int pad = pass.ko > 0 ? pass.ko - 1 : 0;
     pass.geometry.tap_base = static_cast<int>(plan.taps.size());
-    pass.geometry.tap_pad = pad;
-    pass.geometry.tap_pitch = k + 2 * pad;
-    plan.taps.insert(plan.taps.end(), pad, 0.0f);
+    pass.geometry.tap_pitch = k;
     plan.taps.insert(plan.taps.end(), taps[axis].begin(), taps[axis].end());
-    plan.taps.insert(plan.taps.end(), pad, 0.0f);
     plan.passes.push_back(pass);
     extent = out_extent;
   }

@@ -15,7 +15,7 @@ double ko_cost(const KoCandidate& c, int64_t last_axis_extent, int64_t last_axis
   const double ko = c.outputs_per_thread;
   const double n = static_cast<double>(std::max<int64_t>(1, last_axis_extent));
   const double k = static_cast<double>(std::max<int64_t>(1, last_axis_filter_extent));
-  const double per_output = (k + ko - 1) * (ko * kFmaCost + kLoadCost) / ko;
+  const double per_output = (k * (ko * kFmaCost + kTapCost) + (k + ko - 1) * kLoadCost) / ko;
   const double tail = n / (std::ceil(n / ko) * ko);
   const double latency = std::min(1.0, c.occupancy / kOccupancyTarget);
   return per_output / tail / latency;

@@ -2,14 +2,14 @@
 // tested on recorded numbers without a GPU. The backend feeds it what the CUDA runtime reports for
 // each compiled instantiation (registers, spills, occupancy); docs/design.md explains the model.
 //
-// Cost model, per useful output of a thread that computes KO outputs along the last axis with a
-// filter of K taps along it (taps padded with KO-1 zeros on each side, so the hot loop is branch
-// free): the thread walks K+KO-1 input rows; each row costs one input load and KO FMAs (each FMA
-// with a warp-uniform tap read). So
-//   cost(KO) = (K+KO-1) * (KO * kFmaCost + kLoadCost) / KO / tail(KO) / latency(occupancy)
+// Cost model, in issue slots per useful output, of a thread that computes KO outputs along the
+// last axis with a filter of K taps along it (kernels/blocked_thread.h): per tap row it reads K
+// warp-uniform taps (each also costs a window move), loads K+KO-1 inputs and issues K*KO FMAs. So
+//   cost(KO) = (K * (KO * kFmaCost + kTapCost) + (K+KO-1) * kLoadCost) / KO / tail(KO) / latency
 // with tail(KO) = n / (ceil(n/KO)*KO) the share of computed outputs that exist along an axis of n
-// voxels, and latency(occ) = min(1, occ / kOccupancyTarget) the penalty for too few resident warps.
-// Spilling or unlaunchable instantiations are never chosen. Ties go to the smaller KO.
+// voxels, and latency = min(1, occupancy / kOccupancyTarget) the penalty for too few resident
+// warps to hide memory latency. Spilling or unlaunchable instantiations are never chosen. Ties go
+// to the smaller KO.
 #pragma once
 
 #include <cstddef>
@@ -33,9 +33,11 @@ struct KoChoice {
   std::string reason;
 };
 
-/// Relative costs of the model (issue slots: an FMA with its tap read vs an input load that may
-/// miss L1), and the occupancy that hides memory latency well enough on Ampere/Hopper.
+/// Relative costs of the model: an FMA; a tap read from the constant cache plus the register move
+/// of the sliding input window; an input load (L1 hit or not, with its address arithmetic); and
+/// the occupancy that hides memory latency well enough on Ampere/Hopper.
 inline constexpr double kFmaCost = 1.0;
+inline constexpr double kTapCost = 2.0;
 inline constexpr double kLoadCost = 4.0;
 inline constexpr double kOccupancyTarget = 0.25;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -93,6 +94,25 @@ inline detail::CorrelationProblem make_problem(const ConstVolumeView& in, const 
     p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
   }
   return p;
+}
+
+/// Counts voxels where `got` and `ref` disagree on being NaN, or differ by more than `tolerance`
+/// (relative to the largest magnitude of ref) where both are finite.
+inline int64_t nan_mask_mismatches(const std::vector<float>& got, const std::vector<double>& ref,
+                                   double tolerance) {
+  double scale = 0;
+  for (double r : ref) {
+    if (std::isfinite(r))
+      scale = std::max(scale, std::fabs(r));
+  }
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i]) != std::isnan(ref[i]))
+      ++bad;
+    else if (!std::isnan(ref[i]) && std::fabs(got[i] - ref[i]) > tolerance * scale)
+      ++bad;
+  }
+  return bad;
 }
 
 }  // namespace ndconv::test

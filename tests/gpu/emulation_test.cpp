@@ -4,6 +4,7 @@
 // outputs. The grid walk and the per-thread functions are the ones the GPU runs (emulate.h).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -57,10 +58,10 @@ TEST_P(DenseEmulation, MatchesReference) {
         std::vector<float> flipped;
         const detail::CorrelationProblem p =
             make_problem(in_view, out_view, f, op, region, b, flipped);
-        const std::vector<float> padded = cuda_backend::padded_dense_taps(p, ko);
+        const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
         const bool small_grid = (seed & 1) != 0;  // also walk the grid-stride loops
-        emulate_blocked_ko(ko, cuda_backend::dense_geometry(p, ko), in.data(), out.data(),
-                           padded.data(), small_grid);
+        emulate_blocked_ko(ko, cuda_backend::dense_geometry(p), in.data(), out.data(),
+                           tap_rows.data(), small_grid);
         const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
         EXPECT_LT(relative_l2_error(out, ref), kTolerance)
             << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
@@ -73,6 +74,31 @@ TEST_P(DenseEmulation, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(AllKo, DenseEmulation,
                          ::testing::Combine(::testing::ValuesIn(shape_cases()),
                                             ::testing::ValuesIn(kCompiledKo)));
+
+// A NaN in the input reaches exactly the outputs whose footprint holds it (no multiplication of
+// inputs outside a footprint by zero taps, which would spread it along the blocked axis).
+TEST(DenseEmulationNan, StaysInsideTheFootprint) {
+  const ShapeCase shape{3, {40, 9, 37, 1}, {3, 3, 5, 1}};
+  for (int ko : kCompiledKo) {
+    const uint64_t seed = fresh_seed();
+    std::vector<float> in = random_values(voxels(3, shape.volume), seed);
+    in[(18 * 9 + 4) * 40 + 20] = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> taps = random_values(voxels(3, shape.filter), seed + 1);
+    const ConstVolumeView in_view = make_view<const float>(in.data(), 3, shape.volume);
+    const DenseFilter f{3, shape.filter, taps.data()};
+    std::vector<float> out(in.size());
+    poison(out);
+    std::vector<float> flipped;
+    const detail::CorrelationProblem p =
+        make_problem(in_view, make_view(out.data(), 3, shape.volume), f, Operation::Correlation,
+                     OutputRegion::Same, Boundary::Zero, flipped);
+    const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
+    emulate_blocked_ko(ko, cuda_backend::dense_geometry(p), in.data(), out.data(), tap_rows.data());
+    const std::vector<double> ref =
+        reference_dense(in_view, f, Operation::Correlation, Boundary::Zero, OutputRegion::Same);
+    EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0) << "KO=" << ko << " seed=" << seed;
+  }
+}
 
 using SeparableParam = std::tuple<ShapeCase, int /*ko*/>;
 
