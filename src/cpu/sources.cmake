@@ -16,7 +16,8 @@ set_source_files_properties(${NDCONV_CPU_DIR}/kernels_generic.cpp PROPERTIES
   COMPILE_OPTIONS "-O3;-ffp-contract=fast")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-  list(APPEND NDCONV_CPU_SOURCES ${NDCONV_CPU_DIR}/kernels_avx2.cpp ${NDCONV_CPU_DIR}/kernels_avx512.cpp)
+  list(APPEND NDCONV_CPU_SOURCES
+    ${NDCONV_CPU_DIR}/kernels_avx2.cpp ${NDCONV_CPU_DIR}/kernels_avx512.cpp)
   set_source_files_properties(${NDCONV_CPU_DIR}/kernels_avx2.cpp PROPERTIES
     COMPILE_OPTIONS "-O3;-mavx2;-mfma;-ffp-contract=fast")
   set_source_files_properties(${NDCONV_CPU_DIR}/kernels_avx512.cpp PROPERTIES
