@@ -123,6 +123,45 @@ TEST_P(Streaming, GaussianPiecesEqualOnePieceExactly) {
   }
 }
 
+// 2D and 4D: pieces along y and t (slowest axes) and multidimensional ones, periodic boundary
+// (the one whose values come from the far side of the image) and an even kernel.
+template <unsigned int D>
+void CheckStreamingExact() {
+  using Image = itk::Image<float, D>;
+  using Conv = ndconv::ConvolutionImageFilter<Image>;
+  const uint64_t seed = ndconv::test::fresh_seed();
+  SCOPED_TRACE(SeedTrace(seed) + ", " + std::to_string(D) + "D");
+  typename Image::SizeType size, ksize;
+  for (unsigned int a = 0; a < D; ++a) {
+    size[a] = D == 2 ? 31 + 4 * a : 9 + a;
+    ksize[a] = a == 0 ? 4 : 3;
+  }
+  auto input = ndconv::test::RandomImage<Image>(size, seed);
+  auto kernel = ndconv::test::RandomImage<Image>(ksize, seed + 1);
+  itk::PeriodicBoundaryCondition<Image> periodic;
+  auto whole = Conv::New();
+  whole->SetInput(input);
+  whole->SetKernelImage(kernel);
+  whole->SetBoundaryCondition(&periodic);
+  whole->Update();
+  for (unsigned int pieces : {3u, 7u}) {
+    for (bool multidimensional : {false, true}) {
+      SCOPED_TRACE(std::to_string(pieces) + " pieces" + (multidimensional ? ", multi" : ""));
+      auto filter = Conv::New();
+      filter->SetInput(input);
+      filter->SetKernelImage(kernel);
+      filter->SetBoundaryCondition(&periodic);
+      auto out = Streamed(filter.GetPointer(), pieces, multidimensional);
+      EXPECT_TRUE(ndconv::test::IdenticalPixels(out.GetPointer(), whole->GetOutput()));
+    }
+  }
+}
+
+TEST(ItkFilter, StreamingIn2DAnd4DIsExact) {
+  CheckStreamingExact<2>();
+  CheckStreamingExact<4>();
+}
+
 INSTANTIATE_TEST_SUITE_P(ItkFilter, Streaming, ::testing::Values(0, 1),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::string(info.param == 1 ? "ValidOrPeriodic" : "Same");
