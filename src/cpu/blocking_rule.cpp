@@ -31,7 +31,7 @@ double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool f
 }
 
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels) {
+                               const KernelSet& kernels, bool non_finite_input) {
   BlockingChoice c;
   if (requested != 0) {
     for (int i = 0; i < kBlockingFactorCount; ++i) {
@@ -39,13 +39,24 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
         c.factor = requested;
         c.index = i;
         c.reason = "requested";
-        return c;
       }
     }
-    throw InvalidArgument("outputs per thread " + std::to_string(requested) +
-                          " is not supported by the CPU backend (use 0 for automatic, or 1, 2, "
-                          "4 or 8)");
+    if (c.reason.empty()) {
+      throw InvalidArgument("outputs per thread " + std::to_string(requested) +
+                            " is not supported by the CPU backend (use 0 for automatic, or 1, 2, "
+                            "4 or 8)");
+    }
   }
+  if (non_finite_input) {
+    c.factor = 1;
+    c.index = 0;
+    c.reason =
+        "the input holds NaN or Inf: B = 1 so that they reach only the outputs whose "
+        "footprint holds them";
+    return c;
+  }
+  if (requested != 0)
+    return c;
   double best = 0;
   std::string costs;
   for (int i = 0; i < kBlockingFactorCount; ++i) {

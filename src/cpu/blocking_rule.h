@@ -22,8 +22,9 @@ double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool f
 
 /// `requested` = 0: the factor of least modelled cost (ties go to the smaller factor), capped so
 /// that a block is not longer than the output along the blocked axis. Otherwise `requested` must
-/// be one of kBlockingFactors (else InvalidArgument).
+/// be one of kBlockingFactors (else InvalidArgument). With `non_finite_input` the factor is 1
+/// whatever was requested (finite_scan.h says why).
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels);
+                               const KernelSet& kernels, bool non_finite_input);
 
 }  // namespace ndconv::cpu

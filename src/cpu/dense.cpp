@@ -16,6 +16,7 @@
 #include "cpu/blocking_rule.h"
 #include "cpu/canonical_axes.h"
 #include "cpu/cpu_info.h"
+#include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
 #include "cpu/parallel_for.h"
@@ -68,8 +69,8 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
   const Index k = to_canonical(dims, p.filter_extent, 1);
 
-  const BlockingChoice blocking =
-      choose_blocking(options.outputs_per_thread, k[3], n_out[3], kernels);
+  const BlockingChoice blocking = choose_blocking(options.outputs_per_thread, k[3], n_out[3],
+                                                  kernels, has_non_finite(p.input, threads));
   const int factor = blocking.factor;
   const RowBlockFn kernel = kernels.block[blocking.index];
   const int64_t blocks = (n_out[3] + factor - 1) / factor;

@@ -17,6 +17,7 @@
 
 #include "cpu/blocking_rule.h"
 #include "cpu/cpu_info.h"
+#include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
 #include "cpu/parallel_for.h"
@@ -213,6 +214,8 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
   auto taps_of = [&](int a) -> const std::vector<float>& {
     return p.taps[a].empty() ? identity : p.taps[a];
   };
+  // Only the passes after x block with zero weights; scan only if there are any.
+  const bool non_finite_input = axes.size() > 1 && has_non_finite(p.input, c.threads);
   double total_work = 0;
   for (int a : axes)
     total_work += static_cast<double>(taps_of(a).size() + 1);
@@ -241,8 +244,9 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
     if (a == 0) {
       pass_x(c, current, next, taps, p.offset[0], progress);
     } else {
-      const BlockingChoice blocking = choose_blocking(
-          options.outputs_per_thread, static_cast<int64_t>(taps.size()), extent[a], *c.kernels);
+      const BlockingChoice blocking =
+          choose_blocking(options.outputs_per_thread, static_cast<int64_t>(taps.size()), extent[a],
+                          *c.kernels, non_finite_input);
       pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
       reported_factor = blocking.factor;
       reasons += std::string(reasons.empty() ? "" : "; ") + "axis " + std::to_string(a) +
@@ -253,7 +257,7 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
   }
   if (axes.size() == 1) {
     // Only the x pass ran; still check the request so that a bad value never passes silently.
-    choose_blocking(options.outputs_per_thread, 1, 1, *c.kernels);
+    choose_blocking(options.outputs_per_thread, 1, 1, *c.kernels, false);
     reasons = "only the x pass ran (B does not apply along x)";
   }
 

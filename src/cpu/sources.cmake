@@ -6,6 +6,7 @@ set(NDCONV_CPU_SOURCES
   ${NDCONV_CPU_DIR}/dense.cpp
   ${NDCONV_CPU_DIR}/separable.cpp
   ${NDCONV_CPU_DIR}/padding.cpp
+  ${NDCONV_CPU_DIR}/finite_scan.cpp
   ${NDCONV_CPU_DIR}/parallel_for.cpp
   ${NDCONV_CPU_DIR}/blocking_rule.cpp
   ${NDCONV_CPU_DIR}/isa_dispatch.cpp

@@ -5,6 +5,8 @@
 // printed on failure; replay with NDCONV_TEST_SEED), outputs poisoned with NaN.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -142,6 +144,69 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
                                                          options.region)),
                   kTolerance);
       }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// NaN and Inf in the input reach exactly the outputs whose footprint holds them, as in the
+// reference, whatever blocking factor is requested (the backend falls back to B = 1 because its
+// zero weights would otherwise spread them).
+TEST(CpuNonFinite, NaNAndInfReachOnlyTheirFootprint) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index extent{21, 9, 11, 1};
+  std::vector<float> values = random_values(21 * 9 * 11, seed);
+  values[5 + 21 * (4 + 9 * 5)] = std::nanf("");
+  values[17 + 21 * (1 + 9 * 9)] = std::numeric_limits<float>::infinity();
+  const ConstVolumeView input = make_view<const float>(values.data(), 3, extent);
+  DenseFilter filter;
+  filter.dims = 3;
+  filter.extent = {3, 2, 5, 1};
+  const std::vector<float> taps = random_taps(filter.tap_count(), seed + 1);
+  filter.taps = taps.data();
+  SeparableFilter separable;
+  separable.dims = 3;
+  separable.taps[0] = random_taps(3, seed + 2);
+  separable.taps[2] = random_taps(6, seed + 3);
+  const std::vector<double> dense_ref =
+      reference_dense(input, filter, Operation::Convolution, Boundary::Mirror, OutputRegion::Same);
+  const std::vector<double> separable_ref = reference_separable(
+      input, separable, Operation::Convolution, Boundary::Mirror, OutputRegion::Same);
+  for (int factor : blocking_requests()) {
+    SCOPED_TRACE("blocking factor request " + std::to_string(factor));
+    Options options;
+    options.backend = Backend::Cpu;
+    options.boundary = Boundary::Mirror;
+    options.outputs_per_thread = factor;
+    for (bool dense : {true, false}) {
+      SCOPED_TRACE(dense ? "dense" : "separable");
+      std::vector<float> out(values.size());
+      poison(out);
+      const RunReport report =
+          dense ? filter_dense(input, filter, make_view(out.data(), 3, extent), options)
+                : filter_separable(input, separable, make_view(out.data(), 3, extent), options);
+      EXPECT_EQ(report.outputs_per_thread, 1);
+      const std::vector<double>& ref = dense ? dense_ref : separable_ref;
+      std::vector<float> finite_out;
+      std::vector<double> finite_ref;
+      int64_t non_finite = 0;
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_EQ(std::isfinite(out[i]), std::isfinite(ref[i])) << "voxel " << i;
+        if (std::isfinite(ref[i])) {
+          finite_out.push_back(out[i]);
+          finite_ref.push_back(ref[i]);
+        } else {
+          ++non_finite;
+        }
+      }
+      EXPECT_GT(non_finite, 0);
+      EXPECT_LT(relative_l2_error(finite_out, finite_ref), kTolerance);
     }
   }
 }

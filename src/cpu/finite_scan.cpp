@@ -1,0 +1,42 @@
+// Row by row, with an integer OR of "x - x is not 0" (true exactly for NaN and Inf), which the
+// compiler vectorises without reassociating floating-point sums.
+#include "cpu/finite_scan.h"
+
+#include <atomic>
+
+#include "cpu/parallel_for.h"
+
+namespace ndconv::cpu {
+
+bool has_non_finite(const ConstVolumeView& v, int threads) {
+  const int64_t rows = v.voxel_count() / v.extent[0];
+  const int64_t nx = v.extent[0], sx = v.stride[0];
+  std::atomic<bool> found{false};
+  parallel_for(
+      threads, rows,
+      [&](int64_t begin, int64_t end, int) {
+        int bad = 0;
+        for (int64_t r = begin; r < end && !bad; ++r) {
+          Index i{0, 0, 0, 0};
+          int64_t rest = r;
+          for (int a = 1; a < v.dims; ++a) {
+            i[a] = rest % v.extent[a];
+            rest /= v.extent[a];
+          }
+          const float* row = &v.at(i);
+          if (sx == 1) {
+            for (int64_t x = 0; x < nx; ++x)
+              bad |= !(row[x] - row[x] == 0.0f);
+          } else {
+            for (int64_t x = 0; x < nx; ++x)
+              bad |= !(row[x * sx] - row[x * sx] == 0.0f);
+          }
+        }
+        if (bad)
+          found = true;
+      },
+      ProgressSpan{});
+  return found;
+}
+
+}  // namespace ndconv::cpu
