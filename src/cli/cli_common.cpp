@@ -110,17 +110,17 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
   Plan plan;
   plan.input = io::read_info(in);
   const int dims = output_dims_hint > 0 ? output_dims_hint : plan.input.geometry.dims;
+  std::string why;
   if (o.type.empty()) {
-    std::string why;
     plan.output_type = io::default_output_type(out, plan.input.component_type, why);
-    if (!why.empty())
-      note(c, out + ": " + why);
   } else if (o.type == "same") {
     plan.output_type = plan.input.component_type;
   } else {
     io::parse_component_type(o.type, plan.output_type);
   }
   io::check_output_format(out, dims, plan.input.components, plan.output_type);
+  if (!why.empty())
+    note(c, out + ": " + why);
   return plan;
 }
 

@@ -57,6 +57,18 @@ int run(int argc, char** argv) {
   ndconv::cli::add_convolve_command(app);
   ndconv::cli::add_info_command(app);
   ndconv::cli::add_perf_commands(app);
+  // CLI11 would take an unknown subcommand for a stray argument; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known)
+      return fail(2, std::string("unknown subcommand '") + argv[1] + "'; use one of " + names +
+                         " (see ndconv --help)");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,330 @@
+// Every bad input of issue 3: a one-line error naming the file (or option) and what is wrong,
+// exit code 2 for usage errors and 1 for failed work, and no output file (nor any temporary file)
+// left behind. An existing output is untouched without --force.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli_run.h"
+#include "io/image.h"
+#include "ndconv/engine.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+namespace fs = std::filesystem;
+using io::ComponentType;
+
+RawImage volume(int dims, uint64_t seed) {
+  RawImage im;
+  im.dims = dims;
+  im.extent = {8, 7, dims >= 3 ? 5 : 1, dims == 4 ? 2 : 1};
+  im.values = random_for_type(im.voxels(), ComponentType::Float32, seed);
+  return im;
+}
+
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;  ///< "@" + name: a path in the test folder
+  int code;
+  std::vector<std::string> expected;  ///< substrings of the error line ("@" expands too)
+};
+
+class CliErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const uint64_t seed = fresh_seed();
+    write_meta(dir / "in.mha", volume(3, seed));
+    write_meta(dir / "in4d.mha", volume(4, seed + 1));
+    write_meta(dir / "in2d.mha", volume(2, seed + 2));
+    RawImage k2 = volume(2, seed + 3);
+    k2.extent = {3, 3, 1, 1};
+    k2.values.resize(9, 0.5);
+    write_meta(dir / "k2d.mha", k2);
+    RawImage big = volume(3, seed + 4);
+    big.extent = {33, 1, 1, 1};
+    big.values.assign(33, 1.0);
+    write_meta(dir / "kbig.mha", big);
+    RawImage zero = volume(3, seed + 5);
+    zero.extent = {2, 1, 1, 1};
+    zero.values = {1.0, -1.0};
+    write_meta(dir / "kzero.mha", zero);
+    RawImage rgb = volume(3, seed + 6);
+    rgb.extent = {3, 3, 3, 1};
+    rgb.components = 3;
+    rgb.values.assign(81, 1.0);
+    write_meta(dir / "kvector.mha", rgb);
+    write_meta(dir / "one.mha", volume(3, seed), 1);
+    write_meta(dir / "five.mha", volume(3, seed), 5);
+    write_nifti(dir / "complex.nii", volume(3, seed), false, 0, 0, 32);
+    write_bytes(dir / "text.nii.gz", "hello, this is not an image at all, only some text\n");
+    write_bytes(dir / "empty.mha", "");
+    write_bytes(dir / "garbage.mha", "ObjectType = Image\nNDims = 3\nDimSize = 4 banana\n");
+    io::write_image(dir / "full.nii.gz", io::read_image(dir / "in.mha"), ComponentType::Float32,
+                    false);
+    const std::string gz = read_bytes(dir / "full.nii.gz");
+    write_bytes(dir / "truncated.nii.gz", gz.substr(0, gz.size() * 2 / 3));
+    fs::remove(dir / "full.nii.gz");
+    fs::create_directory(dir / "folder.nii");
+    write_bytes(dir / "afile", "x");
+    before_ = dir.list();
+  }
+
+  std::string expand(const std::string& s) const { return s[0] == '@' ? dir / s.substr(1) : s; }
+
+  void check(const BadCase& c) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args;
+    for (const auto& a : c.args)
+      args.push_back(expand(a));
+    const CliResult r = run_ndconv(args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    // exactly one line, the error
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_EQ(r.err.rfind("ndconv: error: ", 0), 0u) << r.err;
+    for (const auto& e : c.expected)
+      EXPECT_NE(r.err.find(expand(e)), std::string::npos)
+          << "expected '" << expand(e) << "' in: " << r.err;
+    // nothing was created in the test folder
+    EXPECT_EQ(dir.list(), before_);
+  }
+
+  TempDir dir;
+  std::vector<std::string> before_;
+};
+
+TEST_F(CliErrors, BadInputFiles) {
+  const std::string out = "@out.nii.gz";
+  const BadCase cases[] = {
+      {"missing input",
+       {"smooth", "@nope.nii", out, "--sigma", "1"},
+       1,
+       {"@nope.nii", "No such file"}},
+      {"input is a folder",
+       {"smooth", "@folder.nii", out, "--sigma", "1"},
+       1,
+       {"@folder.nii", "is a folder"}},
+      {"empty file", {"smooth", "@empty.mha", out, "--sigma", "1"}, 1, {"@empty.mha", "empty"}},
+      {"not an image",
+       {"smooth", "@text.nii.gz", out, "--sigma", "1"},
+       1,
+       {"@text.nii.gz", "not an image"}},
+      {"truncated",
+       {"smooth", "@truncated.nii.gz", out, "--sigma", "1"},
+       1,
+       {"@truncated.nii.gz", "truncated"}},
+      {"corrupt header", {"smooth", "@garbage.mha", out, "--sigma", "1"}, 1, {"@garbage.mha"}},
+      {"1D", {"smooth", "@one.mha", out, "--sigma", "1"}, 1, {"@one.mha", "1D image"}},
+      {"5D", {"info", "@five.mha"}, 1, {"@five.mha", "5D image"}},
+      {"complex pixels",
+       {"convolve", "@complex.nii", "@k2d.mha", out},
+       1,
+       {"@complex.nii", "complex"}},
+      {"kernel dimension",
+       {"convolve", "@in.mha", "@k2d.mha", out},
+       1,
+       {"@k2d.mha", "kernel is 2D", "3D"}},
+      {"kernel 2D on 4D",
+       {"convolve", "@in4d.mha", "@k2d.mha", out},
+       1,
+       {"@k2d.mha", "or 3D to filter each frame"}},
+      {"kernel too large",
+       {"convolve", "@in.mha", "@kbig.mha", out},
+       1,
+       {"@kbig.mha", "33 taps", "limit"}},
+      {"kernel not scalar",
+       {"convolve", "@in.mha", "@kvector.mha", out},
+       1,
+       {"@kvector.mha", "scalar"}},
+      {"missing kernel",
+       {"convolve", "@in.mha", "@nokernel.mha", out},
+       1,
+       {"@nokernel.mha", "No such file"}},
+      {"normalize zero sum",
+       {"convolve", "@in.mha", "@kzero.mha", out, "--normalize"},
+       1,
+       {"@kzero.mha", "sums to 0"}},
+  };
+  for (const auto& c : cases)
+    check(c);
+}
+
+TEST_F(CliErrors, BadOptionValues) {
+  const std::string in = "@in.mha", out = "@out.nii.gz";
+  const BadCase cases[] = {
+      {"sigma 0", {"smooth", in, out, "--sigma", "0"}, 2, {"--sigma 0", "greater than 0"}},
+      {"sigma 0 per axis", {"smooth", in, out, "--sigma", "0x0x0"}, 2, {"greater than 0"}},
+      {"negative sigma", {"smooth", in, out, "--sigma", "-1"}, 2, {"--sigma -1", "negative"}},
+      {"negative per-axis", {"smooth", in, out, "--sigma", "1x-1x1"}, 2, {"negative"}},
+      {"non-numeric sigma", {"smooth", in, out, "--sigma", "abc"}, 2, {"--sigma abc", "number"}},
+      {"non-numeric part", {"smooth", in, out, "--sigma", "1x?x2"}, 2, {"'?' is not a number"}},
+      {"wrong count",
+       {"smooth", in, out, "--sigma", "1x2"},
+       2,
+       {"--sigma", "2 values", "@in.mha", "3 spatial axes"}},
+      {"wrong count 4D",
+       {"smooth", "@in4d.mha", out, "--sigma", "1x1x1x1"},
+       2,
+       {"4 values", "3 spatial axes"}},
+      {"unknown unit", {"smooth", in, out, "--sigma", "2cm"}, 2, {"unknown unit 'cm'"}},
+      {"missing value", {"smooth", in, out, "--sigma", "1x"}, 2, {"missing"}},
+      {"negative fwhm", {"smooth", in, out, "--fwhm", "-3"}, 2, {"--fwhm", "negative"}},
+      {"sigma and fwhm", {"smooth", in, out, "--sigma", "1", "--fwhm", "2"}, 2, {"--fwhm"}},
+      {"neither", {"smooth", in, out}, 2, {"--sigma or --fwhm"}},
+      {"time sigma on 3D",
+       {"smooth", in, out, "--sigma", "1", "--time-sigma", "1"},
+       2,
+       {"--time-sigma", "@in.mha", "3D"}},
+      {"bad time sigma",
+       {"smooth", "@in4d.mha", out, "--sigma", "1", "--time-sigma", "2m"},
+       2,
+       {"--time-sigma 2m"}},
+      {"zero time sigma",
+       {"smooth", "@in4d.mha", out, "--sigma", "1", "--time-sigma", "0s"},
+       2,
+       {"greater than 0"}},
+      {"truncate 0", {"smooth", in, out, "--sigma", "1", "--truncate", "0"}, 2, {"--truncate"}},
+      {"truncate text", {"smooth", in, out, "--sigma", "1", "--truncate", "x"}, 2, {"--truncate"}},
+      {"sigma too large", {"smooth", in, out, "--sigma", "500vox"}, 2, {"limit"}},
+      {"unknown boundary",
+       {"convolve", in, "@k2d.mha", out, "--boundary", "wrap"},
+       2,
+       {"--boundary"}},
+      {"unknown region", {"convolve", in, "@k2d.mha", out, "--region", "full"}, 2, {"--region"}},
+      {"unknown type",
+       {"smooth", in, out, "--sigma", "1", "--type", "complex"},
+       2,
+       {"unknown type 'complex'"}},
+      {"unknown device",
+       {"smooth", in, out, "--sigma", "1", "--device", "gpu"},
+       2,
+       {"--device", "gpu"}},
+      {"bad KO",
+       {"smooth", in, out, "--sigma", "1", "--outputs-per-thread", "0"},
+       2,
+       {"--outputs-per-thread"}},
+      {"negative threads",
+       {"smooth", in, out, "--sigma", "1", "--threads", "-2"},
+       2,
+       {"--threads"}},
+      {"missing output argument", {"smooth", in, "--sigma", "1"}, 2, {"OUT"}},
+      {"unknown option", {"smooth", in, out, "--sigma", "1", "--bogus"}, 2, {"--bogus"}},
+      {"unknown subcommand", {"blur", in, out}, 2, {"blur"}},
+      {"no subcommand", {}, 2, {"subcommand"}},
+      {"PNG cannot hold 3D",
+       {"smooth", in, "@out.png", "--sigma", "1"},
+       2,
+       {"@out.png", "cannot hold a 3D image"}},
+      {"PNG cannot hold float",
+       {"smooth", "@in2d.mha", "@out.png", "--sigma", "1", "--type", "float"},
+       2,
+       {"@out.png", "holds only uint8, uint16"}},
+      {"unknown extension",
+       {"smooth", in, "@out.xyz", "--sigma", "1"},
+       2,
+       {"@out.xyz", "unknown output format"}},
+      {"preview not PNG-able",
+       {"smooth", in, out, "--sigma", "1", "--preview", "@p.txt"},
+       2,
+       {"@p.txt"}},
+  };
+  for (const auto& c : cases)
+    check(c);
+}
+
+TEST_F(CliErrors, BadOutputPaths) {
+  const BadCase cases[] = {
+      {"missing folder",
+       {"smooth", "@in.mha", "@no/such/out.nii", "--sigma", "1"},
+       1,
+       {"@no/such/out.nii", "does not exist"}},
+      {"parent is a file",
+       {"smooth", "@in.mha", "@afile/out.nii", "--sigma", "1"},
+       1,
+       {"@afile/out.nii", "not a folder"}},
+      {"output is a folder",
+       {"smooth", "@in.mha", "@folder.nii", "--sigma", "1", "--force"},
+       1,
+       {"@folder.nii", "is a folder"}},
+      {"read-only place",
+       {"smooth", "@in.mha", "/proc/ndconv_out.nii", "--sigma", "1"},
+       1,
+       {"/proc/ndconv_out.nii", "cannot write"}},
+      {"preview in missing folder",
+       {"smooth", "@in.mha", "@out.nii", "--sigma", "1", "--preview", "@no/p.png"},
+       1,
+       {"@no/p.png", "does not exist"}},
+  };
+  for (const auto& c : cases)
+    check(c);
+}
+
+TEST_F(CliErrors, FolderWithoutWritePermission) {
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "running as root: permissions do not stop root (the read-only case is "
+                    "covered by BadOutputPaths)";
+  fs::create_directory(dir / "locked");
+  ::chmod((dir / "locked").c_str(), 0555);
+  before_ = dir.list();
+  check({"no write permission",
+         {"smooth", "@in.mha", "@locked/out.nii", "--sigma", "1"},
+         1,
+         {"@locked/out.nii", "cannot write", "Permission denied"}});
+  ::chmod((dir / "in.mha").c_str(), 0);
+  check({"unreadable input",
+         {"smooth", "@in.mha", "@out.nii", "--sigma", "1"},
+         1,
+         {"@in.mha", "Permission denied"}});
+}
+
+TEST_F(CliErrors, ExistingOutputIsUntouchedWithoutForce) {
+  write_bytes(dir / "out.nii.gz", "precious");
+  write_bytes(dir / "p.png", "picture");
+  before_ = dir.list();
+  check({"existing output",
+         {"smooth", "@in.mha", "@out.nii.gz", "--sigma", "1"},
+         2,
+         {"@out.nii.gz", "exists", "--force"}});
+  check({"existing preview",
+         {"smooth", "@in.mha", "@new.nii.gz", "--sigma", "1", "--preview", "@p.png"},
+         2,
+         {"@p.png", "exists"}});
+  EXPECT_EQ(read_bytes(dir / "out.nii.gz"), "precious");
+  EXPECT_EQ(read_bytes(dir / "p.png"), "picture");
+  const std::string input = read_bytes(dir / "in.mha");
+  check({"output is the input",
+         {"smooth", "@in.mha", "@in.mha", "--sigma", "1"},
+         2,
+         {"@in.mha", "is the input", "--force"}});
+  check({"output is the input by another name",
+         {"smooth", "@in.mha", dir.path() + "/./in.mha", "--sigma", "1"},
+         2,
+         {"is the input"}});
+  EXPECT_EQ(read_bytes(dir / "in.mha"), input);
+  // With --force both are replaced, and nothing else appears.
+  CliResult r = run_ndconv(
+      {"smooth", dir / "in.mha", dir / "out.nii.gz", "--sigma", "1", "--force", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(io::read_info(dir / "out.nii.gz").geometry.dims, 3);
+  r = run_ndconv({"smooth", dir / "in.mha", dir / "in.mha", "--sigma", "1", "--force", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(read_bytes(dir / "in.mha"), input);
+  EXPECT_EQ(dir.list(), before_);
+}
+
+TEST_F(CliErrors, CudaRequestedWithoutUsableGpuFailsCleanly) {
+  if (cuda_status().usable)
+    GTEST_SKIP() << "a GPU is usable here";
+  check({"--device cuda",
+         {"smooth", "@in.mha", "@out.nii", "--sigma", "1", "--device", "cuda"},
+         1,
+         {"CUDA backend unavailable"}});
+}
+
+}  // namespace
+}  // namespace ndconv::test
