@@ -186,6 +186,29 @@ TEST(Validation, OverlappingViews) {
       "overlap");
 }
 
+TEST(Validation, SeparableFilterWithTooManyAxes) {
+  Case c(2, {8, 8, 1, 1}, {1, 1, 1, 1});
+  SeparableFilter s;
+  s.dims = 2;
+  s.taps[2] = {0.5f, 0.5f};
+  expect_invalid([&] { filter_separable(c.input(), s, c.output(), cpu_options()); },
+                 "too many axes");
+}
+
+TEST(Validation, MissingDataAndBadStrides) {
+  Case c(2, {8, 8, 1, 1}, {3, 3, 1, 1});
+  ConstVolumeView no_data = c.input();
+  no_data.data = nullptr;
+  expect_invalid([&] { filter_dense(no_data, c.filter, c.output(), cpu_options()); },
+                 "has no data");
+  ConstVolumeView zero_stride = c.input();
+  zero_stride.stride[1] = 0;
+  expect_invalid([&] { filter_dense(zero_stride, c.filter, c.output(), cpu_options()); },
+                 "non-positive stride along y");
+  c.filter.taps = nullptr;
+  expect_invalid([&] { filter_dense(c.input(), c.filter, c.output(), cpu_options()); }, "no taps");
+}
+
 TEST(Validation, BadTapsAndEmptyAxes) {
   Case c(2, {8, 8, 1, 1}, {3, 3, 1, 1});
   c.taps[4] = std::nanf("");
