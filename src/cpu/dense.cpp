@@ -1,5 +1,6 @@
 // The dense driver. Steps:
-//  1. choose the kernel set (instruction set), the threads and the blocking factor B;
+//  1. choose the kernel set (instruction set), the threads and the blocking factor B (1 when
+//     the input holds NaN or Inf, finite_scan.h);
 //  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
 //     rows o + j for every tap j: no boundary test in the hot loop; along the blocked axis the
 //     padded volume is rounded up to whole blocks. Large volumes are processed in slabs along
