@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <tuple>
 
@@ -133,7 +134,7 @@ TEST_P(CudaSeparable, MatchesReference) {
         Index filter_extent{1, 1, 1, 1};
         for (int a = 0; a < shape.dims; ++a) {
           if (shape.filter[a] > 1 || seed % 3 == 0) {
-            f.taps[a] = random_values(shape.filter[a], seed + 7 + a);
+            f.taps[a] = positive_taps(shape.filter[a], seed + 7 + a);
             filter_extent[a] = shape.filter[a];
           }
         }
@@ -244,6 +245,10 @@ struct SlabCase {
   OutputRegion region;
 };
 
+std::ostream& operator<<(std::ostream& os, const SlabCase& c) {
+  return os << c.shape << " " << to_string(c.boundary) << " " << to_string(c.region);
+}
+
 class CudaSlabs : public ::testing::TestWithParam<SlabCase> {};
 
 TEST_P(CudaSlabs, EqualOnePass) {
@@ -293,7 +298,7 @@ TEST_P(CudaSlabs, EqualOnePass) {
   SeparableFilter sf;
   sf.dims = s.dims;
   for (int a = 0; a < s.dims; ++a)
-    sf.taps[a] = random_values(s.filter[a], seed + 11 + a);
+    sf.taps[a] = positive_taps(s.filter[a], seed + 11 + a);
   const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
   const Index out_extent = reference_output_extent(in_view, s.filter, c.region);
   std::vector<float> sep(static_cast<size_t>(voxels(s.dims, out_extent)));
