@@ -14,6 +14,7 @@
 #include <new>
 
 #include "io/image.h"
+#include "io/nifti2_reader.h"
 #include "io/output_file.h"
 #include "io/pixel_convert.h"
 
@@ -352,12 +353,18 @@ std::string itk_version() {
 
 ImageInfo read_info(const std::string& path) {
   QuietCerr quiet;
+  check_input_file(path);
+  if (is_nifti2(path))
+    return read_nifti2(path, false).info;
   itk::ImageIOBase::Pointer io;
   return open_header(path, io);
 }
 
 Image read_image(const std::string& path) {
   QuietCerr quiet;
+  check_input_file(path);
+  if (is_nifti2(path))
+    return read_nifti2(path, true);
   itk::ImageIOBase::Pointer io;
   Image image;
   image.info = open_header(path, io);

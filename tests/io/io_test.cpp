@@ -282,6 +282,66 @@ TEST(IoWrite, RgbPngRoundTrip) {
   EXPECT_EQ(back.planes, im.planes);
 }
 
+// NIfTI-2 is read by ndconv itself (ITK 5.2 reads NIfTI-1 only): the same image written as
+// NIfTI-1 (read by ITK) and as NIfTI-2 must read the same, geometry included.
+TEST(IoRead, Nifti2ReadsLikeNifti1) {
+  TempDir dir;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  NiftiForm qform;
+  qform.qform_code = 1;
+  qform.qfac = -1;
+  qform.quatern[0] = 0.1;
+  qform.quatern[1] = -0.2;
+  qform.quatern[2] = 0.3;
+  qform.qoffset[0] = 12.5;
+  qform.qoffset[1] = -7.25;
+  qform.qoffset[2] = 3.0;
+  NiftiForm sform;
+  sform.sform_code = 2;
+  const double c = std::cos(0.4), s = std::sin(0.4);
+  const double srow[12] = {0.5 * c, -0.75 * s, 0, -4, 0.5 * s, 0.75 * c, 0, 9, 0, 0, 1.25, 2};
+  std::copy(srow, srow + 12, sform.srow);
+  const NiftiForm forms[] = {NiftiForm{}, qform, sform};
+  for (int f = 0; f < 3; ++f) {
+    for (ComponentType t : kAllTypes) {
+      SCOPED_TRACE("form " + std::to_string(f) + " " + io::to_string(t));
+      const RawImage raw = make_raw(3, t, 1, seed + f);
+      write_nifti_form(dir / "v1.nii", raw, forms[f]);
+      write_nifti2(dir / "v2.nii", raw, t == ComponentType::Int16, 0, 0, forms[f]);
+      const io::Image a = io::read_image(dir / "v1.nii"), b = io::read_image(dir / "v2.nii");
+      EXPECT_EQ(b.info.component_type, t);
+      for (int ax = 0; ax < 3; ++ax) {
+        EXPECT_EQ(b.info.geometry.extent[ax], a.info.geometry.extent[ax]);
+        EXPECT_NEAR(b.info.geometry.spacing[ax], a.info.geometry.spacing[ax], 1e-6);
+        EXPECT_NEAR(b.info.geometry.origin[ax], a.info.geometry.origin[ax], 1e-4);
+        for (int r = 0; r < 3; ++r)
+          EXPECT_NEAR(b.info.geometry.direction[r * kMaxDims + ax],
+                      a.info.geometry.direction[r * kMaxDims + ax], 1e-5)
+              << "row " << r << " axis " << ax;
+      }
+      expect_values(b, raw);
+    }
+  }
+  // 4D with scl_slope, vector pixels, gzip.
+  const RawImage series = make_raw(4, ComponentType::Int16, 1, seed);
+  write_nifti2(dir / "s.nii", series, false, 0.5, 3.0);
+  const io::Image s4 = io::read_image(dir / "s.nii");
+  EXPECT_EQ(s4.info.geometry.dims, 4);
+  EXPECT_NEAR(s4.info.geometry.spacing[3], series.spacing[3], 1e-9);
+  EXPECT_EQ(s4.info.component_type, ComponentType::Float32);
+  for (int64_t v = 0; v < series.voxels(); ++v)
+    ASSERT_FLOAT_EQ(s4.planes[0][v], static_cast<float>(series.values[v] * 0.5 + 3.0));
+  const RawImage vec = make_raw(3, ComponentType::Float32, 2, seed);
+  write_nifti2(dir / "vec.nii", vec);
+  ASSERT_EQ(std::system(("gzip -f " + dir / "vec.nii").c_str()), 0);
+  expect_values(io::read_image(dir / "vec.nii.gz"), vec);
+  const std::string full = read_bytes(dir / "s.nii");
+  write_bytes(dir / "cut.nii", full.substr(0, full.size() - 10));
+  const std::string msg = error_of([&] { io::read_image(dir / "cut.nii"); });
+  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+}
+
 TEST(IoRead, BadFilesGiveOneLineErrorsNamingTheFile) {
   TempDir dir;
   const RawImage raw = make_raw(3, ComponentType::Int16, 1, fresh_seed());

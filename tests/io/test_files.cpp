@@ -246,6 +246,67 @@ void write_nifti(const std::string& path, const RawImage& im, bool big_endian, d
   write_bytes(path, h + pack(planar, big_endian));
 }
 
+namespace {
+// Components of a voxel along dim[5], after all voxels (NIfTI's layout).
+RawImage planar_copy(const RawImage& im) {
+  RawImage planar = im;
+  if (im.components > 1) {
+    const int64_t n = im.voxels();
+    for (int c = 0; c < im.components; ++c)
+      for (int64_t v = 0; v < n; ++v)
+        planar.values[c * n + v] = im.values[v * im.components + c];
+  }
+  return planar;
+}
+}  // namespace
+
+void write_nifti_form(const std::string& path, const RawImage& im, const NiftiForm& form) {
+  write_nifti(path, im);
+  std::string bytes = read_bytes(path);
+  poke<float>(bytes, 76, static_cast<float>(form.qfac), false);
+  poke<int16_t>(bytes, 252, static_cast<int16_t>(form.qform_code), false);
+  poke<int16_t>(bytes, 254, static_cast<int16_t>(form.sform_code), false);
+  for (int i = 0; i < 3; ++i) {
+    poke<float>(bytes, 256 + 4 * i, static_cast<float>(form.quatern[i]), false);
+    poke<float>(bytes, 268 + 4 * i, static_cast<float>(form.qoffset[i]), false);
+  }
+  for (int i = 0; i < 12; ++i)
+    poke<float>(bytes, 280 + 4 * i, static_cast<float>(form.srow[i]), false);
+  write_bytes(path, bytes);
+}
+
+void write_nifti2(const std::string& path, const RawImage& im, bool big_endian, double scl_slope,
+                  double scl_inter, const NiftiForm& form) {
+  std::string h(544, '\0');
+  poke<int32_t>(h, 0, 540, big_endian);
+  std::memcpy(&h[4], "n+2\0\r\n\032\n", 8);
+  poke<int16_t>(h, 12, static_cast<int16_t>(nifti_code(im.type)), big_endian);
+  poke<int16_t>(h, 14, static_cast<int16_t>(8 * io::component_bytes(im.type)), big_endian);
+  poke<int64_t>(h, 16, im.components > 1 ? 5 : im.dims, big_endian);
+  for (int a = 0; a < 7; ++a) {
+    int64_t d = a < im.dims ? im.extent[a] : 1;
+    if (a == 4 && im.components > 1)
+      d = im.components;
+    poke<int64_t>(h, 24 + 8 * a, d, big_endian);
+  }
+  poke<double>(h, 104, form.qfac, big_endian);
+  for (int a = 0; a < 7; ++a)
+    poke<double>(h, 112 + 8 * a, a < im.dims ? im.spacing[a] : 1.0, big_endian);
+  poke<int64_t>(h, 168, 544, big_endian);
+  poke<double>(h, 176, scl_slope, big_endian);
+  poke<double>(h, 184, scl_inter, big_endian);
+  poke<int32_t>(h, 344, form.qform_code, big_endian);
+  poke<int32_t>(h, 348, form.sform_code, big_endian);
+  for (int i = 0; i < 3; ++i) {
+    poke<double>(h, 352 + 8 * i, form.quatern[i], big_endian);
+    poke<double>(h, 376 + 8 * i, form.qoffset[i], big_endian);
+  }
+  for (int i = 0; i < 12; ++i)
+    poke<double>(h, 400 + 8 * i, form.srow[i], big_endian);
+  poke<int32_t>(h, 500, 2 | 8, big_endian);
+  write_bytes(path, h + pack(planar_copy(im), big_endian));
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string templ = std::string(base && *base ? base : "/tmp") + "/ndconv_test_XXXXXX";

@@ -37,6 +37,22 @@ void write_meta(const std::string& path, const RawImage& image, int ndims_overri
 void write_nifti(const std::string& path, const RawImage& image, bool big_endian = false,
                  double scl_slope = 0, double scl_inter = 0, int datatype_override = 0);
 
+/// Orientation written into a NIfTI header (qform and/or sform); codes 0 = absent.
+struct NiftiForm {
+  int qform_code = 0, sform_code = 0;
+  double qfac = 1;                ///< pixdim[0]
+  double quatern[3] = {0, 0, 0};  ///< b, c, d
+  double qoffset[3] = {0, 0, 0};
+  double srow[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};  ///< srow_x, srow_y, srow_z
+};
+
+/// The same with a NIfTI-2 header (540 bytes, 64-bit dims, double fields).
+void write_nifti2(const std::string& path, const RawImage& image, bool big_endian = false,
+                  double scl_slope = 0, double scl_inter = 0, const NiftiForm& form = {});
+
+/// NIfTI-1 with an orientation.
+void write_nifti_form(const std::string& path, const RawImage& image, const NiftiForm& form);
+
 /// Writes `bytes` to `path`.
 void write_bytes(const std::string& path, const std::string& bytes);
 std::string read_bytes(const std::string& path);
