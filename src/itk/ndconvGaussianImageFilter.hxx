@@ -107,9 +107,8 @@ void GaussianImageFilter<TInputImage, TOutputImage>::GenerateData() {
 
   const ConstVolumeView in_view =
       make_view(static_cast<const float*>(in_buffer.data()), dims, padded_extent);
-  const Options options = itk_bridge::MakeOptions(
-      m_UseGPU, m_DeviceIndex, m_OutputsPerThread,
-      static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
+  const Options options = itk_bridge::MakeOptions(m_UseGPU, m_DeviceIndex, m_OutputsPerThread,
+                                                  itk_bridge::CpuThreads(this));
   RunReport report;
   if constexpr (std::is_same_v<typename OutputImageType::PixelType, float>) {
     const VolumeView out_view = itk_bridge::ViewOfRegion(output, region);

@@ -257,6 +257,15 @@ inline Options MakeOptions(bool use_gpu, int device_index, unsigned int outputs_
   return options;
 }
 
+/// CPU worker threads for the engine: ITK's thread count for this filter (its multi-threader's
+/// maximum, i.e. ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS when set), capped by its NumberOfWorkUnits
+/// so that SetNumberOfWorkUnits(1) gives a single-threaded run as with ITK's own filters.
+inline int CpuThreads(itk::ProcessObject* filter) {
+  const auto threads = filter->GetMultiThreader()->GetMaximumNumberOfThreads();
+  const auto units = filter->GetNumberOfWorkUnits();
+  return static_cast<int>(std::max<itk::ThreadIdType>(1, std::min(threads, units)));
+}
+
 /// A one-line description of what the engine did, for GetBackendDescription().
 inline std::string DescribeRun(const RunReport& report) {
   std::ostringstream s;
@@ -264,7 +273,7 @@ inline std::string DescribeRun(const RunReport& report) {
   if (!report.device_name.empty())
     s << " on " << report.device_name;
   if (report.backend == Backend::Cpu && report.threads > 0)
-    s << ", " << report.threads << " worker threads";
+    s << ", " << report.threads << (report.threads == 1 ? " worker thread" : " worker threads");
   if (report.outputs_per_thread > 0)
     s << ", " << report.outputs_per_thread << " outputs per thread";
   if (report.slabs > 1)

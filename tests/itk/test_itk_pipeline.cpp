@@ -269,10 +269,14 @@ TEST(ItkFilter, CpuFallbackWhenGpuIsOff) {
   auto filter = Conv3::New();
   EXPECT_TRUE(filter->GetUseGPU());  // on by default
   filter->UseGPUOff();
+  filter->SetNumberOfWorkUnits(1);  // caps the CPU backend's threads, as for ITK's filters
   filter->SetInput(input);
   filter->SetKernelImage(kernel);
   filter->Update();
   EXPECT_FALSE(filter->GetGPUUsed());
+  EXPECT_NE(std::string(filter->GetBackendDescription()).find(", 1 worker thread"),
+            std::string::npos)
+      << filter->GetBackendDescription();
   EXPECT_EQ(std::string(filter->GetBackendDescription()).rfind("cpu", 0), 0u)
       << filter->GetBackendDescription();
   EXPECT_LE(ndconv::test::RelativeL2(filter->GetOutput(), reference->GetOutput()), 1e-5);
