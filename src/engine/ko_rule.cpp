@@ -24,9 +24,19 @@ double ko_cost(const KoCandidate& c, int64_t last_axis_extent, int64_t last_axis
 KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
                                    int64_t last_axis_extent, int64_t last_axis_filter_extent) {
   KoChoice choice;
+  // The cap: the smallest usable KO that is at least K (none when every usable KO is below K).
+  int cap = 0;
+  for (const KoCandidate& c : candidates) {
+    const bool usable = std::isfinite(ko_cost(c, last_axis_extent, last_axis_filter_extent));
+    if (usable && c.outputs_per_thread >= last_axis_filter_extent &&
+        (cap == 0 || c.outputs_per_thread < cap))
+      cap = c.outputs_per_thread;
+  }
   double best = std::numeric_limits<double>::infinity();
   const KoCandidate* winner = nullptr;
   for (const KoCandidate& c : candidates) {
+    if (cap > 0 && c.outputs_per_thread > cap)
+      continue;
     const double cost = ko_cost(c, last_axis_extent, last_axis_filter_extent);
     const bool better =
         cost < best * (1 - 1e-9) ||
@@ -42,10 +52,10 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
   }
   char text[256];
   std::snprintf(text, sizeof text,
-                "KO rule: lowest modelled cost %.2f per output (n=%lld, k=%lld; %d registers, "
-                "0 spill bytes, occupancy %.2f)",
+                "KO rule: lowest modelled cost %.2f per output (n=%lld, k=%lld, KO cap %d; %d "
+                "registers, 0 spill bytes, occupancy %.2f)",
                 best, static_cast<long long>(last_axis_extent),
-                static_cast<long long>(last_axis_filter_extent), winner->registers_per_thread,
+                static_cast<long long>(last_axis_filter_extent), cap, winner->registers_per_thread,
                 winner->occupancy);
   choice.outputs_per_thread = winner->outputs_per_thread;
   choice.reason = text;

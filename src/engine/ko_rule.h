@@ -10,6 +10,13 @@
 // voxels, and latency = min(1, occupancy / kOccupancyTarget) the penalty for too few resident
 // warps to hide memory latency. Spilling or unlaunchable instantiations are never chosen. Ties go
 // to the smaller KO.
+//
+// Cap: no KO above the smallest usable KO that is >= K. Beyond it the loads per output,
+// (K+KO-1)/KO, are already below 2 and shrink little, while registers grow and occupancy falls,
+// which the model underrates: on the H100 (docs/gpu-validation.md) the uncapped model chose KO 16
+// for K = 5 (256^3) and K = 7 (96^3x16), 35% and 13% slower than the best KO, and KO 16 was the
+// best for K = 17 (4096^2), where the cap does not bind. With K = 1 the cap gives KO 1: each output
+// reads one row, so there is nothing to reuse.
 #pragma once
 
 #include <cstddef>

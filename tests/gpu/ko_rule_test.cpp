@@ -28,9 +28,27 @@ TEST(KoRule, LargeLastAxisAndFilterPreferRegisterBlocking) {
 
 TEST(KoRule, LongerFiltersNeverGetLessBlocking) {
   // More taps along the last axis make each extra output cheaper (more reuse per load).
-  const KoChoice c1 = choose_outputs_per_thread(recorded_h100(), 256, 1);
-  const KoChoice c11 = choose_outputs_per_thread(recorded_h100(), 256, 11);
-  EXPECT_LE(c1.outputs_per_thread, c11.outputs_per_thread);
+  int previous = 0;
+  for (int64_t k : {1, 2, 3, 5, 7, 11, 17, 31}) {
+    const KoChoice c = choose_outputs_per_thread(recorded_h100(), 256, k);
+    EXPECT_GE(c.outputs_per_thread, previous) << "k=" << k << ": " << c.reason;
+    previous = c.outputs_per_thread;
+  }
+}
+
+TEST(KoRule, CapAtTheFirstKoCoveringTheFilter) {
+  // One tap along the last axis: nothing to reuse.
+  EXPECT_EQ(choose_outputs_per_thread(recorded_h100(), 256, 1).outputs_per_thread, 1);
+  // The issue-6 workloads on the H100: the uncapped model chose 16 for k = 5 and 7 (35% and 13%
+  // slower than the best KO); 16 was the best for k = 17.
+  EXPECT_LE(choose_outputs_per_thread(recorded_h100(), 256, 5).outputs_per_thread, 8);
+  EXPECT_LE(choose_outputs_per_thread(recorded_h100(), 16, 7).outputs_per_thread, 8);
+  EXPECT_EQ(choose_outputs_per_thread(recorded_h100(), 4096, 17).outputs_per_thread, 16);
+  // The cap never leaves nothing: when the capping KO spills, the next smaller ones remain.
+  std::vector<KoCandidate> c = recorded_h100();
+  c[3].local_bytes = 32;  // KO 8 spills
+  const KoChoice choice = choose_outputs_per_thread(c, 256, 7);
+  EXPECT_TRUE(choice.outputs_per_thread == 4 || choice.outputs_per_thread == 16) << choice.reason;
 }
 
 TEST(KoRule, ShortLastAxisAvoidsWastedOutputs) {
