@@ -3,11 +3,13 @@
 // type and component count are taken from it at run time, and the raw pixels are moved in one
 // buffer that pixel_convert.cpp turns into float32 planes. This is the only translation unit of
 // ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <mutex>
@@ -58,6 +60,12 @@ void register_formats() {
 std::string one_line(const itk::ExceptionObject& e) {
   std::string s = e.GetDescription();
   std::replace(s.begin(), s.end(), '\n', ' ');
+  // "ITK ERROR: NiftiImageIO(0x55d0c...): " says nothing to a user
+  if (s.rfind("ITK ERROR: ", 0) == 0) {
+    const auto cut = s.find("): ");
+    if (cut != std::string::npos)
+      s = s.substr(cut + 3);
+  }
   while (!s.empty() && (s.back() == ' ' || s.back() == '.'))
     s.pop_back();
   return s;
@@ -179,6 +187,26 @@ void check_input_file(const std::string& path) {
     throw IoError(path + ": the file is empty");
 }
 
+}  // namespace
+
+void check_memory(const std::string& path, double values, int bytes_per_value) {
+  // A corrupt header can claim absurd sizes: refuse what cannot fit in this machine's memory (the
+  // file's values plus the float32 planes) before allocating, rather than be killed for it.
+  const double needed = values * (bytes_per_value + 4.0);
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (!(needed <= physical) && physical > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  ": the header describes %.4g values (%.1f GiB to filter), more than this "
+                  "machine's %.1f GiB of memory (corrupt header?)",
+                  values, needed / (1ull << 30), physical / (1ull << 30));
+    throw IoError(path + text);
+  }
+}
+
+namespace {
+
 // Opens `path` and reads its header; everything ndconv needs is checked here.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
@@ -237,12 +265,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   }
   if (info.format == "NiftiImageIO" && g.dims == 4)
     g.spacing[3] *= nifti_time_unit_in_seconds(path);
-  // A corrupt header can claim absurd sizes; refuse before trying to allocate them.
-  const double bytes = voxels * info.components * 4.0;
-  if (bytes > 256.0 * (1ull << 30)) {
-    throw IoError(path + ": the header describes " + std::to_string(voxels) +
-                  " voxels, too large to filter (corrupt header?)");
-  }
+  check_memory(path, voxels * info.components, io->GetComponentSize());
   return info;
 }
 
@@ -333,16 +356,34 @@ void check_nifti_length(const std::string& path) {
   }
 }
 
-// MetaIO reports its parse errors on std::cerr; ndconv reports them itself, on one line.
-class QuietCerr {
+// MetaIO reports its parse errors on std::cerr and niftilib some of its own on the C stderr,
+// whatever its debug level; ndconv reports them itself, on one line. Both are silenced while ITK
+// reads or writes (the CLI does its I/O on one thread).
+class QuietStderr {
  public:
-  QuietCerr() : saved_(std::cerr.rdbuf(nullptr)) {}
-  ~QuietCerr() { std::cerr.rdbuf(saved_); }
-  QuietCerr(const QuietCerr&) = delete;
-  QuietCerr& operator=(const QuietCerr&) = delete;
+  QuietStderr() : saved_(std::cerr.rdbuf(nullptr)) {
+    std::fflush(stderr);
+    saved_fd_ = ::dup(STDERR_FILENO);
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    if (saved_fd_ >= 0 && null_fd >= 0)
+      ::dup2(null_fd, STDERR_FILENO);
+    if (null_fd >= 0)
+      ::close(null_fd);
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_fd_ >= 0) {
+      ::dup2(saved_fd_, STDERR_FILENO);
+      ::close(saved_fd_);
+    }
+    std::cerr.rdbuf(saved_);
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
 
  private:
   std::streambuf* saved_;
+  int saved_fd_ = -1;
 };
 
 }  // namespace
@@ -352,7 +393,7 @@ std::string itk_version() {
 }
 
 ImageInfo read_info(const std::string& path) {
-  QuietCerr quiet;
+  QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
     return read_nifti2(path, false).info;
@@ -361,7 +402,7 @@ ImageInfo read_info(const std::string& path) {
 }
 
 Image read_image(const std::string& path) {
-  QuietCerr quiet;
+  QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
     return read_nifti2(path, true);
@@ -442,7 +483,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
     throw RequestError(path + ": exists; use --force to overwrite it");
 
   StagingFolder stage(path);
-  QuietCerr quiet;
+  QuietStderr quiet;
   itk::ImageIOBase::Pointer io = writer_for(stage.staged_path());
   const std::string name = io->GetNameOfClass();
   io->SetFileName(stage.staged_path());

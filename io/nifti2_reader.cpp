@@ -198,8 +198,7 @@ Image read_nifti2(const std::string& path, bool pixels) {
     const double p = std::abs(h.get<double>(104 + 8 * (a + 1)));
     g.spacing[a] = p > 0 ? p : 1.0;
   }
-  if (voxels * components * 4.0 > 256.0 * (1ull << 30))
-    throw IoError(path + ": the header describes too many voxels (corrupt header?)");
+  check_memory(path, voxels * components, component_bytes(stored));
   const int32_t units = h.get<int32_t>(500);
   if (dims == 4 && (units & 0x38) == 16)
     g.spacing[3] *= 1e-3;

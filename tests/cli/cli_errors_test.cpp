@@ -63,6 +63,9 @@ class CliErrors : public ::testing::Test {
     write_nifti(dir / "complex.nii", volume(3, seed), false, 0, 0, 32);
     write_bytes(dir / "text.nii.gz", "hello, this is not an image at all, only some text\n");
     write_bytes(dir / "empty.mha", "");
+    write_bytes(dir / "huge.mha",
+                "ObjectType = Image\nNDims = 3\nDimSize = 100000 100000 100000\n"
+                "ElementType = MET_FLOAT\nElementDataFile = LOCAL\n");
     write_bytes(dir / "garbage.mha", "ObjectType = Image\nNDims = 3\nDimSize = 4 banana\n");
     io::write_image(dir / "full.nii.gz", io::read_image(dir / "in.mha"), ComponentType::Float32,
                     false);
@@ -119,6 +122,10 @@ TEST_F(CliErrors, BadInputFiles) {
        1,
        {"@truncated.nii.gz", "truncated"}},
       {"corrupt header", {"smooth", "@garbage.mha", out, "--sigma", "1"}, 1, {"@garbage.mha"}},
+      {"header claims a huge size",
+       {"smooth", "@huge.mha", out, "--sigma", "1"},
+       1,
+       {"@huge.mha", "corrupt header"}},
       {"1D", {"smooth", "@one.mha", out, "--sigma", "1"}, 1, {"@one.mha", "1D image"}},
       {"5D", {"info", "@five.mha"}, 1, {"@five.mha", "5D image"}},
       {"complex pixels",
