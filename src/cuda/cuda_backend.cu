@@ -27,7 +27,7 @@ CudaStatus probe() {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky-free error state
+      cudaGetLastError();  // reset the runtime's last-error state (the error is not sticky)
       s.reason = std::string(err == cudaErrorInsufficientDriver ? "no usable CUDA driver"
                              : err == cudaErrorNoDevice         ? "no CUDA device"
                                                                 : "CUDA unavailable") +
