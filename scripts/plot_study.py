@@ -93,9 +93,19 @@ def main():
         plt.close(fig)
         written.append(path)
 
+    cols = min(n, 2)
+    nrows = (n + cols - 1) // cols
+
+    def panels():
+        fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
+        flat = [ax for row in axes for ax in row]
+        for ax in flat[n:]:
+            ax.set_visible(False)
+        return fig, flat
+
     # GFLOP/s against KO, with the measured peak.
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.8), squeeze=False)
-    for ax, ((dims, vol), rs) in zip(axes[0], groups.items()):
+    fig, axes = panels()
+    for ax, ((dims, vol), rs) in zip(axes, groups.items()):
         for k, pts in series(rs, "gflops").items():
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"k={k}")
         peaks = [number(r["gflops"]) * 100 / number(r["pct_fma_peak"]) for r in rs
@@ -114,8 +124,8 @@ def main():
     save(fig, "gflops_vs_ko.png")
 
     # Speedup over KO=1: measured vs the seed method's load factor.
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.8), squeeze=False)
-    for ax, ((dims, vol), rs) in zip(axes[0], groups.items()):
+    fig, axes = panels()
+    for ax, ((dims, vol), rs) in zip(axes, groups.items()):
         for i, (k, pts) in enumerate(series(rs, "speedup_vs_ko1").items()):
             color = f"C{i % 10}"
             kos = [p[0] for p in pts]
@@ -129,7 +139,8 @@ def main():
         ax.legend(fontsize=7, ncol=2)
     save(fig, "speedup_vs_ko.png")
 
-    # Registers and occupancy against KO (properties of the instantiation, per dimension).
+    # Registers and occupancy against KO (properties of the instantiation, per dimension; the
+    # same kernels serve 2D, 3D and 4D, so the lines may coincide).
     fig, (ax_r, ax_o) = plt.subplots(1, 2, figsize=(9, 3.6))
     per_dims = collections.OrderedDict()
     for r in rows:
