@@ -1,5 +1,5 @@
-// Row by row, with an integer OR of "x - x is not 0" (true exactly for NaN and Inf), which the
-// compiler vectorises without reassociating floating-point sums.
+// Row by row, with an integer OR of "x - x is not 0" (true exactly for NaN and Inf): no
+// floating-point sum to reassociate, so the compiler may vectorise the contiguous case.
 #include "cpu/finite_scan.h"
 
 #include <atomic>
