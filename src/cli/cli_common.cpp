@@ -128,6 +128,7 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
                   const Plan& plan, const CommonOptions& c, const OutputOptions& o,
                   double& seconds_write) {
   const auto t0 = std::chrono::steady_clock::now();
+  Progress::check_interrupted();
   const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force);
   if (r.clamped > 0) {
     char range[160];
@@ -187,6 +188,7 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   for (int c = 0; c < parts; ++c) {
     out.planes[c].assign(static_cast<size_t>(geo.voxel_count()), 0.0f);
     options.progress = progress.callback(c, parts);
+    Progress::check_interrupted();
     RunReport r = filter(input.plane_view(c), out.plane_view(c), options);
     compute += r.seconds_compute;
     upload += r.seconds_upload;

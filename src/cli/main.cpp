@@ -1,6 +1,7 @@
 // `ndconv`: the command line. Subcommands live one per file (smooth.cpp, convolve.cpp, info.cpp;
 // sweep and bench in perf_commands.cpp). Every failure ends here as one line on stderr and an
-// exit code: 0 done, 2 the command line is wrong, 1 the work failed. Nothing escapes main.
+// exit code: 0 done, 2 the command line is wrong, 1 the work failed, 130 interrupted (Ctrl-C).
+// Nothing escapes main.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "io/image.h"
 #include "ndconv/engine.h"
 #include "perf_commands.h"
+#include "progress.h"
 
 namespace {
 
@@ -89,8 +91,11 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ndconv::cli::Progress::install_interrupt_handler();
   try {
     return run(argc, argv);
+  } catch (const ndconv::Aborted&) {
+    return fail(130, "interrupted; no output was written");
   } catch (const ndconv::cli::UsageError& e) {
     return fail(2, e.what());
   } catch (const ndconv::io::RequestError& e) {

@@ -1,11 +1,39 @@
 #include "progress.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
+#include "ndconv/errors.h"
+
 namespace ndconv::cli {
+
+namespace {
+volatile sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) {
+  g_interrupted = 1;
+}
+}  // namespace
+
+void Progress::install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool Progress::interrupted() {
+  return g_interrupted != 0;
+}
+
+void Progress::check_interrupted() {
+  if (interrupted())
+    throw Aborted();
+}
 
 Progress::Progress(bool enabled, std::string label)
     : enabled_(enabled), tty_(::isatty(STDERR_FILENO) == 1), label_(std::move(label)) {}
@@ -15,11 +43,10 @@ Progress::~Progress() {
 }
 
 std::function<bool(double)> Progress::callback(int part, int parts) {
-  if (!enabled_)
-    return {};
   return [this, part, parts](double f) {
-    update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
-    return true;
+    if (enabled_)
+      update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
+    return !interrupted();
   };
 }
 

@@ -15,10 +15,19 @@ class Progress {
   Progress(bool enabled, std::string label);
   ~Progress();
 
-  /// A callback for ndconv::Options::progress covering part `part` of `parts` of the work.
+  /// A callback for ndconv::Options::progress covering part `part` of `parts` of the work; it
+  /// returns false (stop) after Ctrl-C, also when progress is not shown.
   std::function<bool(double)> callback(int part, int parts);
   /// Ends the bar (newline on a terminal).
   void finish();
+
+  /// Ctrl-C and SIGTERM set a flag instead of killing the process, so that the filter stops at
+  /// its next progress report and the staging folder of a write is removed; interrupted() then
+  /// says so. Installed once by main().
+  static void install_interrupt_handler();
+  static bool interrupted();
+  /// Throws ndconv::Aborted when interrupted.
+  static void check_interrupted();
 
  private:
   void update(double fraction);
