@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <new>
 
@@ -356,6 +358,37 @@ void check_nifti_length(const std::string& path) {
   }
 }
 
+// ITK's JPEG reader decodes a truncated file with grey filling (libjpeg only warns) and its BMP
+// reader does not check the length: check that a JPEG ends with its end-of-image marker and that
+// an uncompressed BMP holds all its rows.
+void check_2d_length(const std::string& path, const std::string& format) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  bool complete = true;
+  if (format == "JPEGImageIO") {
+    const size_t from = bytes.size() > 64 ? bytes.size() - 64 : 0;
+    complete = bytes.find("\xFF\xD9", from) != std::string::npos;
+  } else if (format == "BMPImageIO" && bytes.size() >= 34) {
+    auto u32 = [&](size_t o) {
+      uint32_t v = 0;
+      for (int i = 3; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(bytes[o + i]);
+      return v;
+    };
+    const uint32_t offset = u32(10), compression = u32(30);
+    const int64_t width = static_cast<int32_t>(u32(18));
+    const int64_t height = std::abs(static_cast<int64_t>(static_cast<int32_t>(u32(22))));
+    const int bits =
+        static_cast<unsigned char>(bytes[28]) | (static_cast<unsigned char>(bytes[29]) << 8);
+    if (compression == 0 && width > 0) {
+      const int64_t row = (width * bits + 31) / 32 * 4;
+      complete = static_cast<int64_t>(bytes.size()) >= static_cast<int64_t>(offset) + row * height;
+    }
+  }
+  if (!complete)
+    throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
+}
+
 // MetaIO reports its parse errors on std::cerr and niftilib some of its own on the C stderr,
 // whatever its debug level; ndconv reports them itself, on one line. Both are silenced while ITK
 // reads or writes (the CLI does its I/O on one thread).
@@ -423,6 +456,7 @@ Image read_image(const std::string& path) {
     read_complete(*io, buffer, path);
     if (image.info.format == "NiftiImageIO")
       check_nifti_length(path);
+    check_2d_length(path, image.info.format);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
   } catch (const itk::ExceptionObject& e) {

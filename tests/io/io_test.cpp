@@ -342,6 +342,29 @@ TEST(IoRead, Nifti2ReadsLikeNifti1) {
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
 }
 
+TEST(IoRead, Truncated2DFilesAreRefused) {
+  TempDir dir;
+  io::Image im;
+  im.info.geometry.dims = 2;
+  im.info.geometry.extent = {40, 30, 1, 1};
+  im.info.pixel_kind = "scalar";
+  im.planes.emplace_back(1200);
+  for (int v = 0; v < 1200; ++v)
+    im.planes[0][v] = static_cast<float>((v * 37) % 256);
+  for (const char* ext : {".png", ".jpg", ".bmp"}) {
+    SCOPED_TRACE(ext);
+    const std::string full = dir / (std::string("full") + ext);
+    io::write_image(full, im, ComponentType::UInt8, true);
+    EXPECT_NO_THROW(io::read_image(full));
+    const std::string bytes = read_bytes(full);
+    const std::string half = dir / (std::string("half") + ext);
+    write_bytes(half, bytes.substr(0, bytes.size() / 2));
+    const std::string msg = error_of([&] { io::read_image(half); });
+    EXPECT_EQ(msg.rfind(half + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+  }
+}
+
 TEST(IoRead, BadFilesGiveOneLineErrorsNamingTheFile) {
   TempDir dir;
   const RawImage raw = make_raw(3, ComponentType::Int16, 1, fresh_seed());
