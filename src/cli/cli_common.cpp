@@ -189,7 +189,16 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
     out.planes[c].assign(static_cast<size_t>(geo.voxel_count()), 0.0f);
     options.progress = progress.callback(c, parts);
     Progress::check_interrupted();
-    RunReport r = filter(input.plane_view(c), out.plane_view(c), options);
+    RunReport r;
+    try {
+      r = filter(input.plane_view(c), out.plane_view(c), options);
+    } catch (const InvalidArgument& e) {
+      // A KO the chosen backend was not built for is a wrong command line, not a failed run.
+      if (std::string(e.what()).find("outputs per thread") != std::string::npos)
+        throw UsageError(std::string("--outputs-per-thread: ") + e.what() +
+                         " (0 is --outputs-per-thread auto)");
+      throw;
+    }
     compute += r.seconds_compute;
     upload += r.seconds_upload;
     download += r.seconds_download;

@@ -39,7 +39,10 @@ Progress::Progress(bool enabled, std::string label)
     : enabled_(enabled), tty_(::isatty(STDERR_FILENO) == 1), label_(std::move(label)) {}
 
 Progress::~Progress() {
-  finish();
+  // On an error path: end the bar's line, but do not claim 100%.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (open_)
+    std::fputc('\n', stderr);
 }
 
 std::function<bool(double)> Progress::callback(int part, int parts) {
