@@ -2,6 +2,7 @@
 // toolchain (the GPU machine builds it with -DNDCONV_WITH_ITK=OFF). Same options and output as
 // `ndconv sweep` and `ndconv bench`; the bench's CPU row runs without its ITK peer here.
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "ndconv/engine.h"
 #include "perf/commands.h"
+#include "perf/rescore.h"
 
 namespace {
 
@@ -17,6 +19,7 @@ using namespace ndconv::perf;
 const char* const kUsage =
     "usage: ndconv-perf sweep [options]   register-blocking sweep (CSV + JSON)\n"
     "       ndconv-perf bench [options]   fixed workloads against measured ceilings\n"
+    "       ndconv-perf rescore SWEEP.csv  replay the current KO rule on a recorded GPU sweep\n"
     "\n"
     "sweep options:\n"
     "  --device gpu|cpu      GPU kernels' KO, or the CPU backend's blocking factor (gpu)\n"
@@ -140,9 +143,18 @@ int main(int argc, char** argv) {
             {{"--quick", [&] { a.quick = true; }}, {"--force", [&] { a.force = true; }}});
       return run_bench_command(a, command_line, nullptr, std::cout, std::cerr);
     }
+    if (sub == "rescore") {
+      if (argc != 3)
+        throw ndconv::InvalidArgument("usage: ndconv-perf rescore SWEEP.csv");
+      std::ifstream f(argv[2]);
+      if (!f)
+        throw ndconv::InvalidArgument(std::string("cannot read '") + argv[2] + "'");
+      print_rescore_table(std::cout, rescore_sweep(read_csv(f)));
+      return kExitOk;
+    }
     std::cerr << "ndconv-perf: "
               << (sub.empty() ? "missing subcommand" : "unknown subcommand '" + sub + "'")
-              << " (sweep or bench; see --help)\n";
+              << " (sweep, bench or rescore; see --help)\n";
     return kExitError;
   } catch (const std::exception& e) {
     std::cerr << "ndconv-perf " << sub << ": error: " << e.what() << "\n";

@@ -1,10 +1,15 @@
-// The sweep's "rule vs best" bookkeeping and the seed method's load factor, on recorded numbers.
-// (The KO rule itself is tested in tests/gpu/ko_rule_test.cpp.)
+// The sweep's "rule vs best" bookkeeping, the seed method's load factor, and the KO rule replayed
+// on a recorded sweep (rescore), on recorded numbers. (The rule's own cases are in
+// tests/gpu/ko_rule_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <sstream>
 
+#include "ndconv/errors.h"
+#include "perf/rescore.h"
 #include "perf/sweep.h"
 
 namespace ndconv::perf {
@@ -50,6 +55,81 @@ TEST(Presets, StudyGridMatchesTheIssue) {
   EXPECT_EQ(default_filters(4, false), (std::vector<int64_t>{3, 5, 7, 9}));
   EXPECT_TRUE(s.flush_l2);
   EXPECT_GE(s.repetitions, 5);
+}
+
+}  // namespace
+}  // namespace ndconv::perf
+
+namespace ndconv::perf {
+namespace {
+
+// A recorded GPU sweep problem (H100 numbers, 3D 256^3, 11^3): the rule replayed on it.
+std::vector<Json> recorded_rows() {
+  const struct {
+    int ko, regs, blocks;
+    double occ, ms;
+  } rec[] = {{1, 56, 9, 0.5625, 23.09},
+             {2, 72, 7, 0.4375, 15.55},
+             {4, 72, 7, 0.4375, 9.354},
+             {8, 80, 6, 0.375, 6.856},
+             {16, 115, 4, 0.25, 7.453}};
+  std::vector<Json> rows;
+  for (const auto& r : rec) {
+    rows.push_back(Json::object()
+                       .set("mode", "gpu")
+                       .set("volume", "256x256x256")
+                       .set("filter", "11x11x11")
+                       .set("ko", r.ko)
+                       .set("block", "128x1x1")
+                       .set("registers", r.regs)
+                       .set("spill_bytes", 0)
+                       .set("blocks_per_sm", r.blocks)
+                       .set("occupancy", r.occ)
+                       .set("valid", true)
+                       .set("median_ms", r.ms)
+                       .set("auto_ko", 16));
+  }
+  return rows;
+}
+
+TEST(Rescore, ReplaysTheRuleOnRecordedNumbers) {
+  std::stringstream csv;
+  write_csv(csv, recorded_rows());
+  const std::vector<Json> rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3].find("median_ms")->scalar_text(), "6.856");
+  const Json r = rescore_sweep(rows);
+  ASSERT_EQ(r.find("problems")->items().size(), 1u);
+  const Json& p = r.find("problems")->items()[0];
+  EXPECT_EQ(p.find("best_ko")->scalar_text(), "8");
+  EXPECT_EQ(p.find("recorded_rule_ko")->scalar_text(), "16");
+  // Whatever the rule picks, its loss is its recorded time over the best one.
+  const std::map<int, double> ms{{1, 23.09}, {2, 15.55}, {4, 9.354}, {8, 6.856}, {16, 7.453}};
+  const int rule = std::stoi(p.find("rule_ko")->scalar_text());
+  ASSERT_TRUE(ms.count(rule));
+  EXPECT_NEAR(std::stod(p.find("rule_loss_pct")->scalar_text()), 100.0 * (ms.at(rule) / 6.856 - 1),
+              1e-3);
+  EXPECT_EQ(r.find("scored")->scalar_text(), "1");
+}
+
+TEST(Rescore, SpillingInstantiationsAreNeverChosen) {
+  std::vector<Json> rows = recorded_rows();
+  for (Json& row : rows)
+    if (row.find("ko")->scalar_text() != "1")
+      row.set("spill_bytes", 16);
+  const Json r = rescore_sweep(rows);
+  EXPECT_EQ(r.find("problems")->items()[0].find("rule_ko")->scalar_text(), "1");
+}
+
+TEST(ReadCsv, QuotingAndErrors) {
+  std::stringstream ok("a,b\n\"x,\"\"y\"\"\",2\n");
+  const auto rows = read_csv(ok);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].find("a")->scalar_text(), "x,\"y\"");
+  std::stringstream bad("a,b\n1,2,3\n");
+  EXPECT_THROW(read_csv(bad), InvalidArgument);
+  std::stringstream cpu("mode,registers\ncpu,\n");
+  EXPECT_THROW(rescore_sweep(read_csv(cpu)), InvalidArgument);
 }
 
 }  // namespace
