@@ -165,6 +165,27 @@ void print_run_report(const RunReport& r, const CommonOptions& c) {
     std::fprintf(stderr, "plan: %s\n", n.c_str());
 }
 
+Boundary parse_boundary(const std::string& s) {
+  if (s == "zero")
+    return Boundary::Zero;
+  if (s == "mirror")
+    return Boundary::Mirror;
+  if (s == "periodic")
+    return Boundary::Periodic;
+  return Boundary::Replicate;
+}
+
+void print_timings(const CommonOptions& c, double seconds_read, const RunReport& r,
+                   double seconds_write) {
+  if (!c.verbose)
+    return;
+  std::fprintf(stderr,
+               "timings: read %.3f s, filter %.3f s (upload %.3f s, compute %.3f s, download "
+               "%.3f s), write %.3f s\n",
+               seconds_read, r.seconds_total, r.seconds_upload, r.seconds_compute,
+               r.seconds_download, seconds_write);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

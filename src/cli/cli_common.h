@@ -62,6 +62,13 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
                   const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                   double& seconds_write);
 
+/// "zero", "replicate", "mirror", "periodic" (already checked by CLI11).
+Boundary parse_boundary(const std::string& name);
+
+/// --verbose: the timings of read, filter and write.
+void print_timings(const CommonOptions& common, double seconds_read, const RunReport& report,
+                   double seconds_write);
+
 /// One line describing the engine run, for --verbose.
 void print_run_report(const RunReport& report, const CommonOptions& common);
 

@@ -24,16 +24,6 @@ struct ConvolveArgs {
   OutputOptions output;
 };
 
-Boundary parse_boundary(const std::string& s) {
-  if (s == "zero")
-    return Boundary::Zero;
-  if (s == "mirror")
-    return Boundary::Mirror;
-  if (s == "periodic")
-    return Boundary::Periodic;
-  return Boundary::Replicate;
-}
-
 // Reads the kernel and turns it into the engine's dense filter for an image of `dims`.
 std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& filter) {
   const io::ImageInfo info = io::read_info(a.kernel);
@@ -132,10 +122,7 @@ void run_convolve(const ConvolveArgs& a) {
   print_run_report(report, a.common);
   double seconds_write = 0;
   write_result(a.out, input, result, plan, a.common, a.output, seconds_write);
-  if (a.common.verbose) {
-    std::fprintf(stderr, "timings: read %.3f s, filter %.3f s (compute %.3f s), write %.3f s\n",
-                 seconds_read, report.seconds_total, report.seconds_compute, seconds_write);
-  }
+  print_timings(a.common, seconds_read, report, seconds_write);
 }
 
 }  // namespace

@@ -26,16 +26,6 @@ struct SmoothArgs {
   OutputOptions output;
 };
 
-Boundary parse_boundary(const std::string& s) {
-  if (s == "zero")
-    return Boundary::Zero;
-  if (s == "mirror")
-    return Boundary::Mirror;
-  if (s == "periodic")
-    return Boundary::Periodic;
-  return Boundary::Replicate;
-}
-
 // Sigma per axis in voxels, from the options and the input's header.
 std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageInfo& info) {
   const auto& g = info.geometry;
@@ -122,10 +112,7 @@ void run_smooth(const SmoothArgs& a) {
   print_run_report(report, a.common);
   double seconds_write = 0;
   write_result(a.out, input, result, plan, a.common, a.output, seconds_write);
-  if (a.common.verbose) {
-    std::fprintf(stderr, "timings: read %.3f s, filter %.3f s (compute %.3f s), write %.3f s\n",
-                 seconds_read, report.seconds_total, report.seconds_compute, seconds_write);
-  }
+  print_timings(a.common, seconds_read, report, seconds_write);
 }
 
 }  // namespace
