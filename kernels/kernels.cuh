@@ -12,6 +12,7 @@
 #include "kernels/blocked_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/row_tile.h"
+#include "kernels/tiled_thread.h"
 
 namespace ndconv::kernels {
 
@@ -57,6 +58,45 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
     blocked_block_thread<KO>(g, in, out, ConstantTaps{}, thread_coord());
   } else {
     blocked_block_thread<KO>(g, in, out, GlobalTaps{global_taps}, thread_coord());
+  }
+}
+
+/// The tiled kernel (tiled_thread.h): per block tile, for each tap slice j2 stage the taps, then
+/// for each input plane stage the (x, axis 1) tile and let every thread accumulate its TX x KO
+/// outputs. Taps come from global memory (read once per block into shared memory).
+template <typename S>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
+                 const float* __restrict__ taps) {
+  extern __shared__ float4 shared_words[];
+  float* taps_s = reinterpret_cast<float*>(shared_words);
+  float* tile = taps_s + l.tap_floats;
+  const int tid = threadIdx.x;
+  const int tx = tid % S::BX, ty = tid / S::BX;
+  int64_t counts[3];
+  tiled_block_counts<S>(g, counts);
+  const int planes = S::KO + g.filter_extent[3] - 1;
+  for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
+    for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
+      const TileOrigin t = tiled_origin<S>(g, blockIdx.x, by, bz);
+      float acc[S::KO][S::TX];
+#pragma unroll
+      for (int q = 0; q < S::KO; ++q)
+#pragma unroll
+        for (int x = 0; x < S::TX; ++x)
+          acc[q][x] = 0.0f;
+      for (int j2 = 0; j2 < g.filter_extent[2]; ++j2) {
+        __syncthreads();  // the previous slice's taps and plane are no longer read
+        tiled_load_taps<S>(g, l, taps, taps_s, j2, tid);
+        for (int s = 0; s < planes; ++s) {
+          __syncthreads();
+          tiled_load_plane<S>(g, l, in, tile, t, j2, s, tid);
+          __syncthreads();
+          tiled_compute_plane<S>(g, l, taps_s, tile, acc, s, tx, ty);
+        }
+      }
+      tiled_store<S>(g, out, t, acc, tx, ty);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/blocked_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/row_tile.h"
+#include "kernels/tiled_thread.h"
 
 namespace ndconv::kernels {
 
@@ -47,6 +48,22 @@ inline LaunchShape row_shape(const Geometry& g) {
   s.grid[1] = std::min<int64_t>(kMaxGridYZ, row_count(g));
   s.shared_bytes =
       static_cast<int>(sizeof(float)) * row_tile_floats(kRowThreads, g.filter_extent[0]);
+  return s;
+}
+
+/// Tiled kernel: one block of S::kThreads threads per tile of S::kTileX x S::BY x S::KO outputs,
+/// tiles along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z (y and z capped and
+/// covered by grid-stride loops); dynamic shared memory for one tap slice and one input plane.
+template <typename S>
+LaunchShape tiled_launch_shape(const Geometry& g) {
+  LaunchShape s;
+  int64_t counts[3];
+  tiled_block_counts<S>(g, counts);
+  s.block[0] = S::kThreads;
+  s.grid[0] = counts[0];
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
+  s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
+  s.shared_bytes = static_cast<int>(sizeof(float)) * tiled_layout<S>(g).total_floats;
   return s;
 }
 

@@ -29,6 +29,10 @@ std::vector<KernelVariant> dense_variants(int, int) {
   return {};
 }
 
+std::vector<KernelVariant> tiled_variants(int) {
+  return {};
+}
+
 std::vector<KernelVariant> separable_variants(int) {
   return {};
 }

@@ -6,6 +6,7 @@
 // constant one serves any filter whose taps fit in 64 KiB (every separable filter, and dense
 // filters up to 25^3 or 11^4), the global one the rest (up to 31^3 and 15^4).
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -69,12 +70,70 @@ std::string compiled_ko_list() {
   return s;
 }
 
+// The tiled kernel (kernels/tiled_thread.h), the default for dense filters whose tap slice and
+// input plane fit in shared memory: (KO, block rows) -> instantiation, all with TX = 8 outputs
+// along x per thread. 32 block rows: 4 x 32 threads (a warp is 4 threads along x by 8 rows, so a
+// quarter warp's 128-bit shared loads fall on distinct banks); 1 block row: 128 threads along x
+// (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
+using TiledLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
+                             const kernels::TiledLayout&, const float*, float*, const float*);
+using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
+using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
+
+template <typename S>
+void launch_tiled(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
+                  const kernels::TiledLayout& l, const float* in, float* out, const float* taps) {
+  kernels::tiled_kernel<S><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+}
+
+struct TiledEntry {
+  int ko;
+  int block_rows;
+  const void* kernel;
+  TiledLaunch launch;
+  TiledShapeFn shape;
+  TiledLayoutFn layout;
+  int threads;
+};
+
+#define NDCONV_TILED_ENTRY(KO, BX, BY)                                                             \
+  TiledEntry {                                                                                     \
+    KO, BY,                                                                                        \
+        reinterpret_cast<const void*>(&kernels::tiled_kernel<kernels::TiledShape<8, KO, BX, BY>>), \
+        &launch_tiled<kernels::TiledShape<8, KO, BX, BY>>,                                         \
+        &kernels::tiled_launch_shape<kernels::TiledShape<8, KO, BX, BY>>,                          \
+        &kernels::tiled_layout<kernels::TiledShape<8, KO, BX, BY>>, BX* BY                         \
+  }
+
+const TiledEntry kTiledTable[] = {NDCONV_TILED_ENTRY(8, 4, 32), NDCONV_TILED_ENTRY(4, 4, 32),
+                                  NDCONV_TILED_ENTRY(8, 128, 1), NDCONV_TILED_ENTRY(4, 128, 1)};
+#undef NDCONV_TILED_ENTRY
+
+/// Without opting in to more, a block may use 48 KiB of shared memory.
+constexpr int kTiledMaxSharedBytes = 48 * 1024;
+
+const TiledEntry* find_tiled(int ko, int block_rows) {
+  for (const TiledEntry& e : kTiledTable) {
+    if (e.ko == ko && e.block_rows == block_rows)
+      return &e;
+  }
+  return nullptr;
+}
+
+// NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
+// before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
+bool tiled_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_DENSE_KERNEL");
+  return v != nullptr && std::string(v) == "blocked";
+}
+
 // Resource queries are cached per (device, kernel): they do not change during a process.
 std::mutex g_mutex;
 std::map<std::pair<int, const void*>, KernelVariant> g_variants;
 std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
 
-KernelVariant query_variant(int device, const void* kernel, int ko) {
+KernelVariant query_variant(int device, const void* kernel, int ko,
+                            int threads = kernels::kBlockedThreads) {
   std::lock_guard<std::mutex> lock(g_mutex);
   const auto key = std::make_pair(device, kernel);
   auto it = g_variants.find(key);
@@ -83,8 +142,9 @@ KernelVariant query_variant(int device, const void* kernel, int ko) {
   cudaFuncAttributes attr{};
   NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   int blocks = 0;
-  NDCONV_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kernels::kBlockedThreads, 0));
+  // Dynamic shared memory is left out: it depends on the filter (the tiled kernel's plan checks
+  // its own size against kTiledMaxSharedBytes).
+  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
   int max_threads = 0;
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
@@ -92,9 +152,9 @@ KernelVariant query_variant(int device, const void* kernel, int ko) {
   v.outputs_per_thread = ko;
   v.registers_per_thread = attr.numRegs;
   v.local_bytes = attr.localSizeBytes;
-  v.block_threads = kernels::kBlockedThreads;
+  v.block_threads = threads;
   v.blocks_per_sm = blocks;
-  v.occupancy = max_threads > 0 ? double(blocks) * kernels::kBlockedThreads / max_threads : 0.0;
+  v.occupancy = max_threads > 0 ? double(blocks) * threads / max_threads : 0.0;
   g_variants.emplace(key, v);
   return v;
 }
@@ -192,6 +252,14 @@ std::vector<KernelVariant> separable_variants(int device) {
   return dense_variants(device, 0);  // the same blocked kernels, constant taps
 }
 
+std::vector<KernelVariant> tiled_variants(int device) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  std::vector<KernelVariant> v;
+  for (const TiledEntry& e : kTiledTable)
+    v.push_back(query_variant(device, e.kernel, e.ko, e.threads));
+  return v;
+}
+
 std::vector<KernelVariant> dense_variants_global_taps(int device) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   std::vector<KernelVariant> v;
@@ -209,11 +277,38 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
   for (int a = 0; a + 1 < dims; ++a)
     rows *= p.filter_extent[a];
   const int64_t k_last = p.filter_extent[dims - 1];
+  const std::vector<float> taps = dense_tap_rows(p);
+  const Geometry g = dense_geometry(p);
+
+  // The tiled kernel when it can implement the problem (instantiation compiled for the forced KO,
+  // tap slice and plane within the shared memory, no spills), else the blocked kernel.
+  if (!tiled_disabled() && (outputs_per_thread == 0 || tiled_has_ko(outputs_per_thread))) {
+    const TiledChoice tc = choose_tiled_shape(g.out_extent[1], g.out_extent[3], outputs_per_thread);
+    const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
+    if (te != nullptr) {
+      const kernels::LaunchShape s = te->shape(g);
+      const KernelVariant v = query_variant(device, te->kernel, te->ko, te->threads);
+      if (s.shared_bytes <= kTiledMaxSharedBytes && v.local_bytes == 0 && v.blocks_per_sm > 0) {
+        const float* global_taps = upload_taps(device, taps, false, stream);
+        te->launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, g, te->layout(g),
+                   p.input.data, p.output.data, global_taps);
+        NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
+        LaunchPlan plan;
+        plan.outputs_per_thread = te->ko;
+        plan.reason = tc.reason;
+        plan.kernel = "tiled TX=8";
+        plan.taps_in_constant = false;
+        set_plan_shape(plan, s);
+        plan.launches = 1;
+        return plan;
+      }
+    }
+  }
+
   const KoChoice choice =
       choose_ko(device, outputs_per_thread, p.output.extent[dims - 1], k_last, rows);
   const BlockedEntry& e = *find_entry(choice.outputs_per_thread);
 
-  const std::vector<float> taps = dense_tap_rows(p);
   const bool constant = taps_fit_constant(static_cast<int64_t>(taps.size()));
   const float* global_taps = upload_taps(device, taps, constant, stream);
 
@@ -221,8 +316,7 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
   plan.outputs_per_thread = e.ko;
   plan.reason = choice.reason;
   plan.taps_in_constant = constant;
-  launch_pass(e, constant, dense_geometry(p), p.input.data, p.output.data, global_taps, stream,
-              plan);
+  launch_pass(e, constant, g, p.input.data, p.output.data, global_taps, stream, plan);
   return plan;
 }
 

@@ -43,25 +43,30 @@ struct KernelVariant {
 /// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.
 std::vector<KernelVariant> dense_variants(int device, int dims);
 
+/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order;
+/// outputs_per_thread is KO along the last axis (each thread also computes 8 outputs along x).
+std::vector<KernelVariant> tiled_variants(int device);
+
 /// The register-blocked 1D pass used by separable filters along a non-x axis.
 std::vector<KernelVariant> separable_variants(int device);
 
 /// What a launch did.
 struct LaunchPlan {
   int outputs_per_thread = 0;
-  std::string reason;             ///< why this KO (rule or forced)
-  int block[3] = {0, 0, 0};       ///< threads per block (x, y, z)
-  int grid[3] = {0, 0, 0};        ///< blocks (the kernel loops when a dimension is capped)
-  bool taps_in_constant = false;  ///< taps read from __constant__ memory (else global __ldg)
-  int launches = 0;               ///< kernels enqueued (separable: one per filtered axis)
+  std::string reason;              ///< why this KO (rule or forced)
+  int block[3] = {0, 0, 0};        ///< threads per block (x, y, z)
+  int grid[3] = {0, 0, 0};         ///< blocks (the kernel loops when a dimension is capped)
+  bool taps_in_constant = false;   ///< taps read from __constant__ memory (else global __ldg)
+  int launches = 0;                ///< kernels enqueued (separable: one per filtered axis)
+  std::string kernel = "blocked";  ///< "blocked" (blocked_thread.h) or "tiled ..." (tiled_thread.h)
   /// One line, e.g. "KO=8 block 128x1x1 grid 2x256x32 taps const".
   std::string describe() const {
     auto xyz = [](const int* v) {
       return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
     };
-    return "KO=" + std::to_string(outputs_per_thread) + " block " + xyz(block) + " grid " +
-           xyz(grid) + (taps_in_constant ? " taps const" : " taps global") + " launches " +
-           std::to_string(launches);
+    return kernel + " KO=" + std::to_string(outputs_per_thread) + " block " + xyz(block) +
+           " grid " + xyz(grid) + (taps_in_constant ? " taps const" : " taps global") +
+           " launches " + std::to_string(launches);
   }
 };
 

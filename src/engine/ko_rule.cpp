@@ -62,4 +62,28 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
   return choice;
 }
 
+bool tiled_has_ko(int ko) {
+  for (int k : kTiledKo) {
+    if (k == ko)
+      return true;
+  }
+  return false;
+}
+
+TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko) {
+  TiledChoice c;
+  c.block_rows = axis1_extent >= 16 ? 32 : 1;
+  if (forced_ko != 0) {
+    c.outputs_per_thread = forced_ko;
+    c.reason = "tiled kernel, KO forced by the caller";
+  } else {
+    c.outputs_per_thread = last_axis_extent <= 4 ? 4 : 8;
+    c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
+               (last_axis_extent <= 4 ? " (last axis has <= 4 outputs)" : " (default)");
+  }
+  c.reason += ", " + std::to_string(c.block_rows) + " block row(s) (axis 1 has " +
+              std::to_string(axis1_extent) + " outputs)";
+  return c;
+}
+
 }  // namespace ndconv::cuda_backend

@@ -4,6 +4,8 @@
 // GPU, checks the kernels' blocking and indexing on every commit.
 #pragma once
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "kernels/blocked_thread.h"
 #include "kernels/row_tile.h"
 #include "kernels/schedule.h"
+#include "kernels/tiled_thread.h"
 
 namespace ndconv::test {
 
@@ -60,6 +63,76 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
       return emulate_blocked<16>(g, in, out, taps, small_grid);
   }
   throw std::invalid_argument("no emulation for KO " + std::to_string(ko));
+}
+
+/// Runs the tiled kernel with shape S over its whole grid (shrunk along y and z when
+/// `small_grid`, for the grid-stride loops), phase by phase as the barriers order them: per block
+/// tile and tap slice, all threads load the taps; per input plane, all threads load the plane, then
+/// all threads compute; finally all threads store. Shared memory is one host buffer per block.
+template <typename S>
+void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, const float* taps,
+                   bool small_grid = false) {
+  kernels::LaunchShape s = kernels::tiled_launch_shape<S>(g);
+  if (small_grid) {
+    s.grid[1] = (s.grid[1] + 1) / 2;
+    s.grid[2] = (s.grid[2] + 2) / 3;
+  }
+  const kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+  // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
+  // write would show in the result.
+  std::vector<float> shared(static_cast<size_t>(l.total_floats),
+                            std::numeric_limits<float>::quiet_NaN());
+  float* taps_s = shared.data();
+  float* tile = shared.data() + l.tap_floats;
+  std::vector<float> acc(static_cast<size_t>(S::kThreads * S::KO * S::TX));
+  using Acc = float[S::KO][S::TX];
+  auto thread_acc = [&](int tid) -> Acc& {
+    return *reinterpret_cast<Acc*>(acc.data() + static_cast<size_t>(tid) * S::KO * S::TX);
+  };
+  int64_t counts[3];
+  kernels::tiled_block_counts<S>(g, counts);
+  const int planes = S::KO + g.filter_extent[3] - 1;
+  for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
+    for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
+      for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+        for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
+          for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
+            const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
+            std::fill(acc.begin(), acc.end(), 0.0f);
+            for (int j2 = 0; j2 < g.filter_extent[2]; ++j2) {
+              for (int tid = 0; tid < S::kThreads; ++tid)
+                kernels::tiled_load_taps<S>(g, l, taps, taps_s, j2, tid);
+              for (int p = 0; p < planes; ++p) {
+                for (int tid = 0; tid < S::kThreads; ++tid)
+                  kernels::tiled_load_plane<S>(g, l, in, tile, t, j2, p, tid);
+                for (int tid = 0; tid < S::kThreads; ++tid)
+                  kernels::tiled_compute_plane<S>(g, l, taps_s, tile, thread_acc(tid), p,
+                                                  tid % S::BX, tid / S::BX);
+              }
+            }
+            for (int tid = 0; tid < S::kThreads; ++tid)
+              kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// The tiled instantiations of src/cuda/launch.cu's dispatch table, by (KO, block rows).
+inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry& g, const float* in,
+                                float* out, const float* taps, bool small_grid = false) {
+  using kernels::TiledShape;
+  if (ko == 8 && block_rows == 32)
+    return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid);
+  if (ko == 4 && block_rows == 32)
+    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid);
+  if (ko == 8 && block_rows == 1)
+    return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid);
+  if (ko == 4 && block_rows == 1)
+    return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid);
+  throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
+                              std::to_string(block_rows) + " block rows");
 }
 
 /// Runs the x-row kernel: per block and row, every thread loads, then every thread computes.

@@ -100,6 +100,74 @@ TEST(DenseEmulationNan, StaysInsideTheFootprint) {
   }
 }
 
+// The tiled kernel (kernels/tiled_thread.h), every entry of the dispatch table: (KO, block rows).
+using TiledParam = std::tuple<ShapeCase, std::pair<int, int>>;
+const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {8, 1}, {4, 1}};
+
+class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
+
+TEST_P(TiledEmulation, MatchesReference) {
+  const auto& [shape, entry] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        DenseFilter f{shape.dims, shape.filter, taps.data()};
+        const Index out_extent = reference_output_extent(in_view, shape.filter, region);
+        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+        poison(out);
+        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
+        std::vector<float> flipped;
+        const detail::CorrelationProblem p =
+            make_problem(in_view, out_view, f, op, region, b, flipped);
+        const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
+        emulate_tiled_entry(entry.first, entry.second, cuda_backend::dense_geometry(p), in.data(),
+                            out.data(), tap_rows.data(), (seed & 1) != 0);
+        const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " tiled KO=" << entry.first << " rows=" << entry.second << " "
+            << to_string(b) << " " << to_string(op) << " " << to_string(region) << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEntries, TiledEmulation,
+                         ::testing::Combine(::testing::ValuesIn(shape_cases()),
+                                            ::testing::ValuesIn(kTiledEntries)));
+
+// The tiled kernel multiplies no input outside an output's footprint either (the partial last
+// block of a tap row stops at K0; planes without a tap of an output are skipped).
+TEST(TiledEmulationNan, StaysInsideTheFootprint) {
+  const ShapeCase shape{3, {40, 19, 37, 1}, {3, 3, 5, 1}};
+  for (const auto& entry : kTiledEntries) {
+    const uint64_t seed = fresh_seed();
+    std::vector<float> in = random_values(voxels(3, shape.volume), seed);
+    in[(18 * 19 + 4) * 40 + 20] = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> taps = random_values(voxels(3, shape.filter), seed + 1);
+    const ConstVolumeView in_view = make_view<const float>(in.data(), 3, shape.volume);
+    const DenseFilter f{3, shape.filter, taps.data()};
+    std::vector<float> out(in.size());
+    poison(out);
+    std::vector<float> flipped;
+    const detail::CorrelationProblem p =
+        make_problem(in_view, make_view(out.data(), 3, shape.volume), f, Operation::Correlation,
+                     OutputRegion::Same, Boundary::Zero, flipped);
+    const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
+    emulate_tiled_entry(entry.first, entry.second, cuda_backend::dense_geometry(p), in.data(),
+                        out.data(), tap_rows.data());
+    const std::vector<double> ref =
+        reference_dense(in_view, f, Operation::Correlation, Boundary::Zero, OutputRegion::Same);
+    EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
+        << "KO=" << entry.first << " rows=" << entry.second << " seed=" << seed;
+  }
+}
+
 using SeparableParam = std::tuple<ShapeCase, int /*ko*/>;
 
 class SeparableEmulation : public ::testing::TestWithParam<SeparableParam> {};

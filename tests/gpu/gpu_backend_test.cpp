@@ -223,6 +223,49 @@ TEST(CudaDense, NanStaysInsideTheFootprint) {
   }
 }
 
+// The tiled kernel with 32 block rows (axis 1 of at least 16 outputs; the shape cases above are
+// mostly narrower and take the 1-row shape), for every boundary, with the blocked kernel selected
+// through NDCONV_CUDA_DENSE_KERNEL=blocked as a second opinion on the same input.
+TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase shapes[] = {{3, {70, 40, 21, 1}, {5, 3, 4, 1}},
+                              {3, {37, 33, 9, 1}, {11, 11, 11, 1}},
+                              {4, {35, 17, 5, 11}, {3, 4, 3, 5}}};
+  for (const ShapeCase& s : shapes) {
+    for (Boundary b : kBoundaries) {
+      for (int ko : {0, 4, 8}) {
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+        const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+        const Options o = cuda_options(Operation::Convolution, b, OutputRegion::Same, ko);
+        RunReport r;
+        const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+        const DenseFilter f{s.dims, s.filter, taps.data()};
+        const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                         Operation::Convolution, b, OutputRegion::Same);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << s << " KO=" << ko << " " << to_string(b) << " seed=" << seed;
+        std::string notes;
+        for (const std::string& n : r.notes)
+          notes += n + "\n";
+        EXPECT_NE(notes.find("dense plan: tiled"), std::string::npos) << notes;
+        EXPECT_NE(r.outputs_per_thread_reason.find("32 block row"), std::string::npos)
+            << r.outputs_per_thread_reason;
+
+        ::setenv("NDCONV_CUDA_DENSE_KERNEL", "blocked", 1);
+        RunReport rb;
+        const std::vector<float> out_blocked = gpu_dense(s, in, taps, o, &rb);
+        ::unsetenv("NDCONV_CUDA_DENSE_KERNEL");
+        EXPECT_LT(relative_l2_error(out_blocked, ref), kTolerance) << s << " blocked";
+        notes.clear();
+        for (const std::string& n : rb.notes)
+          notes += n + "\n";
+        EXPECT_NE(notes.find("dense plan: blocked"), std::string::npos) << notes;
+      }
+    }
+  }
+}
+
 TEST(CudaDense, RejectsKoWithoutInstantiation) {
   NDCONV_REQUIRE_GPU();
   std::vector<float> in = random_values(16 * 16, fresh_seed()), out(16 * 16);
@@ -349,6 +392,17 @@ TEST(CudaResources, NoInstantiationSpills) {
     std::printf("KO %2d: %3d registers, %zu local bytes, %d blocks/SM of %d, occupancy %.3f\n",
                 v.outputs_per_thread, v.registers_per_thread, v.local_bytes, v.blocks_per_sm,
                 v.block_threads, v.occupancy);
+  }
+  const auto tiled = cuda_backend::tiled_variants(0);
+  ASSERT_EQ(tiled.size(), 4u);
+  for (const auto& v : tiled) {
+    EXPECT_EQ(v.local_bytes, 0u) << "tiled KO " << v.outputs_per_thread;
+    EXPECT_GT(v.blocks_per_sm, 0) << "tiled KO " << v.outputs_per_thread;
+    std::printf(
+        "tiled KO %d x TX 8, %d threads: %3d registers, %zu local bytes, %d blocks/SM, "
+        "occupancy %.3f\n",
+        v.outputs_per_thread, v.block_threads, v.registers_per_thread, v.local_bytes,
+        v.blocks_per_sm, v.occupancy);
   }
 }
 
