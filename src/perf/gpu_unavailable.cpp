@@ -6,9 +6,7 @@ namespace ndconv::perf::gpu {
 
 namespace {
 [[noreturn]] void unavailable() {
-  throw GpuUnavailable(
-      "no usable GPU: ndconv was built without CUDA support (use --device cpu for the CPU "
-      "backend)");
+  throw GpuUnavailable("no usable GPU: ndconv was built without CUDA support");
 }
 }  // namespace
 
