@@ -450,22 +450,30 @@ SweepResult run_sweep(const SweepConfig& config, std::ostream* progress) {
 
 void print_sweep_table(std::ostream& out, const SweepResult& result) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-4s %-18s %-6s %4s %5s %6s %6s %10s %10s %9s %7s %7s %8s\n",
+  std::snprintf(line, sizeof line, "%-4s %-18s %-11s %4s %5s %6s %6s %10s %10s %9s %7s %7s %8s\n",
                 "dim", "volume", "filter", "KO", "regs", "spill", "occ", "median_ms", "min_ms",
                 "GFLOP/s", "%FMA", "%BW", "relerr");
   out << line;
   for (const Json& r : result.rows) {
     auto s = [&](const char* k) { return r.find(k)->scalar_text(); };
-    auto d = [&](const char* k) {
+    // A number with printf `spec`, or "-" where the column does not apply or was not measured.
+    auto f = [&](const char* k, const char* spec) {
       const std::string t = s(k);
-      return t.empty() ? kNaN : std::stod(t);
+      if (t.empty())
+        return std::string("-");
+      char buf[32];
+      std::snprintf(buf, sizeof buf, spec, std::stod(t));
+      return std::string(buf);
     };
+    auto or_dash = [](std::string t) { return t.empty() ? std::string("-") : t; };
     std::snprintf(line, sizeof line,
-                  "%-4s %-18s %-6s %4s %5s %6s %6.2f %10.4f %10.4f %9.1f %7.1f %7.1f %8.1e%s\n",
-                  s("dims").c_str(), s("volume").c_str(), s("filter").substr(0, 6).c_str(),
-                  s("ko").c_str(), s("registers").c_str(), s("spill_bytes").c_str(), d("occupancy"),
-                  d("median_ms"), d("min_ms"), d("gflops"), d("pct_fma_peak"), d("pct_bandwidth"),
-                  d("rel_l2_error"), s("ko") == s("auto_ko") ? "  <- rule" : "");
+                  "%-4s %-18s %-11s %4s %5s %6s %6s %10s %10s %9s %7s %7s %8s%s\n",
+                  s("dims").c_str(), s("volume").c_str(), s("filter").c_str(), s("ko").c_str(),
+                  or_dash(s("registers")).c_str(), or_dash(s("spill_bytes")).c_str(),
+                  f("occupancy", "%.2f").c_str(), f("median_ms", "%.4f").c_str(),
+                  f("min_ms", "%.4f").c_str(), f("gflops", "%.1f").c_str(),
+                  f("pct_fma_peak", "%.1f").c_str(), f("pct_bandwidth", "%.1f").c_str(),
+                  f("rel_l2_error", "%.1e").c_str(), s("ko") == s("auto_ko") ? "  <- rule" : "");
     out << line;
   }
 }
