@@ -5,11 +5,13 @@
 // ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -209,10 +211,65 @@ void check_memory(const std::string& path, double values, int bytes_per_value) {
 
 namespace {
 
+// ITK 5.2's PNG and JPEG readers crash on some damaged files (libpng aborts in
+// PNGImageIO::ReadImageInformation, which sets no error handler; JPEGImageIO::CanReadFile calls
+// jpeg_destroy on a half-built decoder). Files that start like PNG, JPEG, TIFF or BMP are therefore
+// decoded once in a forked child first; only if that child survives does this process decode them.
+// They are 2D images, so the second decode costs little. The child ends with _exit: it never
+// returns into the caller's code.
+bool looks_like_2d_format(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char m[4] = {0, 0, 0, 0};
+  f.read(reinterpret_cast<char*>(m), 4);
+  const bool png = m[0] == 0x89 && m[1] == 'P' && m[2] == 'N' && m[3] == 'G';
+  const bool jpeg = m[0] == 0xFF && m[1] == 0xD8;
+  const bool tiff = (m[0] == 'I' && m[1] == 'I') || (m[0] == 'M' && m[1] == 'M');
+  const bool bmp = m[0] == 'B' && m[1] == 'M';
+  return png || jpeg || tiff || bmp;
+}
+
+void check_decoder_survives(const std::string& path) {
+  if (!looks_like_2d_format(path))
+    return;
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0)
+    return;  // cannot sandbox: decode directly
+  if (child == 0) {
+    int code = 1;
+    try {
+      itk::ImageIOBase::Pointer io =
+          itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+      if (io) {
+        io->SetFileName(path);
+        io->ReadImageInformation();
+        double values = 1;
+        for (unsigned a = 0; a < io->GetNumberOfDimensions(); ++a)
+          values *= static_cast<double>(io->GetDimensions(a));
+        check_memory(path, values * io->GetNumberOfComponents(),
+                     static_cast<int>(io->GetComponentSize()));
+        std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
+        io->Read(buffer.data());
+        code = 0;
+      }
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    throw IoError(path + ": corrupt image (ITK's decoder for this format failed on it: " +
+                  strsignal(WTERMSIG(status)) + ")");
+  }
+}
+
 // Opens `path` and reads its header; everything ndconv needs is checked here.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
   register_formats();
+  check_decoder_survives(path);
   io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io) {
     throw IoError(path +

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 
 #include "cli_run.h"
 #include "io/image.h"
@@ -336,6 +337,62 @@ TEST_F(CliErrors, CudaRequestedWithoutUsableGpuFailsCleanly) {
          {"smooth", "@in.mha", "@out.nii", "--sigma", "1", "--device", "cuda"},
          1,
          {"CUDA backend unavailable"}});
+}
+
+}  // namespace
+}  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// Damaged files of every format (random bytes, bytes flipped in the header, cut short) must
+// end in exit code 0 or 1, never in a crash (a signal gives 128 + its number) or a hang.
+TEST(CliRobustness, DamagedFilesNeverCrash) {
+  TempDir dir;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  io::Image pic;
+  pic.info.geometry.dims = 2;
+  pic.info.geometry.extent = {24, 16, 1, 1};
+  pic.info.pixel_kind = "scalar";
+  pic.planes.emplace_back(24 * 16);
+  for (int v = 0; v < 24 * 16; ++v)
+    pic.planes[0][v] = static_cast<float>(v % 251);
+  io::Image vol = pic;
+  vol.info.geometry.dims = 3;
+  vol.info.geometry.extent = {8, 6, 4, 1};
+  vol.planes[0].resize(8 * 6 * 4);
+  const std::pair<const char*, const io::Image*> formats[] = {
+      {".nii", &vol}, {".nii.gz", &vol}, {".mha", &vol}, {".png", &pic},
+      {".jpg", &pic}, {".tif", &pic},    {".bmp", &pic}};
+  for (const auto& [ext, image] : formats) {
+    const std::string good = dir / (std::string("good") + ext);
+    io::write_image(good, *image, io::ComponentType::UInt8, true);
+    const std::string bytes = read_bytes(good);
+    for (int trial = 0; trial < 12; ++trial) {
+      std::string bad = bytes;
+      if (trial == 0) {
+        for (char& b : bad)
+          b = static_cast<char>(rng());
+      } else if (trial < 3) {
+        bad.resize(rng() % bad.size());
+      } else {
+        const size_t span = std::min<size_t>(bad.size(), 400);
+        for (int k = 0; k < 1 + trial % 4; ++k)
+          bad[rng() % span] = static_cast<char>(rng());
+      }
+      const std::string path = dir / (std::string("bad") + ext);
+      write_bytes(path, bad);
+      SCOPED_TRACE(std::string(ext) + " trial " + std::to_string(trial));
+      const CliResult r = run_ndconv({"smooth", path, dir / "out.mha", "--sigma", "1vox", "--force",
+                                      "--quiet", "--device", "cpu"});
+      EXPECT_TRUE(r.code == 0 || r.code == 1) << "exit " << r.code << ": " << r.err;
+      if (r.code == 1) {
+        EXPECT_EQ(r.err.rfind("ndconv: error: ", 0), 0u) << r.err;
+      }
+    }
+  }
 }
 
 }  // namespace
