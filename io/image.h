@@ -85,6 +85,10 @@ struct Image {
   ConstVolumeView plane_view(int component) const;
 };
 
+// While ITK reads or writes, stderr (C and C++) is pointed at /dev/null, because MetaIO and
+// niftilib print their own messages there; ndconv's exceptions carry what matters. Not for use
+// from several threads at once.
+
 /// Reads only the header. Throws IoError naming the file and the problem (missing, unreadable,
 /// not an image, corrupt header, unsupported dimension or pixel type).
 ImageInfo read_info(const std::string& path);
