@@ -446,6 +446,33 @@ void check_2d_length(const std::string& path, const std::string& format) {
     throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
 }
 
+// ITK 5.2 writes a 4D NIfTI's pixdim[4] without a time unit (xyzt_units = mm only). ndconv keeps
+// the time step in seconds, so it says so in the header it wrote (byte 123, NIFTI_UNITS_SEC).
+void mark_time_in_seconds(const std::string& path) {
+  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  std::string data;
+  {
+    znzFile f = znzopen(path.c_str(), "rb", gz ? 1 : 0);
+    if (znz_isnull(f))
+      throw IoError(path + ": cannot reopen the written file");
+    std::vector<char> chunk(1 << 20);
+    size_t n;
+    while ((n = znzread(chunk.data(), 1, chunk.size(), f)) > 0)
+      data.append(chunk.data(), n);
+    znzclose(f);
+  }
+  if (data.size() < 348)
+    throw IoError(path + ": the written NIfTI file is too short");
+  data[123] = static_cast<char>((data[123] & 0x07) | NIFTI_UNITS_SEC);
+  znzFile f = znzopen(path.c_str(), "wb", gz ? 1 : 0);
+  if (znz_isnull(f) || znzwrite(data.data(), 1, data.size(), f) != data.size()) {
+    if (!znz_isnull(f))
+      znzclose(f);
+    throw IoError(path + ": cannot rewrite the written file");
+  }
+  znzclose(f);
+}
+
 // MetaIO reports its parse errors on std::cerr and niftilib some of its own on the C stderr,
 // whatever its debug level; ndconv reports them itself, on one line. Both are silenced while ITK
 // reads or writes (the CLI does its I/O on one thread).
@@ -617,6 +644,8 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   } catch (const itk::ExceptionObject& e) {
     throw IoError(path + ": writing failed: " + one_line(e));
   }
+  if (name == "NiftiImageIO" && g.dims == 4)
+    mark_time_in_seconds(stage.staged_path());
   stage.commit(overwrite);
   return report;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -174,6 +175,28 @@ TEST(IoWrite, EveryTypeAndFormatRoundTrips) {
   // Only the outputs remain: no staging folders.
   for (const auto& n : dir.list())
     EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+}
+
+// A 4D NIfTI keeps its time step in seconds: 40 ms in, pixdim[4] 0.04 with unit "s" out.
+TEST(IoWrite, NiftiTimeStepIsWrittenInSeconds) {
+  TempDir dir;
+  RawImage raw = make_raw(4, ComponentType::Float32, 1, fresh_seed());
+  raw.spacing[3] = 40;
+  write_nifti(dir / "ms.nii", raw);
+  std::string bytes = read_bytes(dir / "ms.nii");
+  bytes[123] = 2 | 16;  // mm, ms
+  write_bytes(dir / "ms.nii", bytes);
+  const io::Image im = io::read_image(dir / "ms.nii");
+  EXPECT_NEAR(im.info.geometry.spacing[3], 0.04, 1e-9);
+  for (const char* out : {"s.nii", "s.nii.gz"}) {
+    io::write_image(dir / out, im, ComponentType::Float32, false);
+    EXPECT_NEAR(io::read_info(dir / out).geometry.spacing[3], 0.04, 1e-7) << out;
+  }
+  const std::string header = read_bytes(dir / "s.nii");
+  EXPECT_EQ(header[123], 2 | 8);  // mm, s
+  float pixdim4 = 0;
+  std::memcpy(&pixdim4, header.data() + 92, 4);
+  EXPECT_NEAR(pixdim4, 0.04f, 1e-7);
 }
 
 TEST(IoWrite, RoundingAndClampingAreCounted) {
