@@ -281,6 +281,40 @@ TEST(CliConvolve, ThreeDimensionalKernelFiltersEachFrameOfA4DSeries) {
   EXPECT_LT(relative_l2_error(output.planes[0], ref), kTolerance);
 }
 
+TEST(CliConvolve, TwoDimensionalImageAndVectorPixels) {
+  TempDir dir;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // 2D image, 2D kernel (NIfTI kernel for a MetaImage input: any format goes).
+  const RawImage raw = make_raw(2, ComponentType::Int16, seed);
+  write_meta(dir / "in.mha", raw);
+  RawImage k;
+  k.dims = 2;
+  k.extent = {5, 2, 1, 1};
+  const auto taps = random_values(10, seed + 1);
+  k.values.assign(taps.begin(), taps.end());
+  write_nifti(dir / "k.nii", k);
+  CliResult r = run_ndconv(with_device(
+      {"convolve", dir / "in.mha", dir / "k.nii", dir / "o.mha", "--boundary", "mirror"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const io::Image input = io::read_image(dir / "in.mha"), output = io::read_image(dir / "o.mha");
+  expect_same_geometry(output.info, input.info);
+  DenseFilter f;
+  f.dims = 2;
+  f.extent = k.extent;
+  f.taps = taps.data();
+  EXPECT_LT(relative_l2_error(output.planes[0],
+                              reference_dense(input.plane_view(0), f, Operation::Convolution,
+                                              Boundary::Mirror, OutputRegion::Same)),
+            kTolerance);
+  // 3-component vector NIfTI: each component filtered on its own.
+  const RawImage vec = make_raw(3, ComponentType::Float32, seed + 2, 3);
+  write_nifti(dir / "vec.nii", vec);
+  r = run_ndconv(with_device({"smooth", dir / "vec.nii", dir / "vec_s.nii.gz", "--sigma", "1vox"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_smoothed(dir / "vec.nii", dir / "vec_s.nii.gz", {1, 1, 1, 0});
+}
+
 // An identity kernel passes values through, so --type's rounding and clamping show exactly.
 TEST(CliType, RoundingClampingAndSame) {
   TempDir dir;
