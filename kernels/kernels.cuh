@@ -61,21 +61,24 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
   }
 }
 
-/// The tiled kernel (tiled_thread.h): per block tile, for each tap slice j2 stage the taps, then
-/// for each input plane stage the (x, axis 1) tile and let every thread accumulate its TX x KO
-/// outputs. Taps come from global memory (read once per block into shared memory).
+/// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
+/// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in
+/// (cp.async). Taps come from global memory (read once per block into shared memory).
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
                  const float* __restrict__ taps) {
   extern __shared__ float4 shared_words[];
   float* taps_s = reinterpret_cast<float*>(shared_words);
-  float* tile = taps_s + l.tap_floats;
+  // Plane buffer b (0 or 1) starts at tile0 + b * l.tile_floats (arithmetic, not an array of two
+  // pointers: a run-time index into one would put it in local memory).
+  float* const tile0 = taps_s + l.tap_floats;
   const int tid = threadIdx.x;
   const int tx = tid % S::BX, ty = tid / S::BX;
   int64_t counts[3];
   tiled_block_counts<S>(g, counts);
-  const int planes = S::KO + g.filter_extent[3] - 1;
+  const int planes = tiled_planes<S>(g);
+  tiled_load_taps<S>(g, l, taps, taps_s, tid);  // published by the first barrier below
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
       const TileOrigin t = tiled_origin<S>(g, blockIdx.x, by, bz);
@@ -85,15 +88,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #pragma unroll
         for (int x = 0; x < S::TX; ++x)
           acc[q][x] = 0.0f;
-      for (int j2 = 0; j2 < g.filter_extent[2]; ++j2) {
-        __syncthreads();  // the previous slice's taps and plane are no longer read
-        tiled_load_taps<S>(g, l, taps, taps_s, j2, tid);
-        for (int s = 0; s < planes; ++s) {
-          __syncthreads();
-          tiled_load_plane<S>(g, l, in, tile, t, j2, s, tid);
-          __syncthreads();
-          tiled_compute_plane<S>(g, l, taps_s, tile, acc, s, tx, ty);
+      tiled_load_plane<S>(g, l, in, tile0, t, 0, tid);
+      tiled_commit();
+      for (int p = 0; p < planes; ++p) {
+        // Buffer (p + 1) % 2 was last read in iteration p - 1, which ended with a barrier.
+        if (p + 1 < planes) {
+          tiled_load_plane<S>(g, l, in, tile0 + ((p + 1) & 1) * l.tile_floats, t, p + 1, tid);
+          tiled_commit();
+          tiled_wait(1);  // this thread's copies of plane p are done
+        } else {
+          tiled_wait(0);
         }
+        __syncthreads();  // ... and every thread's
+        tiled_compute_plane<S>(g, l, taps_s, tile0 + (p & 1) * l.tile_floats, acc, p, tx, ty);
+        __syncthreads();  // plane p's buffer is free for plane p + 2
       }
       tiled_store<S>(g, out, t, acc, tx, ty);
     }

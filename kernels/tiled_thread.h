@@ -12,11 +12,13 @@
 // so a full block issues TX*TX FMAs (64 for TX = 8) for TX/2 shared loads and a few loop
 // instructions. The window's two halves swap roles instead of being copied (no register moves).
 //
-// Loop order per block tile: for each tap index j2 along axis 2, the block stages that slice of
-// the taps (contiguous in j0, padded to a multiple of TX); then for each input plane s along axis
-// 3 (KO + K3 - 1 of them) the block stages the plane's (x, axis 1) tile with the boundary already
-// resolved, and each thread adds, for every output q whose tap j3 = s - q exists and every tap row
-// j1, the x correlation of its row segment into acc[q]. The compute phase never checks a boundary,
+// Loop order: a block first stages every tap in shared memory (contiguous in j0, padded to a
+// multiple of TX). Then per block tile, for each tap index j2 along axis 2 and each input plane s
+// along axis 3 (KO + K3 - 1 of them), the block stages the plane's (x, axis 1) tile with the
+// boundary already resolved, and each thread adds, for every output q whose tap j3 = s - q exists
+// and every tap row j1, the x correlation of its row segment into acc[q]. Planes are double
+// buffered: the next plane is copied asynchronously (cp.async) while the current one is used, so
+// the global-memory latency overlaps the FMAs. The compute phase never checks a boundary,
 // so every boundary condition costs the same, and an input outside an output's footprint is never
 // multiplied (the last, partial block of a tap row stops at K0): an Inf or NaN reaches only the
 // outputs whose footprint holds it, as in the reference.
@@ -45,14 +47,16 @@ struct TiledShape {
   static_assert(kThreads % 32 == 0, "a block is whole warps");
 };
 
-/// Shared-memory layout of the tiled kernel for one geometry (run-time filter extents).
+/// Shared-memory layout of the tiled kernel for one geometry (run-time filter extents): every tap,
+/// then two input-plane buffers (the next plane is copied in while the current one is used).
 struct TiledLayout {
-  int k0_padded;   ///< K0 rounded up to a multiple of TX (tap rows are read TX at a time)
-  int tap_floats;  ///< one j2 slice of taps: K3 * K1 * k0_padded
-  int pitch;       ///< floats per tile row; = 4 mod 8 so rows of a quarter warp use other banks
-  int rows;        ///< tile rows: BY + K1 - 1
-  int tile_floats;
-  int total_floats;
+  int k0_padded;     ///< K0 rounded up to a multiple of TX (tap rows are read TX at a time)
+  int slice_floats;  ///< one j2 slice of taps: K3 * K1 * k0_padded
+  int tap_floats;    ///< all taps: K2 slices
+  int pitch;         ///< floats per tile row; = 4 mod 8 so rows of a quarter warp use other banks
+  int rows;          ///< tile rows: BY + K1 - 1
+  int tile_floats;   ///< one plane buffer
+  int total_floats;  ///< taps and two plane buffers
 };
 
 template <typename S>
@@ -60,14 +64,21 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   TiledLayout l;
   const int blocks = (g.filter_extent[0] + S::TX - 1) / S::TX;
   l.k0_padded = blocks * S::TX;
-  l.tap_floats = g.filter_extent[3] * g.filter_extent[1] * l.k0_padded;
+  l.slice_floats = g.filter_extent[3] * g.filter_extent[1] * l.k0_padded;
+  l.tap_floats = g.filter_extent[2] * l.slice_floats;
   // The last window read by the last thread ends at (BX + blocks) * TX - 1.
   const int needed = (S::BX + blocks) * S::TX;
   l.pitch = (needed + 7) / 8 * 8 + 4;
   l.rows = S::BY + g.filter_extent[1] - 1;
   l.tile_floats = l.pitch * l.rows;
-  l.total_floats = l.tap_floats + l.tile_floats;
+  l.total_floats = l.tap_floats + 2 * l.tile_floats;
   return l;
+}
+
+/// Input planes a block tile walks through: (j2, s) for j2 < K2 and s < KO + K3 - 1.
+template <typename S>
+NDCONV_HD int tiled_planes(const Geometry& g) {
+  return g.filter_extent[2] * (S::KO + g.filter_extent[3] - 1);
 }
 
 /// Block tiles along each launch dimension: x tiles, axis-1 tiles, (axis-2 index, KO chunk).
@@ -94,51 +105,83 @@ NDCONV_HD TileOrigin tiled_origin(const Geometry& g, int64_t bx, int64_t by, int
   return t;
 }
 
-/// Load phase 1 (all threads): the taps of slice j2, as taps_s[(j3 * K1 + j1) * k0_padded + j0],
-/// zero in the padding (never multiplied). `taps` is the dense tap-row layout of Geometry.
+/// Load phase 1 (all threads, once per block): every tap, as
+/// taps_s[((j2 * K3 + j3) * K1 + j1) * k0_padded + j0], zero in the padding (never multiplied).
+/// `taps` is the dense tap-row layout of Geometry.
 template <typename S>
 NDCONV_HD void tiled_load_taps(const Geometry& g, const TiledLayout& l, const float* taps,
-                               float* taps_s, int j2, int tid) {
-  const int k0 = g.filter_extent[0], k1 = g.filter_extent[1];
+                               float* taps_s, int tid) {
+  const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
   for (int i = tid; i < l.tap_floats; i += S::kThreads) {
     const int j0 = i % l.k0_padded;
-    const int rest = i / l.k0_padded;
+    int rest = i / l.k0_padded;
     const int j1 = rest % k1;
-    const int j3 = rest / k1;
+    rest /= k1;
+    const int j3 = rest % k3;
+    const int j2 = rest / k3;
     const int row = j0 + k0 * (j1 + k1 * j2);
     taps_s[i] = j0 < k0 ? taps[g.tap_base + row * g.tap_pitch + j3] : 0.0f;
   }
 }
 
-/// Load phase 2 (all threads): input plane s (axis-3 index t.o[3] + offset + s, axis-2 index
-/// t.o[2] + offset + j2) of the block's tile, boundary resolved; zeros beyond the needed columns.
-/// Warps read consecutive x of one tile row (coalesced).
+/// One float from global to shared memory, or a zero when `src` is null. On the GPU an
+/// asynchronous copy (cp.async, zero-filled when src is null), so that the plane being loaded
+/// costs no registers and overlaps the compute on the other buffer; tiled_wait completes it.
+NDCONV_HD void tiled_copy(float* dst, const float* src, const float* any_valid) {
+#ifdef __CUDA_ARCH__
+  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address),
+               "l"(src != nullptr ? src : any_valid), "r"(src != nullptr ? 4 : 0));
+#else
+  (void)any_valid;
+  *dst = src != nullptr ? *src : 0.0f;
+#endif
+}
+
+/// Closes the group of copies issued since the last call (one plane).
+NDCONV_HD void tiled_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+/// Waits until at most `pending` (0 or 1) groups of this thread's copies are in flight.
+NDCONV_HD void tiled_wait(int pending) {
+#ifdef __CUDA_ARCH__
+  if (pending > 0)
+    asm volatile("cp.async.wait_group 1;\n" ::);
+  else
+    asm volatile("cp.async.wait_group 0;\n" ::);
+#else
+  (void)pending;
+#endif
+}
+
+/// Load phase 2 (all threads): input plane p = j2 * (KO + K3 - 1) + s of the block's tile (axis-3
+/// index t.o[3] + offset + s, axis-2 index t.o[2] + offset + j2), boundary resolved, zeros beyond
+/// the needed columns. Warps read consecutive x of one tile row (coalesced).
 template <typename S>
 NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const float* in,
-                                float* tile, const TileOrigin& t, int j2, int s, int tid) {
+                                float* tile, const TileOrigin& t, int p, int tid) {
+  const int per_slice = S::KO + g.filter_extent[3] - 1;
+  const int j2 = p / per_slice, s = p % per_slice;
   const int64_t i2 = boundary_index_hd(t.o[2] + g.offset[2] + j2, g.in_extent[2], g.boundary);
   const int64_t i3 = boundary_index_hd(t.o[3] + g.offset[3] + s, g.in_extent[3], g.boundary);
   const int columns = S::kTileX + g.filter_extent[0] - 1;
   const int warps = S::kThreads / 32;
   const int lane = tid % 32;
+  const int64_t x_first = t.o[0] + g.offset[0];
   for (int r = tid / 32; r < l.rows; r += warps) {
     float* dst = tile + r * l.pitch;
     const int64_t i1 = boundary_index_hd(t.o[1] + g.offset[1] + r, g.in_extent[1], g.boundary);
-    if (i1 < 0 || i2 < 0 || i3 < 0) {
-      for (int c = lane; c < l.pitch; c += 32)
-        dst[c] = 0.0f;
-      continue;
-    }
-    const float* src = in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3];
-    const int64_t x_first = t.o[0] + g.offset[0];
+    const bool row_exists = i1 >= 0 && i2 >= 0 && i3 >= 0;
+    const float* src =
+        row_exists ? in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3] : in;
     for (int c = lane; c < l.pitch; c += 32) {
-      float v = 0.0f;
-      if (c < columns) {
-        const int64_t i0 = boundary_index_hd(x_first + c, g.in_extent[0], g.boundary);
-        if (i0 >= 0)
-          v = src[i0 * g.in_stride[0]];
-      }
-      dst[c] = v;
+      const int64_t i0 = row_exists && c < columns
+                             ? boundary_index_hd(x_first + c, g.in_extent[0], g.boundary)
+                             : -1;
+      tiled_copy(dst + c, i0 >= 0 ? src + i0 * g.in_stride[0] : nullptr, in);
     }
   }
 }
@@ -203,13 +246,17 @@ NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, 
   }
 }
 
-/// Compute phase for plane s: thread (tx, ty) adds the plane's contributions to its outputs.
+/// Compute phase for plane p (see tiled_load_plane): thread (tx, ty) adds the plane's
+/// contributions to its outputs.
 template <typename S>
 NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,
-                                   const float* tile, float (&acc)[S::KO][S::TX], int s, int tx,
+                                   const float* tile, float (&acc)[S::KO][S::TX], int p, int tx,
                                    int ty) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
+  const int per_slice = S::KO + k3 - 1;
+  const int j2 = p / per_slice, s = p % per_slice;
   const float* row0 = tile + ty * l.pitch + tx * S::TX;
+  taps_s += j2 * l.slice_floats;
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     const int j3 = s - q;

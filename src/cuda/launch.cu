@@ -105,8 +105,9 @@ struct TiledEntry {
         &kernels::tiled_layout<kernels::TiledShape<8, KO, BX, BY>>, BX* BY                         \
   }
 
-const TiledEntry kTiledTable[] = {NDCONV_TILED_ENTRY(8, 4, 32), NDCONV_TILED_ENTRY(4, 4, 32),
-                                  NDCONV_TILED_ENTRY(8, 128, 1), NDCONV_TILED_ENTRY(4, 128, 1)};
+const TiledEntry kTiledTable[] = {NDCONV_TILED_ENTRY(8, 4, 32),  NDCONV_TILED_ENTRY(4, 4, 32),
+                                  NDCONV_TILED_ENTRY(1, 4, 32),  NDCONV_TILED_ENTRY(8, 128, 1),
+                                  NDCONV_TILED_ENTRY(4, 128, 1), NDCONV_TILED_ENTRY(1, 128, 1)};
 #undef NDCONV_TILED_ENTRY
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.
@@ -277,20 +278,23 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
   for (int a = 0; a + 1 < dims; ++a)
     rows *= p.filter_extent[a];
   const int64_t k_last = p.filter_extent[dims - 1];
-  const std::vector<float> taps = dense_tap_rows(p);
-  const Geometry g = dense_geometry(p);
-
   // The tiled kernel when it can implement the problem (instantiation compiled for the forced KO,
-  // tap slice and plane within the shared memory, no spills), else the blocked kernel.
-  if (!tiled_disabled() && (outputs_per_thread == 0 || tiled_has_ko(outputs_per_thread))) {
-    const TiledChoice tc = choose_tiled_shape(g.out_extent[1], g.out_extent[3], outputs_per_thread);
+  // taps and two planes within the shared memory, no spills), else the blocked kernel. A forced
+  // KO means outputs along the last axis, which the tiled kernel does not block in 2D.
+  const bool tiled_allowed = !tiled_disabled() && (outputs_per_thread == 0 ||
+                                                   (dims > 2 && tiled_has_ko(outputs_per_thread)));
+  if (tiled_allowed) {
+    const Geometry tg = tiled_geometry(p);
+    const TiledChoice tc =
+        choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread);
     const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
     if (te != nullptr) {
-      const kernels::LaunchShape s = te->shape(g);
+      const kernels::LaunchShape s = te->shape(tg);
       const KernelVariant v = query_variant(device, te->kernel, te->ko, te->threads);
       if (s.shared_bytes <= kTiledMaxSharedBytes && v.local_bytes == 0 && v.blocks_per_sm > 0) {
-        const float* global_taps = upload_taps(device, taps, false, stream);
-        te->launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, g, te->layout(g),
+        const std::vector<float> tiled_taps = tiled_tap_rows(p);
+        const float* global_taps = upload_taps(device, tiled_taps, false, stream);
+        te->launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, te->layout(tg),
                    p.input.data, p.output.data, global_taps);
         NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
         LaunchPlan plan;
@@ -305,6 +309,8 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
     }
   }
 
+  const std::vector<float> taps = dense_tap_rows(p);
+  const Geometry g = dense_geometry(p);
   const KoChoice choice =
       choose_ko(device, outputs_per_thread, p.output.extent[dims - 1], k_last, rows);
   const BlockedEntry& e = *find_entry(choice.outputs_per_thread);

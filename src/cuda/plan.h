@@ -75,6 +75,28 @@ inline std::vector<float> dense_tap_rows(const detail::CorrelationProblem& p) {
   return layout;
 }
 
+/// Geometry of a dense problem for the tiled kernel (kernels/tiled_thread.h): as dense_geometry,
+/// except that a 2D image puts y on canonical axis 1 ([x, y, 1, 1]) instead of the blocked axis 3.
+/// The tiled kernel reuses inputs along axis 1 through its shared-memory tile (32 rows per block),
+/// so a 2D image needs no blocking along a last axis (KO 1), and its blocks then hold 32 rows
+/// instead of one.
+inline kernels::Geometry tiled_geometry(const detail::CorrelationProblem& p) {
+  if (p.input.dims != 2)
+    return dense_geometry(p);
+  kernels::Geometry g = make_geometry(p.input, p.output, p.filter_extent, p.offset, p.boundary,
+                                      canonical_order(2, -1));
+  g.tap_base = 0;
+  g.tap_pitch = 1;  // one tap per row: row j0 + K0 * j1 is the filter's own order
+  return g;
+}
+
+/// The taps in the layout tiled_geometry expects.
+inline std::vector<float> tiled_tap_rows(const detail::CorrelationProblem& p) {
+  if (p.input.dims != 2)
+    return dense_tap_rows(p);
+  return std::vector<float>(p.taps, p.taps + p.filter_extent[0] * p.filter_extent[1]);
+}
+
 /// One 1D pass of a separable filter.
 struct SeparablePass {
   int axis = 0;  ///< original axis filtered

@@ -77,9 +77,11 @@ TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, i
     c.outputs_per_thread = forced_ko;
     c.reason = "tiled kernel, KO forced by the caller";
   } else {
-    c.outputs_per_thread = last_axis_extent <= 4 ? 4 : 8;
+    c.outputs_per_thread = last_axis_extent <= 1 ? 1 : (last_axis_extent <= 4 ? 4 : 8);
     c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
-               (last_axis_extent <= 4 ? " (last axis has <= 4 outputs)" : " (default)");
+               (last_axis_extent <= 1   ? " (unit last axis)"
+                : last_axis_extent <= 4 ? " (last axis has <= 4 outputs)"
+                                        : " (default)");
   }
   c.reason += ", " + std::to_string(c.block_rows) + " block row(s) (axis 1 has " +
               std::to_string(axis1_extent) + " outputs)";

@@ -58,17 +58,18 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
 
 /// The tiled dense kernel's shape (kernels/tiled_thread.h): which compiled instantiation serves a
 /// problem. Block rows (threads along axis 1): 32 when axis 1 has at least 16 outputs, else 1 (a
-/// 2D image has one output along axis 1; 32 rows would leave 31 of 32 threads idle). KO: 8,
-/// unless the last axis has at most 4 outputs (KO 8 would then compute at least as many outputs
-/// that do not exist as ones that do), then 4. A forced KO (Options::outputs_per_thread) is kept
-/// when the tiled kernel has it (4 or 8); `tiled_has_ko` says whether it does.
+/// 1-row image would leave 31 of 32 threads idle). KO: 8, unless the last axis has at most 4
+/// outputs (KO 8 would then compute at least as many outputs that do not exist as ones that do),
+/// then 4, or a single output (a 2D image, whose y the kernel puts on axis 1), then 1. A forced KO
+/// (Options::outputs_per_thread) is kept when the tiled kernel has it (1, 4 or 8); `tiled_has_ko`
+/// says whether it does.
 struct TiledChoice {
   int outputs_per_thread = 0;
   int block_rows = 0;
   std::string reason;
 };
 
-inline constexpr int kTiledKo[] = {4, 8};
+inline constexpr int kTiledKo[] = {1, 4, 8};
 
 bool tiled_has_ko(int ko);
 

@@ -66,9 +66,10 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 }
 
 /// Runs the tiled kernel with shape S over its whole grid (shrunk along y and z when
-/// `small_grid`, for the grid-stride loops), phase by phase as the barriers order them: per block
-/// tile and tap slice, all threads load the taps; per input plane, all threads load the plane, then
-/// all threads compute; finally all threads store. Shared memory is one host buffer per block.
+/// `small_grid`, for the grid-stride loops), phase by phase as the barriers order them: per block,
+/// all threads load the taps; per block tile, all threads load plane 0 into buffer 0; per plane p,
+/// all threads load plane p + 1 into the other buffer, then all threads compute plane p; finally
+/// all threads store. Shared memory is one host buffer per block.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, const float* taps,
                    bool small_grid = false) {
@@ -83,7 +84,7 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
                             std::numeric_limits<float>::quiet_NaN());
   float* taps_s = shared.data();
-  float* tile = shared.data() + l.tap_floats;
+  float* tile = shared.data() + l.tap_floats;  // two plane buffers
   std::vector<float> acc(static_cast<size_t>(S::kThreads * S::KO * S::TX));
   using Acc = float[S::KO][S::TX];
   auto thread_acc = [&](int tid) -> Acc& {
@@ -91,24 +92,27 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   };
   int64_t counts[3];
   kernels::tiled_block_counts<S>(g, counts);
-  const int planes = S::KO + g.filter_extent[3] - 1;
+  const int planes = kernels::tiled_planes<S>(g);
+  float* tiles[2] = {tile, tile + l.tile_floats};
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
     for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
       for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+        for (int tid = 0; tid < S::kThreads; ++tid)
+          kernels::tiled_load_taps<S>(g, l, taps, taps_s, tid);
         for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
             const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
             std::fill(acc.begin(), acc.end(), 0.0f);
-            for (int j2 = 0; j2 < g.filter_extent[2]; ++j2) {
-              for (int tid = 0; tid < S::kThreads; ++tid)
-                kernels::tiled_load_taps<S>(g, l, taps, taps_s, j2, tid);
-              for (int p = 0; p < planes; ++p) {
+            for (int tid = 0; tid < S::kThreads; ++tid)
+              kernels::tiled_load_plane<S>(g, l, in, tiles[0], t, 0, tid);
+            for (int p = 0; p < planes; ++p) {
+              if (p + 1 < planes) {
                 for (int tid = 0; tid < S::kThreads; ++tid)
-                  kernels::tiled_load_plane<S>(g, l, in, tile, t, j2, p, tid);
-                for (int tid = 0; tid < S::kThreads; ++tid)
-                  kernels::tiled_compute_plane<S>(g, l, taps_s, tile, thread_acc(tid), p,
-                                                  tid % S::BX, tid / S::BX);
+                  kernels::tiled_load_plane<S>(g, l, in, tiles[(p + 1) & 1], t, p + 1, tid);
               }
+              for (int tid = 0; tid < S::kThreads; ++tid)
+                kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid), p,
+                                                tid % S::BX, tid / S::BX);
             }
             for (int tid = 0; tid < S::kThreads; ++tid)
               kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);
@@ -131,6 +135,10 @@ inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry&
     return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid);
   if (ko == 4 && block_rows == 1)
     return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid);
+  if (ko == 1 && block_rows == 32)
+    return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid);
+  if (ko == 1 && block_rows == 1)
+    return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid);
   throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
                               std::to_string(block_rows) + " block rows");
 }

@@ -102,7 +102,7 @@ TEST(DenseEmulationNan, StaysInsideTheFootprint) {
 
 // The tiled kernel (kernels/tiled_thread.h), every entry of the dispatch table: (KO, block rows).
 using TiledParam = std::tuple<ShapeCase, std::pair<int, int>>;
-const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {8, 1}, {4, 1}};
+const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1}, {4, 1}, {1, 1}};
 
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 
@@ -125,8 +125,8 @@ TEST_P(TiledEmulation, MatchesReference) {
         std::vector<float> flipped;
         const detail::CorrelationProblem p =
             make_problem(in_view, out_view, f, op, region, b, flipped);
-        const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
-        emulate_tiled_entry(entry.first, entry.second, cuda_backend::dense_geometry(p), in.data(),
+        const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(p);
+        emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(p), in.data(),
                             out.data(), tap_rows.data(), (seed & 1) != 0);
         const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
         EXPECT_LT(relative_l2_error(out, ref), kTolerance)

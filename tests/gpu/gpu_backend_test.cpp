@@ -223,17 +223,21 @@ TEST(CudaDense, NanStaysInsideTheFootprint) {
   }
 }
 
-// The tiled kernel with 32 block rows (axis 1 of at least 16 outputs; the shape cases above are
-// mostly narrower and take the 1-row shape), for every boundary, with the blocked kernel selected
-// through NDCONV_CUDA_DENSE_KERNEL=blocked as a second opinion on the same input.
+// The tiled kernel with 32 block rows (axis 1 of at least 16 outputs, or y of a 2D image; the 3D
+// and 4D shape cases above are mostly narrower and take the 1-row shape), for every boundary, with
+// the blocked kernel selected through NDCONV_CUDA_DENSE_KERNEL=blocked as a second opinion on the
+// same input.
 TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase shapes[] = {{3, {70, 40, 21, 1}, {5, 3, 4, 1}},
                               {3, {37, 33, 9, 1}, {11, 11, 11, 1}},
-                              {4, {35, 17, 5, 11}, {3, 4, 3, 5}}};
+                              {4, {35, 17, 5, 11}, {3, 4, 3, 5}},
+                              {2, {100, 50, 1, 1}, {9, 7, 1, 1}}};
   for (const ShapeCase& s : shapes) {
     for (Boundary b : kBoundaries) {
-      for (int ko : {0, 4, 8}) {
+      for (int ko : {0, 1, 4, 8}) {
+        if (s.dims == 2 && ko != 0)
+          continue;  // a forced KO (along the last axis) takes the blocked kernel in 2D
         const uint64_t seed = fresh_seed();
         const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
         const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);

@@ -106,7 +106,8 @@ TEST(KoRule, CostMatchesTheWrittenModel) {
 TEST(TiledShapeRule, BlockRowsFollowAxisOne) {
   EXPECT_EQ(choose_tiled_shape(256, 256, 0).block_rows, 32);  // 3D 256^3
   EXPECT_EQ(choose_tiled_shape(96, 16, 0).block_rows, 32);    // 4D 96^3 x 16
-  EXPECT_EQ(choose_tiled_shape(1, 4096, 0).block_rows, 1);    // 2D 4096^2: axis 1 is a unit axis
+  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).block_rows, 32);   // 2D 4096^2 (y on axis 1)
+  EXPECT_EQ(choose_tiled_shape(1, 4096, 0).block_rows, 1);    // axis 1 is a unit axis
   EXPECT_EQ(choose_tiled_shape(15, 40, 0).block_rows, 1);
   EXPECT_EQ(choose_tiled_shape(16, 40, 0).block_rows, 32);
 }
@@ -115,9 +116,11 @@ TEST(TiledShapeRule, KoFollowsTheLastAxisAndTheCaller) {
   EXPECT_EQ(choose_tiled_shape(256, 256, 0).outputs_per_thread, 8);
   EXPECT_EQ(choose_tiled_shape(256, 5, 0).outputs_per_thread, 8);
   EXPECT_EQ(choose_tiled_shape(256, 4, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(256, 1, 0).outputs_per_thread, 4);
+  EXPECT_EQ(choose_tiled_shape(256, 2, 0).outputs_per_thread, 4);
+  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);   // 2D: y on axis 1
   EXPECT_EQ(choose_tiled_shape(256, 256, 4).outputs_per_thread, 4);  // forced
   EXPECT_FALSE(choose_tiled_shape(1, 1, 0).reason.empty());
+  EXPECT_TRUE(tiled_has_ko(1));
   EXPECT_TRUE(tiled_has_ko(4));
   EXPECT_TRUE(tiled_has_ko(8));
   EXPECT_FALSE(tiled_has_ko(16));
