@@ -39,13 +39,19 @@ NDCONV_HD int64_t boundary_index_hd(int64_t i, int64_t n, int b) {
     return -1;
   if (b == kReplicate)
     return i < 0 ? 0 : n - 1;
+  // Periodic and mirror first try the common case of an index within one extent of the volume
+  // without a 64-bit division (kernels map halo indices per element).
   if (b == kPeriodic) {
+    if (i >= -n && i < 2 * n)
+      return i < 0 ? i + n : i - n;
     const int64_t r = i % n;
     return r < 0 ? r + n : r;
   }
   // Mirror without repeating the edge: d c b | a b c d.
   if (n == 1)
     return 0;
+  if (i > -n && i < 2 * n - 1)
+    return i < 0 ? -i : 2 * (n - 1) - i;
   const int64_t period = 2 * (n - 1);
   int64_t r = i % period;
   if (r < 0)

@@ -68,7 +68,9 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.tap_floats = g.filter_extent[2] * l.slice_floats;
   // The last window read by the last thread ends at (BX + blocks) * TX - 1.
   const int needed = (S::BX + blocks) * S::TX;
-  l.pitch = (needed + 7) / 8 * 8 + 4;
+  // A quarter warp's 128-bit loads (8 lanes) cover 32 banks when its rows start 4 banks apart
+  // (mod 16): BX = 4 lanes of TX = 8 or BX = 2 lanes of TX = 16 per row.
+  l.pitch = (needed + 15) / 16 * 16 + 4;
   l.rows = S::BY + g.filter_extent[1] - 1;
   l.tile_floats = l.pitch * l.rows;
   l.total_floats = l.tap_floats + 2 * l.tile_floats;

@@ -96,18 +96,23 @@ struct TiledEntry {
   int threads;
 };
 
-#define NDCONV_TILED_ENTRY(KO, BX, BY)                                                             \
-  TiledEntry {                                                                                     \
-    KO, BY,                                                                                        \
-        reinterpret_cast<const void*>(&kernels::tiled_kernel<kernels::TiledShape<8, KO, BX, BY>>), \
-        &launch_tiled<kernels::TiledShape<8, KO, BX, BY>>,                                         \
-        &kernels::tiled_launch_shape<kernels::TiledShape<8, KO, BX, BY>>,                          \
-        &kernels::tiled_layout<kernels::TiledShape<8, KO, BX, BY>>, BX* BY                         \
+#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                  \
+  TiledEntry {                                                              \
+    KO, BY,                                                                 \
+        reinterpret_cast<const void*>(                                      \
+            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),   \
+        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                 \
+        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,  \
+        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>, BX* BY \
   }
 
-const TiledEntry kTiledTable[] = {NDCONV_TILED_ENTRY(8, 4, 32),  NDCONV_TILED_ENTRY(4, 4, 32),
-                                  NDCONV_TILED_ENTRY(1, 4, 32),  NDCONV_TILED_ENTRY(8, 128, 1),
-                                  NDCONV_TILED_ENTRY(4, 128, 1), NDCONV_TILED_ENTRY(1, 128, 1)};
+// (TX, KO, BX, BY). The 64-row entries (TX 16) are an experiment selected by
+// NDCONV_CUDA_TILED_TX=16 (ko_rule.h); the others are the default.
+const TiledEntry kTiledTable[] = {
+    NDCONV_TILED_ENTRY(8, 8, 4, 32),  NDCONV_TILED_ENTRY(8, 4, 4, 32),
+    NDCONV_TILED_ENTRY(8, 1, 4, 32),  NDCONV_TILED_ENTRY(8, 8, 128, 1),
+    NDCONV_TILED_ENTRY(8, 4, 128, 1), NDCONV_TILED_ENTRY(8, 1, 128, 1),
+    NDCONV_TILED_ENTRY(16, 2, 2, 64), NDCONV_TILED_ENTRY(16, 1, 2, 64)};
 #undef NDCONV_TILED_ENTRY
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.
@@ -285,10 +290,15 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
                                                    (dims > 2 && tiled_has_ko(outputs_per_thread)));
   if (tiled_allowed) {
     const Geometry tg = tiled_geometry(p);
-    const TiledChoice tc =
-        choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread);
-    const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
-    if (te != nullptr) {
+    const char* tx_env = std::getenv("NDCONV_CUDA_TILED_TX");
+    const bool wide_first = tx_env != nullptr && std::string(tx_env) == "16";
+    // The TX 16 experiment when asked for, else (or when it does not fit) the default shape.
+    for (const bool wide_x : {wide_first, false}) {
+      const TiledChoice tc =
+          choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
+      const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
+      if (te == nullptr)
+        continue;
       const kernels::LaunchShape s = te->shape(tg);
       const KernelVariant v = query_variant(device, te->kernel, te->ko, te->threads);
       if (s.shared_bytes <= kTiledMaxSharedBytes && v.local_bytes == 0 && v.blocks_per_sm > 0) {
@@ -300,7 +310,7 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
         LaunchPlan plan;
         plan.outputs_per_thread = te->ko;
         plan.reason = tc.reason;
-        plan.kernel = "tiled TX=8";
+        plan.kernel = "tiled TX=" + std::to_string(tc.outputs_along_x);
         plan.taps_in_constant = false;
         set_plan_shape(plan, s);
         plan.launches = 1;

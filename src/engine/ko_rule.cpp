@@ -70,18 +70,26 @@ bool tiled_has_ko(int ko) {
   return false;
 }
 
-TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko) {
+TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
+                               bool wide_x) {
   TiledChoice c;
-  c.block_rows = axis1_extent >= 16 ? 32 : 1;
-  if (forced_ko != 0) {
-    c.outputs_per_thread = forced_ko;
-    c.reason = "tiled kernel, KO forced by the caller";
+  const bool unit_last = last_axis_extent <= 1;
+  if (wide_x && forced_ko == 0 && axis1_extent >= 16) {
+    c.outputs_along_x = 16;
+    c.block_rows = 64;
+    c.outputs_per_thread = unit_last ? 1 : 2;
+    c.reason =
+        "tiled kernel, TX 16 (NDCONV_CUDA_TILED_TX), KO " + std::to_string(c.outputs_per_thread);
   } else {
-    c.outputs_per_thread = last_axis_extent <= 1 ? 1 : (last_axis_extent <= 4 ? 4 : 8);
-    c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
-               (last_axis_extent <= 1   ? " (unit last axis)"
-                : last_axis_extent <= 4 ? " (last axis has <= 4 outputs)"
-                                        : " (default)");
+    c.block_rows = axis1_extent >= 16 ? 32 : 1;
+    if (forced_ko != 0) {
+      c.outputs_per_thread = forced_ko;
+      c.reason = "tiled kernel, KO forced by the caller";
+    } else {
+      c.outputs_per_thread = unit_last ? 1 : 4;
+      c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
+                 (unit_last ? " (unit last axis)" : " (default)");
+    }
   }
   c.reason += ", " + std::to_string(c.block_rows) + " block row(s) (axis 1 has " +
               std::to_string(axis1_extent) + " outputs)";

@@ -58,14 +58,17 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
 
 /// The tiled dense kernel's shape (kernels/tiled_thread.h): which compiled instantiation serves a
 /// problem. Block rows (threads along axis 1): 32 when axis 1 has at least 16 outputs, else 1 (a
-/// 1-row image would leave 31 of 32 threads idle). KO: 8, unless the last axis has at most 4
-/// outputs (KO 8 would then compute at least as many outputs that do not exist as ones that do),
-/// then 4, or a single output (a 2D image, whose y the kernel puts on axis 1), then 1. A forced KO
-/// (Options::outputs_per_thread) is kept when the tiled kernel has it (1, 4 or 8); `tiled_has_ko`
-/// says whether it does.
+/// 1-row image would leave 31 of 32 threads idle). KO: 4 (on the H100, KO 4 at 118 registers,
+/// 4 blocks per SM, was 5-12% faster than KO 8 at 150 registers, 3 blocks per SM, on the 3D and
+/// 4D bench workloads: docs/performance.md), or 1 when the last axis has a single output (a 2D
+/// image, whose y the kernel puts on axis 1). A forced KO (Options::outputs_per_thread) is kept
+/// when the tiled kernel has it (1, 4 or 8); `tiled_has_ko` says whether it does.
+/// `wide_x` (experimental, NDCONV_CUDA_TILED_TX=16): 16 outputs along x per thread, 2 x 64
+/// threads per block, KO 2 (or 1), when axis 1 has at least 16 outputs and KO is not forced.
 struct TiledChoice {
   int outputs_per_thread = 0;
   int block_rows = 0;
+  int outputs_along_x = 8;  ///< TX
   std::string reason;
 };
 
@@ -73,6 +76,7 @@ inline constexpr int kTiledKo[] = {1, 4, 8};
 
 bool tiled_has_ko(int ko);
 
-TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko);
+TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
+                               bool wide_x = false);
 
 }  // namespace ndconv::cuda_backend

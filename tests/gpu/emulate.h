@@ -123,7 +123,8 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   }
 }
 
-/// The tiled instantiations of src/cuda/launch.cu's dispatch table, by (KO, block rows).
+/// The tiled instantiations of src/cuda/launch.cu's dispatch table, by (KO, block rows); the
+/// 64-row entries have TX 16, the others TX 8.
 inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry& g, const float* in,
                                 float* out, const float* taps, bool small_grid = false) {
   using kernels::TiledShape;
@@ -139,6 +140,10 @@ inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry&
     return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid);
   if (ko == 1 && block_rows == 1)
     return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid);
+  if (ko == 2 && block_rows == 64)
+    return emulate_tiled<TiledShape<16, 2, 2, 64>>(g, in, out, taps, small_grid);
+  if (ko == 1 && block_rows == 64)
+    return emulate_tiled<TiledShape<16, 1, 2, 64>>(g, in, out, taps, small_grid);
   throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
                               std::to_string(block_rows) + " block rows");
 }

@@ -102,7 +102,8 @@ TEST(DenseEmulationNan, StaysInsideTheFootprint) {
 
 // The tiled kernel (kernels/tiled_thread.h), every entry of the dispatch table: (KO, block rows).
 using TiledParam = std::tuple<ShapeCase, std::pair<int, int>>;
-const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1}, {4, 1}, {1, 1}};
+const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
+                                             {4, 1},  {1, 1},  {2, 64}, {1, 64}};
 
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 

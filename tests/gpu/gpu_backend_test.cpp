@@ -265,6 +265,18 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
         for (const std::string& n : rb.notes)
           notes += n + "\n";
         EXPECT_NE(notes.find("dense plan: blocked"), std::string::npos) << notes;
+
+        if (ko == 0) {  // the TX 16 experiment (64 block rows), automatic KO only
+          ::setenv("NDCONV_CUDA_TILED_TX", "16", 1);
+          RunReport rw;
+          const std::vector<float> out_wide = gpu_dense(s, in, taps, o, &rw);
+          ::unsetenv("NDCONV_CUDA_TILED_TX");
+          EXPECT_LT(relative_l2_error(out_wide, ref), kTolerance) << s << " TX 16";
+          notes.clear();
+          for (const std::string& n : rw.notes)
+            notes += n + "\n";
+          EXPECT_NE(notes.find("dense plan: tiled TX=16"), std::string::npos) << notes;
+        }
       }
     }
   }
@@ -398,7 +410,7 @@ TEST(CudaResources, NoInstantiationSpills) {
                 v.block_threads, v.occupancy);
   }
   const auto tiled = cuda_backend::tiled_variants(0);
-  ASSERT_EQ(tiled.size(), 4u);
+  ASSERT_EQ(tiled.size(), 8u);
   for (const auto& v : tiled) {
     EXPECT_EQ(v.local_bytes, 0u) << "tiled KO " << v.outputs_per_thread;
     EXPECT_GT(v.blocks_per_sm, 0) << "tiled KO " << v.outputs_per_thread;

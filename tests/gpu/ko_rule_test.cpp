@@ -113,12 +113,20 @@ TEST(TiledShapeRule, BlockRowsFollowAxisOne) {
 }
 
 TEST(TiledShapeRule, KoFollowsTheLastAxisAndTheCaller) {
-  EXPECT_EQ(choose_tiled_shape(256, 256, 0).outputs_per_thread, 8);
-  EXPECT_EQ(choose_tiled_shape(256, 5, 0).outputs_per_thread, 8);
+  EXPECT_EQ(choose_tiled_shape(256, 256, 0).outputs_per_thread, 4);
+  EXPECT_EQ(choose_tiled_shape(256, 5, 0).outputs_per_thread, 4);
   EXPECT_EQ(choose_tiled_shape(256, 4, 0).outputs_per_thread, 4);
   EXPECT_EQ(choose_tiled_shape(256, 2, 0).outputs_per_thread, 4);
   EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);   // 2D: y on axis 1
-  EXPECT_EQ(choose_tiled_shape(256, 256, 4).outputs_per_thread, 4);  // forced
+  EXPECT_EQ(choose_tiled_shape(256, 256, 8).outputs_per_thread, 8);  // forced
+  // The TX 16 experiment: 64 block rows, KO 2 (1 for a unit last axis), not when KO is forced.
+  const TiledChoice wide = choose_tiled_shape(256, 256, 0, true);
+  EXPECT_EQ(wide.outputs_along_x, 16);
+  EXPECT_EQ(wide.block_rows, 64);
+  EXPECT_EQ(wide.outputs_per_thread, 2);
+  EXPECT_EQ(choose_tiled_shape(4096, 1, 0, true).outputs_per_thread, 1);
+  EXPECT_EQ(choose_tiled_shape(256, 256, 8, true).outputs_along_x, 8);
+  EXPECT_EQ(choose_tiled_shape(8, 256, 0, true).outputs_along_x, 8);
   EXPECT_FALSE(choose_tiled_shape(1, 1, 0).reason.empty());
   EXPECT_TRUE(tiled_has_ko(1));
   EXPECT_TRUE(tiled_has_ko(4));
