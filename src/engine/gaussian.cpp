@@ -32,7 +32,8 @@ std::vector<float> gaussian_taps(double sigma_voxels, double truncate) {
     sum += w[i + radius];
   }
   std::vector<float> taps(w.size());
-  for (size_t i = 0; i < w.size(); ++i) taps[i] = static_cast<float>(w[i] / sum);
+  for (size_t i = 0; i < w.size(); ++i)
+    taps[i] = static_cast<float>(w[i] / sum);
   return taps;
 }
 
@@ -41,12 +42,16 @@ SeparableFilter gaussian_filter(int dims, const std::array<double, kMaxDims>& si
   SeparableFilter f;
   f.dims = dims;
   for (int a = 0; a < dims; ++a) {
-    if (sigma_voxels[a] < 0) throw InvalidArgument("sigma must not be negative");
-    if (sigma_voxels[a] > 0) f.taps[a] = gaussian_taps(sigma_voxels[a], truncate);
+    if (sigma_voxels[a] < 0)
+      throw InvalidArgument("sigma must not be negative");
+    if (sigma_voxels[a] > 0)
+      f.taps[a] = gaussian_taps(sigma_voxels[a], truncate);
   }
   return f;
 }
 
-double fwhm_to_sigma(double fwhm) { return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0))); }
+double fwhm_to_sigma(double fwhm) {
+  return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0)));
+}
 
 }  // namespace ndconv
