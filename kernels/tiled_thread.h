@@ -173,17 +173,30 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
   const int warps = S::kThreads / 32;
   const int lane = tid % 32;
   const int64_t x_first = t.o[0] + g.offset[0];
+  // Most tiles lie inside the volume along x: then a row is a plain strided run, and each element
+  // costs an address increment and the copy (the boundary mapping per element would cost several
+  // times the FMAs it feeds for small filters).
+  const bool x_inside = x_first >= 0 && x_first + columns <= g.in_extent[0];
+  const int64_t s0 = g.in_stride[0];
   for (int r = tid / 32; r < l.rows; r += warps) {
     float* dst = tile + r * l.pitch;
     const int64_t i1 = boundary_index_hd(t.o[1] + g.offset[1] + r, g.in_extent[1], g.boundary);
-    const bool row_exists = i1 >= 0 && i2 >= 0 && i3 >= 0;
-    const float* src =
-        row_exists ? in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3] : in;
+    if (i1 < 0 || i2 < 0 || i3 < 0) {
+      for (int c = lane; c < l.pitch; c += 32)
+        tiled_copy(dst + c, nullptr, in);
+      continue;
+    }
+    const float* src = in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3];
+    if (x_inside) {
+      const float* from = src + (x_first + lane) * s0;
+      for (int c = lane; c < l.pitch; c += 32, from += 32 * s0)
+        tiled_copy(dst + c, c < columns ? from : nullptr, in);
+      continue;
+    }
     for (int c = lane; c < l.pitch; c += 32) {
-      const int64_t i0 = row_exists && c < columns
-                             ? boundary_index_hd(x_first + c, g.in_extent[0], g.boundary)
-                             : -1;
-      tiled_copy(dst + c, i0 >= 0 ? src + i0 * g.in_stride[0] : nullptr, in);
+      const int64_t i0 =
+          c < columns ? boundary_index_hd(x_first + c, g.in_extent[0], g.boundary) : -1;
+      tiled_copy(dst + c, i0 >= 0 ? src + i0 * s0 : nullptr, in);
     }
   }
 }
