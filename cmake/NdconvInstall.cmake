@@ -25,7 +25,8 @@ install(TARGETS ${ndconv_install_targets} EXPORT ndconvTargets
 file(GLOB ndconv_public_headers ${PROJECT_SOURCE_DIR}/src/ndconv/*.h)
 install(FILES ${ndconv_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndconv)
 if(NDCONV_HAVE_ITK)
-  file(GLOB ndconv_itk_headers ${PROJECT_SOURCE_DIR}/src/itk/*.h ${PROJECT_SOURCE_DIR}/src/itk/*.hxx)
+  file(GLOB ndconv_itk_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/itk/*.h
+       ${PROJECT_SOURCE_DIR}/src/itk/*.hxx)
   install(FILES ${ndconv_itk_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndconv/itk)
 endif()
 

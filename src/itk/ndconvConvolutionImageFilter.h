@@ -8,10 +8,10 @@
 #ifndef ndconvConvolutionImageFilter_h
 #define ndconvConvolutionImageFilter_h
 
-#include <string>
 #include <type_traits>
 
 #include "itkConvolutionImageFilterBase.h"
+#include "ndconvEngineImageFilter.h"
 
 namespace ndconv {
 
@@ -25,9 +25,9 @@ namespace ndconv {
  * (the default), itk::ConstantBoundaryCondition and itk::PeriodicBoundaryCondition; others make
  * Update() throw. Kernel sizes are limited to 31 per axis (15 for 4D images).
  *
- * Settings beyond ITK's: UseGPU (on by default; without a usable GPU the filter runs on the CPU
- * and GetGPUUsed() says false), DeviceIndex and OutputsPerThread (0 = automatic). After an
- * Update, GetBackendDescription() says what ran and why.
+ * Settings beyond ITK's (from ndconv::EngineImageFilter): UseGPU (on by default; without a usable
+ * GPU the filter runs on the CPU and GetGPUUsed() says false), DeviceIndex and OutputsPerThread (0
+ * = automatic). After an Update, GetBackendDescription() says what ran and why.
  *
  * The filter streams: under itk::StreamingImageFilter each piece reads its real neighbours from
  * the input and gives exactly the pixels of a single-piece run.
@@ -37,12 +37,14 @@ namespace ndconv {
 template <typename TInputImage, typename TKernelImage = TInputImage,
           typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT ConvolutionImageFilter
-    : public itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage> {
+    : public EngineImageFilter<
+          itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>> {
  public:
   ITK_DISALLOW_COPY_AND_MOVE(ConvolutionImageFilter);
 
   using Self = ConvolutionImageFilter;
-  using Superclass = itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>;
+  using Superclass =
+      EngineImageFilter<itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>>;
   using Pointer = itk::SmartPointer<Self>;
   using ConstPointer = itk::SmartPointer<const Self>;
 
@@ -67,30 +69,9 @@ class ITK_TEMPLATE_EXPORT ConvolutionImageFilter
   using typename Superclass::OutputImageType;
   using typename Superclass::OutputRegionType;
 
-  /** Use the GPU when one is usable (default on); otherwise, or when off, the CPU backend. */
-  itkSetMacro(UseGPU, bool);
-  itkGetConstMacro(UseGPU, bool);
-  itkBooleanMacro(UseGPU);
-
-  /** The CUDA device to run on (default 0). */
-  itkSetMacro(DeviceIndex, int);
-  itkGetConstMacro(DeviceIndex, int);
-
-  /** Outputs each GPU thread computes along the last axis; 0 (default) chooses automatically. */
-  itkSetMacro(OutputsPerThread, unsigned int);
-  itkGetConstMacro(OutputsPerThread, unsigned int);
-
-  /** Whether the last Update ran on the GPU. */
-  itkGetConstMacro(GPUUsed, bool);
-
-  /** What the last Update ran on and why, e.g. "cpu, 8 threads (no usable GPU (...))". */
-  itkGetStringMacro(BackendDescription);
-
  protected:
   ConvolutionImageFilter() = default;
   ~ConvolutionImageFilter() override = default;
-
-  void PrintSelf(std::ostream& os, itk::Indent indent) const override;
 
   /** Pads the output requested region by the kernel radius, cropped to the largest possible
    * region, as itk::ConvolutionImageFilter does; requests the whole kernel. */
@@ -98,13 +79,6 @@ class ITK_TEMPLATE_EXPORT ConvolutionImageFilter
 
   /** One engine call for the output requested region. */
   void GenerateData() override;
-
- private:
-  bool m_UseGPU{true};
-  int m_DeviceIndex{0};
-  unsigned int m_OutputsPerThread{0};
-  bool m_GPUUsed{false};
-  std::string m_BackendDescription{"not run yet"};
 };
 
 }  // namespace ndconv

@@ -3,7 +3,6 @@
 #ifndef ndconvGaussianImageFilter_h
 #define ndconvGaussianImageFilter_h
 
-#include <string>
 #include <type_traits>
 
 #include "itkFixedArray.h"
@@ -12,6 +11,7 @@
 #include "itkZeroFluxNeumannBoundaryCondition.h"
 
 #include "ndconv/types.h"
+#include "ndconvEngineImageFilter.h"
 
 namespace ndconv {
 
@@ -26,19 +26,20 @@ namespace ndconv {
  * condition is itk::ZeroFluxNeumannBoundaryCondition by default; itk::ConstantBoundaryCondition
  * and itk::PeriodicBoundaryCondition are supported too.
  *
- * Settings: UseGPU (on by default, falling back to the CPU; see GetGPUUsed()), DeviceIndex,
- * OutputsPerThread (0 = automatic). The filter streams exactly, as ndconv::ConvolutionImageFilter.
+ * Settings from ndconv::EngineImageFilter: UseGPU (on by default, falling back to the CPU; see
+ * GetGPUUsed()), DeviceIndex, OutputsPerThread (0 = automatic). The filter streams exactly, as
+ * ndconv::ConvolutionImageFilter.
  *
  * \ingroup ndconv
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT GaussianImageFilter
-    : public itk::ImageToImageFilter<TInputImage, TOutputImage> {
+    : public EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>> {
  public:
   ITK_DISALLOW_COPY_AND_MOVE(GaussianImageFilter);
 
   using Self = GaussianImageFilter;
-  using Superclass = itk::ImageToImageFilter<TInputImage, TOutputImage>;
+  using Superclass = EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>>;
   using Pointer = itk::SmartPointer<Self>;
   using ConstPointer = itk::SmartPointer<const Self>;
 
@@ -92,19 +93,6 @@ class ITK_TEMPLATE_EXPORT GaussianImageFilter
   }
   itkGetConstMacro(BoundaryCondition, BoundaryConditionPointerType);
 
-  itkSetMacro(UseGPU, bool);
-  itkGetConstMacro(UseGPU, bool);
-  itkBooleanMacro(UseGPU);
-  itkSetMacro(DeviceIndex, int);
-  itkGetConstMacro(DeviceIndex, int);
-  itkSetMacro(OutputsPerThread, unsigned int);
-  itkGetConstMacro(OutputsPerThread, unsigned int);
-
-  /** Whether the last Update ran on the GPU. */
-  itkGetConstMacro(GPUUsed, bool);
-  /** What the last Update ran on and why. */
-  itkGetStringMacro(BackendDescription);
-
   /** The 1D filters the current settings give for `image` (its spacing matters). */
   SeparableFilter MakeSeparableFilter(const InputImageType* image) const;
 
@@ -127,11 +115,6 @@ class ITK_TEMPLATE_EXPORT GaussianImageFilter
   double m_Truncate{4.0};
   DefaultBoundaryConditionType m_DefaultBoundaryCondition;
   BoundaryConditionPointerType m_BoundaryCondition;
-  bool m_UseGPU{true};
-  int m_DeviceIndex{0};
-  unsigned int m_OutputsPerThread{0};
-  bool m_GPUUsed{false};
-  std::string m_BackendDescription{"not run yet"};
 };
 
 }  // namespace ndconv
