@@ -190,6 +190,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+namespace {
+
+// Runs `filter` on every component plane; the engine timings of all planes are summed in
+// `report`.
 io::Image filter_components(const io::Image& input, const OutputGeometry& g, Options options,
                             Progress& progress, const PlaneFilter& filter, RunReport& report) {
   io::Image out;
@@ -232,6 +236,21 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   report.seconds_download = download;
   report.seconds_total = total;
   return out;
+}
+
+}  // namespace
+
+void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read) {
+  Progress progress(!common.quiet, label);
+  RunReport report;
+  const io::Image result = filter_components(input, g, options, progress, filter, report);
+  print_run_report(report, common);
+  double seconds_write = 0;
+  write_result(out, input, result, plan, common, output, seconds_write);
+  print_timings(common, seconds_read, report, seconds_write);
 }
 
 }  // namespace ndconv::cli

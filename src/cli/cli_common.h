@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "io/image.h"
@@ -72,20 +73,18 @@ void print_timings(const CommonOptions& common, double seconds_read, const RunRe
 /// One line describing the engine run, for --verbose.
 void print_run_report(const RunReport& report, const CommonOptions& common);
 
-}  // namespace ndconv::cli
-
-#include <functional>
-
-namespace ndconv::cli {
-
-class Progress;
-
-/// Runs `filter` on every component plane of `input`; the result has the extents of `g` and the
-/// input's geometry moved by g.start voxels (the `valid` region). Timing in `report`.
+/// Filters one component plane; convolve and smooth pass their engine call.
 using PlaneFilter =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
-io::Image filter_components(const io::Image& input, const OutputGeometry& g, Options options,
-                            Progress& progress, const PlaneFilter& filter, RunReport& report);
+
+/// The end of every filtering subcommand: runs `filter` on every component plane of `input` (a
+/// progress bar titled `label`; the result has the extents of `g` and the input's geometry moved
+/// by g.start voxels, the `valid` region), prints the --verbose run report, writes the result as
+/// planned and prints the --verbose timings.
+void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read);
 
 /// Seconds since `t0`.
 double seconds_since(std::chrono::steady_clock::time_point t0);

@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "io/image.h"
 #include "ndconv/engine.h"
-#include "progress.h"
 
 namespace ndconv::cli {
 
@@ -110,18 +109,12 @@ void run_convolve(const ConvolveArgs& a) {
   const io::Image input = io::read_image(a.in);
   const double seconds_read = seconds_since(t_read);
 
-  Progress progress(!a.common.quiet, "convolve");
-  RunReport report;
-  const io::Image result = filter_components(
-      input, g, options, progress,
+  filter_and_write(
+      "convolve", input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_dense(in, filter, out, o);
       },
-      report);
-  print_run_report(report, a.common);
-  double seconds_write = 0;
-  write_result(a.out, input, result, plan, a.common, a.output, seconds_write);
-  print_timings(a.common, seconds_read, report, seconds_write);
+      a.out, plan, a.common, a.output, seconds_read);
 }
 
 }  // namespace

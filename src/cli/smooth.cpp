@@ -13,7 +13,6 @@
 #include "io/image.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
-#include "progress.h"
 
 namespace ndconv::cli {
 
@@ -101,18 +100,12 @@ void run_smooth(const SmoothArgs& a) {
     filter_extent[ax] = filter.taps[ax].empty() ? 1 : static_cast<int64_t>(filter.taps[ax].size());
   const OutputGeometry g = output_geometry(dims, input.info.geometry.extent, filter_extent,
                                            options.operation, OutputRegion::Same);
-  Progress progress(!a.common.quiet, "smooth");
-  RunReport report;
-  const io::Image result = filter_components(
-      input, g, options, progress,
+  filter_and_write(
+      "smooth", input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_separable(in, filter, out, o);
       },
-      report);
-  print_run_report(report, a.common);
-  double seconds_write = 0;
-  write_result(a.out, input, result, plan, a.common, a.output, seconds_write);
-  print_timings(a.common, seconds_read, report, seconds_write);
+      a.out, plan, a.common, a.output, seconds_read);
 }
 
 }  // namespace
