@@ -135,11 +135,25 @@ std::vector<CheckWindow> choose_windows(const Shape& volume, double fmas_per_vox
 
 namespace {
 
-double fraction(const std::vector<CheckWindow>& w, const Shape& volume) {
-  double n = 0;
-  for (const auto& x : w)
-    n += static_cast<double>(x.box.count());
-  return std::min(1.0, n / static_cast<double>(volume.count()));
+// Fills each window's expected values: `whole` (the problem over the whole output) narrowed to
+// the window (output view of the box, offset moved by the box start; axes kept whole start at 0)
+// and run by `run_on_cpu`; then the fraction of the output the windows cover.
+template <typename TProblem, typename TRunOnCpu>
+void compute_windows(CheckPlan& plan, const Shape& volume, const TProblem& whole,
+                     TRunOnCpu run_on_cpu) {
+  double covered = 0;
+  for (CheckWindow& w : plan.windows) {
+    w.expected.assign(static_cast<std::size_t>(w.box.count()), 0.0f);
+    TProblem p = whole;
+    p.output = make_view(w.expected.data(), volume.dims, w.box.extent);
+    for (int a = 0; a < volume.dims; ++a)
+      p.offset[a] += w.start[a];
+    Options options;
+    RunReport report;
+    run_on_cpu(p, options, report);
+    covered += static_cast<double>(w.box.count());
+  }
+  plan.covered_fraction = std::min(1.0, covered / static_cast<double>(volume.count()));
 }
 
 }  // namespace
@@ -148,17 +162,8 @@ CheckPlan cpu_check(const DenseCase& c, double budget_fmas) {
   CheckPlan plan;
   plan.windows = choose_windows(c.volume, static_cast<double>(c.filter.count()), budget_fmas,
                                 {true, true, true, true});
-  for (CheckWindow& w : plan.windows) {
-    w.expected.assign(static_cast<std::size_t>(w.box.count()), 0.0f);
-    detail::CorrelationProblem p = dense_problem(c, c.input.data(), nullptr);
-    p.output = make_view(w.expected.data(), c.volume.dims, w.box.extent);
-    for (int a = 0; a < c.volume.dims; ++a)
-      p.offset[a] += w.start[a];
-    Options options;
-    RunReport report;
-    cpu_backend::run_dense(p, options, report);
-  }
-  plan.covered_fraction = fraction(plan.windows, c.volume);
+  compute_windows(plan, c.volume, dense_problem(c, c.input.data(), nullptr),
+                  cpu_backend::run_dense);
   return plan;
 }
 
@@ -171,19 +176,8 @@ CheckPlan cpu_check(const SeparableCase& c, double budget_fmas) {
     per_voxel += static_cast<double>(c.taps[a].size());
   }
   plan.windows = choose_windows(c.volume, per_voxel, budget_fmas, shrinkable);
-  for (CheckWindow& w : plan.windows) {
-    w.expected.assign(static_cast<std::size_t>(w.box.count()), 0.0f);
-    detail::SeparableProblem p = separable_problem(c, c.input.data(), nullptr);
-    p.output = make_view(w.expected.data(), c.volume.dims, w.box.extent);
-    for (int a = 0; a < c.volume.dims; ++a) {
-      if (!c.taps[a].empty())
-        p.offset[a] += w.start[a];
-    }
-    Options options;
-    RunReport report;
-    cpu_backend::run_separable(p, options, report);
-  }
-  plan.covered_fraction = fraction(plan.windows, c.volume);
+  compute_windows(plan, c.volume, separable_problem(c, c.input.data(), nullptr),
+                  cpu_backend::run_separable);
   return plan;
 }
 
