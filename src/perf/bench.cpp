@@ -1,9 +1,9 @@
 #include "perf/bench.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <ostream>
 
@@ -24,21 +24,6 @@ using Kind = Workload::Kind;
 std::string block_text(const cuda_backend::LaunchPlan& p) {
   return std::to_string(p.block[0]) + "x" + std::to_string(p.block[1]) + "x" +
          std::to_string(p.block[2]);
-}
-
-double host_ms(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-Timing time_host(const std::function<void()>& f, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i)
-    f();
-  std::vector<double> samples;
-  for (int i = 0; i < reps; ++i)
-    samples.push_back(host_ms(f));
-  return summarize(samples);
 }
 
 Json timing_json(const Timing& t) {
@@ -74,6 +59,67 @@ double validate_launch(GpuContext& g, gpu::Buffer& out, const CheckPlan& check, 
   std::vector<float> host(static_cast<std::size_t>(vol.count()));
   out.download(host.data(), host.size());
   return window_error(check, vol, host);
+}
+
+// A case's device launch under one boundary, and the CPU check of its output.
+struct BoundaryLaunch {
+  CheckPlan check;
+  std::function<void(void*)> launch;
+};
+
+// Validates, then times, the launch under each boundary other than zero: the row's
+// other_boundaries, and the worst extra time against the zero boundary's `zero_ms`.
+void add_other_boundaries(Json& row, const BenchConfig& cfg, GpuContext& g, gpu::Buffer& out,
+                          const Shape& volume, double zero_ms, int& failures,
+                          const std::function<BoundaryLaunch(Boundary)>& launch_for) {
+  Json other = Json::object();
+  double worst = 0;
+  for (Boundary b : kOtherBoundaries) {
+    const BoundaryLaunch run = launch_for(b);
+    const double e = validate_launch(g, out, run.check, volume, run.launch);
+    Json o = Json::object().set("rel_l2_error", e);
+    if (e <= cfg.tolerance) {
+      const Timing tb = g.timer->time(run.launch, cfg.warmup, cfg.repetitions, cfg.flush_l2);
+      const double extra = tb.median_ms / zero_ms - 1.0;
+      worst = std::max(worst, extra);
+      o.set("median_ms", tb.median_ms).set("extra_vs_zero_pct", 100.0 * extra);
+    } else {
+      ++failures;
+      o.set("error", "validation failed");
+    }
+    other.set(to_string(b), o);
+  }
+  row.set("other_boundaries", other)
+      .set("worst_boundary_extra_pct", 100.0 * worst)
+      .set("boundaries_within_10pct", worst <= 0.10);
+}
+
+using EngineCall =
+    std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
+
+// Times the whole engine call on host buffers (uploads and downloads included) and checks its
+// output: the row's call_time; `report` is the engine's report of the last call.
+Json call_time_json(const Shape& volume, const std::vector<float>& input, const BenchConfig& cfg,
+                    const GpuContext& g, const CheckPlan& check, const EngineCall& call,
+                    RunReport& report, int& failures) {
+  std::vector<float> out(static_cast<std::size_t>(volume.count()));
+  const ConstVolumeView in = make_view(input.data(), volume.dims, volume.extent);
+  const VolumeView ov = make_view(out.data(), volume.dims, volume.extent);
+  Options o;
+  o.backend = Backend::Cuda;
+  o.cuda_device = g.dev;
+  o.operation = Operation::Correlation;
+  o.boundary = Boundary::Zero;
+  const Timing call_timing = time_host([&] { report = call(in, ov, o); }, 1, cfg.call_repetitions);
+  const double call_err = window_error(check, volume, out);
+  if (!(call_err <= cfg.tolerance))
+    ++failures;
+  return timing_json(call_timing)
+      .set("rel_l2_error", call_err)
+      .set("upload_ms", report.seconds_upload * 1e3)
+      .set("compute_ms", report.seconds_compute * 1e3)
+      .set("download_ms", report.seconds_download * 1e3)
+      .set("slabs", report.slabs);
 }
 
 Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t seed,
@@ -158,61 +204,26 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
   }
 
   if (cfg.all_boundaries) {
-    Json other = Json::object();
-    double worst = 0;
-    for (Boundary b : kOtherBoundaries) {
+    add_other_boundaries(row, cfg, g, dout, w.volume, t.median_ms, failures, [&](Boundary b) {
       DenseCase cb = c;
       cb.boundary = b;
-      const CheckPlan cbk = cpu_check(cb, cfg.check_budget_fmas);
-      const detail::CorrelationProblem pb = problem(cb);
-      const double e = validate_launch(g, dout, cbk, w.volume, [&](void* st) {
-        cuda_backend::launch_dense_device(pb, 0, g.dev, st);
-      });
-      Json o = Json::object().set("rel_l2_error", e);
-      if (e <= cfg.tolerance) {
-        const Timing tb =
-            g.timer->time([&](void* st) { cuda_backend::launch_dense_device(pb, 0, g.dev, st); },
-                          cfg.warmup, cfg.repetitions, cfg.flush_l2);
-        const double extra = tb.median_ms / t.median_ms - 1.0;
-        worst = std::max(worst, extra);
-        o.set("median_ms", tb.median_ms).set("extra_vs_zero_pct", 100.0 * extra);
-      } else {
-        ++failures;
-        o.set("error", "validation failed");
-      }
-      other.set(to_string(b), o);
-    }
-    row.set("other_boundaries", other)
-        .set("worst_boundary_extra_pct", 100.0 * worst)
-        .set("boundaries_within_10pct", worst <= 0.10);
+      detail::CorrelationProblem pb = problem(c);
+      pb.boundary = b;  // the taps stay c's, which outlive the launch (cb does not)
+      return BoundaryLaunch{cpu_check(cb, cfg.check_budget_fmas), [&g, pb](void* st) {
+                              cuda_backend::launch_dense_device(pb, 0, g.dev, st);
+                            }};
+    });
   }
 
-  // The whole engine call: host buffers in and out, uploads and downloads included.
-  std::vector<float> out(n);
-  const ConstVolumeView in =
-      make_view(static_cast<const float*>(c.input.data()), w.volume.dims, w.volume.extent);
-  const VolumeView ov = make_view(out.data(), w.volume.dims, w.volume.extent);
-  DenseFilter f;
-  f.dims = w.volume.dims;
-  f.extent = w.filter.extent;
-  f.taps = c.taps.data();
-  Options o;
-  o.backend = Backend::Cuda;
-  o.cuda_device = g.dev;
-  o.operation = Operation::Correlation;
-  o.boundary = Boundary::Zero;
+  const DenseFilter f = dense_filter(c);
   RunReport rep;
-  const Timing call = time_host([&] { rep = filter_dense(in, f, ov, o); }, 1, cfg.call_repetitions);
-  const double call_err = window_error(check, w.volume, out);
-  if (!(call_err <= cfg.tolerance))
-    ++failures;
-  row.set("call_time", timing_json(call)
-                           .set("rel_l2_error", call_err)
-                           .set("upload_ms", rep.seconds_upload * 1e3)
-                           .set("compute_ms", rep.seconds_compute * 1e3)
-                           .set("download_ms", rep.seconds_download * 1e3)
-                           .set("slabs", rep.slabs)
-                           .set("ko", rep.outputs_per_thread));
+  Json call = call_time_json(
+      w.volume, c.input, cfg, g, check,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_dense(in, f, out, o);
+      },
+      rep, failures);
+  row.set("call_time", call.set("ko", rep.outputs_per_thread));
   return row;
 }
 
@@ -242,12 +253,9 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
     ++failures;
     return row.set("error", "validation failed");
   }
-  auto time_problem = [&](const detail::SeparableProblem& p) {
-    return g.timer->time(
-        [&](void* s) { cuda_backend::launch_separable_device(p, scratch.data(), g.dev, s); },
-        cfg.warmup, cfg.repetitions, cfg.flush_l2);
-  };
-  const Timing t = time_problem(p0);
+  const Timing t = g.timer->time(
+      [&](void* s) { cuda_backend::launch_separable_device(p0, scratch.data(), g.dev, s); },
+      cfg.warmup, cfg.repetitions, cfg.flush_l2);
   const double s = t.median_ms * 1e-3;
   const double ratio = s / floor_s;
   row.set("device_time", timing_json(t))
@@ -264,56 +272,25 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
                        .set("launches", plan.launches)
                        .set("describe", plan.describe()));
   if (cfg.all_boundaries) {
-    Json other = Json::object();
-    double worst = 0;
-    for (Boundary b : kOtherBoundaries) {
+    add_other_boundaries(row, cfg, g, dout, w.volume, t.median_ms, failures, [&](Boundary b) {
       SeparableCase cb = c;
       cb.boundary = b;
-      const CheckPlan cbk = cpu_check(cb, cfg.check_budget_fmas);
       const detail::SeparableProblem pb = separable_problem(cb, din.data(), dout.data());
-      const double e = validate_launch(g, dout, cbk, w.volume, [&](void* st) {
-        cuda_backend::launch_separable_device(pb, scratch.data(), g.dev, st);
-      });
-      Json o = Json::object().set("rel_l2_error", e);
-      if (e <= cfg.tolerance) {
-        const Timing tb = time_problem(pb);
-        const double extra = tb.median_ms / t.median_ms - 1.0;
-        worst = std::max(worst, extra);
-        o.set("median_ms", tb.median_ms).set("extra_vs_zero_pct", 100.0 * extra);
-      } else {
-        ++failures;
-        o.set("error", "validation failed");
-      }
-      other.set(to_string(b), o);
-    }
-    row.set("other_boundaries", other)
-        .set("worst_boundary_extra_pct", 100.0 * worst)
-        .set("boundaries_within_10pct", worst <= 0.10);
+      return BoundaryLaunch{cpu_check(cb, cfg.check_budget_fmas), [&, pb](void* st) {
+                              cuda_backend::launch_separable_device(pb, scratch.data(), g.dev, st);
+                            }};
+    });
   }
-  std::vector<float> out(n);
-  const ConstVolumeView in =
-      make_view(static_cast<const float*>(c.input.data()), w.volume.dims, w.volume.extent);
-  const VolumeView ov = make_view(out.data(), w.volume.dims, w.volume.extent);
   SeparableFilter f;
   f.dims = w.volume.dims;
   f.taps = taps;
-  Options o;
-  o.backend = Backend::Cuda;
-  o.cuda_device = g.dev;
-  o.operation = Operation::Correlation;
-  o.boundary = Boundary::Zero;
   RunReport rep;
-  const Timing call =
-      time_host([&] { rep = filter_separable(in, f, ov, o); }, 1, cfg.call_repetitions);
-  const double call_err = window_error(check, w.volume, out);
-  if (!(call_err <= cfg.tolerance))
-    ++failures;
-  row.set("call_time", timing_json(call)
-                           .set("rel_l2_error", call_err)
-                           .set("upload_ms", rep.seconds_upload * 1e3)
-                           .set("compute_ms", rep.seconds_compute * 1e3)
-                           .set("download_ms", rep.seconds_download * 1e3)
-                           .set("slabs", rep.slabs));
+  row.set("call_time", call_time_json(
+                           w.volume, c.input, cfg, g, check,
+                           [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+                             return filter_separable(in, f, out, o);
+                           },
+                           rep, failures));
   return row;
 }
 
@@ -338,10 +315,7 @@ Json cpu_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& fail
   const ConstVolumeView in =
       make_view(static_cast<const float*>(c.input.data()), w.volume.dims, w.volume.extent);
   const VolumeView ov = make_view(out.data(), w.volume.dims, w.volume.extent);
-  DenseFilter f;
-  f.dims = w.volume.dims;
-  f.extent = w.filter.extent;
-  f.taps = c.taps.data();
+  const DenseFilter f = dense_filter(c);
   Options o;
   o.backend = Backend::Cpu;
   o.operation = Operation::Convolution;

@@ -65,6 +65,14 @@ detail::CorrelationProblem dense_problem(const DenseCase& c, const float* input,
   return p;
 }
 
+DenseFilter dense_filter(const DenseCase& c) {
+  DenseFilter f;
+  f.dims = c.volume.dims;
+  f.extent = c.filter.extent;
+  f.taps = c.taps.data();
+  return f;
+}
+
 double SeparableCase::fmas() const {
   double per_voxel = 0;
   for (int a = 0; a < volume.dims; ++a)

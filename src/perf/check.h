@@ -42,6 +42,9 @@ DenseCase make_dense_case(const Shape& volume, const Shape& filter, Boundary bou
 /// contiguous volumes of c.volume's extents).
 detail::CorrelationProblem dense_problem(const DenseCase& c, const float* input, float* output);
 
+/// The engine's dense filter of `c` (its taps borrowed from c).
+DenseFilter dense_filter(const DenseCase& c);
+
 /// A separable correlation (`same`), e.g. a Gaussian.
 struct SeparableCase {
   Shape volume;

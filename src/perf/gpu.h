@@ -37,6 +37,9 @@ struct Timing {
 /// Median (mean of the two middle values for an even count) and minimum; throws on no samples.
 Timing summarize(std::vector<double> samples_ms);
 
+/// Runs `work` `warmup` times untimed, then `repetitions` times on the host clock.
+Timing time_host(const std::function<void()>& work, int warmup, int repetitions);
+
 namespace gpu {
 
 /// Throws GpuUnavailable with the reason when the CUDA backend cannot run on `device`.

@@ -1,7 +1,6 @@
 #include "perf/sweep.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -220,6 +219,15 @@ Json overall(const std::vector<Json>& problems, int points, int failures) {
       .set("auto_within_5pct_of_best", within);
 }
 
+// The start of a sweep's JSON summary: the tool, the mode, when and how it was run.
+Json summary_head(const char* mode, const SweepConfig& config) {
+  return Json::object()
+      .set("tool", "ndconv sweep")
+      .set("mode", mode)
+      .set("date", utc_now())
+      .set("command", config.command_line);
+}
+
 SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   const int dev = config.cuda_device;
   gpu::require(dev);
@@ -323,11 +331,7 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
   progress.finish();
   const int points = static_cast<int>(result.rows.size());
-  result.summary = Json::object()
-                       .set("tool", "ndconv sweep")
-                       .set("mode", "gpu")
-                       .set("date", utc_now())
-                       .set("command", config.command_line)
+  result.summary = summary_head("gpu", config)
                        .set("device", device_json(facts))
                        .set("ceilings", ceilings_json(ceil))
                        .set("config", config_json(config))
@@ -374,10 +378,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     std::vector<float> out(n);
     const ConstVolumeView in = make_view(c.input.data(), pr.volume.dims, pr.volume.extent);
     const VolumeView ov = make_view(out.data(), pr.volume.dims, pr.volume.extent);
-    DenseFilter filter;
-    filter.dims = pr.volume.dims;
-    filter.extent = c.filter.extent;
-    filter.taps = c.taps.data();
+    const DenseFilter filter = dense_filter(c);
     const RunReport auto_report = filter_dense(in, filter, ov, base);
     std::set<int> all(factors.begin(), factors.end());
     all.insert(auto_report.outputs_per_thread);
@@ -401,17 +402,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
           .set("valid", valid);
       Timing t;
       if (valid) {
-        std::vector<double> samples;
-        for (int r = 0; r < config.warmup + config.repetitions; ++r) {
-          const auto t0 = std::chrono::steady_clock::now();
-          filter_dense(in, filter, ov, o);
-          const double ms =
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count();
-          if (r >= config.warmup)
-            samples.push_back(ms);
-        }
-        t = summarize(samples);
+        t = time_host([&] { filter_dense(in, filter, ov, o); }, config.warmup, config.repetitions);
       } else {
         ++result.failures;
       }
@@ -427,11 +418,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
   progress.finish();
   const int points = static_cast<int>(result.rows.size());
-  result.summary = Json::object()
-                       .set("tool", "ndconv sweep")
-                       .set("mode", "cpu")
-                       .set("date", utc_now())
-                       .set("command", config.command_line)
+  result.summary = summary_head("cpu", config)
                        .set("cpu", cpu_json(config.threads))
                        .set("config", config_json(config))
                        .set("reference",
