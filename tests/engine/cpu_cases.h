@@ -3,8 +3,11 @@
 // NDCONV_CPU_ISA for the duration of a scope.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cpu/isa_dispatch.h"
@@ -35,6 +38,25 @@ enum class FilterCase { K1, K2, K3, K4, K7, Mixed, Larger };
 inline const char* to_string(FilterCase c) {
   static const char* names[] = {"k1", "k2", "k3", "k4", "k7", "mixed", "larger"};
   return names[static_cast<int>(c)];
+}
+
+/// One case of the parameterised CPU suites: dimensions, volume shape, boundary, filter case.
+using CaseParam = std::tuple<int, int, Boundary, FilterCase>;
+
+/// Every case: 2, 3 and 4 dimensions x the three shapes x the four boundaries x every filter case.
+inline auto all_cases() {
+  return ::testing::Combine(
+      ::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2),
+      ::testing::Values(Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic),
+      ::testing::Values(FilterCase::K1, FilterCase::K2, FilterCase::K3, FilterCase::K4,
+                        FilterCase::K7, FilterCase::Mixed, FilterCase::Larger));
+}
+
+/// A case's test name, e.g. 3D_shape1_mirror_k7.
+inline std::string case_name(const ::testing::TestParamInfo<CaseParam>& info) {
+  const auto [dims, shape, boundary, filter_case] = info.param;
+  return std::to_string(dims) + "D_shape" + std::to_string(shape) + "_" + to_string(boundary) +
+         "_" + to_string(filter_case);
 }
 
 inline Index filter_extent(FilterCase c, int dims, const Index& volume, int64_t limit) {

@@ -20,9 +20,7 @@
 namespace ndconv::test {
 namespace {
 
-using DenseParam = std::tuple<int, int, Boundary, FilterCase>;
-
-class CpuDense : public ::testing::TestWithParam<DenseParam> {};
+class CpuDense : public ::testing::TestWithParam<CaseParam> {};
 
 TEST_P(CpuDense, MatchesFloat64Reference) {
   const auto [dims, shape, boundary, filter_case] = GetParam();
@@ -95,21 +93,7 @@ TEST_P(CpuDense, MatchesFloat64Reference) {
   }
 }
 
-std::string dense_name(const ::testing::TestParamInfo<DenseParam>& info) {
-  const auto [dims, shape, boundary, filter_case] = info.param;
-  return std::to_string(dims) + "D_shape" + std::to_string(shape) + "_" + to_string(boundary) +
-         "_" + to_string(filter_case);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, CpuDense,
-                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2),
-                                            ::testing::Values(Boundary::Zero, Boundary::Replicate,
-                                                              Boundary::Mirror, Boundary::Periodic),
-                                            ::testing::Values(FilterCase::K1, FilterCase::K2,
-                                                              FilterCase::K3, FilterCase::K4,
-                                                              FilterCase::K7, FilterCase::Mixed,
-                                                              FilterCase::Larger)),
-                         dense_name);
+INSTANTIATE_TEST_SUITE_P(AllCases, CpuDense, all_cases(), case_name);
 
 // Volumes whose padded copy exceeds the limit are processed in slabs along the last axis; a tiny
 // limit (NDCONV_CPU_PAD_LIMIT) forces one block per slab, which must give the same result.

@@ -66,9 +66,7 @@ void check_separable(int dims, const Index& extent, const SeparableFilter& filte
   }
 }
 
-using SeparableParam = std::tuple<int, int, Boundary, FilterCase>;
-
-class CpuSeparable : public ::testing::TestWithParam<SeparableParam> {};
+class CpuSeparable : public ::testing::TestWithParam<CaseParam> {};
 
 TEST_P(CpuSeparable, MatchesFloat64Reference) {
   const auto [dims, shape, boundary, filter_case] = GetParam();
@@ -108,21 +106,7 @@ TEST_P(CpuSeparable, MatchesFloat64Reference) {
   }
 }
 
-std::string separable_name(const ::testing::TestParamInfo<SeparableParam>& info) {
-  const auto [dims, shape, boundary, filter_case] = info.param;
-  return std::to_string(dims) + "D_shape" + std::to_string(shape) + "_" + to_string(boundary) +
-         "_" + to_string(filter_case);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, CpuSeparable,
-                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2),
-                                            ::testing::Values(Boundary::Zero, Boundary::Replicate,
-                                                              Boundary::Mirror, Boundary::Periodic),
-                                            ::testing::Values(FilterCase::K1, FilterCase::K2,
-                                                              FilterCase::K3, FilterCase::K4,
-                                                              FilterCase::K7, FilterCase::Mixed,
-                                                              FilterCase::Larger)),
-                         separable_name);
+INSTANTIATE_TEST_SUITE_P(AllCases, CpuSeparable, all_cases(), case_name);
 
 // One long 1D filter along one axis at a time (the others skipped), up to the 1023-tap limit,
 // in volumes much shorter than the filter.
