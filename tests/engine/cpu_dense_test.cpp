@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cpu_cases.h"
+#include "every_isa_and_layout.h"
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "strided_views.h"
@@ -55,41 +56,23 @@ TEST_P(CpuDense, MatchesFloat64Reference) {
         reference_dense(input, filter, operation, boundary, region);
     const OutputGeometry g = output_geometry(dims, extent, k, operation, region);
     ASSERT_EQ(g.extent, reference_output_extent(input, k, region));
-    for (const std::string& isa : available_isas()) {
-      ScopedIsa use(isa.c_str());
-      for (int factor : blocking_requests()) {
-        SCOPED_TRACE("isa " + isa + ", blocking factor request " + std::to_string(factor));
-        Options options;
-        options.backend = Backend::Cpu;
-        options.operation = operation;
-        options.boundary = boundary;
-        options.region = region;
-        options.outputs_per_thread = factor;
-
-        // Contiguous views, one thread.
-        std::vector<float> out(count_of(dims, g.extent));
-        poison(out);
-        options.threads = 1;
-        RunReport report =
-            filter_dense(input, filter, make_view(out.data(), dims, g.extent), options);
-        EXPECT_LT(relative_l2_error(out, reference), kTolerance) << "contiguous, 1 thread";
-        EXPECT_EQ(report.backend, Backend::Cpu);
-        EXPECT_EQ(report.threads, 1);
-        if (factor != 0) {
-          EXPECT_EQ(report.outputs_per_thread, factor);
-        }
-
-        // Strided input and output, three threads.
-        StridedBuffer strided_output(dims, g.extent, 3);
-        options.threads = 3;
-        filter_dense(as_const(strided_input.view), filter, strided_output.view, options);
-        EXPECT_LT(relative_l2_error(strided_output.values(), reference), kTolerance)
-            << "strided, 3 threads";
-        EXPECT_EQ(strided_output.touched_gaps(), 0) << "wrote outside the output view";
-        if (HasFailure())
-          return;
-      }
-    }
+    Options options;
+    options.operation = operation;
+    options.boundary = boundary;
+    options.region = region;
+    check_every_isa_and_layout(
+        input, strided_input, g.extent, options, reference,
+        [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+          return filter_dense(in, filter, out, o);
+        },
+        [](const RunReport& report, int factor) {
+          EXPECT_EQ(report.threads, 1);
+          if (factor != 0) {
+            EXPECT_EQ(report.outputs_per_thread, factor);
+          }
+        });
+    if (HasFailure())
+      return;
   }
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cpu_cases.h"
+#include "every_isa_and_layout.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 #include "reference.h"
@@ -20,7 +21,7 @@
 namespace ndconv::test {
 namespace {
 
-// Runs every ISA x blocking factor x layout for one filter and region, comparing to the
+// Checks one filter and region under every ISA x blocking factor x layout against the
 // reference; returns early after the first failure.
 void check_separable(int dims, const Index& extent, const SeparableFilter& filter,
                      Boundary boundary, Operation operation, OutputRegion region, uint64_t seed) {
@@ -35,35 +36,16 @@ void check_separable(int dims, const Index& extent, const SeparableFilter& filte
       reference_separable(input, filter, operation, boundary, region);
   const OutputGeometry g = output_geometry(dims, extent, k, operation, region);
   ASSERT_EQ(g.extent, reference_output_extent(input, k, region));
-  for (const std::string& isa : available_isas()) {
-    ScopedIsa use(isa.c_str());
-    for (int factor : blocking_requests()) {
-      SCOPED_TRACE("isa " + isa + ", blocking factor request " + std::to_string(factor));
-      Options options;
-      options.backend = Backend::Cpu;
-      options.operation = operation;
-      options.boundary = boundary;
-      options.region = region;
-      options.outputs_per_thread = factor;
-
-      std::vector<float> out(count_of(dims, g.extent));
-      poison(out);
-      options.threads = 1;
-      const RunReport report =
-          filter_separable(input, filter, make_view(out.data(), dims, g.extent), options);
-      EXPECT_LT(relative_l2_error(out, reference), kTolerance) << "contiguous, 1 thread";
-      EXPECT_EQ(report.backend, Backend::Cpu);
-
-      StridedBuffer strided_output(dims, g.extent, 3);
-      options.threads = 3;
-      filter_separable(as_const(strided_input.view), filter, strided_output.view, options);
-      EXPECT_LT(relative_l2_error(strided_output.values(), reference), kTolerance)
-          << "strided, 3 threads";
-      EXPECT_EQ(strided_output.touched_gaps(), 0) << "wrote outside the output view";
-      if (::testing::Test::HasFailure())
-        return;
-    }
-  }
+  Options options;
+  options.operation = operation;
+  options.boundary = boundary;
+  options.region = region;
+  check_every_isa_and_layout(
+      input, strided_input, g.extent, options, reference,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_separable(in, filter, out, o);
+      },
+      [](const RunReport&, int) {});
 }
 
 class CpuSeparable : public ::testing::TestWithParam<CaseParam> {};
