@@ -415,7 +415,8 @@ TEST(CudaResources, NoInstantiationSpills) {
     EXPECT_EQ(v.local_bytes, 0u) << "tiled KO " << v.outputs_per_thread;
     EXPECT_GT(v.blocks_per_sm, 0) << "tiled KO " << v.outputs_per_thread;
     std::printf(
-        "tiled KO %d x TX 8, %d threads: %3d registers, %zu local bytes, %d blocks/SM, "
+        "tiled KO %d (dispatch-table order), %d threads: %3d registers, %zu local bytes, "
+        "%d blocks/SM, "
         "occupancy %.3f\n",
         v.outputs_per_thread, v.block_threads, v.registers_per_thread, v.local_bytes,
         v.blocks_per_sm, v.occupancy);
