@@ -1,10 +1,12 @@
-// The dispatch layer of the CUDA backend (the low-level API of engine/cuda_backend.h): a small
-// table of the blocked kernel's instantiations (KO x tap memory), each entry's can_implement
-// check, the resource query that feeds the KO rule, and the stream-ordered launches.
+// The dispatch layer of the CUDA backend (the low-level API of engine/cuda_backend.h): two small
+// tables of instantiations, the tiled dense kernel's (TX x KO x block shape; the default for dense
+// filters it can implement) and the blocked kernel's (KO x tap memory; separable passes, large
+// dense filters, forced KO 2/16), each entry's can_implement check, the resource query that feeds
+// the rules, and the stream-ordered launches.
 //
-// Compiled KO: 1, 2, 4, 8, 16. Each has a constant-memory and a global-memory tap flavour; the
-// constant one serves any filter whose taps fit in 64 KiB (every separable filter, and dense
-// filters up to 25^3 or 11^4), the global one the rest (up to 31^3 and 15^4).
+// Blocked kernel, compiled KO: 1, 2, 4, 8, 16. Each has a constant-memory and a global-memory tap
+// flavour; the constant one serves any filter whose taps fit in 64 KiB (every separable filter, and
+// dense filters up to 25^3 or 11^4), the global one the rest (up to 31^3 and 15^4).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -107,12 +109,23 @@ struct TiledEntry {
   }
 
 // (TX, KO, BX, BY). The 64-row entries (TX 16) are an experiment selected by
-// NDCONV_CUDA_TILED_TX=16 (ko_rule.h); the others are the default.
+// NDCONV_CUDA_TILED_TX=16 (ko_rule.h); the others are the default. Throughput: NVIDIA H100 80GB
+// HBM3, CUDA 13.0, float32, zero boundary, % of the FMA peak measured in the same run (64.9
+// TFLOP/s), docs/gpu-validation/tiled4-bench.json.
 const TiledEntry kTiledTable[] = {
-    NDCONV_TILED_ENTRY(8, 8, 4, 32),  NDCONV_TILED_ENTRY(8, 4, 4, 32),
-    NDCONV_TILED_ENTRY(8, 1, 4, 32),  NDCONV_TILED_ENTRY(8, 8, 128, 1),
-    NDCONV_TILED_ENTRY(8, 4, 128, 1), NDCONV_TILED_ENTRY(8, 1, 128, 1),
-    NDCONV_TILED_ENTRY(16, 2, 2, 64), NDCONV_TILED_ENTRY(16, 1, 2, 64)};
+    // forced KO 8: 256^3 11^3 2.03 ms 34.0%, 5^3 12.8%; 96^3x16 7^4 21.4%
+    NDCONV_TILED_ENTRY(8, 8, 4, 32),
+    // default 3D/4D: 256^3 11^3 1.99 ms 34.6%, 5^3 0.49 ms 13.1%; 96^3x16 7^4 4.78 ms 21.9%
+    NDCONV_TILED_ENTRY(8, 4, 4, 32),
+    // default 2D: 4096^2 17^2 0.51 ms 29.3%; forced KO 1 in 3D: 11^3 21.9%
+    NDCONV_TILED_ENTRY(8, 1, 4, 32),
+    // axis 1 shorter than 16 outputs (not timed)
+    NDCONV_TILED_ENTRY(8, 8, 128, 1), NDCONV_TILED_ENTRY(8, 4, 128, 1),
+    NDCONV_TILED_ENTRY(8, 1, 128, 1),
+    // experiment: 11^3 31.0%, 5^3 10.5% (slower than TX 8)
+    NDCONV_TILED_ENTRY(16, 2, 2, 64),
+    // experiment: 2D 17^2 0.46 ms 32.5% (faster than TX 8; not the default yet: one run)
+    NDCONV_TILED_ENTRY(16, 1, 2, 64)};
 #undef NDCONV_TILED_ENTRY
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.
