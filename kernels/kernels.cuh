@@ -64,11 +64,12 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 /// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
 /// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in
 /// (cp.async). Taps come from global memory (read once per block into shared memory).
-/// __launch_bounds__(threads, 4): ptxas then keeps every instantiation of the table within 128
-/// registers without spilling (0 local bytes; without the bound it took 144-168 registers for
-/// KO 4-8, which allowed only 3 blocks of 128 threads per SM).
+/// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
+/// KO 4-8, which allowed only 3 blocks of 128 threads per SM; at 4 blocks (128 registers) KO 4
+/// does not spill; KO 8 spilled 8 bytes once the last tap block became compile-time, so it gets
+/// 3; 8 outputs per thread (KO 1) get 8 blocks (64 registers).
 template <typename S>
-__global__ void __launch_bounds__(S::kThreads, 4)
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
                  const float* __restrict__ taps) {
   extern __shared__ float4 shared_words[];

@@ -43,6 +43,11 @@ struct TiledShape {
   static constexpr int BY = BY_;
   static constexpr int kThreads = BX * BY;
   static constexpr int kTileX = BX * TX;  ///< outputs of a block along x
+  /// Blocks per SM the compiler must allow (__launch_bounds__), i.e. a register cap of
+  /// 65536 / (kThreads * kMinBlocks): 8 outputs per thread -> 8 blocks (64 registers: separable
+  /// passes and 2D images are latency-bound, they need warps), up to 32 -> 4 (128 registers), 64
+  /// -> 3 (168 registers; KO 8 spilled at 128).
+  static constexpr int kMinBlocks = TX * KO <= 8 ? 8 : (TX * KO <= 32 ? 4 : 3);
   static_assert(TX % 4 == 0, "TX must allow 128-bit shared loads");
   static_assert(kThreads % 32 == 0, "a block is whole warps");
 };
@@ -220,54 +225,58 @@ NDCONV_HD void tiled_read(float (&v)[TX], const float* p) {
 #endif
 }
 
-/// One block of TX taps along x: acc[x] += t[jj] * w[x + jj], where w is the window `lo`
-/// followed by `hi`. kPartial: only taps jj < taps_left exist (warp-uniform).
-template <int TX, bool kPartial>
+/// One block of kTaps <= TX taps along x: acc[x] += t[jj] * w[x + jj], where w is the window
+/// `lo` followed by `hi`. kTaps is a compile-time count, so the last, partial block of a tap row
+/// has no per-tap branch.
+template <int TX, int kTaps>
 NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const float (&hi)[TX],
-                               const float (&t)[TX], int taps_left) {
+                               const float (&t)[TX]) {
   NDCONV_UNROLL
-  for (int jj = 0; jj < TX; ++jj) {
-    if (kPartial && jj >= taps_left)
-      break;
+  for (int jj = 0; jj < kTaps; ++jj) {
     NDCONV_UNROLL
     for (int x = 0; x < TX; ++x)
       acc[x] = fmaf(t[jj], x + jj < TX ? lo[x + jj] : hi[x + jj - TX], acc[x]);
   }
 }
 
-/// acc[x] += sum_j0 taps[j0] * row[x + j0], x < TX, for a run-time K0 (the row segment and the
-/// tap row are in shared memory, 16-byte aligned, readable up to the next multiple of TX).
-template <int TX>
-NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int k0) {
+/// acc[x] += sum_j0 taps[j0] * row[x + j0], x < TX, for K0 = full * TX + kLast taps (kLast in
+/// 1..TX; the row segment and the tap row are in shared memory, 16-byte aligned, readable up to
+/// the next multiple of TX). One warp-uniform compare per block of TX taps.
+template <int TX, int kLast>
+NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
   float a[TX], b[TX], t[TX];
   tiled_read<TX>(a, row);
-  for (int jb = 0;;) {
+  for (int jb = 0;; jb += 2 * TX, full -= 2) {
     tiled_read<TX>(b, row + jb + TX);
     tiled_read<TX>(t, taps + jb);
-    if (jb + TX >= k0) {
-      tiled_tap_block<TX, true>(acc, a, b, t, k0 - jb);
+    if (full == 0) {
+      tiled_tap_block<TX, kLast>(acc, a, b, t);
       return;
     }
-    tiled_tap_block<TX, false>(acc, a, b, t, TX);
-    jb += TX;
-    tiled_read<TX>(a, row + jb + TX);
-    tiled_read<TX>(t, taps + jb);
-    if (jb + TX >= k0) {
-      tiled_tap_block<TX, true>(acc, b, a, t, k0 - jb);
+    tiled_tap_block<TX, TX>(acc, a, b, t);
+    tiled_read<TX>(a, row + jb + 2 * TX);
+    tiled_read<TX>(t, taps + jb + TX);
+    if (full == 1) {
+      tiled_tap_block<TX, kLast>(acc, b, a, t);
       return;
     }
-    tiled_tap_block<TX, false>(acc, b, a, t, TX);
-    jb += TX;
+    tiled_tap_block<TX, TX>(acc, b, a, t);
   }
 }
 
-/// Compute phase for plane p (see tiled_load_plane): thread (tx, ty) adds the plane's
-/// contributions to its outputs.
-template <typename S>
-NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,
-                                   const float* tile, float (&acc)[S::KO][S::TX], int p, int tx,
-                                   int ty) {
+/// Taps in the last block of a tap row of K0 taps: 1..TX.
+template <int TX>
+NDCONV_HD int tiled_last_block_taps(int k0) {
+  return k0 - (k0 - 1) / TX * TX;
+}
+
+/// Compute phase for plane p with kLast taps in the last block of every tap row.
+template <typename S, int kLast>
+NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
+                                        const float* taps_s, const float* tile,
+                                        float (&acc)[S::KO][S::TX], int p, int tx, int ty) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
+  const int full = (k0 - 1) / S::TX;
   const int per_slice = S::KO + k3 - 1;
   const int j2 = p / per_slice, s = p % per_slice;
   const float* row0 = tile + ty * l.pitch + tx * S::TX;
@@ -279,11 +288,54 @@ NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, cons
       continue;  // warp-uniform: plane s holds no tap of output q
     const float* tap_row = taps_s + j3 * k1 * l.k0_padded;
     for (int j1 = 0; j1 < k1; ++j1)
-      tiled_row<S::TX>(acc[q], row0 + j1 * l.pitch, tap_row + j1 * l.k0_padded, k0);
+      tiled_row<S::TX, kLast>(acc[q], row0 + j1 * l.pitch, tap_row + j1 * l.k0_padded, full);
   }
 }
 
-/// Stores the thread's outputs that exist.
+/// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
+/// plane, warp-uniform), counting down from TX.
+template <typename S, int kLast = S::TX>
+NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const TiledLayout& l,
+                                            const float* taps_s, const float* tile,
+                                            float (&acc)[S::KO][S::TX], int p, int tx, int ty) {
+  if constexpr (kLast > 1) {
+    if (last != kLast) {
+      tiled_compute_plane_dispatch<S, kLast - 1>(last, g, l, taps_s, tile, acc, p, tx, ty);
+      return;
+    }
+  }
+  tiled_compute_plane_last<S, kLast>(g, l, taps_s, tile, acc, p, tx, ty);
+}
+
+/// Compute phase for plane p (see tiled_load_plane): thread (tx, ty) adds the plane's
+/// contributions to its outputs. The last block's tap count is resolved here, once per plane, so
+/// the per-row loop carries no partial-block branches.
+template <typename S>
+NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,
+                                   const float* tile, float (&acc)[S::KO][S::TX], int p, int tx,
+                                   int ty) {
+  tiled_compute_plane_dispatch<S>(tiled_last_block_taps<S::TX>(g.filter_extent[0]), g, l, taps_s,
+                                  tile, acc, p, tx, ty);
+}
+
+/// TX consecutive floats from registers to global memory at p (16-byte aligned): 128-bit stores on
+/// the GPU, so that a warp's store instruction covers whole 32-byte sectors instead of writing 32
+/// floats 32 bytes apart (one sector each: 8 times the write transactions for TX = 8).
+template <int TX>
+NDCONV_HD void tiled_write(float* p, const float (&v)[TX]) {
+#ifdef __CUDA_ARCH__
+  NDCONV_UNROLL
+  for (int m = 0; m < TX; m += 4)
+    *reinterpret_cast<float4*>(p + m) = make_float4(v[m], v[m + 1], v[m + 2], v[m + 3]);
+#else
+  NDCONV_UNROLL
+  for (int m = 0; m < TX; ++m)
+    p[m] = v[m];
+#endif
+}
+
+/// Stores the thread's outputs that exist: TX at once where they are contiguous, all exist and
+/// start 16-byte aligned, else one by one.
 template <typename S>
 NDCONV_HD void tiled_store(const Geometry& g, float* out, const TileOrigin& t,
                            const float (&acc)[S::KO][S::TX], int tx, int ty) {
@@ -297,6 +349,12 @@ NDCONV_HD void tiled_store(const Geometry& g, float* out, const TileOrigin& t,
     if (t.o[3] + q >= g.out_extent[3])
       break;
     float* row = base + (t.o[3] + q) * g.out_stride[3];
+    float* first = row + x0 * g.out_stride[0];
+    if (g.out_stride[0] == 1 && x0 + S::TX <= g.out_extent[0] &&
+        reinterpret_cast<uintptr_t>(first) % 16 == 0) {
+      tiled_write<S::TX>(first, acc[q]);
+      continue;
+    }
     NDCONV_UNROLL
     for (int x = 0; x < S::TX; ++x) {
       if (x0 + x < g.out_extent[0])

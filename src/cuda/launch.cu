@@ -128,9 +128,6 @@ const TiledEntry kTiledTable[] = {
     NDCONV_TILED_ENTRY(16, 1, 2, 64)};
 #undef NDCONV_TILED_ENTRY
 
-/// Without opting in to more, a block may use 48 KiB of shared memory.
-constexpr int kTiledMaxSharedBytes = 48 * 1024;
-
 const TiledEntry* find_tiled(int ko, int block_rows) {
   for (const TiledEntry& e : kTiledTable) {
     if (e.ko == ko && e.block_rows == block_rows)
@@ -141,6 +138,19 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
 // before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
+// NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
+// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); unset or
+// "tiled-x": the x pass on the tiled kernel, the others blocked.
+SeparableKernels separable_kernels() {
+  const char* v = std::getenv("NDCONV_CUDA_SEPARABLE");
+  const std::string s = v != nullptr ? v : "";
+  if (s == "blocked")
+    return SeparableKernels::kRowAndBlocked;
+  if (s == "tiled")
+    return SeparableKernels::kTiled;
+  return SeparableKernels::kTiledX;
+}
+
 bool tiled_disabled() {
   const char* v = std::getenv("NDCONV_CUDA_DENSE_KERNEL");
   return v != nullptr && std::string(v) == "blocked";
@@ -358,21 +368,36 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
                                    void* stream_handle, int outputs_per_thread) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  std::string reasons;
   int last_ko = 0;
-  const SeparablePlan plan = plan_separable(p, [&](int axis, int64_t n, int64_t k) {
-    const KoChoice c = choose_ko(device, outputs_per_thread, n, k, 1);
+  const SeparablePlan plan = plan_separable(
+      p,
+      [&](int, int64_t n, int64_t k) {
+        return choose_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
+      },
+      separable_kernels());
+  std::string reasons;
+  for (const SeparablePass& pass : plan.passes) {
     static const char* names[] = {"x", "y", "z", "t"};
-    reasons += (reasons.empty() ? "" : "; ") + std::string(names[axis]) + ": KO " +
-               std::to_string(c.outputs_per_thread) + " (" + c.reason + ")";
-    last_ko = c.outputs_per_thread;
-    return c.outputs_per_thread;
-  });
+    std::string what;
+    if (pass.tiled_rows > 0) {
+      what = "tiled kernel, " + std::to_string(pass.tiled_rows) + " block row(s)";
+    } else if (pass.ko == 0) {
+      what = "shared-memory row tile";
+    } else {
+      what = "blocked KO " + std::to_string(pass.ko);
+      last_ko = pass.ko;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
+  }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");
   if (!taps_fit_constant(static_cast<int64_t>(plan.taps.size())))
     throw InvalidArgument("separable taps exceed the constant tap buffer");  // cannot happen
   upload_taps(device, plan.taps, true, stream);
+  // The tiled kernel reads its taps from global memory (staged once per block in shared memory).
+  const bool any_tiled = std::any_of(plan.passes.begin(), plan.passes.end(),
+                                     [](const SeparablePass& pass) { return pass.tiled_rows > 0; });
+  const float* global_taps = any_tiled ? upload_taps(device, plan.taps, false, stream) : nullptr;
 
   const int64_t half = p.input.voxel_count();
   auto buffer = [&](int id) -> float* {
@@ -385,11 +410,21 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   LaunchPlan result;
   result.outputs_per_thread = last_ko;
   result.taps_in_constant = true;
-  result.reason = reasons.empty() ? "x pass only (shared-memory row tile)" : reasons;
+  result.reason = reasons;
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.ko == 0) {
+    if (pass.tiled_rows > 0) {
+      // The table holds KO 1 with 32 and with 1 block rows, the two shapes tiled_pass_rows picks.
+      const TiledEntry& te = *find_tiled(1, pass.tiled_rows);
+      const kernels::LaunchShape s = te.shape(pass.geometry);
+      te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry,
+                te.layout(pass.geometry), src, dst, global_taps);
+      NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
+      if (result.launches == 0)
+        set_plan_shape(result, s);
+      ++result.launches;
+    } else if (pass.ko == 0) {
       const kernels::LaunchShape s = kernels::row_shape(pass.geometry);
       kernels::row_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream>>>(
           pass.geometry, src, dst);

@@ -11,6 +11,7 @@
 
 #include "engine/problem.h"
 #include "kernels/geometry.h"
+#include "kernels/tiled_thread.h"
 
 namespace ndconv::cuda_backend {
 
@@ -97,10 +98,56 @@ inline std::vector<float> tiled_tap_rows(const detail::CorrelationProblem& p) {
   return std::vector<float>(p.taps, p.taps + p.filter_extent[0] * p.filter_extent[1]);
 }
 
+/// Without opting in to more, a block may use 48 KiB of shared memory.
+inline constexpr int kTiledMaxSharedBytes = 48 * 1024;
+
+/// The tiled kernel's instantiation for a separable pass: KO 1 (a pass has no second filtered
+/// axis to block), 8 outputs along x per thread, the filtered axis on canonical axis 0 (x) or 1.
+template <int BX, int BY>
+using TiledPassShape = kernels::TiledShape<8, 1, BX, BY>;
+
+/// Block rows of the tiled kernel for a separable pass of geometry g (32 when axis 1 has at least
+/// 16 outputs, else 1, as choose_tiled_shape), or 0 when its tile does not fit in shared memory
+/// (very long filters), in which case the pass falls back to the x-row or the blocked kernel.
+inline int tiled_pass_rows(const kernels::Geometry& g) {
+  const bool tall = g.out_extent[1] >= 16;
+  const int floats = tall ? kernels::tiled_layout<TiledPassShape<4, 32>>(g).total_floats
+                          : kernels::tiled_layout<TiledPassShape<128, 1>>(g).total_floats;
+  if (floats * static_cast<int64_t>(sizeof(float)) > kTiledMaxSharedBytes)
+    return 0;
+  return tall ? 32 : 1;
+}
+
+/// Which kernels serve the passes of a separable filter. kTiledX (the default): the x pass on the
+/// tiled kernel where its tile fits, the other axes on the blocked kernel; kTiled (experiment):
+/// every pass on the tiled kernel (on the H100 the y and z passes were 2x slower than blocked:
+/// docs/performance.md); kRowAndBlocked: the x-row kernel and the blocked kernel (the kernels
+/// before the tiled x pass). NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
+enum class SeparableKernels { kTiledX, kTiled, kRowAndBlocked };
+
+/// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on
+/// slot 1 (the tile's rows) unless it is x, the other axes in memory order, unit slots last.
+inline std::array<int, kernels::kAxes> tiled_pass_order(int dims, int axis) {
+  std::array<int, kernels::kAxes> order{-1, -1, -1, -1};
+  int slot = 0;
+  order[slot++] = 0;
+  if (axis != 0)
+    order[slot++] = axis;
+  for (int a = 1; a < dims; ++a) {
+    if (a != axis)
+      order[slot++] = a;
+  }
+  return order;
+}
+
 /// One 1D pass of a separable filter.
 struct SeparablePass {
   int axis = 0;  ///< original axis filtered
-  int ko = 0;    ///< outputs per thread of the blocked kernel; 0 = the x-row kernel
+  int ko = 0;    ///< outputs per thread of the blocked kernel; 0 = an x pass
+  /// Block rows of the tiled kernel (tiled_pass_rows) when it serves this pass, else 0 (the x-row
+  /// kernel for x, the blocked kernel at `ko` for the others). The tiled kernel gives each thread
+  /// 8 outputs along x from a shared-memory tile (128-bit shared loads, taps as broadcasts).
+  int tiled_rows = 0;
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -115,12 +162,14 @@ struct SeparablePlan {
   int scratch_halves = 0;             ///< scratch buffers of input-voxel-count floats needed
 };
 
-/// Orders the passes (x first, with the row kernel, then the other axes in memory order with the
-/// blocked kernel at choose_ko(axis, output extent, taps)) and ping-pongs them through scratch.
+/// Orders the passes (x first, then the other axes in memory order), picks each pass's kernel
+/// (`kernels`; the blocked kernel's KO from choose_ko(axis, output extent, taps)) and ping-pongs
+/// them through scratch.
 /// Intermediate volumes are contiguous; the first pass reads p.input and the last writes
 /// p.output with their own strides.
 inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
-                                    const std::function<int(int, int64_t, int64_t)>& choose_ko) {
+                                    const std::function<int(int, int64_t, int64_t)>& choose_ko,
+                                    SeparableKernels kernels = SeparableKernels::kTiledX) {
   SeparablePlan plan;
   const int dims = p.input.dims;
   std::vector<int> axes;
@@ -156,10 +205,21 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     offset[axis] = p.offset[axis];
     const int k = static_cast<int>(filter_extent[axis]);
     pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
-    pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
-                                  canonical_order(dims, axis == 0 ? -1 : axis));
+    const bool try_tiled =
+        kernels == SeparableKernels::kTiled || (kernels == SeparableKernels::kTiledX && axis == 0);
+    if (try_tiled) {
+      // Tap rows run along canonical axis 3, which a tiled pass does not filter: one tap per row.
+      pass.geometry =
+          make_geometry(src, dst, filter_extent, offset, p.boundary, tiled_pass_order(dims, axis));
+      pass.geometry.tap_pitch = 1;
+      pass.tiled_rows = tiled_pass_rows(pass.geometry);
+    }
+    if (pass.tiled_rows == 0) {
+      pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
+                                    canonical_order(dims, axis == 0 ? -1 : axis));
+      pass.geometry.tap_pitch = k;  // the x-row kernel ignores it
+    }
     pass.geometry.tap_base = static_cast<int>(plan.taps.size());
-    pass.geometry.tap_pitch = k;
     plan.taps.insert(plan.taps.end(), taps[axis].begin(), taps[axis].end());
     plan.passes.push_back(pass);
     extent = out_extent;

@@ -186,7 +186,10 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
   for (const cuda_backend::SeparablePass& pass : plan.passes) {
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.ko == 0)
+    if (pass.tiled_rows > 0)
+      emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
+                          small_grid);
+    else if (pass.ko == 0)
       emulate_row(pass.geometry, src, dst, plan.taps.data(), small_grid);
     else
       emulate_blocked_ko(pass.ko, pass.geometry, src, dst, plan.taps.data(), small_grid);

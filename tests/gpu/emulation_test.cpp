@@ -169,12 +169,22 @@ TEST(TiledEmulationNan, StaysInsideTheFootprint) {
   }
 }
 
-using SeparableParam = std::tuple<ShapeCase, int /*ko*/>;
+// (kernels of the passes, KO of the blocked passes): the default (x pass tiled) at KO 1 and 16,
+// every pass tiled, and the x-row kernel with every blocked KO.
+using SeparableKernels = cuda_backend::SeparableKernels;
+const std::pair<SeparableKernels, int> kSeparableModes[] = {
+    {SeparableKernels::kTiledX, 1},        {SeparableKernels::kTiledX, 16},
+    {SeparableKernels::kTiled, 1},         {SeparableKernels::kRowAndBlocked, 1},
+    {SeparableKernels::kRowAndBlocked, 2}, {SeparableKernels::kRowAndBlocked, 4},
+    {SeparableKernels::kRowAndBlocked, 8}, {SeparableKernels::kRowAndBlocked, 16}};
+
+using SeparableParam = std::tuple<ShapeCase, std::pair<SeparableKernels, int>>;
 
 class SeparableEmulation : public ::testing::TestWithParam<SeparableParam> {};
 
 TEST_P(SeparableEmulation, MatchesReference) {
-  const auto& [shape, ko] = GetParam();
+  const auto& [shape, mode] = GetParam();
+  const auto [pass_kernels, ko] = mode;
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
@@ -212,22 +222,22 @@ TEST_P(SeparableEmulation, MatchesReference) {
           const int64_t anchor = op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
           p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
         }
-        const cuda_backend::SeparablePlan plan =
-            cuda_backend::plan_separable(p, [&](int, int64_t, int64_t) { return ko; });
+        const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
+            p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels);
         emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),
                           (seed & 1) != 0);
         const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
         EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
-            << to_string(region) << " seed=" << seed;
+            << shape << " kernels=" << static_cast<int>(pass_kernels) << " KO=" << ko << " "
+            << to_string(b) << " " << to_string(op) << " " << to_string(region) << " seed=" << seed;
       }
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllKo, SeparableEmulation,
+INSTANTIATE_TEST_SUITE_P(AllModes, SeparableEmulation,
                          ::testing::Combine(::testing::ValuesIn(shape_cases()),
-                                            ::testing::ValuesIn(kCompiledKo)));
+                                            ::testing::ValuesIn(kSeparableModes)));
 
 TEST(SeparablePlan, PingPongsThroughScratch) {
   std::vector<float> in(5 * 6 * 7 * 8, 1.0f), out(in.size());
@@ -239,13 +249,52 @@ TEST(SeparablePlan, PingPongsThroughScratch) {
   const auto plan = cuda_backend::plan_separable(p, [](int, int64_t, int64_t) { return 4; });
   ASSERT_EQ(plan.passes.size(), 4u);
   EXPECT_EQ(plan.scratch_halves, 2);
-  EXPECT_EQ(plan.passes[0].ko, 0);  // x uses the row kernel
+  EXPECT_EQ(plan.passes[0].ko, 0);          // an x pass ...
+  EXPECT_EQ(plan.passes[0].tiled_rows, 1);  // ... on the tiled kernel, 1 block row (y has 6)
   EXPECT_EQ(plan.passes[0].source, cuda_backend::kInputBuffer);
   for (size_t i = 1; i < plan.passes.size(); ++i) {
     EXPECT_EQ(plan.passes[i].source, plan.passes[i - 1].destination);
     EXPECT_NE(plan.passes[i].source, plan.passes[i].destination);
   }
   EXPECT_EQ(plan.passes.back().destination, cuda_backend::kOutputBuffer);
+}
+
+// The x pass takes the tiled kernel (32 block rows when y has >= 16 outputs, else 1) while its
+// tile fits in shared memory, and the x-row kernel for longer filters; both against the reference.
+TEST(SeparableXPass, TiledOrRowKernelByFilterLength) {
+  struct Case {
+    Index volume;
+    int64_t k;
+    int rows;
+  };
+  for (const Case& c :
+       {Case{{70, 33, 3, 1}, 17, 32}, Case{{45, 7, 2, 1}, 9, 1}, Case{{400, 18, 1, 1}, 301, 0}}) {
+    for (Boundary b : kBoundaries) {
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(3, c.volume), seed);
+      const ConstVolumeView in_view = make_view(in.data(), 3, c.volume);
+      SeparableFilter f;
+      f.dims = 3;
+      f.taps[0] = random_values(c.k, seed + 1);
+      std::vector<float> out(in.size());
+      poison(out);
+      detail::SeparableProblem p;
+      p.input = in_view;
+      p.output = make_view(out.data(), 3, c.volume);
+      p.boundary = b;
+      p.taps[0] = f.taps[0];
+      p.offset[0] = -(c.k / 2);
+      const cuda_backend::SeparablePlan plan =
+          cuda_backend::plan_separable(p, [](int, int64_t, int64_t) { return 1; });
+      ASSERT_EQ(plan.passes.size(), 1u);
+      EXPECT_EQ(plan.passes[0].tiled_rows, c.rows) << "k=" << c.k;
+      emulate_separable(plan, in.data(), out.data(), voxels(3, c.volume), (seed & 1) != 0);
+      const std::vector<double> ref =
+          reference_separable(in_view, f, Operation::Correlation, b, OutputRegion::Same);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << "k=" << c.k << " " << to_string(b) << " seed=" << seed;
+    }
+  }
 }
 
 }  // namespace

@@ -118,9 +118,21 @@ INSTANTIATE_TEST_SUITE_P(AllKo, CudaDense,
 
 class CudaSeparable : public ::testing::TestWithParam<Param> {};
 
+/// Sets NDCONV_CUDA_SEPARABLE for the lifetime of the object (unset for an empty value).
+struct SeparableKernelsEnv {
+  explicit SeparableKernelsEnv(const char* value) {
+    if (value[0] != '\0')
+      ::setenv("NDCONV_CUDA_SEPARABLE", value, 1);
+  }
+  ~SeparableKernelsEnv() { ::unsetenv("NDCONV_CUDA_SEPARABLE"); }
+};
+
+// KO 0 (the rule) and 8: the default kernels (x pass tiled, the others blocked); KO 1, 2, 4: the
+// x-row and blocked kernels (NDCONV_CUDA_SEPARABLE=blocked); KO 16: every pass tiled (=tiled).
 TEST_P(CudaSeparable, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
+  const SeparableKernelsEnv env(ko == 0 || ko == 8 ? "" : (ko == 16 ? "tiled" : "blocked"));
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
