@@ -43,11 +43,13 @@ struct TiledShape {
   static constexpr int BY = BY_;
   static constexpr int kThreads = BX * BY;
   static constexpr int kTileX = BX * TX;  ///< outputs of a block along x
+  /// Registers the inner loop needs at least: the accumulators and the window and tap blocks.
+  static constexpr int kLiveFloats = TX * KO + 3 * TX;
   /// Blocks per SM the compiler must allow (__launch_bounds__), i.e. a register cap of
-  /// 65536 / (kThreads * kMinBlocks): 8 outputs per thread -> 8 blocks (64 registers: separable
-  /// passes and 2D images are latency-bound, they need warps), up to 32 -> 4 (128 registers), 64
-  /// -> 3 (168 registers; KO 8 spilled at 128).
-  static constexpr int kMinBlocks = TX * KO <= 8 ? 8 : (TX * KO <= 32 ? 4 : 3);
+  /// 65536 / (kThreads * kMinBlocks): up to 32 live floats -> 8 blocks (64 registers: separable
+  /// passes and 2D images are latency-bound, they need warps), up to 64 -> 4 (128 registers),
+  /// more -> 3 (168 registers; TX 8 x KO 8 and TX 16 x KO 2 spilled at 128).
+  static constexpr int kMinBlocks = kLiveFloats <= 32 ? 8 : (kLiveFloats <= 64 ? 4 : 3);
   static_assert(TX % 4 == 0, "TX must allow 128-bit shared loads");
   static_assert(kThreads % 32 == 0, "a block is whole warps");
 };
