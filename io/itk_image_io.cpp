@@ -193,9 +193,61 @@ void check_input_file(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Bytes of the files that hold an image's data: the file itself, plus the data file of a MetaImage
+// header (.mhd: ElementDataFile) or of an Analyze-style NIfTI pair (.hdr/.img). -1 when unknown
+// (a MetaImage LIST of slice files).
+double data_file_bytes(const std::string& path) {
+  auto size_of = [](const std::string& p) -> double {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+  };
+  double total = size_of(path);
+  const auto dot = path.rfind('.');
+  const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
+  const std::string folder = path.substr(0, path.rfind('/') + 1);
+  if (ext == ".hdr")
+    return total + size_of(path.substr(0, dot) + ".img");
+  if (ext != ".mhd")
+    return total;
+  std::ifstream header(path);
+  std::string line;
+  while (std::getline(header, line)) {
+    if (line.rfind("ElementDataFile", 0) != 0)
+      continue;
+    std::string name =
+        line.substr(line.find('=') == std::string::npos ? line.size() : line.find('=') + 1);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t\r") + 1);
+    if (name == "LIST" || name.rfind("LIST ", 0) == 0 || name.find('%') != std::string::npos)
+      return -1;
+    if (name == "LOCAL")
+      return total;
+    return total + size_of(name.front() == '/' ? name : folder + name);
+  }
+  return total;
+}
+
+}  // namespace
+
 void check_memory(const std::string& path, double values, int bytes_per_value) {
-  // A corrupt header can claim absurd sizes: refuse what cannot fit in this machine's memory (the
-  // file's values plus the float32 planes) before allocating, rather than be killed for it.
+  // A corrupt header can claim absurd sizes. No format ndconv reads expands its data more than
+  // deflate's limit of about 1032:1 (gzip, zlib, PNG; JPEG, TIFF and BMP codecs of real images stay
+  // far below it), so a header describing more than that many bytes per byte on disk is refused
+  // at once: otherwise a damaged 1 kB file could make ndconv allocate, read and filter gigabytes.
+  const double stored = values * bytes_per_value;
+  const double on_disk = data_file_bytes(path);
+  if (on_disk >= 0 && stored > 1100.0 * on_disk + (1 << 20)) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  ": the header describes %.4g values (%.3g MB) but the file holds only %.0f bytes "
+                  "(corrupt header or truncated file?)",
+                  values, stored / 1e6, on_disk);
+    throw IoError(path + text);
+  }
+  // Refuse what cannot fit in this machine's memory (the file's values plus the float32 planes)
+  // before allocating, rather than be killed for it.
   const double needed = values * (bytes_per_value + 4.0);
   const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
                           static_cast<double>(::sysconf(_SC_PAGE_SIZE));

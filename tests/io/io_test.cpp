@@ -118,6 +118,24 @@ TEST(IoRead, NiftiSclSlopeAndInterceptAreApplied) {
     ASSERT_FLOAT_EQ(im.planes[0][v], static_cast<float>(raw.values[v] * 2.5 - 10.0));
 }
 
+// A damaged header that claims a huge volume in a tiny file is refused before anything is
+// allocated or read (on a machine with enough memory it would otherwise read and filter gigabytes).
+TEST(IoRead, HeaderClaimingFarMoreDataThanTheFileHoldsIsRefused) {
+  TempDir dir;
+  RawImage raw = make_raw(3, ComponentType::UInt8, 1, fresh_seed());
+  write_nifti(dir / "small.nii", raw, false, 0.0, 0.0);
+  std::string bytes = read_bytes(dir / "small.nii");
+  const int16_t dim[4] = {3, 20000, 20000, 20000};  // dim[0..3] at byte 40 (little endian)
+  std::memcpy(&bytes[40], dim, sizeof dim);
+  write_bytes(dir / "huge.nii", bytes);
+  try {
+    io::read_image(dir / "huge.nii");
+    FAIL() << "a header describing 8e12 voxels in " << bytes.size() << " bytes was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("the file holds only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(IoRead, NiftiFourDimensionalTimeStepAndVectorPixels) {
   TempDir dir;
   RawImage raw = make_raw(4, ComponentType::Float32, 1, fresh_seed());
