@@ -10,19 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "cuda/check.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf::gpu {
 
 namespace {
 
-void check(cudaError_t e, const char* call, const char* file, int line) {
-  if (e != cudaSuccess) {
-    throw CudaError(call, static_cast<int>(e), cudaGetErrorName(e), cudaGetErrorString(e), file,
-                    line);
-  }
-}
-#define PERF_CUDA(call) check((call), #call, __FILE__, __LINE__)
+// The backend's check: a failed call becomes ndconv::CudaError naming the call and the line.
+#define PERF_CUDA(call) NDCONV_CUDA_CHECK(call)
 
 constexpr int kChains = 8;
 constexpr int kFmaThreads = 256;
