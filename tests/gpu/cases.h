@@ -110,6 +110,24 @@ inline std::vector<float> positive_taps(int64_t count, uint64_t seed) {
   return t;
 }
 
+/// A random separable filter for `shape`: axis a gets positive taps of extent shape.filter[a] when
+/// keep_axis(a) says so, else no taps (skipped, as a user would skip it). `filter_extent` receives
+/// the extents the reference and the output geometry need (1 for skipped axes).
+template <typename KeepAxis>
+SeparableFilter random_separable_filter(const ShapeCase& shape, uint64_t seed, KeepAxis keep_axis,
+                                        Index& filter_extent) {
+  SeparableFilter f;
+  f.dims = shape.dims;
+  filter_extent = Index{1, 1, 1, 1};
+  for (int a = 0; a < shape.dims; ++a) {
+    if (keep_axis(a)) {
+      f.taps[a] = positive_taps(shape.filter[a], seed + 7 + a);
+      filter_extent[a] = shape.filter[a];
+    }
+  }
+  return f;
+}
+
 /// Counts voxels where `got` and `ref` disagree on being NaN, or differ by more than `tolerance`
 /// (relative to the largest magnitude of ref) where both are finite.
 inline int64_t nan_mask_mismatches(const std::vector<float>& got, const std::vector<double>& ref,

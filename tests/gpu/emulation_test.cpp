@@ -194,15 +194,10 @@ TEST_P(SeparableEmulation, MatchesReference) {
         const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
         const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
         // Axes with a filter extent of 1 are skipped (no taps), as a user would.
-        SeparableFilter f;
-        f.dims = shape.dims;
-        Index filter_extent{1, 1, 1, 1};
-        for (int a = 0; a < shape.dims; ++a) {
-          if (shape.filter[a] > 1 || (a == 0 && shape.filter[0] == 1 && seed % 3 == 0)) {
-            f.taps[a] = positive_taps(shape.filter[a], seed + 7 + a);
-            filter_extent[a] = shape.filter[a];
-          }
-        }
+        Index filter_extent;
+        const SeparableFilter f = random_separable_filter(
+            shape, seed, [&](int a) { return shape.filter[a] > 1 || (a == 0 && seed % 3 == 0); },
+            filter_extent);
         const Index out_extent = reference_output_extent(in_view, filter_extent, region);
         std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
         poison(out);
