@@ -41,6 +41,15 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem&, int, int, void
   throw InvalidArgument(kNoCuda);
 }
 
+LaunchPlan launch_dense_device(const detail::CorrelationProblem&, const DenseKernelRequest&, int,
+                               void*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::vector<DenseKernelVariant> dense_kernel_variants(int) {
+  return {};
+}
+
 std::size_t separable_scratch_floats(const detail::SeparableProblem&) {
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "cuda/check.h"
@@ -96,16 +97,17 @@ struct TiledEntry {
   TiledShapeFn shape;
   TiledLayoutFn layout;
   int threads;
+  int outputs_along_x;  ///< TX
 };
 
-#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                  \
-  TiledEntry {                                                              \
-    KO, BY,                                                                 \
-        reinterpret_cast<const void*>(                                      \
-            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),   \
-        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                 \
-        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,  \
-        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>, BX* BY \
+#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                      \
+  TiledEntry {                                                                  \
+    KO, BY,                                                                     \
+        reinterpret_cast<const void*>(                                          \
+            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),       \
+        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                     \
+        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,      \
+        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>, BX *BY, TX \
   }
 
 // (TX, KO, BX, BY). The 64-row entries (TX 16) are an experiment selected by
@@ -156,24 +158,26 @@ bool tiled_disabled() {
   return v != nullptr && std::string(v) == "blocked";
 }
 
-// Resource queries are cached per (device, kernel): they do not change during a process.
+// Resource queries are cached per (device, kernel, dynamic shared bytes): they do not change during
+// a process.
 std::mutex g_mutex;
-std::map<std::pair<int, const void*>, KernelVariant> g_variants;
+std::map<std::tuple<int, const void*, int>, KernelVariant> g_variants;
 std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
 
+// `dynamic_shared_bytes`: 0 for a kernel's own resources (the tables), or a launch's dynamic shared
+// memory, which lowers the blocks per SM of a kernel with a large tile (the tiled kernel).
 KernelVariant query_variant(int device, const void* kernel, int ko,
-                            int threads = kernels::kBlockedThreads) {
+                            int threads = kernels::kBlockedThreads, int dynamic_shared_bytes = 0) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  const auto key = std::make_pair(device, kernel);
+  const auto key = std::make_tuple(device, kernel, dynamic_shared_bytes);
   auto it = g_variants.find(key);
   if (it != g_variants.end())
     return it->second;
   cudaFuncAttributes attr{};
   NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   int blocks = 0;
-  // Dynamic shared memory is left out: it depends on the filter (the tiled kernel's plan checks
-  // its own size against kTiledMaxSharedBytes).
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
+  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
+                                                                  dynamic_shared_bytes));
   int max_threads = 0;
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
@@ -227,6 +231,15 @@ void set_plan_shape(LaunchPlan& plan, const kernels::LaunchShape& s) {
   }
 }
 
+// Records which kernel a plan launched and its resources (queried with the launch's shape).
+void set_plan_kernel(LaunchPlan& plan, int device, const void* kernel, int ko,
+                     const kernels::LaunchShape& s, const char* family, int outputs_along_x) {
+  plan.family = family;
+  plan.outputs_along_x = outputs_along_x;
+  plan.resources =
+      query_variant(device, kernel, ko, s.block[0] * s.block[1] * s.block[2], s.shared_bytes);
+}
+
 dim3 to_dim3(const int64_t v[3]) {
   return dim3(static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1]),
               static_cast<unsigned>(v[2]));
@@ -258,12 +271,17 @@ const float* upload_taps(int device, const std::vector<float>& taps, bool consta
   return buffer.get();
 }
 
-void launch_pass(const BlockedEntry& e, bool constant, const Geometry& g, const float* in,
-                 float* out, const float* taps, cudaStream_t stream, LaunchPlan& plan) {
+// Launches a blocked pass; a plan of several passes describes its first (shape and resources).
+void launch_pass(int device, const BlockedEntry& e, bool constant, const Geometry& g,
+                 const float* in, float* out, const float* taps, cudaStream_t stream,
+                 LaunchPlan& plan) {
   const kernels::LaunchShape s = kernels::blocked_shape(g, e.ko);
   e.launch[constant](to_dim3(s.grid), to_dim3(s.block), stream, g, in, out, taps);
   NDCONV_CUDA_CHECK_LAUNCH("blocked_kernel");
-  set_plan_shape(plan, s);
+  if (plan.launches == 0) {
+    set_plan_shape(plan, s);
+    set_plan_kernel(plan, device, e.kernel[constant], e.ko, s, "blocked", 1);
+  }
   ++plan.launches;
 }
 
@@ -297,51 +315,85 @@ std::vector<KernelVariant> dense_variants_global_taps(int device) {
   return v;
 }
 
-LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
-                               int device, void* stream_handle) {
+std::vector<DenseKernelVariant> dense_kernel_variants(int device) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  std::vector<DenseKernelVariant> list;
+  for (const BlockedEntry& e : kBlockedTable) {
+    for (const bool constant : {true, false}) {
+      DenseKernelVariant v;
+      v.kernel = DenseKernel::Blocked;
+      v.block_x = kernels::kBlockedThreads;  // folded into rows when x is narrower
+      v.constant_taps = constant;
+      v.resources = query_variant(device, e.kernel[constant], e.ko);
+      list.push_back(v);
+    }
+  }
+  for (const TiledEntry& e : kTiledTable) {
+    DenseKernelVariant v;
+    v.kernel = DenseKernel::Tiled;
+    v.outputs_along_x = e.outputs_along_x;
+    v.block_x = e.threads / e.block_rows;
+    v.block_rows = e.block_rows;
+    v.resources = query_variant(device, e.kernel, e.ko, e.threads);
+    list.push_back(v);
+  }
+  return list;
+}
+
+namespace {
+
+std::string tiled_entry_name(const TiledEntry& e) {
+  return "TX=" + std::to_string(e.outputs_along_x) + " KO=" + std::to_string(e.ko) + " " +
+         std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
+}
+
+// Why tiled entry `e` cannot implement geometry `tg` on `device` (empty when it can); `shape` and
+// `resources` receive the launch's.
+std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
+                        kernels::LaunchShape& shape, KernelVariant& resources) {
+  shape = e.shape(tg);
+  if (shape.shared_bytes > kTiledMaxSharedBytes) {
+    return "tiled kernel: the taps and two input planes need " +
+           std::to_string(shape.shared_bytes) + " bytes of shared memory, over the limit of " +
+           std::to_string(kTiledMaxSharedBytes);
+  }
+  resources = query_variant(device, e.kernel, e.ko, e.threads, shape.shared_bytes);
+  if (resources.local_bytes > 0) {
+    return "tiled kernel " + tiled_entry_name(e) + " spills " +
+           std::to_string(resources.local_bytes) + " bytes per thread on this device";
+  }
+  if (resources.blocks_per_sm < 1)
+    return "tiled kernel " + tiled_entry_name(e) + " cannot be resident on this device";
+  return "";
+}
+
+LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& tg,
+                              const TiledEntry& e, const kernels::LaunchShape& s,
+                              std::string reason, cudaStream_t stream) {
+  const std::vector<float> tiled_taps = tiled_tap_rows(p);
+  const float* global_taps = upload_taps(device, tiled_taps, false, stream);
+  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, e.layout(tg),
+           p.input.data, p.output.data, global_taps);
+  NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
+  LaunchPlan plan;
+  plan.outputs_per_thread = e.ko;
+  plan.reason = std::move(reason);
+  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x);
+  plan.taps_in_constant = false;
+  set_plan_shape(plan, s);
+  set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
+  plan.launches = 1;
+  return plan;
+}
+
+// The blocked kernel at `outputs_per_thread` (0 = the KO rule).
+LaunchPlan launch_blocked_dense(const detail::CorrelationProblem& p, int outputs_per_thread,
+                                int device, cudaStream_t stream) {
   const int dims = p.input.dims;
   int64_t rows = 1;
   for (int a = 0; a + 1 < dims; ++a)
     rows *= p.filter_extent[a];
   const int64_t k_last = p.filter_extent[dims - 1];
-  // The tiled kernel when it can implement the problem (instantiation compiled for the forced KO,
-  // taps and two planes within the shared memory, no spills), else the blocked kernel. A forced
-  // KO means outputs along the last axis, which the tiled kernel does not block in 2D.
-  const bool tiled_allowed = !tiled_disabled() && (outputs_per_thread == 0 ||
-                                                   (dims > 2 && tiled_has_ko(outputs_per_thread)));
-  if (tiled_allowed) {
-    const Geometry tg = tiled_geometry(p);
-    const char* tx_env = std::getenv("NDCONV_CUDA_TILED_TX");
-    const bool wide_first = tx_env != nullptr && std::string(tx_env) == "16";
-    // The TX 16 experiment when asked for, else (or when it does not fit) the default shape.
-    for (const bool wide_x : {wide_first, false}) {
-      const TiledChoice tc =
-          choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
-      const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
-      if (te == nullptr)
-        continue;
-      const kernels::LaunchShape s = te->shape(tg);
-      const KernelVariant v = query_variant(device, te->kernel, te->ko, te->threads);
-      if (s.shared_bytes <= kTiledMaxSharedBytes && v.local_bytes == 0 && v.blocks_per_sm > 0) {
-        const std::vector<float> tiled_taps = tiled_tap_rows(p);
-        const float* global_taps = upload_taps(device, tiled_taps, false, stream);
-        te->launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, te->layout(tg),
-                   p.input.data, p.output.data, global_taps);
-        NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
-        LaunchPlan plan;
-        plan.outputs_per_thread = te->ko;
-        plan.reason = tc.reason;
-        plan.kernel = "tiled TX=" + std::to_string(tc.outputs_along_x);
-        plan.taps_in_constant = false;
-        set_plan_shape(plan, s);
-        plan.launches = 1;
-        return plan;
-      }
-    }
-  }
-
   const std::vector<float> taps = dense_tap_rows(p);
   const Geometry g = dense_geometry(p);
   const KoChoice choice =
@@ -355,8 +407,113 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
   plan.outputs_per_thread = e.ko;
   plan.reason = choice.reason;
   plan.taps_in_constant = constant;
-  launch_pass(e, constant, g, p.input.data, p.output.data, global_taps, stream, plan);
+  launch_pass(device, e, constant, g, p.input.data, p.output.data, global_taps, stream, plan);
   return plan;
+}
+
+// The automatic plan: the tiled kernel when it can implement the problem (instantiation compiled
+// for the forced KO, taps and two planes within the shared memory, no spills), else the blocked
+// kernel. A forced KO means outputs along the last axis, which the tiled kernel does not block in
+// 2D.
+LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_per_thread,
+                             int device, cudaStream_t stream) {
+  const int dims = p.input.dims;
+  const bool tiled_allowed = !tiled_disabled() && (outputs_per_thread == 0 ||
+                                                   (dims > 2 && tiled_has_ko(outputs_per_thread)));
+  if (tiled_allowed) {
+    const Geometry tg = tiled_geometry(p);
+    const char* tx_env = std::getenv("NDCONV_CUDA_TILED_TX");
+    const bool wide_first = tx_env != nullptr && std::string(tx_env) == "16";
+    // The TX 16 experiment when asked for, else (or when it does not fit) the default shape.
+    for (const bool wide_x : {wide_first, false}) {
+      const TiledChoice tc =
+          choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
+      const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
+      if (te == nullptr)
+        continue;
+      kernels::LaunchShape s;
+      KernelVariant v;
+      if (tiled_unfit(device, *te, tg, s, v).empty())
+        return launch_tiled_entry(device, p, tg, *te, s, tc.reason, stream);
+    }
+  }
+  return launch_blocked_dense(p, outputs_per_thread, device, stream);
+}
+
+// The tiled kernel as requested, or InvalidArgument saying why it cannot serve the problem.
+LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const DenseKernelRequest& r,
+                                  int device, cudaStream_t stream) {
+  const Geometry tg = tiled_geometry(p);
+  const int tx = r.tiled_outputs_along_x == 0 ? 8 : r.tiled_outputs_along_x;
+  const bool tall = tg.out_extent[1] >= 16;
+  int ko = r.outputs_per_thread;
+  if (ko == 0) {
+    // The automatic plan's KO for this TX (axis 1 only decides the block rows, chosen below).
+    ko = choose_tiled_shape(std::max<int64_t>(tg.out_extent[1], 16), tg.out_extent[3], 0, tx == 16)
+             .outputs_per_thread;
+  }
+  if (p.input.dims == 2 && ko != 1) {
+    throw InvalidArgument(
+        "tiled kernel: a 2D image has y on the tile rows and no last axis to "
+        "block, so KO " +
+        std::to_string(ko) + " cannot be implemented (KO 1 only)");
+  }
+  // Block rows as the automatic plan picks them: the most when axis 1 is tall, else the fewest.
+  const TiledEntry* e = nullptr;
+  std::string compiled;
+  for (const TiledEntry& c : kTiledTable) {
+    compiled += (compiled.empty() ? "" : ", ") + tiled_entry_name(c);
+    if (c.outputs_along_x != tx || c.ko != ko)
+      continue;
+    const bool better =
+        r.tiled_block_rows != 0
+            ? c.block_rows == r.tiled_block_rows
+            : e == nullptr || (tall ? c.block_rows > e->block_rows : c.block_rows < e->block_rows);
+    if (better)
+      e = &c;
+  }
+  if (e == nullptr) {
+    throw InvalidArgument(
+        "tiled kernel: no instantiation with TX=" + std::to_string(tx) +
+        " KO=" + std::to_string(ko) +
+        (r.tiled_block_rows ? " and " + std::to_string(r.tiled_block_rows) + " block rows" : "") +
+        " (compiled: " + compiled + ")");
+  }
+  kernels::LaunchShape s;
+  KernelVariant v;
+  const std::string unfit = tiled_unfit(device, *e, tg, s, v);
+  if (!unfit.empty())
+    throw InvalidArgument(unfit);
+  return launch_tiled_entry(device, p, tg, *e, s,
+                            "tiled kernel " + tiled_entry_name(*e) + " requested by the caller",
+                            stream);
+}
+
+}  // namespace
+
+LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
+                               const DenseKernelRequest& request, int device, void* stream_handle) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  if (request.kernel != DenseKernel::Tiled &&
+      (request.tiled_outputs_along_x != 0 || request.tiled_block_rows != 0))
+    throw InvalidArgument("a tiled kernel shape (TX, block rows) needs DenseKernel::Tiled");
+  switch (request.kernel) {
+    case DenseKernel::Tiled:
+      return launch_requested_tiled(p, request, device, stream);
+    case DenseKernel::Blocked:
+      return launch_blocked_dense(p, request.outputs_per_thread, device, stream);
+    case DenseKernel::Auto:
+      break;
+  }
+  return launch_auto_dense(p, request.outputs_per_thread, device, stream);
+}
+
+LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
+                               int device, void* stream_handle) {
+  DenseKernelRequest request;
+  request.outputs_per_thread = outputs_per_thread;
+  return launch_dense_device(p, request, device, stream_handle);
 }
 
 std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
@@ -421,19 +578,25 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry,
                 te.layout(pass.geometry), src, dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
-      if (result.launches == 0)
+      if (result.launches == 0) {
         set_plan_shape(result, s);
+        set_plan_kernel(result, device, te.kernel, 1, s, "tiled", te.outputs_along_x);
+      }
       ++result.launches;
     } else if (pass.ko == 0) {
       const kernels::LaunchShape s = kernels::row_shape(pass.geometry);
       kernels::row_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream>>>(
           pass.geometry, src, dst);
       NDCONV_CUDA_CHECK_LAUNCH("row_kernel");
-      if (result.launches == 0)
+      if (result.launches == 0) {
         set_plan_shape(result, s);
+        set_plan_kernel(result, device, reinterpret_cast<const void*>(&kernels::row_kernel), 0, s,
+                        "row", 1);
+      }
       ++result.launches;
     } else {
-      launch_pass(*find_entry(pass.ko), true, pass.geometry, src, dst, nullptr, stream, result);
+      launch_pass(device, *find_entry(pass.ko), true, pass.geometry, src, dst, nullptr, stream,
+                  result);
     }
   }
   return result;

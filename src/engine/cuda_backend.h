@@ -59,6 +59,15 @@ struct LaunchPlan {
   bool taps_in_constant = false;   ///< taps read from __constant__ memory (else global __ldg)
   int launches = 0;                ///< kernels enqueued (separable: one per filtered axis)
   std::string kernel = "blocked";  ///< "blocked" (blocked_thread.h) or "tiled ..." (tiled_thread.h)
+  /// The launched kernel's family: "blocked", "tiled" or "row" (the x-row kernel of separable
+  /// filters); `kernel` is the same with details, for people.
+  std::string family = "blocked";
+  int outputs_along_x = 1;  ///< TX: outputs per thread along x (tiled kernel), else 1
+  /// The launched kernel's resources as the CUDA runtime reports them, so that a sweep records
+  /// what ran rather than what a table says. blocks_per_sm and occupancy count the launch's
+  /// dynamic shared memory (the tiled kernel's depends on the filter). Separable plans: the first
+  /// pass's kernel, like block and grid.
+  KernelVariant resources;
   /// One line, e.g. "KO=8 block 128x1x1 grid 2x256x32 taps const".
   std::string describe() const {
     auto xyz = [](const int* v) {
@@ -78,6 +87,48 @@ struct LaunchPlan {
 /// streams of the same device are not supported.
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
                                int device, void* stream);
+
+/// Which dense kernel a launch may use. Auto: the automatic plan (the tiled kernel where it can
+/// implement the problem, else the blocked kernel; NDCONV_CUDA_DENSE_KERNEL and
+/// NDCONV_CUDA_TILED_TX apply). Tiled / Blocked: that kernel or an InvalidArgument saying in one
+/// line why it cannot serve the problem (not compiled, too large for shared memory, spills, or
+/// in 2D a KO other than 1), never another kernel; the environment variables do not apply.
+enum class DenseKernel { Auto, Tiled, Blocked };
+
+/// An explicit dense launch: kernel family and shape, for sweeps and comparisons.
+struct DenseKernelRequest {
+  DenseKernel kernel = DenseKernel::Auto;
+  /// KO along the last axis; 0 = the family's own choice (Auto: the plan's; Tiled: 4, or 1 when
+  /// the last axis has one output, as a 2D image in the tiled kernel's geometry; Blocked: the KO
+  /// rule). The tiled kernel puts a 2D image's y on its tile rows and has no last axis to block
+  /// there: in 2D it implements KO 1 only.
+  int outputs_per_thread = 0;
+  /// Tiled only: outputs per thread along x, 0 = 8 (the default), or 16 (the experiment).
+  int tiled_outputs_along_x = 0;
+  /// Tiled only: threads per block along axis 1 (y), 0 = as the automatic plan (the most
+  /// compiled for the TX and KO when axis 1 has at least 16 outputs, else the fewest).
+  int tiled_block_rows = 0;
+};
+
+/// Enqueues a dense correlation like the overload above, with the kernel chosen by `request`.
+LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
+                               const DenseKernelRequest& request, int device, void* stream);
+
+/// One compiled dense kernel instantiation: family, shape and resources (without dynamic shared
+/// memory, which depends on the filter). Each blocked KO has a constant-memory and a global-memory
+/// tap flavour (listed both); the tiled kernel's taps are in shared memory.
+struct DenseKernelVariant {
+  DenseKernel kernel = DenseKernel::Blocked;  ///< Tiled or Blocked
+  int outputs_along_x = 1;                    ///< TX (tiled), 1 (blocked)
+  int block_x = 0;                            ///< threads per block along x
+  int block_rows = 1;                         ///< threads per block along axis 1
+  bool constant_taps = false;                 ///< blocked: the constant-memory tap flavour
+  KernelVariant resources;                    ///< resources.outputs_per_thread is the KO
+};
+
+/// Every compiled dense instantiation of both families on `device`, in dispatch-table order
+/// (blocked, then tiled). Throws CudaError.
+std::vector<DenseKernelVariant> dense_kernel_variants(int device);
 
 /// Floats of device scratch that launch_separable_device needs for `p` (0 when one axis only).
 std::size_t separable_scratch_floats(const detail::SeparableProblem& p);
