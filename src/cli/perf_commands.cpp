@@ -121,9 +121,10 @@ void add_perf_commands(CLI::App& app) {
   auto s = std::make_shared<perf::SweepArgs>();
   CLI::App* sweep = app.add_subcommand(
       "sweep",
-      "Register-blocking study: time every KO (outputs per thread) over dimensions, volume and "
-      "filter extents, each point validated against the CPU backend, against the FMA peak and "
-      "bandwidth measured at the start; CSV + JSON");
+      "Register-blocking study: time every kernel instantiation (blocked and tiled, each KO) and "
+      "the automatic plan over dimensions, volume and filter extents, each point validated "
+      "against the CPU backend, against the FMA peak and bandwidth measured at the start; CSV + "
+      "JSON");
   sweep
       ->add_option("--device", s->device,
                    "gpu: the GPU kernels' KO; cpu: the CPU backend's "
@@ -136,6 +137,9 @@ void add_perf_commands(CLI::App& app) {
   sweep->add_option("--filters", s->filters,
                     "cube filter extents, e.g. 3:15:2 or 3,5,7 (default: per dimension)");
   sweep->add_option("--ko", s->ko, "KO values, e.g. 1,2,4,8 (default: every compiled one)");
+  sweep->add_flag("--block-shapes", s->block_shapes,
+                  "also the tiled kernel's other compiled block shapes (TX 16 with 2x64 threads, "
+                  "128x1 threads; GPU)");
   sweep->add_flag("--quick", s->quick, "a small grid that runs in under a minute");
   sweep->add_option("--warmup", s->warmup, "untimed runs per point (-1: preset)");
   sweep->add_option("--reps", s->repetitions, "timed runs per point (-1: preset)");

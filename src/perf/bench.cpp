@@ -26,6 +26,21 @@ std::string block_text(const cuda_backend::LaunchPlan& p) {
          std::to_string(p.block[2]);
 }
 
+// What a launch ran: kernel, KO, shape and the launched kernel's resources (separable: its first
+// pass's).
+Json plan_json(const cuda_backend::LaunchPlan& plan) {
+  return Json::object()
+      .set("kernel", plan.kernel)
+      .set("ko", plan.outputs_per_thread)
+      .set("ko_reason", plan.reason)
+      .set("block", block_text(plan))
+      .set("launches", plan.launches)
+      .set("registers", plan.resources.registers_per_thread)
+      .set("spill_bytes", static_cast<int64_t>(plan.resources.local_bytes))
+      .set("occupancy", plan.resources.occupancy)
+      .set("describe", plan.describe());
+}
+
 Json timing_json(const Timing& t) {
   return Json::object()
       .set("median_ms", t.median_ms)
@@ -155,25 +170,25 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
       .set("pct_fma_peak", pct)
       .set("compute_floor_ms", flops / g.ceil.fma_flops * 1e3)
       .set("target_met", pct >= w.target)
-      .set("plan", Json::object()
-                       .set("ko", plan.outputs_per_thread)
-                       .set("ko_reason", plan.reason)
-                       .set("block", block_text(plan))
-                       .set("describe", plan.describe()));
+      .set("plan", plan_json(plan));
 
   if (cfg.all_kos) {
     Json kos = Json::array();
     std::vector<std::pair<int, double>> timed;
     for (const auto& v : cuda_backend::dense_variants(g.dev, w.volume.dims)) {
       const int ko = v.outputs_per_thread;
+      cuda_backend::LaunchPlan ko_plan;
       const double e = validate_launch(g, dout, check, w.volume, [&](void* st) {
-        cuda_backend::launch_dense_device(p, ko, g.dev, st);
+        ko_plan = cuda_backend::launch_dense_device(p, ko, g.dev, st);
       });
+      // The resources of the kernel that ran: a forced KO runs the tiled kernel where it has one.
+      const cuda_backend::KernelVariant& res = ko_plan.resources;
       Json k = Json::object()
                    .set("ko", ko)
-                   .set("registers", v.registers_per_thread)
-                   .set("spill_bytes", static_cast<int64_t>(v.local_bytes))
-                   .set("occupancy", v.occupancy)
+                   .set("kernel", ko_plan.kernel)
+                   .set("registers", res.registers_per_thread)
+                   .set("spill_bytes", static_cast<int64_t>(res.local_bytes))
+                   .set("occupancy", res.occupancy)
                    .set("rel_l2_error", e);
       if (e <= cfg.tolerance) {
         const Timing tk =
@@ -265,12 +280,7 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
       .set("floor_ratio", ratio)
       .set("pct_bandwidth_of_floor_traffic", 100.0 / ratio)
       .set("target_met", ratio <= w.target)
-      .set("plan", Json::object()
-                       .set("ko", plan.outputs_per_thread)
-                       .set("ko_reason", plan.reason)
-                       .set("block", block_text(plan))
-                       .set("launches", plan.launches)
-                       .set("describe", plan.describe()));
+      .set("plan", plan_json(plan));
   if (cfg.all_boundaries) {
     add_other_boundaries(row, cfg, g, dout, w.volume, t.median_ms, failures, [&](Boundary b) {
       SeparableCase cb = c;

@@ -49,6 +49,9 @@ SweepConfig sweep_config(const SweepArgs& a) {
   }
   if (!a.ko.empty())
     c.kos = parse_int_list(a.ko, "--ko", 1, 1024);
+  if (a.block_shapes && c.cpu)
+    throw InvalidArgument("--block-shapes: the CPU backend has no block shape (GPU only)");
+  c.block_shapes = a.block_shapes;
   if (a.warmup >= 0)
     c.warmup = a.warmup;
   if (a.repetitions >= 0) {
@@ -150,8 +153,10 @@ void sweep_command(const SweepArgs& args, const std::string& command_line, std::
     write_file(args.json, r.summary.dump() + "\n", true);
   const Json* o = r.summary.find("overall");
   out << "points: " << o->find("points")->scalar_text() << ", validation failures: " << r.failures
-      << ", rule within 5% of the best KO: " << o->find("auto_within_5pct_of_best")->scalar_text()
-      << " of " << o->find("problems")->scalar_text() << " problems\n";
+      << ", not implementable: " << o->find("not_implementable")->scalar_text()
+      << ", automatic plan within 5% of the best point: "
+      << o->find("auto_within_5pct_of_best")->scalar_text() << " of "
+      << o->find("problems")->scalar_text() << " problems\n";
   if (!args.csv.empty())
     out << "wrote " << args.csv << (args.json.empty() ? "" : " and " + args.json) << "\n";
   if (r.failures) {

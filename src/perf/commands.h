@@ -24,10 +24,11 @@ enum ExitCode : int {
 struct SweepArgs {
   std::string device = "gpu";  ///< "gpu" or "cpu"
   int cuda_device = 0;
-  std::string dims;     ///< e.g. "2,3"; empty = every dimension of the volumes
-  std::string volumes;  ///< e.g. "256x256x256,128x128x128x16"; empty = the preset's
-  std::string filters;  ///< e.g. "3:15:2"; empty = the preset's per dimension
-  std::string ko;       ///< e.g. "1,2,4,8"; empty = all compiled
+  std::string dims;           ///< e.g. "2,3"; empty = every dimension of the volumes
+  std::string volumes;        ///< e.g. "256x256x256,128x128x128x16"; empty = the preset's
+  std::string filters;        ///< e.g. "3:15:2"; empty = the preset's per dimension
+  std::string ko;             ///< e.g. "1,2,4,8"; empty = all compiled
+  bool block_shapes = false;  ///< GPU: also the tiled kernel's other compiled block shapes
   bool quick = false;
   int warmup = -1;       ///< -1 = the preset's
   int repetitions = -1;  ///< -1 = the preset's

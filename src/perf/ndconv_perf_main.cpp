@@ -22,12 +22,14 @@ const char* const kUsage =
     "       ndconv-perf rescore SWEEP.csv  replay the current KO rule on a recorded GPU sweep\n"
     "\n"
     "sweep options:\n"
-    "  --device gpu|cpu      GPU kernels' KO, or the CPU backend's blocking factor (gpu)\n"
+    "  --device gpu|cpu      GPU kernels (blocked and tiled, each KO, and the automatic\n"
+    "                        plan), or the CPU backend's blocking factor (gpu)\n"
     "  --cuda-device N       CUDA device index (0)\n"
     "  --dims LIST           dimensions to keep, e.g. 2,3\n"
     "  --volumes LIST        volume extents, e.g. 4096x4096,256x256x256\n"
     "  --filters LIST        cube filter extents, e.g. 3:15:2 or 3,5,7\n"
     "  --ko LIST             KO values, e.g. 1,2,4,8 (default: every compiled one)\n"
+    "  --block-shapes        also the tiled kernel's other compiled block shapes (GPU)\n"
     "  --quick               small grid, under a minute\n"
     "  --warmup N --reps N   untimed and timed repetitions per point\n"
     "  --no-flush            do not flush L2 between repetitions\n"
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
              {"--csv", [&](const std::string& v) { a.csv = v; }},
              {"--json", [&](const std::string& v) { a.json = v; }}},
             {{"--quick", [&] { a.quick = true; }},
+             {"--block-shapes", [&] { a.block_shapes = true; }},
              {"--no-flush", [&] { a.no_flush = true; }},
              {"--force", [&] { a.force = true; }}});
       return run_sweep_command(a, command_line, std::cout, std::cerr);

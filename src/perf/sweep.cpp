@@ -14,6 +14,8 @@
 #include "perf/check.h"
 #include "perf/context.h"
 #include "perf/gpu.h"
+#include "perf/outcome.h"
+#include "perf/points.h"
 
 namespace ndconv::perf {
 
@@ -101,13 +103,18 @@ std::vector<Problem> problems_of(const SweepConfig& config) {
   return list;
 }
 
-std::string label_of(const Problem& p, int ko) {
+std::string label_of(const Problem& p, const std::string& point) {
   return std::to_string(p.volume.dims) + "D " + format_shape(p.volume) +
-         " k=" + std::to_string(p.k) + " KO=" + std::to_string(ko);
+         " k=" + std::to_string(p.k) + " " + point;
 }
 
-// Columns shared by both modes, so that the CSV has one layout.
-Json base_row(const char* mode, const std::string& device, const Problem& p, int ko, bool requested,
+std::string block_text(const int* block) {
+  return std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" + std::to_string(block[2]);
+}
+
+// Columns shared by both modes, so that the CSV has one layout: the problem, then which point
+// and the kernel it ran (filled by the caller), its resources, its check and its timing.
+Json base_row(const char* mode, const std::string& device, const Problem& p, bool is_auto,
               uint64_t seed) {
   const Shape f = cube(p.volume.dims, p.k);
   return Json::object()
@@ -117,9 +124,32 @@ Json base_row(const char* mode, const std::string& device, const Problem& p, int
       .set("volume", format_shape(p.volume))
       .set("filter", format_shape(f))
       .set("taps", f.count())
-      .set("ko", ko)
-      .set("requested", requested)
+      .set("point", is_auto ? "auto" : "forced")
+      .set("kernel", "")
+      .set("tx", Json())
+      .set("ko", Json())
+      .set("block", "")
+      .set("status", "")
+      .set("note", "")
+      .set("registers", Json())
+      .set("spill_bytes", Json())
+      .set("blocks_per_sm", Json())
+      .set("occupancy", Json())
+      .set("rel_l2_error", Json())
+      .set("checked_fraction", Json())
+      .set("valid", false)
       .set("seed", std::to_string(seed));
+}
+
+void set_kernel(Json& row, const std::string& kernel, Json tx, Json ko, const std::string& block) {
+  row.set("kernel", kernel).set("tx", std::move(tx)).set("ko", std::move(ko)).set("block", block);
+}
+
+void set_check(Json& row, double err, const CheckPlan& check, bool valid) {
+  row.set("status", valid ? "valid" : "invalid")
+      .set("rel_l2_error", err)
+      .set("checked_fraction", check.covered_fraction)
+      .set("valid", valid);
 }
 
 void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
@@ -135,61 +165,17 @@ void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
       .set("gflops", flops / s * 1e-9)
       .set("pct_fma_peak", 100.0 * flops / s / fma_flops)
       .set("pct_bandwidth", 100.0 * bytes / s / copy_bytes_per_s)
-      .set("load_factor_theory", theoretical_load_factor(p.k, 1));
+      // Per-problem columns, filled by summarize_problem.
+      .set("load_factor_theory", kNaN)
+      .set("speedup_vs_ko1", kNaN)
+      .set("best_point", "")
+      .set("auto_point", "")
+      .set("auto_loss_pct", kNaN);
 }
 
-// Fills the per-problem columns (the rule's KO, the best KO, time lost, speedup over KO=1) into
-// the rows [first, end) and returns the problem's summary.
-Json close_problem(std::vector<Json>& rows, std::size_t first, const Problem& p, int auto_ko,
-                   double fma_flops) {
-  std::vector<std::pair<int, double>> timed;
-  double ko1_ms = kNaN;
-  for (std::size_t r = first; r < rows.size(); ++r) {
-    const int ko = static_cast<int>(std::stol(rows[r].find("ko")->scalar_text()));
-    const Json* m = rows[r].find("median_ms");
-    const double ms = m->kind() == Json::Kind::Number && !m->scalar_text().empty()
-                          ? std::stod(m->scalar_text())
-                          : kNaN;
-    timed.emplace_back(ko, ms);
-    if (ko == 1)
-      ko1_ms = ms;
-  }
-  Json summary = Json::object()
-                     .set("dims", p.volume.dims)
-                     .set("volume", format_shape(p.volume))
-                     .set("filter", p.k);
-  KoOutcome o;
-  bool ok = true;
-  try {
-    o = ko_outcome(timed, auto_ko);
-  } catch (const std::exception&) {
-    ok = false;
-  }
-  for (std::size_t r = first; r < rows.size(); ++r) {
-    const int ko = static_cast<int>(std::stol(rows[r].find("ko")->scalar_text()));
-    rows[r]
-        .set("load_factor_theory", theoretical_load_factor(p.k, ko))
-        .set("auto_ko", auto_ko)
-        .set("best_ko", ok ? o.best_ko : 0)
-        .set("auto_loss_pct", ok ? 100.0 * o.auto_loss : kNaN)
-        .set("speedup_vs_ko1", ok ? ko1_ms / timed[r - first].second : kNaN);
-  }
-  if (!ok)
-    return summary.set("error", "no valid timing");
-  const double flops =
-      2.0 * static_cast<double>(p.volume.count()) * cube(p.volume.dims, p.k).count();
-  summary.set("best_ko", o.best_ko)
-      .set("best_ms", o.best_ms)
-      .set("best_gflops", flops / (o.best_ms * 1e-3) * 1e-9)
-      .set("best_pct_fma_peak", 100.0 * flops / (o.best_ms * 1e-3) / fma_flops)
-      .set("auto_ko", o.auto_ko)
-      .set("auto_ms", o.auto_ms)
-      .set("auto_loss_pct", 100.0 * o.auto_loss)
-      .set("auto_within_5pct", o.auto_loss <= 0.05)
-      .set("ko1_ms", ko1_ms)
-      .set("speedup_best_vs_ko1", ko1_ms / o.best_ms)
-      .set("theoretical_load_factor_best", theoretical_load_factor(p.k, o.best_ko));
-  return summary;
+Json close_problem(std::vector<Json>& rows, std::size_t first, const Problem& p, double fma_flops) {
+  return summarize_problem(rows, first, p.volume.dims, format_shape(p.volume), p.volume.count(),
+                           p.k, fma_flops);
 }
 
 Json config_json(const SweepConfig& c) {
@@ -199,24 +185,10 @@ Json config_json(const SweepConfig& c) {
       .set("flush_l2", c.flush_l2)
       .set("check_budget_fmas", c.check_budget_fmas)
       .set("tolerance", c.tolerance)
+      .set("block_shapes", c.block_shapes)
       .set("operation", "correlation")
       .set("boundary", "zero")
       .set("region", "same");
-}
-
-Json overall(const std::vector<Json>& problems, int points, int failures) {
-  int within = 0, counted = 0;
-  for (const Json& p : problems) {
-    if (const Json* w = p.find("auto_within_5pct")) {
-      ++counted;
-      within += w->scalar_text() == "true";
-    }
-  }
-  return Json::object()
-      .set("points", points)
-      .set("validation_failures", failures)
-      .set("problems", counted)
-      .set("auto_within_5pct_of_best", within);
 }
 
 // The start of a sweep's JSON summary: the tool, the mode, when and how it was run.
@@ -232,6 +204,16 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   const int dev = config.cuda_device;
   gpu::require(dev);
   const gpu::DeviceFacts facts = gpu::facts(dev);
+  const std::vector<cuda_backend::DenseKernelVariant> variants =
+      cuda_backend::dense_kernel_variants(dev);
+  if (variants.empty())
+    throw Error("the CUDA backend reports no dense kernel instantiations");
+  check_compiled_kos(variants, config.kos);
+  const std::vector<Problem> problems = problems_of(config);
+  std::size_t steps = 0;
+  for (const Problem& p : problems)
+    steps += sweep_points(variants, p.volume.dims, config.kos, config.block_shapes).size();
+
   if (progress_out)
     *progress_out << "measuring the device's ceilings on " << facts.name << " ...\n";
   const gpu::Ceilings ceil = gpu::measure_ceilings(dev, 10);
@@ -242,36 +224,12 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     *progress_out << line;
   }
 
-  const std::vector<Problem> problems = problems_of(config);
-  std::map<int, std::map<int, cuda_backend::KernelVariant>> variants;  // dims -> KO -> variant
-  std::size_t steps = 0;
-  for (const Problem& p : problems) {
-    auto& v = variants[p.volume.dims];
-    if (v.empty()) {
-      for (const auto& kv : cuda_backend::dense_variants(dev, p.volume.dims))
-        v[kv.outputs_per_thread] = kv;
-      if (v.empty())
-        throw Error("the CUDA backend reports no dense kernel instantiations");
-    }
-    for (int64_t ko : config.kos) {
-      if (!v.count(static_cast<int>(ko))) {
-        std::string have;
-        for (const auto& [k, unused] : v)
-          have += (have.empty() ? "" : ",") + std::to_string(k);
-        throw InvalidArgument("--ko " + std::to_string(ko) +
-                              ": no such instantiation (compiled: " + have + ")");
-      }
-    }
-    steps += config.kos.empty() ? v.size() : config.kos.size();
-  }
-
   SweepResult result;
   Json problem_summaries = Json::array();
   gpu::Timer timer(dev);
   Progress progress(progress_out, static_cast<int>(steps));
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     const Problem& pr = problems[pi];
-    const auto& var = variants[pr.volume.dims];
     const uint64_t seed = config.seed ? config.seed + pi : fresh_seed();
     const DenseCase c =
         make_dense_case(pr.volume, cube(pr.volume.dims, pr.k), Boundary::Zero, seed);
@@ -280,63 +238,68 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     gpu::Buffer din(n), dout(n);
     din.upload(c.input.data(), n);
     const detail::CorrelationProblem prob = dense_problem(c, din.data(), dout.data());
-    const auto auto_plan = cuda_backend::launch_dense_device(prob, 0, dev, timer.stream());
-    timer.synchronize();
-
-    std::vector<int> kos;
-    std::set<int> requested;
-    for (int64_t ko : config.kos)
-      requested.insert(static_cast<int>(ko));
-    if (config.kos.empty())
-      for (const auto& [ko, unused] : var)
-        requested.insert(ko);
-    std::set<int> all = requested;
-    all.insert(auto_plan.outputs_per_thread);  // the rule's choice is always timed
     std::vector<float> host(n);
+    std::set<std::string> ran;  // forced kernels already measured (--block-shapes overlaps)
     const std::size_t first = result.rows.size();
-    for (int ko : all) {
-      const auto& kv = var.at(ko);
-      Json row = base_row("gpu", facts.name, pr, ko, requested.count(ko) > 0, seed);
+    for (const PointRequest& point :
+         sweep_points(variants, pr.volume.dims, config.kos, config.block_shapes)) {
+      progress.step(label_of(pr, point.label()));
+      Json row = base_row("gpu", facts.name, pr, point.is_auto, seed);
+      const cuda_backend::DenseKernelRequest& req = point.request;
       dout.poison();
-      const auto plan = cuda_backend::launch_dense_device(prob, ko, dev, timer.stream());
+      cuda_backend::LaunchPlan plan;
+      try {
+        plan = cuda_backend::launch_dense_device(prob, req, dev, timer.stream());
+      } catch (const InvalidArgument& e) {
+        if (point.is_auto)
+          throw;  // the automatic plan serves every problem the engine accepts
+        // Recorded as asked for: no kernel ran, so no resources, check or time.
+        set_kernel(row, family_name(req.kernel),
+                   req.kernel == cuda_backend::DenseKernel::Tiled ? Json(req.tiled_outputs_along_x)
+                                                                  : Json(1),
+                   Json(req.outputs_per_thread),
+                   req.tiled_block_rows ? "rows=" + std::to_string(req.tiled_block_rows) : "");
+        row.set("status", "not_implementable").set("note", e.what());
+        set_timing(row, pr, nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
+        result.rows.push_back(std::move(row));
+        continue;
+      }
       timer.synchronize();
+      set_kernel(row, plan.family, plan.outputs_along_x, plan.outputs_per_thread,
+                 block_text(plan.block));
+      if (!point.is_auto && !ran.insert(timed_point(row).key.label()).second)
+        continue;  // the same kernel and shape as an earlier forced point
       dout.download(host.data(), n);
       const double err = window_error(check, pr.volume, host);
       const bool valid = err <= config.tolerance;
-      row.set("block", std::to_string(plan.block[0]) + "x" + std::to_string(plan.block[1]) + "x" +
-                           std::to_string(plan.block[2]))
-          .set("registers", kv.registers_per_thread)
-          .set("spill_bytes", static_cast<int64_t>(kv.local_bytes))
-          .set("blocks_per_sm", kv.blocks_per_sm)
-          .set("occupancy", kv.occupancy)
-          .set("rel_l2_error", err)
-          .set("checked_fraction", check.covered_fraction)
-          .set("valid", valid);
+      const cuda_backend::KernelVariant& res = plan.resources;
+      row.set("note", plan.reason)
+          .set("registers", res.registers_per_thread)
+          .set("spill_bytes", static_cast<int64_t>(res.local_bytes))
+          .set("blocks_per_sm", res.blocks_per_sm)
+          .set("occupancy", res.occupancy);
+      set_check(row, err, check, valid);
       Timing t;
       if (valid) {
-        t = timer.time([&](void* s) { cuda_backend::launch_dense_device(prob, ko, dev, s); },
+        t = timer.time([&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
                        config.warmup, config.repetitions, config.flush_l2);
       } else {
         ++result.failures;
       }
       set_timing(row, pr, valid ? &t : nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
       result.rows.push_back(std::move(row));
-      if (requested.count(ko))
-        progress.step(label_of(pr, ko));
     }
-    problem_summaries.push(
-        close_problem(result.rows, first, pr, auto_plan.outputs_per_thread, ceil.fma_flops));
+    problem_summaries.push(close_problem(result.rows, first, pr, ceil.fma_flops));
     if (config.on_problem_done)
       config.on_problem_done(result.rows);
   }
   progress.finish();
-  const int points = static_cast<int>(result.rows.size());
   result.summary = summary_head("gpu", config)
                        .set("device", device_json(facts))
                        .set("ceilings", ceilings_json(ceil))
                        .set("config", config_json(config))
                        .set("problems", problem_summaries)
-                       .set("overall", overall(problem_summaries.items(), points, result.failures));
+                       .set("overall", overall_outcome(problem_summaries.items(), result.rows));
   return result;
 }
 
@@ -365,7 +328,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
 
   SweepResult result;
   Json problem_summaries = Json::array();
-  Progress progress(progress_out, static_cast<int>(problems.size() * factors.size()));
+  Progress progress(progress_out, static_cast<int>(problems.size() * (factors.size() + 1)));
   const std::string device = cpu_json(config.threads).find("model")->scalar_text();
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     const Problem& pr = problems[pi];
@@ -379,27 +342,22 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     const ConstVolumeView in = make_view(c.input.data(), pr.volume.dims, pr.volume.extent);
     const VolumeView ov = make_view(out.data(), pr.volume.dims, pr.volume.extent);
     const DenseFilter filter = dense_filter(c);
-    const RunReport auto_report = filter_dense(in, filter, ov, base);
-    std::set<int> all(factors.begin(), factors.end());
-    all.insert(auto_report.outputs_per_thread);
     const std::size_t first = result.rows.size();
-    for (int f : all) {
-      const bool requested = std::find(factors.begin(), factors.end(), f) != factors.end();
-      Json row = base_row("cpu", device, pr, f, requested, seed);
+    // Every factor, then the automatic choice (factor 0) as a point of its own.
+    std::vector<int> points = factors;
+    points.push_back(0);
+    for (int f : points) {
+      const bool is_auto = f == 0;
+      progress.step(label_of(pr, is_auto ? "auto" : "factor " + std::to_string(f)));
+      Json row = base_row("cpu", device, pr, is_auto, seed);
       Options o = base;
       o.outputs_per_thread = f;
       std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
-      filter_dense(in, filter, ov, o);
+      const RunReport report = filter_dense(in, filter, ov, o);
+      set_kernel(row, "cpu", Json(1), Json(report.outputs_per_thread), "");
       const double err = window_error(check, pr.volume, out);
       const bool valid = err <= config.tolerance;
-      row.set("block", "")
-          .set("registers", Json())
-          .set("spill_bytes", Json())
-          .set("blocks_per_sm", Json())
-          .set("occupancy", Json())
-          .set("rel_l2_error", err)
-          .set("checked_fraction", check.covered_fraction)
-          .set("valid", valid);
+      set_check(row, err, check, valid);
       Timing t;
       if (valid) {
         t = time_host([&] { filter_dense(in, filter, ov, o); }, config.warmup, config.repetitions);
@@ -408,16 +366,12 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
       }
       set_timing(row, pr, valid ? &t : nullptr, kNaN, kNaN);
       result.rows.push_back(std::move(row));
-      if (requested)
-        progress.step(label_of(pr, f));
     }
-    problem_summaries.push(
-        close_problem(result.rows, first, pr, auto_report.outputs_per_thread, kNaN));
+    problem_summaries.push(close_problem(result.rows, first, pr, kNaN));
     if (config.on_problem_done)
       config.on_problem_done(result.rows);
   }
   progress.finish();
-  const int points = static_cast<int>(result.rows.size());
   result.summary = summary_head("cpu", config)
                        .set("cpu", cpu_json(config.threads))
                        .set("config", config_json(config))
@@ -425,7 +379,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
                             "each blocking factor is checked against the CPU backend with its "
                             "automatic factor")
                        .set("problems", problem_summaries)
-                       .set("overall", overall(problem_summaries.items(), points, result.failures));
+                       .set("overall", overall_outcome(problem_summaries.items(), result.rows));
   return result;
 }
 
@@ -436,10 +390,11 @@ SweepResult run_sweep(const SweepConfig& config, std::ostream* progress) {
 }
 
 void print_sweep_table(std::ostream& out, const SweepResult& result) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-4s %-18s %-11s %4s %5s %6s %6s %10s %10s %9s %7s %7s %8s\n",
-                "dim", "volume", "filter", "KO", "regs", "spill", "occ", "median_ms", "min_ms",
-                "GFLOP/s", "%FMA", "%BW", "relerr");
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%-4s %-15s %-9s %-7s %3s %3s %-8s %5s %5s %5s %9s %9s %8s %6s %6s %8s\n", "dim",
+                "volume", "filter", "kernel", "TX", "KO", "block", "regs", "spill", "occ",
+                "median_ms", "min_ms", "GFLOP/s", "%FMA", "%BW", "relerr");
   out << line;
   for (const Json& r : result.rows) {
     auto s = [&](const char* k) { return r.find(k)->scalar_text(); };
@@ -453,15 +408,22 @@ void print_sweep_table(std::ostream& out, const SweepResult& result) {
       return std::string(buf);
     };
     auto or_dash = [](std::string t) { return t.empty() ? std::string("-") : t; };
-    std::snprintf(line, sizeof line,
-                  "%-4s %-18s %-11s %4s %5s %6s %6s %10s %10s %9s %7s %7s %8s%s\n",
-                  s("dims").c_str(), s("volume").c_str(), s("filter").c_str(), s("ko").c_str(),
-                  or_dash(s("registers")).c_str(), or_dash(s("spill_bytes")).c_str(),
-                  f("occupancy", "%.2f").c_str(), f("median_ms", "%.4f").c_str(),
-                  f("min_ms", "%.4f").c_str(), f("gflops", "%.1f").c_str(),
-                  f("pct_fma_peak", "%.1f").c_str(), f("pct_bandwidth", "%.1f").c_str(),
-                  f("rel_l2_error", "%.1e").c_str(), s("ko") == s("auto_ko") ? "  <- rule" : "");
-    out << line;
+    const bool is_auto = s("point") == "auto";
+    const TimedPoint p = timed_point(r);
+    std::string mark = is_auto ? "  <- auto" : "";
+    if (!s("best_point").empty() && p.label() == s("best_point") && std::isfinite(p.ms))
+      mark += "  <- best";
+    if (s("status") == "not_implementable")
+      mark = "  not implementable: " + s("note");
+    std::snprintf(
+        line, sizeof line, "%-4s %-15s %-9s %-7s %3s %3s %-8s %5s %5s %5s %9s %9s %8s %6s %6s %8s",
+        s("dims").c_str(), s("volume").c_str(), s("filter").c_str(), s("kernel").c_str(),
+        or_dash(s("tx")).c_str(), or_dash(s("ko")).c_str(), or_dash(s("block")).c_str(),
+        or_dash(s("registers")).c_str(), or_dash(s("spill_bytes")).c_str(),
+        f("occupancy", "%.2f").c_str(), f("median_ms", "%.4f").c_str(), f("min_ms", "%.4f").c_str(),
+        f("gflops", "%.1f").c_str(), f("pct_fma_peak", "%.1f").c_str(),
+        f("pct_bandwidth", "%.1f").c_str(), f("rel_l2_error", "%.1e").c_str());
+    out << line << mark << "\n";
   }
 }
 

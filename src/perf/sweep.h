@@ -1,7 +1,10 @@
-// The register-blocking sweep (issue 5): dimension x volume extents x filter extents x KO on the
-// GPU, or the CPU backend's blocking factor with --device cpu. Every point is validated against
-// the CPU backend (check.h) before it is timed (gpu.h: warm-up, events, repetitions, L2 flushed),
-// and reported against the ceilings measured at the start of the run.
+// The register-blocking sweep (issue 5): dimension x volume extents x filter extents x kernel
+// instantiation (family, KO, block shape: points.h) on the GPU, plus the automatic plan as a point
+// of its own; or the CPU backend's blocking factor with --device cpu. Every point is validated
+// against the CPU backend (check.h) before it is timed (gpu.h: warm-up, events, repetitions, L2
+// flushed), and reported against the ceilings measured at the start of the run. Each row records
+// the kernel that actually ran and its resources (from the launch plan); a point whose kernel
+// cannot implement the problem is recorded as not implementable, never run on another kernel.
 #pragma once
 
 #include <functional>
@@ -22,6 +25,8 @@ struct SweepConfig {
   /// Cube filter extents per dimension (index 2, 3, 4); empty = the study's defaults.
   std::array<std::vector<int64_t>, 5> filters;
   std::vector<int64_t> kos;  ///< empty = every compiled instantiation (or CPU blocking factor)
+  /// GPU: also every other compiled block shape of the tiled kernel (points.h).
+  bool block_shapes = false;
   int warmup = 2;
   int repetitions = 7;
   bool flush_l2 = true;
@@ -41,7 +46,8 @@ SweepConfig quick_config();
 /// The study's default filter sizes for a dimension.
 std::vector<int64_t> default_filters(int dims, bool quick);
 
-/// Bookkeeping of one problem's KO rows: the best KO, the rule's KO and the time lost.
+/// Bookkeeping of (KO, time) pairs of one kernel: the best KO, the rule's KO and the time lost
+/// (the bench's per-KO rows; the sweep keys its points on the kernel too: outcome.h).
 struct KoOutcome {
   int best_ko = 0;
   double best_ms = 0;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/cpu_backend.h"
 #include "ndconv/engine.h"
 #include "ndconv/errors.h"
 #include "perf/commands.h"
@@ -37,6 +38,12 @@ TEST(SweepConfig, PresetsAndOverrides) {
   a = SweepArgs();
   a.device = "cpu";
   EXPECT_TRUE(sweep_config(a).cpu);
+  EXPECT_FALSE(sweep_config(a).block_shapes);
+
+  a = SweepArgs();
+  a.block_shapes = true;
+  EXPECT_TRUE(sweep_config(a).block_shapes);
+  EXPECT_FALSE(sweep_config(SweepArgs()).block_shapes);
 }
 
 TEST(SweepConfig, RejectsBadOptions) {
@@ -58,6 +65,14 @@ TEST(SweepConfig, RejectsBadOptions) {
     a.filters = "17";
   });
   bad([](SweepArgs& a) { a.repetitions = 0; });
+  bad([](SweepArgs& a) {
+    a.device = "cpu";
+    a.block_shapes = true;  // the CPU backend has no block shape
+  });
+}
+
+std::size_t cpu_backend_factor_count() {
+  return cpu_backend::supported_blocking_factors().size();
 }
 
 TEST(CpuSweep, TinyGridEndToEnd) {
@@ -75,21 +90,35 @@ TEST(CpuSweep, TinyGridEndToEnd) {
   std::ostringstream csv;
   write_csv(csv, r.rows);
   const std::string header = csv.str().substr(0, csv.str().find('\n'));
-  for (const char* col :
-       {"dims", "volume", "filter", "ko", "registers", "spill_bytes", "occupancy", "rel_l2_error",
-        "median_ms", "min_ms", "voxels_per_s", "gflops", "pct_fma_peak", "pct_bandwidth", "auto_ko",
-        "best_ko", "auto_loss_pct", "load_factor_theory"}) {
-    EXPECT_NE(header.find(col), std::string::npos) << col;
-  }
+  EXPECT_EQ(
+      header,
+      "mode,device,dims,volume,filter,taps,point,kernel,tx,ko,block,status,note,registers,"
+      "spill_bytes,blocks_per_sm,occupancy,rel_l2_error,checked_fraction,valid,seed,median_ms,"
+      "min_ms,reps,voxels_per_s,gflops,pct_fma_peak,pct_bandwidth,load_factor_theory,"
+      "speedup_vs_ko1,best_point,auto_point,auto_loss_pct");
+  int autos = 0;
   for (const Json& row : r.rows) {
     EXPECT_EQ(row.find("valid")->scalar_text(), "true");
+    EXPECT_EQ(row.find("status")->scalar_text(), "valid");
+    EXPECT_EQ(row.find("kernel")->scalar_text(), "cpu");
     EXPECT_FALSE(row.find("median_ms")->scalar_text().empty());
     EXPECT_TRUE(row.find("pct_fma_peak")->scalar_text().empty());  // no CPU ceiling measured
     EXPECT_GE(std::stod(row.find("auto_loss_pct")->scalar_text()), 0.0);
+    autos += row.find("point")->scalar_text() == "auto";
   }
   const Json* problems = r.summary.find("problems");
   ASSERT_NE(problems, nullptr);
-  EXPECT_EQ(problems->items().size(), 4u);
+  ASSERT_EQ(problems->items().size(), 4u);
+  EXPECT_EQ(autos, 4);  // one automatic point per problem, timed on its own
+  // Each problem's rows: every supported factor, then the auto point.
+  EXPECT_EQ(r.rows.size(), 4 * (cpu_backend_factor_count() + 1));
+  for (const Json& p : problems->items()) {
+    EXPECT_NE(p.find("best_point"), nullptr);
+    EXPECT_NE(p.find("auto_point"), nullptr);
+    EXPECT_GE(std::stod(p.find("auto_loss_pct")->scalar_text()), 0.0);
+    EXPECT_FALSE(p.find("series")->items().empty());
+  }
+  EXPECT_EQ(r.summary.find("overall")->find("not_implementable")->scalar_text(), "0");
 }
 
 TEST(GpuModes, NoUsableGpuIsAClearErrorWithoutNumbers) {

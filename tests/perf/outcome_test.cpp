@@ -1,0 +1,137 @@
+// The sweep's per-problem bookkeeping (outcome.h) on recorded numbers: the automatic plan scored as
+// a point of its own against the best point (also when it runs a kernel no forced point runs),
+// each family's KO curve, invalid and not-implementable points, and the columns and summary the
+// CSV and JSON get from it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "perf/outcome.h"
+
+namespace ndconv::perf {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TimedPoint point(const char* kernel, int tx, int ko, const char* block, double ms,
+                 bool is_auto = false) {
+  return TimedPoint{PointKey{kernel, tx, ko, block}, is_auto, ms};
+}
+
+TEST(ProblemOutcome, AutoRunsAKernelNoForcedPointRuns) {
+  // 2D 4096^2 17^2 (H100 shape): forced points are the blocked kernel, auto is tiled KO 1.
+  const ProblemOutcome o = problem_outcome({point("blocked", 1, 1, "128x1x1", 5.354),
+                                            point("blocked", 1, 16, "128x1x1", 0.813),
+                                            point("tiled", 8, 1, "4x32x1", 0.421, true)});
+  EXPECT_TRUE(o.best.is_auto);
+  EXPECT_EQ(o.best.label(), "auto (tiled TX=8 KO=1 4x32x1)");
+  EXPECT_DOUBLE_EQ(o.auto_loss, 0.0);
+  ASSERT_EQ(o.series.size(), 1u);  // the auto point is not part of a family's curve
+  EXPECT_EQ(o.series[0].series.kernel, "blocked");
+  EXPECT_EQ(o.series[0].best_ko, 16);
+  EXPECT_DOUBLE_EQ(o.series[0].ko1_ms, 5.354);
+}
+
+TEST(ProblemOutcome, LossAgainstTheBestOfAllFamilies) {
+  const ProblemOutcome o = problem_outcome(
+      {point("blocked", 1, 1, "128x1x1", 9.0), point("blocked", 1, 8, "128x1x1", 3.0),
+       point("tiled", 8, 1, "4x32x1", 2.5), point("tiled", 8, 4, "4x32x1", 2.0),
+       point("tiled", 8, 8, "4x32x1", kNaN),  // failed its validation
+       point("tiled", 8, 4, "4x32x1", 2.1, true)});
+  EXPECT_FALSE(o.best.is_auto);
+  EXPECT_EQ(o.best.key.label(), "tiled TX=8 KO=4 4x32x1");
+  EXPECT_NEAR(o.auto_loss, 0.05, 1e-12);
+  ASSERT_EQ(o.series.size(), 2u);
+  EXPECT_EQ(o.series[1].series.kernel, "tiled");
+  EXPECT_EQ(o.series[1].best_ko, 4);
+  EXPECT_DOUBLE_EQ(o.series[1].ko1_ms, 2.5);
+  EXPECT_EQ(o.series[0].best_ko, 8);
+}
+
+TEST(ProblemOutcome, SameKoOtherShapeIsAnotherSeries) {
+  const ProblemOutcome o = problem_outcome(
+      {point("tiled", 8, 1, "4x32x1", 3.0), point("tiled", 8, 1, "128x1x1", 6.0),
+       point("tiled", 16, 1, "2x64x1", 2.8), point("tiled", 8, 1, "4x32x1", 3.0, true)});
+  EXPECT_EQ(o.series.size(), 3u);
+  EXPECT_EQ(o.best.key.tx, 16);
+  EXPECT_NEAR(o.auto_loss, 3.0 / 2.8 - 1, 1e-12);
+}
+
+TEST(ProblemOutcome, AutoMissingOrInvalidOrNothingValidThrows) {
+  EXPECT_THROW(problem_outcome({point("blocked", 1, 1, "128x1x1", 1.0)}), std::invalid_argument);
+  EXPECT_THROW(problem_outcome({point("blocked", 1, 1, "128x1x1", 1.0),
+                                point("tiled", 8, 4, "4x32x1", kNaN, true)}),
+               std::invalid_argument);
+  EXPECT_THROW(problem_outcome({}), std::invalid_argument);
+}
+
+// Rows as the GPU sweep writes them (only the columns the bookkeeping reads, plus a few).
+Json row(const char* point, const char* kernel, Json tx, Json ko, const char* block,
+         const char* status, double ms) {
+  return Json::object()
+      .set("point", point)
+      .set("kernel", kernel)
+      .set("tx", std::move(tx))
+      .set("ko", std::move(ko))
+      .set("block", block)
+      .set("status", status)
+      .set("registers", std::string(status) == "not_implementable" ? Json() : Json(64))
+      .set("median_ms", ms);
+}
+
+std::vector<Json> recorded_problem() {
+  // 4D 9^4: the tiled kernel cannot hold the filter, auto runs the blocked KO rule's KO 16.
+  return {row("forced", "blocked", 1, 1, "128x1x1", "valid", 254.7),
+          row("forced", "blocked", 1, 16, "128x1x1", "valid", 85.5),
+          row("forced", "blocked", 1, 8, "128x1x1", "invalid", kNaN),
+          row("forced", "tiled", 8, 4, "", "not_implementable", kNaN),
+          row("auto", "blocked", 1, 16, "128x1x1", "valid", 86.0)};
+}
+
+TEST(SummarizeProblem, ColumnsAndSummary) {
+  std::vector<Json> rows = recorded_problem();
+  const Json s = summarize_problem(rows, 0, 4, "128x128x128x16", 128 * 128 * 128 * 16, 9, 64.9e12);
+  EXPECT_EQ(s.find("best_point")->scalar_text(), "blocked KO=16 128x1x1");
+  EXPECT_EQ(s.find("auto_point")->scalar_text(), "blocked KO=16 128x1x1");
+  EXPECT_NEAR(std::stod(s.find("auto_loss_pct")->scalar_text()), 100 * (86.0 / 85.5 - 1), 1e-4);
+  EXPECT_EQ(s.find("auto_within_5pct")->scalar_text(), "true");
+  EXPECT_EQ(s.find("not_implementable")->scalar_text(), "1");
+  ASSERT_EQ(s.find("series")->items().size(), 1u);
+  const Json& series = s.find("series")->items()[0];
+  EXPECT_EQ(series.find("best_ko")->scalar_text(), "16");
+  EXPECT_NEAR(std::stod(series.find("speedup_best_vs_ko1")->scalar_text()), 254.7 / 85.5, 1e-4);
+  EXPECT_GT(std::stod(s.find("best_pct_fma_peak")->scalar_text()), 0.0);
+  // Row columns: the speedup over the row's own KO 1, empty where there is no time.
+  EXPECT_NEAR(std::stod(rows[1].find("speedup_vs_ko1")->scalar_text()), 254.7 / 85.5, 1e-4);
+  EXPECT_EQ(rows[2].find("speedup_vs_ko1")->scalar_text(), "");
+  EXPECT_EQ(rows[3].find("speedup_vs_ko1")->scalar_text(), "");
+  for (const Json& r : rows)
+    EXPECT_EQ(r.find("best_point")->scalar_text(), "blocked KO=16 128x1x1");
+
+  // The CSV keeps one layout with the not-implementable row's empty fields.
+  std::ostringstream csv;
+  write_csv(csv, rows);
+  EXPECT_NE(csv.str().find("tiled,8,4,,not_implementable,,"), std::string::npos) << csv.str();
+
+  const Json overall = overall_outcome({s}, rows);
+  EXPECT_EQ(overall.find("points")->scalar_text(), "5");
+  EXPECT_EQ(overall.find("validation_failures")->scalar_text(), "1");
+  EXPECT_EQ(overall.find("not_implementable")->scalar_text(), "1");
+  EXPECT_EQ(overall.find("auto_within_5pct_of_best")->scalar_text(), "1");
+  EXPECT_EQ(overall.find("problems")->scalar_text(), "1");
+}
+
+TEST(SummarizeProblem, WithoutAValidAutoPointTheProblemIsAnError) {
+  std::vector<Json> rows = recorded_problem();
+  rows.back().set("status", "invalid");
+  const Json s = summarize_problem(rows, 0, 4, "128x128x128x16", 100, 9, 64.9e12);
+  EXPECT_NE(s.find("error"), nullptr);
+  EXPECT_EQ(s.find("auto_within_5pct"), nullptr);
+  EXPECT_EQ(overall_outcome({s}, rows).find("problems")->scalar_text(), "0");
+  EXPECT_EQ(rows[0].find("auto_loss_pct")->scalar_text(), "");
+}
+
+}  // namespace
+}  // namespace ndconv::perf
