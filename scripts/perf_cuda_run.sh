@@ -56,7 +56,8 @@ if [[ $mode == final ]]; then
   bash scripts/perf_device_run.sh "$out/study" "$perf" "${STUDY_TIMEOUT:-240}" >/dev/null 2>&1
   tail -30 "$out/study/log.txt"
   # The device tool returns files at most two folders down and eight in all: combine.
-  (cd "$out/study" && tar czf ../study.tgz env.txt quick.csv sweep.csv sweep.json bench.json \
+  (cd "$out/study" && tar czf ../study.tgz env.txt quick.csv sweep.csv sweep.json blockshapes.csv \
+    blockshapes.json bench.json \
     peers.json log.txt)
   rm -rf "$out/study"
 fi

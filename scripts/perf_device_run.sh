@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The perf study in one batch on a GPU machine without ITK (issues 5 and 6): build ndconv-perf
 # (unless a working binary is given), record the GPU, run the quick sweep, the study sweep and
-# the bench with its peers (scripts/peers.py). Everything lands in OUTDIR:
-#   env.txt (nvidia-smi, versions), quick.csv, sweep.csv, sweep.json, bench.json, peers.json, log.txt
+# the block-shape sweep (the tiled kernel's other compiled shapes on a few 2D/3D problems) and the
+# bench with its peers (scripts/peers.py). Everything lands in OUTDIR:
+#   env.txt (nvidia-smi, versions), quick.csv, sweep.csv, sweep.json, blockshapes.csv,
+#   blockshapes.json, bench.json, peers.json, log.txt
+# SKIP_PEERS=1 leaves out the bench and its peers (the study alone: about 2 minutes on an H100
+# after the build).
 #
-# usage: scripts/perf_device_run.sh OUTDIR [NDCONV_PERF_BINARY] [STUDY_TIMEOUT_S]
+# usage: [SKIP_PEERS=1] scripts/perf_device_run.sh OUTDIR [NDCONV_PERF_BINARY] [STUDY_TIMEOUT_S]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [binary] [study timeout s]}
@@ -45,6 +49,18 @@ start=$(date +%s)
 timeout "$study_timeout" "$bin" sweep --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
   --check-budget 1e10
 echo "study sweep rc=$? in $(($(date +%s) - start)) s"
+
+echo "== block-shape sweep (tiled TX 8 4x32 and 128x1, TX 16 2x64)"
+start=$(date +%s)
+timeout "$study_timeout" "$bin" sweep --block-shapes --volumes 4096x4096,256x256x256 \
+  --filters 5,11,17 --csv "$out/blockshapes.csv" --json "$out/blockshapes.json" --force \
+  --check-budget 1e10
+echo "block-shape sweep rc=$? in $(($(date +%s) - start)) s"
+
+if [[ ${SKIP_PEERS:-0} == 1 ]]; then
+  ls -la "$out"
+  exit 0
+fi
 
 echo "== bench and peers"
 start=$(date +%s)

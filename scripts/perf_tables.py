@@ -13,22 +13,37 @@ def fmt(v, spec=".2f"):
     return "–" if v is None else format(v, spec)
 
 
+def series_text(sr):
+    """'blocked: 5.354 ms at KO=1, best KO 16 (6.58x; 8.50)' for one kernel family and shape."""
+    name = sr["kernel"] + (f" TX={sr['tx']} {sr['block']}" if sr["kernel"] == "tiled" else "")
+    return (f"{name}: KO=1 {fmt(sr.get('ko1_ms'), '.3f')} ms, best KO {sr['best_ko']} "
+            f"({fmt(sr.get('speedup_best_vs_ko1'))}×; {fmt(sr.get('theoretical_load_factor_best'))})")
+
+
 def study(path):
     d = json.load(open(path))
-    c = d["ceilings"]
-    print(f"GPU {d['device']['name']}, CUDA runtime {d['device']['cuda_runtime']}, "
-          f"measured FMA peak {c['fma_peak_gflops']:.0f} GFLOP/s, copy {c['copy_bandwidth_gbs']:.0f} GB/s\n")
-    print("| dims | volume | k | KO=1 ms | best KO | best ms | speedup | k·KO/(k+KO−1) | best GFLOP/s | % FMA peak | rule KO | rule loss |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if "ceilings" in d:
+        c = d["ceilings"]
+        print(f"GPU {d['device']['name']}, CUDA runtime {d['device']['cuda_runtime']}, "
+              f"measured FMA peak {c['fma_peak_gflops']:.0f} GFLOP/s, copy {c['copy_bandwidth_gbs']:.0f} GB/s\n")
+    else:
+        print(f"CPU {d.get('cpu', {}).get('model', '')} (no ceilings measured)\n")
+    if d["problems"] and "series" not in d["problems"][0] and "error" not in d["problems"][0]:
+        sys.exit("perf_tables.py: this sweep JSON predates the kernel-keyed points; re-run the sweep")
+    print("| dims | volume | k | best point | best ms | best GFLOP/s | % FMA peak | auto point | auto ms | auto loss | "
+          "per kernel: KO=1 ms, best KO (speedup; k·KO/(k+KO−1)) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for p in d["problems"]:
         if "error" in p:
-            print(f"| {p['dims']} | {p['volume']} | {p['filter']} | {p['error']} |")
+            print(f"| {p['dims']}D | {p['volume']} | {p['filter']} | {p['error']} |")
             continue
-        print(f"| {p['dims']}D | {p['volume']} | {p['filter']} | {fmt(p['ko1_ms'], '.3f')} | {p['best_ko']} | "
-              f"{p['best_ms']:.3f} | {fmt(p['speedup_best_vs_ko1'])}× | {p['theoretical_load_factor_best']:.2f} | "
-              f"{p['best_gflops']:.0f} | {p['best_pct_fma_peak']:.1f}% | {p['auto_ko']} | +{p['auto_loss_pct']:.1f}% |")
+        per = "<br>".join(series_text(sr) for sr in p["series"])
+        print(f"| {p['dims']}D | {p['volume']} | {p['filter']} | {p['best_point']} | {p['best_ms']:.3f} | "
+              f"{p['best_gflops']:.0f} | {fmt(p.get('best_pct_fma_peak'), '.1f')}% | {p['auto_point']} | {p['auto_ms']:.3f} | "
+              f"+{p['auto_loss_pct']:.1f}% | {per} |")
     o = d["overall"]
-    print(f"\npoints {o['points']}, validation failures {o['validation_failures']}, rule within 5%: "
+    print(f"\npoints {o['points']}, validation failures {o['validation_failures']}, not implementable "
+          f"{o.get('not_implementable', 0)}, automatic plan within 5% of the best point: "
           f"{o['auto_within_5pct_of_best']} of {o['problems']}")
 
 
