@@ -98,10 +98,10 @@ enum class DenseKernel { Auto, Tiled, Blocked };
 /// An explicit dense launch: kernel family and shape, for sweeps and comparisons.
 struct DenseKernelRequest {
   DenseKernel kernel = DenseKernel::Auto;
-  /// KO along the last axis; 0 = the family's own choice (Auto: the plan's; Tiled: 4, or 1 when
-  /// the last axis has one output, as a 2D image in the tiled kernel's geometry; Blocked: the KO
-  /// rule). The tiled kernel puts a 2D image's y on its tile rows and has no last axis to block
-  /// there: in 2D it implements KO 1 only.
+  /// KO along the last axis; 0 = the family's own choice (Auto: the plan's; Tiled: the automatic
+  /// plan's for the TX, 4 for TX 8 and 2 for TX 16, or 1 when the last axis has one output, as a
+  /// 2D image in the tiled kernel's geometry; Blocked: the KO rule). The tiled kernel puts a 2D
+  /// image's y on its tile rows and has no last axis to block there: in 2D it implements KO 1 only.
   int outputs_per_thread = 0;
   /// Tiled only: outputs per thread along x, 0 = 8 (the default), or 16 (the experiment).
   int tiled_outputs_along_x = 0;
