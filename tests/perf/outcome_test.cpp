@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "perf/outcome.h"
+#include "perf/sweep.h"
 
 namespace ndconv::perf {
 namespace {
@@ -131,6 +132,33 @@ TEST(SummarizeProblem, WithoutAValidAutoPointTheProblemIsAnError) {
   EXPECT_EQ(s.find("auto_within_5pct"), nullptr);
   EXPECT_EQ(overall_outcome({s}, rows).find("problems")->scalar_text(), "0");
   EXPECT_EQ(rows[0].find("auto_loss_pct")->scalar_text(), "");
+}
+
+TEST(SweepTable, MarksAutoBestAndNotImplementable) {
+  std::vector<Json> rows = recorded_problem();
+  summarize_problem(rows, 0, 4, "128x128x128x16", 100, 9, 64.9e12);
+  rows[3].set("note", "tiled kernel: the taps and two input planes need 60000 bytes");
+  SweepResult r;
+  for (Json& row : rows) {
+    for (const char* col : {"dims", "volume", "filter", "spill_bytes", "occupancy", "min_ms",
+                            "gflops", "pct_fma_peak", "pct_bandwidth", "rel_l2_error", "note"}) {
+      if (!row.find(col))
+        row.set(col, Json());
+    }
+    r.rows.push_back(row);
+  }
+  std::ostringstream out;
+  print_sweep_table(out, r);
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  ASSERT_EQ(lines.size(), 6u);  // header and one line per point
+  EXPECT_NE(lines[2].find("<- best"), std::string::npos) << lines[2];
+  EXPECT_EQ(lines[5].find("<- best"), std::string::npos) << lines[5];  // auto: same kernel, slower
+  EXPECT_NE(lines[5].find("<- auto"), std::string::npos) << lines[5];
+  EXPECT_NE(lines[4].find("not implementable: tiled kernel: the taps"), std::string::npos)
+      << lines[4];
 }
 
 }  // namespace
