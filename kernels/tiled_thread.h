@@ -166,9 +166,23 @@ NDCONV_HD void tiled_wait(int pending) {
 #endif
 }
 
+/// One float from global to shared memory that is known to exist: cp.async on the GPU (see
+/// tiled_copy), without the null check and the zero-fill operand.
+NDCONV_HD void tiled_copy_valid(float* dst, const float* src) {
+#ifdef __CUDA_ARCH__
+  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared_address), "l"(src));
+#else
+  *dst = *src;
+#endif
+}
+
 /// Load phase 2 (all threads): input plane p = j2 * (KO + K3 - 1) + s of the block's tile (axis-3
-/// index t.o[3] + offset + s, axis-2 index t.o[2] + offset + j2), boundary resolved, zeros beyond
-/// the needed columns. Warps read consecutive x of one tile row (coalesced).
+/// index t.o[3] + offset + s, axis-2 index t.o[2] + offset + j2), boundary resolved. Warps read
+/// consecutive x of one tile row (coalesced). Only the columns the compute phase multiplies are
+/// written (kTileX + K0 - 1 of them): the rest of a row up to the pitch is read by the 128-bit
+/// window loads but never used in an FMA, and copying it cost a third of the plane's copies for
+/// small filters.
 template <typename S>
 NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const float* in,
                                 float* tile, const TileOrigin& t, int p, int tid) {
@@ -189,21 +203,23 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
     float* dst = tile + r * l.pitch;
     const int64_t i1 = boundary_index_hd(t.o[1] + g.offset[1] + r, g.in_extent[1], g.boundary);
     if (i1 < 0 || i2 < 0 || i3 < 0) {
-      for (int c = lane; c < l.pitch; c += 32)
-        tiled_copy(dst + c, nullptr, in);
+      for (int c = lane; c < columns; c += 32)
+        dst[c] = 0.0f;
       continue;
     }
     const float* src = in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3];
     if (x_inside) {
       const float* from = src + (x_first + lane) * s0;
-      for (int c = lane; c < l.pitch; c += 32, from += 32 * s0)
-        tiled_copy(dst + c, c < columns ? from : nullptr, in);
+      for (int c = lane; c < columns; c += 32, from += 32 * s0)
+        tiled_copy_valid(dst + c, from);
       continue;
     }
-    for (int c = lane; c < l.pitch; c += 32) {
-      const int64_t i0 =
-          c < columns ? boundary_index_hd(x_first + c, g.in_extent[0], g.boundary) : -1;
-      tiled_copy(dst + c, i0 >= 0 ? src + i0 * s0 : nullptr, in);
+    for (int c = lane; c < columns; c += 32) {
+      const int64_t i0 = boundary_index_hd(x_first + c, g.in_extent[0], g.boundary);
+      if (i0 >= 0)
+        tiled_copy_valid(dst + c, src + i0 * s0);
+      else
+        dst[c] = 0.0f;
     }
   }
 }
@@ -241,29 +257,63 @@ NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const fl
   }
 }
 
-/// acc[x] += sum_j0 taps[j0] * row[x + j0], x < TX, for K0 = full * TX + kLast taps (kLast in
-/// 1..TX; the row segment and the tap row are in shared memory, 16-byte aligned, readable up to
-/// the next multiple of TX). One warp-uniform compare per block of TX taps.
-template <int TX, int kLast>
-NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
-  float a[TX], b[TX], t[TX];
+/// One block of kTaps taps for every output q of the thread whose tap plane exists in this input
+/// plane (q_first <= q <= q_last, warp-uniform): acc[q][x] += t_q[jj] * w[x + jj], where w is the
+/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * q_step.
+template <typename S, int kTaps>
+NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
+                                     const float (&hi)[S::TX], const float* taps, int q_step,
+                                     int q_first, int q_last) {
+  NDCONV_UNROLL
+  for (int q = 0; q < S::KO; ++q) {
+    if (q < q_first || q > q_last)
+      continue;
+    float t[S::TX];
+    tiled_read<S::TX>(t, taps - q * q_step);
+    tiled_tap_block<S::TX, kTaps>(acc[q], lo, hi, t);
+  }
+}
+
+/// One input row segment against every tap row that uses it: for each output q in
+/// [q_first, q_last], acc[q][x] += sum_j0 taps_q[j0] * row[x + j0], x < TX, with K0 = full * TX +
+/// kLast taps (kLast in 1..TX). The window is read once for all q (TX/4 LDS.128 per block of TX
+/// taps) and slides in two halves that swap roles, so a full block issues KO * TX * TX FFMAs for
+/// TX/4 * (1 + KO) shared loads. Row segment and tap rows are in shared memory, 16-byte aligned,
+/// readable up to the next multiple of TX.
+template <typename S, int kLast>
+NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
+                         int q_step, int q_first, int q_last, int full) {
+  constexpr int TX = S::TX;
+  float a[TX], b[TX];
   tiled_read<TX>(a, row);
   for (int jb = 0;; jb += 2 * TX, full -= 2) {
     tiled_read<TX>(b, row + jb + TX);
-    tiled_read<TX>(t, taps + jb);
     if (full == 0) {
-      tiled_tap_block<TX, kLast>(acc, a, b, t);
+      tiled_tap_block_all_q<S, kLast>(acc, a, b, taps + jb, q_step, q_first, q_last);
       return;
     }
-    tiled_tap_block<TX, TX>(acc, a, b, t);
+    tiled_tap_block_all_q<S, TX>(acc, a, b, taps + jb, q_step, q_first, q_last);
     tiled_read<TX>(a, row + jb + 2 * TX);
-    tiled_read<TX>(t, taps + jb + TX);
     if (full == 1) {
-      tiled_tap_block<TX, kLast>(acc, b, a, t);
+      tiled_tap_block_all_q<S, kLast>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
       return;
     }
-    tiled_tap_block<TX, TX>(acc, b, a, t);
+    tiled_tap_block_all_q<S, TX>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
   }
+}
+
+/// The one-output form of tiled_row (a single accumulator row, e.g. a separable x pass): acc[x] +=
+/// sum_j0 taps[j0] * row[x + j0].
+template <int TX_>
+struct TiledRowShape {
+  static constexpr int TX = TX_;
+  static constexpr int KO = 1;
+};
+
+template <int TX, int kLast>
+NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
+  float(&rows)[1][TX] = *reinterpret_cast<float(*)[1][TX]>(&acc);
+  tiled_row<TiledRowShape<TX>, kLast>(rows, row, taps, 0, 0, 0, full);
 }
 
 /// Taps in the last block of a tap row of K0 taps: 1..TX.
@@ -272,7 +322,9 @@ NDCONV_HD int tiled_last_block_taps(int k0) {
   return k0 - (k0 - 1) / TX * TX;
 }
 
-/// Compute phase for plane p with kLast taps in the last block of every tap row.
+/// Compute phase for plane p with kLast taps in the last block of every tap row. Output q of the
+/// thread takes tap plane j3 = s - q of this plane, so the outputs with a tap here are
+/// q_first..q_last; every tap row j1 reads its input row segment once for all of them.
 template <typename S, int kLast>
 NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
                                         const float* taps_s, const float* tile,
@@ -281,17 +333,14 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
   const int full = (k0 - 1) / S::TX;
   const int per_slice = S::KO + k3 - 1;
   const int j2 = p / per_slice, s = p % per_slice;
-  const float* row0 = tile + ty * l.pitch + tx * S::TX;
-  taps_s += j2 * l.slice_floats;
-  NDCONV_UNROLL
-  for (int q = 0; q < S::KO; ++q) {
-    const int j3 = s - q;
-    if (j3 < 0 || j3 >= k3)
-      continue;  // warp-uniform: plane s holds no tap of output q
-    const float* tap_row = taps_s + j3 * k1 * l.k0_padded;
-    for (int j1 = 0; j1 < k1; ++j1)
-      tiled_row<S::TX, kLast>(acc[q], row0 + j1 * l.pitch, tap_row + j1 * l.k0_padded, full);
-  }
+  const int q_first = s - k3 + 1 > 0 ? s - k3 + 1 : 0;
+  const int q_last = s < S::KO - 1 ? s : S::KO - 1;
+  const int q_step = k1 * l.k0_padded;  // from tap plane j3 to j3 - 1
+  const float* row = tile + ty * l.pitch + tx * S::TX;
+  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded.
+  const float* taps = taps_s + j2 * l.slice_floats + s * q_step;
+  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.k0_padded)
+    tiled_row<S, kLast>(acc, row, taps, q_step, q_first, q_last, full);
 }
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
