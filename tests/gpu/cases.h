@@ -54,6 +54,10 @@ inline std::vector<ShapeCase> shape_cases() {
       {2, {100, 40, 1, 1}, {5, 3, 1, 1}},
       {3, {70, 7, 33, 1}, {3, 2, 4, 1}},
       {4, {67, 3, 2, 21}, {3, 1, 2, 5}},
+      // Wide and tall enough in x and y for whole plane tiles of the tiled kernel (32 x 32
+      // outputs) to lie inside the volume (its load without per-row boundary mapping).
+      {3, {80, 44, 9, 1}, {5, 3, 3, 1}},
+      {4, {41, 36, 3, 4}, {3, 3, 2, 2}},
   };
 }
 
@@ -126,6 +130,29 @@ SeparableFilter random_separable_filter(const ShapeCase& shape, uint64_t seed, K
     }
   }
   return f;
+}
+
+/// The backend's separable problem for a request (see make_problem): convolution reverses each
+/// axis's taps, `same` reads from -anchor; axes without taps keep offset 0.
+inline detail::SeparableProblem make_separable_problem(const ConstVolumeView& in,
+                                                       const VolumeView& out,
+                                                       const SeparableFilter& f, Operation op,
+                                                       OutputRegion region, Boundary b) {
+  detail::SeparableProblem p;
+  p.input = in;
+  p.output = out;
+  p.boundary = b;
+  for (int a = 0; a < in.dims; ++a) {
+    p.taps[a] = f.taps[a];
+    if (p.taps[a].empty())
+      continue;
+    const int64_t k = static_cast<int64_t>(p.taps[a].size());
+    if (op == Operation::Convolution)
+      std::reverse(p.taps[a].begin(), p.taps[a].end());
+    const int64_t anchor = op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
+    p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
+  }
+  return p;
 }
 
 /// Counts voxels where `got` and `ref` disagree on being NaN, or differ by more than `tolerance`

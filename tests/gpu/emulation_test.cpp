@@ -203,20 +203,8 @@ TEST_P(SeparableEmulation, MatchesReference) {
         poison(out);
         const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
 
-        detail::SeparableProblem p;
-        p.input = in_view;
-        p.output = out_view;
-        p.boundary = b;
-        for (int a = 0; a < shape.dims; ++a) {
-          p.taps[a] = f.taps[a];
-          if (p.taps[a].empty())
-            continue;
-          const int64_t k = filter_extent[a];
-          if (op == Operation::Convolution)
-            std::reverse(p.taps[a].begin(), p.taps[a].end());
-          const int64_t anchor = op == Operation::Correlation ? k / 2 : k - 1 - k / 2;
-          p.offset[a] = region == OutputRegion::Same ? -anchor : 0;
-        }
+        const detail::SeparableProblem p =
+            make_separable_problem(in_view, out_view, f, op, region, b);
         const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
             p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels);
         emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),

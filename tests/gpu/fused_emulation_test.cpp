@@ -1,0 +1,127 @@
+// Host emulation of the fused separable kernel (CI, no GPU): dims 2, 3 and 4 (no t filter), filter
+// extents 1, 2, 3, 5 and 17 per axis, mixed, skipped axes, every boundary, convolution and
+// correlation, `same` and `valid`, volumes smaller than a tile, odd sizes larger than one, one or
+// several z chunks, shrunken grids; against the float64 reference with fresh random data and
+// NaN-poisoned outputs. Two shapes: the launcher's (32 x 16 columns, 2 plane buffers) and a
+// one-warp shape with 3 buffers, so the schedule is tested apart from the arithmetic.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "cases.h"
+#include "cuda/fused_plan.h"
+#include "emulate_fused.h"
+#include "reference.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                    Boundary::Periodic};
+
+std::vector<ShapeCase> fused_cases() {
+  return {
+      {2, {37, 23, 1, 1}, {3, 2, 1, 1}},
+      {2, {13, 9, 1, 1}, {17, 5, 1, 1}},    // filter wider than the volume
+      {2, {70, 41, 1, 1}, {17, 17, 1, 1}},  // several tiles, odd sizes
+      {3, {19, 11, 13, 1}, {3, 3, 3, 1}},
+      {3, {9, 7, 5, 1}, {2, 17, 1, 1}},     // smaller than a tile
+      {3, {21, 6, 70, 1}, {17, 3, 17, 1}},  // Gaussian-like x and z, several z chunks
+      {3, {67, 35, 17, 1}, {5, 17, 2, 1}},
+      {3, {1, 21, 9, 1}, {3, 4, 2, 1}},  // one column
+      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},  // nothing to filter
+      {4, {9, 5, 7, 6}, {3, 3, 5, 1}},   // frames filtered independently
+  };
+}
+
+using FusedParam = std::tuple<ShapeCase, int /*shape: 0 launcher's, 1 one warp*/>;
+
+class FusedEmulation : public ::testing::TestWithParam<FusedParam> {};
+
+TEST_P(FusedEmulation, MatchesReference) {
+  const auto& [shape, which] = GetParam();
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        // Extent-1 axes are skipped or kept (a single tap, a scale) depending on the seed.
+        Index filter_extent;
+        const SeparableFilter f = random_separable_filter(
+            shape, seed, [&](int a) { return a < 3 && (shape.filter[a] > 1 || seed % 3 == 0); },
+            filter_extent);
+        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
+        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+        poison(out);
+        const detail::SeparableProblem p = make_separable_problem(
+            in_view, make_view(out.data(), shape.dims, out_extent), f, op, region, b);
+        const cuda_backend::FusedPlan plan = cuda_backend::plan_fused(p);
+        ASSERT_TRUE(plan.usable) << plan.reason;
+        // Resident blocks: one (a single z chunk per column) or many (several chunks).
+        const int64_t slots = seed % 2 == 0 ? 1 : 1000;
+        const bool small_grid = (seed / 2) % 2 != 0;
+        if (which == 0)
+          emulate_fused<cuda_backend::FusedDefaultShape>(plan.geometry, in.data(), out.data(),
+                                                         plan.taps.data(), slots, small_grid);
+        else
+          emulate_fused<kernels::FusedShape<16, 8, 3>>(plan.geometry, in.data(), out.data(),
+                                                       plan.taps.data(), slots, small_grid);
+        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << shape << " shape " << which << " " << to_string(b) << " " << to_string(op) << " "
+            << to_string(region) << " slots=" << slots << " seed=" << seed;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedEmulation,
+                         ::testing::Combine(::testing::ValuesIn(fused_cases()),
+                                            ::testing::Values(0, 1)));
+
+// Which problems the fused kernel takes: 2D, 3D, 4D without a t filter; not a t filter.
+TEST(FusedPlan, CoversTwoToFourDimensionsWithoutT) {
+  std::vector<float> in(6 * 5 * 4 * 3, 1.0f), out(in.size());
+  detail::SeparableProblem p;
+  p.input = make_view<const float>(in.data(), 4, {6, 5, 4, 3});
+  p.output = make_view(out.data(), 4, {6, 5, 4, 3});
+  p.taps[0] = {1.0f, 2.0f, 1.0f};
+  p.taps[2] = {1.0f, 1.0f};
+  const cuda_backend::FusedPlan plan = cuda_backend::plan_fused(p);
+  ASSERT_TRUE(plan.usable) << plan.reason;
+  EXPECT_EQ(plan.geometry.filter_extent[0], 3);
+  EXPECT_EQ(plan.geometry.filter_extent[1], 1);  // skipped: one tap of 1
+  EXPECT_EQ(plan.geometry.filter_extent[2], 2);
+  EXPECT_EQ(plan.taps, (std::vector<float>{1.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}));
+  p.taps[3] = {1.0f, 1.0f, 1.0f};
+  EXPECT_FALSE(cuda_backend::plan_fused(p).usable);
+}
+
+// The launcher's shape for the Gaussian (256^3, 17 taps per axis): 512 blocks of 64
+// outputs along z on an H100's 132 SMs x 4 blocks, shared memory within 4 blocks per SM.
+TEST(FusedPlan, GaussianLayoutFillsOneWave) {
+  kernels::Geometry g{};
+  for (int a = 0; a < 3; ++a) {
+    g.in_extent[a] = g.out_extent[a] = 256;
+    g.filter_extent[a] = 17;
+    g.offset[a] = -8;
+  }
+  g.in_extent[3] = g.out_extent[3] = 1;
+  using S = cuda_backend::FusedDefaultShape;
+  const kernels::FusedLayout l = kernels::fused_layout<S>(g, kernels::fused_chunk<S>(g, 132 * 4));
+  EXPECT_EQ(l.chunk, 64);
+  int64_t counts[3];
+  kernels::fused_block_counts<S>(g, l, counts);
+  EXPECT_EQ(counts[0] * counts[1] * counts[2], 512);
+  const int64_t bytes = l.total_floats * static_cast<int64_t>(sizeof(float));
+  EXPECT_LE(4 * (bytes + 1024), 228 * 1024) << bytes;  // 1 KiB reserved per block
+}
+
+}  // namespace
+}  // namespace ndconv::test
