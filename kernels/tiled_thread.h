@@ -199,6 +199,20 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
   // times the FMAs it feeds for small filters).
   const bool x_inside = x_first >= 0 && x_first + columns <= g.in_extent[0];
   const int64_t s0 = g.in_stride[0];
+  const int64_t y_first = t.o[1] + g.offset[1];
+  if (x_inside && i2 >= 0 && i3 >= 0 && y_first >= 0 && y_first + l.rows <= g.in_extent[1]) {
+    // The whole plane tile lies inside the volume (most tiles of a large volume): every address
+    // is an increment of the previous one, no boundary mapping per row.
+    const int64_t s1 = g.in_stride[1];
+    const float* from = in + i2 * g.in_stride[2] + i3 * g.in_stride[3] + (y_first + tid / 32) * s1 +
+                        (x_first + lane) * s0;
+    float* dst = tile + (tid / 32) * l.pitch + lane;
+    for (int r = tid / 32; r < l.rows; r += warps, from += warps * s1, dst += warps * l.pitch) {
+      for (int c = 0; c + lane < columns; c += 32)
+        tiled_copy_valid(dst + c, from + c * s0);
+    }
+    return;
+  }
   for (int r = tid / 32; r < l.rows; r += warps) {
     float* dst = tile + r * l.pitch;
     const int64_t i1 = boundary_index_hd(t.o[1] + g.offset[1] + r, g.in_extent[1], g.boundary);
