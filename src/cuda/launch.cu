@@ -18,6 +18,7 @@
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
+#include "cuda/launch_fused.h"
 #include "cuda/plan.h"
 #include "engine/ko_rule.h"
 #include "kernels/kernels.cuh"
@@ -524,6 +525,18 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
 LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
                                    void* stream_handle, int outputs_per_thread) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  // The fused x/y/z kernel (launch_fused.cu) where it can implement the problem, unless
+  // NDCONV_CUDA_SEPARABLE names the pass-by-pass kernels (blocked, tiled, tiled-x) or the caller
+  // forces a KO for those passes; why it was not used then leads the plan's reason.
+  const char* separable_env = std::getenv("NDCONV_CUDA_SEPARABLE");
+  const std::string separable_choice = separable_env != nullptr ? separable_env : "";
+  std::string not_fused;
+  if (separable_choice == "fused" || (separable_choice.empty() && outputs_per_thread == 0)) {
+    LaunchPlan fused;
+    if (launch_fused_separable(p, device, stream_handle, fused, not_fused))
+      return fused;
+    not_fused = "not fused: " + not_fused + "; ";
+  }
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   int last_ko = 0;
   const SeparablePlan plan = plan_separable(
@@ -567,7 +580,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   LaunchPlan result;
   result.outputs_per_thread = last_ko;
   result.taps_in_constant = true;
-  result.reason = reasons;
+  result.reason = not_fused + reasons;
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);

@@ -2,8 +2,9 @@
 // extents 1, 2, 3, 5 and 17 per axis, mixed, skipped axes, every boundary, convolution and
 // correlation, `same` and `valid`, volumes smaller than a tile, odd sizes larger than one, one or
 // several z chunks, shrunken grids; against the float64 reference with fresh random data and
-// NaN-poisoned outputs. Two shapes: the launcher's (32 x 16 columns, 2 plane buffers) and a
-// one-warp shape with 3 buffers, so the schedule is tested apart from the arithmetic.
+// NaN-poisoned outputs. Three shapes: the launcher's two (32 x 32 and 32 x 16 columns, 2 plane
+// buffers) and a one-warp shape with 3 buffers, so the schedule is tested apart from the
+// arithmetic.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,22 +23,8 @@ constexpr double kTolerance = 1e-5;
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                     Boundary::Periodic};
 
-std::vector<ShapeCase> fused_cases() {
-  return {
-      {2, {37, 23, 1, 1}, {3, 2, 1, 1}},
-      {2, {13, 9, 1, 1}, {17, 5, 1, 1}},    // filter wider than the volume
-      {2, {70, 41, 1, 1}, {17, 17, 1, 1}},  // several tiles, odd sizes
-      {3, {19, 11, 13, 1}, {3, 3, 3, 1}},
-      {3, {9, 7, 5, 1}, {2, 17, 1, 1}},     // smaller than a tile
-      {3, {21, 6, 70, 1}, {17, 3, 17, 1}},  // Gaussian-like x and z, several z chunks
-      {3, {67, 35, 17, 1}, {5, 17, 2, 1}},
-      {3, {1, 21, 9, 1}, {3, 4, 2, 1}},  // one column
-      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},  // nothing to filter
-      {4, {9, 5, 7, 6}, {3, 3, 5, 1}},   // frames filtered independently
-  };
-}
-
-using FusedParam = std::tuple<ShapeCase, int /*shape: 0 launcher's, 1 one warp*/>;
+/// Shape 0: the launcher's default (32 x 32), 1: its 32 x 16 alternative, 2: one warp, 3 buffers.
+using FusedParam = std::tuple<ShapeCase, int>;
 
 class FusedEmulation : public ::testing::TestWithParam<FusedParam> {};
 
@@ -69,6 +56,9 @@ TEST_P(FusedEmulation, MatchesReference) {
         if (which == 0)
           emulate_fused<cuda_backend::FusedDefaultShape>(plan.geometry, in.data(), out.data(),
                                                          plan.taps.data(), slots, small_grid);
+        else if (which == 1)
+          emulate_fused<cuda_backend::FusedShortShape>(plan.geometry, in.data(), out.data(),
+                                                       plan.taps.data(), slots, small_grid);
         else
           emulate_fused<kernels::FusedShape<16, 8, 3>>(plan.geometry, in.data(), out.data(),
                                                        plan.taps.data(), slots, small_grid);
@@ -83,7 +73,7 @@ TEST_P(FusedEmulation, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedEmulation,
                          ::testing::Combine(::testing::ValuesIn(fused_cases()),
-                                            ::testing::Values(0, 1)));
+                                            ::testing::Values(0, 1, 2)));
 
 // Which problems the fused kernel takes: 2D, 3D, 4D without a t filter; not a t filter.
 TEST(FusedPlan, CoversTwoToFourDimensionsWithoutT) {
@@ -103,9 +93,11 @@ TEST(FusedPlan, CoversTwoToFourDimensionsWithoutT) {
   EXPECT_FALSE(cuda_backend::plan_fused(p).usable);
 }
 
-// The launcher's shape for the Gaussian (256^3, 17 taps per axis): 512 blocks of 64
-// outputs along z on an H100's 132 SMs x 4 blocks, shared memory within 4 blocks per SM.
-TEST(FusedPlan, GaussianLayoutFillsOneWave) {
+// The launcher's shapes for the Gaussian (256^3, 17 taps per axis) on an H100 (132 SMs,
+// 228 KiB of shared memory per SM, 1 KiB reserved per block): chunks of 64 outputs along z, one
+// wave of blocks, the blocks per SM the shared memory allows.
+template <typename S>
+void expect_one_wave(int blocks_per_sm, int64_t blocks) {
   kernels::Geometry g{};
   for (int a = 0; a < 3; ++a) {
     g.in_extent[a] = g.out_extent[a] = 256;
@@ -113,14 +105,20 @@ TEST(FusedPlan, GaussianLayoutFillsOneWave) {
     g.offset[a] = -8;
   }
   g.in_extent[3] = g.out_extent[3] = 1;
-  using S = cuda_backend::FusedDefaultShape;
-  const kernels::FusedLayout l = kernels::fused_layout<S>(g, kernels::fused_chunk<S>(g, 132 * 4));
+  const kernels::FusedLayout l =
+      kernels::fused_layout<S>(g, kernels::fused_chunk<S>(g, 132 * blocks_per_sm));
   EXPECT_EQ(l.chunk, 64);
   int64_t counts[3];
   kernels::fused_block_counts<S>(g, l, counts);
-  EXPECT_EQ(counts[0] * counts[1] * counts[2], 512);
+  EXPECT_EQ(counts[0] * counts[1] * counts[2], blocks);
   const int64_t bytes = l.total_floats * static_cast<int64_t>(sizeof(float));
-  EXPECT_LE(4 * (bytes + 1024), 228 * 1024) << bytes;  // 1 KiB reserved per block
+  EXPECT_LE(blocks_per_sm * (bytes + 1024), 228 * 1024) << bytes;
+  EXPECT_GT((blocks_per_sm + 1) * (bytes + 1024), 228 * 1024) << bytes;
+}
+
+TEST(FusedPlan, GaussianLayoutFillsOneWave) {
+  expect_one_wave<cuda_backend::FusedDefaultShape>(2, 256);
+  expect_one_wave<cuda_backend::FusedShortShape>(4, 512);
 }
 
 }  // namespace
