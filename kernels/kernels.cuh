@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   // Plane buffer b (0 or 1) starts at tile0 + b * l.tile_floats (arithmetic, not an array of two
   // pointers: a run-time index into one would put it in local memory).
   float* const tile0 = taps_s + l.tap_floats;
+  int* const maps = reinterpret_cast<int*>(tile0 + 2 * l.tile_floats);
   const int tid = threadIdx.x;
   const int tx = tid % S::BX, ty = tid / S::BX;
   int64_t counts[3];
@@ -93,12 +94,14 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 #pragma unroll
         for (int x = 0; x < S::TX; ++x)
           acc[q][x] = 0.0f;
-      tiled_load_plane<S>(g, l, in, tile0, t, 0, tid);
+      tiled_load_maps<S>(g, l, t, maps, tid);
+      __syncthreads();  // the maps are read by every thread's plane loads
+      tiled_load_plane<S>(g, l, in, tile0, maps, t, 0, tid);
       tiled_commit();
       for (int p = 0; p < planes; ++p) {
         // Buffer (p + 1) % 2 was last read in iteration p - 1, which ended with a barrier.
         if (p + 1 < planes) {
-          tiled_load_plane<S>(g, l, in, tile0 + ((p + 1) & 1) * l.tile_floats, t, p + 1, tid);
+          tiled_load_plane<S>(g, l, in, tile0 + ((p + 1) & 1) * l.tile_floats, maps, t, p + 1, tid);
           tiled_commit();
           tiled_wait(1);  // this thread's copies of plane p are done
         } else {

@@ -84,7 +84,8 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
                             std::numeric_limits<float>::quiet_NaN());
   float* taps_s = shared.data();
-  float* tile = shared.data() + l.tap_floats;  // two plane buffers
+  float* tile = shared.data() + l.tap_floats;                  // two plane buffers
+  std::vector<int> maps(static_cast<size_t>(l.map_ints), -2);  // the device keeps them in shared
   std::vector<float> acc(static_cast<size_t>(S::kThreads * S::KO * S::TX));
   using Acc = float[S::KO][S::TX];
   auto thread_acc = [&](int tid) -> Acc& {
@@ -104,11 +105,14 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
             const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
             std::fill(acc.begin(), acc.end(), 0.0f);
             for (int tid = 0; tid < S::kThreads; ++tid)
-              kernels::tiled_load_plane<S>(g, l, in, tiles[0], t, 0, tid);
+              kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
+            for (int tid = 0; tid < S::kThreads; ++tid)
+              kernels::tiled_load_plane<S>(g, l, in, tiles[0], maps.data(), t, 0, tid);
             for (int p = 0; p < planes; ++p) {
               if (p + 1 < planes) {
                 for (int tid = 0; tid < S::kThreads; ++tid)
-                  kernels::tiled_load_plane<S>(g, l, in, tiles[(p + 1) & 1], t, p + 1, tid);
+                  kernels::tiled_load_plane<S>(g, l, in, tiles[(p + 1) & 1], maps.data(), t, p + 1,
+                                               tid);
               }
               for (int tid = 0; tid < S::kThreads; ++tid)
                 kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid), p,
