@@ -173,6 +173,33 @@ inline detail::SeparableProblem make_separable_problem(const ConstVolumeView& in
   return p;
 }
 
+inline constexpr Boundary kAllBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                              Boundary::Periodic};
+
+/// Calls fn(boundary, operation, region) for every boundary, correlation and convolution, `same`
+/// and, where the filter fits in the volume, `valid`.
+template <typename Fn>
+void for_each_request(const ShapeCase& shape, Fn fn) {
+  for (Boundary b : kAllBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        fn(b, op, region);
+      }
+    }
+  }
+}
+
+/// The fused kernel's tests' filter: axes x, y, z with extent > 1, and extent-1 ones (a single
+/// tap: a scale) when seed % 3 == 0; never t (the fused kernel does not filter along t).
+inline SeparableFilter random_fused_filter(const ShapeCase& shape, uint64_t seed,
+                                           Index& filter_extent) {
+  return random_separable_filter(
+      shape, seed, [&](int a) { return a < 3 && (shape.filter[a] > 1 || seed % 3 == 0); },
+      filter_extent);
+}
+
 /// Counts voxels where `got` and `ref` disagree on being NaN, or differ by more than `tolerance`
 /// (relative to the largest magnitude of ref) where both are finite.
 inline int64_t nan_mask_mismatches(const std::vector<float>& got, const std::vector<double>& ref,

@@ -20,8 +20,6 @@ namespace ndconv::test {
 namespace {
 
 constexpr double kTolerance = 1e-5;
-constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
 
 /// Shape 0: the launcher's default (32 x 32), 1: its 32 x 16 alternative, 2: one warp, 3 buffers.
 using FusedParam = std::tuple<ShapeCase, int>;
@@ -29,46 +27,38 @@ using FusedParam = std::tuple<ShapeCase, int>;
 class FusedEmulation : public ::testing::TestWithParam<FusedParam> {};
 
 TEST_P(FusedEmulation, MatchesReference) {
-  const auto& [shape, which] = GetParam();
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-        // Extent-1 axes are skipped or kept (a single tap, a scale) depending on the seed.
-        Index filter_extent;
-        const SeparableFilter f = random_separable_filter(
-            shape, seed, [&](int a) { return a < 3 && (shape.filter[a] > 1 || seed % 3 == 0); },
-            filter_extent);
-        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
-        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-        poison(out);
-        const detail::SeparableProblem p = make_separable_problem(
-            in_view, make_view(out.data(), shape.dims, out_extent), f, op, region, b);
-        const cuda_backend::FusedPlan plan = cuda_backend::plan_fused(p);
-        ASSERT_TRUE(plan.usable) << plan.reason;
-        // Resident blocks: one (a single z chunk per column) or many (several chunks).
-        const int64_t slots = seed % 2 == 0 ? 1 : 1000;
-        const bool small_grid = (seed / 2) % 2 != 0;
-        if (which == 0)
-          emulate_fused<cuda_backend::FusedDefaultShape>(plan.geometry, in.data(), out.data(),
-                                                         plan.taps.data(), slots, small_grid);
-        else if (which == 1)
-          emulate_fused<cuda_backend::FusedShortShape>(plan.geometry, in.data(), out.data(),
-                                                       plan.taps.data(), slots, small_grid);
-        else
-          emulate_fused<kernels::FusedShape<16, 8, 3>>(plan.geometry, in.data(), out.data(),
-                                                       plan.taps.data(), slots, small_grid);
-        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " shape " << which << " " << to_string(b) << " " << to_string(op) << " "
-            << to_string(region) << " slots=" << slots << " seed=" << seed;
-      }
-    }
-  }
+  const ShapeCase& shape = std::get<0>(GetParam());
+  const int which = std::get<1>(GetParam());
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+    const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+    Index filter_extent;
+    const SeparableFilter f = random_fused_filter(shape, seed, filter_extent);
+    const Index out_extent = reference_output_extent(in_view, filter_extent, region);
+    std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+    poison(out);
+    const detail::SeparableProblem p = make_separable_problem(
+        in_view, make_view(out.data(), shape.dims, out_extent), f, op, region, b);
+    const cuda_backend::FusedPlan plan = cuda_backend::plan_fused(p);
+    ASSERT_TRUE(plan.usable) << plan.reason;
+    // Resident blocks: one (a single z chunk per column) or many (several chunks).
+    const int64_t slots = seed % 2 == 0 ? 1 : 1000;
+    const bool small_grid = (seed / 2) % 2 != 0;
+    if (which == 0)
+      emulate_fused<cuda_backend::FusedDefaultShape>(plan.geometry, in.data(), out.data(),
+                                                     plan.taps.data(), slots, small_grid);
+    else if (which == 1)
+      emulate_fused<cuda_backend::FusedShortShape>(plan.geometry, in.data(), out.data(),
+                                                   plan.taps.data(), slots, small_grid);
+    else
+      emulate_fused<kernels::FusedShape<16, 8, 3>>(plan.geometry, in.data(), out.data(),
+                                                   plan.taps.data(), slots, small_grid);
+    const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+    EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+        << shape << " shape " << which << " " << to_string(b) << " " << to_string(op) << " "
+        << to_string(region) << " slots=" << slots << " seed=" << seed;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedEmulation,

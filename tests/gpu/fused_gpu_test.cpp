@@ -12,21 +12,13 @@
 #include "cases.h"
 #include "ndconv/engine.h"
 #include "reference.h"
+#include "require_gpu.h"
 #include "test_data.h"
 
 namespace ndconv::test {
 namespace {
 
 constexpr double kTolerance = 1e-5;
-constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
-
-#define NDCONV_REQUIRE_GPU()                               \
-  do {                                                     \
-    const CudaStatus status_ = cuda_status();              \
-    if (!status_.usable)                                   \
-      GTEST_SKIP() << "no usable GPU: " << status_.reason; \
-  } while (0)
 
 std::string all_notes(const RunReport& r) {
   std::string s;
@@ -61,35 +53,27 @@ class CudaFused : public ::testing::TestWithParam<ShapeCase> {};
 TEST_P(CudaFused, MatchesReferenceAndThePassByPassKernels) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase& shape = GetParam();
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        Index filter_extent;
-        const SeparableFilter f = random_separable_filter(
-            shape, seed, [&](int a) { return a < 3 && (shape.filter[a] > 1 || seed % 3 == 0); },
-            filter_extent);
-        RunReport fused_report, passes_report;
-        const std::vector<float> fused =
-            gpu_separable(shape, in, f, filter_extent, op, b, region, "", fused_report);
-        const std::vector<float> passes =
-            gpu_separable(shape, in, f, filter_extent, op, b, region, "blocked", passes_report);
-        const std::vector<double> ref =
-            reference_separable(make_view(in.data(), shape.dims, shape.volume), f, op, b, region);
-        const std::string what = std::string(to_string(b)) + " " + to_string(op) + " " +
-                                 to_string(region) + " seed=" + std::to_string(seed);
-        EXPECT_LT(relative_l2_error(fused, ref), kTolerance) << shape << " fused " << what;
-        EXPECT_LT(relative_l2_error(passes, ref), kTolerance) << shape << " passes " << what;
-        EXPECT_NE(all_notes(fused_report).find("fused xyz"), std::string::npos)
-            << all_notes(fused_report);
-        EXPECT_EQ(all_notes(passes_report).find("fused"), std::string::npos)
-            << all_notes(passes_report);
-      }
-    }
-  }
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+    Index filter_extent;
+    const SeparableFilter f = random_fused_filter(shape, seed, filter_extent);
+    RunReport fused_report, passes_report;
+    const std::vector<float> fused =
+        gpu_separable(shape, in, f, filter_extent, op, b, region, "", fused_report);
+    const std::vector<float> passes =
+        gpu_separable(shape, in, f, filter_extent, op, b, region, "blocked", passes_report);
+    const std::vector<double> ref =
+        reference_separable(make_view(in.data(), shape.dims, shape.volume), f, op, b, region);
+    const std::string what = std::string(to_string(b)) + " " + to_string(op) + " " +
+                             to_string(region) + " seed=" + std::to_string(seed);
+    EXPECT_LT(relative_l2_error(fused, ref), kTolerance) << shape << " fused " << what;
+    EXPECT_LT(relative_l2_error(passes, ref), kTolerance) << shape << " passes " << what;
+    EXPECT_NE(all_notes(fused_report).find("fused xyz"), std::string::npos)
+        << all_notes(fused_report);
+    EXPECT_EQ(all_notes(passes_report).find("fused"), std::string::npos)
+        << all_notes(passes_report);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaFused, ::testing::ValuesIn(fused_cases()));
@@ -99,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaFused, ::testing::ValuesIn(fused_cases()));
 TEST(CudaFusedLarge, SeventeenTapsPerAxis) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase s{3, {45, 37, 70, 1}, {17, 17, 17, 1}};
-  for (Boundary b : kBoundaries) {
+  for (Boundary b : kAllBoundaries) {
     const uint64_t seed = fresh_seed();
     const std::vector<float> in = random_values(voxels(3, s.volume), seed);
     Index filter_extent;

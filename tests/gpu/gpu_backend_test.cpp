@@ -16,6 +16,7 @@
 #include "engine/cuda_backend.h"
 #include "ndconv/engine.h"
 #include "reference.h"
+#include "require_gpu.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -24,13 +25,6 @@ namespace {
 constexpr double kTolerance = 1e-5;  // float32 lands near 1e-6
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                     Boundary::Periodic};
-
-#define NDCONV_REQUIRE_GPU()                               \
-  do {                                                     \
-    const CudaStatus status_ = cuda_status();              \
-    if (!status_.usable)                                   \
-      GTEST_SKIP() << "no usable GPU: " << status_.reason; \
-  } while (0)
 
 Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko) {
   Options o;
