@@ -188,41 +188,50 @@ NDCONV_HD int fused_stage(const FusedLayout& l, int p) {
 }
 
 /// Load phase 2 (all threads): input plane p of the block tile t into its buffer, boundary
-/// resolved (zeros where the boundary gives zero). Warps take rows, lanes consecutive x
-/// (coalesced). Only the `columns` the x pass multiplies are written (16-byte copies may write up
-/// to 3 more, still within the pitch).
+/// resolved (zeros where the boundary gives zero). Each lane copies quads (4 floats) of one row;
+/// a row of up to 32 quads takes that many lanes and a warp covers 32 / quads rows at once (48
+/// columns: 12 lanes, 2 rows per instruction instead of 1, so the per-row address work is paid
+/// once per 2 rows). Lanes of a row read consecutive x (coalesced). Only the `columns` the x pass
+/// multiplies are written (16-byte copies may write up to 3 more, still within the pitch).
 template <typename S>
 NDCONV_HD void fused_load_plane(const Geometry& g, const FusedLayout& l, const float* in,
                                 float* shared, const TileOrigin& t, int p, int tid) {
+  const int quads = (l.columns + 3) / 4;
+  const int row_lanes = quads < 32 ? quads : 32;
+  const int rows_per_warp = 32 / row_lanes;
+  const int lane = tid % 32;
+  const int lane_row = lane / row_lanes, lane_quad = lane % row_lanes;
+  if (lane_row >= rows_per_warp)
+    return;  // lanes past the last whole row of the warp
   float* tile = shared + fused_stage<S>(l, p);
   const int64_t iz = boundary_index_hd(t.o[2] + g.offset[2] + p, g.in_extent[2], g.boundary);
-  const int warps = S::kThreads / 32;
-  const int lane = tid % 32;
   const int64_t x_first = t.o[0] + g.offset[0];
   const int64_t s0 = g.in_stride[0];
-  const int quads = (l.columns + 3) / 4;
   // A row inside the volume along x (with the 3 floats a last 16-byte copy may add), contiguous
   // and 16-byte aligned is copied 4 floats at a time without per-element mapping.
   const bool inside = x_first >= 0 && x_first + l.columns <= g.in_extent[0];
   const bool wide_inside = s0 == 1 && x_first >= 0 && x_first + 4 * quads <= g.in_extent[0];
-  for (int r = tid / 32; r < l.rows; r += warps) {
+  const int row_step = S::kThreads / 32 * rows_per_warp;
+  for (int r = tid / 32 * rows_per_warp + lane_row; r < l.rows; r += row_step) {
     float* dst = tile + r * l.pitch;
     const int64_t iy = boundary_index_hd(t.o[1] + g.offset[1] + r, g.in_extent[1], g.boundary);
     if (iy < 0 || iz < 0) {
-      for (int c = 4 * lane; c < l.columns; c += 4 * 32)
-        fused_copy16(dst + c, nullptr);
+      for (int q = lane_quad; q < quads; q += row_lanes)
+        fused_copy16(dst + 4 * q, nullptr);
       continue;
     }
     const float* src = in + iy * g.in_stride[1] + iz * g.in_stride[2] + t.o[3] * g.in_stride[3];
     if (wide_inside && reinterpret_cast<uintptr_t>(src + x_first) % 16 == 0) {
-      for (int c = 4 * lane; c < l.columns; c += 4 * 32)
-        fused_copy16(dst + c, src + x_first + c);
+      for (int q = lane_quad; q < quads; q += row_lanes)
+        fused_copy16(dst + 4 * q, src + x_first + 4 * q);
       continue;
     }
-    for (int c = lane; c < l.columns; c += 32) {
-      const int64_t ix =
-          inside ? x_first + c : boundary_index_hd(x_first + c, g.in_extent[0], g.boundary);
-      tiled_copy(dst + c, ix >= 0 ? src + ix * s0 : nullptr, in);
+    for (int q = lane_quad; q < quads; q += row_lanes) {
+      for (int c = 4 * q; c < 4 * q + 4 && c < l.columns; ++c) {
+        const int64_t ix =
+            inside ? x_first + c : boundary_index_hd(x_first + c, g.in_extent[0], g.boundary);
+        tiled_copy(dst + c, ix >= 0 ? src + ix * s0 : nullptr, in);
+      }
     }
   }
 }

@@ -73,9 +73,10 @@ inline std::vector<ShapeCase> fused_cases() {
       {3, {9, 7, 5, 1}, {2, 17, 1, 1}},     // smaller than a tile
       {3, {21, 6, 70, 1}, {17, 3, 17, 1}},  // Gaussian-like x and z, several z chunks
       {3, {67, 35, 17, 1}, {5, 17, 2, 1}},
-      {3, {1, 21, 9, 1}, {3, 4, 2, 1}},  // one column
-      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},  // nothing to filter
-      {4, {9, 5, 7, 6}, {3, 3, 5, 1}},   // frames filtered independently
+      {3, {1, 21, 9, 1}, {3, 4, 2, 1}},      // one column
+      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},      // nothing to filter
+      {3, {100, 18, 20, 1}, {17, 3, 5, 1}},  // interior tiles take 16-byte row copies
+      {4, {9, 5, 7, 6}, {3, 3, 5, 1}},       // frames filtered independently
   };
 }
 
