@@ -36,10 +36,12 @@ tail -3 "$out/gpu_tests.log"
 
 echo "== bench $(date -u)"
 "$perf" bench --json "$out/bench.json"
-for k in blocked tiled; do
+for k in blocked tiled tiled-x; do
   echo "== gauss3d_s2 with NDCONV_CUDA_SEPARABLE=$k"
   NDCONV_CUDA_SEPARABLE=$k "$perf" bench --quick --workload gauss3d_s2 2>&1 | grep -E "gauss3d|device:"
 done
+echo "== gauss3d_s2 with the fused kernel's 32x16 shape (NDCONV_CUDA_FUSED_ROWS=16)"
+NDCONV_CUDA_FUSED_ROWS=16 "$perf" bench --quick --workload gauss3d_s2 2>&1 | grep -E "gauss3d|device:"
 
 if [[ $mode == final ]]; then
   echo "== compute-sanitizer $(date -u)"
@@ -50,6 +52,12 @@ if [[ $mode == final ]]; then
     compute-sanitizer --tool racecheck "$tests" \
       --gtest_filter='CudaDense.Nan*:AllKo/CudaDense.MatchesReference/6:AllKo/CudaDense.MatchesReference/100:AllKo/CudaDense.MatchesReference/102:AllKo/CudaSeparable.MatchesReference/6:AllKo/CudaSeparable.MatchesReference/96:AllKo/CudaSeparable.MatchesReference/101:AllKo/CudaSeparable.MatchesReference/102' \
       --gtest_brief=1 2>&1 | tail -4
+    # The fused separable kernel: cp.async pipeline, two barriers per plane, per-thread rings.
+    compute-sanitizer --tool racecheck "$tests" \
+      --gtest_filter='Shapes/CudaFused.*/2:Shapes/CudaFused.*/5:Shapes/CudaFused.*/9:CudaFusedLarge.*' \
+      --gtest_brief=1 2>&1 | tail -4
+    compute-sanitizer --tool memcheck "$tests" --gtest_filter='*CudaFused*' --gtest_brief=1 2>&1 |
+      tail -4
   } >"$out/sanitizer.log" 2>&1
   cat "$out/sanitizer.log"
   echo "== study sweep, bench and peers $(date -u)"
