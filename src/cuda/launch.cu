@@ -142,8 +142,9 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
 // before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
 // NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
-// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); unset or
-// "tiled-x": the x pass on the tiled kernel, the others blocked.
+// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x":
+// the x pass on the tiled kernel, the others blocked, which is also what runs when the fused
+// kernel (unset or "fused": launch_separable_device) cannot implement the problem.
 SeparableKernels separable_kernels() {
   const char* v = std::getenv("NDCONV_CUDA_SEPARABLE");
   const std::string s = v != nullptr ? v : "";
