@@ -113,14 +113,14 @@ struct TiledEntry {
 
 // (TX, KO, BX, BY). The 64-row entries (TX 16) are an experiment selected by
 // NDCONV_CUDA_TILED_TX=16 (ko_rule.h); the others are the default. Throughput: NVIDIA H100 80GB
-// HBM3, CUDA 13.0, float32, zero boundary, % of the FMA peak measured in the same run (64.9
-// TFLOP/s), docs/gpu-validation/tiled4-bench.json.
+// HBM3, CUDA 13.0, float32, zero boundary, median device time, % of the FMA peak measured in the
+// same run (64.6 TFLOP/s), kernels of commit cb114dd (docs/performance.md, "Third pass").
 const TiledEntry kTiledTable[] = {
-    // forced KO 8: 256^3 11^3 2.03 ms 34.0%, 5^3 12.8%; 96^3x16 7^4 21.4%
+    // forced KO 8: 256^3 11^3 1.50 ms 46.1%, 5^3 0.32 ms 20.0%; 96^3x16 7^4 3.21 ms 32.8%
     NDCONV_TILED_ENTRY(8, 8, 4, 32),
-    // default 3D/4D: 256^3 11^3 1.99 ms 34.6%, 5^3 0.49 ms 13.1%; 96^3x16 7^4 4.78 ms 21.9%
+    // default 3D/4D: 256^3 11^3 1.40 ms 49.3%, 5^3 0.31 ms 21.2%; 96^3x16 7^4 3.10 ms 33.9%
     NDCONV_TILED_ENTRY(8, 4, 4, 32),
-    // default 2D: 4096^2 17^2 0.51 ms 29.3%; forced KO 1 in 3D: 11^3 21.9%
+    // default 2D: 4096^2 17^2 0.35 ms 43.1%; forced KO 1 in 3D: 11^3 1.95 ms 35.5%
     NDCONV_TILED_ENTRY(8, 1, 4, 32),
     // axis 1 shorter than 16 outputs (not timed)
     NDCONV_TILED_ENTRY(8, 8, 128, 1), NDCONV_TILED_ENTRY(8, 4, 128, 1),
@@ -384,6 +384,11 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
+  // The launch's block is one dimension of e.threads threads; report the tile's thread shape
+  // (threads along x by block rows), which is what tells the table's entries apart.
+  plan.block[0] = e.threads / e.block_rows;
+  plan.block[1] = e.block_rows;
+  plan.block[2] = 1;
   plan.launches = 1;
   return plan;
 }
