@@ -15,9 +15,11 @@
 //      dense tiled kernel's sliding window (fused_row: 128-bit shared loads, taps as broadcasts);
 //   3. y pass: each thread owns 4 consecutive columns (x) at one y and correlates them along the
 //      buffer's rows (one 128-bit load and 4 FMAs per tap); the result goes into the thread's own
-//      ring of Kz planes in shared memory (private to the thread, so no barrier guards it);
-//   4. z pass: once Kz planes are in the ring, the thread correlates its ring along z (oldest plane
-//      first) and stores its 4 outputs (one 128-bit store where aligned).
+//      ring of Kz + 1 planes in shared memory (private to the thread, so no barrier guards it);
+//   4. z pass: every second plane, once the ring holds the Kz + 1 planes of two outputs, the thread
+//      correlates its ring along z for both (each 128-bit ring read feeds 8 FMAs: the shared-memory
+//      traffic, not the issue rate, bounds this kernel) and stores its 2 x 4 outputs (128-bit
+//      stores where aligned); an odd last output of a chunk goes alone.
 // Two barriers per plane: after the load (plane ready, x buffer free) and after the x pass.
 //
 // The arithmetic (load, x pass, y/z step, store) are NDCONV_HD functions, so the host emulation
@@ -63,7 +65,7 @@ struct FusedLayout {
   int ring_stride;  ///< floats per ring plane: kThreads * 4
   int tile0;        ///< offset of input buffer 0 (buffer s at tile0 + s * tile_floats)
   int xbuf;         ///< offset of the x-pass buffer (rows x BXo)
-  int ring;         ///< offset of the ring (Kz planes)
+  int ring;         ///< offset of the ring (Kz + 1 planes: two outputs' z pass at a time)
   int total_floats;
   int chunk;  ///< outputs along z per block
 };
@@ -91,7 +93,7 @@ NDCONV_HD FusedLayout fused_layout(const Geometry& g, int chunk) {
   l.tile0 = fused_round4(l.tap_z + kz);
   l.xbuf = l.tile0 + S::kStages * l.tile_floats;
   l.ring = l.xbuf + l.rows * l.xbuf_pitch;
-  l.total_floats = l.ring + kz * l.ring_stride;
+  l.total_floats = l.ring + (kz + 1) * l.ring_stride;
   l.chunk = chunk;
   return l;
 }
@@ -334,37 +336,49 @@ NDCONV_HD void fused_thread_column(int tid, int& x, int& y) {
   y = tid / (S::BXo / S::kColumns);
 }
 
-/// Compute phase 2 (each thread on its own columns): the y pass of plane p into the thread's ring
-/// slot p mod Kz; once the ring holds Kz planes, the z pass and the store of output z = p - Kz + 1
-/// of the chunk. Reads the x buffer (published by the barrier after the x pass).
-template <typename S>
-NDCONV_HD void fused_yz_step(const Geometry& g, const FusedLayout& l, float* shared, float* out,
-                             const TileOrigin& t, int p, int tid) {
-  const int ky = g.filter_extent[1], kz = g.filter_extent[2];
-  int cx, cy;
-  fused_thread_column<S>(tid, cx, cy);
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  fused_column_taps(acc, shared + l.xbuf + cy * l.xbuf_pitch + cx, l.xbuf_pitch, shared + l.tap_y,
-                    ky);
-  float* ring = shared + l.ring + tid * S::kColumns;
-  tiled_write<4>(ring + (p % kz) * l.ring_stride, acc);
-  if (p < kz - 1)
+/// z pass of one or two outputs from the thread's ring: with `pair`, outputs z and z + 1 from the
+/// Kz + 1 planes z .. z + Kz (sum0 += t[m] v_m, sum1 += t[m - 1] v_m), so each 128-bit ring read
+/// feeds 8 FMAs instead of 4 (half the shared-memory traffic of one output at a time); without,
+/// output z alone. Plane z sits in ring slot `slot`, the next ones follow modulo `slots`.
+NDCONV_HD void fused_ring_taps(float (&sum0)[4], float (&sum1)[4], const float* ring, int stride,
+                               int slots, int slot, const float* taps, int kz, bool pair) {
+  float v[4];
+  tiled_read<4>(v, ring + slot * stride);
+  float previous = taps[0];
+  NDCONV_UNROLL
+  for (int c = 0; c < 4; ++c)
+    sum0[c] = fmaf(previous, v[c], sum0[c]);
+  for (int m = 1; m < kz; ++m) {
+    if (++slot == slots)
+      slot = 0;
+    tiled_read<4>(v, ring + slot * stride);
+    const float t = taps[m];
+    NDCONV_UNROLL
+    for (int c = 0; c < 4; ++c) {
+      sum0[c] = fmaf(t, v[c], sum0[c]);
+      if (pair)
+        sum1[c] = fmaf(previous, v[c], sum1[c]);
+    }
+    previous = t;
+  }
+  if (!pair)
     return;
-  // Tap j multiplies plane p - Kz + 1 + j, which sits in slot (p + 1 + j) mod Kz: two runs.
-  const int first = (p + 1) % kz;
-  const int run = kz - first;
-  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  fused_column_taps(sum, ring + first * l.ring_stride, l.ring_stride, shared + l.tap_z, run);
-  fused_column_taps(sum, ring, l.ring_stride, shared + l.tap_z + run, kz - run);
-  // The store: this thread's 4 outputs of row y at z, those that exist.
-  const int64_t oy = t.o[1] + cy, ox = t.o[0] + cx, oz = t.o[2] + p - (kz - 1);
-  if (oy >= g.out_extent[1])
-    return;
-  float* row = out + oy * g.out_stride[1] + oz * g.out_stride[2] + t.o[3] * g.out_stride[3];
-  float* first_out = row + ox * g.out_stride[0];
+  if (++slot == slots)
+    slot = 0;
+  tiled_read<4>(v, ring + slot * stride);
+  NDCONV_UNROLL
+  for (int c = 0; c < 4; ++c)
+    sum1[c] = fmaf(previous, v[c], sum1[c]);
+}
+
+/// Stores a thread's 4 outputs of row y at z, those that exist (one 128-bit store where aligned).
+NDCONV_HD void fused_store(const Geometry& g, float* out, int64_t ox, int64_t oy, int64_t oz,
+                           int64_t frame, const float (&sum)[4]) {
+  float* row = out + oy * g.out_stride[1] + oz * g.out_stride[2] + frame * g.out_stride[3];
+  float* first = row + ox * g.out_stride[0];
   if (g.out_stride[0] == 1 && ox + 4 <= g.out_extent[0] &&
-      reinterpret_cast<uintptr_t>(first_out) % 16 == 0) {
-    tiled_write<4>(first_out, sum);
+      reinterpret_cast<uintptr_t>(first) % 16 == 0) {
+    tiled_write<4>(first, sum);
     return;
   }
   NDCONV_UNROLL
@@ -372,6 +386,40 @@ NDCONV_HD void fused_yz_step(const Geometry& g, const FusedLayout& l, float* sha
     if (ox + m < g.out_extent[0])
       row[(ox + m) * g.out_stride[0]] = sum[m];
   }
+}
+
+/// Compute phase 2 (each thread on its own columns): the y pass of plane p into the thread's ring
+/// slot p mod (Kz + 1); then, as soon as the ring holds the planes of two more outputs, their z
+/// pass and stores (outputs q - 1 and q of the chunk once plane p = q + Kz - 1 is in, q odd), or of
+/// the chunk's last output alone when their number is odd. Reads the x buffer (published by the
+/// barrier after the x pass); the ring is the thread's own.
+template <typename S>
+NDCONV_HD void fused_yz_step(const Geometry& g, const FusedLayout& l, float* shared, float* out,
+                             const TileOrigin& t, int p, int tid) {
+  const int ky = g.filter_extent[1], kz = g.filter_extent[2];
+  const int slots = kz + 1;
+  int cx, cy;
+  fused_thread_column<S>(tid, cx, cy);
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  fused_column_taps(acc, shared + l.xbuf + cy * l.xbuf_pitch + cx, l.xbuf_pitch, shared + l.tap_y,
+                    ky);
+  float* ring = shared + l.ring + tid * S::kColumns;
+  tiled_write<4>(ring + (p % slots) * l.ring_stride, acc);
+  const int q = p - (kz - 1);  // the newest output whose planes are all in
+  if (q < 0)
+    return;
+  const bool pair = q % 2 == 1;
+  if (!pair && q != fused_planes(g, l, t) - kz)
+    return;  // output q waits for q + 1
+  const int z = pair ? q - 1 : q;
+  float sum0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, sum1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  fused_ring_taps(sum0, sum1, ring, l.ring_stride, slots, z % slots, shared + l.tap_z, kz, pair);
+  const int64_t oy = t.o[1] + cy;
+  if (oy >= g.out_extent[1])
+    return;
+  fused_store(g, out, t.o[0] + cx, oy, t.o[2] + z, t.o[3], sum0);
+  if (pair)
+    fused_store(g, out, t.o[0] + cx, oy, t.o[2] + z + 1, t.o[3], sum1);
 }
 
 }  // namespace ndconv::kernels

@@ -17,9 +17,9 @@ namespace ndconv::cuda_backend {
 /// The fused kernel's instantiations, both with two input-plane buffers and 4 columns per thread.
 /// The default: 32 x 32 output columns per block (256 threads): the x pass computes BYo + Ky - 1
 /// rows for BYo outputs, so for 17 taps 48 rows per 32 (1.5x) instead of 32 per 16 (2x), and the
-/// plane tile holds 2.25 instead of 3 input floats per output; ~100 KiB of shared memory for a
+/// plane tile holds 2.25 instead of 3 input floats per output; ~102 KiB of shared memory for a
 /// 17-tap Gaussian, 2 blocks (16 warps) per SM; 256^3 gives 8 x 8 tiles x 4 z chunks of 64 = 256
-/// blocks, one wave on 132 SMs. NDCONV_CUDA_FUSED_ROWS=16 selects 32 x 16 (128 threads, ~54 KiB,
+/// blocks, one wave on 132 SMs. NDCONV_CUDA_FUSED_ROWS=16 selects 32 x 16 (128 threads, ~56 KiB,
 /// 4 blocks per SM, 512 blocks) for comparisons in one run.
 using FusedDefaultShape = kernels::FusedShape<32, 32, 2>;
 using FusedShortShape = kernels::FusedShape<32, 16, 2>;
