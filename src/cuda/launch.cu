@@ -349,15 +349,40 @@ std::string tiled_entry_name(const TiledEntry& e) {
          std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
 }
 
+// The dynamic shared memory a tiled kernel may use on `device`: the device's opt-in limit per
+// block (227 KiB on an H100) less the kernel's static shared memory, after raising the kernel's
+// limit to it once (by default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the
+// blocked kernel at a quarter of the speed).
+int tiled_shared_limit(int device, const void* kernel) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, int> limits;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, kernel);
+  const auto it = limits.find(key);
+  if (it != limits.end())
+    return it->second;
+  int optin = 0;
+  NDCONV_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attr{};
+  NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const int limit = optin - static_cast<int>(attr.sharedSizeBytes);
+  NDCONV_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  limits.emplace(key, limit);
+  return limit;
+}
+
 // Why tiled entry `e` cannot implement geometry `tg` on `device` (empty when it can); `shape` and
 // `resources` receive the launch's.
 std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
                         kernels::LaunchShape& shape, KernelVariant& resources) {
   shape = e.shape(tg);
-  if (shape.shared_bytes > kTiledMaxSharedBytes) {
+  const int limit = tiled_shared_limit(device, e.kernel);
+  if (shape.shared_bytes > limit) {
     return "tiled kernel: the taps and two input planes need " +
-           std::to_string(shape.shared_bytes) + " bytes of shared memory, over the limit of " +
-           std::to_string(kTiledMaxSharedBytes);
+           std::to_string(shape.shared_bytes) +
+           " bytes of shared memory, over this device's limit of " + std::to_string(limit);
   }
   resources = query_variant(device, e.kernel, e.ko, e.threads, shape.shared_bytes);
   if (resources.local_bytes > 0) {
@@ -429,9 +454,12 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
                                                    (dims > 2 && tiled_has_ko(outputs_per_thread)));
   if (tiled_allowed) {
     const Geometry tg = tiled_geometry(p);
+    // NDCONV_CUDA_TILED_TX=16 or =8 overrides the rule (same-run comparisons).
     const char* tx_env = std::getenv("NDCONV_CUDA_TILED_TX");
-    const bool wide_first = tx_env != nullptr && std::string(tx_env) == "16";
-    // The TX 16 experiment when asked for, else (or when it does not fit) the default shape.
+    const std::string tx_override = tx_env != nullptr ? tx_env : "";
+    const bool wide_first =
+        tx_override == "16" || (tx_override != "8" && prefer_wide_x(dims, p.filter_extent[0]));
+    // The wide shape first where chosen, else (or when it does not fit) the default shape.
     for (const bool wide_x : {wide_first, false}) {
       const TiledChoice tc =
           choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
@@ -440,7 +468,9 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
         continue;
       kernels::LaunchShape s;
       KernelVariant v;
-      if (tiled_unfit(device, *te, tg, s, v).empty())
+      // At least two blocks per SM, so that one block's barriers and plane loads overlap
+      // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
+      if (tiled_unfit(device, *te, tg, s, v).empty() && v.blocks_per_sm >= 2)
         return launch_tiled_entry(device, p, tg, *te, s, tc.reason, stream);
     }
   }

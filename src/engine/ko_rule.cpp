@@ -78,8 +78,7 @@ TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, i
     c.outputs_along_x = 16;
     c.block_rows = 64;
     c.outputs_per_thread = unit_last ? 1 : 2;
-    c.reason =
-        "tiled kernel, TX 16 (NDCONV_CUDA_TILED_TX), KO " + std::to_string(c.outputs_per_thread);
+    c.reason = "tiled kernel, TX 16 (2 x 64 threads), KO " + std::to_string(c.outputs_per_thread);
   } else {
     c.block_rows = axis1_extent >= 16 ? 32 : 1;
     if (forced_ko != 0) {
@@ -94,6 +93,10 @@ TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, i
   c.reason += ", " + std::to_string(c.block_rows) + " block row(s) (axis 1 has " +
               std::to_string(axis1_extent) + " outputs)";
   return c;
+}
+
+bool prefer_wide_x(int dims, int64_t filter_extent_x) {
+  return dims == 2 && filter_extent_x >= 9;
 }
 
 }  // namespace ndconv::cuda_backend

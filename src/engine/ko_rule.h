@@ -79,4 +79,11 @@ bool tiled_has_ko(int ko);
 TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
                                bool wide_x = false);
 
+/// Whether the automatic plan takes the wide tiled shape (TX 16, 2 x 64 threads) first: for 2D
+/// images with filters at least 9 taps wide. On the H100 (study block-shape sweep of
+/// 2026-11-21, docs/study.md) TX 16 was 9-10% faster than TX 8 on 4096^2 with 11^2 and 17^2
+/// filters (more FMAs per shared load and per row set-up) and 3% slower with 5^2 (fewer tiles
+/// per SM for a short row loop); in 3D/4D its KO 2 lost to TX 8 with KO 4 on every problem.
+bool prefer_wide_x(int dims, int64_t filter_extent_x);
+
 }  // namespace ndconv::cuda_backend

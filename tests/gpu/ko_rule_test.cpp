@@ -103,6 +103,15 @@ TEST(KoRule, CostMatchesTheWrittenModel) {
   EXPECT_DOUBLE_EQ(ko_cost(low, 256, 11), 2 * 22.75);
 }
 
+TEST(TiledShapeRule, WideTilesFor2dFiltersFromNineTaps) {
+  EXPECT_TRUE(prefer_wide_x(2, 17));
+  EXPECT_TRUE(prefer_wide_x(2, 9));
+  EXPECT_FALSE(prefer_wide_x(2, 7));
+  EXPECT_FALSE(prefer_wide_x(2, 5));
+  EXPECT_FALSE(prefer_wide_x(3, 17));
+  EXPECT_FALSE(prefer_wide_x(4, 9));
+}
+
 TEST(TiledShapeRule, BlockRowsFollowAxisOne) {
   EXPECT_EQ(choose_tiled_shape(256, 256, 0).block_rows, 32);  // 3D 256^3
   EXPECT_EQ(choose_tiled_shape(96, 16, 0).block_rows, 32);    // 4D 96^3 x 16
