@@ -36,12 +36,12 @@ tail -3 "$out/gpu_tests.log"
 
 echo "== bench $(date -u)"
 "$perf" bench --json "$out/bench.json"
-for k in blocked tiled tiled-x; do
+for k in blocked tiled fused; do
   echo "== gauss3d_s2 with NDCONV_CUDA_SEPARABLE=$k"
   NDCONV_CUDA_SEPARABLE=$k "$perf" bench --quick --workload gauss3d_s2 2>&1 | grep -E "gauss3d|device:"
 done
 echo "== gauss3d_s2 with the fused kernel's 32x16 shape (NDCONV_CUDA_FUSED_ROWS=16)"
-NDCONV_CUDA_FUSED_ROWS=16 "$perf" bench --quick --workload gauss3d_s2 2>&1 | grep -E "gauss3d|device:"
+NDCONV_CUDA_SEPARABLE=fused NDCONV_CUDA_FUSED_ROWS=16 "$perf" bench --quick --workload gauss3d_s2 2>&1 | grep -E "gauss3d|device:"
 
 if [[ $mode == final ]]; then
   echo "== compute-sanitizer $(date -u)"

@@ -27,7 +27,8 @@ std::string all_notes(const RunReport& r) {
   return s;
 }
 
-// Filters `in` separably on the GPU with NDCONV_CUDA_SEPARABLE set to `kernels` ("" = default).
+// Filters `in` separably on the GPU with NDCONV_CUDA_SEPARABLE set to `kernels` ("" = default,
+// the pass-by-pass kernels; "fused" = the fused kernel, an experiment).
 std::vector<float> gpu_separable(const ShapeCase& s, const std::vector<float>& in,
                                  const SeparableFilter& f, const Index& filter_extent, Operation op,
                                  Boundary b, OutputRegion region, const char* kernels,
@@ -60,7 +61,7 @@ TEST_P(CudaFused, MatchesReferenceAndThePassByPassKernels) {
     const SeparableFilter f = random_fused_filter(shape, seed, filter_extent);
     RunReport fused_report, passes_report;
     const std::vector<float> fused =
-        gpu_separable(shape, in, f, filter_extent, op, b, region, "", fused_report);
+        gpu_separable(shape, in, f, filter_extent, op, b, region, "fused", fused_report);
     const std::vector<float> passes =
         gpu_separable(shape, in, f, filter_extent, op, b, region, "blocked", passes_report);
     const std::vector<double> ref =
@@ -79,7 +80,7 @@ TEST_P(CudaFused, MatchesReferenceAndThePassByPassKernels) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaFused, ::testing::ValuesIn(fused_cases()));
 
 // 17 taps per axis (the Gaussian's extent) on a volume of several tiles along x and y and several
-// z chunks, every boundary; NDCONV_CUDA_SEPARABLE=fused gives the same kernel.
+// z chunks, every boundary.
 TEST(CudaFusedLarge, SeventeenTapsPerAxis) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase s{3, {45, 37, 70, 1}, {17, 17, 17, 1}};
@@ -112,7 +113,7 @@ TEST(CudaFusedLarge, FourDWithTFilterIsNotFused) {
       s, seed, [](int) { return true; }, filter_extent);
   RunReport r;
   const std::vector<float> out = gpu_separable(s, in, f, filter_extent, Operation::Convolution,
-                                               Boundary::Mirror, OutputRegion::Same, "", r);
+                                               Boundary::Mirror, OutputRegion::Same, "fused", r);
   const std::vector<double> ref =
       reference_separable(make_view(in.data(), 4, s.volume), f, Operation::Convolution,
                           Boundary::Mirror, OutputRegion::Same);
