@@ -152,16 +152,29 @@ Json rescore_sweep(const std::vector<Json>& rows) {
     // The automatic plan replayed: the tiled kernel's default shape where its point was
     // implementable, else the blocked kernel's KO rule (launch.cu; the environment variables
     // that change the plan are not replayed).
+    // As launch_auto_dense: the wide shape first where prefer_wide_x picks it (2D filters from 9
+    // taps wide), then the default shape only when the wide one was recorded as not
+    // implementable (a sweep without --block-shapes has no wide point: reported as not swept).
     const int64_t tiled_last = vol.dims == 2 ? 1 : vol.extent[last];
-    const cuda_backend::TiledChoice tc =
-        cuda_backend::choose_tiled_shape(vol.extent[1], tiled_last, 0);
+    cuda_backend::TiledChoice tc;
     const Json* tiled = nullptr;
-    for (const Json* r : g) {
-      const TimedPoint p = timed_point(*r);
-      if (!p.is_auto && text(*r, "status") != "not_implementable" && p.key.kernel == "tiled" &&
-          p.key.tx == tc.outputs_along_x && p.key.ko == tc.outputs_per_thread &&
-          !p.key.block.empty() && parse_shape(p.key.block, "block").extent[1] == tc.block_rows)
-        tiled = r;
+    const bool wide_first = cuda_backend::prefer_wide_x(vol.dims, filt.extent[0]);
+    for (const bool wide_x : {wide_first, false}) {
+      tc = cuda_backend::choose_tiled_shape(vol.extent[1], tiled_last, 0, wide_x);
+      bool unfit = false;
+      for (const Json* r : g) {
+        const TimedPoint p = timed_point(*r);
+        if (p.is_auto || p.key.kernel != "tiled" || p.key.tx != tc.outputs_along_x ||
+            p.key.ko != tc.outputs_per_thread)
+          continue;
+        if (text(*r, "status") == "not_implementable")
+          unfit = true;
+        else if (!p.key.block.empty() &&
+                 parse_shape(p.key.block, "block").extent[1] == tc.block_rows)
+          tiled = r;
+      }
+      if (tiled != nullptr || !unfit)
+        break;
     }
     bool tiled_swept = false;
     for (const Json* r : g) {
