@@ -583,18 +583,24 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       },
       separable_kernels());
   std::string reasons;
+  std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   for (const SeparablePass& pass : plan.passes) {
     static const char* names[] = {"x", "y", "z", "t"};
     std::string what;
+    const char* family = "blocked";
     if (pass.tiled_rows > 0) {
       what = "tiled kernel, " + std::to_string(pass.tiled_rows) + " block row(s)";
+      family = "tiled";
     } else if (pass.ko == 0) {
       what = "shared-memory row tile";
+      family = "row";
     } else {
       what = "blocked KO " + std::to_string(pass.ko);
       last_ko = pass.ko;
     }
     reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
+    kernels_per_pass +=
+        (kernels_per_pass.empty() ? "" : ", ") + std::string(names[pass.axis]) + " " + family;
   }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");
@@ -618,6 +624,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   result.outputs_per_thread = last_ko;
   result.taps_in_constant = true;
   result.reason = not_fused + reasons;
+  result.kernel = "separable passes " + kernels_per_pass;
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
