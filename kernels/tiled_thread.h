@@ -308,13 +308,20 @@ template <typename S, int kTaps>
 NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
                                      const float (&hi)[S::TX], const float* taps, int q_step,
                                      int q_first, int q_last) {
+  // Every output's taps are read before the first FMA (an output without taps in this plane
+  // reads a valid neighbour's, unused), so the shared-memory latency of q + 1 hides behind the
+  // FMAs of q instead of stalling each block.
+  float t[S::KO][S::TX];
+  NDCONV_UNROLL
+  for (int q = 0; q < S::KO; ++q) {
+    const int qc = q < q_first ? q_first : (q > q_last ? q_last : q);
+    tiled_read<S::TX>(t[q], taps - qc * q_step);
+  }
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (q < q_first || q > q_last)
       continue;
-    float t[S::TX];
-    tiled_read<S::TX>(t, taps - q * q_step);
-    tiled_tap_block<S::TX, kTaps>(acc[q], lo, hi, t);
+    tiled_tap_block<S::TX, kTaps>(acc[q], lo, hi, t[q]);
   }
 }
 
