@@ -111,23 +111,25 @@ struct TiledEntry {
         &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>, BX *BY, TX \
   }
 
-// (TX, KO, BX, BY). The 64-row entries (TX 16) are an experiment selected by
-// NDCONV_CUDA_TILED_TX=16 (ko_rule.h); the others are the default. Throughput: NVIDIA H100 80GB
-// HBM3, CUDA 13.0, float32, zero boundary, median device time, % of the FMA peak measured in the
-// same run (64.6 TFLOP/s), kernels of commit cb114dd (docs/performance.md, "Third pass").
+// (TX, KO, BX, BY). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero boundary, median
+// device time, % of the FMA peak measured in the same run (64.9 TFLOP/s): the defaults from the
+// bench of the final commit 42ba949 (docs/gpu-validation.md, run 10), the forced KO from the study
+// sweep of 611781a (docs/study.md).
 const TiledEntry kTiledTable[] = {
-    // forced KO 8: 256^3 11^3 1.50 ms 46.1%, 5^3 0.32 ms 20.0%; 96^3x16 7^4 3.21 ms 32.8%
+    // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
+    // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
     NDCONV_TILED_ENTRY(8, 8, 4, 32),
-    // default 3D/4D: 256^3 11^3 1.40 ms 49.3%, 5^3 0.31 ms 21.2%; 96^3x16 7^4 3.10 ms 33.9%
+    // default 3D/4D: 256^3 11^3 1.30 ms 53.1%, 5^3 0.28 ms 23.0%; 96^3x16 7^4 2.88 ms 36.4%;
+    // 256^3 15^3 2.87 ms 60.3% (study)
     NDCONV_TILED_ENTRY(8, 4, 4, 32),
-    // default 2D: 4096^2 17^2 0.35 ms 43.1%; forced KO 1 in 3D: 11^3 1.95 ms 35.5%
+    // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
     NDCONV_TILED_ENTRY(8, 1, 4, 32),
     // axis 1 shorter than 16 outputs (not timed)
     NDCONV_TILED_ENTRY(8, 8, 128, 1), NDCONV_TILED_ENTRY(8, 4, 128, 1),
     NDCONV_TILED_ENTRY(8, 1, 128, 1),
-    // experiment: 11^3 31.0%, 5^3 10.5% (slower than TX 8)
+    // forced TX 16 x KO 2 (study block shapes): 11^3 1.52 ms 45.4%, 5^3 0.42 ms 15.6%
     NDCONV_TILED_ENTRY(16, 2, 2, 64),
-    // experiment: 2D 17^2 0.46 ms 32.5% (faster than TX 8; not the default yet: one run)
+    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.31 ms 47.6%, 11^2 0.17 ms 36%
     NDCONV_TILED_ENTRY(16, 1, 2, 64)};
 #undef NDCONV_TILED_ENTRY
 
