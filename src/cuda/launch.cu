@@ -20,6 +20,7 @@
 #include "cuda/launch.h"
 #include "cuda/launch_fused.h"
 #include "cuda/plan.h"
+#include "cuda/shared_memory.h"
 #include "engine/ko_rule.h"
 #include "kernels/kernels.cuh"
 #include "kernels/schedule.h"
@@ -353,36 +354,14 @@ std::string tiled_entry_name(const TiledEntry& e) {
          std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
 }
 
-// The dynamic shared memory a tiled kernel may use on `device`: the device's opt-in limit per
-// block (227 KiB on an H100) less the kernel's static shared memory, after raising the kernel's
-// limit to it once (by default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the
-// blocked kernel at a quarter of the speed).
-int tiled_shared_limit(int device, const void* kernel) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, const void*>, int> limits;
-  std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, kernel);
-  const auto it = limits.find(key);
-  if (it != limits.end())
-    return it->second;
-  int optin = 0;
-  NDCONV_CUDA_CHECK(
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  cudaFuncAttributes attr{};
-  NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  const int limit = optin - static_cast<int>(attr.sharedSizeBytes);
-  NDCONV_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
-  limits.emplace(key, limit);
-  return limit;
-}
-
 // Why tiled entry `e` cannot implement geometry `tg` on `device` (empty when it can); `shape` and
 // `resources` receive the launch's.
 std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
                         kernels::LaunchShape& shape, KernelVariant& resources) {
   shape = e.shape(tg);
-  const int limit = tiled_shared_limit(device, e.kernel);
+  // By default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the blocked kernel at
+  // a quarter of the speed.
+  const int limit = opt_in_dynamic_shared_memory(device, e.kernel);
   if (shape.shared_bytes > limit) {
     return "tiled kernel: the taps and two input planes need " +
            std::to_string(shape.shared_bytes) +

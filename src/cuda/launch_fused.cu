@@ -15,6 +15,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/fused_plan.h"
 #include "cuda/launch_fused.h"
+#include "cuda/shared_memory.h"
 #include "kernels/separable_fused.cuh"
 
 namespace ndconv::cuda_backend {
@@ -24,7 +25,7 @@ namespace {
 struct FusedKernelFacts {
   bool known = false;
   int sms = 0;
-  int optin_shared_bytes = 0;
+  int shared_limit = 0;  ///< dynamic shared memory per block (opt_in_dynamic_shared_memory)
   int max_threads_per_sm = 0;
   cudaFuncAttributes attributes{};
 };
@@ -39,16 +40,13 @@ FusedKernelFacts& kernel_facts(int device, const void* kernel) {
   if (f.known)
     return f;
   NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, device));
-  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&f.optin_shared_bytes,
-                                           cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&f.max_threads_per_sm,
                                            cudaDevAttrMaxThreadsPerMultiProcessor, device));
   NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&f.attributes, kernel));
   // Blocks need more than the default 48 KiB (17-tap Gaussian: ~54 or ~100 KiB); each launch
   // checks its own size against the opt-in limit. The carveout asks for the largest shared-memory
   // split, so that as many blocks fit on an SM as the shared memory allows.
-  NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         f.optin_shared_bytes - f.attributes.sharedSizeBytes));
+  f.shared_limit = opt_in_dynamic_shared_memory(device, kernel);
   NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                          cudaSharedmemCarveoutMaxShared));
   f.known = true;
@@ -70,10 +68,10 @@ bool launch_shape(const FusedPlan& fp, const detail::SeparableProblem& p, int de
   // The shared memory does not depend on the chunk.
   const int64_t shared_bytes =
       static_cast<int64_t>(sizeof(float)) * kernels::fused_layout<S>(g, 1).total_floats;
-  if (shared_bytes + static_cast<int64_t>(f.attributes.sharedSizeBytes) > f.optin_shared_bytes) {
+  if (shared_bytes > f.shared_limit) {
     why_not = "the fused kernel needs " + std::to_string(shared_bytes) +
-              " bytes of shared memory per block, more than the device's " +
-              std::to_string(f.optin_shared_bytes);
+              " bytes of shared memory per block, more than the device allows it (" +
+              std::to_string(f.shared_limit) + ")";
     return false;
   }
   int blocks_per_sm = 0;
