@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/blocked_thread.h"
+#include "kernels/column_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/row_tile.h"
 #include "kernels/tiled_thread.h"
@@ -113,6 +114,89 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       }
       tiled_store<S>(g, out, t, acc, tx, ty);
     }
+  }
+}
+
+/// The block tiles of the column kernel for one warp (column_thread.h), with kLastX taps in the
+/// last x block of the fused form (0: not fused). Only warp barriers after the taps: a warp whose
+/// row does not exist skips the tile, and each warp's staging buffers are its own.
+template <typename S, int kLastX>
+__device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
+                                             const float* __restrict__ in, float* __restrict__ out,
+                                             float* shared) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float* const staged = shared + l.stage + warp * l.stage_floats;  // two buffers of B rows
+  const int buffer_floats = l.stage_floats / 2;
+  int64_t counts[3];
+  column_block_counts<S>(g, counts);
+  for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
+    for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
+      const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
+      if (!o.active)
+        continue;
+      float acc[S::KO][S::kVector];
+#pragma unroll
+      for (int q = 0; q < S::KO; ++q)
+#pragma unroll
+        for (int x = 0; x < S::kVector; ++x)
+          acc[q][x] = 0.0f;
+      if constexpr (kLastX > 0) {
+        column_stage<S>(g, l, in, staged, o, 0, lane);
+        tiled_commit();
+      }
+      for (int b = 0; b < l.steps; ++b) {
+        const float* current = staged + (b & 1) * buffer_floats;
+        if constexpr (kLastX > 0) {
+          // The other buffer was last read in step b - 1, which ended with a warp barrier.
+          if (b + 1 < l.steps) {
+            column_stage<S>(g, l, in, staged + ((b + 1) & 1) * buffer_floats, o, b + 1, lane);
+            tiled_commit();
+            tiled_wait(1);  // this lane's copies of step b are done
+          } else {
+            tiled_wait(0);
+          }
+          __syncwarp();  // ... and every lane's
+        }
+        column_step<S, kLastX>(g, l, in, shared, current, o, b, lane, acc);
+        if constexpr (kLastX > 0)
+          __syncwarp();  // step b's buffer is free for step b + 2
+      }
+      column_store<S>(g, l, out, o, acc);
+    }
+  }
+}
+
+/// Picks the fused form's instantiation for a run-time last x block (once per thread).
+template <typename S, int kLastX = S::kVector>
+__device__ __forceinline__ void column_tiles_fused(int last, const Geometry& g,
+                                                   const ColumnLayout& l,
+                                                   const float* __restrict__ in,
+                                                   float* __restrict__ out, float* shared) {
+  if constexpr (kLastX > 1) {
+    if (last != kLastX) {
+      column_tiles_fused<S, kLastX - 1>(last, g, l, in, out, shared);
+      return;
+    }
+  }
+  column_tiles<S, kLastX>(g, l, in, out, shared);
+}
+
+/// The column kernel of separable passes (column_thread.h): a block stages the taps once, then
+/// each warp walks its tiles. kFuseX: the x pass is fused in (taps along axis 3, then along x).
+/// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
+template <typename S, bool kFuseX>
+__global__ void __launch_bounds__(S::kThreads, kFuseX ? S::kMinBlocksFused : S::kMinBlocks)
+    column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
+                  const float* __restrict__ taps) {
+  extern __shared__ float4 shared_words[];
+  float* shared = reinterpret_cast<float*>(shared_words);
+  column_load_taps<S>(g, l, taps, shared, threadIdx.x);
+  __syncthreads();
+  if constexpr (kFuseX) {
+    column_tiles_fused<S>(tiled_last_block_taps<S::kVector>(g.filter_extent[0]), g, l, in, out,
+                          shared);
+  } else {
+    column_tiles<S, 0>(g, l, in, out, shared);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/blocked_thread.h"
+#include "kernels/column_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/row_tile.h"
 #include "kernels/tiled_thread.h"
@@ -64,6 +65,22 @@ LaunchShape tiled_launch_shape(const Geometry& g) {
   s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
   s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
   s.shared_bytes = static_cast<int>(sizeof(float)) * tiled_layout<S>(g).total_floats;
+  return s;
+}
+
+/// Column kernel: one block of S::kWarps warps per tile of 128 x S::kWarps x S::KO outputs, tiles
+/// along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z (y and z capped and covered
+/// by grid-stride loops); dynamic shared memory for the taps and the warps' staging buffers.
+template <typename S>
+LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l) {
+  LaunchShape s;
+  int64_t counts[3];
+  column_block_counts<S>(g, counts);
+  s.block[0] = S::kThreads;
+  s.grid[0] = counts[0];
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
+  s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
+  s.shared_bytes = static_cast<int>(sizeof(float)) * l.total_floats;
   return s;
 }
 

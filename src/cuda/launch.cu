@@ -142,13 +142,53 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
   return nullptr;
 }
 
+// The column kernel (kernels/column_thread.h), the default for separable passes along an axis other
+// than x: (KO, x fused in) -> instantiation, 4 warps per block.
+using ColumnLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
+                              const kernels::ColumnLayout&, const float*, float*, const float*);
+
+template <typename S, bool kFuseX>
+void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
+                   const kernels::ColumnLayout& l, const float* in, float* out, const float* taps) {
+  kernels::column_kernel<S, kFuseX><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+}
+
+struct ColumnEntry {
+  int ko;
+  bool fuse_x;
+  const void* kernel;
+  ColumnLaunch launch;
+};
+
+#define NDCONV_COLUMN_ENTRY(KO, FUSE)                                               \
+  ColumnEntry {                                                                     \
+    KO, FUSE,                                                                       \
+        reinterpret_cast<const void*>(                                              \
+            &kernels::column_kernel<kernels::ColumnShape<KO, kColumnWarps>, FUSE>), \
+        &launch_column<kernels::ColumnShape<KO, kColumnWarps>, FUSE>                \
+  }
+
+// (KO, x fused). Throughput: see docs/performance.md (fourth pass).
+const ColumnEntry kColumnTable[] = {NDCONV_COLUMN_ENTRY(8, false), NDCONV_COLUMN_ENTRY(8, true),
+                                    NDCONV_COLUMN_ENTRY(16, false), NDCONV_COLUMN_ENTRY(16, true)};
+#undef NDCONV_COLUMN_ENTRY
+
+const ColumnEntry* find_column(int ko, bool fuse_x) {
+  for (const ColumnEntry& e : kColumnTable) {
+    if (e.ko == ko && e.fuse_x == fuse_x)
+      return &e;
+  }
+  return nullptr;
+}
+
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
 // before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
 // NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
-// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); unset or
-// "tiled-x" (the default): the x pass on the tiled kernel, the others blocked; "fused": the fused
-// x/y/z kernel where it can implement the problem (launch_separable_device), an experiment: on
-// the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the default
+// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x": the
+// x pass on the tiled kernel, the others blocked (the default before the column kernel); unset: the
+// column kernel with x fused into the first other pass (SeparableKernels::kColumns); "fused": the
+// fused x/y/z kernel where it can implement the problem (launch_separable_device), an experiment:
+// on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the default
 // (docs/performance.md, third pass).
 SeparableKernels separable_kernels() {
   const char* v = std::getenv("NDCONV_CUDA_SEPARABLE");
@@ -157,7 +197,18 @@ SeparableKernels separable_kernels() {
     return SeparableKernels::kRowAndBlocked;
   if (s == "tiled")
     return SeparableKernels::kTiled;
-  return SeparableKernels::kTiledX;
+  if (s == "tiled-x")
+    return SeparableKernels::kTiledX;
+  return SeparableKernels::kColumns;
+}
+
+// NDCONV_CUDA_COLUMN_KO=8 or 16 sets the column kernel's KO when the caller forces none (for
+// same-run comparisons of its entries); unset: kColumnDefaultKo.
+int column_ko_choice(int outputs_per_thread) {
+  if (outputs_per_thread != 0)
+    return outputs_per_thread;
+  const char* v = std::getenv("NDCONV_CUDA_COLUMN_KO");
+  return v != nullptr ? std::atoi(v) : 0;
 }
 
 bool tiled_disabled() {
@@ -537,7 +588,10 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
 }
 
 std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
-  const SeparablePlan plan = plan_separable(p, [](int, int64_t, int64_t) { return 1; });
+  // The most passes any kernel choice plans (x not fused), so that the scratch serves every
+  // NDCONV_CUDA_SEPARABLE mode and every forced KO.
+  const SeparablePlan plan = plan_separable(
+      p, [](int, int64_t, int64_t) { return 1; }, SeparableKernels::kTiledX);
   return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
 }
 
@@ -562,14 +616,19 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       [&](int, int64_t n, int64_t k) {
         return choose_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
       },
-      separable_kernels());
+      separable_kernels(), column_ko_choice(outputs_per_thread));
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   for (const SeparablePass& pass : plan.passes) {
     static const char* names[] = {"x", "y", "z", "t"};
     std::string what;
     const char* family = "blocked";
-    if (pass.tiled_rows > 0) {
+    if (pass.column_ko > 0) {
+      what = std::string(pass.fuse_x ? "column kernel with x fused" : "column kernel") + ", KO " +
+             std::to_string(pass.column_ko);
+      family = pass.fuse_x ? "column+x" : "column";
+      last_ko = pass.column_ko;
+    } else if (pass.tiled_rows > 0) {
       what = "tiled kernel, " + std::to_string(pass.tiled_rows) + " block row(s)";
       family = "tiled";
     } else if (pass.ko == 0) {
@@ -580,8 +639,9 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       last_ko = pass.ko;
     }
     reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
-    kernels_per_pass +=
-        (kernels_per_pass.empty() ? "" : ", ") + std::string(names[pass.axis]) + " " + family;
+    kernels_per_pass += (kernels_per_pass.empty() ? "" : ", ") +
+                        std::string(pass.fuse_x ? "x+" : "") + std::string(names[pass.axis]) + " " +
+                        family;
   }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");
@@ -589,8 +649,9 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     throw InvalidArgument("separable taps exceed the constant tap buffer");  // cannot happen
   upload_taps(device, plan.taps, true, stream);
   // The tiled kernel reads its taps from global memory (staged once per block in shared memory).
-  const bool any_tiled = std::any_of(plan.passes.begin(), plan.passes.end(),
-                                     [](const SeparablePass& pass) { return pass.tiled_rows > 0; });
+  const bool any_tiled = std::any_of(
+      plan.passes.begin(), plan.passes.end(),
+      [](const SeparablePass& pass) { return pass.tiled_rows > 0 || pass.column_ko > 0; });
   const float* global_taps = any_tiled ? upload_taps(device, plan.taps, false, stream) : nullptr;
 
   const int64_t half = p.input.voxel_count();
@@ -609,7 +670,26 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.tiled_rows > 0) {
+    if (pass.column_ko > 0) {
+      const ColumnEntry& ce = *find_column(pass.column_ko, pass.fuse_x);
+      const kernels::ColumnLayout l =
+          column_layout_for(pass.geometry, pass.column_ko, pass.fuse_x, src, dst);
+      const kernels::LaunchShape s =
+          pass.column_ko == 8
+              ? kernels::column_launch_shape<kernels::ColumnShape<8, kColumnWarps>>(pass.geometry,
+                                                                                    l)
+              : kernels::column_launch_shape<kernels::ColumnShape<16, kColumnWarps>>(pass.geometry,
+                                                                                     l);
+      ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
+                dst, global_taps);
+      NDCONV_CUDA_CHECK_LAUNCH("column_kernel");
+      if (result.launches == 0) {
+        set_plan_shape(result, s);
+        set_plan_kernel(result, device, ce.kernel, pass.column_ko, s, "column",
+                        kernels::ColumnShape<8, kColumnWarps>::kVector);
+      }
+      ++result.launches;
+    } else if (pass.tiled_rows > 0) {
       // The table holds KO 1 with 32 and with 1 block rows, the two shapes tiled_pass_rows picks.
       const TiledEntry& te = *find_tiled(1, pass.tiled_rows);
       const kernels::LaunchShape s = te.shape(pass.geometry);

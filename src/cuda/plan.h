@@ -11,6 +11,7 @@
 
 #include "engine/problem.h"
 #include "kernels/geometry.h"
+#include "kernels/column_thread.h"
 #include "kernels/tiled_thread.h"
 
 namespace ndconv::cuda_backend {
@@ -118,12 +119,73 @@ inline int tiled_pass_rows(const kernels::Geometry& g) {
   return tall ? 32 : 1;
 }
 
-/// Which kernels serve the passes of a separable filter. kTiledX (the default): the x pass on the
-/// tiled kernel where its tile fits, the other axes on the blocked kernel; kTiled (experiment):
-/// every pass on the tiled kernel (on the H100 the y and z passes were 2x slower than blocked:
-/// docs/performance.md); kRowAndBlocked: the x-row kernel and the blocked kernel (the kernels
-/// before the tiled x pass). NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
-enum class SeparableKernels { kTiledX, kTiled, kRowAndBlocked };
+/// Which kernels serve the passes of a separable filter. kColumns (the default): the x pass fused
+/// into the first other filtered axis on the column kernel (kernels/column_thread.h), the other
+/// axes on the column kernel, an x-only filter on the tiled kernel; kTiledX: the x pass on the
+/// tiled kernel where its tile fits, the other axes on the blocked kernel (the default before the
+/// column kernel); kTiled (experiment): every pass on the tiled kernel (on the H100 the y and z
+/// passes were 2x slower than blocked: docs/performance.md); kRowAndBlocked: the x-row kernel and
+/// the blocked kernel. NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
+enum class SeparableKernels { kColumns, kTiledX, kTiled, kRowAndBlocked };
+
+/// The column kernel's compiled outputs per thread along the filtered axis, and its default.
+inline constexpr int kColumnKos[] = {8, 16};
+inline constexpr int kColumnDefaultKo = 16;
+/// The longest axis 0 or 3 (and offset) the column kernel maps in 32-bit indices.
+inline constexpr int64_t kColumnMaxExtent = int64_t(1) << 29;
+/// The column kernel's warps per block (rows of axis 1).
+inline constexpr int kColumnWarps = 4;
+
+inline bool column_ko_compiled(int ko) {
+  for (int k : kColumnKos) {
+    if (k == ko)
+      return true;
+  }
+  return false;
+}
+
+/// The column layout of pass geometry g at `ko` with the 128-bit access flags for these pointers:
+/// x contiguous and every row of the view (strides along axes 1-3) starting 16-byte aligned.
+inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, int ko, bool fuse_x,
+                                               const float* in, const float* out) {
+  kernels::ColumnLayout l =
+      ko == 8 ? kernels::column_layout<kernels::ColumnShape<8, kColumnWarps>>(g, fuse_x)
+              : kernels::column_layout<kernels::ColumnShape<16, kColumnWarps>>(g, fuse_x);
+  auto aligned = [](const float* base, const int64_t* stride) {
+    if (stride[0] != 1 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
+      return false;
+    for (int a = 1; a < kernels::kAxes; ++a) {
+      if (stride[a] % 4 != 0)
+        return false;
+    }
+    return true;
+  };
+  l.vector_in = aligned(in, g.in_stride);
+  l.vector_out = aligned(out, g.out_stride);
+  return l;
+}
+
+/// Whether the column kernel at `ko` can implement pass geometry g (fused: x filtered as well):
+/// x unit-strided is not required, but axes 1 and 2 must be unfiltered, and its shared memory
+/// (taps and, fused, the warps' staging buffers) must fit without opting in.
+inline bool column_can_implement(const kernels::Geometry& g, int ko, bool fuse_x) {
+  if (!column_ko_compiled(ko) || g.filter_extent[1] != 1 || g.filter_extent[2] != 1)
+    return false;
+  // Row and column indices are mapped in 32 bits (column_row_index), and block tiles along grid
+  // z counted in 32 bits (column_origin).
+  if (g.out_extent[2] * g.out_extent[3] > kColumnMaxExtent)
+    return false;
+  for (int a : {0, 3}) {
+    if (g.in_extent[a] > kColumnMaxExtent || g.out_extent[a] > kColumnMaxExtent ||
+        g.offset[a] > kColumnMaxExtent || g.offset[a] < -kColumnMaxExtent)
+      return false;
+  }
+  if (!fuse_x && (g.filter_extent[0] != 1 || g.offset[0] != 0))
+    return false;
+  const kernels::ColumnLayout l = column_layout_for(g, ko, fuse_x, nullptr, nullptr);
+  return static_cast<int64_t>(l.total_floats) * static_cast<int64_t>(sizeof(float)) <=
+         kTiledMaxSharedBytes;
+}
 
 /// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on
 /// slot 1 (the tile's rows) unless it is x, the other axes in memory order, unit slots last.
@@ -148,6 +210,10 @@ struct SeparablePass {
   /// kernel for x, the blocked kernel at `ko` for the others). The tiled kernel gives each thread
   /// 8 outputs along x from a shared-memory tile (128-bit shared loads, taps as broadcasts).
   int tiled_rows = 0;
+  /// Outputs per thread of the column kernel when it serves this pass, else 0. With fuse_x the
+  /// pass filters x as well (taps along `axis`, then along x, from geometry.tap_base).
+  int column_ko = 0;
+  bool fuse_x = false;
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -162,14 +228,17 @@ struct SeparablePlan {
   int scratch_halves = 0;             ///< scratch buffers of input-voxel-count floats needed
 };
 
-/// Orders the passes (x first, then the other axes in memory order), picks each pass's kernel
-/// (`kernels`; the blocked kernel's KO from choose_ko(axis, output extent, taps)) and ping-pongs
-/// them through scratch.
+/// Orders the passes (x first, then the other axes in memory order; with kColumns x is fused into
+/// the first other filtered axis), picks each pass's kernel (`kernels`; the blocked kernel's KO
+/// from choose_ko(axis, output extent, taps); the column kernel's from `column_ko`, 0 for its
+/// default) and ping-pongs them through scratch.
 /// Intermediate volumes are contiguous; the first pass reads p.input and the last writes
-/// p.output with their own strides.
+/// p.output with their own strides. A column KO that is not compiled (a KO forced for the blocked
+/// kernel) falls back to kTiledX.
 inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
                                     const std::function<int(int, int64_t, int64_t)>& choose_ko,
-                                    SeparableKernels kernels = SeparableKernels::kTiledX) {
+                                    SeparableKernels kernels = SeparableKernels::kTiledX,
+                                    int column_ko = 0) {
   SeparablePlan plan;
   const int dims = p.input.dims;
   std::vector<int> axes;
@@ -184,46 +253,94 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     axes.push_back(0);
     taps[0] = {1.0f};
   }
-  const int count = static_cast<int>(axes.size());
-  plan.scratch_halves = count >= 3 ? 2 : (count == 2 ? 1 : 0);
+  if (kernels == SeparableKernels::kColumns) {
+    if (column_ko == 0)
+      column_ko = kColumnDefaultKo;
+    if (!column_ko_compiled(column_ko))
+      kernels = SeparableKernels::kTiledX;
+  }
+  // The passes as (axis, x fused in); the fused pass is decided below once its geometry is known.
+  std::vector<std::pair<int, bool>> order;
+  const bool fuse = kernels == SeparableKernels::kColumns && axes.size() >= 2 && axes[0] == 0;
+  for (size_t i = fuse ? 1 : 0; i < axes.size(); ++i)
+    order.push_back({axes[i], fuse && i == 1});
 
   Index extent = p.input.extent;  // extents of the volume the current pass reads
-  for (int i = 0; i < count; ++i) {
-    const int axis = axes[i];
-    SeparablePass pass;
+  // Builds pass i of `count` along order[i] into `pass` (buffers, geometry, kernel); returns false
+  // when a fused pass cannot run on the column kernel (the caller then unfuses).
+  auto build = [&](size_t i, size_t count, SeparablePass& pass) {
+    const auto [axis, fuse_x] = order[i];
+    pass = SeparablePass{};
     pass.axis = axis;
+    pass.fuse_x = fuse_x;
     pass.source = i == 0 ? kInputBuffer : (i % 2 == 1 ? kScratchA : kScratchB);
     pass.destination = i == count - 1 ? kOutputBuffer : (i % 2 == 0 ? kScratchA : kScratchB);
     // The pass's input and output views: given strides at the ends, contiguous in between.
     ConstVolumeView src = i == 0 ? p.input : make_view<const float>(nullptr, dims, extent);
     Index out_extent = extent;
     out_extent[axis] = p.output.extent[axis];
+    if (fuse_x)
+      out_extent[0] = p.output.extent[0];
     VolumeView dst = i == count - 1 ? p.output : make_view<float>(nullptr, dims, out_extent);
     Index filter_extent{1, 1, 1, 1};
     filter_extent[axis] = static_cast<int64_t>(taps[axis].size());
     Index offset{0, 0, 0, 0};
     offset[axis] = p.offset[axis];
-    const int k = static_cast<int>(filter_extent[axis]);
-    pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
-    const bool try_tiled =
-        kernels == SeparableKernels::kTiled || (kernels == SeparableKernels::kTiledX && axis == 0);
-    if (try_tiled) {
-      // Tap rows run along canonical axis 3, which a tiled pass does not filter: one tap per row.
-      pass.geometry =
-          make_geometry(src, dst, filter_extent, offset, p.boundary, tiled_pass_order(dims, axis));
-      pass.geometry.tap_pitch = 1;
-      pass.tiled_rows = tiled_pass_rows(pass.geometry);
+    if (fuse_x) {
+      filter_extent[0] = static_cast<int64_t>(taps[0].size());
+      offset[0] = p.offset[0];
     }
-    if (pass.tiled_rows == 0) {
-      pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
-                                    canonical_order(dims, axis == 0 ? -1 : axis));
-      pass.geometry.tap_pitch = k;  // the x-row kernel ignores it
+    const int k = static_cast<int>(filter_extent[axis]);
+    if (kernels == SeparableKernels::kColumns && axis != 0) {
+      pass.geometry =
+          make_geometry(src, dst, filter_extent, offset, p.boundary, canonical_order(dims, axis));
+      if (column_can_implement(pass.geometry, column_ko, fuse_x))
+        pass.column_ko = column_ko;
+      else if (fuse_x)
+        return false;
+    }
+    if (pass.column_ko == 0) {
+      pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
+      const bool try_tiled = kernels == SeparableKernels::kTiled ||
+                             (kernels != SeparableKernels::kRowAndBlocked && axis == 0);
+      if (try_tiled) {
+        // Tap rows run along canonical axis 3, which a tiled pass does not filter: one tap per
+        // row.
+        pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
+                                      tiled_pass_order(dims, axis));
+        pass.geometry.tap_pitch = 1;
+        pass.tiled_rows = tiled_pass_rows(pass.geometry);
+      }
+      if (pass.tiled_rows == 0) {
+        pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,
+                                      canonical_order(dims, axis == 0 ? -1 : axis));
+        pass.geometry.tap_pitch = k;  // the x-row kernel ignores it
+      }
     }
     pass.geometry.tap_base = static_cast<int>(plan.taps.size());
     plan.taps.insert(plan.taps.end(), taps[axis].begin(), taps[axis].end());
-    plan.passes.push_back(pass);
+    if (fuse_x)
+      plan.taps.insert(plan.taps.end(), taps[0].begin(), taps[0].end());
     extent = out_extent;
+    return true;
+  };
+  SeparablePass first;
+  if (!build(0, order.size(), first)) {
+    // The x filter is too long for the fused pass's staging buffers: x on its own pass.
+    order.insert(order.begin(), {0, false});
+    order[1].second = false;
+    plan.taps.clear();
+    extent = p.input.extent;
+    build(0, order.size(), first);
   }
+  plan.passes.push_back(first);
+  for (size_t i = 1; i < order.size(); ++i) {
+    SeparablePass pass;
+    build(i, order.size(), pass);
+    plan.passes.push_back(pass);
+  }
+  const size_t count = plan.passes.size();
+  plan.scratch_halves = count >= 3 ? 2 : (count == 2 ? 1 : 0);
   return plan;
 }
 

@@ -27,9 +27,12 @@ TEST(BoundaryIndexTwin, AgreesWithTheEngine) {
   for (int b = 0; b < 4; ++b) {
     for (int64_t n = 1; n <= 9; ++n) {
       for (int64_t i = -40; i <= 40; ++i) {
-        ASSERT_EQ(kernels::boundary_index_hd(i, n, b),
-                  detail::boundary_index(i, n, static_cast<Boundary>(b)))
+        const int64_t expected = detail::boundary_index(i, n, static_cast<Boundary>(b));
+        ASSERT_EQ(kernels::boundary_index_hd(i, n, b), expected)
             << "i=" << i << " n=" << n << " b=" << b;
+        ASSERT_EQ(kernels::boundary_index_t<int>(static_cast<int>(i), static_cast<int>(n), b),
+                  expected)
+            << "int: i=" << i << " n=" << n << " b=" << b;
       }
     }
   }
@@ -173,6 +176,7 @@ TEST(TiledEmulationNan, StaysInsideTheFootprint) {
 // every pass tiled, and the x-row kernel with every blocked KO.
 using SeparableKernels = cuda_backend::SeparableKernels;
 const std::pair<SeparableKernels, int> kSeparableModes[] = {
+    {SeparableKernels::kColumns, 0},       {SeparableKernels::kColumns, 8},
     {SeparableKernels::kTiledX, 1},        {SeparableKernels::kTiledX, 16},
     {SeparableKernels::kTiled, 1},         {SeparableKernels::kRowAndBlocked, 1},
     {SeparableKernels::kRowAndBlocked, 2}, {SeparableKernels::kRowAndBlocked, 4},
@@ -206,7 +210,7 @@ TEST_P(SeparableEmulation, MatchesReference) {
         const detail::SeparableProblem p =
             make_separable_problem(in_view, out_view, f, op, region, b);
         const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
-            p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels);
+            p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels, ko);
         emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),
                           (seed & 1) != 0);
         const std::vector<double> ref = reference_separable(in_view, f, op, b, region);

@@ -1,0 +1,198 @@
+// Host emulation of the column kernel of separable passes (kernels/column_thread.h; CI, no GPU):
+// which passes the plan gives it (x fused into the first other filtered axis), and its results
+// against the float64 reference on volumes wide enough for whole warps inside the volume (128 x),
+// partial last warps, 4-byte and 128-bit access paths, every boundary, KO 8 and 16, fused and not,
+// with fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "cuda/plan.h"
+#include "cuda/staging.h"
+#include "emulate.h"
+#include "reference.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                    Boundary::Periodic};
+using cuda_backend::SeparableKernels;
+
+detail::SeparableProblem problem_with_taps(int dims, const Index& volume, const Index& filter,
+                                           std::vector<float>& in, std::vector<float>& out) {
+  in.assign(static_cast<size_t>(voxels(dims, volume)), 1.0f);
+  out.assign(in.size(), 0.0f);
+  detail::SeparableProblem p;
+  p.input = make_view<const float>(in.data(), dims, volume);
+  p.output = make_view(out.data(), dims, volume);
+  for (int a = 0; a < dims; ++a) {
+    if (filter[a] > 0)
+      p.taps[a] = std::vector<float>(static_cast<size_t>(filter[a]), 1.0f);
+  }
+  return p;
+}
+
+cuda_backend::SeparablePlan columns_plan(const detail::SeparableProblem& p, int ko = 0) {
+  return cuda_backend::plan_separable(
+      p, [](int, int64_t, int64_t) { return 4; }, SeparableKernels::kColumns, ko);
+}
+
+TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
+  std::vector<float> in, out;
+  // 3D, every axis: x+y fused, then z; one scratch half.
+  auto plan = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 2u);
+  EXPECT_EQ(plan.passes[0].axis, 1);
+  EXPECT_TRUE(plan.passes[0].fuse_x);
+  EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
+  EXPECT_EQ(plan.passes[1].axis, 2);
+  EXPECT_FALSE(plan.passes[1].fuse_x);
+  EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
+  EXPECT_EQ(plan.scratch_halves, 1);
+  // The fused pass's taps: its own axis, then x.
+  EXPECT_EQ(plan.passes[0].geometry.tap_base, 0);
+  EXPECT_EQ(plan.passes[1].geometry.tap_base, 34);
+  // 4D: x+y, z, t.
+  plan = columns_plan(problem_with_taps(4, {40, 6, 5, 4}, {3, 3, 3, 3}, in, out), 8);
+  ASSERT_EQ(plan.passes.size(), 3u);
+  EXPECT_TRUE(plan.passes[0].fuse_x);
+  EXPECT_EQ(plan.passes[2].axis, 3);
+  EXPECT_EQ(plan.passes[2].column_ko, 8);
+  // x and z only: x fused into z.
+  plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {5, 0, 3, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 1u);
+  EXPECT_EQ(plan.passes[0].axis, 2);
+  EXPECT_TRUE(plan.passes[0].fuse_x);
+  // x only: the tiled x pass.
+  plan = columns_plan(problem_with_taps(3, {40, 20, 5, 1}, {5, 0, 0, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 1u);
+  EXPECT_EQ(plan.passes[0].column_ko, 0);
+  EXPECT_GT(plan.passes[0].tiled_rows, 0);
+  // No x filter: column passes only.
+  plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {0, 3, 3, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 2u);
+  EXPECT_FALSE(plan.passes[0].fuse_x);
+  EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
+  // An x filter too long for the staging buffers: x on its own pass, then columns.
+  plan = columns_plan(problem_with_taps(3, {400, 6, 5, 1}, {301, 3, 3, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 3u);
+  EXPECT_EQ(plan.passes[0].axis, 0);
+  EXPECT_EQ(plan.passes[0].column_ko, 0);
+  EXPECT_FALSE(plan.passes[1].fuse_x);
+  EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
+  EXPECT_EQ(plan.passes[1].geometry.tap_base, 301);
+  // A KO the column kernel does not have (forced for the blocked kernel): the passes before it.
+  plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {3, 3, 3, 0}, in, out), 4);
+  ASSERT_EQ(plan.passes.size(), 3u);
+  for (const auto& pass : plan.passes)
+    EXPECT_EQ(pass.column_ko, 0);
+}
+
+struct ColumnCase {
+  int dims;
+  Index volume;
+  Index filter;
+  int ko;
+  int in_row_padding;  ///< extra floats per x row of the input view (4-byte path when not 0 mod 4)
+};
+
+std::ostream& operator<<(std::ostream& os, const ColumnCase& c) {
+  return os << ShapeCase{c.dims, c.volume, c.filter} << " KO " << c.ko << " padding "
+            << c.in_row_padding;
+}
+
+class ColumnEmulation : public ::testing::TestWithParam<ColumnCase> {};
+
+TEST_P(ColumnEmulation, MatchesReference) {
+  const ColumnCase c = GetParam();
+  const ShapeCase shape{c.dims, c.volume, c.filter};
+  for (Boundary b : kBoundaries) {
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(shape))
+          continue;
+        const uint64_t seed = fresh_seed();
+        // The input, possibly inside a wider allocation (rows padded along x).
+        Index alloc = c.volume;
+        alloc[0] += c.in_row_padding;
+        std::vector<float> storage = random_values(voxels(c.dims, alloc), seed);
+        ConstVolumeView in_view = make_view<const float>(storage.data(), c.dims, alloc);
+        in_view.extent = c.volume;
+        std::vector<float> dense(static_cast<size_t>(voxels(c.dims, c.volume)));
+        cuda_backend::gather(in_view, dense.data());
+        const ConstVolumeView dense_view = make_view<const float>(dense.data(), c.dims, c.volume);
+        Index filter_extent;
+        const SeparableFilter f = random_separable_filter(
+            shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
+        const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
+        std::vector<float> out(static_cast<size_t>(voxels(c.dims, out_extent)));
+        poison(out);
+        const detail::SeparableProblem p = make_separable_problem(
+            in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
+        const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko);
+        ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
+        EXPECT_EQ(plan.passes[0].fuse_x, c.filter[0] > 1) << c;
+        emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
+                          (seed & 1) != 0);
+        const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
+            << " seed=" << seed;
+      }
+    }
+  }
+}
+
+// Wide volumes: x from 129 (one whole warp and a partial one) to 300, so that warps lie inside
+// the volume along x (no per-column boundary mapping) and the last lanes own 1-3 outputs.
+INSTANTIATE_TEST_SUITE_P(
+    Wide, ColumnEmulation,
+    ::testing::Values(ColumnCase{3, {300, 5, 19, 1}, {9, 4, 6, 1}, 16, 0},
+                      ColumnCase{3, {300, 5, 19, 1}, {9, 4, 6, 1}, 8, 0},
+                      ColumnCase{3, {261, 3, 21, 1}, {17, 1, 5, 1}, 16, 0},
+                      ColumnCase{3, {150, 4, 7, 1}, {1, 3, 2, 1}, 8, 0},
+                      ColumnCase{2, {260, 37, 1, 1}, {17, 16, 1, 1}, 16, 0},
+                      ColumnCase{2, {129, 41, 1, 1}, {2, 23, 1, 1}, 8, 0},
+                      ColumnCase{4, {140, 3, 5, 6}, {3, 2, 3, 4}, 8, 0},
+                      ColumnCase{4, {135, 2, 4, 9}, {4, 1, 1, 7}, 16, 0},
+                      // Rows padded by 3 floats: every row start misaligned (4-byte path).
+                      ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 16, 3},
+                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
+                      // Padded by 4: aligned rows inside a wider allocation (128-bit path).
+                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 16, 4}));
+
+TEST(ColumnEmulationNan, StaysInsideTheFootprint) {
+  const ShapeCase shape{3, {200, 7, 30, 1}, {5, 3, 9, 1}};
+  for (int ko : cuda_backend::kColumnKos) {
+    for (bool x_filtered : {true, false}) {
+      const uint64_t seed = fresh_seed();
+      std::vector<float> in = random_values(voxels(3, shape.volume), seed);
+      in[(14 * 7 + 3) * 200 + 150] = std::numeric_limits<float>::quiet_NaN();
+      const ConstVolumeView in_view = make_view<const float>(in.data(), 3, shape.volume);
+      Index filter_extent;
+      const SeparableFilter f = random_separable_filter(
+          shape, seed, [&](int a) { return a > 0 || x_filtered; }, filter_extent);
+      std::vector<float> out(in.size());
+      poison(out);
+      const detail::SeparableProblem p =
+          make_separable_problem(in_view, make_view(out.data(), 3, shape.volume), f,
+                                 Operation::Correlation, OutputRegion::Same, Boundary::Zero);
+      const cuda_backend::SeparablePlan plan = columns_plan(p, ko);
+      ASSERT_EQ(plan.passes[0].column_ko, ko);
+      emulate_separable(plan, in.data(), out.data(), voxels(3, shape.volume));
+      const std::vector<double> ref = reference_separable(in_view, f, Operation::Correlation,
+                                                          Boundary::Zero, OutputRegion::Same);
+      EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
+          << "KO=" << ko << " x filtered=" << x_filtered << " seed=" << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
