@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One device run for the separable kernels (GPU machine, no ITK): build with the tests, run the
+# GPU suite, record the column kernel's resources, then time the Gaussian row of the bench with each
+# separable plan in the same run (the column plan at KO 16 and 8, the tiled-x plan it replaced) and
+# profile the column kernels' memory throughput with Nsight Compute. Logs land in OUTDIR.
+#
+# usage: scripts/perf_separable_run.sh OUTDIR [workload]   (default workload: gauss3d_s2)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: $0 OUTDIR [workload]}
+workload=${2:-gauss3d_s2}
+mkdir -p "$out"
+exec > >(tee -a "$out/separable.log") 2>&1
+
+echo "== build $(date -u)"
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DNDCONV_WITH_ITK=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null || exit 1
+cmake --build build-dev -j16 2>&1 | grep -E "error|warning|FAILED" | head -40
+cmake --build build-dev -j16 >/dev/null || exit 1
+perf=build-dev/src/perf/ndconv-perf
+
+echo "== resources $(date -u)"
+obj=$(find build-dev -name 'launch.cu.o' | head -1)
+cuobjdump --dump-resource-usage "$obj" 2>&1 | grep -E "Function|REG" |
+  sed -E 's/_ZN6ndconv7kernels//' | paste - - | grep column | awk '{print $2, $4, $5, $6, $7, $8}'
+
+echo "== GPU suites $(date -u)"
+build-dev/tests/gpu/ndconv_gpu_host_tests --gtest_brief=1 2>&1 | tail -2
+build-dev/tests/gpu/ndconv_gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+echo "ndconv_gpu_tests rc=$?"
+tail -3 "$out/gpu_tests.log"
+
+echo "== bench $workload $(date -u)"
+for run in 1 2; do
+  for mode in columns:16 columns:8 tiled-x:0; do
+    sep=${mode%%:*} ko=${mode##*:}
+    [[ $sep == columns ]] && sep=""
+    echo "-- NDCONV_CUDA_SEPARABLE=${sep:-(default)} NDCONV_CUDA_COLUMN_KO=$ko (round $run)"
+    NDCONV_CUDA_SEPARABLE=$sep NDCONV_CUDA_COLUMN_KO=$ko "$perf" bench --quick --reps 20 \
+      --workload "$workload" --json "$out/bench-$run-${sep:-columns}-$ko.json" 2>&1 |
+      grep -E "$workload|device:|copy|FMA peak"
+  done
+done
+
+echo "== ncu column kernels $(date -u)"
+timeout 200 ncu --clock-control none -k "regex:column_kernel" -c 4 \
+  --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+  --section MemoryWorkloadAnalysis --section InstructionStats \
+  "$perf" bench --workload "$workload" --quick --reps 1 >"$out/ncu.txt" 2>&1
+grep -E "column_kernel|Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps" "$out/ncu.txt" | head -60
+(cd "$out" && tar czf bench.tgz bench-*.json && rm -f bench-*.json)
+echo "== done $(date -u)"
