@@ -7,25 +7,25 @@
 // (one 4-byte load per lane, 16 outputs' accumulators limiting occupancy). Here:
 //   - each thread owns kVector = 4 consecutive x (one 128-bit load or store per row) and KO
 //     outputs along axis 3; a warp covers 128 consecutive x of one row, 512 contiguous bytes;
-//   - the rows a thread's KO outputs share (KO + K - 1) are fetched once, B = 4 at a time, all
-//     independent loads, so each lane keeps several 16-byte loads in flight;
-//   - the fused form (kFuseX) filters along x on the fly: a warp stages the B raw rows it needs
-//     (128 + K0 - 1 columns each, cp.async, double buffered, warp-private: no block barrier) in
-//     shared memory, and each lane correlates its 4 x with tiled_row from there. The x-filtered
-//     rows never reach global memory, so x and the first other axis cost one read and one write.
+//   - the warps of a block own consecutive KO chunks of the same column, so the K - 1 rows that
+//     neighbouring chunks share are read from the same SM (L1) instead of again from L2;
+//   - the fused form (kFuseX) filters along x first, once per block: the warps stage the raw rows
+//     the block needs (128 + K0 - 1 columns each, cp.async, double buffered per warp), filter them
+//     along x into a shared tile of kTileRows + K3 - 1 rows, and after a barrier every warp runs
+//     the column pass from that tile. The x-filtered rows never reach global memory, so x and the
+//     first other axis cost one read and one write, and each is filtered along x
+//     (kTileRows + K3 - 1) / kTileRows times instead of (KO + K3 - 1) / KO times per warp.
 //
-// Arithmetic: per step of B input rows s0..s0+B-1 and output q, the taps j = s - q that exist
-// (0 <= j < K) form one contiguous range of rows; a step where all B rows have a tap for q runs
-// 4 * B unconditional FMAs, a step at either end of the band checks each row (warp-uniform), and
-// a step without any is skipped. No input outside an output's footprint is ever multiplied, so an
-// Inf or NaN reaches only the outputs whose footprint holds it. The taps of a step (KO + B - 1 of
-// them, j = s0 - KO + 1 ...) are read from shared memory into registers with 128-bit broadcasts;
-// the tap array is padded with KO - 1 zeros in front so that those reads are aligned.
+// Arithmetic (tap-outer, as the blocked kernel): for each tap j of the K3 taps along axis 3, one
+// warp-uniform tap feeds KO * 4 FMAs, acc[q][x] += t[j] * row[q + j][x]. The rows come from a
+// window of 2 * KO rows that advances KO taps at a time and whose halves swap roles, so every index
+// is a compile-time constant and there is no check per tap or output except in the last, partial
+// tap block. No input outside an output's footprint is ever multiplied (row q + j with j < K3), so
+// an Inf or NaN reaches only the outputs whose footprint holds it.
 //
-// Schedule: ColumnShape (KO, warps per block) is the only tuning; a block is kWarps warps, one row
-// of axis 1 each, 128 x wide, KO deep along axis 3. The phases (stage, step, store) are separate
-// NDCONV_HD functions so that the host emulation (tests/gpu/emulate.h) runs them in the order the
-// warp barriers impose.
+// Schedule: ColumnShape (KO, warps per block) is the only tuning. The phases (stage, filter,
+// column pass, store) are separate NDCONV_HD functions so that the host emulation
+// (tests/gpu/emulate.h) runs them in the order the barriers impose.
 //
 // Taps: g.tap_base holds the K3 taps along axis 3, followed (fused form) by the K0 taps along x.
 #pragma once
@@ -36,39 +36,33 @@
 
 namespace ndconv::kernels {
 
-/// Compile-time shape of the column kernel: KO outputs along axis 3 per thread, kWarps warps
-/// (rows of axis 1) per block.
+/// Compile-time shape of the column kernel: KO outputs along axis 3 per thread, kWarps warps per
+/// block, each owning the next KO chunk of the block's column.
 template <int KO_, int kWarps_>
 struct ColumnShape {
   static constexpr int KO = KO_;
   static constexpr int kWarps = kWarps_;
-  static constexpr int kVector = 4;       ///< consecutive x per thread (one 128-bit access)
-  static constexpr int kRowsPerStep = 4;  ///< B: input rows along axis 3 fetched per step
+  static constexpr int kVector = 4;  ///< consecutive x per thread (one 128-bit access)
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kTileX = 32 * kVector;  ///< x per block (and per warp)
-  /// Taps of one step in registers: KO + B - 1, rounded up for 128-bit reads.
-  static constexpr int kTapWindow = (KO + kRowsPerStep - 1 + 3) / 4 * 4;
-  /// Blocks per SM the compiler must allow: KO 16 keeps 64 accumulators, a 20-tap window and 16
-  /// inputs (127 registers at 4 blocks, CUDA 13 ptxas); KO 8 half the accumulators (90 at 5; at 6,
-  /// 80 registers, it spilled 4 bytes).
-  static constexpr int kMinBlocks = KO >= 16 ? 4 : 5;
-  /// The fused form also stages rows and filters them along x: 3 blocks (168 registers; at 128,
-  /// KO 8 spilled 136 bytes, CUDA 13 ptxas).
-  static constexpr int kMinBlocksFused = 3;
-  static_assert(KO % 4 == 0, "KO must allow whole steps of taps");
+  static constexpr int kTileX = 32 * kVector;    ///< x per block (and per warp)
+  static constexpr int kTileRows = kWarps * KO;  ///< outputs along axis 3 per block
+  /// Blocks per SM the compiler must allow: KO accumulators and a 2 * KO row window of 4 floats
+  /// (96 floats for KO 8) fit in 65536 / (kThreads * kMinBlocks) = 128 registers.
+  static constexpr int kMinBlocks = 512 / kThreads;
+  static_assert(KO % 4 == 0, "KO must allow 128-bit tap reads");
 };
 
-/// Shared-memory layout of the column kernel for one geometry: the padded taps along axis 3, the
-/// x taps (fused form) and, per warp, two staging buffers of B raw rows (fused form).
+/// Shared-memory layout of the column kernel for one geometry.
 struct ColumnLayout {
-  int steps;         ///< steps of B input rows: ceil((KO + K3 - 1) / B)
-  int tap_floats;    ///< axis-3 taps: taps_s[KO - 1 + j] = tap j (zero outside 0..K3-1)
+  int tap_floats;    ///< axis-3 taps, zero-padded to whole blocks of KO (read KO at a time)
   int x_taps;        ///< offset of the x taps (fused form), padded to a multiple of 4
   int x_tap_floats;  ///< 0 when not fused
-  int columns;       ///< raw columns a warp stages per row: kTileX + K0 - 1
-  int pitch;         ///< floats per staged row (tiled_row reads up to 4 past its last tap block)
-  int stage;         ///< offset of warp 0's staging buffers
-  int stage_floats;  ///< per warp: 2 buffers x B rows x pitch (0 when not fused)
+  int columns;       ///< raw columns a warp stages per row (fused): kTileX + K0 - 1
+  int pitch;         ///< floats per staged raw row (tiled_row reads up to 4 past its last block)
+  int rows;          ///< x-filtered rows a block tile needs (fused): kTileRows + K3 - 1
+  int filtered;      ///< offset of the x-filtered tile: rows + KO - 1 read-only padding rows
+  int stage;         ///< offset of warp 0's staging buffers (two raw rows per warp)
+  int stage_floats;  ///< per warp (0 when not fused)
   int total_floats;
   /// 128-bit global accesses: x contiguous and every row start 16-byte aligned (set by the
   /// launcher, which knows the pointers; the kernel falls back to 4-byte accesses otherwise).
@@ -78,12 +72,9 @@ struct ColumnLayout {
 
 template <typename S>
 NDCONV_HD ColumnLayout column_layout(const Geometry& g, bool fuse_x) {
-  constexpr int B = S::kRowsPerStep;
   ColumnLayout l;
   const int k3 = g.filter_extent[3];
-  l.steps = (S::KO + k3 - 1 + B - 1) / B;
-  // Step b reads kTapWindow taps from taps_s + b * B.
-  l.tap_floats = (l.steps - 1) * B + S::kTapWindow;
+  l.tap_floats = (k3 + S::KO - 1) / S::KO * S::KO;
   l.x_taps = l.tap_floats;
   const int k0 = fuse_x ? g.filter_extent[0] : 1;
   l.x_tap_floats = fuse_x ? (k0 + 3) / 4 * 4 : 0;
@@ -91,58 +82,65 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, bool fuse_x) {
   // tiled_row over F = (K0 - 1) / 4 full blocks reads F + 2 vectors from a lane's start, and the
   // last lane starts at kTileX - 4.
   l.pitch = S::kTileX - 4 + ((k0 - 1) / 4 + 2) * 4;
-  l.stage = l.x_taps + l.x_tap_floats;
-  l.stage_floats = fuse_x ? 2 * B * l.pitch : 0;
+  l.rows = fuse_x ? S::kTileRows + k3 - 1 : 0;
+  l.filtered = l.x_taps + l.x_tap_floats;
+  // The last tap block's window reads up to KO - 1 rows past the last row any output uses.
+  const int filtered_floats = fuse_x ? (l.rows + S::KO - 1) * S::kTileX : 0;
+  l.stage = l.filtered + filtered_floats;
+  l.stage_floats = fuse_x ? 2 * l.pitch : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
   l.vector_in = false;
   l.vector_out = false;
   return l;
 }
 
-/// Block tiles along each launch dimension: x tiles, axis-1 tiles, (axis-2 index, KO chunk).
+/// Block tiles along each launch dimension: x tiles, axis-1 rows, (axis-2 index, axis-3 tile).
 template <typename S>
 NDCONV_HD void column_block_counts(const Geometry& g, int64_t counts[3]) {
   counts[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
-  counts[1] = (g.out_extent[1] + S::kWarps - 1) / S::kWarps;
-  counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::KO - 1) / S::KO);
+  counts[1] = g.out_extent[1];
+  counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::kTileRows - 1) / S::kTileRows);
 }
 
 /// What one lane of one warp owns in a block tile.
 struct ColumnOrigin {
-  int64_t tile_x;  ///< first x of the warp
+  int64_t tile_x;  ///< first x of the block
   int64_t x0;      ///< first of the lane's kVector outputs along x
-  int64_t o1, o2, o3;
-  bool active;  ///< the warp's row exists (warp-uniform)
+  int64_t o1, o2;
+  int64_t tile3;  ///< first output along axis 3 of the block
+  int64_t o3;     ///< first of the warp's KO outputs along axis 3
+  bool active;    ///< the warp has outputs (warp-uniform)
 };
 
 template <typename S>
 NDCONV_HD ColumnOrigin column_origin(const Geometry& g, int64_t bx, int64_t by, int64_t bz,
                                      int warp, int lane) {
-  // 32-bit division (a 64-bit one is a subroutine call): the plan keeps axis 2 x the KO chunks
+  // 32-bit division (a 64-bit one is a subroutine call): the plan keeps axis 2 x the axis-3 tiles
   // below 2^31 (kColumnMaxExtent).
-  const unsigned chunks3 = static_cast<unsigned>((g.out_extent[3] + S::KO - 1) / S::KO);
+  const unsigned tiles3 =
+      static_cast<unsigned>((g.out_extent[3] + S::kTileRows - 1) / S::kTileRows);
   const unsigned tile = static_cast<unsigned>(bz);
   ColumnOrigin o;
   o.tile_x = bx * S::kTileX;
   o.x0 = o.tile_x + lane * S::kVector;
-  o.o1 = by * S::kWarps + warp;
-  o.o2 = tile / chunks3;
-  o.o3 = static_cast<int64_t>(tile % chunks3) * S::KO;
-  o.active = o.o1 < g.out_extent[1];
+  o.o1 = by;
+  o.o2 = tile / tiles3;
+  o.tile3 = static_cast<int64_t>(tile % tiles3) * S::kTileRows;
+  o.o3 = o.tile3 + warp * S::KO;
+  o.active = o.o3 < g.out_extent[3];
   return o;
 }
 
-/// Load phase (all threads, once per block): the padded axis-3 taps and the x taps.
+/// Load phase (all threads, once per block): the axis-3 taps and the x taps, zero-padded.
 template <typename S>
 NDCONV_HD void column_load_taps(const Geometry& g, const ColumnLayout& l, const float* taps,
                                 float* taps_s, int tid) {
   const int k3 = g.filter_extent[3], k0 = g.filter_extent[0];
-  for (int i = tid; i < l.stage; i += S::kThreads) {
+  for (int i = tid; i < l.filtered; i += S::kThreads) {
     float t = 0.0f;
     if (i < l.tap_floats) {
-      const int j = i - (S::KO - 1);
-      if (j >= 0 && j < k3)
-        t = taps[g.tap_base + j];
+      if (i < k3)
+        t = taps[g.tap_base + i];
     } else if (i - l.x_taps < k0) {
       t = taps[g.tap_base + k3 + (i - l.x_taps)];
     }
@@ -150,57 +148,69 @@ NDCONV_HD void column_load_taps(const Geometry& g, const ColumnLayout& l, const 
   }
 }
 
-/// Input index along axis 3 of row s of the lane's outputs (boundary resolved; -1: a zero row,
-/// also for the rows past KO + K3 - 1 that the last step rounds up to). In 32 bits: the plan
-/// gives this kernel only extents below kColumnMaxExtent.
-NDCONV_HD int column_row_index(const Geometry& g, const ColumnOrigin& o, int s, int rows) {
+/// Input index along axis 3 of input row `s` counted from `first` (an output index), boundary
+/// resolved; -1 for a zero row and for rows at or past `rows` (never multiplied). In 32 bits: the
+/// plan gives this kernel only extents below kColumnMaxExtent.
+NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows) {
   if (s >= rows)
     return -1;
-  return boundary_index_t<int>(static_cast<int>(o.o3 + g.offset[3]) + s,
+  return boundary_index_t<int>(static_cast<int>(first + g.offset[3]) + s,
                                static_cast<int>(g.in_extent[3]), g.boundary);
 }
 
-/// Staging phase of the fused form (all lanes of a warp): the raw input rows of step b (columns
-/// tile_x + offset0 .. + l.columns - 1, boundary resolved) into `buffer` (B rows of l.pitch),
-/// asynchronously on the GPU (tiled_commit / tiled_wait complete it).
+/// Fused form, stage phase (all lanes of a warp): raw row r of the block tile (input row
+/// tile3 + offset3 + r, columns tile_x + offset0 .. + l.columns - 1, boundary resolved) into
+/// `buffer`, asynchronously on the GPU (tiled_commit / tiled_wait complete it).
 template <typename S>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
-                            float* buffer, const ColumnOrigin& o, int b, int lane) {
-  constexpr int B = S::kRowsPerStep;
-  const int rows = S::KO + g.filter_extent[3] - 1;
+                            float* buffer, const ColumnOrigin& o, int r, int lane) {
+  const int i3 = column_row_index(g, o.tile3, r, l.rows);
+  if (i3 < 0) {
+    for (int c = lane; c < l.columns; c += 32)
+      buffer[c] = 0.0f;
+    return;
+  }
   const int64_t x_first = o.tile_x + g.offset[0];
-  const bool x_inside = x_first >= 0 && x_first + l.columns <= g.in_extent[0];
-  const float* base = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2];
   const int64_t s0 = g.in_stride[0];
-  NDCONV_UNROLL
-  for (int i = 0; i < B; ++i) {
-    float* dst = buffer + i * l.pitch;
-    const int i3 = column_row_index(g, o, b * B + i, rows);
-    if (i3 < 0) {
-      for (int c = lane; c < l.columns; c += 32)
-        dst[c] = 0.0f;
-      continue;
-    }
-    const float* row = base + i3 * g.in_stride[3];
-    if (x_inside) {
-      const float* from = row + (x_first + lane) * s0;
-      for (int c = lane; c < l.columns; c += 32, from += 32 * s0)
-        tiled_copy_valid(dst + c, from);
-      continue;
-    }
-    for (int c = lane; c < l.columns; c += 32) {
-      const int ix = boundary_index_t<int>(static_cast<int>(x_first) + c,
-                                           static_cast<int>(g.in_extent[0]), g.boundary);
-      if (ix >= 0)
-        tiled_copy_valid(dst + c, row + ix * s0);
-      else
-        dst[c] = 0.0f;
-    }
+  const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + i3 * g.in_stride[3];
+  if (x_first >= 0 && x_first + l.columns <= g.in_extent[0]) {
+    const float* from = row + (x_first + lane) * s0;
+    for (int c = lane; c < l.columns; c += 32, from += 32 * s0)
+      tiled_copy_valid(buffer + c, from);
+    return;
+  }
+  for (int c = lane; c < l.columns; c += 32) {
+    const int ix = boundary_index_t<int>(static_cast<int>(x_first) + c,
+                                         static_cast<int>(g.in_extent[0]), g.boundary);
+    if (ix >= 0)
+      tiled_copy_valid(buffer + c, row + ix * s0);
+    else
+      buffer[c] = 0.0f;
   }
 }
 
-/// The lane's kVector inputs of one row from global memory (zeros for i3 < 0): one 128-bit load
-/// when allowed, else one load per x that exists.
+/// Fused form, filter phase (all lanes of a warp): the staged raw row filtered along x at the
+/// lane's kVector outputs (K0 = full * 4 + kLastX taps), stored in the x-filtered tile `dst`.
+template <typename S, int kLastX>
+NDCONV_HD void column_filter_row(const Geometry& g, const ColumnLayout& l, const float* buffer,
+                                 const float* taps_s, float* dst, int lane) {
+  float v[S::kVector];
+  NDCONV_UNROLL
+  for (int x = 0; x < S::kVector; ++x)
+    v[x] = 0.0f;
+  tiled_row<S::kVector, kLastX>(v, buffer + lane * S::kVector, taps_s + l.x_taps,
+                                (g.filter_extent[0] - 1) / 4);
+#ifdef __CUDA_ARCH__
+  *reinterpret_cast<float4*>(dst + lane * S::kVector) = make_float4(v[0], v[1], v[2], v[3]);
+#else
+  NDCONV_UNROLL
+  for (int x = 0; x < S::kVector; ++x)
+    dst[lane * S::kVector + x] = v[x];
+#endif
+}
+
+/// The lane's kVector inputs of input row i3 from global memory (zeros for i3 < 0): one 128-bit
+/// load when allowed, else one load per x that exists.
 template <typename S>
 NDCONV_HD void column_fetch(const Geometry& g, const ColumnLayout& l, const float* in,
                             const ColumnOrigin& o, int i3, float (&v)[S::kVector]) {
@@ -231,102 +241,81 @@ NDCONV_HD void column_fetch(const Geometry& g, const ColumnLayout& l, const floa
   }
 }
 
-/// Adds step b's B input rows v to the KO accumulators (see the header: the exact tap band).
-template <typename S>
-NDCONV_HD void column_accumulate(float (&acc)[S::KO][S::kVector],
-                                 const float (&v)[S::kRowsPerStep][S::kVector], const float* taps_s,
-                                 int b, int k3) {
-  constexpr int B = S::kRowsPerStep, KO = S::KO, V = S::kVector;
-  float t[S::kTapWindow];  // t[m] = tap b * B - (KO - 1) + m
-  tiled_read<S::kTapWindow>(t, taps_s + b * B);
-  const int s0 = b * B;
+/// KO consecutive input rows s0 .. s0 + KO - 1 of the warp (row s is input row o3 + offset3 + s)
+/// at the lane's kVector x: from global memory (kFromTile = false) or from the fused form's
+/// x-filtered tile, whose row r is input row tile3 + offset3 + r.
+template <typename S, bool kFromTile>
+NDCONV_HD void column_rows(const Geometry& g, const ColumnLayout& l, const float* in,
+                           const float* tile, const ColumnOrigin& o, int s0,
+                           float (&w)[S::KO][S::kVector]) {
+  if constexpr (kFromTile) {
+    const float* row = tile + (o.o3 - o.tile3 + s0) * S::kTileX + (o.x0 - o.tile_x);
+    NDCONV_UNROLL
+    for (int r = 0; r < S::KO; ++r)
+      tiled_read<S::kVector>(w[r], row + r * S::kTileX);
+  } else {
+    (void)tile;
+    const int rows = S::KO + g.filter_extent[3] - 1;
+    NDCONV_UNROLL
+    for (int r = 0; r < S::KO; ++r)
+      column_fetch<S>(g, l, in, o, column_row_index(g, o.o3, s0 + r, rows), w[r]);
+  }
+}
+
+/// One block of taps jb.. of the K3 taps along axis 3: acc[q] += t[jb + jj] * w[q + jj] for
+/// jj < taps_left (at most KO; kPartial: the block ends the taps early), where w is the window `lo`
+/// followed by `hi`.
+template <typename S, bool kPartial>
+NDCONV_HD void column_tap_block(float (&acc)[S::KO][S::kVector],
+                                const float (&lo)[S::KO][S::kVector],
+                                const float (&hi)[S::KO][S::kVector], const float* taps,
+                                int taps_left) {
+  constexpr int KO = S::KO;
+  float t[KO];
+  tiled_read<KO>(t, taps);
+  NDCONV_UNROLL
+  for (int jj = 0; jj < KO; ++jj) {
+    if (kPartial && jj >= taps_left)
+      break;
+    NDCONV_UNROLL
+    for (int q = 0; q < KO; ++q) {
+      NDCONV_UNROLL
+      for (int x = 0; x < S::kVector; ++x)
+        acc[q][x] = fmaf(t[jj], q + jj < KO ? lo[q + jj][x] : hi[q + jj - KO][x], acc[q][x]);
+    }
+  }
+}
+
+/// Column pass (per lane): the lane's KO x kVector outputs, tap-outer over a sliding window whose
+/// halves swap roles (see the header).
+template <typename S, bool kFromTile>
+NDCONV_HD void column_pass(const Geometry& g, const ColumnLayout& l, const float* in,
+                           const float* taps_s, const float* tile, const ColumnOrigin& o,
+                           float (&acc)[S::KO][S::kVector]) {
+  constexpr int KO = S::KO;
+  const int k3 = g.filter_extent[3];
   NDCONV_UNROLL
   for (int q = 0; q < KO; ++q) {
-    const int lo = q - s0, hi = q - s0 + k3 - 1;  // rows i in [lo, hi] have a tap for q
-    if (hi < 0 || lo > B - 1)
-      continue;
-    if (lo <= 0 && hi >= B - 1) {
-      NDCONV_UNROLL
-      for (int i = 0; i < B; ++i) {
-        NDCONV_UNROLL
-        for (int x = 0; x < V; ++x)
-          acc[q][x] = fmaf(t[i - q + KO - 1], v[i][x], acc[q][x]);
-      }
-      continue;
+    NDCONV_UNROLL
+    for (int x = 0; x < S::kVector; ++x)
+      acc[q][x] = 0.0f;
+  }
+  float a[KO][S::kVector], b[KO][S::kVector];
+  column_rows<S, kFromTile>(g, l, in, tile, o, 0, a);
+  for (int jb = 0;; jb += 2 * KO) {
+    column_rows<S, kFromTile>(g, l, in, tile, o, jb + KO, b);
+    if (jb + KO >= k3) {
+      column_tap_block<S, true>(acc, a, b, taps_s + jb, k3 - jb);
+      return;
     }
-    NDCONV_UNROLL
-    for (int i = 0; i < B; ++i) {
-      if (i < lo || i > hi)
-        continue;
-      NDCONV_UNROLL
-      for (int x = 0; x < V; ++x)
-        acc[q][x] = fmaf(t[i - q + KO - 1], v[i][x], acc[q][x]);
+    column_tap_block<S, false>(acc, a, b, taps_s + jb, KO);
+    column_rows<S, kFromTile>(g, l, in, tile, o, jb + 2 * KO, a);
+    if (jb + 2 * KO >= k3) {
+      column_tap_block<S, true>(acc, b, a, taps_s + jb + KO, k3 - jb - KO);
+      return;
     }
+    column_tap_block<S, false>(acc, b, a, taps_s + jb + KO, KO);
   }
-}
-
-/// The fused form's x filter of the B staged rows of a step at the lane's kVector outputs: v[i][x]
-/// = sum_j0 taps[j0] * row_i[x + j0], K0 = full * 4 + kLastX taps. Per block of 4 taps, one
-/// 128-bit tap read serves all B rows, and each row reads its two 4-float window halves
-/// (tiled_tap_block multiplies only the kTaps taps that exist). Rows advance together so that only
-/// B accumulators, one tap block and one window are live (tiled_row per row kept each row's
-/// window and the compiler spilled at 128 registers).
-template <typename S, int kLastX>
-NDCONV_HD void column_filter_x(float (&v)[S::kRowsPerStep][S::kVector], const float* rows,
-                               int pitch, const float* taps, int full) {
-  constexpr int B = S::kRowsPerStep, V = S::kVector;
-  NDCONV_UNROLL
-  for (int i = 0; i < B; ++i) {
-    NDCONV_UNROLL
-    for (int x = 0; x < V; ++x)
-      v[i][x] = 0.0f;
-  }
-  float t[V], lo[V], hi[V];
-  // Not unrolled: an unrolled copy would load the next blocks' windows early, and registers, not
-  // latency, limit this kernel (each iteration already has 2 * B + 1 independent loads).
-#ifdef __CUDA_ARCH__
-#pragma unroll 1
-#endif
-  for (int jb = 0; jb < full * V; jb += V) {
-    tiled_read<V>(t, taps + jb);
-    NDCONV_UNROLL
-    for (int i = 0; i < B; ++i) {
-      tiled_read<V>(lo, rows + i * pitch + jb);
-      tiled_read<V>(hi, rows + i * pitch + jb + V);
-      tiled_tap_block<V, V>(v[i], lo, hi, t);
-    }
-  }
-  const int jb = full * V;
-  tiled_read<V>(t, taps + jb);
-  NDCONV_UNROLL
-  for (int i = 0; i < B; ++i) {
-    tiled_read<V>(lo, rows + i * pitch + jb);
-    tiled_read<V>(hi, rows + i * pitch + jb + V);
-    tiled_tap_block<V, kLastX>(v[i], lo, hi, t);
-  }
-}
-
-/// One step (all lanes of a warp): the B input rows of step b, either fetched (kLastX = 0) or
-/// x-filtered from `staged` (the fused form, kLastX = taps in the last x block, 1..4), added to
-/// the lane's accumulators.
-template <typename S, int kLastX>
-NDCONV_HD void column_step(const Geometry& g, const ColumnLayout& l, const float* in,
-                           const float* shared, const float* staged, const ColumnOrigin& o, int b,
-                           int lane, float (&acc)[S::KO][S::kVector]) {
-  constexpr int B = S::kRowsPerStep;
-  const int k3 = g.filter_extent[3];
-  float v[B][S::kVector];
-  if constexpr (kLastX == 0) {
-    const int rows = S::KO + k3 - 1;
-    NDCONV_UNROLL
-    for (int i = 0; i < B; ++i)
-      column_fetch<S>(g, l, in, o, column_row_index(g, o, b * B + i, rows), v[i]);
-  } else {
-    (void)in;
-    column_filter_x<S, kLastX>(v, staged + lane * S::kVector, l.pitch, shared + l.x_taps,
-                               (g.filter_extent[0] - 1) / 4);
-  }
-  column_accumulate<S>(acc, v, shared, b, k3);
 }
 
 /// Stores the lane's outputs that exist: 128-bit where allowed, else one by one.

@@ -117,51 +117,51 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   }
 }
 
-/// The block tiles of the column kernel for one warp (column_thread.h), with kLastX taps in the
-/// last x block of the fused form (0: not fused). Only warp barriers after the taps: a warp whose
-/// row does not exist skips the tile, and each warp's staging buffers are its own.
+/// The block tiles of the column kernel (column_thread.h), with kLastX taps in the last x block of
+/// the fused form (0: not fused). The plain form has no barrier after the taps; the fused form
+/// fills the block's x-filtered tile (each warp its rows, two staging buffers per warp), then
+/// every warp runs its column pass from the tile.
 template <typename S, int kLastX>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
                                              float* shared) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  float* const staged = shared + l.stage + warp * l.stage_floats;  // two buffers of B rows
-  const int buffer_floats = l.stage_floats / 2;
+  float* const tile = shared + l.filtered;
+  float* const staged = shared + l.stage + warp * l.stage_floats;  // two raw rows
   int64_t counts[3];
   column_block_counts<S>(g, counts);
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
       const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
-      if (!o.active)
-        continue;
-      float acc[S::KO][S::kVector];
-#pragma unroll
-      for (int q = 0; q < S::KO; ++q)
-#pragma unroll
-        for (int x = 0; x < S::kVector; ++x)
-          acc[q][x] = 0.0f;
       if constexpr (kLastX > 0) {
-        column_stage<S>(g, l, in, staged, o, 0, lane);
-        tiled_commit();
-      }
-      for (int b = 0; b < l.steps; ++b) {
-        const float* current = staged + (b & 1) * buffer_floats;
-        if constexpr (kLastX > 0) {
-          // The other buffer was last read in step b - 1, which ended with a warp barrier.
-          if (b + 1 < l.steps) {
-            column_stage<S>(g, l, in, staged + ((b + 1) & 1) * buffer_floats, o, b + 1, lane);
+        // Rows warp, warp + kWarps, ...: stage the next while filtering the current.
+        if (warp < l.rows) {
+          column_stage<S>(g, l, in, staged, o, warp, lane);
+          tiled_commit();
+        }
+        for (int r = warp, i = 0; r < l.rows; r += S::kWarps, ++i) {
+          if (r + S::kWarps < l.rows) {
+            // The other buffer was last read in the previous row, which ended with a warp barrier.
+            column_stage<S>(g, l, in, staged + ((i + 1) & 1) * l.pitch, o, r + S::kWarps, lane);
             tiled_commit();
-            tiled_wait(1);  // this lane's copies of step b are done
+            tiled_wait(1);  // this lane's copies of row r are done
           } else {
             tiled_wait(0);
           }
           __syncwarp();  // ... and every lane's
+          column_filter_row<S, kLastX>(g, l, staged + (i & 1) * l.pitch, shared,
+                                       tile + r * S::kTileX, lane);
+          __syncwarp();  // row r's buffer is free for row r + 2 * kWarps
         }
-        column_step<S, kLastX>(g, l, in, shared, current, o, b, lane, acc);
-        if constexpr (kLastX > 0)
-          __syncwarp();  // step b's buffer is free for step b + 2
+        __syncthreads();  // the x-filtered tile is complete
       }
-      column_store<S>(g, l, out, o, acc);
+      if (o.active) {
+        float acc[S::KO][S::kVector];
+        column_pass<S, (kLastX > 0)>(g, l, in, shared, tile, o, acc);
+        column_store<S>(g, l, out, o, acc);
+      }
+      if constexpr (kLastX > 0)
+        __syncthreads();  // the tile is free for the next block tile
     }
   }
 }
@@ -182,10 +182,10 @@ __device__ __forceinline__ void column_tiles_fused(int last, const Geometry& g,
 }
 
 /// The column kernel of separable passes (column_thread.h): a block stages the taps once, then
-/// each warp walks its tiles. kFuseX: the x pass is fused in (taps along axis 3, then along x).
+/// walks its tiles. kFuseX: the x pass is fused in (taps along axis 3, then along x).
 /// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
 template <typename S, bool kFuseX>
-__global__ void __launch_bounds__(S::kThreads, kFuseX ? S::kMinBlocksFused : S::kMinBlocks)
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
                   const float* __restrict__ taps) {
   extern __shared__ float4 shared_words[];

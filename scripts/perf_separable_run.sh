@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run for the separable kernels (GPU machine, no ITK): build with the tests, run the
 # GPU suite, record the column kernel's resources, then time the Gaussian row of the bench with each
-# separable plan in the same run (the column plan at KO 16 and 8, the tiled-x plan it replaced) and
+# separable plan in the same run (the column plan and the tiled-x plan it replaced) and
 # profile the column kernels' memory throughput with Nsight Compute. Logs land in OUTDIR.
 #
 # usage: scripts/perf_separable_run.sh OUTDIR [workload]   (default workload: gauss3d_s2)
@@ -32,12 +32,10 @@ tail -3 "$out/gpu_tests.log"
 
 echo "== bench $workload $(date -u)"
 for run in 1 2; do
-  for mode in columns:16 columns:8 tiled-x:0; do
-    sep=${mode%%:*} ko=${mode##*:}
-    [[ $sep == columns ]] && sep=""
-    echo "-- NDCONV_CUDA_SEPARABLE=${sep:-(default)} NDCONV_CUDA_COLUMN_KO=$ko (round $run)"
-    NDCONV_CUDA_SEPARABLE=$sep NDCONV_CUDA_COLUMN_KO=$ko "$perf" bench --quick --reps 20 \
-      --workload "$workload" --json "$out/bench-$run-${sep:-columns}-$ko.json" 2>&1 |
+  for sep in columns tiled-x; do
+    echo "-- NDCONV_CUDA_SEPARABLE=$sep (round $run)"
+    NDCONV_CUDA_SEPARABLE=$sep "$perf" bench --quick --reps 20 \
+      --workload "$workload" --json "$out/bench-$run-$sep.json" 2>&1 |
       grep -E "$workload|device:|copy|FMA peak"
   done
 done

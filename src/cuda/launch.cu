@@ -143,9 +143,10 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 }
 
 // The column kernel (kernels/column_thread.h), the default for separable passes along an axis other
-// than x: (KO, x fused in) -> instantiation, 4 warps per block.
+// than x: one plain and one fused (x filtered in) instantiation, shapes in cuda/plan.h.
 using ColumnLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
                               const kernels::ColumnLayout&, const float*, float*, const float*);
+using ColumnShapeFn = kernels::LaunchShape (*)(const Geometry&, const kernels::ColumnLayout&);
 
 template <typename S, bool kFuseX>
 void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
@@ -154,31 +155,25 @@ void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream,
 }
 
 struct ColumnEntry {
-  int ko;
   bool fuse_x;
+  int ko;
   const void* kernel;
   ColumnLaunch launch;
+  ColumnShapeFn shape;
 };
 
-#define NDCONV_COLUMN_ENTRY(KO, FUSE)                                               \
-  ColumnEntry {                                                                     \
-    KO, FUSE,                                                                       \
-        reinterpret_cast<const void*>(                                              \
-            &kernels::column_kernel<kernels::ColumnShape<KO, kColumnWarps>, FUSE>), \
-        &launch_column<kernels::ColumnShape<KO, kColumnWarps>, FUSE>                \
-  }
+template <typename S, bool kFuseX>
+constexpr ColumnEntry column_entry() {
+  return {kFuseX, S::KO, reinterpret_cast<const void*>(&kernels::column_kernel<S, kFuseX>),
+          &launch_column<S, kFuseX>, &kernels::column_launch_shape<S>};
+}
 
-// (KO, x fused). Throughput: see docs/performance.md (fourth pass).
-const ColumnEntry kColumnTable[] = {NDCONV_COLUMN_ENTRY(8, false), NDCONV_COLUMN_ENTRY(8, true),
-                                    NDCONV_COLUMN_ENTRY(16, false), NDCONV_COLUMN_ENTRY(16, true)};
-#undef NDCONV_COLUMN_ENTRY
+// Throughput: see docs/performance.md (fourth pass).
+const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, false>(),
+                                    column_entry<ColumnFusedShape, true>()};
 
-const ColumnEntry* find_column(int ko, bool fuse_x) {
-  for (const ColumnEntry& e : kColumnTable) {
-    if (e.ko == ko && e.fuse_x == fuse_x)
-      return &e;
-  }
-  return nullptr;
+const ColumnEntry& find_column(bool fuse_x) {
+  return kColumnTable[fuse_x ? 1 : 0];
 }
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
@@ -200,15 +195,6 @@ SeparableKernels separable_kernels() {
   if (s == "tiled-x")
     return SeparableKernels::kTiledX;
   return SeparableKernels::kColumns;
-}
-
-// NDCONV_CUDA_COLUMN_KO=8 or 16 sets the column kernel's KO when the caller forces none (for
-// same-run comparisons of its entries); unset: kColumnDefaultKo.
-int column_ko_choice(int outputs_per_thread) {
-  if (outputs_per_thread != 0)
-    return outputs_per_thread;
-  const char* v = std::getenv("NDCONV_CUDA_COLUMN_KO");
-  return v != nullptr ? std::atoi(v) : 0;
 }
 
 bool tiled_disabled() {
@@ -616,7 +602,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       [&](int, int64_t n, int64_t k) {
         return choose_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
       },
-      separable_kernels(), column_ko_choice(outputs_per_thread));
+      separable_kernels(), outputs_per_thread);
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   for (const SeparablePass& pass : plan.passes) {
@@ -671,22 +657,19 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0) {
-      const ColumnEntry& ce = *find_column(pass.column_ko, pass.fuse_x);
-      const kernels::ColumnLayout l =
-          column_layout_for(pass.geometry, pass.column_ko, pass.fuse_x, src, dst);
-      const kernels::LaunchShape s =
-          pass.column_ko == 8
-              ? kernels::column_launch_shape<kernels::ColumnShape<8, kColumnWarps>>(pass.geometry,
-                                                                                    l)
-              : kernels::column_launch_shape<kernels::ColumnShape<16, kColumnWarps>>(pass.geometry,
-                                                                                     l);
+      const ColumnEntry& ce = find_column(pass.fuse_x);
+      const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.fuse_x, src, dst);
+      const kernels::LaunchShape s = ce.shape(pass.geometry, l);
+      if (s.shared_bytes > opt_in_dynamic_shared_memory(device, ce.kernel)) {
+        throw InvalidArgument("the column kernel needs " + std::to_string(s.shared_bytes) +
+                              " bytes of shared memory per block, more than this device allows");
+      }
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
                 dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("column_kernel");
       if (result.launches == 0) {
         set_plan_shape(result, s);
-        set_plan_kernel(result, device, ce.kernel, pass.column_ko, s, "column",
-                        kernels::ColumnShape<8, kColumnWarps>::kVector);
+        set_plan_kernel(result, device, ce.kernel, ce.ko, s, "column", l.vector_in ? 4 : 1);
       }
       ++result.launches;
     } else if (pass.tiled_rows > 0) {

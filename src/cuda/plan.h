@@ -129,12 +129,18 @@ inline int tiled_pass_rows(const kernels::Geometry& g) {
 enum class SeparableKernels { kColumns, kTiledX, kTiled, kRowAndBlocked };
 
 /// The column kernel's compiled outputs per thread along the filtered axis, and its default.
-inline constexpr int kColumnKos[] = {8, 16};
-inline constexpr int kColumnDefaultKo = 16;
+inline constexpr int kColumnKos[] = {8};
+inline constexpr int kColumnDefaultKo = 8;
 /// The longest axis 0 or 3 (and offset) the column kernel maps in 32-bit indices.
 inline constexpr int64_t kColumnMaxExtent = int64_t(1) << 29;
-/// The column kernel's warps per block (rows of axis 1).
-inline constexpr int kColumnWarps = 4;
+/// The column kernel's shapes: 4 warps (32 outputs along the filtered axis per block) for a plain
+/// pass; 8 warps for the fused form, whose x filter is repeated for K3 - 1 rows per block tile
+/// (80 rows filtered for 64 outputs at K3 = 17).
+using ColumnPlainShape = kernels::ColumnShape<8, 4>;
+using ColumnFusedShape = kernels::ColumnShape<8, 8>;
+/// Shared memory the fused form may use (opted in; every device from sm_80 allows more): 17 taps
+/// per axis take 55 KiB.
+inline constexpr int kColumnMaxSharedBytes = 96 * 1024;
 
 inline bool column_ko_compiled(int ko) {
   for (int k : kColumnKos) {
@@ -144,13 +150,12 @@ inline bool column_ko_compiled(int ko) {
   return false;
 }
 
-/// The column layout of pass geometry g at `ko` with the 128-bit access flags for these pointers:
+/// The column layout of pass geometry g with the 128-bit access flags for these pointers:
 /// x contiguous and every row of the view (strides along axes 1-3) starting 16-byte aligned.
-inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, int ko, bool fuse_x,
+inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, bool fuse_x,
                                                const float* in, const float* out) {
-  kernels::ColumnLayout l =
-      ko == 8 ? kernels::column_layout<kernels::ColumnShape<8, kColumnWarps>>(g, fuse_x)
-              : kernels::column_layout<kernels::ColumnShape<16, kColumnWarps>>(g, fuse_x);
+  kernels::ColumnLayout l = fuse_x ? kernels::column_layout<ColumnFusedShape>(g, true)
+                                   : kernels::column_layout<ColumnPlainShape>(g, false);
   auto aligned = [](const float* base, const int64_t* stride) {
     if (stride[0] != 1 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
       return false;
@@ -182,9 +187,9 @@ inline bool column_can_implement(const kernels::Geometry& g, int ko, bool fuse_x
   }
   if (!fuse_x && (g.filter_extent[0] != 1 || g.offset[0] != 0))
     return false;
-  const kernels::ColumnLayout l = column_layout_for(g, ko, fuse_x, nullptr, nullptr);
+  const kernels::ColumnLayout l = column_layout_for(g, fuse_x, nullptr, nullptr);
   return static_cast<int64_t>(l.total_floats) * static_cast<int64_t>(sizeof(float)) <=
-         kTiledMaxSharedBytes;
+         (fuse_x ? kColumnMaxSharedBytes : kTiledMaxSharedBytes);
 }
 
 /// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on

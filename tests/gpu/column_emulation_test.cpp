@@ -1,7 +1,7 @@
 // Host emulation of the column kernel of separable passes (kernels/column_thread.h; CI, no GPU):
 // which passes the plan gives it (x fused into the first other filtered axis), and its results
 // against the float64 reference on volumes wide enough for whole warps inside the volume (128 x),
-// partial last warps, 4-byte and 128-bit access paths, every boundary, KO 8 and 16, fused and not,
+// partial last warps, 4-byte and 128-bit access paths, every boundary, fused and not,
 // with fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
 #include <gtest/gtest.h>
 
@@ -80,13 +80,13 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   EXPECT_FALSE(plan.passes[0].fuse_x);
   EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
   // An x filter too long for the staging buffers: x on its own pass, then columns.
-  plan = columns_plan(problem_with_taps(3, {400, 6, 5, 1}, {301, 3, 3, 0}, in, out));
+  plan = columns_plan(problem_with_taps(3, {400, 6, 5, 1}, {1001, 3, 3, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 3u);
   EXPECT_EQ(plan.passes[0].axis, 0);
   EXPECT_EQ(plan.passes[0].column_ko, 0);
   EXPECT_FALSE(plan.passes[1].fuse_x);
   EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
-  EXPECT_EQ(plan.passes[1].geometry.tap_base, 301);
+  EXPECT_EQ(plan.passes[1].geometry.tap_base, 1001);
   // A KO the column kernel does not have (forced for the blocked kernel): the passes before it.
   plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {3, 3, 3, 0}, in, out), 4);
   ASSERT_EQ(plan.passes.size(), 3u);
@@ -153,19 +153,19 @@ TEST_P(ColumnEmulation, MatchesReference) {
 // the volume along x (no per-column boundary mapping) and the last lanes own 1-3 outputs.
 INSTANTIATE_TEST_SUITE_P(
     Wide, ColumnEmulation,
-    ::testing::Values(ColumnCase{3, {300, 5, 19, 1}, {9, 4, 6, 1}, 16, 0},
+    ::testing::Values(ColumnCase{3, {300, 5, 19, 1}, {9, 4, 6, 1}, 8, 0},
                       ColumnCase{3, {300, 5, 19, 1}, {9, 4, 6, 1}, 8, 0},
-                      ColumnCase{3, {261, 3, 21, 1}, {17, 1, 5, 1}, 16, 0},
+                      ColumnCase{3, {261, 3, 21, 1}, {17, 1, 5, 1}, 8, 0},
                       ColumnCase{3, {150, 4, 7, 1}, {1, 3, 2, 1}, 8, 0},
-                      ColumnCase{2, {260, 37, 1, 1}, {17, 16, 1, 1}, 16, 0},
+                      ColumnCase{2, {260, 37, 1, 1}, {17, 16, 1, 1}, 8, 0},
                       ColumnCase{2, {129, 41, 1, 1}, {2, 23, 1, 1}, 8, 0},
                       ColumnCase{4, {140, 3, 5, 6}, {3, 2, 3, 4}, 8, 0},
-                      ColumnCase{4, {135, 2, 4, 9}, {4, 1, 1, 7}, 16, 0},
+                      ColumnCase{4, {135, 2, 4, 9}, {4, 1, 1, 7}, 8, 0},
                       // Rows padded by 3 floats: every row start misaligned (4-byte path).
-                      ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 16, 3},
+                      ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 8, 3},
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
                       // Padded by 4: aligned rows inside a wider allocation (128-bit path).
-                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 16, 4}));
+                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 4}));
 
 TEST(ColumnEmulationNan, StaysInsideTheFootprint) {
   const ShapeCase shape{3, {200, 7, 30, 1}, {5, 3, 9, 1}};

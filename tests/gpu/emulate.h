@@ -178,10 +178,10 @@ inline void emulate_row(const kernels::Geometry& g, const float* in, float* out,
 }
 
 /// Runs the column kernel with shape S over its whole grid (shrunk along y and z when
-/// `small_grid`), as the barriers order it: per block, all threads load the taps; per block tile
-/// and warp, all lanes stage step 0 (fused form), then per step all lanes stage step b + 1 into
-/// the other buffer and all lanes compute step b; finally all lanes store. Shared memory is one
-/// NaN-poisoned host buffer per block.
+/// `small_grid`), as the barriers order it: per block, all threads load the taps; per block tile,
+/// (fused form) each warp stages and x-filters its rows of the tile, lane by lane between the warp
+/// barriers; then every thread runs its column pass and stores. Shared memory is one NaN-poisoned
+/// host buffer per block.
 template <typename S, int kLastX>
 void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, const float* in,
                     float* out, const float* taps, bool small_grid) {
@@ -192,14 +192,9 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   }
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
                             std::numeric_limits<float>::quiet_NaN());
-  using Acc = float[S::KO][S::kVector];
-  std::vector<float> acc(static_cast<size_t>(32 * S::KO * S::kVector));
-  auto lane_acc = [&](int lane) -> Acc& {
-    return *reinterpret_cast<Acc*>(acc.data() + static_cast<size_t>(lane) * S::KO * S::kVector);
-  };
+  float* const tile = shared.data() + l.filtered;
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
-  const int half = l.stage_floats / 2;
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
     for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
       for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
@@ -207,30 +202,30 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
           kernels::column_load_taps<S>(g, l, taps, shared.data(), tid);
         for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
-            for (int warp = 0; warp < S::kWarps; ++warp) {
-              float* staged = shared.data() + l.stage + warp * l.stage_floats;
-              auto origin = [&](int lane) {
-                return kernels::column_origin<S>(g, bx, by, bz, warp, lane);
-              };
-              if (!origin(0).active)
-                continue;
-              std::fill(acc.begin(), acc.end(), 0.0f);
-              if (kLastX > 0) {
-                for (int lane = 0; lane < 32; ++lane)
-                  kernels::column_stage<S>(g, l, in, staged, origin(lane), 0, lane);
-              }
-              for (int b = 0; b < l.steps; ++b) {
-                if (kLastX > 0 && b + 1 < l.steps) {
+            if (kLastX > 0) {
+              for (int warp = 0; warp < S::kWarps; ++warp) {
+                float* staged = shared.data() + l.stage + warp * l.stage_floats;
+                for (int r = warp; r < l.rows; r += S::kWarps) {
                   for (int lane = 0; lane < 32; ++lane)
-                    kernels::column_stage<S>(g, l, in, staged + ((b + 1) & 1) * half, origin(lane),
-                                             b + 1, lane);
+                    kernels::column_stage<S>(g, l, in, staged,
+                                             kernels::column_origin<S>(g, bx, by, bz, warp, lane),
+                                             r, lane);
+                  for (int lane = 0; lane < 32; ++lane)
+                    kernels::column_filter_row<S, kLastX>(g, l, staged, shared.data(),
+                                                          tile + r * S::kTileX, lane);
                 }
-                for (int lane = 0; lane < 32; ++lane)
-                  kernels::column_step<S, kLastX>(g, l, in, shared.data(), staged + (b & 1) * half,
-                                                  origin(lane), b, lane, lane_acc(lane));
               }
-              for (int lane = 0; lane < 32; ++lane)
-                kernels::column_store<S>(g, l, out, origin(lane), lane_acc(lane));
+            }
+            for (int warp = 0; warp < S::kWarps; ++warp) {
+              for (int lane = 0; lane < 32; ++lane) {
+                const kernels::ColumnOrigin o =
+                    kernels::column_origin<S>(g, bx, by, bz, warp, lane);
+                if (!o.active)
+                  continue;
+                float acc[S::KO][S::kVector];
+                kernels::column_pass<S, (kLastX > 0)>(g, l, in, shared.data(), tile, o, acc);
+                kernels::column_store<S>(g, l, out, o, acc);
+              }
             }
           }
         }
@@ -239,32 +234,24 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   }
 }
 
-/// The column instantiations of src/cuda/launch.cu's table: KO 8 or 16, fused or not (the fused
-/// form picks its last x block as the kernel does).
-inline void emulate_column_entry(int ko, bool fuse_x, const kernels::Geometry& g, const float* in,
+/// The column instantiations of src/cuda/launch.cu's table: plain or fused (the fused form picks
+/// its last x block as the kernel does).
+inline void emulate_column_entry(bool fuse_x, const kernels::Geometry& g, const float* in,
                                  float* out, const float* taps, bool small_grid = false) {
-  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, ko, fuse_x, in, out);
-  const int last = fuse_x ? kernels::tiled_last_block_taps<4>(g.filter_extent[0]) : 0;
-  auto run = [&](auto shape) {
-    using S = decltype(shape);
-    switch (last) {
-      case 0:
-        return emulate_column<S, 0>(g, l, in, out, taps, small_grid);
-      case 1:
-        return emulate_column<S, 1>(g, l, in, out, taps, small_grid);
-      case 2:
-        return emulate_column<S, 2>(g, l, in, out, taps, small_grid);
-      case 3:
-        return emulate_column<S, 3>(g, l, in, out, taps, small_grid);
-      default:
-        return emulate_column<S, 4>(g, l, in, out, taps, small_grid);
-    }
-  };
-  if (ko == 8)
-    return run(kernels::ColumnShape<8, cuda_backend::kColumnWarps>{});
-  if (ko == 16)
-    return run(kernels::ColumnShape<16, cuda_backend::kColumnWarps>{});
-  throw std::invalid_argument("no column emulation for KO " + std::to_string(ko));
+  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, fuse_x, in, out);
+  using Fused = cuda_backend::ColumnFusedShape;
+  switch (fuse_x ? kernels::tiled_last_block_taps<4>(g.filter_extent[0]) : 0) {
+    case 0:
+      return emulate_column<cuda_backend::ColumnPlainShape, 0>(g, l, in, out, taps, small_grid);
+    case 1:
+      return emulate_column<Fused, 1>(g, l, in, out, taps, small_grid);
+    case 2:
+      return emulate_column<Fused, 2>(g, l, in, out, taps, small_grid);
+    case 3:
+      return emulate_column<Fused, 3>(g, l, in, out, taps, small_grid);
+    default:
+      return emulate_column<Fused, 4>(g, l, in, out, taps, small_grid);
+  }
 }
 
 /// Runs a separable plan through host buffers, as launch_separable_device does on the device.
@@ -282,8 +269,7 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0)
-      emulate_column_entry(pass.column_ko, pass.fuse_x, pass.geometry, src, dst, plan.taps.data(),
-                           small_grid);
+      emulate_column_entry(pass.fuse_x, pass.geometry, src, dst, plan.taps.data(), small_grid);
     else if (pass.tiled_rows > 0)
       emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
                           small_grid);
