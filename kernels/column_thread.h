@@ -241,24 +241,66 @@ NDCONV_HD void column_fetch(const Geometry& g, const ColumnLayout& l, const floa
   }
 }
 
-/// KO consecutive input rows s0 .. s0 + KO - 1 of the warp (row s is input row o3 + offset3 + s)
-/// at the lane's kVector x: from global memory (kFromTile = false) or from the fused form's
-/// x-filtered tile, whose row r is input row tile3 + offset3 + r.
+/// Where a lane's column pass reads its rows: directly (row s at first + s * stride, 16-byte
+/// aligned) when every row the pass reads lies inside the volume (or comes from the fused form's
+/// tile), else through column_fetch's per-row boundary mapping. Most warps of a large volume take
+/// the direct path: an address increment per row instead of a mapped 64-bit address.
+struct ColumnRows {
+  const float* first;
+  int64_t stride;
+  bool direct;
+};
+
 template <typename S, bool kFromTile>
-NDCONV_HD void column_rows(const Geometry& g, const ColumnLayout& l, const float* in,
-                           const float* tile, const ColumnOrigin& o, int s0,
-                           float (&w)[S::KO][S::kVector]) {
+NDCONV_HD ColumnRows column_rows_source(const Geometry& g, const ColumnLayout& l, const float* in,
+                                        const float* tile, const ColumnOrigin& o) {
+  ColumnRows r;
   if constexpr (kFromTile) {
-    const float* row = tile + (o.o3 - o.tile3 + s0) * S::kTileX + (o.x0 - o.tile_x);
-    NDCONV_UNROLL
-    for (int r = 0; r < S::KO; ++r)
-      tiled_read<S::kVector>(w[r], row + r * S::kTileX);
+    // Tile row t is input row tile3 + offset3 + t; the warp's row s is tile row o3 - tile3 + s.
+    r.first = tile + (o.o3 - o.tile3) * S::kTileX + (o.x0 - o.tile_x);
+    r.stride = S::kTileX;
+    r.direct = true;
   } else {
     (void)tile;
-    const int rows = S::KO + g.filter_extent[3] - 1;
+    // The window reads whole blocks of KO rows, up to one block past the last tap block.
+    const int reads = ((g.filter_extent[3] - 1) / S::KO + 2) * S::KO;
+    const int64_t start = o.o3 + g.offset[3];
+    r.direct = l.vector_in && o.x0 + S::kVector <= g.in_extent[0] && start >= 0 &&
+               start + reads <= g.in_extent[3];
+    r.first = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + start * g.in_stride[3] + o.x0;
+    r.stride = g.in_stride[3];
+  }
+  return r;
+}
+
+/// KO consecutive input rows s0 .. s0 + KO - 1 of the warp (row s is input row o3 + offset3 + s)
+/// at the lane's kVector x: through `rows` (see ColumnRows) from global memory or from the fused
+/// form's x-filtered tile.
+template <typename S, bool kFromTile, bool kDirect>
+NDCONV_HD void column_rows(const Geometry& g, const ColumnLayout& l, const float* in,
+                           const ColumnRows& rows, const ColumnOrigin& o, int s0,
+                           float (&w)[S::KO][S::kVector]) {
+  if constexpr (kFromTile || kDirect) {
+    const float* p = rows.first + s0 * rows.stride;
+    NDCONV_UNROLL
+    for (int r = 0; r < S::KO; ++r) {
+#ifdef __CUDA_ARCH__
+      if constexpr (!kFromTile) {
+        const float4 f = __ldg(reinterpret_cast<const float4*>(p + r * rows.stride));
+        w[r][0] = f.x;
+        w[r][1] = f.y;
+        w[r][2] = f.z;
+        w[r][3] = f.w;
+        continue;
+      }
+#endif
+      tiled_read<S::kVector>(w[r], p + r * rows.stride);
+    }
+  } else {
+    const int count = S::KO + g.filter_extent[3] - 1;
     NDCONV_UNROLL
     for (int r = 0; r < S::KO; ++r)
-      column_fetch<S>(g, l, in, o, column_row_index(g, o.o3, s0 + r, rows), w[r]);
+      column_fetch<S>(g, l, in, o, column_row_index(g, o.o3, s0 + r, count), w[r]);
   }
 }
 
@@ -286,12 +328,13 @@ NDCONV_HD void column_tap_block(float (&acc)[S::KO][S::kVector],
   }
 }
 
-/// Column pass (per lane): the lane's KO x kVector outputs, tap-outer over a sliding window whose
-/// halves swap roles (see the header).
-template <typename S, bool kFromTile>
-NDCONV_HD void column_pass(const Geometry& g, const ColumnLayout& l, const float* in,
-                           const float* taps_s, const float* tile, const ColumnOrigin& o,
-                           float (&acc)[S::KO][S::kVector]) {
+/// Column pass (per lane) over rows read through `rows` (kDirect: rows.direct is true, so every
+/// read is an address increment): the lane's KO x kVector outputs, tap-outer over a sliding
+/// window whose halves swap roles (see the header).
+template <typename S, bool kFromTile, bool kDirect>
+NDCONV_HD void column_pass_rows(const Geometry& g, const ColumnLayout& l, const float* in,
+                                const float* taps_s, const ColumnRows& rows, const ColumnOrigin& o,
+                                float (&acc)[S::KO][S::kVector]) {
   constexpr int KO = S::KO;
   const int k3 = g.filter_extent[3];
   NDCONV_UNROLL
@@ -301,21 +344,35 @@ NDCONV_HD void column_pass(const Geometry& g, const ColumnLayout& l, const float
       acc[q][x] = 0.0f;
   }
   float a[KO][S::kVector], b[KO][S::kVector];
-  column_rows<S, kFromTile>(g, l, in, tile, o, 0, a);
+  column_rows<S, kFromTile, kDirect>(g, l, in, rows, o, 0, a);
   for (int jb = 0;; jb += 2 * KO) {
-    column_rows<S, kFromTile>(g, l, in, tile, o, jb + KO, b);
+    column_rows<S, kFromTile, kDirect>(g, l, in, rows, o, jb + KO, b);
     if (jb + KO >= k3) {
       column_tap_block<S, true>(acc, a, b, taps_s + jb, k3 - jb);
       return;
     }
     column_tap_block<S, false>(acc, a, b, taps_s + jb, KO);
-    column_rows<S, kFromTile>(g, l, in, tile, o, jb + 2 * KO, a);
+    column_rows<S, kFromTile, kDirect>(g, l, in, rows, o, jb + 2 * KO, a);
     if (jb + 2 * KO >= k3) {
       column_tap_block<S, true>(acc, b, a, taps_s + jb + KO, k3 - jb - KO);
       return;
     }
     column_tap_block<S, false>(acc, b, a, taps_s + jb + KO, KO);
   }
+}
+
+/// Column pass (per lane): the lane's KO x kVector outputs from the tile (fused form) or from
+/// global memory, directly where every row it reads is inside the volume (warp-uniform except in
+/// a partial last warp along x).
+template <typename S, bool kFromTile>
+NDCONV_HD void column_pass(const Geometry& g, const ColumnLayout& l, const float* in,
+                           const float* taps_s, const float* tile, const ColumnOrigin& o,
+                           float (&acc)[S::KO][S::kVector]) {
+  const ColumnRows rows = column_rows_source<S, kFromTile>(g, l, in, tile, o);
+  if (kFromTile || rows.direct)
+    column_pass_rows<S, kFromTile, true>(g, l, in, taps_s, rows, o, acc);
+  else
+    column_pass_rows<S, kFromTile, false>(g, l, in, taps_s, rows, o, acc);
 }
 
 /// Stores the lane's outputs that exist: 128-bit where allowed, else one by one.

@@ -161,6 +161,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ColumnCase{2, {129, 41, 1, 1}, {2, 23, 1, 1}, 8, 0},
                       ColumnCase{4, {140, 3, 5, 6}, {3, 2, 3, 4}, 8, 0},
                       ColumnCase{4, {135, 2, 4, 9}, {4, 1, 1, 7}, 8, 0},
+                      // Long filtered axes: most warps read every row inside the volume (the
+                      // direct path), the first and last ones map rows at the faces.
+                      ColumnCase{3, {140, 2, 90, 1}, {1, 1, 5, 1}, 8, 0},
+                      ColumnCase{3, {132, 3, 70, 1}, {1, 1, 17, 1}, 8, 0},
+                      ColumnCase{2, {132, 100, 1, 1}, {3, 9, 1, 1}, 8, 0},
                       // Rows padded by 3 floats: every row start misaligned (4-byte path).
                       ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 8, 3},
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
