@@ -4,7 +4,8 @@
 # separable plan in the same run (the column plan and the tiled-x plan it replaced) and
 # profile the column kernels' memory throughput with Nsight Compute. Logs land in OUTDIR.
 #
-# usage: scripts/perf_separable_run.sh OUTDIR [workload]   (default workload: gauss3d_s2)
+# usage: [FULL_BENCH=1] scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
+#        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [workload]}
@@ -46,5 +47,9 @@ timeout 200 ncu --clock-control none -k "regex:column_kernel" -c 4 \
   --section MemoryWorkloadAnalysis --section InstructionStats \
   "$perf" bench --workload "$workload" --quick --reps 1 >"$out/ncu.txt" 2>&1
 grep -E "column_kernel|Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps" "$out/ncu.txt" | head -60
+if [[ -n ${FULL_BENCH:-} ]]; then
+  echo "== full bench $(date -u)"
+  "$perf" bench --reps 20 --json "$out/bench-full.json" 2>&1 | tail -12
+fi
 (cd "$out" && tar czf bench.tgz bench-*.json && rm -f bench-*.json)
 echo "== done $(date -u)"
