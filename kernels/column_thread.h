@@ -209,6 +209,21 @@ NDCONV_HD void column_filter_row(const Geometry& g, const ColumnLayout& l, const
 #endif
 }
 
+/// Four consecutive floats of global memory (16-byte aligned) into registers: one 128-bit load
+/// through the read-only path on the GPU.
+NDCONV_HD void column_load_vector(float (&v)[4], const float* p) {
+#ifdef __CUDA_ARCH__
+  const float4 f = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = f.x;
+  v[1] = f.y;
+  v[2] = f.z;
+  v[3] = f.w;
+#else
+  for (int x = 0; x < 4; ++x)
+    v[x] = p[x];
+#endif
+}
+
 /// The lane's kVector inputs of input row i3 from global memory (zeros for i3 < 0): one 128-bit
 /// load when allowed, else one load per x that exists.
 template <typename S>
@@ -221,17 +236,7 @@ NDCONV_HD void column_fetch(const Geometry& g, const ColumnLayout& l, const floa
     return;
   const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + i3 * g.in_stride[3];
   if (l.vector_in && o.x0 + S::kVector <= g.in_extent[0]) {
-#ifdef __CUDA_ARCH__
-    const float4 f = __ldg(reinterpret_cast<const float4*>(row + o.x0));
-    v[0] = f.x;
-    v[1] = f.y;
-    v[2] = f.z;
-    v[3] = f.w;
-#else
-    NDCONV_UNROLL
-    for (int x = 0; x < S::kVector; ++x)
-      v[x] = row[o.x0 + x];
-#endif
+    column_load_vector(v, row + o.x0);
     return;
   }
   NDCONV_UNROLL
@@ -284,17 +289,10 @@ NDCONV_HD void column_rows(const Geometry& g, const ColumnLayout& l, const float
     const float* p = rows.first + s0 * rows.stride;
     NDCONV_UNROLL
     for (int r = 0; r < S::KO; ++r) {
-#ifdef __CUDA_ARCH__
-      if constexpr (!kFromTile) {
-        const float4 f = __ldg(reinterpret_cast<const float4*>(p + r * rows.stride));
-        w[r][0] = f.x;
-        w[r][1] = f.y;
-        w[r][2] = f.z;
-        w[r][3] = f.w;
-        continue;
-      }
-#endif
-      tiled_read<S::kVector>(w[r], p + r * rows.stride);
+      if constexpr (kFromTile)
+        tiled_read<S::kVector>(w[r], p + r * rows.stride);
+      else
+        column_load_vector(w[r], p + r * rows.stride);
     }
   } else {
     const int count = S::KO + g.filter_extent[3] - 1;
