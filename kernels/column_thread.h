@@ -33,6 +33,7 @@
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
 #include "kernels/tiled_thread.h"
+#include "kernels/vector_access.h"
 
 namespace ndconv::kernels {
 
@@ -160,7 +161,13 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
 
 /// Fused form, stage phase (all lanes of a warp): raw row r of the block tile (input row
 /// tile3 + offset3 + r, columns tile_x + offset0 .. + l.columns - 1, boundary resolved) into
-/// `buffer`, asynchronously on the GPU (tiled_commit / tiled_wait complete it).
+/// `buffer`, asynchronously on the GPU (tiled_commit / tiled_wait complete it). The row is copied
+/// in chunks of 4 columns, one per lane: a chunk inside the volume is one 16-byte cp.async when
+/// the row is 16-byte aligned at the tile's first column, else four 4-byte ones; only chunks that
+/// reach past a face map their columns through the boundary. (Per column with the mapping, the
+/// staging was a third of the fused pass's instructions: with 256 columns both x tiles touch a
+/// face, so every row took the mapped path.) A chunk may copy up to 3 columns past l.columns: the
+/// row's pitch leaves room for them and no tap reads them.
 template <typename S>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
                             float* buffer, const ColumnOrigin& o, int r, int lane) {
@@ -173,19 +180,29 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
   const int64_t x_first = o.tile_x + g.offset[0];
   const int64_t s0 = g.in_stride[0];
   const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + i3 * g.in_stride[3];
-  if (x_first >= 0 && x_first + l.columns <= g.in_extent[0]) {
-    const float* from = row + (x_first + lane) * s0;
-    for (int c = lane; c < l.columns; c += 32, from += 32 * s0)
-      tiled_copy_valid(buffer + c, from);
-    return;
-  }
-  for (int c = lane; c < l.columns; c += 32) {
-    const int ix = boundary_index_t<int>(static_cast<int>(x_first) + c,
-                                         static_cast<int>(g.in_extent[0]), g.boundary);
-    if (ix >= 0)
-      tiled_copy_valid(buffer + c, row + ix * s0);
-    else
-      buffer[c] = 0.0f;
+  const bool vector = l.vector_in && x_first % 4 == 0;
+  const int chunks = (l.columns + 3) / 4;
+  for (int k = lane; k < chunks; k += 32) {
+    const int c = 4 * k;
+    const int64_t x = x_first + c;
+    if (x >= 0 && x + 4 <= g.in_extent[0]) {
+      if (vector) {
+        vector_copy_async(buffer + c, row + x);
+      } else {
+        NDCONV_UNROLL
+        for (int e = 0; e < 4; ++e)
+          tiled_copy_valid(buffer + c + e, row + (x + e) * s0);
+      }
+      continue;
+    }
+    for (int e = 0; e < 4 && c + e < l.columns; ++e) {
+      const int ix = boundary_index_t<int>(static_cast<int>(x + e),
+                                           static_cast<int>(g.in_extent[0]), g.boundary);
+      if (ix >= 0)
+        tiled_copy_valid(buffer + c + e, row + ix * s0);
+      else
+        buffer[c + e] = 0.0f;
+    }
   }
 }
 
@@ -200,28 +217,7 @@ NDCONV_HD void column_filter_row(const Geometry& g, const ColumnLayout& l, const
     v[x] = 0.0f;
   tiled_row<S::kVector, kLastX>(v, buffer + lane * S::kVector, taps_s + l.x_taps,
                                 (g.filter_extent[0] - 1) / 4);
-#ifdef __CUDA_ARCH__
-  *reinterpret_cast<float4*>(dst + lane * S::kVector) = make_float4(v[0], v[1], v[2], v[3]);
-#else
-  NDCONV_UNROLL
-  for (int x = 0; x < S::kVector; ++x)
-    dst[lane * S::kVector + x] = v[x];
-#endif
-}
-
-/// Four consecutive floats of global memory (16-byte aligned) into registers: one 128-bit load
-/// through the read-only path on the GPU.
-NDCONV_HD void column_load_vector(float (&v)[4], const float* p) {
-#ifdef __CUDA_ARCH__
-  const float4 f = __ldg(reinterpret_cast<const float4*>(p));
-  v[0] = f.x;
-  v[1] = f.y;
-  v[2] = f.z;
-  v[3] = f.w;
-#else
-  for (int x = 0; x < 4; ++x)
-    v[x] = p[x];
-#endif
+  vector_store_shared(dst + lane * S::kVector, v);
 }
 
 /// The lane's kVector inputs of input row i3 from global memory (zeros for i3 < 0): one 128-bit
@@ -236,7 +232,7 @@ NDCONV_HD void column_fetch(const Geometry& g, const ColumnLayout& l, const floa
     return;
   const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + i3 * g.in_stride[3];
   if (l.vector_in && o.x0 + S::kVector <= g.in_extent[0]) {
-    column_load_vector(v, row + o.x0);
+    vector_load_global(v, row + o.x0);
     return;
   }
   NDCONV_UNROLL
@@ -292,7 +288,7 @@ NDCONV_HD void column_rows(const Geometry& g, const ColumnLayout& l, const float
       if constexpr (kFromTile)
         tiled_read<S::kVector>(w[r], p + r * rows.stride);
       else
-        column_load_vector(w[r], p + r * rows.stride);
+        vector_load_global(w[r], p + r * rows.stride);
     }
   } else {
     const int count = S::KO + g.filter_extent[3] - 1;
@@ -385,7 +381,7 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
       break;
     float* row = base + (o.o3 + q) * g.out_stride[3];
     if (vector) {
-      tiled_write<S::kVector>(row + o.x0, acc[q]);
+      vector_store_global(row + o.x0, acc[q]);
       continue;
     }
     NDCONV_UNROLL

@@ -4,7 +4,7 @@
 # execution counts (SourceCounters), exported as CSV, plus the summary sections. Used to decide
 # what to change in kernels/ before timing it (docs/performance.md).
 #
-# usage: [KERNEL_REGEX=re] scripts/perf_hotspots.sh OUTDIR [workload...]
+# usage: [KERNEL_REGEX=re] [KERNEL_COUNT=n] scripts/perf_hotspots.sh OUTDIR [workload...]
 #        (default: the tiled kernel on dense3d_11 dense3d_5 dense2d_17)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ obj=$(find build-dev -name 'launch.cu.o' | head -1)
 cuobjdump -sass "$obj" >"$out/launch.sass" 2>&1
 cuobjdump --dump-resource-usage "$obj" 2>&1 | grep -E "Function|REG" >"$out/resources.txt"
 for w in "${workloads[@]}"; do
-  timeout 150 ncu --clock-control none -k "regex:${KERNEL_REGEX:-tiled_kernel}" -c 1 \
+  timeout 150 ncu --clock-control none -k "regex:${KERNEL_REGEX:-tiled_kernel}" -c "${KERNEL_COUNT:-1}" \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
     --section InstructionStats --section SourceCounters -o "$out/$w" -f \
     "$bin" bench --workload "$w" --quick --reps 1 >"$out/$w-run.txt" 2>&1
