@@ -47,11 +47,25 @@ struct ColumnShape {
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTileX = 32 * kVector;    ///< x per block (and per warp)
   static constexpr int kTileRows = kWarps * KO;  ///< outputs along axis 3 per block
+  /// Fused form's x filter: each lane filters kFilterX consecutive x of one staged row, so a warp
+  /// filters kFilterRows rows of kTileX per step (one tap read feeds 8 FMAs per tap, and the
+  /// per-step overhead is paid once for two rows: with 4 x per lane the x filter issued ~95
+  /// instructions per 68 FMAs).
+  static constexpr int kFilterX = 8;
+  static constexpr int kFilterLanes = kTileX / kFilterX;
+  static constexpr int kFilterRows = 32 / kFilterLanes;
   /// Blocks per SM the compiler must allow: KO accumulators and a 2 * KO row window of 4 floats
   /// (96 floats for KO 8) fit in 65536 / (kThreads * kMinBlocks) = 128 registers.
   static constexpr int kMinBlocks = 512 / kThreads;
   static_assert(KO % 4 == 0, "KO must allow 128-bit tap reads");
 };
+
+/// Where the column pass reads its rows. kDirect: each lane from global memory (128-bit loads;
+/// its latency is hidden only by other warps, and each warp waits for each window block it
+/// loads). kStaged: the block first copies all raw rows of its tile into shared memory with
+/// cp.async (every load of the tile in flight at once, in no register), then reads them there.
+/// kFusedX: as kStaged, with the raw rows filtered along x on the way into the tile.
+enum class ColumnForm { kDirect, kStaged, kFusedX };
 
 /// Shared-memory layout of the column kernel for one geometry.
 struct ColumnLayout {
@@ -59,10 +73,10 @@ struct ColumnLayout {
   int x_taps;        ///< offset of the x taps (fused form), padded to a multiple of 4
   int x_tap_floats;  ///< 0 when not fused
   int columns;       ///< raw columns a warp stages per row (fused): kTileX + K0 - 1
-  int pitch;         ///< floats per staged raw row (tiled_row reads up to 4 past its last block)
+  int pitch;         ///< floats per staged raw row (tiled_row reads past its last block)
   int rows;          ///< x-filtered rows a block tile needs (fused): kTileRows + K3 - 1
   int filtered;      ///< offset of the x-filtered tile: rows + KO - 1 read-only padding rows
-  int stage;         ///< offset of warp 0's staging buffers (two raw rows per warp)
+  int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
   int total_floats;
   /// 128-bit global accesses: x contiguous and every row start 16-byte aligned (set by the
@@ -72,23 +86,29 @@ struct ColumnLayout {
 };
 
 template <typename S>
-NDCONV_HD ColumnLayout column_layout(const Geometry& g, bool fuse_x) {
+NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
+  const bool fuse_x = form == ColumnForm::kFusedX;
+  const bool tile = form != ColumnForm::kDirect;
   ColumnLayout l;
   const int k3 = g.filter_extent[3];
   l.tap_floats = (k3 + S::KO - 1) / S::KO * S::KO;
   l.x_taps = l.tap_floats;
   const int k0 = fuse_x ? g.filter_extent[0] : 1;
-  l.x_tap_floats = fuse_x ? (k0 + 3) / 4 * 4 : 0;
+  constexpr int kFx = S::kFilterX;
+  l.x_tap_floats = fuse_x ? (k0 + kFx - 1) / kFx * kFx : 0;  // read kFilterX at a time
   l.columns = S::kTileX + k0 - 1;
-  // tiled_row over F = (K0 - 1) / 4 full blocks reads F + 2 vectors from a lane's start, and the
-  // last lane starts at kTileX - 4.
-  l.pitch = S::kTileX - 4 + ((k0 - 1) / 4 + 2) * 4;
-  l.rows = fuse_x ? S::kTileRows + k3 - 1 : 0;
+  // tiled_row over F = (K0 - 1) / kFilterX full blocks reads F + 2 blocks of kFilterX from a
+  // lane's start, and the last lane starts at kTileX - kFilterX. That also covers the staging's
+  // whole chunks of 4 columns.
+  // Staged rows go straight into the tile, at its pitch.
+  l.pitch = fuse_x ? S::kTileX - kFx + ((k0 - 1) / kFx + 2) * kFx : S::kTileX;
+  l.rows = tile ? S::kTileRows + k3 - 1 : 0;
   l.filtered = l.x_taps + l.x_tap_floats;
-  // The last tap block's window reads up to KO - 1 rows past the last row any output uses.
-  const int filtered_floats = fuse_x ? (l.rows + S::KO - 1) * S::kTileX : 0;
+  // The last tap block's window reads up to KO - 1 rows past the last row any output uses (and
+  // the staged form's last step may write one zero row there).
+  const int filtered_floats = tile ? (l.rows + S::KO - 1) * S::kTileX : 0;
   l.stage = l.filtered + filtered_floats;
-  l.stage_floats = fuse_x ? 2 * l.pitch : 0;
+  l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
   l.vector_in = false;
   l.vector_out = false;
@@ -159,39 +179,50 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
                                static_cast<int>(g.in_extent[3]), g.boundary);
 }
 
-/// Fused form, stage phase (all lanes of a warp): raw row r of the block tile (input row
-/// tile3 + offset3 + r, columns tile_x + offset0 .. + l.columns - 1, boundary resolved) into
-/// `buffer`, asynchronously on the GPU (tiled_commit / tiled_wait complete it). The row is copied
-/// in chunks of 4 columns, one per lane: a chunk inside the volume is one 16-byte cp.async when
-/// the row is 16-byte aligned at the tile's first column, else four 4-byte ones; only chunks that
-/// reach past a face map their columns through the boundary. (Per column with the mapping, the
-/// staging was a third of the fused pass's instructions: with 256 columns both x tiles touch a
-/// face, so every row took the mapped path.) A chunk may copy up to 3 columns past l.columns: the
-/// row's pitch leaves room for them and no tap reads them.
+/// Fused form, stage phase (all lanes of a warp): raw rows r .. r + kFilterRows - 1 of the block
+/// tile (input rows tile3 + offset3 + r.., columns tile_x + offset0 .. + l.columns - 1, boundary
+/// resolved; rows at or past l.rows are zeros) into `buffer`, one row per l.pitch,
+/// asynchronously on the GPU (tiled_commit / tiled_wait complete it). The rows are copied in
+/// chunks of 4 columns, one per lane: a chunk inside the volume is one 16-byte cp.async when the
+/// row is 16-byte aligned at the tile's first column, else four 4-byte ones; only chunks that
+/// reach past a face map their columns through the boundary (or, zero boundary, are zeros). (Per
+/// column with the mapping, the staging was a third of the fused pass's instructions: with 256
+/// columns both x tiles touch a face, so every row took the mapped path.) A chunk may copy up to
+/// 3 columns past l.columns: the pitch leaves room for them and no tap reads them.
 template <typename S>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
                             float* buffer, const ColumnOrigin& o, int r, int lane) {
-  const int i3 = column_row_index(g, o.tile3, r, l.rows);
-  if (i3 < 0) {
-    for (int c = lane; c < l.columns; c += 32)
-      buffer[c] = 0.0f;
-    return;
-  }
+  static_assert(S::kFilterRows == 2, "the staging below names its two rows");
   const int64_t x_first = o.tile_x + g.offset[0];
   const int64_t s0 = g.in_stride[0];
-  const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] + i3 * g.in_stride[3];
   const bool vector = l.vector_in && x_first % 4 == 0;
+  const float* plane = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2];
+  const int i3_first = column_row_index(g, o.tile3, r, l.rows);
+  const int i3_second = column_row_index(g, o.tile3, r + 1, l.rows);
+  const float* first = i3_first >= 0 ? plane + i3_first * g.in_stride[3] : nullptr;
+  const float* second = i3_second >= 0 ? plane + i3_second * g.in_stride[3] : nullptr;
   const int chunks = (l.columns + 3) / 4;
-  for (int k = lane; k < chunks; k += 32) {
-    const int c = 4 * k;
+  const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int k = lane; k < 2 * chunks; k += 32) {
+    const bool upper = k >= chunks;
+    const int c = 4 * (upper ? k - chunks : k);
+    float* dst = buffer + (upper ? l.pitch : 0) + c;
+    const float* row = upper ? second : first;
     const int64_t x = x_first + c;
+    if (row == nullptr || (g.boundary == kZero && (x + 4 <= 0 || x >= g.in_extent[0]))) {
+      // A zero row, or a chunk wholly outside under the zero boundary (the halo of a centred
+      // filter at a face): no per-column work, which every row of a 256-wide volume would
+      // otherwise pay (its warps diverge over the face chunks).
+      vector_store_shared(dst, zeros);
+      continue;
+    }
     if (x >= 0 && x + 4 <= g.in_extent[0]) {
       if (vector) {
-        vector_copy_async(buffer + c, row + x);
+        vector_copy_async(dst, row + x);
       } else {
         NDCONV_UNROLL
         for (int e = 0; e < 4; ++e)
-          tiled_copy_valid(buffer + c + e, row + (x + e) * s0);
+          tiled_copy_valid(dst + e, row + (x + e) * s0);
       }
       continue;
     }
@@ -199,25 +230,49 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
       const int ix = boundary_index_t<int>(static_cast<int>(x + e),
                                            static_cast<int>(g.in_extent[0]), g.boundary);
       if (ix >= 0)
-        tiled_copy_valid(buffer + c + e, row + ix * s0);
+        tiled_copy_valid(dst + e, row + ix * s0);
       else
-        buffer[c + e] = 0.0f;
+        dst[e] = 0.0f;
     }
   }
 }
 
-/// Fused form, filter phase (all lanes of a warp): the staged raw row filtered along x at the
-/// lane's kVector outputs (K0 = full * 4 + kLastX taps), stored in the x-filtered tile `dst`.
-template <typename S, int kLastX>
-NDCONV_HD void column_filter_row(const Geometry& g, const ColumnLayout& l, const float* buffer,
-                                 const float* taps_s, float* dst, int lane) {
-  float v[S::kVector];
+/// Fused form, filter phase (all lanes of a warp) with kLast taps in the last x block: lane
+/// group h = lane / kFilterLanes filters staged row h (raw row r + h of the tile) along x at its
+/// kFilterX outputs and stores them in row r + h of the x-filtered tile.
+template <typename S, int kLast>
+NDCONV_HD void column_filter_rows_last(const Geometry& g, const ColumnLayout& l,
+                                       const float* buffer, const float* taps_s, float* tile, int r,
+                                       int lane) {
+  constexpr int kFx = S::kFilterX;
+  const int h = lane / S::kFilterLanes;
+  const int x = lane % S::kFilterLanes * kFx;
+  if (r + h >= l.rows)
+    return;
+  float v[kFx];
   NDCONV_UNROLL
-  for (int x = 0; x < S::kVector; ++x)
-    v[x] = 0.0f;
-  tiled_row<S::kVector, kLastX>(v, buffer + lane * S::kVector, taps_s + l.x_taps,
-                                (g.filter_extent[0] - 1) / 4);
-  vector_store_shared(dst + lane * S::kVector, v);
+  for (int m = 0; m < kFx; ++m)
+    v[m] = 0.0f;
+  tiled_row<kFx, kLast>(v, buffer + h * l.pitch + x, taps_s + l.x_taps,
+                        (g.filter_extent[0] - 1) / kFx);
+  NDCONV_UNROLL
+  for (int m = 0; m < kFx; m += 4)
+    vector_store_shared(tile + (r + h) * S::kTileX + x + m, v + m);
+}
+
+/// Picks column_filter_rows_last for the run-time size of the last x tap block, `last`
+/// (tiled_last_block_taps<kFilterX>(K0)), counting down from kFilterX.
+template <typename S, int kLast = S::kFilterX>
+NDCONV_HD void column_filter_rows(int last, const Geometry& g, const ColumnLayout& l,
+                                  const float* buffer, const float* taps_s, float* tile, int r,
+                                  int lane) {
+  if constexpr (kLast > 1) {
+    if (last != kLast) {
+      column_filter_rows<S, kLast - 1>(last, g, l, buffer, taps_s, tile, r, lane);
+      return;
+    }
+  }
+  column_filter_rows_last<S, kLast>(g, l, buffer, taps_s, tile, r, lane);
 }
 
 /// The lane's kVector inputs of input row i3 from global memory (zeros for i3 < 0): one 128-bit

@@ -117,74 +117,71 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   }
 }
 
-/// The block tiles of the column kernel (column_thread.h), with kLastX taps in the last x block of
-/// the fused form (0: not fused). The plain form has no barrier after the taps; the fused form
-/// fills the block's x-filtered tile (each warp its rows, two staging buffers per warp), then
-/// every warp runs its column pass from the tile.
-template <typename S, int kLastX>
+/// The block tiles of the column kernel (column_thread.h) in form F. kDirect has no barrier after
+/// the taps; kStaged copies the tile's raw rows into the shared tile (each warp its steps of
+/// kFilterRows rows) and kFusedX filters them along x into it (two staging buffers per warp);
+/// then every warp runs its column pass from the tile.
+template <typename S, ColumnForm F>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
                                              float* shared) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float* const tile = shared + l.filtered;
-  float* const staged = shared + l.stage + warp * l.stage_floats;  // two raw rows
+  float* const staged = shared + l.stage + warp * l.stage_floats;  // two steps' raw rows
+  const int step_floats = S::kFilterRows * l.pitch;
+  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   column_block_counts<S>(g, counts);
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
       const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
-      if constexpr (kLastX > 0) {
-        // Rows warp, warp + kWarps, ...: stage the next while filtering the current.
-        if (warp < l.rows) {
-          column_stage<S>(g, l, in, staged, o, warp, lane);
+      if constexpr (F == ColumnForm::kStaged) {
+        for (int p = warp; p < steps; p += S::kWarps)
+          column_stage<S>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o, p * S::kFilterRows,
+                          lane);
+        tiled_commit();
+        tiled_wait(0);
+        __syncthreads();  // every warp's rows are in the tile
+      }
+      if constexpr (F == ColumnForm::kFusedX) {
+        // Steps warp, warp + kWarps, ...: stage the next while filtering the current.
+        if (warp < steps) {
+          column_stage<S>(g, l, in, staged, o, warp * S::kFilterRows, lane);
           tiled_commit();
         }
-        for (int r = warp, i = 0; r < l.rows; r += S::kWarps, ++i) {
-          if (r + S::kWarps < l.rows) {
-            // The other buffer was last read in the previous row, which ended with a warp barrier.
-            column_stage<S>(g, l, in, staged + ((i + 1) & 1) * l.pitch, o, r + S::kWarps, lane);
+        for (int p = warp, i = 0; p < steps; p += S::kWarps, ++i) {
+          if (p + S::kWarps < steps) {
+            // The other buffer was last read in the previous step, which ended with a warp barrier.
+            column_stage<S>(g, l, in, staged + ((i + 1) & 1) * step_floats, o,
+                            (p + S::kWarps) * S::kFilterRows, lane);
             tiled_commit();
-            tiled_wait(1);  // this lane's copies of row r are done
+            tiled_wait(1);  // this lane's copies of step p are done
           } else {
             tiled_wait(0);
           }
           __syncwarp();  // ... and every lane's
-          column_filter_row<S, kLastX>(g, l, staged + (i & 1) * l.pitch, shared,
-                                       tile + r * S::kTileX, lane);
-          __syncwarp();  // row r's buffer is free for row r + 2 * kWarps
+          column_filter_rows<S>(last_x, g, l, staged + (i & 1) * step_floats, shared, tile,
+                                p * S::kFilterRows, lane);
+          __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
         }
         __syncthreads();  // the x-filtered tile is complete
       }
       if (o.active) {
         float acc[S::KO][S::kVector];
-        column_pass<S, (kLastX > 0)>(g, l, in, shared, tile, o, acc);
+        column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared, tile, o, acc);
         column_store<S>(g, l, out, o, acc);
       }
-      if constexpr (kLastX > 0)
+      if constexpr (F != ColumnForm::kDirect)
         __syncthreads();  // the tile is free for the next block tile
     }
   }
 }
 
-/// Picks the fused form's instantiation for a run-time last x block (once per thread).
-template <typename S, int kLastX = S::kVector>
-__device__ __forceinline__ void column_tiles_fused(int last, const Geometry& g,
-                                                   const ColumnLayout& l,
-                                                   const float* __restrict__ in,
-                                                   float* __restrict__ out, float* shared) {
-  if constexpr (kLastX > 1) {
-    if (last != kLastX) {
-      column_tiles_fused<S, kLastX - 1>(last, g, l, in, out, shared);
-      return;
-    }
-  }
-  column_tiles<S, kLastX>(g, l, in, out, shared);
-}
-
-/// The column kernel of separable passes (column_thread.h): a block stages the taps once, then
-/// walks its tiles. kFuseX: the x pass is fused in (taps along axis 3, then along x).
+/// The column kernel of separable passes (column_thread.h) in form F: a block stages the taps
+/// once (kFusedX: along axis 3, then along x), then walks its tiles.
 /// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
-template <typename S, bool kFuseX>
+template <typename S, ColumnForm F>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
                   const float* __restrict__ taps) {
@@ -192,12 +189,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   float* shared = reinterpret_cast<float*>(shared_words);
   column_load_taps<S>(g, l, taps, shared, threadIdx.x);
   __syncthreads();
-  if constexpr (kFuseX) {
-    column_tiles_fused<S>(tiled_last_block_taps<S::kVector>(g.filter_extent[0]), g, l, in, out,
-                          shared);
-  } else {
-    column_tiles<S, 0>(g, l, in, out, shared);
-  }
+  column_tiles<S, F>(g, l, in, out, shared);
 }
 
 /// The x-row kernel of separable filters (taps always in constant memory: at most 1023).

@@ -4,8 +4,10 @@
 # separable plan in the same run (the column plan and the tiled-x plan it replaced) and
 # profile the column kernels' memory throughput with Nsight Compute. Logs land in OUTDIR.
 #
-# usage: [FULL_BENCH=1] scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
-#        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once.
+# usage: [FULL_BENCH=1] [MODES="columns tiled-x"] [NCU_MODE=mode] \
+#          scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
+#        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once; MODES are the
+#        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds); NCU_MODE the one profiled.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [workload]}
@@ -33,7 +35,7 @@ tail -3 "$out/gpu_tests.log"
 
 echo "== bench $workload $(date -u)"
 for run in 1 2; do
-  for sep in columns tiled-x; do
+  for sep in ${MODES:-columns tiled-x}; do
     echo "-- NDCONV_CUDA_SEPARABLE=$sep (round $run)"
     NDCONV_CUDA_SEPARABLE=$sep "$perf" bench --quick --reps 20 \
       --workload "$workload" --json "$out/bench-$run-$sep.json" 2>&1 |
@@ -42,7 +44,7 @@ for run in 1 2; do
 done
 
 echo "== ncu column kernels $(date -u)"
-timeout 200 ncu --clock-control none -k "regex:column_kernel" -c 4 \
+NDCONV_CUDA_SEPARABLE=${NCU_MODE:-} timeout 200 ncu --clock-control none -k "regex:column_kernel" -c 4 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
   --section MemoryWorkloadAnalysis --section InstructionStats \
   "$perf" bench --workload "$workload" --quick --reps 1 >"$out/ncu.txt" 2>&1

@@ -143,40 +143,43 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 }
 
 // The column kernel (kernels/column_thread.h), the default for separable passes along an axis other
-// than x: one plain and one fused (x filtered in) instantiation, shapes in cuda/plan.h.
+// than x: one instantiation per form (direct, staged, x fused in), shapes in cuda/plan.h.
 using ColumnLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
                               const kernels::ColumnLayout&, const float*, float*, const float*);
 using ColumnShapeFn = kernels::LaunchShape (*)(const Geometry&, const kernels::ColumnLayout&);
+using kernels::ColumnForm;
 
-template <typename S, bool kFuseX>
+template <typename S, ColumnForm F>
 void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
                    const kernels::ColumnLayout& l, const float* in, float* out, const float* taps) {
-  kernels::column_kernel<S, kFuseX><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+  kernels::column_kernel<S, F><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
 }
 
 struct ColumnEntry {
-  bool fuse_x;
+  ColumnForm form;
   int ko;
   const void* kernel;
   ColumnLaunch launch;
   ColumnShapeFn shape;
 };
 
-template <typename S, bool kFuseX>
+template <typename S, ColumnForm F>
 constexpr ColumnEntry column_entry() {
-  return {kFuseX, S::KO, reinterpret_cast<const void*>(&kernels::column_kernel<S, kFuseX>),
-          &launch_column<S, kFuseX>, &kernels::column_launch_shape<S>};
+  return {F, S::KO, reinterpret_cast<const void*>(&kernels::column_kernel<S, F>),
+          &launch_column<S, F>, &kernels::column_launch_shape<S>};
 }
 
-// Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian (256^3, 17 taps per axis,
-// zero boundary), ncu durations of run 3 of the fourth pass (docs/performance.md, commit f157e2f):
-//   plain (z pass): 64.5-65.7 us, 1.8 TB/s of DRAM traffic (60% of the measured copy bandwidth);
+// In the order of ColumnForm. Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian
+// (256^3, 17 taps per axis, zero boundary), ncu durations of run 3 of the fourth pass
+// (docs/performance.md, commit f157e2f):
+//   direct (z pass): 64.5-65.7 us, 1.8 TB/s of DRAM traffic (60% of the measured copy bandwidth);
 //   fused (x+y pass): 123 us; the whole filter 0.194 ms, 4.33x the memory floor.
-const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, false>(),
-                                    column_entry<ColumnFusedShape, true>()};
+const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
+                                    column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
+                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};
 
-const ColumnEntry& find_column(bool fuse_x) {
-  return kColumnTable[fuse_x ? 1 : 0];
+const ColumnEntry& find_column(ColumnForm form) {
+  return kColumnTable[static_cast<int>(form)];
 }
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
@@ -184,10 +187,11 @@ const ColumnEntry& find_column(bool fuse_x) {
 // NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
 // =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x": the
 // x pass on the tiled kernel, the others blocked (the default before the column kernel); unset: the
-// column kernel with x fused into the first other pass (SeparableKernels::kColumns); "fused": the
-// fused x/y/z kernel where it can implement the problem (launch_separable_device), an experiment:
-// on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the default
-// (docs/performance.md, third pass).
+// column kernel with x fused into the first other pass (SeparableKernels::kColumns);
+// "columns-staged": the same with the other passes staging their rows in shared memory; "fused":
+// the fused x/y/z kernel where it can implement the problem (launch_separable_device), an
+// experiment: on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the
+// default (docs/performance.md, third pass).
 SeparableKernels separable_kernels() {
   const char* v = std::getenv("NDCONV_CUDA_SEPARABLE");
   const std::string s = v != nullptr ? v : "";
@@ -197,6 +201,8 @@ SeparableKernels separable_kernels() {
     return SeparableKernels::kTiled;
   if (s == "tiled-x")
     return SeparableKernels::kTiledX;
+  if (s == "columns-staged")
+    return SeparableKernels::kColumnsStaged;
   return SeparableKernels::kColumns;
 }
 
@@ -613,9 +619,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     std::string what;
     const char* family = "blocked";
     if (pass.column_ko > 0) {
-      what = std::string(pass.fuse_x ? "column kernel with x fused" : "column kernel") + ", KO " +
-             std::to_string(pass.column_ko);
-      family = pass.fuse_x ? "column+x" : "column";
+      const bool staged = pass.column_form == kernels::ColumnForm::kStaged;
+      what = std::string(pass.fuse_x ? "column kernel with x fused"
+                                     : (staged ? "column kernel, staged rows" : "column kernel")) +
+             ", KO " + std::to_string(pass.column_ko);
+      family = pass.fuse_x ? "column+x" : (staged ? "column-staged" : "column");
       last_ko = pass.column_ko;
     } else if (pass.tiled_rows > 0) {
       what = "tiled kernel, " + std::to_string(pass.tiled_rows) + " block row(s)";
@@ -660,8 +668,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0) {
-      const ColumnEntry& ce = find_column(pass.fuse_x);
-      const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.fuse_x, src, dst);
+      const ColumnEntry& ce = find_column(pass.column_form);
+      const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
       const kernels::LaunchShape s = ce.shape(pass.geometry, l);
       if (s.shared_bytes > opt_in_dynamic_shared_memory(device, ce.kernel)) {
         throw InvalidArgument("the column kernel needs " + std::to_string(s.shared_bytes) +

@@ -125,8 +125,10 @@ inline int tiled_pass_rows(const kernels::Geometry& g) {
 /// tiled kernel where its tile fits, the other axes on the blocked kernel (the default before the
 /// column kernel); kTiled (experiment): every pass on the tiled kernel (on the H100 the y and z
 /// passes were 2x slower than blocked: docs/performance.md); kRowAndBlocked: the x-row kernel and
-/// the blocked kernel. NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
-enum class SeparableKernels { kColumns, kTiledX, kTiled, kRowAndBlocked };
+/// the blocked kernel; kColumnsStaged: as kColumns, with the passes that do not filter x staging
+/// their rows in shared memory (ColumnForm::kStaged) instead of reading them per lane.
+/// NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
+enum class SeparableKernels { kColumns, kColumnsStaged, kTiledX, kTiled, kRowAndBlocked };
 
 /// The column kernel's compiled outputs per thread along the filtered axis, and its default.
 inline constexpr int kColumnKos[] = {8};
@@ -138,6 +140,8 @@ inline constexpr int64_t kColumnMaxExtent = int64_t(1) << 29;
 /// (80 rows filtered for 64 outputs at K3 = 17).
 using ColumnPlainShape = kernels::ColumnShape<8, 4>;
 using ColumnFusedShape = kernels::ColumnShape<8, 8>;
+/// The staged form's shape: a tall tile as in the fused form (16 halo rows per 64 outputs).
+using ColumnStagedShape = kernels::ColumnShape<8, 8>;
 /// Shared memory the fused form may use (opted in; every device from sm_80 allows more): 17 taps
 /// per axis take 55 KiB.
 inline constexpr int kColumnMaxSharedBytes = 96 * 1024;
@@ -152,10 +156,12 @@ inline bool column_ko_compiled(int ko) {
 
 /// The column layout of pass geometry g with the 128-bit access flags for these pointers:
 /// x contiguous and every row of the view (strides along axes 1-3) starting 16-byte aligned.
-inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, bool fuse_x,
+inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, kernels::ColumnForm form,
                                                const float* in, const float* out) {
-  kernels::ColumnLayout l = fuse_x ? kernels::column_layout<ColumnFusedShape>(g, true)
-                                   : kernels::column_layout<ColumnPlainShape>(g, false);
+  kernels::ColumnLayout l =
+      form == kernels::ColumnForm::kFusedX   ? kernels::column_layout<ColumnFusedShape>(g, form)
+      : form == kernels::ColumnForm::kStaged ? kernels::column_layout<ColumnStagedShape>(g, form)
+                                             : kernels::column_layout<ColumnPlainShape>(g, form);
   auto aligned = [](const float* base, const int64_t* stride) {
     if (stride[0] != 1 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
       return false;
@@ -170,10 +176,11 @@ inline kernels::ColumnLayout column_layout_for(const kernels::Geometry& g, bool 
   return l;
 }
 
-/// Whether the column kernel at `ko` can implement pass geometry g (fused: x filtered as well):
-/// x unit-strided is not required, but axes 1 and 2 must be unfiltered, and its shared memory
-/// (taps and, fused, the warps' staging buffers) must fit without opting in.
-inline bool column_can_implement(const kernels::Geometry& g, int ko, bool fuse_x) {
+/// Whether the column kernel at `ko` can implement pass geometry g in `form` (kFusedX: x filtered
+/// as well): x unit-strided is not required, but axes 1 and 2 must be unfiltered, and its shared
+/// memory (taps and, staged or fused, the tile and the warps' staging buffers) must fit.
+inline bool column_can_implement(const kernels::Geometry& g, int ko, kernels::ColumnForm form) {
+  const bool fuse_x = form == kernels::ColumnForm::kFusedX;
   if (!column_ko_compiled(ko) || g.filter_extent[1] != 1 || g.filter_extent[2] != 1)
     return false;
   // Row and column indices are mapped in 32 bits (column_row_index), and block tiles along grid
@@ -187,9 +194,9 @@ inline bool column_can_implement(const kernels::Geometry& g, int ko, bool fuse_x
   }
   if (!fuse_x && (g.filter_extent[0] != 1 || g.offset[0] != 0))
     return false;
-  const kernels::ColumnLayout l = column_layout_for(g, fuse_x, nullptr, nullptr);
+  const kernels::ColumnLayout l = column_layout_for(g, form, nullptr, nullptr);
   return static_cast<int64_t>(l.total_floats) * static_cast<int64_t>(sizeof(float)) <=
-         (fuse_x ? kColumnMaxSharedBytes : kTiledMaxSharedBytes);
+         (form != kernels::ColumnForm::kDirect ? kColumnMaxSharedBytes : kTiledMaxSharedBytes);
 }
 
 /// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on
@@ -219,6 +226,8 @@ struct SeparablePass {
   /// pass filters x as well (taps along `axis`, then along x, from geometry.tap_base).
   int column_ko = 0;
   bool fuse_x = false;
+  /// The column kernel's form (kFusedX exactly when fuse_x).
+  kernels::ColumnForm column_form = kernels::ColumnForm::kDirect;
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -258,6 +267,9 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     axes.push_back(0);
     taps[0] = {1.0f};
   }
+  const bool staged = kernels == SeparableKernels::kColumnsStaged;
+  if (staged)
+    kernels = SeparableKernels::kColumns;
   if (kernels == SeparableKernels::kColumns) {
     if (column_ko == 0)
       column_ko = kColumnDefaultKo;
@@ -278,6 +290,9 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     pass = SeparablePass{};
     pass.axis = axis;
     pass.fuse_x = fuse_x;
+    pass.column_form = fuse_x   ? kernels::ColumnForm::kFusedX
+                       : staged ? kernels::ColumnForm::kStaged
+                                : kernels::ColumnForm::kDirect;
     pass.source = i == 0 ? kInputBuffer : (i % 2 == 1 ? kScratchA : kScratchB);
     pass.destination = i == count - 1 ? kOutputBuffer : (i % 2 == 0 ? kScratchA : kScratchB);
     // The pass's input and output views: given strides at the ends, contiguous in between.
@@ -299,7 +314,7 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     if (kernels == SeparableKernels::kColumns && axis != 0) {
       pass.geometry =
           make_geometry(src, dst, filter_extent, offset, p.boundary, canonical_order(dims, axis));
-      if (column_can_implement(pass.geometry, column_ko, fuse_x))
+      if (column_can_implement(pass.geometry, column_ko, pass.column_form))
         pass.column_ko = column_ko;
       else if (fuse_x)
         return false;

@@ -38,9 +38,10 @@ detail::SeparableProblem problem_with_taps(int dims, const Index& volume, const 
   return p;
 }
 
-cuda_backend::SeparablePlan columns_plan(const detail::SeparableProblem& p, int ko = 0) {
+cuda_backend::SeparablePlan columns_plan(const detail::SeparableProblem& p, int ko = 0,
+                                         SeparableKernels kernels = SeparableKernels::kColumns) {
   return cuda_backend::plan_separable(
-      p, [](int, int64_t, int64_t) { return 4; }, SeparableKernels::kColumns, ko);
+      p, [](int, int64_t, int64_t) { return 4; }, kernels, ko);
 }
 
 TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
@@ -54,7 +55,16 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   EXPECT_EQ(plan.passes[1].axis, 2);
   EXPECT_FALSE(plan.passes[1].fuse_x);
   EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
+  EXPECT_EQ(plan.passes[0].column_form, kernels::ColumnForm::kFusedX);
+  EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kDirect);
   EXPECT_EQ(plan.scratch_halves, 1);
+  // Staged rows: the same passes, the second one staged.
+  const auto staged = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out),
+                                   0, SeparableKernels::kColumnsStaged);
+  ASSERT_EQ(staged.passes.size(), 2u);
+  EXPECT_EQ(staged.passes[0].column_form, kernels::ColumnForm::kFusedX);
+  EXPECT_EQ(staged.passes[1].column_form, kernels::ColumnForm::kStaged);
+  EXPECT_EQ(staged.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   // The fused pass's taps: its own axis, then x.
   EXPECT_EQ(plan.passes[0].geometry.tap_base, 0);
   EXPECT_EQ(plan.passes[1].geometry.tap_base, 34);
@@ -112,38 +122,40 @@ class ColumnEmulation : public ::testing::TestWithParam<ColumnCase> {};
 TEST_P(ColumnEmulation, MatchesReference) {
   const ColumnCase c = GetParam();
   const ShapeCase shape{c.dims, c.volume, c.filter};
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        // The input, possibly inside a wider allocation (rows padded along x).
-        Index alloc = c.volume;
-        alloc[0] += c.in_row_padding;
-        std::vector<float> storage = random_values(voxels(c.dims, alloc), seed);
-        ConstVolumeView in_view = make_view<const float>(storage.data(), c.dims, alloc);
-        in_view.extent = c.volume;
-        std::vector<float> dense(static_cast<size_t>(voxels(c.dims, c.volume)));
-        cuda_backend::gather(in_view, dense.data());
-        const ConstVolumeView dense_view = make_view<const float>(dense.data(), c.dims, c.volume);
-        Index filter_extent;
-        const SeparableFilter f = random_separable_filter(
-            shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
-        const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
-        std::vector<float> out(static_cast<size_t>(voxels(c.dims, out_extent)));
-        poison(out);
-        const detail::SeparableProblem p = make_separable_problem(
-            in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
-        const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko);
-        ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
-        EXPECT_EQ(plan.passes[0].fuse_x, c.filter[0] > 1) << c;
-        emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
-                          (seed & 1) != 0);
-        const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-            << " seed=" << seed;
+  for (SeparableKernels kernels : {SeparableKernels::kColumns, SeparableKernels::kColumnsStaged}) {
+    for (Boundary b : kBoundaries) {
+      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+        for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+          if (region == OutputRegion::Valid && !valid_fits(shape))
+            continue;
+          const uint64_t seed = fresh_seed();
+          // The input, possibly inside a wider allocation (rows padded along x).
+          Index alloc = c.volume;
+          alloc[0] += c.in_row_padding;
+          std::vector<float> storage = random_values(voxels(c.dims, alloc), seed);
+          ConstVolumeView in_view = make_view<const float>(storage.data(), c.dims, alloc);
+          in_view.extent = c.volume;
+          std::vector<float> dense(static_cast<size_t>(voxels(c.dims, c.volume)));
+          cuda_backend::gather(in_view, dense.data());
+          const ConstVolumeView dense_view = make_view<const float>(dense.data(), c.dims, c.volume);
+          Index filter_extent;
+          const SeparableFilter f = random_separable_filter(
+              shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
+          const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
+          std::vector<float> out(static_cast<size_t>(voxels(c.dims, out_extent)));
+          poison(out);
+          const detail::SeparableProblem p = make_separable_problem(
+              in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
+          const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko, kernels);
+          ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
+          EXPECT_EQ(plan.passes[0].fuse_x, c.filter[0] > 1) << c;
+          emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
+                            (seed & 1) != 0);
+          const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
+          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+              << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
+              << " staged " << (kernels == SeparableKernels::kColumnsStaged) << " seed=" << seed;
+        }
       }
     }
   }

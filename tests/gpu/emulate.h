@@ -179,10 +179,10 @@ inline void emulate_row(const kernels::Geometry& g, const float* in, float* out,
 
 /// Runs the column kernel with shape S over its whole grid (shrunk along y and z when
 /// `small_grid`), as the barriers order it: per block, all threads load the taps; per block tile,
-/// (fused form) each warp stages and x-filters its rows of the tile, lane by lane between the warp
-/// barriers; then every thread runs its column pass and stores. Shared memory is one NaN-poisoned
-/// host buffer per block.
-template <typename S, int kLastX>
+/// (fused form) each warp stages and x-filters its steps of the tile, lane by lane between the
+/// warp barriers; then every thread runs its column pass and stores. Shared memory is one
+/// NaN-poisoned host buffer per block.
+template <typename S, kernels::ColumnForm F>
 void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, const float* in,
                     float* out, const float* taps, bool small_grid) {
   kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l);
@@ -193,6 +193,8 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
                             std::numeric_limits<float>::quiet_NaN());
   float* const tile = shared.data() + l.filtered;
+  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  const int last_x = kernels::tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
@@ -202,17 +204,28 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
           kernels::column_load_taps<S>(g, l, taps, shared.data(), tid);
         for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
-            if (kLastX > 0) {
+            if (F == kernels::ColumnForm::kStaged) {
+              for (int warp = 0; warp < S::kWarps; ++warp) {
+                for (int p = warp; p < steps; p += S::kWarps) {
+                  for (int lane = 0; lane < 32; ++lane)
+                    kernels::column_stage<S>(g, l, in, tile + p * S::kFilterRows * S::kTileX,
+                                             kernels::column_origin<S>(g, bx, by, bz, warp, lane),
+                                             p * S::kFilterRows, lane);
+                }
+              }
+            }
+            if (F == kernels::ColumnForm::kFusedX) {
               for (int warp = 0; warp < S::kWarps; ++warp) {
                 float* staged = shared.data() + l.stage + warp * l.stage_floats;
-                for (int r = warp; r < l.rows; r += S::kWarps) {
+                for (int p = warp; p < steps; p += S::kWarps) {
+                  const int r = p * S::kFilterRows;
                   for (int lane = 0; lane < 32; ++lane)
                     kernels::column_stage<S>(g, l, in, staged,
                                              kernels::column_origin<S>(g, bx, by, bz, warp, lane),
                                              r, lane);
                   for (int lane = 0; lane < 32; ++lane)
-                    kernels::column_filter_row<S, kLastX>(g, l, staged, shared.data(),
-                                                          tile + r * S::kTileX, lane);
+                    kernels::column_filter_rows<S>(last_x, g, l, staged, shared.data(), tile, r,
+                                                   lane);
                 }
               }
             }
@@ -223,7 +236,8 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
                 if (!o.active)
                   continue;
                 float acc[S::KO][S::kVector];
-                kernels::column_pass<S, (kLastX > 0)>(g, l, in, shared.data(), tile, o, acc);
+                kernels::column_pass<S, F != kernels::ColumnForm::kDirect>(g, l, in, shared.data(),
+                                                                           tile, o, acc);
                 kernels::column_store<S>(g, l, out, o, acc);
               }
             }
@@ -234,24 +248,21 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   }
 }
 
-/// The column instantiations of src/cuda/launch.cu's table: plain or fused (the fused form picks
-/// its last x block as the kernel does).
-inline void emulate_column_entry(bool fuse_x, const kernels::Geometry& g, const float* in,
-                                 float* out, const float* taps, bool small_grid = false) {
-  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, fuse_x, in, out);
-  using Fused = cuda_backend::ColumnFusedShape;
-  switch (fuse_x ? kernels::tiled_last_block_taps<4>(g.filter_extent[0]) : 0) {
-    case 0:
-      return emulate_column<cuda_backend::ColumnPlainShape, 0>(g, l, in, out, taps, small_grid);
-    case 1:
-      return emulate_column<Fused, 1>(g, l, in, out, taps, small_grid);
-    case 2:
-      return emulate_column<Fused, 2>(g, l, in, out, taps, small_grid);
-    case 3:
-      return emulate_column<Fused, 3>(g, l, in, out, taps, small_grid);
-    default:
-      return emulate_column<Fused, 4>(g, l, in, out, taps, small_grid);
-  }
+/// The column instantiations of src/cuda/launch.cu's table, one per form.
+inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geometry& g,
+                                 const float* in, float* out, const float* taps,
+                                 bool small_grid = false) {
+  using kernels::ColumnForm;
+  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
+  if (form == ColumnForm::kFusedX)
+    emulate_column<cuda_backend::ColumnFusedShape, ColumnForm::kFusedX>(g, l, in, out, taps,
+                                                                        small_grid);
+  else if (form == ColumnForm::kStaged)
+    emulate_column<cuda_backend::ColumnStagedShape, ColumnForm::kStaged>(g, l, in, out, taps,
+                                                                         small_grid);
+  else
+    emulate_column<cuda_backend::ColumnPlainShape, ColumnForm::kDirect>(g, l, in, out, taps,
+                                                                        small_grid);
 }
 
 /// Runs a separable plan through host buffers, as launch_separable_device does on the device.
@@ -269,7 +280,7 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0)
-      emulate_column_entry(pass.fuse_x, pass.geometry, src, dst, plan.taps.data(), small_grid);
+      emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid);
     else if (pass.tiled_rows > 0)
       emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
                           small_grid);

@@ -122,12 +122,16 @@ struct SeparableKernelsEnv {
   ~SeparableKernelsEnv() { ::unsetenv("NDCONV_CUDA_SEPARABLE"); }
 };
 
-// KO 0 (the rule) and 8: the default kernels (x pass tiled, the others blocked); KO 1, 2, 4: the
-// x-row and blocked kernels (NDCONV_CUDA_SEPARABLE=blocked); KO 16: every pass tiled (=tiled).
+// KO 0 (the rule): the default kernels (the column kernel, x fused into the first other pass);
+// KO 8: the same with the other passes staging their rows (NDCONV_CUDA_SEPARABLE=columns-staged);
+// KO 1, 2, 4: the x-row and blocked kernels (=blocked); KO 16: every pass tiled (=tiled).
 TEST_P(CudaSeparable, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
-  const SeparableKernelsEnv env(ko == 0 || ko == 8 ? "" : (ko == 16 ? "tiled" : "blocked"));
+  const SeparableKernelsEnv env(ko == 0    ? ""
+                                : ko == 8  ? "columns-staged"
+                                : ko == 16 ? "tiled"
+                                           : "blocked");
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
