@@ -39,7 +39,7 @@ for run in 1 2; do
     echo "-- NDCONV_CUDA_SEPARABLE=$sep (round $run)"
     NDCONV_CUDA_SEPARABLE=$sep "$perf" bench --quick --reps 20 \
       --workload "$workload" --json "$out/bench-$run-$sep.json" 2>&1 |
-      grep -E "$workload|device:|copy|FMA peak"
+      grep -E "$workload|device:|copy|FMA peak|rror"
   done
 done
 
