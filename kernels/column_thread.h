@@ -75,7 +75,7 @@ struct ColumnLayout {
   int columns;       ///< raw columns a warp stages per row (fused): kTileX + K0 - 1
   int pitch;         ///< floats per staged raw row (tiled_row reads past its last block)
   int rows;          ///< x-filtered rows a block tile needs (fused): kTileRows + K3 - 1
-  int filtered;      ///< offset of the x-filtered tile: rows + KO - 1 read-only padding rows
+  int filtered;      ///< offset of the tile (x-filtered or staged rows): rows + KO read-only rows
   int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
   int total_floats;
@@ -104,9 +104,11 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   l.pitch = fuse_x ? S::kTileX - kFx + ((k0 - 1) / kFx + 2) * kFx : S::kTileX;
   l.rows = tile ? S::kTileRows + k3 - 1 : 0;
   l.filtered = l.x_taps + l.x_tap_floats;
-  // The last tap block's window reads up to KO - 1 rows past the last row any output uses (and
-  // the staged form's last step may write one zero row there).
-  const int filtered_floats = tile ? (l.rows + S::KO - 1) * S::kTileX : 0;
+  // The window reads whole blocks of KO rows, ((K3 - 1) / KO + 2) * KO from a warp's first row,
+  // up to KO rows past the last row any output uses (read, never multiplied; the staged form's
+  // last step may also write one zero row there). With KO - 1 the staged form's last warp read
+  // past the end of shared memory (compute-sanitizer on the H100, 2026-11-22).
+  const int filtered_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
   l.stage = l.filtered + filtered_floats;
   l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;

@@ -184,6 +184,33 @@ INSTANTIATE_TEST_SUITE_P(
                       // Padded by 4: aligned rows inside a wider allocation (128-bit path).
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 4}));
 
+// The host emulation cannot see a read past the end of shared memory, so check the layout: the
+// tile must hold every row the last warp's window reads (whole blocks of KO from its first row).
+TEST(ColumnLayout, TileHoldsEveryRowTheWindowsRead) {
+  using kernels::ColumnForm;
+  for (ColumnForm form : {ColumnForm::kStaged, ColumnForm::kFusedX}) {
+    for (int k3 = 1; k3 <= 40; ++k3) {
+      for (int k0 : {1, 5, 17, 33}) {
+        kernels::Geometry g{};
+        for (int a = 0; a < kernels::kAxes; ++a) {
+          g.filter_extent[a] = 1;
+          g.in_extent[a] = g.out_extent[a] = 64;
+        }
+        g.filter_extent[3] = k3;
+        if (form == ColumnForm::kFusedX)
+          g.filter_extent[0] = k0;
+        using S = cuda_backend::ColumnFusedShape;
+        const kernels::ColumnLayout l = kernels::column_layout<S>(g, form);
+        const int reads = ((k3 - 1) / S::KO + 2) * S::KO;
+        const int last_row_read = S::kTileRows - S::KO + reads - 1;
+        EXPECT_LE(l.filtered + (last_row_read + 1) * S::kTileX, l.total_floats)
+            << "form " << static_cast<int>(form) << " K3 " << k3 << " K0 " << k0;
+        EXPECT_EQ(l.rows, S::kTileRows + k3 - 1);
+      }
+    }
+  }
+}
+
 TEST(ColumnEmulationNan, StaysInsideTheFootprint) {
   const ShapeCase shape{3, {200, 7, 30, 1}, {5, 3, 9, 1}};
   for (int ko : cuda_backend::kColumnKos) {
