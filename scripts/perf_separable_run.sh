@@ -7,7 +7,8 @@
 # usage: [FULL_BENCH=1] [MODES="columns tiled-x"] [NCU_MODE=mode] \
 #          scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
 #        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once; MODES are the
-#        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds); NCU_MODE the one profiled.
+#        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds); NCU_MODE the one profiled;
+#        SKIP_HOST=1 leaves out the host emulation suite (CI runs it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [workload]}
@@ -28,7 +29,7 @@ cuobjdump --dump-resource-usage "$obj" 2>&1 | grep -E "Function|REG" |
   sed -E 's/_ZN6ndconv7kernels//' | paste - - | grep column | awk '{print $2, $4, $5, $6, $7, $8}'
 
 echo "== GPU suites $(date -u)"
-build-dev/tests/gpu/ndconv_gpu_host_tests --gtest_brief=1 2>&1 | tail -2
+[[ -n ${SKIP_HOST:-} ]] || build-dev/tests/gpu/ndconv_gpu_host_tests --gtest_brief=1 2>&1 | tail -2
 build-dev/tests/gpu/ndconv_gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
 echo "ndconv_gpu_tests rc=$?"
 tail -3 "$out/gpu_tests.log"

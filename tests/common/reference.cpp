@@ -123,4 +123,44 @@ std::vector<double> reference_separable(const ConstVolumeView& input, const Sepa
   return reference_dense(input, dense, operation, boundary, region);
 }
 
+std::vector<double> reference_separable_passes(const ConstVolumeView& input,
+                                               const SeparableFilter& filter, Operation operation,
+                                               Boundary boundary) {
+  const int dims = input.dims;
+  int64_t count = 1;
+  for (int a = 0; a < dims; ++a)
+    count *= input.extent[a];
+  std::vector<double> cur(count), next(count);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    Index i{0, 0, 0, 0};
+    int64_t rest = flat;
+    for (int a = 0; a < dims; ++a) {
+      i[a] = rest % input.extent[a];
+      rest /= input.extent[a];
+    }
+    cur[flat] = static_cast<double>(input.at(i));
+  }
+  int64_t stride = 1;
+  for (int a = 0; a < dims; stride *= input.extent[a], ++a) {
+    const std::vector<float>& taps = filter.taps[a];
+    if (taps.empty())
+      continue;
+    const int64_t k = static_cast<int64_t>(taps.size()), c = k / 2, n = input.extent[a];
+    for (int64_t flat = 0; flat < count; ++flat) {
+      const int64_t o = flat / stride % n;
+      const int64_t line = flat - o * stride;  // the voxel of this line at index 0 along a
+      double acc = 0.0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t src = 0;
+        const int64_t at = operation == Operation::Correlation ? o + j - c : o - j + c;
+        if (resolve(at, n, boundary, src))
+          acc += static_cast<double>(taps[j]) * cur[line + src * stride];
+      }
+      next[flat] = acc;
+    }
+    cur.swap(next);
+  }
+  return cur;
+}
+
 }  // namespace ndconv::test

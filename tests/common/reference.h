@@ -19,6 +19,13 @@ std::vector<double> reference_separable(const ConstVolumeView& input, const Sepa
                                         Operation operation, Boundary boundary,
                                         OutputRegion region);
 
+/// Reference separable filtering of the `same` region one axis at a time, in float64 (the 1D
+/// definitions applied in turn; equal to reference_separable because every boundary extends each
+/// axis on its own). For volumes too large for the dense outer product.
+std::vector<double> reference_separable_passes(const ConstVolumeView& input,
+                                               const SeparableFilter& filter, Operation operation,
+                                               Boundary boundary);
+
 /// Output extents as the reference computes them (independent of the engine).
 Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
                               OutputRegion region);

@@ -5,6 +5,7 @@
 // with fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -183,6 +184,35 @@ INSTANTIATE_TEST_SUITE_P(
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
                       // Padded by 4: aligned rows inside a wider allocation (128-bit path).
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 4}));
+
+// The pass-by-pass float64 reference (for the GPU suite's large volumes) against the dense one.
+TEST(ReferenceSeparablePasses, MatchesTheDenseReference) {
+  for (const ShapeCase& s :
+       {ShapeCase{3, {11, 7, 9, 1}, {5, 4, 3, 1}}, ShapeCase{2, {13, 6, 1, 1}, {7, 1, 1, 1}},
+        ShapeCase{4, {5, 4, 6, 3}, {3, 2, 4, 2}}}) {
+    for (Boundary b : kBoundaries) {
+      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+        const ConstVolumeView view = make_view(in.data(), s.dims, s.volume);
+        Index filter_extent;
+        const SeparableFilter f = random_separable_filter(
+            s, seed, [&](int a) { return s.filter[a] > 1; }, filter_extent);
+        const std::vector<double> dense = reference_separable(view, f, op, b, OutputRegion::Same);
+        const std::vector<double> passes = reference_separable_passes(view, f, op, b);
+        ASSERT_EQ(dense.size(), passes.size());
+        double err = 0.0, norm = 0.0;
+        for (size_t i = 0; i < dense.size(); ++i) {
+          err += (dense[i] - passes[i]) * (dense[i] - passes[i]);
+          norm += dense[i] * dense[i];
+        }
+        // The dense reference rounds each outer-product tap to float (about 3e-8 relative); an
+        // indexing or boundary mistake would be of order 1.
+        EXPECT_LT(std::sqrt(err / norm), 1e-6) << s << " " << to_string(b) << " seed=" << seed;
+      }
+    }
+  }
+}
 
 // The host emulation cannot see a read past the end of shared memory, so check the layout: the
 // tile must hold every row the last warp's window reads (whole blocks of KO from its first row).
