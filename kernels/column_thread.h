@@ -8,13 +8,17 @@
 //   - each thread owns kVector = 4 consecutive x (one 128-bit load or store per row) and KO
 //     outputs along axis 3; a warp covers 128 consecutive x of one row, 512 contiguous bytes;
 //   - the warps of a block own consecutive KO chunks of the same column, so the K - 1 rows that
-//     neighbouring chunks share are read from the same SM (L1) instead of again from L2;
-//   - the fused form (kFuseX) filters along x first, once per block: the warps stage the raw rows
-//     the block needs (128 + K0 - 1 columns each, cp.async, double buffered per warp), filter them
-//     along x into a shared tile of kTileRows + K3 - 1 rows, and after a barrier every warp runs
-//     the column pass from that tile. The x-filtered rows never reach global memory, so x and the
-//     first other axis cost one read and one write, and each is filtered along x
-//     (kTileRows + K3 - 1) / kTileRows times instead of (KO + K3 - 1) / KO times per warp.
+//     neighbouring chunks share are read from the same SM instead of again from L2;
+//   - three forms (ColumnForm) get the rows. Staged (the default for a pass that does not filter
+//     x): the block copies every raw row of its tile (kTileRows + K3 - 1 rows of 128 x) into a
+//     shared tile with 16-byte cp.async, so all of the tile's loads are in flight at once and
+//     hold no register, then every warp runs its column pass from the tile. Fused (kFusedX):
+//     the same, with the raw rows (128 + K0 - 1 columns) staged per warp, two rows per step,
+//     double buffered, and filtered along x on the way into the tile, so x and the first other
+//     axis cost one read and one write. Direct: each lane reads its rows from global memory
+//     (fewer barriers, but each warp waits for every window block it loads);
+//   - in the staged forms the warps filter along x (kTileRows + K3 - 1) / kTileRows times per
+//     row, and only the chunks of 4 columns at a face go through the boundary map.
 //
 // Arithmetic (tap-outer, as the blocked kernel): for each tap j of the K3 taps along axis 3, one
 // warp-uniform tap feeds KO * 4 FMAs, acc[q][x] += t[j] * row[q + j][x]. The rows come from a
@@ -23,7 +27,8 @@
 // tap block. No input outside an output's footprint is ever multiplied (row q + j with j < K3), so
 // an Inf or NaN reaches only the outputs whose footprint holds it.
 //
-// Schedule: ColumnShape (KO, warps per block) is the only tuning. The phases (stage, filter,
+// Schedule: ColumnShape (KO, warps per block, x per lane of the x filter) is the only tuning; the
+// form is the launch table's choice (src/cuda/launch.cu). The phases (stage, filter,
 // column pass, store) are separate NDCONV_HD functions so that the host emulation
 // (tests/gpu/emulate.h) runs them in the order the barriers impose.
 //

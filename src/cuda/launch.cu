@@ -170,10 +170,11 @@ constexpr ColumnEntry column_entry() {
 }
 
 // In the order of ColumnForm. Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian
-// (256^3, 17 taps per axis, zero boundary), ncu durations of run 3 of the fourth pass
-// (docs/performance.md, commit f157e2f):
-//   direct (z pass): 64.5-65.7 us, 1.8 TB/s of DRAM traffic (60% of the measured copy bandwidth);
-//   fused (x+y pass): 123 us; the whole filter 0.194 ms, 4.33x the memory floor.
+// (256^3, 17 taps per axis, zero boundary), ncu durations of run 7 of the fifth pass
+// (docs/performance.md, commit 9e40f7d):
+//   direct (z pass): 62-63 us (runs 2-3); staged (z pass): 61.9-62.6 us, DRAM 57% of its peak;
+//   fused (x+y pass): 87.3-87.8 us; the whole filter 0.152 ms staged (3.38x the memory floor),
+//   0.158 ms direct (3.51x).
 const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
                                     column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
                                     column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};
@@ -187,8 +188,9 @@ const ColumnEntry& find_column(ColumnForm form) {
 // NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
 // =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x": the
 // x pass on the tiled kernel, the others blocked (the default before the column kernel); unset: the
-// column kernel with x fused into the first other pass (SeparableKernels::kColumns);
-// "columns-staged": the same with the other passes staging their rows in shared memory; "fused":
+// column kernel with x fused into the first other pass, the other passes staging their rows in
+// shared memory (SeparableKernels::kColumns); "columns-direct": the same with the other passes
+// reading their rows per lane (the default of the fourth pass); "fused":
 // the fused x/y/z kernel where it can implement the problem (launch_separable_device), an
 // experiment: on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the
 // default (docs/performance.md, third pass).
@@ -201,8 +203,8 @@ SeparableKernels separable_kernels() {
     return SeparableKernels::kTiled;
   if (s == "tiled-x")
     return SeparableKernels::kTiledX;
-  if (s == "columns-staged")
-    return SeparableKernels::kColumnsStaged;
+  if (s == "columns-direct")
+    return SeparableKernels::kColumnsDirect;
   return SeparableKernels::kColumns;
 }
 

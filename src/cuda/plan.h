@@ -125,10 +125,11 @@ inline int tiled_pass_rows(const kernels::Geometry& g) {
 /// tiled kernel where its tile fits, the other axes on the blocked kernel (the default before the
 /// column kernel); kTiled (experiment): every pass on the tiled kernel (on the H100 the y and z
 /// passes were 2x slower than blocked: docs/performance.md); kRowAndBlocked: the x-row kernel and
-/// the blocked kernel; kColumnsStaged: as kColumns, with the passes that do not filter x staging
-/// their rows in shared memory (ColumnForm::kStaged) instead of reading them per lane.
+/// the blocked kernel; kColumnsDirect: as kColumns, with the passes that do not filter x reading
+/// their rows per lane from global memory (ColumnForm::kDirect) instead of staging them in shared
+/// memory (ColumnForm::kStaged; 4% faster on the H100's Gaussian, docs/performance.md).
 /// NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
-enum class SeparableKernels { kColumns, kColumnsStaged, kTiledX, kTiled, kRowAndBlocked };
+enum class SeparableKernels { kColumns, kColumnsDirect, kTiledX, kTiled, kRowAndBlocked };
 
 /// The column kernel's compiled outputs per thread along the filtered axis, and its default.
 inline constexpr int kColumnKos[] = {8};
@@ -267,8 +268,8 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     axes.push_back(0);
     taps[0] = {1.0f};
   }
-  const bool staged = kernels == SeparableKernels::kColumnsStaged;
-  if (staged)
+  const bool staged = kernels == SeparableKernels::kColumns;
+  if (kernels == SeparableKernels::kColumnsDirect)
     kernels = SeparableKernels::kColumns;
   if (kernels == SeparableKernels::kColumns) {
     if (column_ko == 0)
@@ -314,6 +315,10 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     if (kernels == SeparableKernels::kColumns && axis != 0) {
       pass.geometry =
           make_geometry(src, dst, filter_extent, offset, p.boundary, canonical_order(dims, axis));
+      // A staged tile too tall for shared memory (very long filters): rows per lane instead.
+      if (pass.column_form == kernels::ColumnForm::kStaged &&
+          !column_can_implement(pass.geometry, column_ko, pass.column_form))
+        pass.column_form = kernels::ColumnForm::kDirect;
       if (column_can_implement(pass.geometry, column_ko, pass.column_form))
         pass.column_ko = column_ko;
       else if (fuse_x)

@@ -57,15 +57,15 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   EXPECT_FALSE(plan.passes[1].fuse_x);
   EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   EXPECT_EQ(plan.passes[0].column_form, kernels::ColumnForm::kFusedX);
-  EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kDirect);
+  EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kStaged);
   EXPECT_EQ(plan.scratch_halves, 1);
-  // Staged rows: the same passes, the second one staged.
-  const auto staged = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out),
-                                   0, SeparableKernels::kColumnsStaged);
-  ASSERT_EQ(staged.passes.size(), 2u);
-  EXPECT_EQ(staged.passes[0].column_form, kernels::ColumnForm::kFusedX);
-  EXPECT_EQ(staged.passes[1].column_form, kernels::ColumnForm::kStaged);
-  EXPECT_EQ(staged.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
+  // Rows per lane: the same passes, the second one direct.
+  const auto direct = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out),
+                                   0, SeparableKernels::kColumnsDirect);
+  ASSERT_EQ(direct.passes.size(), 2u);
+  EXPECT_EQ(direct.passes[0].column_form, kernels::ColumnForm::kFusedX);
+  EXPECT_EQ(direct.passes[1].column_form, kernels::ColumnForm::kDirect);
+  EXPECT_EQ(direct.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   // The fused pass's taps: its own axis, then x.
   EXPECT_EQ(plan.passes[0].geometry.tap_base, 0);
   EXPECT_EQ(plan.passes[1].geometry.tap_base, 34);
@@ -90,6 +90,12 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   ASSERT_EQ(plan.passes.size(), 2u);
   EXPECT_FALSE(plan.passes[0].fuse_x);
   EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
+  // A z filter too long for a staged tile (64 + 129 rows of 128 floats > 96 KiB): rows per lane.
+  plan = columns_plan(problem_with_taps(3, {40, 6, 300, 1}, {0, 3, 130, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 2u);
+  EXPECT_EQ(plan.passes[0].column_form, kernels::ColumnForm::kStaged);
+  EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kDirect);
+  EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   // An x filter too long for the staging buffers: x on its own pass, then columns.
   plan = columns_plan(problem_with_taps(3, {400, 6, 5, 1}, {1001, 3, 3, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 3u);
@@ -123,7 +129,7 @@ class ColumnEmulation : public ::testing::TestWithParam<ColumnCase> {};
 TEST_P(ColumnEmulation, MatchesReference) {
   const ColumnCase c = GetParam();
   const ShapeCase shape{c.dims, c.volume, c.filter};
-  for (SeparableKernels kernels : {SeparableKernels::kColumns, SeparableKernels::kColumnsStaged}) {
+  for (SeparableKernels kernels : {SeparableKernels::kColumns, SeparableKernels::kColumnsDirect}) {
     for (Boundary b : kBoundaries) {
       for (Operation op : {Operation::Correlation, Operation::Convolution}) {
         for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
@@ -155,7 +161,7 @@ TEST_P(ColumnEmulation, MatchesReference) {
           const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
           EXPECT_LT(relative_l2_error(out, ref), kTolerance)
               << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-              << " staged " << (kernels == SeparableKernels::kColumnsStaged) << " seed=" << seed;
+              << " direct " << (kernels == SeparableKernels::kColumnsDirect) << " seed=" << seed;
         }
       }
     }

@@ -177,7 +177,7 @@ TEST(TiledEmulationNan, StaysInsideTheFootprint) {
 using SeparableKernels = cuda_backend::SeparableKernels;
 const std::pair<SeparableKernels, int> kSeparableModes[] = {
     {SeparableKernels::kColumns, 0},       {SeparableKernels::kColumns, 8},
-    {SeparableKernels::kColumnsStaged, 0}, {SeparableKernels::kTiledX, 1},
+    {SeparableKernels::kColumnsDirect, 0}, {SeparableKernels::kTiledX, 1},
     {SeparableKernels::kTiledX, 16},       {SeparableKernels::kTiled, 1},
     {SeparableKernels::kRowAndBlocked, 1}, {SeparableKernels::kRowAndBlocked, 2},
     {SeparableKernels::kRowAndBlocked, 4}, {SeparableKernels::kRowAndBlocked, 8},

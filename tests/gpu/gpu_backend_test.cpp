@@ -123,13 +123,13 @@ struct SeparableKernelsEnv {
 };
 
 // KO 0 (the rule): the default kernels (the column kernel, x fused into the first other pass);
-// KO 8: the same with the other passes staging their rows (NDCONV_CUDA_SEPARABLE=columns-staged);
+// KO 8: the same with the other passes reading their rows per lane (=columns-direct);
 // KO 1, 2, 4: the x-row and blocked kernels (=blocked); KO 16: every pass tiled (=tiled).
 TEST_P(CudaSeparable, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
   const SeparableKernelsEnv env(ko == 0    ? ""
-                                : ko == 8  ? "columns-staged"
+                                : ko == 8  ? "columns-direct"
                                 : ko == 16 ? "tiled"
                                            : "blocked");
   for (Boundary b : kBoundaries) {
@@ -180,7 +180,7 @@ TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
         s, seed, [](int) { return true; }, filter_extent);
     const std::vector<double> ref =
         reference_separable_passes(in_view, f, Operation::Correlation, b);
-    for (const char* mode : {"", "columns-staged"}) {
+    for (const char* mode : {"", "columns-direct"}) {
       const SeparableKernelsEnv env(mode);
       std::vector<float> out(in.size());
       poison(out);
