@@ -75,11 +75,11 @@ enum class ColumnForm { kDirect, kStaged, kFusedX };
 /// Shared-memory layout of the column kernel for one geometry.
 struct ColumnLayout {
   int tap_floats;    ///< axis-3 taps, zero-padded to whole blocks of KO (read KO at a time)
-  int x_taps;        ///< offset of the x taps (fused form), padded to a multiple of 4
-  int x_tap_floats;  ///< 0 when not fused
-  int columns;       ///< raw columns a warp stages per row (fused): kTileX + K0 - 1
-  int pitch;         ///< floats per staged raw row (tiled_row reads past its last block)
-  int rows;          ///< x-filtered rows a block tile needs (fused): kTileRows + K3 - 1
+  int x_taps;        ///< offset of the x taps (fused form)
+  int x_tap_floats;  ///< x taps padded to whole blocks of kFilterX; 0 when not fused
+  int columns;       ///< raw columns staged per row (staged, fused): kTileX + K0 - 1
+  int pitch;         ///< floats per staged raw row (fused: tiled_row reads past its last block)
+  int rows;          ///< rows a block tile needs (staged, fused): kTileRows + K3 - 1; 0 direct
   int filtered;      ///< offset of the tile (x-filtered or staged rows): rows + KO read-only rows
   int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
@@ -102,10 +102,9 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   constexpr int kFx = S::kFilterX;
   l.x_tap_floats = fuse_x ? (k0 + kFx - 1) / kFx * kFx : 0;  // read kFilterX at a time
   l.columns = S::kTileX + k0 - 1;
-  // tiled_row over F = (K0 - 1) / kFilterX full blocks reads F + 2 blocks of kFilterX from a
-  // lane's start, and the last lane starts at kTileX - kFilterX. That also covers the staging's
-  // whole chunks of 4 columns.
-  // Staged rows go straight into the tile, at its pitch.
+  // Fused: tiled_row over F = (K0 - 1) / kFilterX full blocks reads F + 2 blocks of kFilterX from
+  // a lane's start, and the last lane starts at kTileX - kFilterX; that also covers the staging's
+  // whole chunks of 4 columns. Staged: the rows go straight into the tile, at its pitch.
   l.pitch = fuse_x ? S::kTileX - kFx + ((k0 - 1) / kFx + 2) * kFx : S::kTileX;
   l.rows = tile ? S::kTileRows + k3 - 1 : 0;
   l.filtered = l.x_taps + l.x_tap_floats;
@@ -186,13 +185,14 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
                                static_cast<int>(g.in_extent[3]), g.boundary);
 }
 
-/// Fused form, stage phase (all lanes of a warp): raw rows r .. r + kFilterRows - 1 of the block
-/// tile (input rows tile3 + offset3 + r.., columns tile_x + offset0 .. + l.columns - 1, boundary
-/// resolved; rows at or past l.rows are zeros) into `buffer`, one row per l.pitch,
+/// Stage phase of the staged and fused forms (all lanes of a warp): raw rows r .. r + 1 of the
+/// block tile (input rows tile3 + offset3 + r.., columns tile_x + offset0 .. + l.columns - 1,
+/// boundary resolved; rows at or past l.rows are zeros) into `buffer`, one row per l.pitch,
 /// asynchronously on the GPU (tiled_commit / tiled_wait complete it). The rows are copied in
 /// chunks of 4 columns, one per lane: a chunk inside the volume is one 16-byte cp.async when the
-/// row is 16-byte aligned at the tile's first column, else four 4-byte ones; only chunks that
-/// reach past a face map their columns through the boundary (or, zero boundary, are zeros). (Per
+/// row is 16-byte aligned at the tile's first column, else four 4-byte ones; only the columns of
+/// chunks that reach past a face go through the boundary (zero boundary: a chunk wholly outside
+/// is one zero store; the others: one column per lane after the chunk loop). (Per
 /// column with the mapping, the staging was a third of the fused pass's instructions: with 256
 /// columns both x tiles touch a face, so every row took the mapped path.) A chunk may copy up to
 /// 3 columns past l.columns: the pitch leaves room for them and no tap reads them.

@@ -52,36 +52,36 @@ inline LaunchShape row_shape(const Geometry& g) {
   return s;
 }
 
+/// A grid of `counts` block tiles (x tiles, axis-1 tiles, axis-2 x axis-3 tiles) of `threads`
+/// threads: grid y and z capped at kMaxGridYZ, the rest covered by the kernels' grid-stride loops.
+inline LaunchShape grid_of_tiles(const int64_t counts[3], int threads, int shared_floats) {
+  LaunchShape s;
+  s.block[0] = threads;
+  s.grid[0] = counts[0];
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
+  s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
+  s.shared_bytes = static_cast<int>(sizeof(float)) * shared_floats;
+  return s;
+}
+
 /// Tiled kernel: one block of S::kThreads threads per tile of S::kTileX x S::BY x S::KO outputs,
 /// tiles along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z (y and z capped and
 /// covered by grid-stride loops); dynamic shared memory for one tap slice and one input plane.
 template <typename S>
 LaunchShape tiled_launch_shape(const Geometry& g) {
-  LaunchShape s;
   int64_t counts[3];
   tiled_block_counts<S>(g, counts);
-  s.block[0] = S::kThreads;
-  s.grid[0] = counts[0];
-  s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
-  s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
-  s.shared_bytes = static_cast<int>(sizeof(float)) * tiled_layout<S>(g).total_floats;
-  return s;
+  return grid_of_tiles(counts, S::kThreads, tiled_layout<S>(g).total_floats);
 }
 
 /// Column kernel: one block of S::kWarps warps per tile of 128 x S::kWarps x S::KO outputs, tiles
-/// along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z (y and z capped and covered
-/// by grid-stride loops); dynamic shared memory for the taps and the warps' staging buffers.
+/// along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z; dynamic shared memory for
+/// the taps and, staged or fused, the tile and the warps' staging buffers.
 template <typename S>
 LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l) {
-  LaunchShape s;
   int64_t counts[3];
   column_block_counts<S>(g, counts);
-  s.block[0] = S::kThreads;
-  s.grid[0] = counts[0];
-  s.grid[1] = std::min<int64_t>(kMaxGridYZ, counts[1]);
-  s.grid[2] = std::min<int64_t>(kMaxGridYZ, counts[2]);
-  s.shared_bytes = static_cast<int>(sizeof(float)) * l.total_floats;
-  return s;
+  return grid_of_tiles(counts, S::kThreads, l.total_floats);
 }
 
 }  // namespace ndconv::kernels

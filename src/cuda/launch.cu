@@ -622,10 +622,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     const char* family = "blocked";
     if (pass.column_ko > 0) {
       const bool staged = pass.column_form == kernels::ColumnForm::kStaged;
-      what = std::string(pass.fuse_x ? "column kernel with x fused"
-                                     : (staged ? "column kernel, staged rows" : "column kernel")) +
-             ", KO " + std::to_string(pass.column_ko);
-      family = pass.fuse_x ? "column+x" : (staged ? "column-staged" : "column");
+      what =
+          std::string(pass.fuse_x() ? "column kernel with x fused"
+                                    : (staged ? "column kernel, staged rows" : "column kernel")) +
+          ", KO " + std::to_string(pass.column_ko);
+      family = pass.fuse_x() ? "column+x" : (staged ? "column-staged" : "column");
       last_ko = pass.column_ko;
     } else if (pass.tiled_rows > 0) {
       what = "tiled kernel, " + std::to_string(pass.tiled_rows) + " block row(s)";
@@ -639,8 +640,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     }
     reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
     kernels_per_pass += (kernels_per_pass.empty() ? "" : ", ") +
-                        std::string(pass.fuse_x ? "x+" : "") + std::string(names[pass.axis]) + " " +
-                        family;
+                        std::string(pass.fuse_x() ? "x+" : "") + std::string(names[pass.axis]) +
+                        " " + family;
   }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");

@@ -223,12 +223,12 @@ struct SeparablePass {
   /// kernel for x, the blocked kernel at `ko` for the others). The tiled kernel gives each thread
   /// 8 outputs along x from a shared-memory tile (128-bit shared loads, taps as broadcasts).
   int tiled_rows = 0;
-  /// Outputs per thread of the column kernel when it serves this pass, else 0. With fuse_x the
-  /// pass filters x as well (taps along `axis`, then along x, from geometry.tap_base).
+  /// Outputs per thread of the column kernel when it serves this pass, else 0.
   int column_ko = 0;
-  bool fuse_x = false;
-  /// The column kernel's form (kFusedX exactly when fuse_x).
+  /// The column kernel's form. kFusedX: the pass filters x as well (taps along `axis`, then along
+  /// x, from geometry.tap_base).
   kernels::ColumnForm column_form = kernels::ColumnForm::kDirect;
+  bool fuse_x() const { return column_form == kernels::ColumnForm::kFusedX; }
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -290,7 +290,6 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     const auto [axis, fuse_x] = order[i];
     pass = SeparablePass{};
     pass.axis = axis;
-    pass.fuse_x = fuse_x;
     pass.column_form = fuse_x   ? kernels::ColumnForm::kFusedX
                        : staged ? kernels::ColumnForm::kStaged
                                 : kernels::ColumnForm::kDirect;

@@ -51,10 +51,10 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   auto plan = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 2u);
   EXPECT_EQ(plan.passes[0].axis, 1);
-  EXPECT_TRUE(plan.passes[0].fuse_x);
+  EXPECT_TRUE(plan.passes[0].fuse_x());
   EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
   EXPECT_EQ(plan.passes[1].axis, 2);
-  EXPECT_FALSE(plan.passes[1].fuse_x);
+  EXPECT_FALSE(plan.passes[1].fuse_x());
   EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   EXPECT_EQ(plan.passes[0].column_form, kernels::ColumnForm::kFusedX);
   EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kStaged);
@@ -72,14 +72,14 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   // 4D: x+y, z, t.
   plan = columns_plan(problem_with_taps(4, {40, 6, 5, 4}, {3, 3, 3, 3}, in, out), 8);
   ASSERT_EQ(plan.passes.size(), 3u);
-  EXPECT_TRUE(plan.passes[0].fuse_x);
+  EXPECT_TRUE(plan.passes[0].fuse_x());
   EXPECT_EQ(plan.passes[2].axis, 3);
   EXPECT_EQ(plan.passes[2].column_ko, 8);
   // x and z only: x fused into z.
   plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {5, 0, 3, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 1u);
   EXPECT_EQ(plan.passes[0].axis, 2);
-  EXPECT_TRUE(plan.passes[0].fuse_x);
+  EXPECT_TRUE(plan.passes[0].fuse_x());
   // x only: the tiled x pass.
   plan = columns_plan(problem_with_taps(3, {40, 20, 5, 1}, {5, 0, 0, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 1u);
@@ -88,7 +88,7 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   // No x filter: column passes only.
   plan = columns_plan(problem_with_taps(3, {40, 6, 5, 1}, {0, 3, 3, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 2u);
-  EXPECT_FALSE(plan.passes[0].fuse_x);
+  EXPECT_FALSE(plan.passes[0].fuse_x());
   EXPECT_EQ(plan.passes[0].column_ko, cuda_backend::kColumnDefaultKo);
   // A z filter too long for a staged tile (64 + 129 rows of 128 floats > 96 KiB): rows per lane.
   plan = columns_plan(problem_with_taps(3, {40, 6, 300, 1}, {0, 3, 130, 0}, in, out));
@@ -101,7 +101,7 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   ASSERT_EQ(plan.passes.size(), 3u);
   EXPECT_EQ(plan.passes[0].axis, 0);
   EXPECT_EQ(plan.passes[0].column_ko, 0);
-  EXPECT_FALSE(plan.passes[1].fuse_x);
+  EXPECT_FALSE(plan.passes[1].fuse_x());
   EXPECT_EQ(plan.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   EXPECT_EQ(plan.passes[1].geometry.tap_base, 1001);
   // A KO the column kernel does not have (forced for the blocked kernel): the passes before it.
@@ -155,7 +155,7 @@ TEST_P(ColumnEmulation, MatchesReference) {
               in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
           const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko, kernels);
           ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
-          EXPECT_EQ(plan.passes[0].fuse_x, c.filter[0] > 1) << c;
+          EXPECT_EQ(plan.passes[0].fuse_x(), c.filter[0] > 1) << c;
           emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
                             (seed & 1) != 0);
           const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
