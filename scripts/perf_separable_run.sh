@@ -8,7 +8,8 @@
 #          scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
 #        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once; MODES are the
 #        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds); NCU_MODE the one profiled;
-#        SKIP_HOST=1 leaves out the host emulation suite (CI runs it).
+#        SKIP_HOST=1 leaves out the host emulation suite (CI runs it); SKIP_NCU=1 the profile;
+#        RACECHECK=1 runs compute-sanitizer racecheck on the column forms' GPU tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [workload]}
@@ -44,12 +45,22 @@ for run in 1 2; do
   done
 done
 
+if [[ -n ${RACECHECK:-} ]]; then
+  echo "== racecheck, column forms $(date -u)"
+  timeout 240 compute-sanitizer --tool racecheck build-dev/tests/gpu/ndconv_gpu_tests \
+    --gtest_filter='CudaSeparableLarge.*:AllKo/CudaSeparable.MatchesReference/0:AllKo/CudaSeparable.MatchesReference/6:AllKo/CudaSeparable.MatchesReference/12:AllKo/CudaSeparable.MatchesReference/18:AllKo/CudaSeparable.MatchesReference/22:AllKo/CudaSeparable.MatchesReference/28' --gtest_brief=1 \
+    >"$out/racecheck.log" 2>&1
+  echo "racecheck rc=$?"
+  tail -4 "$out/racecheck.log"
+fi
+[[ -n ${SKIP_NCU:-} ]] || {
 echo "== ncu column kernels $(date -u)"
 NDCONV_CUDA_SEPARABLE=${NCU_MODE:-} timeout 200 ncu --clock-control none -k "regex:column_kernel" -c 4 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
   --section MemoryWorkloadAnalysis --section InstructionStats \
   "$perf" bench --workload "$workload" --quick --reps 1 >"$out/ncu.txt" 2>&1
 grep -E "column_kernel|Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps" "$out/ncu.txt" | head -60
+}
 if [[ -n ${FULL_BENCH:-} ]]; then
   echo "== full bench $(date -u)"
   "$perf" bench --reps 20 --json "$out/bench-full.json" 2>&1 | tail -12
