@@ -80,7 +80,10 @@ struct ColumnLayout {
   int columns;       ///< raw columns staged per row (staged, fused): kTileX + K0 - 1
   int pitch;         ///< floats per staged raw row (fused: tiled_row reads past its last block)
   int rows;          ///< rows a block tile needs (staged, fused): kTileRows + K3 - 1; 0 direct
-  int filtered;      ///< offset of the tile (x-filtered or staged rows): rows + KO read-only rows
+  int filtered;      ///< offset of the first tile (x-filtered or staged rows)
+  int tile_floats;   ///< one tile: rows + KO read-only rows of kTileX
+  int tiles;         ///< tile buffers: 2 staged (the next block tile's rows arrive meanwhile), 1
+                     ///< fused, 0 direct
   int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
   int total_floats;
@@ -112,8 +115,9 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   // up to KO rows past the last row any output uses (read, never multiplied; the staged form's
   // last step may also write one zero row there). With KO - 1 the staged form's last warp read
   // past the end of shared memory (compute-sanitizer on the H100, 2026-11-22).
-  const int filtered_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
-  l.stage = l.filtered + filtered_floats;
+  l.tile_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
+  l.tiles = form == ColumnForm::kStaged ? 2 : (tile ? 1 : 0);
+  l.stage = l.filtered + l.tiles * l.tile_floats;
   l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
   l.vector_in = false;
@@ -127,6 +131,20 @@ NDCONV_HD void column_block_counts(const Geometry& g, int64_t counts[3]) {
   counts[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
   counts[1] = g.out_extent[1];
   counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::kTileRows - 1) / S::kTileRows);
+}
+
+/// A block's walk over the block tiles: from (blockIdx.y, blockIdx.z) in steps of the grid, axis 3
+/// tiles inner. Moves (by, bz) to the block's next tile; false when there is none. The launcher
+/// caps the grid near the blocks the device holds at once (column_launch_shape), so that a block
+/// walks several tiles and the staged form can load the next tile while it filters this one.
+NDCONV_HD bool column_next_tile(const int64_t counts[3], int64_t first_z, int64_t grid_y,
+                                int64_t grid_z, int64_t& by, int64_t& bz) {
+  bz += grid_z;
+  if (bz >= counts[2]) {
+    bz = first_z;
+    by += grid_y;
+  }
+  return by < counts[1];
 }
 
 /// What one lane of one warp owns in a block tile.
@@ -196,7 +214,10 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
 /// column with the mapping, the staging was a third of the fused pass's instructions: with 256
 /// columns both x tiles touch a face, so every row took the mapped path.) A chunk may copy up to
 /// 3 columns past l.columns: the pitch leaves room for them and no tap reads them.
-template <typename S>
+/// kZeroBoundary: g.boundary is kZero. A compile-time flag because the other boundaries' mapping
+/// after the chunk loop, compiled into the zero boundary's kernel, took 4 more registers and made
+/// the Gaussian's zero-boundary filter 6% slower on the H100 (0.152 -> 0.162 ms, sixth pass run 1).
+template <typename S, bool kZeroBoundary>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
                             float* buffer, const ColumnOrigin& o, int r, int lane) {
   static_assert(S::kFilterRows == 2, "the staging below names its two rows");
@@ -216,7 +237,7 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
     float* dst = buffer + (upper ? l.pitch : 0) + c;
     const float* row = upper ? second : first;
     const int64_t x = x_first + c;
-    if (row == nullptr || (g.boundary == kZero && (x + 4 <= 0 || x >= g.in_extent[0]))) {
+    if (row == nullptr || (kZeroBoundary && (x + 4 <= 0 || x >= g.in_extent[0]))) {
       // A zero row, or a chunk wholly outside under the zero boundary (the halo of a centred
       // filter at a face): no per-column work, which every row of a 256-wide volume would
       // otherwise pay (its warps diverge over the face chunks).
@@ -233,7 +254,7 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
       }
       continue;
     }
-    if (g.boundary != kZero)
+    if constexpr (!kZeroBoundary)
       continue;  // mapped below, one column per lane
     for (int e = 0; e < 4 && c + e < l.columns; ++e) {
       const int64_t ix = x + e;
@@ -243,7 +264,7 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
         dst[e] = 0.0f;
     }
   }
-  if (g.boundary == kZero)
+  if constexpr (kZeroBoundary)
     return;
   // The other boundaries map the columns of the chunks not wholly inside, one column per lane, so
   // that a warp pays one pass for both faces and both rows instead of diverging over four mapped
@@ -272,6 +293,17 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
     else
       *dst = 0.0f;
   }
+}
+
+/// Staged form, stage phase (all lanes of warp `warp`): the warp's steps warp, warp + kWarps, ...
+/// of kFilterRows raw rows of the block tile at origin `o`, straight into `tile`.
+template <typename S, bool kZeroBoundary>
+NDCONV_HD void column_stage_tile(const Geometry& g, const ColumnLayout& l, const float* in,
+                                 float* tile, const ColumnOrigin& o, int warp, int lane) {
+  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  for (int p = warp; p < steps; p += S::kWarps)
+    column_stage<S, kZeroBoundary>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o,
+                                   p * S::kFilterRows, lane);
 }
 
 /// Fused form, filter phase (all lanes of a warp) with kLast taps in the last x block: lane

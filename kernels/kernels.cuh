@@ -117,71 +117,113 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   }
 }
 
-/// The block tiles of the column kernel (column_thread.h) in form F. kDirect has no barrier after
-/// the taps; kStaged copies the tile's raw rows into the shared tile (each warp its steps of
-/// kFilterRows rows) and kFusedX filters them along x into it (two staging buffers per warp);
-/// then every warp runs its column pass from the tile.
-template <typename S, ColumnForm F>
+/// The block tiles of the column kernel (column_thread.h) in form F, walked as column_next_tile
+/// orders them. kDirect has no barrier after the taps. kStaged copies the next tile's raw rows
+/// into the other of its two tiles while the column pass reads this one (each warp its steps of
+/// kFilterRows rows). kFusedX x-filters the tile's raw rows into its one tile, each warp staging
+/// its next step while it filters the current (two staging buffers per warp), and loads its first
+/// step of the next tile during the column pass. kZeroBoundary: see column_stage.
+template <typename S, ColumnForm F, bool kZeroBoundary>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
                                              float* shared) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  float* const tile = shared + l.filtered;
   float* const staged = shared + l.stage + warp * l.stage_floats;  // two steps' raw rows
   const int step_floats = S::kFilterRows * l.pitch;
   const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
   const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   column_block_counts<S>(g, counts);
-  for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
-    for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
-      const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
-      if constexpr (F == ColumnForm::kStaged) {
-        for (int p = warp; p < steps; p += S::kWarps)
-          column_stage<S>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o, p * S::kFilterRows,
-                          lane);
-        tiled_commit();
-        tiled_wait(0);
-        __syncthreads();  // every warp's rows are in the tile
-      }
-      if constexpr (F == ColumnForm::kFusedX) {
-        // Steps warp, warp + kWarps, ...: stage the next while filtering the current.
-        if (warp < steps) {
-          column_stage<S>(g, l, in, staged, o, warp * S::kFilterRows, lane);
-          tiled_commit();
-        }
-        for (int p = warp, i = 0; p < steps; p += S::kWarps, ++i) {
-          if (p + S::kWarps < steps) {
-            // The other buffer was last read in the previous step, which ended with a warp barrier.
-            column_stage<S>(g, l, in, staged + ((i + 1) & 1) * step_floats, o,
-                            (p + S::kWarps) * S::kFilterRows, lane);
-            tiled_commit();
-            tiled_wait(1);  // this lane's copies of step p are done
-          } else {
-            tiled_wait(0);
-          }
-          __syncwarp();  // ... and every lane's
-          column_filter_rows<S>(last_x, g, l, staged + (i & 1) * step_floats, shared, tile,
-                                p * S::kFilterRows, lane);
-          __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
-        }
-        __syncthreads();  // the x-filtered tile is complete
-      }
-      if (o.active) {
-        float acc[S::KO][S::kVector];
-        column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared, tile, o, acc);
-        column_store<S>(g, l, out, o, acc);
-      }
-      if constexpr (F != ColumnForm::kDirect)
-        __syncthreads();  // the tile is free for the next block tile
+  int64_t by = blockIdx.y, bz = blockIdx.z;
+  if (by >= counts[1] || bz >= counts[2])
+    return;
+  // The first tile's rows: all of them (staged), this warp's first step (fused).
+  if constexpr (F == ColumnForm::kStaged) {
+    column_stage_tile<S, kZeroBoundary>(g, l, in, shared + l.filtered,
+                                        column_origin<S>(g, blockIdx.x, by, bz, warp, lane), warp,
+                                        lane);
+    tiled_commit();
+  }
+  if constexpr (F == ColumnForm::kFusedX) {
+    if (warp < steps) {
+      column_stage<S, kZeroBoundary>(g, l, in, staged,
+                                     column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
+                                     warp * S::kFilterRows, lane);
+      tiled_commit();
     }
+  }
+  // The block's tile after (by, bz), in (next_y, next_z); false when there is none. Evaluated
+  // where it is needed rather than kept across the column pass (the direct form spilled).
+  int64_t next_y, next_z;
+  auto next_tile = [&]() {
+    next_y = by;
+    next_z = bz;
+    return column_next_tile(counts, blockIdx.z, gridDim.y, gridDim.z, next_y, next_z);
+  };
+  for (int i = 0;; ++i) {
+    const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
+    float* const tile =
+        shared + l.filtered + (F == ColumnForm::kStaged ? (i & 1) : 0) * l.tile_floats;
+    if constexpr (F == ColumnForm::kStaged) {
+      if (next_tile()) {
+        // The other tile was last read by the previous tile's column pass, which ended with a
+        // barrier.
+        column_stage_tile<S, kZeroBoundary>(
+            g, l, in, shared + l.filtered + ((i + 1) & 1) * l.tile_floats,
+            column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp, lane);
+        tiled_commit();
+        tiled_wait(1);  // this thread's copies of this tile are done
+      } else {
+        tiled_wait(0);
+      }
+      __syncthreads();  // ... and every thread's
+    }
+    if constexpr (F == ColumnForm::kFusedX) {
+      // Steps warp, warp + kWarps, ... (the first already staged): stage the next while
+      // filtering the current.
+      for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
+        if (p + S::kWarps < steps) {
+          // The other buffer was last read in the previous step, which ended with a warp barrier.
+          column_stage<S, kZeroBoundary>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
+                                         (p + S::kWarps) * S::kFilterRows, lane);
+          tiled_commit();
+          tiled_wait(1);  // this lane's copies of step p are done
+        } else {
+          tiled_wait(0);
+        }
+        __syncwarp();  // ... and every lane's
+        column_filter_rows<S>(last_x, g, l, staged + (s & 1) * step_floats, shared, tile,
+                              p * S::kFilterRows, lane);
+        __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
+      }
+      __syncthreads();  // the x-filtered tile is complete
+      if (warp < steps && next_tile()) {
+        // Both staging buffers are free (the last step ended with a warp barrier): the next
+        // tile's first step arrives during the column pass.
+        column_stage<S, kZeroBoundary>(g, l, in, staged,
+                                       column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
+                                       warp * S::kFilterRows, lane);
+        tiled_commit();
+      }
+    }
+    if (o.active) {
+      float acc[S::KO][S::kVector];
+      column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared, tile, o, acc);
+      column_store<S>(g, l, out, o, acc);
+    }
+    if (!next_tile())
+      return;
+    if constexpr (F != ColumnForm::kDirect)
+      __syncthreads();  // this tile is free for the tile after next (staged), the next (fused)
+    by = next_y;
+    bz = next_z;
   }
 }
 
 /// The column kernel of separable passes (column_thread.h) in form F: a block stages the taps
 /// once (kFusedX: along axis 3, then along x), then walks its tiles.
 /// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
-template <typename S, ColumnForm F>
+template <typename S, ColumnForm F, bool kZeroBoundary>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
                   const float* __restrict__ taps) {
@@ -189,7 +231,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   float* shared = reinterpret_cast<float*>(shared_words);
   column_load_taps<S>(g, l, taps, shared, threadIdx.x);
   __syncthreads();
-  column_tiles<S, F>(g, l, in, out, shared);
+  column_tiles<S, F, kZeroBoundary>(g, l, in, out, shared);
 }
 
 /// The x-row kernel of separable filters (taps always in constant memory: at most 1023).

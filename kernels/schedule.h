@@ -74,14 +74,24 @@ LaunchShape tiled_launch_shape(const Geometry& g) {
   return grid_of_tiles(counts, S::kThreads, tiled_layout<S>(g).total_floats);
 }
 
-/// Column kernel: one block of S::kWarps warps per tile of 128 x S::kWarps x S::KO outputs, tiles
+/// Column kernel: blocks of S::kWarps warps over tiles of 128 x S::kWarps x S::KO outputs, tiles
 /// along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z; dynamic shared memory for
-/// the taps and, staged or fused, the tile and the warps' staging buffers.
+/// the taps and, staged or fused, the tiles and the warps' staging buffers. With
+/// `resident_blocks` (the blocks the device holds at once; 0: unknown) grid z and then grid y
+/// shrink until the grid is about that many blocks, so that each block walks several tiles
+/// (column_next_tile) and loads the next while it filters one.
 template <typename S>
-LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l) {
+LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l,
+                                int64_t resident_blocks = 0) {
   int64_t counts[3];
   column_block_counts<S>(g, counts);
-  return grid_of_tiles(counts, S::kThreads, l.total_floats);
+  LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
+  if (resident_blocks > 0) {
+    const int64_t per_x = std::max<int64_t>(1, resident_blocks / s.grid[0]);
+    s.grid[2] = std::min(s.grid[2], per_x);
+    s.grid[1] = std::min(s.grid[1], std::max<int64_t>(1, per_x / s.grid[2]));
+  }
+  return s;
 }
 
 }  // namespace ndconv::kernels

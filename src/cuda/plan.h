@@ -143,9 +143,13 @@ using ColumnPlainShape = kernels::ColumnShape<8, 4>;
 using ColumnFusedShape = kernels::ColumnShape<8, 8>;
 /// The staged form's shape: a tall tile as in the fused form (16 halo rows per 64 outputs).
 using ColumnStagedShape = kernels::ColumnShape<8, 8>;
-/// Shared memory the fused form may use (opted in; every device from sm_80 allows more): 17 taps
-/// per axis take 55 KiB.
-inline constexpr int kColumnMaxSharedBytes = 96 * 1024;
+/// Shared memory the fused and staged forms may use (opted in; every device from sm_80 allows
+/// more). Fused: 17 taps per axis take 63 KiB. Staged: two tiles, 88 KiB at 17 taps; up to
+/// 112 KiB two blocks still fit an H100's 228 KiB per SM (40 taps; longer filters read their
+/// rows per lane, ColumnForm::kDirect).
+inline int column_max_shared_bytes(kernels::ColumnForm form) {
+  return (form == kernels::ColumnForm::kStaged ? 112 : 96) * 1024;
+}
 
 inline bool column_ko_compiled(int ko) {
   for (int k : kColumnKos) {
@@ -197,7 +201,8 @@ inline bool column_can_implement(const kernels::Geometry& g, int ko, kernels::Co
     return false;
   const kernels::ColumnLayout l = column_layout_for(g, form, nullptr, nullptr);
   return static_cast<int64_t>(l.total_floats) * static_cast<int64_t>(sizeof(float)) <=
-         (form != kernels::ColumnForm::kDirect ? kColumnMaxSharedBytes : kTiledMaxSharedBytes);
+         (form != kernels::ColumnForm::kDirect ? column_max_shared_bytes(form)
+                                               : kTiledMaxSharedBytes);
 }
 
 /// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on

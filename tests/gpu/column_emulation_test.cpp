@@ -5,6 +5,7 @@
 // with fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -220,7 +221,7 @@ TEST(ReferenceSeparablePasses, MatchesTheDenseReference) {
   }
 }
 
-// The host emulation cannot see a read past the end of shared memory, so check the layout: the
+// The host emulation cannot see a read past the end of shared memory, so check the layout: each
 // tile must hold every row the last warp's window reads (whole blocks of KO from its first row).
 TEST(ColumnLayout, TileHoldsEveryRowTheWindowsRead) {
   using kernels::ColumnForm;
@@ -239,10 +240,50 @@ TEST(ColumnLayout, TileHoldsEveryRowTheWindowsRead) {
         const kernels::ColumnLayout l = kernels::column_layout<S>(g, form);
         const int reads = ((k3 - 1) / S::KO + 2) * S::KO;
         const int last_row_read = S::kTileRows - S::KO + reads - 1;
-        EXPECT_LE(l.filtered + (last_row_read + 1) * S::kTileX, l.total_floats)
+        // Each tile holds the rows its windows read, and the tiles end before the staging buffers.
+        EXPECT_LE((last_row_read + 1) * S::kTileX, l.tile_floats)
             << "form " << static_cast<int>(form) << " K3 " << k3 << " K0 " << k0;
+        EXPECT_EQ(l.tiles, form == ColumnForm::kStaged ? 2 : 1);
+        EXPECT_LE(l.filtered + l.tiles * l.tile_floats, l.stage);
+        EXPECT_LE(l.stage + S::kWarps * l.stage_floats, l.total_floats);
         EXPECT_EQ(l.rows, S::kTileRows + k3 - 1);
       }
+    }
+  }
+}
+
+// The launcher caps the grid near the blocks the device holds (column_launch_shape); the blocks'
+// walks (column_next_tile) must then still cover every block tile exactly once.
+TEST(ColumnWalk, CoversEveryTileOnceUnderAnyCap) {
+  using S = cuda_backend::ColumnStagedShape;
+  for (const Index& extent : {Index{256, 256, 1, 256}, Index{300, 7, 5, 130}, Index{10, 1, 1, 3},
+                              Index{129, 70000, 1, 65}}) {
+    for (int64_t resident : {0, 1, 5, 264, 100000}) {
+      kernels::Geometry g{};
+      for (int a = 0; a < kernels::kAxes; ++a) {
+        g.filter_extent[a] = 1;
+        g.in_extent[a] = g.out_extent[a] = extent[a];
+      }
+      g.filter_extent[3] = 17;
+      const kernels::ColumnLayout l = kernels::column_layout<S>(g, kernels::ColumnForm::kStaged);
+      const kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l, resident);
+      int64_t counts[3];
+      kernels::column_block_counts<S>(g, counts);
+      const int64_t blocks = s.grid[0] * s.grid[1] * s.grid[2];
+      if (resident > 0 && resident >= s.grid[0]) {
+        EXPECT_LE(blocks, resident) << ShapeCase{4, extent, {}} << " resident " << resident;
+      }
+      std::vector<int> visits(static_cast<size_t>(counts[1] * counts[2]), 0);
+      for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
+        for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+          int64_t by = gy, bz = gz;
+          do {
+            ++visits[static_cast<size_t>(by * counts[2] + bz)];
+          } while (kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], by, bz));
+        }
+      }
+      EXPECT_EQ(std::count(visits.begin(), visits.end(), 1), counts[1] * counts[2])
+          << ShapeCase{4, extent, {}} << " resident " << resident;
     }
   }
 }

@@ -177,71 +177,97 @@ inline void emulate_row(const kernels::Geometry& g, const float* in, float* out,
   }
 }
 
-/// Runs the column kernel with shape S over its whole grid (shrunk along y and z when
-/// `small_grid`), as the barriers order it: per block, all threads load the taps; per block tile,
-/// (fused form) each warp stages and x-filters its steps of the tile, lane by lane between the
-/// warp barriers; then every thread runs its column pass and stores. Shared memory is one
-/// NaN-poisoned host buffer per block.
+/// Runs the column kernel with shape S over its grid (shrunk along y and z when `small_grid`), as
+/// the barriers order it, the next tile's copies where the kernel issues them: per block, all
+/// threads load the taps and walk the block's tiles (column_next_tile). Staged: the first tile's
+/// rows, then per tile the next tile's rows into the other tile, then this tile's column pass.
+/// Fused: per tile, each warp stages (its first step came with the previous tile) and x-filters
+/// its steps, lane by lane between the warp barriers; then each warp stages the next tile's first
+/// step; then the column pass. Shared memory is one NaN-poisoned host buffer per block.
+/// `resident_blocks` caps the grid as the launcher does with the device's figure.
 template <typename S, kernels::ColumnForm F>
 void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, const float* in,
-                    float* out, const float* taps, bool small_grid) {
-  kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l);
+                    float* out, const float* taps, bool small_grid, int64_t resident_blocks) {
+  using kernels::ColumnForm;
+  kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l, resident_blocks);
   if (small_grid) {
     s.grid[1] = (s.grid[1] + 1) / 2;
     s.grid[2] = (s.grid[2] + 2) / 3;
   }
-  std::vector<float> shared(static_cast<size_t>(l.total_floats),
-                            std::numeric_limits<float>::quiet_NaN());
-  float* const tile = shared.data() + l.filtered;
   const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
   const int last_x = kernels::tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
+  // Only the zero boundary's instantiation skips the mapping (column_stage).
+  const bool zero = g.boundary == kernels::kZero;
+  auto stage = [&](float* buffer, int64_t bx, int64_t by, int64_t bz, int warp, int r) {
+    for (int lane = 0; lane < 32; ++lane) {
+      const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
+      if (zero)
+        kernels::column_stage<S, true>(g, l, in, buffer, o, r, lane);
+      else
+        kernels::column_stage<S, false>(g, l, in, buffer, o, r, lane);
+    }
+  };
+  auto stage_tile = [&](float* tile, int64_t bx, int64_t by, int64_t bz) {
+    for (int warp = 0; warp < S::kWarps; ++warp) {
+      for (int p = warp; p < steps; p += S::kWarps)
+        stage(tile + p * S::kFilterRows * S::kTileX, bx, by, bz, warp, p * S::kFilterRows);
+    }
+  };
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
-    for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
-      for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+    for (int64_t gy = 0; gy < std::min(s.grid[1], counts[1]); ++gy) {
+      for (int64_t gz = 0; gz < std::min(s.grid[2], counts[2]); ++gz) {
+        std::vector<float> shared(static_cast<size_t>(l.total_floats),
+                                  std::numeric_limits<float>::quiet_NaN());
+        auto staged = [&](int warp) { return shared.data() + l.stage + warp * l.stage_floats; };
         for (int tid = 0; tid < S::kThreads; ++tid)
           kernels::column_load_taps<S>(g, l, taps, shared.data(), tid);
-        for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
-          for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
-            if (F == kernels::ColumnForm::kStaged) {
-              for (int warp = 0; warp < S::kWarps; ++warp) {
-                for (int p = warp; p < steps; p += S::kWarps) {
-                  for (int lane = 0; lane < 32; ++lane)
-                    kernels::column_stage<S>(g, l, in, tile + p * S::kFilterRows * S::kTileX,
-                                             kernels::column_origin<S>(g, bx, by, bz, warp, lane),
-                                             p * S::kFilterRows, lane);
-                }
-              }
-            }
-            if (F == kernels::ColumnForm::kFusedX) {
-              for (int warp = 0; warp < S::kWarps; ++warp) {
-                float* staged = shared.data() + l.stage + warp * l.stage_floats;
-                for (int p = warp; p < steps; p += S::kWarps) {
-                  const int r = p * S::kFilterRows;
-                  for (int lane = 0; lane < 32; ++lane)
-                    kernels::column_stage<S>(g, l, in, staged,
-                                             kernels::column_origin<S>(g, bx, by, bz, warp, lane),
-                                             r, lane);
-                  for (int lane = 0; lane < 32; ++lane)
-                    kernels::column_filter_rows<S>(last_x, g, l, staged, shared.data(), tile, r,
-                                                   lane);
-                }
-              }
-            }
+        int64_t by = gy, bz = gz;
+        if (F == ColumnForm::kStaged)
+          stage_tile(shared.data() + l.filtered, bx, by, bz);
+        if (F == ColumnForm::kFusedX) {
+          for (int warp = 0; warp < S::kWarps && warp < steps; ++warp)
+            stage(staged(warp), bx, by, bz, warp, warp * S::kFilterRows);
+        }
+        for (int i = 0;; ++i) {
+          int64_t next_y = by, next_z = bz;
+          const bool more =
+              kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], next_y, next_z);
+          float* const tile =
+              shared.data() + l.filtered + (F == ColumnForm::kStaged ? (i & 1) : 0) * l.tile_floats;
+          if (F == ColumnForm::kStaged && more)
+            stage_tile(shared.data() + l.filtered + ((i + 1) & 1) * l.tile_floats, bx, next_y,
+                       next_z);
+          if (F == ColumnForm::kFusedX) {
             for (int warp = 0; warp < S::kWarps; ++warp) {
-              for (int lane = 0; lane < 32; ++lane) {
-                const kernels::ColumnOrigin o =
-                    kernels::column_origin<S>(g, bx, by, bz, warp, lane);
-                if (!o.active)
-                  continue;
-                float acc[S::KO][S::kVector];
-                kernels::column_pass<S, F != kernels::ColumnForm::kDirect>(g, l, in, shared.data(),
-                                                                           tile, o, acc);
-                kernels::column_store<S>(g, l, out, o, acc);
+              for (int p = warp; p < steps; p += S::kWarps) {
+                const int r = p * S::kFilterRows;
+                if (p != warp)  // the first step was staged with the previous tile
+                  stage(staged(warp), bx, by, bz, warp, r);
+                for (int lane = 0; lane < 32; ++lane)
+                  kernels::column_filter_rows<S>(last_x, g, l, staged(warp), shared.data(), tile, r,
+                                                 lane);
               }
+            }
+            for (int warp = 0; more && warp < S::kWarps && warp < steps; ++warp)
+              stage(staged(warp), bx, next_y, next_z, warp, warp * S::kFilterRows);
+          }
+          for (int warp = 0; warp < S::kWarps; ++warp) {
+            for (int lane = 0; lane < 32; ++lane) {
+              const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
+              if (!o.active)
+                continue;
+              float acc[S::KO][S::kVector];
+              kernels::column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared.data(), tile, o,
+                                                                acc);
+              kernels::column_store<S>(g, l, out, o, acc);
             }
           }
+          if (!more)
+            break;
+          by = next_y;
+          bz = next_z;
         }
       }
     }
@@ -249,20 +275,21 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
 }
 
 /// The column instantiations of src/cuda/launch.cu's table, one per form.
+/// `resident_blocks`: see emulate_column (0: the whole grid, one tile per block).
 inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geometry& g,
                                  const float* in, float* out, const float* taps,
-                                 bool small_grid = false) {
+                                 bool small_grid = false, int64_t resident_blocks = 0) {
   using kernels::ColumnForm;
   const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
   if (form == ColumnForm::kFusedX)
-    emulate_column<cuda_backend::ColumnFusedShape, ColumnForm::kFusedX>(g, l, in, out, taps,
-                                                                        small_grid);
+    emulate_column<cuda_backend::ColumnFusedShape, ColumnForm::kFusedX>(
+        g, l, in, out, taps, small_grid, resident_blocks);
   else if (form == ColumnForm::kStaged)
-    emulate_column<cuda_backend::ColumnStagedShape, ColumnForm::kStaged>(g, l, in, out, taps,
-                                                                         small_grid);
+    emulate_column<cuda_backend::ColumnStagedShape, ColumnForm::kStaged>(
+        g, l, in, out, taps, small_grid, resident_blocks);
   else
-    emulate_column<cuda_backend::ColumnPlainShape, ColumnForm::kDirect>(g, l, in, out, taps,
-                                                                        small_grid);
+    emulate_column<cuda_backend::ColumnPlainShape, ColumnForm::kDirect>(
+        g, l, in, out, taps, small_grid, resident_blocks);
 }
 
 /// Runs a separable plan through host buffers, as launch_separable_device does on the device.
@@ -280,7 +307,9 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0)
-      emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid);
+      // Unshrunk: a grid of 5 blocks, each walking many tiles as on the device (column_next_tile).
+      emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid,
+                           small_grid ? 0 : 5);
     else if (pass.tiled_rows > 0)
       emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
                           small_grid);
