@@ -7,9 +7,10 @@
 # usage: [FULL_BENCH=1] [MODES="columns tiled-x"] [NCU_MODE=mode] \
 #          scripts/perf_separable_run.sh OUTDIR [workload]   (default: gauss3d_s2)
 #        FULL_BENCH=1 also runs the whole bench (every row, every boundary) once; MODES are the
-#        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds); NCU_MODE the one profiled;
+#        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds), each optionally followed by
+#        ",NAME=value" settings (e.g. columns,NDCONV_CUDA_COLUMN_GRID=full); NCU_MODE the one profiled;
 #        SKIP_HOST=1 leaves out the host emulation suite (CI runs it); SKIP_NCU=1 the profile;
-#        RACECHECK=1 runs compute-sanitizer racecheck on the column forms' GPU tests.
+#        RACECHECK=1 runs compute-sanitizer racecheck and memcheck on the column forms' GPU tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: $0 OUTDIR [workload]}
@@ -37,10 +38,12 @@ tail -3 "$out/gpu_tests.log"
 
 echo "== bench $workload $(date -u)"
 for run in 1 2; do
-  for sep in ${MODES:-columns tiled-x}; do
-    echo "-- NDCONV_CUDA_SEPARABLE=$sep (round $run)"
-    NDCONV_CUDA_SEPARABLE=$sep "$perf" bench --quick --reps 20 \
-      --workload "$workload" --json "$out/bench-$run-$sep.json" 2>&1 |
+  for mode in ${MODES:-columns tiled-x}; do
+    # A mode: an NDCONV_CUDA_SEPARABLE value, then optionally ",NAME=value" more variables.
+    IFS=, read -ra parts <<<"$mode"
+    echo "-- NDCONV_CUDA_SEPARABLE=${parts[0]} ${parts[*]:1} (round $run)"
+    env NDCONV_CUDA_SEPARABLE="${parts[0]}" "${parts[@]:1}" "$perf" bench --quick --reps 20 \
+      --workload "$workload" --json "$out/bench-$run-${mode//[^a-zA-Z0-9-]/_}.json" 2>&1 |
       grep -E "$workload|device:|copy|FMA peak|rror"
   done
 done
@@ -51,6 +54,11 @@ if [[ -n ${RACECHECK:-} ]]; then
     --gtest_filter='CudaSeparableLarge.*:AllKo/CudaSeparable.MatchesReference/0:AllKo/CudaSeparable.MatchesReference/6:AllKo/CudaSeparable.MatchesReference/12:AllKo/CudaSeparable.MatchesReference/18:AllKo/CudaSeparable.MatchesReference/22:AllKo/CudaSeparable.MatchesReference/28' --gtest_brief=1 \
     >"$out/racecheck.log" 2>&1
   echo "racecheck rc=$?"
+  tail -4 "$out/racecheck.log"
+  timeout 240 compute-sanitizer --tool memcheck build-dev/tests/gpu/ndconv_gpu_tests \
+    --gtest_filter='CudaSeparableLarge.*:AllKo/CudaSeparable.MatchesReference/*' --gtest_brief=1 \
+    >>"$out/racecheck.log" 2>&1
+  echo "memcheck rc=$?"
   tail -4 "$out/racecheck.log"
 fi
 [[ -n ${SKIP_NCU:-} ]] || {

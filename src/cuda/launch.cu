@@ -696,11 +696,15 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
         throw InvalidArgument("the column kernel needs " + std::to_string(shared_bytes) +
                               " bytes of shared memory per block, more than this device allows");
       }
-      // A grid of about the blocks the device holds at once: each walks several tiles.
+      // A grid of about the blocks the device holds at once: each walks several tiles
+      // (NDCONV_CUDA_COLUMN_GRID=full: one block per tile, for comparisons in one run).
       const KernelVariant v = query_variant(device, ce.kernel, ce.ko, ce.threads, shared_bytes);
       int sms = 0;
       NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      const kernels::LaunchShape s = ce.shape(pass.geometry, l, int64_t(v.blocks_per_sm) * sms);
+      const char* grid_env = std::getenv("NDCONV_CUDA_COLUMN_GRID");
+      const bool full_grid = grid_env != nullptr && std::string(grid_env) == "full";
+      const kernels::LaunchShape s =
+          ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
                 dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("column_kernel");
