@@ -254,15 +254,15 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
       }
       continue;
     }
-    if constexpr (!kZeroBoundary)
-      continue;  // mapped below, one column per lane
-    for (int e = 0; e < 4 && c + e < l.columns; ++e) {
-      const int64_t ix = x + e;
-      if (ix >= 0 && ix < g.in_extent[0])
-        tiled_copy_valid(dst + e, row + ix * s0);
-      else
-        dst[e] = 0.0f;
-    }
+    if constexpr (kZeroBoundary) {
+      for (int e = 0; e < 4 && c + e < l.columns; ++e) {
+        const int64_t ix = x + e;
+        if (ix >= 0 && ix < g.in_extent[0])
+          tiled_copy_valid(dst + e, row + ix * s0);
+        else
+          dst[e] = 0.0f;
+      }
+    }  // the other boundaries: mapped below, one column per lane
   }
   if constexpr (kZeroBoundary)
     return;

@@ -10,6 +10,7 @@
 #        NDCONV_CUDA_SEPARABLE values timed in turn (two rounds), each optionally followed by
 #        ",NAME=value" settings (e.g. columns,NDCONV_CUDA_COLUMN_GRID=full); NCU_MODE the one profiled;
 #        SKIP_HOST=1 leaves out the host emulation suite (CI runs it); SKIP_NCU=1 the profile;
+#        GPU_FILTER a gtest filter for the GPU suite (default: all of it);
 #        RACECHECK=1 runs compute-sanitizer racecheck and memcheck on the column forms' GPU tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,8 @@ cuobjdump --dump-resource-usage "$obj" 2>&1 | grep -E "Function|REG" |
 
 echo "== GPU suites $(date -u)"
 [[ -n ${SKIP_HOST:-} ]] || build-dev/tests/gpu/ndconv_gpu_host_tests --gtest_brief=1 2>&1 | tail -2
-build-dev/tests/gpu/ndconv_gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+build-dev/tests/gpu/ndconv_gpu_tests --gtest_brief=1 --gtest_filter="${GPU_FILTER:-*}" \
+  >"$out/gpu_tests.log" 2>&1
 echo "ndconv_gpu_tests rc=$?"
 tail -3 "$out/gpu_tests.log"
 

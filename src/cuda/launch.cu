@@ -696,13 +696,16 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
         throw InvalidArgument("the column kernel needs " + std::to_string(shared_bytes) +
                               " bytes of shared memory per block, more than this device allows");
       }
-      // A grid of about the blocks the device holds at once: each walks several tiles
-      // (NDCONV_CUDA_COLUMN_GRID=full: one block per tile, for comparisons in one run).
+      // Staged and fused: a grid of about the blocks the device holds at once, each walking
+      // several tiles (NDCONV_CUDA_COLUMN_GRID=full: one block per tile, for comparisons in one
+      // run). Direct: one block per tile (capped, its Gaussian took 0.178 ms against 0.162 on the
+      // H100, sixth pass run 2; it has nothing to load ahead).
       const KernelVariant v = query_variant(device, ce.kernel, ce.ko, ce.threads, shared_bytes);
       int sms = 0;
       NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
       const char* grid_env = std::getenv("NDCONV_CUDA_COLUMN_GRID");
-      const bool full_grid = grid_env != nullptr && std::string(grid_env) == "full";
+      const bool full_grid = (grid_env != nullptr && std::string(grid_env) == "full") ||
+                             pass.column_form == ColumnForm::kDirect;
       const kernels::LaunchShape s =
           ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
