@@ -203,6 +203,44 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
                                static_cast<int>(g.in_extent[3]), g.boundary);
 }
 
+/// Other boundaries: the staged columns of the chunks not wholly inside the volume along x (at
+/// either face), which column_stage maps one per lane over both of its rows, and lane `e`'s
+/// column among them. They depend only on the block's x tile, which a block keeps for its whole
+/// walk, so column_tiles computes each lane's first once (per step they cost ~30 instructions,
+/// and the other boundaries took 11% longer than zero on the H100, sixth pass runs 2-3).
+struct ColumnFaces {
+  int count;  ///< mapped columns over both rows; lanes e >= count have none
+  int dst;    ///< lane e's: offset in the step buffer (row * pitch + column)
+  int src;    ///< its source column, boundary resolved (-1: zero)
+};
+
+template <typename S>
+NDCONV_HD ColumnFaces column_faces(const Geometry& g, const ColumnLayout& l, int64_t tile_x,
+                                   int e) {
+  const int64_t x_first = tile_x + g.offset[0];
+  const int64_t n = g.in_extent[0];
+  const int chunks = (l.columns + 3) / 4;
+  // Chunks k_lo .. k_hi - 1 are wholly inside (x_first + 4k >= 0 and x_first + 4k + 4 <= n).
+  const int64_t lo = x_first >= 0 ? 0 : (3 - x_first) / 4;
+  const int64_t hi = (n - x_first) / 4;  // n > x_first: the tile starts inside the output
+  const int k_lo = static_cast<int>(lo < chunks ? lo : chunks);
+  const int k_hi = static_cast<int>(hi < k_lo ? k_lo : (hi > chunks ? chunks : hi));
+  const int left = 4 * k_lo < l.columns ? 4 * k_lo : l.columns;  // [0, left) and [right, columns)
+  const int right = 4 * k_hi > left ? 4 * k_hi : left;
+  // The last inside chunk may end past l.columns (right > l.columns).
+  const int outside = left + (right < l.columns ? l.columns - right : 0);
+  ColumnFaces f;
+  f.count = 2 * outside;
+  const bool upper = e >= outside;
+  const int i = upper ? e - outside : e;
+  const int c = i < left ? i : right + (i - left);
+  f.dst = (upper ? l.pitch : 0) + c;
+  f.src = e < f.count ? boundary_index_t<int>(static_cast<int>(x_first + c), static_cast<int>(n),
+                                              g.boundary)
+                      : -1;
+  return f;
+}
+
 /// Stage phase of the staged and fused forms (all lanes of a warp): raw rows r .. r + 1 of the
 /// block tile (input rows tile3 + offset3 + r.., columns tile_x + offset0 .. + l.columns - 1,
 /// boundary resolved; rows at or past l.rows are zeros) into `buffer`, one row per l.pitch,
@@ -219,7 +257,8 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
 /// the Gaussian's zero-boundary filter 6% slower on the H100 (0.152 -> 0.162 ms, sixth pass run 1).
 template <typename S, bool kZeroBoundary>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
-                            float* buffer, const ColumnOrigin& o, int r, int lane) {
+                            float* buffer, const ColumnOrigin& o, int r, int lane,
+                            const ColumnFaces& faces) {
   static_assert(S::kFilterRows == 2, "the staging below names its two rows");
   const int64_t x_first = o.tile_x + g.offset[0];
   const int64_t s0 = g.in_stride[0];
@@ -264,34 +303,19 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
       }
     }  // the other boundaries: mapped below, one column per lane
   }
-  if constexpr (kZeroBoundary)
-    return;
-  // The other boundaries map the columns of the chunks not wholly inside, one column per lane, so
-  // that a warp pays one pass for both faces and both rows instead of diverging over four mapped
-  // columns per face chunk (that cost +25-34% over zero on the H100, fifth pass run 7).
-  const int64_t n = g.in_extent[0];
-  // Chunks k_lo .. k_hi - 1 were wholly inside (x_first + 4k >= 0 and x_first + 4k + 4 <= n).
-  const int64_t lo = x_first >= 0 ? 0 : (3 - x_first) / 4;
-  const int64_t hi = (n - x_first) / 4;  // n > x_first: the tile starts inside the output
-  const int k_lo = static_cast<int>(lo < chunks ? lo : chunks);
-  const int k_hi = static_cast<int>(hi < k_lo ? k_lo : (hi > chunks ? chunks : hi));
-  const int left = 4 * k_lo < l.columns ? 4 * k_lo : l.columns;  // [0, left) and [right, columns)
-  const int right = 4 * k_hi > left ? 4 * k_hi : left;
-  // The last inside chunk may end past l.columns (right > l.columns).
-  const int outside = left + (right < l.columns ? l.columns - right : 0);
-  for (int e = lane; e < 2 * outside; e += 32) {
-    const bool upper = e >= outside;
-    const int i = upper ? e - outside : e;
-    const int c = i < left ? i : right + (i - left);
-    float* dst = buffer + (upper ? l.pitch : 0) + c;
-    const float* row = upper ? second : first;
-    const int ix = row == nullptr ? -1
-                                  : boundary_index_t<int>(static_cast<int>(x_first + c),
-                                                          static_cast<int>(n), g.boundary);
-    if (ix >= 0)
-      tiled_copy_valid(dst, row + ix * s0);
-    else
-      *dst = 0.0f;
+  if constexpr (!kZeroBoundary) {
+    // The other boundaries map the columns of the chunks not wholly inside, one column per lane,
+    // so that a warp pays one pass for both faces and both rows instead of diverging over four
+    // mapped columns per face chunk (that cost +25-34% over zero on the H100, fifth pass run 7).
+    // The lane's first column comes precomputed (column_faces).
+    for (int e = lane; e < faces.count; e += 32) {
+      const ColumnFaces f = e == lane ? faces : column_faces<S>(g, l, o.tile_x, e);
+      const float* row = f.dst >= l.pitch ? second : first;
+      if (row != nullptr && f.src >= 0)
+        tiled_copy_valid(buffer + f.dst, row + f.src * s0);
+      else
+        buffer[f.dst] = 0.0f;
+    }
   }
 }
 
@@ -299,11 +323,12 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
 /// of kFilterRows raw rows of the block tile at origin `o`, straight into `tile`.
 template <typename S, bool kZeroBoundary>
 NDCONV_HD void column_stage_tile(const Geometry& g, const ColumnLayout& l, const float* in,
-                                 float* tile, const ColumnOrigin& o, int warp, int lane) {
+                                 float* tile, const ColumnOrigin& o, int warp, int lane,
+                                 const ColumnFaces& faces) {
   const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
   for (int p = warp; p < steps; p += S::kWarps)
     column_stage<S, kZeroBoundary>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o,
-                                   p * S::kFilterRows, lane);
+                                   p * S::kFilterRows, lane, faces);
 }
 
 /// Fused form, filter phase (all lanes of a warp) with kLast taps in the last x block: lane

@@ -137,18 +137,22 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   int64_t by = blockIdx.y, bz = blockIdx.z;
   if (by >= counts[1] || bz >= counts[2])
     return;
+  // The block's x tile is fixed: its mapped face columns too (other boundaries).
+  const ColumnFaces faces = kZeroBoundary
+                                ? ColumnFaces{0, 0, -1}
+                                : column_faces<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
   // The first tile's rows: all of them (staged), this warp's first step (fused).
   if constexpr (F == ColumnForm::kStaged) {
     column_stage_tile<S, kZeroBoundary>(g, l, in, shared + l.filtered,
                                         column_origin<S>(g, blockIdx.x, by, bz, warp, lane), warp,
-                                        lane);
+                                        lane, faces);
     tiled_commit();
   }
   if constexpr (F == ColumnForm::kFusedX) {
     if (warp < steps) {
       column_stage<S, kZeroBoundary>(g, l, in, staged,
                                      column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
-                                     warp * S::kFilterRows, lane);
+                                     warp * S::kFilterRows, lane, faces);
       tiled_commit();
     }
   }
@@ -170,7 +174,7 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
         // barrier.
         column_stage_tile<S, kZeroBoundary>(
             g, l, in, shared + l.filtered + ((i + 1) & 1) * l.tile_floats,
-            column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp, lane);
+            column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp, lane, faces);
         tiled_commit();
         tiled_wait(1);  // this thread's copies of this tile are done
       } else {
@@ -185,7 +189,7 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
         if (p + S::kWarps < steps) {
           // The other buffer was last read in the previous step, which ended with a warp barrier.
           column_stage<S, kZeroBoundary>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
-                                         (p + S::kWarps) * S::kFilterRows, lane);
+                                         (p + S::kWarps) * S::kFilterRows, lane, faces);
           tiled_commit();
           tiled_wait(1);  // this lane's copies of step p are done
         } else {
@@ -202,7 +206,7 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
         // tile's first step arrives during the column pass.
         column_stage<S, kZeroBoundary>(g, l, in, staged,
                                        column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
-                                       warp * S::kFilterRows, lane);
+                                       warp * S::kFilterRows, lane, faces);
         tiled_commit();
       }
     }

@@ -203,10 +203,13 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   auto stage = [&](float* buffer, int64_t bx, int64_t by, int64_t bz, int warp, int r) {
     for (int lane = 0; lane < 32; ++lane) {
       const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
-      if (zero)
-        kernels::column_stage<S, true>(g, l, in, buffer, o, r, lane);
-      else
-        kernels::column_stage<S, false>(g, l, in, buffer, o, r, lane);
+      if (zero) {
+        kernels::column_stage<S, true>(g, l, in, buffer, o, r, lane,
+                                       kernels::ColumnFaces{0, 0, -1});
+      } else {
+        const kernels::ColumnFaces faces = kernels::column_faces<S>(g, l, bx * S::kTileX, lane);
+        kernels::column_stage<S, false>(g, l, in, buffer, o, r, lane, faces);
+      }
     }
   };
   auto stage_tile = [&](float* tile, int64_t bx, int64_t by, int64_t bz) {
