@@ -203,20 +203,24 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
                                static_cast<int>(g.in_extent[3]), g.boundary);
 }
 
-/// Other boundaries: the staged columns of the chunks not wholly inside the volume along x (at
-/// either face), which column_stage maps one per lane over both of its rows, and lane `e`'s
-/// column among them. They depend only on the block's x tile, which a block keeps for its whole
-/// walk, so column_tiles computes each lane's first once (per step they cost ~30 instructions,
-/// and the other boundaries took 11% longer than zero on the H100, sixth pass runs 2-3).
-struct ColumnFaces {
-  int count;  ///< mapped columns over both rows; lanes e >= count have none
-  int dst;    ///< lane e's: offset in the step buffer (row * pitch + column)
-  int src;    ///< its source column, boundary resolved (-1: zero)
+/// How column_stage copies the staged columns of a block's x tile, fixed for the block's whole walk
+/// (the x tile does not change), so column_tiles computes it once per lane: the chunks of 4
+/// columns wholly inside the volume along x, copied whole, and the columns of the others (at
+/// either face), mapped one per lane over both staged rows, with lane `e`'s precomputed. (The
+/// staging classified every chunk per step, inside, outside or partial, with 64-bit compares: 47
+/// instructions per chunk, a fifth of the fused pass, sixth pass run 4. Under the other
+/// boundaries the face columns were found per step: 11% slower than zero, runs 2-3.)
+struct StagedColumns {
+  int inner_first;   ///< first column of the inside chunks
+  int inner_chunks;  ///< inside chunks per row
+  int count;         ///< face columns over both rows; lanes e >= count have none
+  int dst;           ///< lane e's face column: offset in the step buffer (row * pitch + column)
+  int src;           ///< its source column, boundary resolved (-1: zero)
 };
 
 template <typename S>
-NDCONV_HD ColumnFaces column_faces(const Geometry& g, const ColumnLayout& l, int64_t tile_x,
-                                   int e) {
+NDCONV_HD StagedColumns staged_columns(const Geometry& g, const ColumnLayout& l, int64_t tile_x,
+                                       int e) {
   const int64_t x_first = tile_x + g.offset[0];
   const int64_t n = g.in_extent[0];
   const int chunks = (l.columns + 3) / 4;
@@ -227,9 +231,11 @@ NDCONV_HD ColumnFaces column_faces(const Geometry& g, const ColumnLayout& l, int
   const int k_hi = static_cast<int>(hi < k_lo ? k_lo : (hi > chunks ? chunks : hi));
   const int left = 4 * k_lo < l.columns ? 4 * k_lo : l.columns;  // [0, left) and [right, columns)
   const int right = 4 * k_hi > left ? 4 * k_hi : left;
-  // The last inside chunk may end past l.columns (right > l.columns).
+  // The last inside chunk may end past l.columns (right > l.columns): the pitch has room.
   const int outside = left + (right < l.columns ? l.columns - right : 0);
-  ColumnFaces f;
+  StagedColumns f;
+  f.inner_first = 4 * k_lo;
+  f.inner_chunks = k_hi - k_lo;
   f.count = 2 * outside;
   const bool upper = e >= outside;
   const int i = upper ? e - outside : e;
@@ -244,21 +250,15 @@ NDCONV_HD ColumnFaces column_faces(const Geometry& g, const ColumnLayout& l, int
 /// Stage phase of the staged and fused forms (all lanes of a warp): raw rows r .. r + 1 of the
 /// block tile (input rows tile3 + offset3 + r.., columns tile_x + offset0 .. + l.columns - 1,
 /// boundary resolved; rows at or past l.rows are zeros) into `buffer`, one row per l.pitch,
-/// asynchronously on the GPU (tiled_commit / tiled_wait complete it). The rows are copied in
-/// chunks of 4 columns, one per lane: a chunk inside the volume is one 16-byte cp.async when the
-/// row is 16-byte aligned at the tile's first column, else four 4-byte ones; only the columns of
-/// chunks that reach past a face go through the boundary (zero boundary: a chunk wholly outside
-/// is one zero store; the others: one column per lane after the chunk loop). (Per
-/// column with the mapping, the staging was a third of the fused pass's instructions: with 256
-/// columns both x tiles touch a face, so every row took the mapped path.) A chunk may copy up to
-/// 3 columns past l.columns: the pitch leaves room for them and no tap reads them.
-/// kZeroBoundary: g.boundary is kZero. A compile-time flag because the other boundaries' mapping
-/// after the chunk loop, compiled into the zero boundary's kernel, took 4 more registers and made
-/// the Gaussian's zero-boundary filter 6% slower on the H100 (0.152 -> 0.162 ms, sixth pass run 1).
-template <typename S, bool kZeroBoundary>
+/// asynchronously on the GPU (tiled_commit / tiled_wait complete it). The chunks of 4 columns
+/// inside the volume (see StagedColumns), one per lane: one 16-byte cp.async each when the row is
+/// 16-byte aligned at the tile's first column, else four 4-byte ones; then the face columns, one
+/// per lane, through the boundary. A chunk may copy up to 3 columns past l.columns: the pitch
+/// leaves room for them and no tap reads them.
+template <typename S>
 NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const float* in,
                             float* buffer, const ColumnOrigin& o, int r, int lane,
-                            const ColumnFaces& faces) {
+                            const StagedColumns& columns) {
   static_assert(S::kFilterRows == 2, "the staging below names its two rows");
   const int64_t x_first = o.tile_x + g.offset[0];
   const int64_t s0 = g.in_stride[0];
@@ -268,67 +268,45 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
   const int i3_second = column_row_index(g, o.tile3, r + 1, l.rows);
   const float* first = i3_first >= 0 ? plane + i3_first * g.in_stride[3] : nullptr;
   const float* second = i3_second >= 0 ? plane + i3_second * g.in_stride[3] : nullptr;
-  const int chunks = (l.columns + 3) / 4;
   const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int k = lane; k < 2 * chunks; k += 32) {
-    const bool upper = k >= chunks;
-    const int c = 4 * (upper ? k - chunks : k);
-    float* dst = buffer + (upper ? l.pitch : 0) + c;
+  const int m = columns.inner_chunks;
+  const int64_t x_inner = x_first + columns.inner_first;
+  float* const inner = buffer + columns.inner_first;
+  for (int k = lane; k < 2 * m; k += 32) {
+    const bool upper = k >= m;
+    const int c = 4 * (upper ? k - m : k);
+    float* dst = inner + (upper ? l.pitch : 0) + c;
     const float* row = upper ? second : first;
-    const int64_t x = x_first + c;
-    if (row == nullptr || (kZeroBoundary && (x + 4 <= 0 || x >= g.in_extent[0]))) {
-      // A zero row, or a chunk wholly outside under the zero boundary (the halo of a centred
-      // filter at a face): no per-column work, which every row of a 256-wide volume would
-      // otherwise pay (its warps diverge over the face chunks).
+    if (row == nullptr) {
       vector_store_shared(dst, zeros);
-      continue;
+    } else if (vector) {
+      vector_copy_async(dst, row + x_inner + c);
+    } else {
+      NDCONV_UNROLL
+      for (int e = 0; e < 4; ++e)
+        tiled_copy_valid(dst + e, row + (x_inner + c + e) * s0);
     }
-    if (x >= 0 && x + 4 <= g.in_extent[0]) {
-      if (vector) {
-        vector_copy_async(dst, row + x);
-      } else {
-        NDCONV_UNROLL
-        for (int e = 0; e < 4; ++e)
-          tiled_copy_valid(dst + e, row + (x + e) * s0);
-      }
-      continue;
-    }
-    if constexpr (kZeroBoundary) {
-      for (int e = 0; e < 4 && c + e < l.columns; ++e) {
-        const int64_t ix = x + e;
-        if (ix >= 0 && ix < g.in_extent[0])
-          tiled_copy_valid(dst + e, row + ix * s0);
-        else
-          dst[e] = 0.0f;
-      }
-    }  // the other boundaries: mapped below, one column per lane
   }
-  if constexpr (!kZeroBoundary) {
-    // The other boundaries map the columns of the chunks not wholly inside, one column per lane,
-    // so that a warp pays one pass for both faces and both rows instead of diverging over four
-    // mapped columns per face chunk (that cost +25-34% over zero on the H100, fifth pass run 7).
-    // The lane's first column comes precomputed (column_faces).
-    for (int e = lane; e < faces.count; e += 32) {
-      const ColumnFaces f = e == lane ? faces : column_faces<S>(g, l, o.tile_x, e);
-      const float* row = f.dst >= l.pitch ? second : first;
-      if (row != nullptr && f.src >= 0)
-        tiled_copy_valid(buffer + f.dst, row + f.src * s0);
-      else
-        buffer[f.dst] = 0.0f;
-    }
+  for (int e = lane; e < columns.count; e += 32) {
+    const StagedColumns f = e == lane ? columns : staged_columns<S>(g, l, o.tile_x, e);
+    const float* row = f.dst >= l.pitch ? second : first;
+    if (row != nullptr && f.src >= 0)
+      tiled_copy_valid(buffer + f.dst, row + f.src * s0);
+    else
+      buffer[f.dst] = 0.0f;
   }
 }
 
 /// Staged form, stage phase (all lanes of warp `warp`): the warp's steps warp, warp + kWarps, ...
 /// of kFilterRows raw rows of the block tile at origin `o`, straight into `tile`.
-template <typename S, bool kZeroBoundary>
+template <typename S>
 NDCONV_HD void column_stage_tile(const Geometry& g, const ColumnLayout& l, const float* in,
                                  float* tile, const ColumnOrigin& o, int warp, int lane,
-                                 const ColumnFaces& faces) {
+                                 const StagedColumns& columns) {
   const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
   for (int p = warp; p < steps; p += S::kWarps)
-    column_stage<S, kZeroBoundary>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o,
-                                   p * S::kFilterRows, lane, faces);
+    column_stage<S>(g, l, in, tile + p * S::kFilterRows * S::kTileX, o, p * S::kFilterRows, lane,
+                    columns);
 }
 
 /// Fused form, filter phase (all lanes of a warp) with kLast taps in the last x block: lane
@@ -524,6 +502,15 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
                             const ColumnOrigin& o, const float (&acc)[S::KO][S::kVector]) {
   float* base = out + o.o1 * g.out_stride[1] + o.o2 * g.out_stride[2];
   const bool vector = l.vector_out && o.x0 + S::kVector <= g.out_extent[0];
+  if (vector && o.o3 + S::KO <= g.out_extent[3]) {
+    // Every output row exists (most warps): a pointer step per row, no check (16 instructions
+    // per row with them, 7% of the z pass's, sixth pass run 4).
+    float* row = base + o.o3 * g.out_stride[3] + o.x0;
+    NDCONV_UNROLL
+    for (int q = 0; q < S::KO; ++q, row += g.out_stride[3])
+      vector_store_global(row, acc[q]);
+    return;
+  }
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (o.o3 + q >= g.out_extent[3])

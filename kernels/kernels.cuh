@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 /// into the other of its two tiles while the column pass reads this one (each warp its steps of
 /// kFilterRows rows). kFusedX x-filters the tile's raw rows into its one tile, each warp staging
 /// its next step while it filters the current (two staging buffers per warp), and loads its first
-/// step of the next tile during the column pass. kZeroBoundary: see column_stage.
-template <typename S, ColumnForm F, bool kZeroBoundary>
+/// step of the next tile during the column pass.
+template <typename S, ColumnForm F>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
                                              float* shared) {
@@ -137,22 +137,18 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   int64_t by = blockIdx.y, bz = blockIdx.z;
   if (by >= counts[1] || bz >= counts[2])
     return;
-  // The block's x tile is fixed: its mapped face columns too (other boundaries).
-  const ColumnFaces faces = kZeroBoundary
-                                ? ColumnFaces{0, 0, -1}
-                                : column_faces<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
+  // The block's x tile is fixed, and so is how it stages its columns.
+  const StagedColumns columns = staged_columns<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
   // The first tile's rows: all of them (staged), this warp's first step (fused).
   if constexpr (F == ColumnForm::kStaged) {
-    column_stage_tile<S, kZeroBoundary>(g, l, in, shared + l.filtered,
-                                        column_origin<S>(g, blockIdx.x, by, bz, warp, lane), warp,
-                                        lane, faces);
+    column_stage_tile<S>(g, l, in, shared + l.filtered,
+                         column_origin<S>(g, blockIdx.x, by, bz, warp, lane), warp, lane, columns);
     tiled_commit();
   }
   if constexpr (F == ColumnForm::kFusedX) {
     if (warp < steps) {
-      column_stage<S, kZeroBoundary>(g, l, in, staged,
-                                     column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
-                                     warp * S::kFilterRows, lane, faces);
+      column_stage<S>(g, l, in, staged, column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
+                      warp * S::kFilterRows, lane, columns);
       tiled_commit();
     }
   }
@@ -172,9 +168,9 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       if (next_tile()) {
         // The other tile was last read by the previous tile's column pass, which ended with a
         // barrier.
-        column_stage_tile<S, kZeroBoundary>(
-            g, l, in, shared + l.filtered + ((i + 1) & 1) * l.tile_floats,
-            column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp, lane, faces);
+        column_stage_tile<S>(g, l, in, shared + l.filtered + ((i + 1) & 1) * l.tile_floats,
+                             column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp,
+                             lane, columns);
         tiled_commit();
         tiled_wait(1);  // this thread's copies of this tile are done
       } else {
@@ -188,8 +184,8 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
         if (p + S::kWarps < steps) {
           // The other buffer was last read in the previous step, which ended with a warp barrier.
-          column_stage<S, kZeroBoundary>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
-                                         (p + S::kWarps) * S::kFilterRows, lane, faces);
+          column_stage<S>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
+                          (p + S::kWarps) * S::kFilterRows, lane, columns);
           tiled_commit();
           tiled_wait(1);  // this lane's copies of step p are done
         } else {
@@ -204,9 +200,9 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       if (warp < steps && next_tile()) {
         // Both staging buffers are free (the last step ended with a warp barrier): the next
         // tile's first step arrives during the column pass.
-        column_stage<S, kZeroBoundary>(g, l, in, staged,
-                                       column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
-                                       warp * S::kFilterRows, lane, faces);
+        column_stage<S>(g, l, in, staged,
+                        column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
+                        warp * S::kFilterRows, lane, columns);
         tiled_commit();
       }
     }
@@ -227,7 +223,7 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
 /// The column kernel of separable passes (column_thread.h) in form F: a block stages the taps
 /// once (kFusedX: along axis 3, then along x), then walks its tiles.
 /// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
-template <typename S, ColumnForm F, bool kZeroBoundary>
+template <typename S, ColumnForm F>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
                   const float* __restrict__ taps) {
@@ -235,7 +231,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   float* shared = reinterpret_cast<float*>(shared_words);
   column_load_taps<S>(g, l, taps, shared, threadIdx.x);
   __syncthreads();
-  column_tiles<S, F, kZeroBoundary>(g, l, in, out, shared);
+  column_tiles<S, F>(g, l, in, out, shared);
 }
 
 /// The x-row kernel of separable filters (taps always in constant memory: at most 1023).

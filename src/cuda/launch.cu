@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -144,24 +143,21 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 }
 
 // The column kernel (kernels/column_thread.h), the default for separable passes along an axis other
-// than x: one instantiation per form (direct, staged, x fused in) and, for the forms that stage
-// rows, per boundary class (zero, other: column_stage), shapes in cuda/plan.h.
+// than x: one instantiation per form (direct, staged, x fused in), shapes in cuda/plan.h.
 using ColumnLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
                               const kernels::ColumnLayout&, const float*, float*, const float*);
 using ColumnShapeFn = kernels::LaunchShape (*)(const Geometry&, const kernels::ColumnLayout&,
                                                int64_t);
 using kernels::ColumnForm;
 
-template <typename S, ColumnForm F, bool kZeroBoundary>
+template <typename S, ColumnForm F>
 void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
                    const kernels::ColumnLayout& l, const float* in, float* out, const float* taps) {
-  kernels::column_kernel<S, F, kZeroBoundary>
-      <<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+  kernels::column_kernel<S, F><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
 }
 
 struct ColumnEntry {
   ColumnForm form;
-  bool zero_boundary;  ///< for g.boundary == kZero only (the direct form serves every boundary)
   int ko;
   int threads;
   const void* kernel;
@@ -169,14 +165,13 @@ struct ColumnEntry {
   ColumnShapeFn shape;
 };
 
-template <typename S, ColumnForm F, bool kZeroBoundary>
+template <typename S, ColumnForm F>
 constexpr ColumnEntry column_entry() {
   return {F,
-          kZeroBoundary,
           S::KO,
           S::kThreads,
-          reinterpret_cast<const void*>(&kernels::column_kernel<S, F, kZeroBoundary>),
-          &launch_column<S, F, kZeroBoundary>,
+          reinterpret_cast<const void*>(&kernels::column_kernel<S, F>),
+          &launch_column<S, F>,
           &kernels::column_launch_shape<S>};
 }
 
@@ -186,19 +181,12 @@ constexpr ColumnEntry column_entry() {
 //   direct (z pass): 62-63 us (runs 2-3); staged (z pass): 61.9-62.6 us, DRAM 57% of its peak;
 //   fused (x+y pass): 87.3-87.8 us; the whole filter 0.152 ms staged (3.38x the memory floor),
 //   0.158 ms direct (3.51x).
-const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect, false>(),
-                                    column_entry<ColumnStagedShape, ColumnForm::kStaged, true>(),
-                                    column_entry<ColumnStagedShape, ColumnForm::kStaged, false>(),
-                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX, true>(),
-                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX, false>()};
+const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
+                                    column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
+                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};
 
-const ColumnEntry& find_column(ColumnForm form, int boundary) {
-  const bool zero = boundary == kernels::kZero && form != ColumnForm::kDirect;
-  for (const ColumnEntry& e : kColumnTable) {
-    if (e.form == form && e.zero_boundary == zero)
-      return e;
-  }
-  throw std::logic_error("no column kernel for this form");  // the table covers every form
+const ColumnEntry& find_column(ColumnForm form) {
+  return kColumnTable[static_cast<int>(form)];
 }
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
@@ -689,7 +677,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0) {
-      const ColumnEntry& ce = find_column(pass.column_form, pass.geometry.boundary);
+      const ColumnEntry& ce = find_column(pass.column_form);
       const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
       const int shared_bytes = ce.shape(pass.geometry, l, 0).shared_bytes;
       if (shared_bytes > opt_in_dynamic_shared_memory(device, ce.kernel)) {

@@ -198,18 +198,11 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   const int last_x = kernels::tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
-  // Only the zero boundary's instantiation skips the mapping (column_stage).
-  const bool zero = g.boundary == kernels::kZero;
   auto stage = [&](float* buffer, int64_t bx, int64_t by, int64_t bz, int warp, int r) {
     for (int lane = 0; lane < 32; ++lane) {
-      const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
-      if (zero) {
-        kernels::column_stage<S, true>(g, l, in, buffer, o, r, lane,
-                                       kernels::ColumnFaces{0, 0, -1});
-      } else {
-        const kernels::ColumnFaces faces = kernels::column_faces<S>(g, l, bx * S::kTileX, lane);
-        kernels::column_stage<S, false>(g, l, in, buffer, o, r, lane, faces);
-      }
+      const kernels::StagedColumns columns = kernels::staged_columns<S>(g, l, bx * S::kTileX, lane);
+      kernels::column_stage<S>(
+          g, l, in, buffer, kernels::column_origin<S>(g, bx, by, bz, warp, lane), r, lane, columns);
     }
   };
   auto stage_tile = [&](float* tile, int64_t bx, int64_t by, int64_t bz) {
