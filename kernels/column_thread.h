@@ -91,10 +91,6 @@ struct ColumnLayout {
   /// launcher, which knows the pointers; the kernel falls back to 4-byte accesses otherwise).
   bool vector_in;
   bool vector_out;
-  /// The blocks walk the axis-3 tiles outermost, last first (column_walk_start): set for a pass
-  /// that reads what the previous pass wrote (its last tiles were written last, so their rows
-  /// are likeliest still in L2).
-  bool axis3_outer;
 };
 
 template <typename S>
@@ -126,7 +122,6 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
   l.vector_in = false;
   l.vector_out = false;
-  l.axis3_outer = false;
   return l;
 }
 
@@ -138,39 +133,16 @@ NDCONV_HD void column_block_counts(const Geometry& g, int64_t counts[3]) {
   counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::kTileRows - 1) / S::kTileRows);
 }
 
-/// A block's walk over the block tiles, in steps of the grid from (blockIdx.y, blockIdx.z). The
-/// launcher caps the grid near the blocks the device holds at once (column_launch_shape), so that a
-/// block walks several tiles and the staged form can load the next tile while it filters one.
-/// Plain: axis-1 rows outer, axis-3 tiles inner. axis3_outer: axis-3 tiles outer and last first,
-/// axis-1 rows inner, so the whole grid works through the filtered axis from its end.
-struct ColumnWalk {
-  int64_t first_y, first_z, grid_y, grid_z;
-  bool axis3_outer;
-};
-
-/// The block's first tile (by, bz); false when it has none.
-NDCONV_HD bool column_walk_start(const ColumnWalk& w, const int64_t counts[3], int64_t& by,
-                                 int64_t& bz) {
-  by = w.first_y;
-  bz = w.axis3_outer ? counts[2] - 1 - w.first_z : w.first_z;
-  return by < counts[1] && bz >= 0 && bz < counts[2];
-}
-
-/// Moves (by, bz) to the block's next tile; false when there is none.
-NDCONV_HD bool column_next_tile(const ColumnWalk& w, const int64_t counts[3], int64_t& by,
-                                int64_t& bz) {
-  if (w.axis3_outer) {
-    by += w.grid_y;
-    if (by >= counts[1]) {
-      by = w.first_y;
-      bz -= w.grid_z;
-    }
-    return bz >= 0;
-  }
-  bz += w.grid_z;
+/// A block's walk over the block tiles: from (blockIdx.y, blockIdx.z) in steps of the grid, axis 3
+/// tiles inner. Moves (by, bz) to the block's next tile; false when there is none. The launcher
+/// caps the grid near the blocks the device holds at once (column_launch_shape), so that a block
+/// walks several tiles and the staged form can load the next tile while it filters this one.
+NDCONV_HD bool column_next_tile(const int64_t counts[3], int64_t first_z, int64_t grid_y,
+                                int64_t grid_z, int64_t& by, int64_t& bz) {
+  bz += grid_z;
   if (bz >= counts[2]) {
-    bz = w.first_z;
-    by += w.grid_y;
+    bz = first_z;
+    by += grid_y;
   }
   return by < counts[1];
 }

@@ -134,9 +134,8 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   column_block_counts<S>(g, counts);
-  const ColumnWalk walk{blockIdx.y, blockIdx.z, gridDim.y, gridDim.z, l.axis3_outer};
-  int64_t by, bz;
-  if (!column_walk_start(walk, counts, by, bz))
+  int64_t by = blockIdx.y, bz = blockIdx.z;
+  if (by >= counts[1] || bz >= counts[2])
     return;
   // The block's x tile is fixed, and so is how it stages its columns.
   const StagedColumns columns = staged_columns<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
@@ -159,7 +158,7 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   auto next_tile = [&]() {
     next_y = by;
     next_z = bz;
-    return column_next_tile(walk, counts, next_y, next_z);
+    return column_next_tile(counts, blockIdx.z, gridDim.y, gridDim.z, next_y, next_z);
   };
   for (int i = 0;; ++i) {
     const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);

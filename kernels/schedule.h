@@ -87,12 +87,9 @@ LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l,
   column_block_counts<S>(g, counts);
   LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
   if (resident_blocks > 0) {
-    // The inner axis of the walk (ColumnWalk) takes the blocks first.
     const int64_t per_x = std::max<int64_t>(1, resident_blocks / s.grid[0]);
-    int64_t& inner = l.axis3_outer ? s.grid[1] : s.grid[2];
-    int64_t& outer = l.axis3_outer ? s.grid[2] : s.grid[1];
-    inner = std::min(inner, per_x);
-    outer = std::min(outer, std::max<int64_t>(1, per_x / inner));
+    s.grid[2] = std::min(s.grid[2], per_x);
+    s.grid[1] = std::min(s.grid[1], std::max<int64_t>(1, per_x / s.grid[2]));
   }
   return s;
 }

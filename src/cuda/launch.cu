@@ -678,11 +678,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0) {
       const ColumnEntry& ce = find_column(pass.column_form);
-      kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
-      // NDCONV_CUDA_COLUMN_WALK=plain: every pass walks axis-1 rows outermost (comparisons).
-      const char* walk_env = std::getenv("NDCONV_CUDA_COLUMN_WALK");
-      l.axis3_outer =
-          pass.column_axis3_outer && !(walk_env != nullptr && std::string(walk_env) == "plain");
+      const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
       const int shared_bytes = ce.shape(pass.geometry, l, 0).shared_bytes;
       if (shared_bytes > opt_in_dynamic_shared_memory(device, ce.kernel)) {
         throw InvalidArgument("the column kernel needs " + std::to_string(shared_bytes) +

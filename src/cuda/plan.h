@@ -236,9 +236,6 @@ struct SeparablePass {
   /// The column kernel's form. kFusedX: the pass filters x as well (taps along `axis`, then along
   /// x, from geometry.tap_base).
   kernels::ColumnForm column_form = kernels::ColumnForm::kDirect;
-  /// The column kernel walks the axis-3 tiles outermost, last first (ColumnLayout::axis3_outer):
-  /// every pass after the first, whose input the previous pass wrote in the order of its axis 1.
-  bool column_axis3_outer = false;
   bool fuse_x() const { return column_form == kernels::ColumnForm::kFusedX; }
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
@@ -304,7 +301,6 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     pass.column_form = fuse_x   ? kernels::ColumnForm::kFusedX
                        : staged ? kernels::ColumnForm::kStaged
                                 : kernels::ColumnForm::kDirect;
-    pass.column_axis3_outer = i > 0;
     pass.source = i == 0 ? kInputBuffer : (i % 2 == 1 ? kScratchA : kScratchB);
     pass.destination = i == count - 1 ? kOutputBuffer : (i % 2 == 0 ? kScratchA : kScratchB);
     // The pass's input and output views: given strides at the ends, contiguous in between.

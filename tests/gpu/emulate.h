@@ -219,10 +219,7 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
         auto staged = [&](int warp) { return shared.data() + l.stage + warp * l.stage_floats; };
         for (int tid = 0; tid < S::kThreads; ++tid)
           kernels::column_load_taps<S>(g, l, taps, shared.data(), tid);
-        const kernels::ColumnWalk walk{gy, gz, s.grid[1], s.grid[2], l.axis3_outer};
-        int64_t by, bz;
-        if (!kernels::column_walk_start(walk, counts, by, bz))
-          continue;
+        int64_t by = gy, bz = gz;
         if (F == ColumnForm::kStaged)
           stage_tile(shared.data() + l.filtered, bx, by, bz);
         if (F == ColumnForm::kFusedX) {
@@ -231,7 +228,8 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
         }
         for (int i = 0;; ++i) {
           int64_t next_y = by, next_z = bz;
-          const bool more = kernels::column_next_tile(walk, counts, next_y, next_z);
+          const bool more =
+              kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], next_y, next_z);
           float* const tile =
               shared.data() + l.filtered + (F == ColumnForm::kStaged ? (i & 1) : 0) * l.tile_floats;
           if (F == ColumnForm::kStaged && more)
@@ -276,11 +274,9 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
 /// `resident_blocks`: see emulate_column (0: the whole grid, one tile per block).
 inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geometry& g,
                                  const float* in, float* out, const float* taps,
-                                 bool small_grid = false, int64_t resident_blocks = 0,
-                                 bool axis3_outer = false) {
+                                 bool small_grid = false, int64_t resident_blocks = 0) {
   using kernels::ColumnForm;
-  kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
-  l.axis3_outer = axis3_outer;
+  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
   if (form == ColumnForm::kFusedX)
     emulate_column<cuda_backend::ColumnFusedShape, ColumnForm::kFusedX>(
         g, l, in, out, taps, small_grid, resident_blocks);
@@ -309,7 +305,7 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
     if (pass.column_ko > 0)
       // Unshrunk: a grid of 5 blocks, each walking many tiles as on the device (column_next_tile).
       emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid,
-                           small_grid ? 0 : 5, pass.column_axis3_outer);
+                           small_grid ? 0 : 5);
     else if (pass.tiled_rows > 0)
       emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
                           small_grid);
