@@ -2,7 +2,8 @@
 # Where the instructions of the dense kernels go (GPU machine, no ITK): the SASS of every compiled
 # kernel, and for the bench's dense rows one Nsight Compute profile each with the per-instruction
 # execution counts (SourceCounters), exported as CSV, plus the summary sections. Used to decide
-# what to change in kernels/ before timing it (docs/performance.md).
+# what to change in kernels/ before timing it (docs/performance.md); scripts/ncu_source_summary.py
+# summarises the CSV (opcodes, basic blocks, stall reasons).
 #
 # usage: [KERNEL_REGEX=re] [KERNEL_COUNT=n] scripts/perf_hotspots.sh OUTDIR [workload...]
 #        (default: the tiled kernel on dense3d_11 dense3d_5 dense2d_17)

@@ -176,11 +176,10 @@ constexpr ColumnEntry column_entry() {
 }
 
 // In the order of ColumnForm. Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian
-// (256^3, 17 taps per axis, zero boundary), ncu durations of run 7 of the fifth pass
-// (docs/performance.md, commit 9e40f7d):
-//   direct (z pass): 62-63 us (runs 2-3); staged (z pass): 61.9-62.6 us, DRAM 57% of its peak;
-//   fused (x+y pass): 87.3-87.8 us; the whole filter 0.152 ms staged (3.38x the memory floor),
-//   0.158 ms direct (3.51x).
+// (256^3, 17 taps per axis, zero boundary), ncu durations of run 5 of the sixth pass
+// (docs/performance.md, commit fc0c986): staged (z pass) 50.8-51.1 us, DRAM 66% of its peak;
+// fused (x+y pass) 85.2-86.4 us; the whole filter 0.141 ms staged (3.14x the memory floor),
+// 0.152 ms with the direct z pass (3.38x; fifth pass: direct z pass 62-63 us).
 const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
                                     column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
                                     column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};
