@@ -12,13 +12,16 @@
 //   - three forms (ColumnForm) get the rows. Staged (the default for a pass that does not filter
 //     x): the block copies every raw row of its tile (kTileRows + K3 - 1 rows of 128 x) into a
 //     shared tile with 16-byte cp.async, so all of the tile's loads are in flight at once and
-//     hold no register, then every warp runs its column pass from the tile. Fused (kFusedX):
-//     the same, with the raw rows (128 + K0 - 1 columns) staged per warp, two rows per step,
-//     double buffered, and filtered along x on the way into the tile, so x and the first other
-//     axis cost one read and one write. Direct: each lane reads its rows from global memory
-//     (fewer barriers, but each warp waits for every window block it loads);
-//   - in the staged forms the warps filter along x (kTileRows + K3 - 1) / kTileRows times per
-//     row, and only the chunks of 4 columns at a face go through the boundary map.
+//     hold no register, then every warp runs its column pass from the tile. Blocks are about as
+//     many as the device holds and walk several tiles, so the next tile's rows arrive in a second
+//     tile during the column pass. Fused (kFusedX): the same with one tile, the raw rows
+//     (128 + K0 - 1 columns) staged per warp, two rows per step, double buffered, and filtered
+//     along x on the way into the tile, so x and the first other axis cost one read and one
+//     write. Direct: each lane reads its rows from global memory (fewer barriers, but each warp
+//     waits for every window block it loads);
+//   - in the fused form the warps filter along x (kTileRows + K3 - 1) / kTileRows times per row;
+//     the staging copies the chunks of 4 columns inside the volume whole and maps only the
+//     columns at a face, one per lane (StagedColumns, planned once per block).
 //
 // Arithmetic (tap-outer, as the blocked kernel): for each tap j of the K3 taps along axis 3, one
 // warp-uniform tap feeds KO * 4 FMAs, acc[q][x] += t[j] * row[q + j][x]. The rows come from a
