@@ -85,8 +85,8 @@ struct ColumnLayout {
   int rows;          ///< rows a block tile needs (staged, fused): kTileRows + K3 - 1; 0 direct
   int filtered;      ///< offset of the first tile (x-filtered or staged rows)
   int tile_floats;   ///< one tile: rows + KO read-only rows of kTileX
-  int tiles;         ///< tile buffers: 2 staged and fused (the next block tile is loaded, or
-                     ///< x-filtered, while the column pass reads this one), 0 direct
+  int tiles;         ///< tile buffers: 2 staged (the next block tile's rows arrive meanwhile), 1
+                     ///< fused, 0 direct
   int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
   int total_floats;
@@ -119,7 +119,7 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   // last step may also write one zero row there). With KO - 1 the staged form's last warp read
   // past the end of shared memory (compute-sanitizer on the H100, 2026-11-22).
   l.tile_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
-  l.tiles = tile ? 2 : 0;
+  l.tiles = form == ColumnForm::kStaged ? 2 : (tile ? 1 : 0);
   l.stage = l.filtered + l.tiles * l.tile_floats;
   l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
@@ -140,16 +140,14 @@ NDCONV_HD void column_block_counts(const Geometry& g, int64_t counts[3]) {
 /// tiles inner. Moves (by, bz) to the block's next tile; false when there is none. The launcher
 /// caps the grid near the blocks the device holds at once (column_launch_shape), so that a block
 /// walks several tiles and the staged form can load the next tile while it filters this one.
-/// In 32 bits (registers are scarce in the fused form): the plan keeps axis 1 and axis 2 x the
-/// axis-3 tiles below 2^31 (column_can_implement).
-NDCONV_HD bool column_next_tile(const int64_t counts[3], int first_z, int grid_y, int grid_z,
-                                int& by, int& bz) {
+NDCONV_HD bool column_next_tile(const int64_t counts[3], int64_t first_z, int64_t grid_y,
+                                int64_t grid_z, int64_t& by, int64_t& bz) {
   bz += grid_z;
-  if (bz >= static_cast<int>(counts[2])) {
+  if (bz >= counts[2]) {
     bz = first_z;
     by += grid_y;
   }
-  return by < static_cast<int>(counts[1]);
+  return by < counts[1];
 }
 
 /// What one lane of one warp owns in a block tile.

@@ -117,89 +117,58 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   }
 }
 
-/// Fused form, filter phase of one block tile (one warp): the warp's steps warp, warp + kWarps,
-/// ... of raw rows, each staged (the first one already is, with its copies committed) while the
-/// previous is filtered along x into `tile` (two staging buffers per warp).
-template <typename S>
-__device__ __forceinline__ void column_filter_tile(const Geometry& g, const ColumnLayout& l,
-                                                   const float* __restrict__ in, float* shared,
-                                                   float* tile, float* staged,
-                                                   const ColumnOrigin& o,
-                                                   const StagedColumns& columns, int warp,
-                                                   int lane) {
-  const int step_floats = S::kFilterRows * l.pitch;
-  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
-  const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
-  for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
-    if (p + S::kWarps < steps) {
-      // The other buffer was last read in the previous step, which ended with a warp barrier.
-      column_stage<S>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
-                      (p + S::kWarps) * S::kFilterRows, lane, columns);
-      tiled_commit();
-      tiled_wait(1);  // this lane's copies of step p are done
-    } else {
-      tiled_wait(0);
-    }
-    __syncwarp();  // ... and every lane's
-    column_filter_rows<S>(last_x, g, l, staged + (s & 1) * step_floats, shared, tile,
-                          p * S::kFilterRows, lane);
-    __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
-  }
-}
-
 /// The block tiles of the column kernel (column_thread.h) in form F, walked as column_next_tile
-/// orders them; the staged and fused forms have two tiles, i & 1 holding block tile i.
-/// kDirect has no barrier after the taps. kStaged copies the next tile's raw rows into the other
-/// tile while the column pass reads this one (each warp its steps of kFilterRows rows). kFusedX
-/// x-filters the first tile before the walk; then per tile each warp loads its first step of the
-/// next tile, runs its column pass, and x-filters the next tile into the other tile, with one
-/// barrier per tile (so warps in the column pass and warps in the x filter share the SM).
+/// orders them. kDirect has no barrier after the taps. kStaged copies the next tile's raw rows
+/// into the other of its two tiles while the column pass reads this one (each warp its steps of
+/// kFilterRows rows). kFusedX x-filters the tile's raw rows into its one tile, each warp staging
+/// its next step while it filters the current (two staging buffers per warp), and loads its first
+/// step of the next tile during the column pass.
 template <typename S, ColumnForm F>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
                                              float* shared) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float* const staged = shared + l.stage + warp * l.stage_floats;  // two steps' raw rows
+  const int step_floats = S::kFilterRows * l.pitch;
   const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   column_block_counts<S>(g, counts);
-  int by = blockIdx.y, bz = blockIdx.z;  // 32 bits: see column_next_tile
+  int64_t by = blockIdx.y, bz = blockIdx.z;
   if (by >= counts[1] || bz >= counts[2])
     return;
   // The block's x tile is fixed, and so is how it stages its columns.
   const StagedColumns columns = staged_columns<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
-  // The first tile: all of its rows (staged); x-filtered (fused).
+  // The first tile's rows: all of them (staged), this warp's first step (fused).
   if constexpr (F == ColumnForm::kStaged) {
     column_stage_tile<S>(g, l, in, shared + l.filtered,
                          column_origin<S>(g, blockIdx.x, by, bz, warp, lane), warp, lane, columns);
     tiled_commit();
   }
   if constexpr (F == ColumnForm::kFusedX) {
-    const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
     if (warp < steps) {
-      column_stage<S>(g, l, in, staged, o, warp * S::kFilterRows, lane, columns);
+      column_stage<S>(g, l, in, staged, column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
+                      warp * S::kFilterRows, lane, columns);
       tiled_commit();
     }
-    column_filter_tile<S>(g, l, in, shared, shared + l.filtered, staged, o, columns, warp, lane);
-    __syncthreads();  // the first x-filtered tile is complete
   }
   // The block's tile after (by, bz), in (next_y, next_z); false when there is none. Evaluated
   // where it is needed rather than kept across the column pass (the direct form spilled).
-  int next_y, next_z;
+  int64_t next_y, next_z;
   auto next_tile = [&]() {
     next_y = by;
     next_z = bz;
-    return column_next_tile(counts, static_cast<int>(blockIdx.z), static_cast<int>(gridDim.y),
-                            static_cast<int>(gridDim.z), next_y, next_z);
+    return column_next_tile(counts, blockIdx.z, gridDim.y, gridDim.z, next_y, next_z);
   };
   for (int i = 0;; ++i) {
-    // Tile buffers: this tile's, and the other (the next tile's), evaluated where used.
-    auto buffer = [&](int t) { return shared + l.filtered + (t & 1) * l.tile_floats; };
+    const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
+    float* const tile =
+        shared + l.filtered + (F == ColumnForm::kStaged ? (i & 1) : 0) * l.tile_floats;
     if constexpr (F == ColumnForm::kStaged) {
       if (next_tile()) {
         // The other tile was last read by the previous tile's column pass, which ended with a
         // barrier.
-        column_stage_tile<S>(g, l, in, buffer(i + 1),
+        column_stage_tile<S>(g, l, in, shared + l.filtered + ((i + 1) & 1) * l.tile_floats,
                              column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane), warp,
                              lane, columns);
         tiled_commit();
@@ -210,38 +179,42 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       __syncthreads();  // ... and every thread's
     }
     if constexpr (F == ColumnForm::kFusedX) {
+      // Steps warp, warp + kWarps, ... (the first already staged): stage the next while
+      // filtering the current.
+      for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
+        if (p + S::kWarps < steps) {
+          // The other buffer was last read in the previous step, which ended with a warp barrier.
+          column_stage<S>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
+                          (p + S::kWarps) * S::kFilterRows, lane, columns);
+          tiled_commit();
+          tiled_wait(1);  // this lane's copies of step p are done
+        } else {
+          tiled_wait(0);
+        }
+        __syncwarp();  // ... and every lane's
+        column_filter_rows<S>(last_x, g, l, staged + (s & 1) * step_floats, shared, tile,
+                              p * S::kFilterRows, lane);
+        __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
+      }
+      __syncthreads();  // the x-filtered tile is complete
       if (warp < steps && next_tile()) {
-        // Both staging buffers are free (the last filter step ended with a warp barrier): the
-        // next tile's first step arrives during the column pass.
+        // Both staging buffers are free (the last step ended with a warp barrier): the next
+        // tile's first step arrives during the column pass.
         column_stage<S>(g, l, in, staged,
                         column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
                         warp * S::kFilterRows, lane, columns);
         tiled_commit();
       }
     }
-    {
-      const ColumnOrigin o = column_origin<S>(g, blockIdx.x, by, bz, warp, lane);
-      if (o.active) {
-        float acc[S::KO][S::kVector];
-        column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared, buffer(i), o, acc);
-        column_store<S>(g, l, out, o, acc);
-      }
+    if (o.active) {
+      float acc[S::KO][S::kVector];
+      column_pass<S, F != ColumnForm::kDirect>(g, l, in, shared, tile, o, acc);
+      column_store<S>(g, l, out, o, acc);
     }
     if (!next_tile())
       return;
-    if constexpr (F == ColumnForm::kFusedX) {
-      // The other tile was last read by the previous tile's column pass, which ended with a
-      // barrier.
-      // The staging plan again rather than kept across the column pass (with it kept, the fused
-      // form spilled at 128 registers).
-      column_filter_tile<S>(g, l, in, shared, buffer(i + 1), staged,
-                            column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
-                            staged_columns<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane), warp,
-                            lane);
-    }
     if constexpr (F != ColumnForm::kDirect)
-      __syncthreads();  // staged: this tile is free for the tile after next; fused: the next
-                        // tile is x-filtered, and this one free for the tile after next
+      __syncthreads();  // this tile is free for the tile after next (staged), the next (fused)
     by = next_y;
     bz = next_z;
   }

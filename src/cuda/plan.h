@@ -144,14 +144,14 @@ using ColumnFusedShape = kernels::ColumnShape<8, 8>;
 /// The staged form's shape: a tall tile as in the fused form (16 halo rows per 64 outputs).
 using ColumnStagedShape = kernels::ColumnShape<8, 8>;
 /// Shared memory the fused and staged forms may use (opted in; every device from sm_80 allows
-/// more). Both hold two tiles. Staged: 88 KiB at 17 taps; fused: 107 KiB at 17 taps per axis (its
-/// staging buffers too). Up to 112 KiB two blocks still fit an H100's 228 KiB per SM; longer
-/// filters read their rows per lane (ColumnForm::kDirect) or run x as a pass of its own. A shape
-/// of one block per SM (16 warps) may take up to 200 KiB.
+/// more). Fused: 17 taps per axis take 63 KiB. Staged: two tiles, 88 KiB at 17 taps; up to
+/// 112 KiB two blocks still fit an H100's 228 KiB per SM (40 taps; longer filters read their
+/// rows per lane, ColumnForm::kDirect).
+/// A staged shape of one block per SM (16 warps) may take up to 200 KiB.
 inline int column_max_shared_bytes(kernels::ColumnForm form) {
-  const int min_blocks = form == kernels::ColumnForm::kFusedX ? ColumnFusedShape::kMinBlocks
-                                                              : ColumnStagedShape::kMinBlocks;
-  return (min_blocks >= 2 ? 112 : 200) * 1024;
+  if (form != kernels::ColumnForm::kStaged)
+    return 96 * 1024;
+  return (ColumnStagedShape::kMinBlocks >= 2 ? 112 : 200) * 1024;
 }
 
 inline bool column_ko_compiled(int ko) {
@@ -194,9 +194,6 @@ inline bool column_can_implement(const kernels::Geometry& g, int ko, kernels::Co
   // Row and column indices are mapped in 32 bits (column_row_index), and block tiles along grid
   // z counted in 32 bits (column_origin).
   if (g.out_extent[2] * g.out_extent[3] > kColumnMaxExtent)
-    return false;
-  // The blocks walk axis-1 rows and axis-3 tiles in 32 bits (column_next_tile).
-  if (g.out_extent[1] > kColumnMaxExtent)
     return false;
   for (int a : {0, 3}) {
     if (g.in_extent[a] > kColumnMaxExtent || g.out_extent[a] > kColumnMaxExtent ||

@@ -179,13 +179,12 @@ inline void emulate_row(const kernels::Geometry& g, const float* in, float* out,
 
 /// Runs the column kernel with shape S over its grid (shrunk along y and z when `small_grid`), as
 /// the barriers order it, the next tile's copies where the kernel issues them: per block, all
-/// threads load the taps and walk the block's tiles (column_next_tile), tile i in tile buffer
-/// i & 1. Staged: the first tile's rows, then per tile the next tile's rows into the other
-/// buffer, then this tile's column pass. Fused: the first tile x-filtered (each warp stages and
-/// filters its steps, lane by lane between the warp barriers); then per tile each warp's first
-/// step of the next tile, this tile's column pass, and the next tile's filter phase into the other
-/// buffer. Shared memory is one NaN-poisoned host buffer per block. `resident_blocks` caps the
-/// grid as the launcher does with the device's figure.
+/// threads load the taps and walk the block's tiles (column_next_tile). Staged: the first tile's
+/// rows, then per tile the next tile's rows into the other tile, then this tile's column pass.
+/// Fused: per tile, each warp stages (its first step came with the previous tile) and x-filters
+/// its steps, lane by lane between the warp barriers; then each warp stages the next tile's first
+/// step; then the column pass. Shared memory is one NaN-poisoned host buffer per block.
+/// `resident_blocks` caps the grid as the launcher does with the device's figure.
 template <typename S, kernels::ColumnForm F>
 void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, const float* in,
                     float* out, const float* taps, bool small_grid, int64_t resident_blocks) {
@@ -220,41 +219,36 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
         auto staged = [&](int warp) { return shared.data() + l.stage + warp * l.stage_floats; };
         for (int tid = 0; tid < S::kThreads; ++tid)
           kernels::column_load_taps<S>(g, l, taps, shared.data(), tid);
-        int by = static_cast<int>(gy), bz = static_cast<int>(gz);
-        // Fused: the filter phase of tile (by, bz) into `tile`, its first step already staged.
-        auto filter_tile = [&](float* tile, int64_t ty, int64_t tz) {
-          for (int warp = 0; warp < S::kWarps; ++warp) {
-            for (int p = warp; p < steps; p += S::kWarps) {
-              const int r = p * S::kFilterRows;
-              if (p != warp)  // the first step was staged before
-                stage(staged(warp), bx, ty, tz, warp, r);
-              for (int lane = 0; lane < 32; ++lane)
-                kernels::column_filter_rows<S>(last_x, g, l, staged(warp), shared.data(), tile, r,
-                                               lane);
-            }
-          }
-        };
-        auto stage_first_steps = [&](int64_t ty, int64_t tz) {
-          for (int warp = 0; warp < S::kWarps && warp < steps; ++warp)
-            stage(staged(warp), bx, ty, tz, warp, warp * S::kFilterRows);
-        };
+        int64_t by = gy, bz = gz;
         if (F == ColumnForm::kStaged)
           stage_tile(shared.data() + l.filtered, bx, by, bz);
         if (F == ColumnForm::kFusedX) {
-          stage_first_steps(by, bz);
-          filter_tile(shared.data() + l.filtered, by, bz);
+          for (int warp = 0; warp < S::kWarps && warp < steps; ++warp)
+            stage(staged(warp), bx, by, bz, warp, warp * S::kFilterRows);
         }
         for (int i = 0;; ++i) {
-          int next_y = by, next_z = bz;
+          int64_t next_y = by, next_z = bz;
           const bool more =
-              kernels::column_next_tile(counts, static_cast<int>(gz), static_cast<int>(s.grid[1]),
-                                        static_cast<int>(s.grid[2]), next_y, next_z);
-          float* const tile = shared.data() + l.filtered + (i & 1) * l.tile_floats;
-          float* const other = shared.data() + l.filtered + ((i + 1) & 1) * l.tile_floats;
+              kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], next_y, next_z);
+          float* const tile =
+              shared.data() + l.filtered + (F == ColumnForm::kStaged ? (i & 1) : 0) * l.tile_floats;
           if (F == ColumnForm::kStaged && more)
-            stage_tile(other, bx, next_y, next_z);
-          if (F == ColumnForm::kFusedX && more)
-            stage_first_steps(next_y, next_z);
+            stage_tile(shared.data() + l.filtered + ((i + 1) & 1) * l.tile_floats, bx, next_y,
+                       next_z);
+          if (F == ColumnForm::kFusedX) {
+            for (int warp = 0; warp < S::kWarps; ++warp) {
+              for (int p = warp; p < steps; p += S::kWarps) {
+                const int r = p * S::kFilterRows;
+                if (p != warp)  // the first step was staged with the previous tile
+                  stage(staged(warp), bx, by, bz, warp, r);
+                for (int lane = 0; lane < 32; ++lane)
+                  kernels::column_filter_rows<S>(last_x, g, l, staged(warp), shared.data(), tile, r,
+                                                 lane);
+              }
+            }
+            for (int warp = 0; more && warp < S::kWarps && warp < steps; ++warp)
+              stage(staged(warp), bx, next_y, next_z, warp, warp * S::kFilterRows);
+          }
           for (int warp = 0; warp < S::kWarps; ++warp) {
             for (int lane = 0; lane < 32; ++lane) {
               const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
@@ -266,8 +260,6 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
               kernels::column_store<S>(g, l, out, o, acc);
             }
           }
-          if (F == ColumnForm::kFusedX && more)
-            filter_tile(other, next_y, next_z);
           if (!more)
             break;
           by = next_y;
