@@ -213,6 +213,13 @@ SeparableKernels separable_kernels() {
   return SeparableKernels::kColumns;
 }
 
+// NDCONV_CUDA_COLUMN_GRID=full: one block per column tile instead of blocks that walk several
+// (for comparisons in one run).
+bool column_full_grid() {
+  const char* v = std::getenv("NDCONV_CUDA_COLUMN_GRID");
+  return v != nullptr && std::string(v) == "full";
+}
+
 bool tiled_disabled() {
   const char* v = std::getenv("NDCONV_CUDA_DENSE_KERNEL");
   return v != nullptr && std::string(v) == "blocked";
@@ -690,9 +697,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       const KernelVariant v = query_variant(device, ce.kernel, ce.ko, ce.threads, shared_bytes);
       int sms = 0;
       NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      const char* grid_env = std::getenv("NDCONV_CUDA_COLUMN_GRID");
-      const bool full_grid = (grid_env != nullptr && std::string(grid_env) == "full") ||
-                             pass.column_form == ColumnForm::kDirect;
+      const bool full_grid = column_full_grid() || pass.column_form == ColumnForm::kDirect;
       const kernels::LaunchShape s =
           ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,

@@ -147,11 +147,8 @@ using ColumnStagedShape = kernels::ColumnShape<8, 8>;
 /// more). Fused: 17 taps per axis take 63 KiB. Staged: two tiles, 88 KiB at 17 taps; up to
 /// 112 KiB two blocks still fit an H100's 228 KiB per SM (40 taps; longer filters read their
 /// rows per lane, ColumnForm::kDirect).
-/// A staged shape of one block per SM (16 warps) may take up to 200 KiB.
 inline int column_max_shared_bytes(kernels::ColumnForm form) {
-  if (form != kernels::ColumnForm::kStaged)
-    return 96 * 1024;
-  return (ColumnStagedShape::kMinBlocks >= 2 ? 112 : 200) * 1024;
+  return (form == kernels::ColumnForm::kStaged ? 112 : 96) * 1024;
 }
 
 inline bool column_ko_compiled(int ko) {

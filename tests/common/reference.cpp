@@ -35,6 +35,16 @@ bool resolve(int64_t i, int64_t n, Boundary b, int64_t& r) {
   return false;
 }
 
+// The index of the voxel at `flat` in a volume of `extent` (x fastest) over the first `dims` axes.
+Index unflatten(int64_t flat, const Index& extent, int dims) {
+  Index i{0, 0, 0, 0};
+  for (int a = 0; a < dims; ++a) {
+    i[a] = flat % extent[a];
+    flat /= extent[a];
+  }
+  return i;
+}
+
 }  // namespace
 
 Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
@@ -58,12 +68,7 @@ std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFil
   std::vector<double> out(out_count);
 
   for (int64_t flat = 0; flat < out_count; ++flat) {
-    Index o{0, 0, 0, 0};
-    int64_t rest = flat;
-    for (int a = 0; a < dims; ++a) {
-      o[a] = rest % out_extent[a];
-      rest /= out_extent[a];
-    }
+    const Index o = unflatten(flat, out_extent, dims);
     // The input voxel the output voxel sits over: itself for `same`; for `valid`, the first voxel
     // whose whole footprint lies inside, i.e. shifted by the anchor.
     Index centre{0, 0, 0, 0};
@@ -75,12 +80,7 @@ std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFil
     }
     double acc = 0.0;
     for (int64_t t = 0; t < filter.tap_count(); ++t) {
-      Index j{0, 0, 0, 0};
-      int64_t r = t;
-      for (int a = 0; a < dims; ++a) {
-        j[a] = r % filter.extent[a];
-        r /= filter.extent[a];
-      }
+      const Index j = unflatten(t, filter.extent, dims);
       Index src{0, 0, 0, 0};
       bool inside = true;
       for (int a = 0; a < dims && inside; ++a) {
@@ -131,15 +131,8 @@ std::vector<double> reference_separable_passes(const ConstVolumeView& input,
   for (int a = 0; a < dims; ++a)
     count *= input.extent[a];
   std::vector<double> cur(count), next(count);
-  for (int64_t flat = 0; flat < count; ++flat) {
-    Index i{0, 0, 0, 0};
-    int64_t rest = flat;
-    for (int a = 0; a < dims; ++a) {
-      i[a] = rest % input.extent[a];
-      rest /= input.extent[a];
-    }
-    cur[flat] = static_cast<double>(input.at(i));
-  }
+  for (int64_t flat = 0; flat < count; ++flat)
+    cur[flat] = static_cast<double>(input.at(unflatten(flat, input.extent, dims)));
   int64_t stride = 1;
   for (int a = 0; a < dims; stride *= input.extent[a], ++a) {
     const std::vector<float>& taps = filter.taps[a];

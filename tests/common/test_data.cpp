@@ -30,7 +30,10 @@ std::vector<float> random_values(int64_t count, uint64_t seed) {
   return v;
 }
 
-double relative_l2_error(const std::vector<float>& got, const std::vector<double>& ref) {
+namespace {
+
+template <typename T>
+double relative_l2(const std::vector<T>& got, const std::vector<double>& ref) {
   if (got.size() != ref.size())
     return std::numeric_limits<double>::infinity();
   double num = 0, den = 0;
@@ -44,6 +47,16 @@ double relative_l2_error(const std::vector<float>& got, const std::vector<double
   if (den == 0)
     return num == 0 ? 0 : std::numeric_limits<double>::infinity();
   return std::sqrt(num / den);
+}
+
+}  // namespace
+
+double relative_l2_error(const std::vector<float>& got, const std::vector<double>& ref) {
+  return relative_l2(got, ref);
+}
+
+double relative_l2_error(const std::vector<double>& got, const std::vector<double>& ref) {
+  return relative_l2(got, ref);
 }
 
 }  // namespace ndconv::test

@@ -23,7 +23,9 @@ inline void poison(std::vector<float>& v) {
     x = std::numeric_limits<float>::quiet_NaN();
 }
 
-/// ||got - ref|| / ||ref||; NaN or Inf anywhere in `got` gives +Inf.
+/// ||got - ref|| / ||ref||; NaN or Inf anywhere in `got` gives +Inf. The float64 form compares
+/// two references.
 double relative_l2_error(const std::vector<float>& got, const std::vector<double>& ref);
+double relative_l2_error(const std::vector<double>& got, const std::vector<double>& ref);
 
 }  // namespace ndconv::test
