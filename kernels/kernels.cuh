@@ -63,8 +63,14 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 }
 
 /// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
-/// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in
-/// (cp.async). Taps come from global memory (read once per block into shared memory).
+/// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in.
+/// Taps come from global memory (read once per block into shared memory). Planes arrive one of two
+/// ways, chosen per launch (`bulk`, block-uniform):
+///   - bulk (sm_90, layouts a tensor map describes, boxes 16-byte aligned; tensor_map.h): one bulk
+///     tensor copy per plane by thread 0 (`map`), which completes on the buffer's barrier; every
+///     thread waits on that barrier instead of a block barrier. The other boundaries rewrite the
+///     halo of tiles at the volume's faces after the wait (tiled_fix_plane), then a block barrier.
+///   - copy: every thread copies its share of the plane (cp.async), then a block barrier.
 /// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
 /// KO 4-8, which allowed only 3 blocks of 128 threads per SM; KO 4 now runs at 5 blocks (94 of
 /// 102 registers, no spill); TX 8 x KO 8 and TX 16 x KO 2 spilled 8 and 24 bytes at 128 registers
@@ -73,19 +79,25 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
-                 const float* __restrict__ taps) {
-  extern __shared__ float4 shared_words[];
+                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int bulk) {
+  extern __shared__ __align__(1024) float4 shared_words[];
   float* taps_s = reinterpret_cast<float*>(shared_words);
   // Plane buffer b (0 or 1) starts at tile0 + b * l.tile_floats (arithmetic, not an array of two
-  // pointers: a run-time index into one would put it in local memory).
-  float* const tile0 = taps_s + l.tap_floats;
-  int* const maps = reinterpret_cast<int*>(tile0 + 2 * l.tile_floats);
+  // pointers: a run-time index into one would put it in local memory); its barrier is barriers[b].
+  float* const tile0 = taps_s + l.tile_offset;
+  int* const maps = reinterpret_cast<int*>(taps_s + l.map_offset);
+  uint64_t* const barriers = reinterpret_cast<uint64_t*>(taps_s + l.barrier_offset);
   const int tid = threadIdx.x;
   const int tx = tid % S::BX, ty = tid / S::BX;
   int64_t counts[3];
   tiled_block_counts<S>(g, counts);
   const int planes = tiled_planes<S>(g);
+  if (bulk && tid == 0) {
+    bulk_barrier_init(&barriers[0]);
+    bulk_barrier_init(&barriers[1]);
+  }
   tiled_load_taps<S>(g, l, taps, taps_s, tid);  // published by the first barrier below
+  unsigned parity = 0;  // bit b: the parity of buffer b's next barrier phase
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
       const TileOrigin t = tiled_origin<S>(g, blockIdx.x, by, bz);
@@ -95,21 +107,42 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 #pragma unroll
         for (int x = 0; x < S::TX; ++x)
           acc[q][x] = 0.0f;
-      tiled_load_maps<S>(g, l, t, maps, tid);
-      __syncthreads();  // the maps are read by every thread's plane loads
-      tiled_load_plane<S>(g, l, in, tile0, maps, t, 0, tid);
-      tiled_commit();
+      const bool fix = bulk && tiled_bulk_needs_fix<S>(g, l, t);
+      if (!bulk || fix)
+        tiled_load_maps<S>(g, l, t, maps, tid);
+      __syncthreads();  // the maps, and the first time the taps and the barriers
+      if (!bulk) {
+        tiled_load_plane<S>(g, l, in, tile0, maps, t, 0, tid);
+        tiled_commit();
+      } else if (tid == 0) {
+        tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0);
+      }
       for (int p = 0; p < planes; ++p) {
         // Buffer (p + 1) % 2 was last read in iteration p - 1, which ended with a barrier.
-        if (p + 1 < planes) {
-          tiled_load_plane<S>(g, l, in, tile0 + ((p + 1) & 1) * l.tile_floats, maps, t, p + 1, tid);
-          tiled_commit();
-          tiled_wait(1);  // this thread's copies of plane p are done
+        const int next = (p + 1) & 1, current = p & 1;
+        if (bulk) {
+          if (p + 1 < planes && tid == 0) {
+            tiled_bulk_load_plane<S>(g, l, map, in, tile0 + next * l.tile_floats, &barriers[next],
+                                     t, p + 1);
+          }
+          bulk_wait(&barriers[current], (parity >> current) & 1u);
+          parity ^= 1u << current;
+          if (fix) {
+            tiled_fix_plane<S>(g, l, in, tile0 + current * l.tile_floats, maps, t, p, tid);
+            bulk_fence_shared();  // before the copy engine refills this buffer
+            __syncthreads();
+          }
         } else {
-          tiled_wait(0);
+          if (p + 1 < planes) {
+            tiled_load_plane<S>(g, l, in, tile0 + next * l.tile_floats, maps, t, p + 1, tid);
+            tiled_commit();
+            tiled_wait(1);  // this thread's copies of plane p are done
+          } else {
+            tiled_wait(0);
+          }
+          __syncthreads();  // ... and every thread's
         }
-        __syncthreads();  // ... and every thread's
-        tiled_compute_plane<S>(g, l, taps_s, tile0 + (p & 1) * l.tile_floats, acc, p, tx, ty);
+        tiled_compute_plane<S>(g, l, taps_s, tile0 + current * l.tile_floats, acc, p, tx, ty);
         __syncthreads();  // plane p's buffer is free for plane p + 2
       }
       tiled_store<S>(g, out, t, acc, tx, ty);

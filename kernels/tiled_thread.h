@@ -27,6 +27,7 @@
 // so that the host emulation (tests/gpu/emulate.h) runs them in the same order as the barriers do.
 #pragma once
 
+#include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
 
@@ -59,18 +60,29 @@ struct TiledShape {
 };
 
 /// Shared-memory layout of the tiled kernel for one geometry (run-time filter extents): every tap,
-/// then two input-plane buffers (the next plane is copied in while the current one is used).
+/// then two input-plane buffers (the next plane is copied in while the current one is used), the
+/// tile's column and row maps, and the two buffers' barriers of the bulk copy (bulk_copy.h).
+/// Offsets count 4-byte words from the 1024-byte aligned start of the dynamic shared memory; the
+/// plane buffers start 128-byte aligned, as the bulk copy needs.
 struct TiledLayout {
-  int k0_padded;     ///< K0 rounded up to a multiple of TX (tap rows are read TX at a time)
-  int slice_floats;  ///< one j2 slice of taps: K3 * K1 * k0_padded
-  int tap_floats;    ///< all taps: K2 slices
-  int pitch;         ///< floats per tile row; = 4 mod 8 so rows of a quarter warp use other banks
-  int rows;          ///< tile rows: BY + K1 - 1
-  int tile_floats;   ///< one plane buffer
-  int columns;       ///< input columns a plane tile needs: BX * TX + K0 - 1
-  int map_ints;      ///< the tile's column and row maps (tiled_load_maps): columns + rows
-  int total_floats;  ///< taps, two plane buffers and the maps (4-byte words)
+  int k0_padded;       ///< K0 rounded up to a multiple of TX (tap rows are read TX at a time)
+  int slice_floats;    ///< one j2 slice of taps: K3 * K1 * k0_padded
+  int tap_floats;      ///< all taps: K2 slices
+  int pitch;           ///< floats per tile row; = 4 mod 8 so rows of a quarter warp use other banks
+  int rows;            ///< tile rows: BY + K1 - 1
+  int tile_floats;     ///< one plane buffer: pitch * rows, rounded up to 128 bytes
+  int columns;         ///< input columns a plane tile needs: BX * TX + K0 - 1
+  int map_ints;        ///< the tile's column and row maps (tiled_load_maps): columns + rows
+  int tile_offset;     ///< plane buffer 0 (buffer 1 follows it)
+  int map_offset;      ///< the maps
+  int barrier_offset;  ///< two 8-byte barriers, one per plane buffer
+  int total_floats;    ///< everything (4-byte words)
 };
+
+/// n rounded up to a multiple of m.
+NDCONV_HD int tiled_round_up(int n, int m) {
+  return (n + m - 1) / m * m;
+}
 
 template <typename S>
 NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
@@ -85,10 +97,13 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   // (mod 16): BX = 4 lanes of TX = 8 or BX = 2 lanes of TX = 16 per row.
   l.pitch = (needed + 15) / 16 * 16 + 4;
   l.rows = S::BY + g.filter_extent[1] - 1;
-  l.tile_floats = l.pitch * l.rows;
+  l.tile_floats = tiled_round_up(l.pitch * l.rows, 32);
   l.columns = S::kTileX + g.filter_extent[0] - 1;
   l.map_ints = l.columns + l.rows;
-  l.total_floats = l.tap_floats + 2 * l.tile_floats + l.map_ints;
+  l.tile_offset = tiled_round_up(l.tap_floats, 32);
+  l.map_offset = l.tile_offset + 2 * l.tile_floats;
+  l.barrier_offset = tiled_round_up(l.map_offset + l.map_ints, 2);
+  l.total_floats = l.barrier_offset + 4;
   return l;
 }
 
@@ -202,6 +217,10 @@ NDCONV_HD void tiled_load_maps(const Geometry& g, const TiledLayout& l, const Ti
   }
 }
 
+/// Chunks of 32 columns per row that tiled_load_plane's fast path copies (up to 128 columns: the
+/// bench's filters need 36 to 48).
+inline constexpr int kCopyChunks = 4;
+
 /// Load phase 3 (all threads): input plane p = j2 * (KO + K3 - 1) + s of the block's tile (axis-3
 /// index t.o[3] + offset + s, axis-2 index t.o[2] + offset + j2), boundary resolved. Warps read
 /// consecutive x of one tile row (coalesced). Only the columns the compute phase multiplies are
@@ -230,6 +249,39 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
     return;
   }
   const float* plane = in + i2 * g.in_stride[2] + i3 * g.in_stride[3];
+  const int* column_map = maps;
+  const int* row_map = maps + l.columns;
+  if (x_inside && s0 == 1 && columns <= kCopyChunks * 32) {
+    // Contiguous x and every column inside the volume (the usual case): a warp copies a row in
+    // chunks of 32 columns at fixed offsets from one address per row, so that a copy is the
+    // cp.async and its predicate, not 18 instructions of 64-bit index arithmetic and loop control
+    // (Nsight Compute, seventh pass).
+    bool chunk[kCopyChunks];
+    NDCONV_UNROLL
+    for (int k = 0; k < kCopyChunks; ++k)
+      chunk[k] = k * 32 + lane < columns;
+    const bool rows_inside = y_first >= 0 && y_first + l.rows <= g.in_extent[1];
+    const float* first = plane + x_first + lane;
+    for (int r = tid / 32; r < l.rows; r += warps) {
+      float* dst = tile + r * l.pitch + lane;
+      const int64_t i1 = rows_inside ? y_first + r : row_map[r];
+      if (i1 < 0) {
+        NDCONV_UNROLL
+        for (int k = 0; k < kCopyChunks; ++k) {
+          if (chunk[k])
+            dst[32 * k] = 0.0f;
+        }
+        continue;
+      }
+      const float* src = first + i1 * s1;
+      NDCONV_UNROLL
+      for (int k = 0; k < kCopyChunks; ++k) {
+        if (chunk[k])
+          tiled_copy_valid(dst + 32 * k, src + 32 * k);
+      }
+    }
+    return;
+  }
   if (x_inside && y_first >= 0 && y_first + l.rows <= g.in_extent[1]) {
     // The whole plane tile lies inside the volume (most tiles of a large volume): every address
     // is an increment of the previous one.
@@ -241,8 +293,6 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
     }
     return;
   }
-  const int* column_map = maps;
-  const int* row_map = maps + l.columns;
   for (int r = tid / 32; r < l.rows; r += warps) {
     float* dst = tile + r * l.pitch;
     const int i1 = row_map[r];
@@ -265,6 +315,99 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
       else
         dst[c] = 0.0f;
     }
+  }
+}
+
+/// The box of input plane p that a bulk copy loads (bulk_copy.h): the coordinates of its first
+/// element along the tensor map's four axes (the canonical axes of the input). Along x and axis 1
+/// the box starts at the tile's first input column and row, possibly outside the volume: the copy
+/// fills zeros there, and tiled_fix_plane puts the other boundaries' values in. Along axes 2 and 3
+/// it is the plane's input index, boundary resolved, or for the zero boundary the raw index, whose
+/// plane outside the volume the copy fills with zeros.
+template <typename S>
+NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int p, int (&c)[4]) {
+  const int per_slice = S::KO + g.filter_extent[3] - 1;
+  const int64_t i2 = t.o[2] + g.offset[2] + p / per_slice;
+  const int64_t i3 = t.o[3] + g.offset[3] + p % per_slice;
+  const int64_t m2 = boundary_index_hd(i2, g.in_extent[2], g.boundary);
+  const int64_t m3 = boundary_index_hd(i3, g.in_extent[3], g.boundary);
+  c[0] = static_cast<int>(t.o[0] + g.offset[0]);
+  c[1] = static_cast<int>(t.o[1] + g.offset[1]);
+  c[2] = static_cast<int>(m2 >= 0 ? m2 : i2);
+  c[3] = static_cast<int>(m3 >= 0 ? m3 : i3);
+}
+
+/// Load phase 3 with the bulk copy (one thread issues it): input plane p of the block's tile, the
+/// box of tiled_bulk_box with l.pitch columns (those past l.columns are read by the window loads
+/// but never multiplied) and l.rows rows, into `tile`; it completes on `barrier`. `map` describes
+/// the input (tensor_map.h). The host form (the emulation) copies the box itself, with zeros
+/// outside the volume, as the copy engine does.
+template <typename S>
+NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, const TensorMap& map,
+                                     const float* in, float* tile, uint64_t* barrier,
+                                     const TileOrigin& t, int p) {
+  int c[4];
+  tiled_bulk_box<S>(g, t, p, c);
+#ifdef __CUDA_ARCH__
+  (void)in;
+  bulk_fence_shared();  // the threads' reads of this buffer (ordered by a barrier) come first
+  bulk_copy_box(map, c, tile, barrier, l.pitch * l.rows * static_cast<int>(sizeof(float)));
+#else
+  (void)map, (void)barrier;
+  for (int r = 0; r < l.rows; ++r) {
+    for (int col = 0; col < l.pitch; ++col) {
+      const int64_t i[kAxes] = {int64_t{c[0]} + col, int64_t{c[1]} + r, c[2], c[3]};
+      bool inside = true;
+      int64_t at = 0;
+      for (int a = 0; a < kAxes; ++a) {
+        inside = inside && i[a] >= 0 && i[a] < g.in_extent[a];
+        at += i[a] * g.in_stride[a];
+      }
+      tile[r * l.pitch + col] = inside ? in[at] : 0.0f;
+    }
+  }
+#endif
+}
+
+/// Whether a bulk-copied plane of tile t needs tiled_fix_plane: a boundary other than zero, and
+/// the columns or rows the FMAs use reach past the volume in x or along axis 1.
+template <typename S>
+NDCONV_HD bool tiled_bulk_needs_fix(const Geometry& g, const TiledLayout& l, const TileOrigin& t) {
+  const int64_t x_first = t.o[0] + g.offset[0], y_first = t.o[1] + g.offset[1];
+  return g.boundary != kZero && (x_first < 0 || x_first + l.columns > g.in_extent[0] ||
+                                 y_first < 0 || y_first + l.rows > g.in_extent[1]);
+}
+
+/// After the bulk copy of plane p (all threads; warps take rows, lanes columns): the elements the
+/// copy filled with zeros because they lie outside the volume in x or along axis 1 get the
+/// boundary's values, read through the tile's maps (tiled_load_maps). Only columns the FMAs use
+/// are written. Called where tiled_bulk_needs_fix holds, so every map entry is an index.
+template <typename S>
+NDCONV_HD void tiled_fix_plane(const Geometry& g, const TiledLayout& l, const float* in,
+                               float* tile, const int* maps, const TileOrigin& t, int p, int tid) {
+  int c[4];
+  tiled_bulk_box<S>(g, t, p, c);
+  const float* plane = in + c[2] * g.in_stride[2] + c[3] * g.in_stride[3];
+  const int columns = l.columns;
+  const int64_t x_first = c[0], y_first = c[1];
+  // Columns [0, left) and [right, columns) lie outside the volume in x.
+  const int left = static_cast<int>(x_first < 0 ? (-x_first < columns ? -x_first : columns) : 0);
+  const int64_t inside_end = g.in_extent[0] - x_first;
+  const int right =
+      static_cast<int>(inside_end < left ? left : (inside_end > columns ? columns : inside_end));
+  const int* column_map = maps;
+  const int* row_map = maps + l.columns;
+  const int lane = tid % 32;
+  for (int r = tid / 32; r < l.rows; r += S::kThreads / 32) {
+    const float* src = plane + row_map[r] * g.in_stride[1];
+    float* dst = tile + r * l.pitch;
+    const bool whole_row = y_first + r < 0 || y_first + r >= g.in_extent[1];
+    for (int col = lane; col < (whole_row ? columns : left); col += 32)
+      dst[col] = src[column_map[col] * g.in_stride[0]];
+    if (whole_row)
+      continue;
+    for (int col = right + lane; col < columns; col += 32)
+      dst[col] = src[column_map[col] * g.in_stride[0]];
   }
 }
 

@@ -21,6 +21,7 @@
 #include "cuda/launch_fused.h"
 #include "cuda/plan.h"
 #include "cuda/shared_memory.h"
+#include "cuda/tensor_map.h"
 #include "engine/ko_rule.h"
 #include "kernels/kernels.cuh"
 #include "kernels/schedule.h"
@@ -81,14 +82,16 @@ std::string compiled_ko_list() {
 // quarter warp's 128-bit shared loads fall on distinct banks); 1 block row: 128 threads along x
 // (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
 using TiledLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
-                             const kernels::TiledLayout&, const float*, float*, const float*);
+                             const kernels::TiledLayout&, const float*, float*, const float*,
+                             const kernels::TensorMap&, int);
 using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
 using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
 
 template <typename S>
 void launch_tiled(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
-                  const kernels::TiledLayout& l, const float* in, float* out, const float* taps) {
-  kernels::tiled_kernel<S><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+                  const kernels::TiledLayout& l, const float* in, float* out, const float* taps,
+                  const kernels::TensorMap& map, int bulk) {
+  kernels::tiled_kernel<S><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps, map, bulk);
 }
 
 struct TiledEntry {
@@ -218,6 +221,21 @@ SeparableKernels separable_kernels() {
 bool column_full_grid() {
   const char* v = std::getenv("NDCONV_CUDA_COLUMN_GRID");
   return v != nullptr && std::string(v) == "full";
+}
+
+// NDCONV_CUDA_TILED_LOAD=copy: the tiled kernel copies its planes thread by thread even where the
+// bulk tensor copy could load them (for comparisons in one run).
+bool tiled_bulk_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_TILED_LOAD");
+  return v != nullptr && std::string(v) == "copy";
+}
+
+// Whether a tiled launch loads its planes by bulk tensor copy (`map` then holds the tensor map):
+// where the copy engine can load them and NDCONV_CUDA_TILED_LOAD is not "copy"; else thread by
+// thread.
+bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout& l, const float* in,
+                      kernels::TensorMap& map) {
+  return !tiled_bulk_disabled() && plane_tensor_map(device, g, l, in, map).empty();
 }
 
 bool tiled_disabled() {
@@ -442,13 +460,16 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
                               std::string reason, cudaStream_t stream) {
   const std::vector<float> tiled_taps = tiled_tap_rows(p);
   const float* global_taps = upload_taps(device, tiled_taps, false, stream);
-  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, e.layout(tg),
-           p.input.data, p.output.data, global_taps);
+  const kernels::TiledLayout l = e.layout(tg);
+  kernels::TensorMap map{};
+  const bool bulk = tiled_bulk_loads(device, tg, l, p.input.data, map);
+  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, l, p.input.data,
+           p.output.data, global_taps, map, bulk ? 1 : 0);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
   plan.reason = std::move(reason);
-  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x);
+  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
@@ -712,8 +733,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       // The table holds KO 1 with 32 and with 1 block rows, the two shapes tiled_pass_rows picks.
       const TiledEntry& te = *find_tiled(1, pass.tiled_rows);
       const kernels::LaunchShape s = te.shape(pass.geometry);
-      te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry,
-                te.layout(pass.geometry), src, dst, global_taps);
+      const kernels::TiledLayout l = te.layout(pass.geometry);
+      kernels::TensorMap map{};
+      const bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
+      te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
+                dst, global_taps, map, bulk ? 1 : 0);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
       if (result.launches == 0) {
         set_plan_shape(result, s);

@@ -70,10 +70,12 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// `small_grid`, for the grid-stride loops), phase by phase as the barriers order them: per block,
 /// all threads load the taps; per block tile, all threads load plane 0 into buffer 0; per plane p,
 /// all threads load plane p + 1 into the other buffer, then all threads compute plane p; finally
-/// all threads store. Shared memory is one host buffer per block.
+/// all threads store. With `bulk`, the planes arrive as the bulk copy brings them (one box each,
+/// zeros outside the volume), and tiles at the faces get the other boundaries' values from all
+/// threads after the copy, as on the GPU. Shared memory is one host buffer per block.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, const float* taps,
-                   bool small_grid = false) {
+                   bool small_grid = false, bool bulk = false) {
   kernels::LaunchShape s = kernels::tiled_launch_shape<S>(g);
   if (small_grid) {
     s.grid[1] = (s.grid[1] + 1) / 2;
@@ -85,7 +87,7 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
                             std::numeric_limits<float>::quiet_NaN());
   float* taps_s = shared.data();
-  float* tile = shared.data() + l.tap_floats;                  // two plane buffers
+  float* tile = shared.data() + l.tile_offset;                 // two plane buffers
   std::vector<int> maps(static_cast<size_t>(l.map_ints), -2);  // the device keeps them in shared
   std::vector<float> acc(static_cast<size_t>(S::kThreads * S::KO * S::TX));
   using Acc = float[S::KO][S::TX];
@@ -96,6 +98,16 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   kernels::tiled_block_counts<S>(g, counts);
   const int planes = kernels::tiled_planes<S>(g);
   float* tiles[2] = {tile, tile + l.tile_floats};
+  const kernels::TensorMap no_map{};  // the host form of the bulk copy reads `in` itself
+  // Load phase of plane p into buffer b: the bulk copy (one thread) or every thread's copies.
+  auto load = [&](const kernels::TileOrigin& t, int p, int b) {
+    if (bulk) {
+      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles[b], nullptr, t, p);
+      return;
+    }
+    for (int tid = 0; tid < S::kThreads; ++tid)
+      kernels::tiled_load_plane<S>(g, l, in, tiles[b], maps.data(), t, p, tid);
+  };
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
     for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
       for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
@@ -105,15 +117,19 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
             const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
             std::fill(acc.begin(), acc.end(), 0.0f);
-            for (int tid = 0; tid < S::kThreads; ++tid)
-              kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
-            for (int tid = 0; tid < S::kThreads; ++tid)
-              kernels::tiled_load_plane<S>(g, l, in, tiles[0], maps.data(), t, 0, tid);
+            const bool fix = bulk && kernels::tiled_bulk_needs_fix<S>(g, l, t);
+            std::fill(maps.begin(), maps.end(), -2);  // a bulk tile without fix-up reads none
+            if (!bulk || fix) {
+              for (int tid = 0; tid < S::kThreads; ++tid)
+                kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
+            }
+            load(t, 0, 0);
             for (int p = 0; p < planes; ++p) {
-              if (p + 1 < planes) {
+              if (p + 1 < planes)
+                load(t, p + 1, (p + 1) & 1);
+              if (fix) {
                 for (int tid = 0; tid < S::kThreads; ++tid)
-                  kernels::tiled_load_plane<S>(g, l, in, tiles[(p + 1) & 1], maps.data(), t, p + 1,
-                                               tid);
+                  kernels::tiled_fix_plane<S>(g, l, in, tiles[p & 1], maps.data(), t, p, tid);
               }
               for (int tid = 0; tid < S::kThreads; ++tid)
                 kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid), p,
@@ -131,24 +147,25 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
 /// The tiled instantiations of src/cuda/launch.cu's dispatch table, by (KO, block rows); the
 /// 64-row entries have TX 16, the others TX 8.
 inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry& g, const float* in,
-                                float* out, const float* taps, bool small_grid = false) {
+                                float* out, const float* taps, bool small_grid = false,
+                                bool bulk = false) {
   using kernels::TiledShape;
   if (ko == 8 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid, bulk);
   if (ko == 4 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid, bulk);
   if (ko == 8 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid, bulk);
   if (ko == 4 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid, bulk);
   if (ko == 1 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid, bulk);
   if (ko == 1 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid, bulk);
   if (ko == 2 && block_rows == 64)
-    return emulate_tiled<TiledShape<16, 2, 2, 64>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<16, 2, 2, 64>>(g, in, out, taps, small_grid, bulk);
   if (ko == 1 && block_rows == 64)
-    return emulate_tiled<TiledShape<16, 1, 2, 64>>(g, in, out, taps, small_grid);
+    return emulate_tiled<TiledShape<16, 1, 2, 64>>(g, in, out, taps, small_grid, bulk);
   throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
                               std::to_string(block_rows) + " block rows");
 }

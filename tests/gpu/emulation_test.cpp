@@ -10,6 +10,7 @@
 
 #include "cases.h"
 #include "cuda/plan.h"
+#include "cuda/tensor_map.h"
 #include "emulate.h"
 #include "reference.h"
 #include "test_data.h"
@@ -110,32 +111,40 @@ const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
 
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 
+// Both ways of loading planes: thread by thread, and the bulk copy's boxes with the other
+// boundaries' values put in afterwards (tiled_fix_plane). The bulk form for the same region and
+// correlation only: the loads do not depend on the operation, and the valid region has no faces.
 TEST_P(TiledEmulation, MatchesReference) {
   const auto& [shape, entry] = GetParam();
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
-        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-        DenseFilter f{shape.dims, shape.filter, taps.data()};
-        const Index out_extent = reference_output_extent(in_view, shape.filter, region);
-        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-        poison(out);
-        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
-        std::vector<float> flipped;
-        const detail::CorrelationProblem p =
-            make_problem(in_view, out_view, f, op, region, b, flipped);
-        const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(p);
-        emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(p), in.data(),
-                            out.data(), tap_rows.data(), (seed & 1) != 0);
-        const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " tiled KO=" << entry.first << " rows=" << entry.second << " "
-            << to_string(b) << " " << to_string(op) << " " << to_string(region) << " seed=" << seed;
+        for (const bool bulk : {false, true}) {
+          if (region == OutputRegion::Valid && !valid_fits(shape))
+            continue;
+          if (bulk && (region != OutputRegion::Same || op != Operation::Correlation))
+            continue;
+          const uint64_t seed = fresh_seed();
+          const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+          const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+          const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+          DenseFilter f{shape.dims, shape.filter, taps.data()};
+          const Index out_extent = reference_output_extent(in_view, shape.filter, region);
+          std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
+          poison(out);
+          const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
+          std::vector<float> flipped;
+          const detail::CorrelationProblem p =
+              make_problem(in_view, out_view, f, op, region, b, flipped);
+          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(p);
+          emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(p), in.data(),
+                              out.data(), tap_rows.data(), (seed & 1) != 0, bulk);
+          const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
+          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+              << shape << " tiled KO=" << entry.first << " rows=" << entry.second << " "
+              << to_string(b) << " " << to_string(op) << " " << to_string(region)
+              << (bulk ? " bulk" : " copy") << " seed=" << seed;
+        }
       }
     }
   }
@@ -144,6 +153,52 @@ TEST_P(TiledEmulation, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(AllEntries, TiledEmulation,
                          ::testing::Combine(::testing::ValuesIn(shape_cases()),
                                             ::testing::ValuesIn(kTiledEntries)));
+
+// Which inputs the tiled kernel's bulk plane copies can load (src/cuda/tensor_map.h): contiguous
+// x, 16-byte aligned rows, slices and frames (a unit axis's stride is never used), a 16-byte
+// aligned start, boxes that start on 16-byte boundaries along x, plane tiles of at most 256 x 256
+// elements.
+TEST(TiledBulkCopy, RuleOfLayouts) {
+  using kernels::Geometry;
+  using S = kernels::TiledShape<8, 4, 4, 32>;
+  auto volume = [](int64_t nx, int64_t ny, int64_t nz, int k) {
+    Geometry g{};
+    const int64_t extent[4] = {nx, ny, 1, nz};
+    const int64_t stride[4] = {1, nx, 7, nx * ny};  // axis 2 is a unit axis
+    for (int a = 0; a < 4; ++a) {
+      g.in_extent[a] = g.out_extent[a] = extent[a];
+      g.in_stride[a] = g.out_stride[a] = stride[a];
+      g.filter_extent[a] = a == 2 ? 1 : k;
+      g.offset[a] = a == 2 ? 0 : -(k / 2);
+    }
+    return g;
+  };
+  const uintptr_t aligned = 4096;
+  Geometry g = volume(256, 256, 256, 17);  // the same region: boxes start 8 columns left
+  EXPECT_EQ(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned + 4), "");
+  g = volume(256, 256, 256, 11);  // 5 columns left: not on a 16-byte boundary
+  EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  g.offset[0] = 0;  // the valid region
+  EXPECT_EQ(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  g = volume(37, 33, 9, 9);  // rows 148 bytes apart
+  EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  g = volume(36, 33, 9, 9);
+  EXPECT_EQ(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  g.in_stride[0] = 2;
+  EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  g = volume(256, 256, 8, 233);  // 32 + 232 tile rows
+  EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  // The plane buffers start 128-byte aligned, as the copy engine writes them.
+  g = volume(256, 256, 256, 5);
+  const kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+  EXPECT_EQ(l.tile_offset % 32, 0);
+  EXPECT_EQ(l.tile_floats % 32, 0);
+  EXPECT_GE(l.tile_offset, l.tap_floats);
+  EXPECT_GE(l.map_offset, l.tile_offset + 2 * l.pitch * l.rows);
+  EXPECT_EQ(l.barrier_offset % 2, 0);
+  EXPECT_GE(l.barrier_offset, l.map_offset + l.map_ints);
+}
 
 // The tiled kernel multiplies no input outside an output's footprint either (the partial last
 // block of a tap row stops at K0; planes without a tap of an output are skipped).
@@ -163,12 +218,16 @@ TEST(TiledEmulationNan, StaysInsideTheFootprint) {
         make_problem(in_view, make_view(out.data(), 3, shape.volume), f, Operation::Correlation,
                      OutputRegion::Same, Boundary::Zero, flipped);
     const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
-    emulate_tiled_entry(entry.first, entry.second, cuda_backend::dense_geometry(p), in.data(),
-                        out.data(), tap_rows.data());
     const std::vector<double> ref =
         reference_dense(in_view, f, Operation::Correlation, Boundary::Zero, OutputRegion::Same);
-    EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
-        << "KO=" << entry.first << " rows=" << entry.second << " seed=" << seed;
+    for (const bool bulk : {false, true}) {
+      poison(out);
+      emulate_tiled_entry(entry.first, entry.second, cuda_backend::dense_geometry(p), in.data(),
+                          out.data(), tap_rows.data(), false, bulk);
+      EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
+          << "KO=" << entry.first << " rows=" << entry.second << (bulk ? " bulk" : " copy")
+          << " seed=" << seed;
+    }
   }
 }
 

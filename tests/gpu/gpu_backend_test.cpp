@@ -321,6 +321,65 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
   }
 }
 
+// The tiled kernel's two ways of loading input planes: the bulk tensor copy (sm_90) where rows,
+// slices and frames start 16 bytes apart (x a multiple of 4 floats here) and every box starts on a
+// 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x),
+// with the other boundaries' halo written after the copy at the faces; thread-by-thread copies
+// elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. Every boundary, tiles at every face, planes
+// outside the volume (filters longer than the last axis), the valid region, 2D to 4D.
+TEST(CudaDense, TiledBulkAndCopiedPlanes) {
+  NDCONV_REQUIRE_GPU();
+  const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
+  struct Case {
+    ShapeCase shape;
+    bool rows_aligned;  // rows 16-byte multiples
+  };
+  const Case cases[] = {
+      {{3, {68, 40, 21, 1}, {9, 3, 4, 1}}, true}, {{3, {36, 33, 9, 1}, {17, 11, 5, 1}}, true},
+      {{3, {40, 36, 3, 1}, {9, 5, 9, 1}}, true},  {{4, {36, 17, 5, 11}, {9, 4, 3, 5}}, true},
+      {{4, {36, 40, 5, 11}, {9, 4, 3, 5}}, true}, {{2, {100, 50, 1, 1}, {17, 7, 1, 1}}, true},
+      {{2, {64, 40, 1, 1}, {3, 3, 1, 1}}, true},  {{3, {37, 33, 9, 1}, {9, 5, 5, 1}}, false}};
+  for (const Case& c : cases) {
+    const ShapeCase& s = c.shape;
+    for (Boundary b : kBoundaries) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !valid_fits(s))
+          continue;
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+        const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+        const Options o = cuda_options(Operation::Correlation, b, region, 0);
+        const DenseFilter f{s.dims, s.filter, taps.data()};
+        const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                         Operation::Correlation, b, region);
+        // Odd filters: the same region reads (K0 - 1) / 2 columns left of each output.
+        const bool boxes_aligned = region == OutputRegion::Valid || (s.filter[0] - 1) / 2 % 4 == 0;
+        for (const bool force_copy : {false, true}) {
+          if (force_copy)
+            ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
+          RunReport r;
+          const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+          ::unsetenv("NDCONV_CUDA_TILED_LOAD");
+          std::string notes;
+          for (const std::string& n : r.notes)
+            notes += n + "\n";
+          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+              << s << " " << to_string(b) << " " << to_string(region) << (force_copy ? " copy" : "")
+              << " seed=" << seed << "\n"
+              << notes;
+          ASSERT_NE(notes.find("dense plan: tiled"), std::string::npos) << notes;
+          // The one-row block shape's tiles (128 threads x 8 outputs along x) are wider than a
+          // box of the copy engine (256 elements).
+          const bool narrow_box = notes.find("block 128x1") == std::string::npos;
+          const bool bulk =
+              c.rows_aligned && boxes_aligned && narrow_box && bulk_device && !force_copy;
+          EXPECT_EQ(notes.find("bulk") != std::string::npos, bulk) << s << "\n" << notes;
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaDense, RejectsKoWithoutInstantiation) {
   NDCONV_REQUIRE_GPU();
   std::vector<float> in = random_values(16 * 16, fresh_seed()), out(16 * 16);

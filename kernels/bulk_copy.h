@@ -1,0 +1,105 @@
+// Hopper's bulk tensor copy (TMA) for whole shared-memory tiles, and the shared-memory barriers
+// (mbarrier) that its copies complete on. One thread issues a copy of a box of a tensor in global
+// memory, described by a tensor map the host encoded (src/cuda/tensor_map.h); the copy engine
+// moves it, fills the elements outside the tensor with zeros, and counts its bytes on a barrier
+// that the consumers wait on. Why: a plane of the tiled dense kernel took 14-21 per-thread copies
+// of 18 instructions each (address, bounds, the copy), 13% of its instructions on 256^3 with an
+// 11^3 filter and a third with 5^3 (Nsight Compute, docs/performance.md, seventh pass); a bulk
+// copy is a handful of instructions in one thread, and every thread's wait replaces a barrier.
+// A box must start on a 16-byte boundary along its first axis: on the H100 a box at any other x
+// stopped the kernel with an illegal-instruction error (tensor_map.h checks it).
+//
+// Device-only instructions: compiled for sm_90 and later. On older targets (the 80-real build)
+// the functions compile to nothing and the launcher never selects them (tensor_map.h checks the
+// device). The host has no copy engine: the tiled kernel's host form copies the box itself.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/hd.h"
+
+namespace ndconv::kernels {
+
+/// An encoded tensor map (CUtensorMap of the driver API: 128 bytes, 64-byte aligned), kept opaque
+/// here so that the kernels need no driver header. Passed to a kernel by value as a
+/// __grid_constant__ parameter: the copy instruction reads it from the parameter space.
+struct alignas(64) TensorMap {
+  unsigned char bytes[128];
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define NDCONV_BULK_COPY 1
+#endif
+
+/// Shared-memory address of a generic pointer into shared memory.
+NDCONV_HD unsigned shared_address(const void* p) {
+#ifdef __CUDA_ARCH__
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+/// One thread: initialises a barrier that completes when one arrival and its expected bytes have
+/// come, and makes it visible to the copy engine (the async proxy). A block barrier must follow
+/// before any other thread uses it.
+NDCONV_HD void bulk_barrier_init(uint64_t* barrier) {
+#ifdef NDCONV_BULK_COPY
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(barrier)));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::);
+  asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#else
+  (void)barrier;
+#endif
+}
+
+/// Orders this thread's earlier ordinary shared-memory accesses before later copy-engine writes
+/// (a buffer that threads wrote or read and the copy engine refills next).
+NDCONV_HD void bulk_fence_shared() {
+#ifdef NDCONV_BULK_COPY
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/// One thread: copies the box of `map` at coordinates c (element indices along the map's four
+/// dimensions, any of them outside the tensor) into shared memory at `dst` (128-byte aligned), and
+/// arms `barrier` to complete when its `bytes` (the whole box, zero-filled elements included)
+/// have landed.
+NDCONV_HD void bulk_copy_box(const TensorMap& map, const int (&c)[4], float* dst, uint64_t* barrier,
+                             int bytes) {
+#ifdef NDCONV_BULK_COPY
+  const unsigned bar = shared_address(barrier);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar)
+      : "memory");
+#else
+  (void)map, (void)c, (void)dst, (void)barrier, (void)bytes;
+#endif
+}
+
+/// Every consuming thread: waits until the phase of `barrier` with parity `parity` (0 for its
+/// first completion, then alternating) has completed; the copy's bytes are then visible.
+NDCONV_HD void bulk_wait(uint64_t* barrier, unsigned parity) {
+#ifdef NDCONV_BULK_COPY
+  const unsigned bar = shared_address(barrier);
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+#else
+  (void)barrier, (void)parity;
+#endif
+}
+
+}  // namespace ndconv::kernels
