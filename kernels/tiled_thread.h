@@ -143,19 +143,16 @@ NDCONV_HD TileOrigin tiled_origin(const Geometry& g, int64_t bx, int64_t by, int
 template <typename S>
 NDCONV_HD void tiled_load_taps(const Geometry& g, const TiledLayout& l, const float* taps,
                                float* taps_s, int tid) {
-  // Warps take tap rows, lanes taps along x: the row's indices cost one division chain per row,
-  // not per tap (per tap, the divisions were 5% of a 2D 17^2 launch's instructions, whose blocks
-  // stage the taps for one tile each: Nsight Compute, seventh pass).
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
-  const int rows = l.tap_floats / l.k0_padded;
-  for (int r = tid / 32; r < rows; r += S::kThreads / 32) {
-    const int j1 = r % k1;
-    const int j3 = r / k1 % k3;
-    const int j2 = r / k1 / k3;
-    const float* src = taps + g.tap_base + (k0 * (j1 + k1 * j2)) * g.tap_pitch + j3;
-    float* dst = taps_s + r * l.k0_padded;
-    for (int j0 = tid % 32; j0 < l.k0_padded; j0 += 32)
-      dst[j0] = j0 < k0 ? src[j0 * g.tap_pitch] : 0.0f;
+  for (int i = tid; i < l.tap_floats; i += S::kThreads) {
+    const int j0 = i % l.k0_padded;
+    int rest = i / l.k0_padded;
+    const int j1 = rest % k1;
+    rest /= k1;
+    const int j3 = rest % k3;
+    const int j2 = rest / k3;
+    const int row = j0 + k0 * (j1 + k1 * j2);
+    taps_s[i] = j0 < k0 ? taps[g.tap_base + row * g.tap_pitch + j3] : 0.0f;
   }
 }
 
