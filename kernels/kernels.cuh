@@ -64,7 +64,8 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 
 /// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
 /// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in.
-/// Taps come from global memory (read once per block into shared memory). Planes arrive one of two
+/// Taps come from global memory (read once per block into shared memory; `taps_laid_out`: already
+/// in the shared layout, tiled_lay_out_taps). Planes arrive one of two
 /// ways, chosen per launch (`bulk`, block-uniform):
 ///   - bulk (sm_90, layouts a tensor map describes, boxes 16-byte aligned; tensor_map.h): one bulk
 ///     tensor copy per plane by thread 0 (`map`), which completes on the buffer's barrier; every
@@ -79,7 +80,8 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
-                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int bulk) {
+                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int bulk,
+                 int taps_laid_out) {
   extern __shared__ __align__(1024) float4 shared_words[];
   float* taps_s = reinterpret_cast<float*>(shared_words);
   // Plane buffer b (0 or 1) starts at tile0 + b * l.tile_floats (arithmetic, not an array of two
@@ -96,7 +98,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     bulk_barrier_init(&barriers[0]);
     bulk_barrier_init(&barriers[1]);
   }
-  tiled_load_taps<S>(g, l, taps, taps_s, tid);  // published by the first barrier below
+  // Published by the first barrier below. Laid out on the host (tiled_lay_out_taps) or here.
+  if (taps_laid_out)
+    tiled_copy_taps<S>(l, taps, taps_s, tid);
+  else
+    tiled_load_taps<S>(g, l, taps, taps_s, tid);
   unsigned parity = 0;  // bit b: the parity of buffer b's next barrier phase
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {

@@ -83,15 +83,17 @@ std::string compiled_ko_list() {
 // (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
 using TiledLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
                              const kernels::TiledLayout&, const float*, float*, const float*,
-                             const kernels::TensorMap&, int);
+                             const kernels::TensorMap&, int, int);
 using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
 using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
+using TiledTapsFn = void (*)(const Geometry&, const kernels::TiledLayout&, const float*, float*);
 
 template <typename S>
 void launch_tiled(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
                   const kernels::TiledLayout& l, const float* in, float* out, const float* taps,
-                  const kernels::TensorMap& map, int bulk) {
-  kernels::tiled_kernel<S><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps, map, bulk);
+                  const kernels::TensorMap& map, int bulk, int taps_laid_out) {
+  kernels::tiled_kernel<S>
+      <<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps, map, bulk, taps_laid_out);
 }
 
 struct TiledEntry {
@@ -101,18 +103,20 @@ struct TiledEntry {
   TiledLaunch launch;
   TiledShapeFn shape;
   TiledLayoutFn layout;
+  TiledTapsFn lay_out_taps;  ///< the taps in the kernel's shared layout (host)
   int threads;
   int outputs_along_x;  ///< TX
 };
 
-#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                      \
-  TiledEntry {                                                                  \
-    KO, BY,                                                                     \
-        reinterpret_cast<const void*>(                                          \
-            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),       \
-        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                     \
-        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,      \
-        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>, BX *BY, TX \
+#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                            \
+  TiledEntry {                                                                        \
+    KO, BY,                                                                           \
+        reinterpret_cast<const void*>(                                                \
+            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),             \
+        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                           \
+        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,            \
+        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>,                  \
+        &kernels::tiled_lay_out_taps<kernels::TiledShape<TX, KO, BX, BY>>, BX *BY, TX \
   }
 
 // (TX, KO, BX, BY). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero boundary, median
@@ -458,13 +462,16 @@ std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
 LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& tg,
                               const TiledEntry& e, const kernels::LaunchShape& s,
                               std::string reason, cudaStream_t stream) {
-  const std::vector<float> tiled_taps = tiled_tap_rows(p);
-  const float* global_taps = upload_taps(device, tiled_taps, false, stream);
   const kernels::TiledLayout l = e.layout(tg);
+  // The taps in the kernel's shared layout, so that each block copies them straight.
+  const std::vector<float> tiled_taps = tiled_tap_rows(p);
+  std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
+  e.lay_out_taps(tg, l, tiled_taps.data(), laid_out.data());
+  const float* global_taps = upload_taps(device, laid_out, false, stream);
   kernels::TensorMap map{};
   const bool bulk = tiled_bulk_loads(device, tg, l, p.input.data, map);
   e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, l, p.input.data,
-           p.output.data, global_taps, map, bulk ? 1 : 0);
+           p.output.data, global_taps, map, bulk ? 1 : 0, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
@@ -737,7 +744,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       kernels::TensorMap map{};
       const bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
       te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
-                dst, global_taps, map, bulk ? 1 : 0);
+                dst, global_taps, map, bulk ? 1 : 0, 0);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
       if (result.launches == 0) {
         set_plan_shape(result, s);

@@ -72,10 +72,12 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// all threads load plane p + 1 into the other buffer, then all threads compute plane p; finally
 /// all threads store. With `bulk`, the planes arrive as the bulk copy brings them (one box each,
 /// zeros outside the volume), and tiles at the faces get the other boundaries' values from all
-/// threads after the copy, as on the GPU. Shared memory is one host buffer per block.
+/// threads after the copy, as on the GPU. With `taps_laid_out`, the taps are laid out on the host
+/// and copied straight (the dense launcher's way), else laid out by the threads. Shared memory is
+/// one host buffer per block.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, const float* taps,
-                   bool small_grid = false, bool bulk = false) {
+                   bool small_grid = false, bool bulk = false, bool taps_laid_out = false) {
   kernels::LaunchShape s = kernels::tiled_launch_shape<S>(g);
   if (small_grid) {
     s.grid[1] = (s.grid[1] + 1) / 2;
@@ -99,6 +101,9 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   const int planes = kernels::tiled_planes<S>(g);
   float* tiles[2] = {tile, tile + l.tile_floats};
   const kernels::TensorMap no_map{};  // the host form of the bulk copy reads `in` itself
+  std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
+  if (taps_laid_out)
+    kernels::tiled_lay_out_taps<S>(g, l, taps, laid_out.data());
   // Load phase of plane p into buffer b: the bulk copy (one thread) or every thread's copies.
   auto load = [&](const kernels::TileOrigin& t, int p, int b) {
     if (bulk) {
@@ -111,8 +116,12 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
   for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
     for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
       for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
-        for (int tid = 0; tid < S::kThreads; ++tid)
-          kernels::tiled_load_taps<S>(g, l, taps, taps_s, tid);
+        for (int tid = 0; tid < S::kThreads; ++tid) {
+          if (taps_laid_out)
+            kernels::tiled_copy_taps<S>(l, laid_out.data(), taps_s, tid);
+          else
+            kernels::tiled_load_taps<S>(g, l, taps, taps_s, tid);
+        }
         for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
             const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
@@ -148,24 +157,32 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
 /// 64-row entries have TX 16, the others TX 8.
 inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry& g, const float* in,
                                 float* out, const float* taps, bool small_grid = false,
-                                bool bulk = false) {
+                                bool bulk = false, bool taps_laid_out = false) {
   using kernels::TiledShape;
   if (ko == 8 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid, bulk,
+                                                  taps_laid_out);
   if (ko == 4 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid, bulk,
+                                                  taps_laid_out);
   if (ko == 8 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid, bulk,
+                                                   taps_laid_out);
   if (ko == 4 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 4, 128, 1>>(g, in, out, taps, small_grid, bulk,
+                                                   taps_laid_out);
   if (ko == 1 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 1, 4, 32>>(g, in, out, taps, small_grid, bulk,
+                                                  taps_laid_out);
   if (ko == 1 && block_rows == 1)
-    return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<8, 1, 128, 1>>(g, in, out, taps, small_grid, bulk,
+                                                   taps_laid_out);
   if (ko == 2 && block_rows == 64)
-    return emulate_tiled<TiledShape<16, 2, 2, 64>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<16, 2, 2, 64>>(g, in, out, taps, small_grid, bulk,
+                                                   taps_laid_out);
   if (ko == 1 && block_rows == 64)
-    return emulate_tiled<TiledShape<16, 1, 2, 64>>(g, in, out, taps, small_grid, bulk);
+    return emulate_tiled<TiledShape<16, 1, 2, 64>>(g, in, out, taps, small_grid, bulk,
+                                                   taps_laid_out);
   throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
                               std::to_string(block_rows) + " block rows");
 }

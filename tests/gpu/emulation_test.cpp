@@ -112,8 +112,10 @@ const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 
 // Both ways of loading planes: thread by thread, and the bulk copy's boxes with the other
-// boundaries' values put in afterwards (tiled_fix_plane). The bulk form for the same region and
-// correlation only: the loads do not depend on the operation, and the valid region has no faces.
+// boundaries' values put in afterwards (tiled_fix_plane); the bulk runs also take their taps laid
+// out on the host (the dense launcher's way), the others lay them out in the kernel. The bulk form
+// for the same region and correlation only: the loads do not depend on the operation, and the valid
+// region has no faces.
 TEST_P(TiledEmulation, MatchesReference) {
   const auto& [shape, entry] = GetParam();
   for (Boundary b : kBoundaries) {
@@ -138,7 +140,7 @@ TEST_P(TiledEmulation, MatchesReference) {
               make_problem(in_view, out_view, f, op, region, b, flipped);
           const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(p);
           emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(p), in.data(),
-                              out.data(), tap_rows.data(), (seed & 1) != 0, bulk);
+                              out.data(), tap_rows.data(), (seed & 1) != 0, bulk, bulk);
           const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
           EXPECT_LT(relative_l2_error(out, ref), kTolerance)
               << shape << " tiled KO=" << entry.first << " rows=" << entry.second << " "
