@@ -127,8 +127,8 @@ const TiledEntry kTiledTable[] = {
     // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
     // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
     NDCONV_TILED_ENTRY(8, 8, 4, 32),
-    // default 3D/4D: 256^3 11^3 1.30 ms 53.1%, 5^3 0.28 ms 23.0%; 96^3x16 7^4 2.88 ms 36.4%;
-    // 256^3 15^3 2.87 ms 60.3% (study)
+    // default 3D/4D: 256^3 11^3 1.25 ms 55.2%, 5^3 0.269 ms 24.1%; 96^3x16 7^4 2.81 ms 37.3%
+    // (seventh pass, run 9); 256^3 15^3 2.87 ms 60.3% (study, third pass)
     NDCONV_TILED_ENTRY(8, 4, 4, 32),
     // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
     NDCONV_TILED_ENTRY(8, 1, 4, 32),
@@ -137,7 +137,8 @@ const TiledEntry kTiledTable[] = {
     NDCONV_TILED_ENTRY(8, 1, 128, 1),
     // forced TX 16 x KO 2 (study block shapes): 11^3 1.52 ms 45.4%, 5^3 0.42 ms 15.6%
     NDCONV_TILED_ENTRY(16, 2, 2, 64),
-    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.31 ms 47.6%, 11^2 0.17 ms 36%
+    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.233 ms 64.3% (bulk plane copies,
+    // taps laid out on the host: seventh pass, run 9), 11^2 0.17 ms 36% (third pass)
     NDCONV_TILED_ENTRY(16, 1, 2, 64)};
 #undef NDCONV_TILED_ENTRY
 
