@@ -39,6 +39,28 @@ TEST(BoundaryIndexTwin, AgreesWithTheEngine) {
   }
 }
 
+// One random dense problem of `shape` for the emulation tests: fresh input and taps, the output
+// poisoned, the backend's problem over them, and the float64 reference.
+struct DenseCase {
+  uint64_t seed = fresh_seed();
+  std::vector<float> in, taps, out, flipped;
+  detail::CorrelationProblem problem;
+  std::vector<double> ref;
+
+  DenseCase(const ShapeCase& shape, Boundary b, Operation op, OutputRegion region) {
+    in = random_values(voxels(shape.dims, shape.volume), seed);
+    taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+    const ConstVolumeView in_view = make_view<const float>(in.data(), shape.dims, shape.volume);
+    const DenseFilter f{shape.dims, shape.filter, taps.data()};
+    const Index out_extent = reference_output_extent(in_view, shape.filter, region);
+    out.resize(static_cast<size_t>(voxels(shape.dims, out_extent)));
+    poison(out);
+    problem = make_problem(in_view, make_view(out.data(), shape.dims, out_extent), f, op, region, b,
+                           flipped);
+    ref = reference_dense(in_view, f, op, b, region);
+  }
+};
+
 using DenseParam = std::tuple<ShapeCase, int /*ko*/>;
 
 class DenseEmulation : public ::testing::TestWithParam<DenseParam> {};
@@ -50,26 +72,14 @@ TEST_P(DenseEmulation, MatchesReference) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
         if (region == OutputRegion::Valid && !valid_fits(shape))
           continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
-        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-        DenseFilter f{shape.dims, shape.filter, taps.data()};
-        const Index out_extent = reference_output_extent(in_view, shape.filter, region);
-        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-        poison(out);
-        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
-        std::vector<float> flipped;
-        const detail::CorrelationProblem p =
-            make_problem(in_view, out_view, f, op, region, b, flipped);
-        const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(p);
-        const bool small_grid = (seed & 1) != 0;  // also walk the grid-stride loops
-        emulate_blocked_ko(ko, cuda_backend::dense_geometry(p), in.data(), out.data(),
+        DenseCase c(shape, b, op, region);
+        const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(c.problem);
+        const bool small_grid = (c.seed & 1) != 0;  // also walk the grid-stride loops
+        emulate_blocked_ko(ko, cuda_backend::dense_geometry(c.problem), c.in.data(), c.out.data(),
                            tap_rows.data(), small_grid);
-        const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+        EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
             << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
-            << to_string(region) << " seed=" << seed;
+            << to_string(region) << " seed=" << c.seed;
       }
     }
   }
@@ -126,26 +136,15 @@ TEST_P(TiledEmulation, MatchesReference) {
             continue;
           if (bulk && (region != OutputRegion::Same || op != Operation::Correlation))
             continue;
-          const uint64_t seed = fresh_seed();
-          const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-          const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
-          const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-          DenseFilter f{shape.dims, shape.filter, taps.data()};
-          const Index out_extent = reference_output_extent(in_view, shape.filter, region);
-          std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-          poison(out);
-          const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
-          std::vector<float> flipped;
-          const detail::CorrelationProblem p =
-              make_problem(in_view, out_view, f, op, region, b, flipped);
-          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(p);
-          emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(p), in.data(),
-                              out.data(), tap_rows.data(), (seed & 1) != 0, bulk, bulk);
-          const std::vector<double> ref = reference_dense(in_view, f, op, b, region);
-          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          DenseCase c(shape, b, op, region);
+          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+          emulate_tiled_entry(entry.first, entry.second, cuda_backend::tiled_geometry(c.problem),
+                              c.in.data(), c.out.data(), tap_rows.data(), (c.seed & 1) != 0, bulk,
+                              bulk);
+          EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
               << shape << " tiled KO=" << entry.first << " rows=" << entry.second << " "
               << to_string(b) << " " << to_string(op) << " " << to_string(region)
-              << (bulk ? " bulk" : " copy") << " seed=" << seed;
+              << (bulk ? " bulk" : " copy") << " seed=" << c.seed;
         }
       }
     }
