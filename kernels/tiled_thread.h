@@ -242,6 +242,16 @@ NDCONV_HD void tiled_load_maps(const Geometry& g, const TiledLayout& l, const Ti
 /// bench's filters need 36 to 48).
 inline constexpr int kCopyChunks = 4;
 
+/// The input indices along axes 2 and 3 of plane p = j2 * (KO + K3 - 1) + s of tile t, before the
+/// boundary: t.o[2] + offset + j2 and t.o[3] + offset + s.
+template <typename S>
+NDCONV_HD void tiled_plane_position(const Geometry& g, const TileOrigin& t, int p, int64_t& i2,
+                                    int64_t& i3) {
+  const int per_slice = S::KO + g.filter_extent[3] - 1;
+  i2 = t.o[2] + g.offset[2] + p / per_slice;
+  i3 = t.o[3] + g.offset[3] + p % per_slice;
+}
+
 /// Load phase 3 (all threads): input plane p = j2 * (KO + K3 - 1) + s of the block's tile (axis-3
 /// index t.o[3] + offset + s, axis-2 index t.o[2] + offset + j2), boundary resolved. Warps read
 /// consecutive x of one tile row (coalesced). Only the columns the compute phase multiplies are
@@ -251,10 +261,10 @@ inline constexpr int kCopyChunks = 4;
 template <typename S>
 NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const float* in,
                                 float* tile, const int* maps, const TileOrigin& t, int p, int tid) {
-  const int per_slice = S::KO + g.filter_extent[3] - 1;
-  const int j2 = p / per_slice, s = p % per_slice;
-  const int64_t i2 = boundary_index_hd(t.o[2] + g.offset[2] + j2, g.in_extent[2], g.boundary);
-  const int64_t i3 = boundary_index_hd(t.o[3] + g.offset[3] + s, g.in_extent[3], g.boundary);
+  int64_t raw2, raw3;
+  tiled_plane_position<S>(g, t, p, raw2, raw3);
+  const int64_t i2 = boundary_index_hd(raw2, g.in_extent[2], g.boundary);
+  const int64_t i3 = boundary_index_hd(raw3, g.in_extent[3], g.boundary);
   const int columns = l.columns;
   const int warps = S::kThreads / 32;
   const int lane = tid % 32;
@@ -347,9 +357,8 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
 /// plane outside the volume the copy fills with zeros.
 template <typename S>
 NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int p, int (&c)[4]) {
-  const int per_slice = S::KO + g.filter_extent[3] - 1;
-  const int64_t i2 = t.o[2] + g.offset[2] + p / per_slice;
-  const int64_t i3 = t.o[3] + g.offset[3] + p % per_slice;
+  int64_t i2, i3;
+  tiled_plane_position<S>(g, t, p, i2, i3);
   const int64_t m2 = boundary_index_hd(i2, g.in_extent[2], g.boundary);
   const int64_t m3 = boundary_index_hd(i3, g.in_extent[3], g.boundary);
   c[0] = static_cast<int>(t.o[0] + g.offset[0]);
