@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       } else if (tid == 0) {
         tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0);
       }
-      for (int p = 0; p < planes; ++p) {
+      for (int p = 0, j2 = 0, s = 0; p < planes; ++p) {
         // Buffer (p + 1) % 2 was last read in iteration p - 1, which ended with a barrier.
         const int next = (p + 1) & 1, current = p & 1;
         if (bulk) {
@@ -148,7 +148,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
           }
           __syncthreads();  // ... and every thread's
         }
-        tiled_compute_plane<S>(g, l, taps_s, tile0 + current * l.tile_floats, acc, p, tx, ty);
+        tiled_compute_plane<S>(g, l, taps_s, tile0 + current * l.tile_floats, acc, j2, s, tx, ty);
+        if (++s == S::KO + g.filter_extent[3] - 1) {
+          s = 0;
+          ++j2;
+        }
         __syncthreads();  // plane p's buffer is free for plane p + 2
       }
       tiled_store<S>(g, out, t, acc, tx, ty);

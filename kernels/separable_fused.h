@@ -251,17 +251,17 @@ NDCONV_HD void fused_row(float (&acc)[8], const float* row, const float* taps, i
     tiled_read<8>(b, row + jb + 8);
     tiled_read<8>(t, taps + jb);
     if (full == 0) {
-      tiled_tap_block<8, kLast>(acc, a, b, t);
+      tiled_tap_block<8, 0, kLast>(acc, a, b, t);
       return;
     }
-    tiled_tap_block<8, 8>(acc, a, b, t);
+    tiled_tap_block<8, 0, 8>(acc, a, b, t);
     tiled_read<8>(a, row + jb + 16);
     tiled_read<8>(t, taps + jb + 8);
     if (full == 1) {
-      tiled_tap_block<8, kLast>(acc, b, a, t);
+      tiled_tap_block<8, 0, kLast>(acc, b, a, t);
       return;
     }
-    tiled_tap_block<8, 8>(acc, b, a, t);
+    tiled_tap_block<8, 0, 8>(acc, b, a, t);
   }
 }
 

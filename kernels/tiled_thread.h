@@ -36,12 +36,15 @@ namespace ndconv::kernels {
 /// Compile-time shape of the tiled kernel: TX outputs along x and KO along axis 3 per thread,
 /// BX x BY threads per block (BX along x, BY along axis 1). A warp is 32 consecutive thread
 /// indices, x fastest.
-template <int TX_, int KO_, int BX_, int BY_>
+template <int TX_, int KO_, int BX_, int BY_, bool kLeads_ = false>
 struct TiledShape {
   static constexpr int TX = TX_;
   static constexpr int KO = KO_;
   static constexpr int BX = BX_;
   static constexpr int BY = BY_;
+  /// Whether the compute phase can skip lead taps (TiledLayout::lead, 1 to 3): four times the
+  /// row code's instantiations, so only for the shape that serves the 3D and 4D filters.
+  static constexpr bool kLeads = kLeads_;
   static constexpr int kThreads = BX * BY;
   static constexpr int kTileX = BX * TX;  ///< outputs of a block along x
   /// Registers the inner loop needs at least: the accumulators and the window and tap blocks.
@@ -77,6 +80,10 @@ struct TiledLayout {
   int map_offset;      ///< the maps
   int barrier_offset;  ///< two 8-byte barriers, one per plane buffer
   int total_floats;    ///< everything (4-byte words)
+  /// Padding taps (zero, never multiplied) before every tap row along x: the geometry is
+  /// tiled_lead_geometry's, whose plane boxes start on 16-byte boundaries (0: none). Set by the
+  /// launcher, only for shapes with S::kLeads.
+  int lead;
 };
 
 /// n rounded up to a multiple of m.
@@ -104,7 +111,28 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.map_offset = l.tile_offset + 2 * l.tile_floats;
   l.barrier_offset = tiled_round_up(l.map_offset + l.map_ints, 2);
   l.total_floats = l.barrier_offset + 4;
+  l.lead = 0;
   return l;
+}
+
+/// The padding taps along x that make the plane tiles of geometry g start on 16-byte boundaries:
+/// tiles start every S::kTileX outputs (a multiple of 4 floats), so the first input column of a
+/// tile is aligned when the x offset is a multiple of 4. The same region of a filter 2m + 1 taps
+/// wide reads m columns left of its outputs: 11 taps need 3 (offset -5 becomes -8), 7 need 1, 5
+/// need 2; 1, 9, 17, ... none.
+NDCONV_HD int tiled_lead(const Geometry& g) {
+  return static_cast<int>(((g.offset[0] % 4) + 4) % 4);
+}
+
+/// Geometry g with `lead` more taps along x before the first: the x offset moves left by `lead`
+/// and the filter grows by `lead`, so each output's footprint is unchanged once the lead taps are
+/// skipped (tiled_compute_plane never multiplies them: an input left of the footprint, Inf or
+/// NaN, reaches no output). The bulk copy can then load the planes of any odd filter width, whose
+/// boxes must start on 16-byte boundaries (tensor_map.h).
+NDCONV_HD Geometry tiled_lead_geometry(Geometry g, int lead) {
+  g.offset[0] -= lead;
+  g.filter_extent[0] += lead;
+  return g;
 }
 
 /// Input planes a block tile walks through: (j2, s) for j2 < K2 and s < KO + K3 - 1.
@@ -460,14 +488,14 @@ NDCONV_HD void tiled_read(float (&v)[TX], const float* p) {
 #endif
 }
 
-/// One block of kTaps <= TX taps along x: acc[x] += t[jj] * w[x + jj], where w is the window
-/// `lo` followed by `hi`. kTaps is a compile-time count, so the last, partial block of a tap row
-/// has no per-tap branch.
-template <int TX, int kTaps>
+/// One block of taps kFirst <= jj < kTaps <= TX along x: acc[x] += t[jj] * w[x + jj], where w is
+/// the window `lo` followed by `hi`. kFirst and kTaps are compile-time counts, so neither the lead
+/// taps of a tap row's first block nor the end of its last, partial block costs a branch.
+template <int TX, int kFirst, int kTaps>
 NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const float (&hi)[TX],
                                const float (&t)[TX]) {
   NDCONV_UNROLL
-  for (int jj = 0; jj < kTaps; ++jj) {
+  for (int jj = kFirst; jj < kTaps; ++jj) {
     NDCONV_UNROLL
     for (int x = 0; x < TX; ++x)
       acc[x] = fmaf(t[jj], x + jj < TX ? lo[x + jj] : hi[x + jj - TX], acc[x]);
@@ -476,59 +504,89 @@ NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const fl
 
 /// One block of kTaps taps for every output q of the thread whose tap plane exists in this input
 /// plane (q_first <= q <= q_last, warp-uniform): acc[q][x] += t_q[jj] * w[x + jj], where w is the
-/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * q_step. With one
-/// output per thread along axis 3 (2D images, separable x passes) every plane holds its tap
-/// plane, so the clamps and the branch compile away: 2D 17^2 took 4.5% less time on the H100
-/// (seventh pass). For KO > 1 a second, branch-free copy of the row code for the planes that hold
-/// every output's taps was 4-11% slower on the 3D and 4D rows (seventh pass, run 5), so the
-/// clamps stay.
-template <typename S, int kTaps>
+/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps[q] + jb (tiled_tap_rows).
+/// With one output per thread along axis 3 (2D images, separable x passes) every plane holds its
+/// tap plane, so the branch compiles away: 2D 17^2 took 4.5% less time on the H100 (seventh
+/// pass). For KO > 1 a second, branch-free copy of the row code for the planes that hold every
+/// output's taps was 4-11% slower on the 3D and 4D rows (seventh pass, run 5), so the branch
+/// stays.
+template <typename S, int kFirst, int kTaps>
 NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
-                                     const float (&hi)[S::TX], const float* taps, int q_step,
-                                     int q_first, int q_last) {
+                                     const float (&hi)[S::TX], const float* const (&taps)[S::KO],
+                                     int jb, int q_first, int q_last) {
   constexpr bool kAllQ = S::KO == 1;
   // Every output's taps are read before the first FMA (an output without taps in this plane
   // reads a valid neighbour's, unused), so the shared-memory latency of q + 1 hides behind the
   // FMAs of q instead of stalling each block.
   float t[S::KO][S::TX];
   NDCONV_UNROLL
-  for (int q = 0; q < S::KO; ++q) {
-    const int qc = kAllQ ? q : (q < q_first ? q_first : (q > q_last ? q_last : q));
-    tiled_read<S::TX>(t[q], taps - qc * q_step);
-  }
+  for (int q = 0; q < S::KO; ++q)
+    tiled_read<S::TX>(t[q], taps[q] + jb);
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (!kAllQ && (q < q_first || q > q_last))
       continue;
-    tiled_tap_block<S::TX, kTaps>(acc[q], lo, hi, t[q]);
+    tiled_tap_block<S::TX, kFirst, kTaps>(acc[q], lo, hi, t[q]);
   }
 }
 
 /// One input row segment against every tap row that uses it: for each output q in
-/// [q_first, q_last], acc[q][x] += sum_j0 taps_q[j0] * row[x + j0], x < TX, with K0 = full * TX +
-/// kLast taps (kLast in 1..TX). The window is read once for all q (TX/4 LDS.128 per block of TX
-/// taps) and slides in two halves that swap roles, so a full block issues KO * TX * TX FFMAs for
+/// [q_first, q_last], acc[q][x] += sum_j0 taps_q[j0] * row[x + j0], x < TX, kFirst <= j0 < K0, with
+/// K0 = full * TX + kLast taps (kLast in 1..TX; kFirst < TX lead taps skipped, see
+/// tiled_lead_geometry). The window is read once for all q (TX/4 LDS.128 per block of TX taps) and
+/// slides in two halves that swap roles, so a full block issues KO * TX * TX FFMAs for
 /// TX/4 * (1 + KO) shared loads. Row segment and tap rows are in shared memory, 16-byte aligned,
 /// readable up to the next multiple of TX.
-template <typename S, int kLast>
-NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
-                         int q_step, int q_first, int q_last, int full) {
+///
+/// Two loop forms, the same blocks in the same order. Shapes that skip lead taps (S::kLeads) peel
+/// the first block off the loop, since it alone skips them. The others keep the loop that starts
+/// at block 0: with the peeled form the Gaussian's fused x filter took 9% and the 2D row 3.5%
+/// longer on the H100, and with the unpeeled form plus a peeled iteration for lead taps the KO 4
+/// shape spilled at its register cap (different compiled schedules; eighth pass, run 1 and ptxas).
+template <typename S, int kFirst, int kLast>
+NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row,
+                         const float* const (&taps)[S::KO], int q_first, int q_last, int full) {
   constexpr int TX = S::TX;
+  static_assert(kFirst == 0 || S::kLeads, "only shapes with kLeads skip lead taps");
   float a[TX], b[TX];
   tiled_read<TX>(a, row);
-  for (int jb = 0;; jb += 2 * TX, full -= 2) {
-    tiled_read<TX>(b, row + jb + TX);
+  if constexpr (S::kLeads) {
+    tiled_read<TX>(b, row + TX);
     if (full == 0) {
-      tiled_tap_block_all_q<S, kLast>(acc, a, b, taps + jb, q_step, q_first, q_last);
+      tiled_tap_block_all_q<S, kFirst, kLast>(acc, a, b, taps, 0, q_first, q_last);
       return;
     }
-    tiled_tap_block_all_q<S, TX>(acc, a, b, taps + jb, q_step, q_first, q_last);
-    tiled_read<TX>(a, row + jb + 2 * TX);
-    if (full == 1) {
-      tiled_tap_block_all_q<S, kLast>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
-      return;
+    tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, 0, q_first, q_last);
+    // Blocks 1, 2, ...: the window's lower half is `b` for odd blocks, `a` for even ones.
+    for (int jb = TX;; jb += 2 * TX, full -= 2) {
+      tiled_read<TX>(a, row + jb + TX);
+      if (full == 1) {
+        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps, jb, q_first, q_last);
+        return;
+      }
+      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps, jb, q_first, q_last);
+      tiled_read<TX>(b, row + jb + 2 * TX);
+      if (full == 2) {
+        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps, jb + TX, q_first, q_last);
+        return;
+      }
+      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps, jb + TX, q_first, q_last);
     }
-    tiled_tap_block_all_q<S, TX>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
+  } else {
+    for (int jb = 0;; jb += 2 * TX, full -= 2) {
+      tiled_read<TX>(b, row + jb + TX);
+      if (full == 0) {
+        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps, jb, q_first, q_last);
+        return;
+      }
+      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps, jb, q_first, q_last);
+      tiled_read<TX>(a, row + jb + 2 * TX);
+      if (full == 1) {
+        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps, jb + TX, q_first, q_last);
+        return;
+      }
+      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps, jb + TX, q_first, q_last);
+    }
   }
 }
 
@@ -538,12 +596,14 @@ template <int TX_>
 struct TiledRowShape {
   static constexpr int TX = TX_;
   static constexpr int KO = 1;
+  static constexpr bool kLeads = false;
 };
 
 template <int TX, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
   float(&rows)[1][TX] = *reinterpret_cast<float(*)[1][TX]>(&acc);
-  tiled_row<TiledRowShape<TX>, kLast>(rows, row, taps, 0, 0, 0, full);
+  const float* const tap_rows[1] = {taps};
+  tiled_row<TiledRowShape<TX>, 0, kLast>(rows, row, tap_rows, 0, 0, full);
 }
 
 /// Taps in the last block of a tap row of K0 taps: 1..TX.
@@ -552,51 +612,78 @@ NDCONV_HD int tiled_last_block_taps(int k0) {
   return k0 - (k0 - 1) / TX * TX;
 }
 
-/// Compute phase for plane p with kLast taps in the last block of every tap row. Output q of the
-/// thread takes tap plane j3 = s - q of this plane, so the outputs with a tap here are
-/// q_first..q_last; every tap row j1 reads its input row segment once for all of them.
-template <typename S, int kLast>
+/// Compute phase for plane p with kFirst lead taps skipped and kLast taps in the last block of
+/// every tap row. Output q of the thread takes tap plane j3 = s - q of this plane, so the outputs
+/// with a tap here are q_first..q_last; every tap row j1 reads its input row segment once for all
+/// of them.
+template <typename S, int kFirst, int kLast>
 NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
                                         const float* taps_s, const float* tile,
-                                        float (&acc)[S::KO][S::TX], int p, int tx, int ty) {
+                                        float (&acc)[S::KO][S::TX], int j2, int s, int tx, int ty) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
   const int full = (k0 - 1) / S::TX;
-  const int per_slice = S::KO + k3 - 1;
-  const int j2 = p / per_slice, s = p % per_slice;
   const int q_first = s - k3 + 1 > 0 ? s - k3 + 1 : 0;
   const int q_last = s < S::KO - 1 ? s : S::KO - 1;
   const int q_step = k1 * l.k0_padded;  // from tap plane j3 to j3 - 1
   const float* row = tile + ty * l.pitch + tx * S::TX;
-  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded.
-  const float* taps = taps_s + j2 * l.slice_floats + s * q_step;
-  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.k0_padded)
-    tiled_row<S, kLast>(acc, row, taps, q_step, q_first, q_last, full);
+  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded, for
+  // q clamped to [q_first, q_last] (an output without taps here reads a neighbour's, unused).
+  // Computed once per plane and advanced per row: per row and output it had cost a multiply and
+  // an address computation (Nsight Compute, eighth pass).
+  const float* taps[S::KO];
+  NDCONV_UNROLL
+  for (int q = 0; q < S::KO; ++q) {
+    const int qc = S::KO == 1 ? q : (q < q_first ? q_first : (q > q_last ? q_last : q));
+    taps[q] = taps_s + j2 * l.slice_floats + (s - qc) * q_step;
+  }
+  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch) {
+    tiled_row<S, kFirst, kLast>(acc, row, taps, q_first, q_last, full);
+    NDCONV_UNROLL
+    for (int q = 0; q < S::KO; ++q)
+      taps[q] += l.k0_padded;
+  }
 }
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
 /// plane, warp-uniform), counting down from TX.
-template <typename S, int kLast = S::TX>
+template <typename S, int kFirst, int kLast = S::TX>
 NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const TiledLayout& l,
                                             const float* taps_s, const float* tile,
-                                            float (&acc)[S::KO][S::TX], int p, int tx, int ty) {
+                                            float (&acc)[S::KO][S::TX], int j2, int s, int tx,
+                                            int ty) {
   if constexpr (kLast > 1) {
     if (last != kLast) {
-      tiled_compute_plane_dispatch<S, kLast - 1>(last, g, l, taps_s, tile, acc, p, tx, ty);
+      tiled_compute_plane_dispatch<S, kFirst, kLast - 1>(last, g, l, taps_s, tile, acc, j2, s, tx,
+                                                         ty);
       return;
     }
   }
-  tiled_compute_plane_last<S, kLast>(g, l, taps_s, tile, acc, p, tx, ty);
+  tiled_compute_plane_last<S, kFirst, kLast>(g, l, taps_s, tile, acc, j2, s, tx, ty);
 }
 
-/// Compute phase for plane p (see tiled_load_plane): thread (tx, ty) adds the plane's
-/// contributions to its outputs. The last block's tap count is resolved here, once per plane, so
-/// the per-row loop carries no partial-block branches.
+/// Compute phase for plane p = j2 * (KO + K3 - 1) + s (see tiled_load_plane; the caller counts j2
+/// and s instead of dividing p, part of the 75-81 instructions per plane and warp that Nsight
+/// Compute counted outside the row loop on the 5^3 and 4D rows, eighth pass): thread (tx, ty)
+/// adds the plane's contributions to its outputs. The lead taps and the last block's tap count are
+/// resolved here, once per plane, so the per-row loop carries no partial-block branches.
 template <typename S>
 NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,
-                                   const float* tile, float (&acc)[S::KO][S::TX], int p, int tx,
-                                   int ty) {
-  tiled_compute_plane_dispatch<S>(tiled_last_block_taps<S::TX>(g.filter_extent[0]), g, l, taps_s,
-                                  tile, acc, p, tx, ty);
+                                   const float* tile, float (&acc)[S::KO][S::TX], int j2, int s,
+                                   int tx, int ty) {
+  const int last = tiled_last_block_taps<S::TX>(g.filter_extent[0]);
+  if constexpr (S::kLeads) {
+    switch (l.lead) {
+      case 1:
+        return tiled_compute_plane_dispatch<S, 1>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+      case 2:
+        return tiled_compute_plane_dispatch<S, 2>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+      case 3:
+        return tiled_compute_plane_dispatch<S, 3>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+      default:
+        break;
+    }
+  }
+  tiled_compute_plane_dispatch<S, 0>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
 }
 
 /// TX consecutive floats from registers to global memory at p (16-byte aligned): 128-bit stores on

@@ -4,6 +4,7 @@
 // buffers.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -97,6 +98,21 @@ inline std::vector<float> tiled_tap_rows(const detail::CorrelationProblem& p) {
   if (p.input.dims != 2)
     return dense_tap_rows(p);
   return std::vector<float>(p.taps, p.taps + p.filter_extent[0] * p.filter_extent[1]);
+}
+
+/// Tap rows of tiled_tap_rows (runs of k0 rows along x, `pitch` taps per row) for the geometry with
+/// `lead` lead taps (kernels::tiled_lead_geometry): `lead` zero rows before every run.
+inline std::vector<float> tiled_lead_tap_rows(const std::vector<float>& rows, int64_t k0,
+                                              int64_t pitch, int lead) {
+  if (lead == 0)
+    return rows;
+  const int64_t run = k0 * pitch, runs = static_cast<int64_t>(rows.size()) / run;
+  std::vector<float> led(static_cast<size_t>(runs * (run + lead * pitch)), 0.0f);
+  for (int64_t r = 0; r < runs; ++r) {
+    std::copy(rows.begin() + r * run, rows.begin() + (r + 1) * run,
+              led.begin() + r * (run + lead * pitch) + lead * pitch);
+  }
+  return led;
 }
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.

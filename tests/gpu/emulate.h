@@ -72,18 +72,32 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// all threads load plane p + 1 into the other buffer, then all threads compute plane p; finally
 /// all threads store. With `bulk`, the planes arrive as the bulk copy brings them (one box each,
 /// zeros outside the volume), and tiles at the faces get the other boundaries' values from all
-/// threads after the copy, as on the GPU. With `taps_laid_out`, the taps are laid out on the host
+/// threads after the copy, as on the GPU; shapes that skip lead taps (S::kLeads) take them as the
+/// dense launcher does for bulk copies (tiled_lead_geometry: `taps` are then rows of `tap_pitch`
+/// floats in tiled_tap_rows's order). With `taps_laid_out`, the taps are laid out on the host
 /// and copied straight (the dense launcher's way), else laid out by the threads. Shared memory is
 /// one host buffer per block.
 template <typename S>
-void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, const float* taps,
-                   bool small_grid = false, bool bulk = false, bool taps_laid_out = false) {
+void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
+                   const float* original_taps, bool small_grid = false, bool bulk = false,
+                   bool taps_laid_out = false) {
+  const int lead = bulk && S::kLeads ? kernels::tiled_lead(original) : 0;
+  const kernels::Geometry g = kernels::tiled_lead_geometry(original, lead);
+  std::vector<float> led_taps;
+  if (lead > 0) {  // a dense launch: the taps start at 0
+    const int64_t k0 = original.filter_extent[0], pitch = original.tap_pitch;
+    const int64_t count = k0 * original.filter_extent[1] * original.filter_extent[2] * pitch;
+    led_taps = cuda_backend::tiled_lead_tap_rows(
+        std::vector<float>(original_taps, original_taps + count), k0, pitch, lead);
+  }
+  const float* taps = lead > 0 ? led_taps.data() : original_taps;
   kernels::LaunchShape s = kernels::tiled_launch_shape<S>(g);
   if (small_grid) {
     s.grid[1] = (s.grid[1] + 1) / 2;
     s.grid[2] = (s.grid[2] + 2) / 3;
   }
-  const kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+  kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+  l.lead = lead;
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
@@ -140,9 +154,11 @@ void emulate_tiled(const kernels::Geometry& g, const float* in, float* out, cons
                 for (int tid = 0; tid < S::kThreads; ++tid)
                   kernels::tiled_fix_plane<S>(g, l, in, tiles[p & 1], maps.data(), t, p, tid);
               }
+              const int per_slice = S::KO + g.filter_extent[3] - 1;
               for (int tid = 0; tid < S::kThreads; ++tid)
-                kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid), p,
-                                                tid % S::BX, tid / S::BX);
+                kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid),
+                                                p / per_slice, p % per_slice, tid % S::BX,
+                                                tid / S::BX);
             }
             for (int tid = 0; tid < S::kThreads; ++tid)
               kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);
@@ -163,8 +179,8 @@ inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry&
     return emulate_tiled<TiledShape<8, 8, 4, 32>>(g, in, out, taps, small_grid, bulk,
                                                   taps_laid_out);
   if (ko == 4 && block_rows == 32)
-    return emulate_tiled<TiledShape<8, 4, 4, 32>>(g, in, out, taps, small_grid, bulk,
-                                                  taps_laid_out);
+    return emulate_tiled<TiledShape<8, 4, 4, 32, true>>(g, in, out, taps, small_grid, bulk,
+                                                        taps_laid_out);
   if (ko == 8 && block_rows == 1)
     return emulate_tiled<TiledShape<8, 8, 128, 1>>(g, in, out, taps, small_grid, bulk,
                                                    taps_laid_out);

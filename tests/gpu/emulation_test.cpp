@@ -180,7 +180,17 @@ TEST(TiledBulkCopy, RuleOfLayouts) {
   EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned + 4), "");
   g = volume(256, 256, 256, 11);  // 5 columns left: not on a 16-byte boundary
   EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
+  // ... but with 3 lead taps (offset -8, 14 taps, the first 3 skipped) they do.
+  EXPECT_EQ(kernels::tiled_lead(g), 3);
+  const Geometry lg = kernels::tiled_lead_geometry(g, 3);
+  EXPECT_EQ(lg.offset[0], -8);
+  EXPECT_EQ(lg.filter_extent[0], 14);
+  EXPECT_EQ(cuda_backend::bulk_copy_unfit(lg, kernels::tiled_layout<S>(lg), aligned), "");
+  EXPECT_EQ(kernels::tiled_lead(volume(256, 256, 256, 5)), 2);
+  EXPECT_EQ(kernels::tiled_lead(volume(256, 256, 256, 7)), 1);
+  EXPECT_EQ(kernels::tiled_lead(volume(256, 256, 256, 9)), 0);
   g.offset[0] = 0;  // the valid region
+  EXPECT_EQ(kernels::tiled_lead(g), 0);
   EXPECT_EQ(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
   g = volume(37, 33, 9, 9);  // rows 148 bytes apart
   EXPECT_NE(cuda_backend::bulk_copy_unfit(g, kernels::tiled_layout<S>(g), aligned), "");
@@ -199,6 +209,14 @@ TEST(TiledBulkCopy, RuleOfLayouts) {
   EXPECT_GE(l.map_offset, l.tile_offset + 2 * l.pitch * l.rows);
   EXPECT_EQ(l.barrier_offset % 2, 0);
   EXPECT_GE(l.barrier_offset, l.map_offset + l.map_ints);
+}
+
+// Lead taps: zero rows before every run of K0 tap rows along x, the rows themselves unchanged.
+TEST(TiledLeadTaps, ZeroRowsBeforeEveryRun) {
+  const std::vector<float> rows = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // 2 runs of 3 rows x 2
+  EXPECT_EQ(cuda_backend::tiled_lead_tap_rows(rows, 3, 2, 0), rows);
+  const std::vector<float> led = {0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 7, 8, 9, 10, 11, 12};
+  EXPECT_EQ(cuda_backend::tiled_lead_tap_rows(rows, 3, 2, 2), led);
 }
 
 // The tiled kernel multiplies no input outside an output's footprint either (the partial last
