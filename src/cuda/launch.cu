@@ -22,6 +22,7 @@
 #include "cuda/plan.h"
 #include "cuda/shared_memory.h"
 #include "cuda/tensor_map.h"
+#include "cuda/uploaded_taps.h"
 #include "engine/ko_rule.h"
 #include "kernels/kernels.cuh"
 #include "kernels/schedule.h"
@@ -106,17 +107,19 @@ struct TiledEntry {
   TiledTapsFn lay_out_taps;  ///< the taps in the kernel's shared layout (host)
   int threads;
   int outputs_along_x;  ///< TX
+  bool leads;           ///< skips lead taps (TiledShape::kLeads)
 };
 
-#define NDCONV_TILED_ENTRY(TX, KO, BX, BY)                                            \
-  TiledEntry {                                                                        \
-    KO, BY,                                                                           \
-        reinterpret_cast<const void*>(                                                \
-            &kernels::tiled_kernel<kernels::TiledShape<TX, KO, BX, BY>>),             \
-        &launch_tiled<kernels::TiledShape<TX, KO, BX, BY>>,                           \
-        &kernels::tiled_launch_shape<kernels::TiledShape<TX, KO, BX, BY>>,            \
-        &kernels::tiled_layout<kernels::TiledShape<TX, KO, BX, BY>>,                  \
-        &kernels::tiled_lay_out_taps<kernels::TiledShape<TX, KO, BX, BY>>, BX *BY, TX \
+#define NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS) kernels::TiledShape<TX, KO, BX, BY, LEADS>
+#define NDCONV_TILED_ENTRY(TX, KO, BX, BY, LEADS)                                                  \
+  TiledEntry {                                                                                     \
+    KO, BY,                                                                                        \
+        reinterpret_cast<const void*>(                                                             \
+            &kernels::tiled_kernel<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>),                    \
+        &launch_tiled<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                                  \
+        &kernels::tiled_launch_shape<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                   \
+        &kernels::tiled_layout<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                         \
+        &kernels::tiled_lay_out_taps<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>, BX *BY, TX, LEADS \
   }
 
 // (TX, KO, BX, BY). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero boundary, median
@@ -126,21 +129,22 @@ struct TiledEntry {
 const TiledEntry kTiledTable[] = {
     // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
     // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
-    NDCONV_TILED_ENTRY(8, 8, 4, 32),
+    NDCONV_TILED_ENTRY(8, 8, 4, 32, false),
     // default 3D/4D: 256^3 11^3 1.25 ms 55.2%, 5^3 0.269 ms 24.1%; 96^3x16 7^4 2.81 ms 37.3%
     // (seventh pass, run 9); 256^3 15^3 2.87 ms 60.3% (study, third pass)
-    NDCONV_TILED_ENTRY(8, 4, 4, 32),
+    NDCONV_TILED_ENTRY(8, 4, 4, 32, true),
     // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
-    NDCONV_TILED_ENTRY(8, 1, 4, 32),
+    NDCONV_TILED_ENTRY(8, 1, 4, 32, false),
     // axis 1 shorter than 16 outputs (not timed)
-    NDCONV_TILED_ENTRY(8, 8, 128, 1), NDCONV_TILED_ENTRY(8, 4, 128, 1),
-    NDCONV_TILED_ENTRY(8, 1, 128, 1),
+    NDCONV_TILED_ENTRY(8, 8, 128, 1, false), NDCONV_TILED_ENTRY(8, 4, 128, 1, false),
+    NDCONV_TILED_ENTRY(8, 1, 128, 1, false),
     // forced TX 16 x KO 2 (study block shapes): 11^3 1.52 ms 45.4%, 5^3 0.42 ms 15.6%
-    NDCONV_TILED_ENTRY(16, 2, 2, 64),
+    NDCONV_TILED_ENTRY(16, 2, 2, 64, false),
     // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.233 ms 64.3% (bulk plane copies,
     // taps laid out on the host: seventh pass, run 9), 11^2 0.17 ms 36% (third pass)
-    NDCONV_TILED_ENTRY(16, 1, 2, 64)};
+    NDCONV_TILED_ENTRY(16, 1, 2, 64, false)};
 #undef NDCONV_TILED_ENTRY
+#undef NDCONV_TILED_SHAPE
 
 const TiledEntry* find_tiled(int ko, int block_rows) {
   for (const TiledEntry& e : kTiledTable) {
@@ -253,6 +257,8 @@ bool tiled_disabled() {
 std::mutex g_mutex;
 std::map<std::tuple<int, const void*, int>, KernelVariant> g_variants;
 std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
+// What each device's constant and global tap buffers last received (upload_taps).
+std::map<int, UploadedTaps> g_constant_uploads, g_global_uploads;
 
 // `dynamic_shared_bytes`: 0 for a kernel's own resources (the tables), or a launch's dynamic shared
 // memory, which lowers the blocks per SM of a kernel with a large tile (the tiled kernel).
@@ -340,24 +346,44 @@ dim3 to_dim3(const int v[3]) {
               static_cast<unsigned>(v[2]));
 }
 
+// NDCONV_CUDA_TAP_CACHE=off: every launch uploads its taps even when the device already holds them
+// (for comparisons in one run).
+bool tap_cache_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_TAP_CACHE");
+  return v != nullptr && std::string(v) == "off";
+}
+
 // Copies taps to the device, stream-ordered: constant memory when `constant`, else the device's
-// global tap buffer (returned). Pageable sources are staged by the runtime before return.
+// global tap buffer (returned). Pageable sources are staged by the runtime before return. Skipped
+// when the buffer already holds these taps (uploaded_taps.h): `stream` then waits for the upload
+// that wrote them.
 const float* upload_taps(int device, const std::vector<float>& taps, bool constant,
                          cudaStream_t stream) {
   const size_t bytes = taps.size() * sizeof(float);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  UploadedTaps& uploaded = (constant ? g_constant_uploads : g_global_uploads)[device];
+  const bool cached = !tap_cache_disabled();
   if (constant) {
-    NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
-                                              cudaMemcpyHostToDevice, stream));
+    if (!cached || !uploaded.holds(taps, stream)) {
+      uploaded.forget();
+      NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
+                                                cudaMemcpyHostToDevice, stream));
+      uploaded.wrote(taps, stream);
+    }
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(g_mutex);
   DeviceBuffer& buffer = g_global_taps[device];
   if (buffer.size() < taps.size()) {
+    uploaded.forget();
     NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
     buffer.allocate(taps.size());
   }
-  NDCONV_CUDA_CHECK(
-      cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
+  if (!cached || !uploaded.holds(taps, stream)) {
+    uploaded.forget();
+    NDCONV_CUDA_CHECK(
+        cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
+    uploaded.wrote(taps, stream);
+  }
   return buffer.get();
 }
 
@@ -460,24 +486,42 @@ std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
   return "";
 }
 
-LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& tg,
-                              const TiledEntry& e, const kernels::LaunchShape& s,
+// The lead taps (kernels::tiled_lead_geometry) a launch of entry e on geometry tg skips: where the
+// entry can skip them and the bulk copy can then load the planes (their boxes start on 16-byte
+// boundaries only with them), kernels::tiled_lead(tg); else 0, and the planes keep the layout of
+// tg. With NDCONV_CUDA_TILED_LOAD=copy: 0.
+int tiled_launch_lead(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
+  const int lead = kernels::tiled_lead(tg);
+  if (lead == 0 || !e.leads)
+    return 0;
+  const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
+  kernels::TensorMap map{};
+  return tiled_bulk_loads(device, lg, e.layout(lg), in, map) ? lead : 0;
+}
+
+// Launches entry e on `lg`: the tiled geometry of p with `lead` lead taps (tiled_launch_lead),
+// whose launch shape is s.
+LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& lg,
+                              int lead, const TiledEntry& e, const kernels::LaunchShape& s,
                               std::string reason, cudaStream_t stream) {
-  const kernels::TiledLayout l = e.layout(tg);
+  kernels::TiledLayout l = e.layout(lg);
+  l.lead = lead;
   // The taps in the kernel's shared layout, so that each block copies them straight.
-  const std::vector<float> tiled_taps = tiled_tap_rows(p);
+  const std::vector<float> tiled_taps =
+      tiled_lead_tap_rows(tiled_tap_rows(p), lg.filter_extent[0] - lead, lg.tap_pitch, lead);
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
-  e.lay_out_taps(tg, l, tiled_taps.data(), laid_out.data());
+  e.lay_out_taps(lg, l, tiled_taps.data(), laid_out.data());
   const float* global_taps = upload_taps(device, laid_out, false, stream);
   kernels::TensorMap map{};
-  const bool bulk = tiled_bulk_loads(device, tg, l, p.input.data, map);
-  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, tg, l, p.input.data,
+  const bool bulk = tiled_bulk_loads(device, lg, l, p.input.data, map);
+  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, lg, l, p.input.data,
            p.output.data, global_taps, map, bulk ? 1 : 0, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
   plan.reason = std::move(reason);
-  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "");
+  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "") +
+                (lead > 0 ? " lead " + std::to_string(lead) : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
@@ -540,10 +584,12 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
         continue;
       kernels::LaunchShape s;
       KernelVariant v;
+      const int lead = tiled_launch_lead(device, *te, tg, p.input.data);
+      const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
       // At least two blocks per SM, so that one block's barriers and plane loads overlap
       // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
-      if (tiled_unfit(device, *te, tg, s, v).empty() && v.blocks_per_sm >= 2)
-        return launch_tiled_entry(device, p, tg, *te, s, tc.reason, stream);
+      if (tiled_unfit(device, *te, lg, s, v).empty() && v.blocks_per_sm >= 2)
+        return launch_tiled_entry(device, p, lg, lead, *te, s, tc.reason, stream);
     }
   }
   return launch_blocked_dense(p, outputs_per_thread, device, stream);
@@ -590,10 +636,12 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   }
   kernels::LaunchShape s;
   KernelVariant v;
-  const std::string unfit = tiled_unfit(device, *e, tg, s, v);
+  const int lead = tiled_launch_lead(device, *e, tg, p.input.data);
+  const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
+  const std::string unfit = tiled_unfit(device, *e, lg, s, v);
   if (!unfit.empty())
     throw InvalidArgument(unfit);
-  return launch_tiled_entry(device, p, tg, *e, s,
+  return launch_tiled_entry(device, p, lg, lead, *e, s,
                             "tiled kernel " + tiled_entry_name(*e) + " requested by the caller",
                             stream);
 }

@@ -334,11 +334,19 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
     ShapeCase shape;
     bool rows_aligned;  // rows 16-byte multiples
   };
-  const Case cases[] = {
-      {{3, {68, 40, 21, 1}, {9, 3, 4, 1}}, true}, {{3, {36, 33, 9, 1}, {17, 11, 5, 1}}, true},
-      {{3, {40, 36, 3, 1}, {9, 5, 9, 1}}, true},  {{4, {36, 17, 5, 11}, {9, 4, 3, 5}}, true},
-      {{4, {36, 40, 5, 11}, {9, 4, 3, 5}}, true}, {{2, {100, 50, 1, 1}, {17, 7, 1, 1}}, true},
-      {{2, {64, 40, 1, 1}, {3, 3, 1, 1}}, true},  {{3, {37, 33, 9, 1}, {9, 5, 5, 1}}, false}};
+  const Case cases[] = {{{3, {68, 40, 21, 1}, {9, 3, 4, 1}}, true},
+                        {{3, {36, 33, 9, 1}, {17, 11, 5, 1}}, true},
+                        {{3, {40, 36, 3, 1}, {9, 5, 9, 1}}, true},
+                        {{4, {36, 17, 5, 11}, {9, 4, 3, 5}}, true},
+                        {{4, {36, 40, 5, 11}, {9, 4, 3, 5}}, true},
+                        {{2, {100, 50, 1, 1}, {17, 7, 1, 1}}, true},
+                        {{2, {64, 40, 1, 1}, {3, 3, 1, 1}}, true},
+                        {{3, {37, 33, 9, 1}, {9, 5, 5, 1}}, false},
+                        // Widths whose boxes start off a 16-byte boundary: 3, 2, 1 and 2 lead taps.
+                        {{3, {68, 40, 21, 1}, {11, 3, 4, 1}}, true},
+                        {{3, {36, 33, 9, 1}, {5, 5, 3, 1}}, true},
+                        {{4, {36, 17, 5, 11}, {7, 3, 3, 4}}, true},
+                        {{3, {40, 36, 7, 1}, {4, 3, 3, 1}}, true}};
   for (const Case& c : cases) {
     const ShapeCase& s = c.shape;
     for (Boundary b : kBoundaries) {
@@ -352,8 +360,8 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
         const DenseFilter f{s.dims, s.filter, taps.data()};
         const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                          Operation::Correlation, b, region);
-        // Odd filters: the same region reads (K0 - 1) / 2 columns left of each output.
-        const bool boxes_aligned = region == OutputRegion::Valid || (s.filter[0] - 1) / 2 % 4 == 0;
+        // The same region reads K0 / 2 columns left of each output.
+        const int lead = region == OutputRegion::Valid ? 0 : (4 - s.filter[0] / 2 % 4) % 4;
         for (const bool force_copy : {false, true}) {
           if (force_copy)
             ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
@@ -371,12 +379,70 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           // The one-row block shape's tiles (128 threads x 8 outputs along x) are wider than a
           // box of the copy engine (256 elements).
           const bool narrow_box = notes.find("block 128x1") == std::string::npos;
+          // Only the 3D/4D default shape (TX 8, KO 4, 32 block rows) skips lead taps.
+          const bool leads = notes.find("KO=4 block 4x32") != std::string::npos;
           const bool bulk =
-              c.rows_aligned && boxes_aligned && narrow_box && bulk_device && !force_copy;
+              c.rows_aligned && (lead == 0 || leads) && narrow_box && bulk_device && !force_copy;
           EXPECT_EQ(notes.find("bulk") != std::string::npos, bulk) << s << "\n" << notes;
+          EXPECT_EQ(notes.find(" lead " + std::to_string(lead)) != std::string::npos,
+                    bulk && lead > 0)
+              << s << "\n"
+              << notes;
         }
       }
     }
+  }
+}
+
+// Launches skip the upload of taps the device already holds (src/cuda/uploaded_taps.h). A
+// sequence of filters whose taps repeat, change by one tap, and alternate between the tiled
+// kernel (global taps), the blocked kernel (constant taps) and a separable filter (both), each on
+// the stream of its own call, must each match the reference: a stale buffer or an upload the
+// launch does not wait for gives another filter's result.
+TEST(CudaTaps, RepeatedAndChangedTapsReachTheKernels) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase s{3, {40, 33, 21, 1}, {5, 3, 7, 1}};
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+  const std::vector<float> a = random_values(voxels(s.dims, s.filter), seed + 1);
+  const std::vector<float> b = random_values(voxels(s.dims, s.filter), seed + 2);
+  std::vector<float> a_changed = a;
+  a_changed.back() = -a_changed.back();
+  const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
+  const Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 0);
+  auto check_dense = [&](const std::vector<float>& taps, const char* kernel, const char* what) {
+    if (kernel[0] != '\0')
+      ::setenv("NDCONV_CUDA_DENSE_KERNEL", kernel, 1);
+    const std::vector<float> out = gpu_dense(s, in, taps, o);
+    ::unsetenv("NDCONV_CUDA_DENSE_KERNEL");
+    const DenseFilter f{s.dims, s.filter, taps.data()};
+    EXPECT_LT(relative_l2_error(out, reference_dense(in_view, f, Operation::Correlation,
+                                                     Boundary::Zero, OutputRegion::Same)),
+              kTolerance)
+        << what << " seed=" << seed;
+  };
+  auto check_separable = [&](uint64_t taps_seed) {
+    Index filter_extent;
+    const SeparableFilter f = random_separable_filter(
+        s, taps_seed, [](int) { return true; }, filter_extent);
+    std::vector<float> out(in.size());
+    poison(out);
+    filter_separable(in_view, f, make_view(out.data(), s.dims, s.volume), o);
+    EXPECT_LT(relative_l2_error(out, reference_separable(in_view, f, Operation::Correlation,
+                                                         Boundary::Zero, OutputRegion::Same)),
+              kTolerance)
+        << "separable seed=" << taps_seed;
+  };
+  for (const char* kernel : {"", "blocked"}) {
+    check_dense(a, kernel, "a");
+    check_dense(a, kernel, "a again");
+    check_dense(b, kernel, "b");
+    check_dense(a, kernel, "a after b");
+    check_dense(a_changed, kernel, "a with its last tap negated");
+    check_separable(seed + 3);
+    check_dense(a, kernel, "a after a separable filter");
+    check_separable(seed + 3);
+    check_separable(seed + 4);
   }
 }
 
