@@ -504,24 +504,26 @@ NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const fl
 
 /// One block of kTaps taps for every output q of the thread whose tap plane exists in this input
 /// plane (q_first <= q <= q_last, warp-uniform): acc[q][x] += t_q[jj] * w[x + jj], where w is the
-/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps[q] + jb (tiled_tap_rows).
-/// With one output per thread along axis 3 (2D images, separable x passes) every plane holds its
-/// tap plane, so the branch compiles away: 2D 17^2 took 4.5% less time on the H100 (seventh
-/// pass). For KO > 1 a second, branch-free copy of the row code for the planes that hold every
-/// output's taps was 4-11% slower on the 3D and 4D rows (seventh pass, run 5), so the branch
-/// stays.
+/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * q_step. With one
+/// output per thread along axis 3 (2D images, separable x passes) every plane holds its tap
+/// plane, so the clamps and the branch compile away: 2D 17^2 took 4.5% less time on the H100
+/// (seventh pass). For KO > 1 a second, branch-free copy of the row code for the planes that hold
+/// every output's taps was 4-11% slower on the 3D and 4D rows (seventh pass, run 5), so the
+/// clamps stay.
 template <typename S, int kFirst, int kTaps>
 NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
-                                     const float (&hi)[S::TX], const float* const (&taps)[S::KO],
-                                     int jb, int q_first, int q_last) {
+                                     const float (&hi)[S::TX], const float* taps, int q_step,
+                                     int q_first, int q_last) {
   constexpr bool kAllQ = S::KO == 1;
   // Every output's taps are read before the first FMA (an output without taps in this plane
   // reads a valid neighbour's, unused), so the shared-memory latency of q + 1 hides behind the
   // FMAs of q instead of stalling each block.
   float t[S::KO][S::TX];
   NDCONV_UNROLL
-  for (int q = 0; q < S::KO; ++q)
-    tiled_read<S::TX>(t[q], taps[q] + jb);
+  for (int q = 0; q < S::KO; ++q) {
+    const int qc = kAllQ ? q : (q < q_first ? q_first : (q > q_last ? q_last : q));
+    tiled_read<S::TX>(t[q], taps - qc * q_step);
+  }
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (!kAllQ && (q < q_first || q > q_last))
@@ -544,8 +546,8 @@ NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&l
 /// longer on the H100, and with the unpeeled form plus a peeled iteration for lead taps the KO 4
 /// shape spilled at its register cap (different compiled schedules; eighth pass, run 1 and ptxas).
 template <typename S, int kFirst, int kLast>
-NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row,
-                         const float* const (&taps)[S::KO], int q_first, int q_last, int full) {
+NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
+                         int q_step, int q_first, int q_last, int full) {
   constexpr int TX = S::TX;
   static_assert(kFirst == 0 || S::kLeads, "only shapes with kLeads skip lead taps");
   float a[TX], b[TX];
@@ -553,39 +555,39 @@ NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row,
   if constexpr (S::kLeads) {
     tiled_read<TX>(b, row + TX);
     if (full == 0) {
-      tiled_tap_block_all_q<S, kFirst, kLast>(acc, a, b, taps, 0, q_first, q_last);
+      tiled_tap_block_all_q<S, kFirst, kLast>(acc, a, b, taps, q_step, q_first, q_last);
       return;
     }
-    tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, 0, q_first, q_last);
+    tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, q_step, q_first, q_last);
     // Blocks 1, 2, ...: the window's lower half is `b` for odd blocks, `a` for even ones.
     for (int jb = TX;; jb += 2 * TX, full -= 2) {
       tiled_read<TX>(a, row + jb + TX);
       if (full == 1) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps, jb, q_first, q_last);
+        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps + jb, q_step, q_first, q_last);
         return;
       }
-      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps, jb, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps + jb, q_step, q_first, q_last);
       tiled_read<TX>(b, row + jb + 2 * TX);
       if (full == 2) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps, jb + TX, q_first, q_last);
+        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps + jb + TX, q_step, q_first, q_last);
         return;
       }
-      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps, jb + TX, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps + jb + TX, q_step, q_first, q_last);
     }
   } else {
     for (int jb = 0;; jb += 2 * TX, full -= 2) {
       tiled_read<TX>(b, row + jb + TX);
       if (full == 0) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps, jb, q_first, q_last);
+        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps + jb, q_step, q_first, q_last);
         return;
       }
-      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps, jb, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps + jb, q_step, q_first, q_last);
       tiled_read<TX>(a, row + jb + 2 * TX);
       if (full == 1) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps, jb + TX, q_first, q_last);
+        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
         return;
       }
-      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps, jb + TX, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
     }
   }
 }
@@ -602,8 +604,7 @@ struct TiledRowShape {
 template <int TX, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
   float(&rows)[1][TX] = *reinterpret_cast<float(*)[1][TX]>(&acc);
-  const float* const tap_rows[1] = {taps};
-  tiled_row<TiledRowShape<TX>, 0, kLast>(rows, row, tap_rows, 0, 0, full);
+  tiled_row<TiledRowShape<TX>, 0, kLast>(rows, row, taps, 0, 0, 0, full);
 }
 
 /// Taps in the last block of a tap row of K0 taps: 1..TX.
@@ -626,22 +627,10 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
   const int q_last = s < S::KO - 1 ? s : S::KO - 1;
   const int q_step = k1 * l.k0_padded;  // from tap plane j3 to j3 - 1
   const float* row = tile + ty * l.pitch + tx * S::TX;
-  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded, for
-  // q clamped to [q_first, q_last] (an output without taps here reads a neighbour's, unused).
-  // Computed once per plane and advanced per row: per row and output it had cost a multiply and
-  // an address computation (Nsight Compute, eighth pass).
-  const float* taps[S::KO];
-  NDCONV_UNROLL
-  for (int q = 0; q < S::KO; ++q) {
-    const int qc = S::KO == 1 ? q : (q < q_first ? q_first : (q > q_last ? q_last : q));
-    taps[q] = taps_s + j2 * l.slice_floats + (s - qc) * q_step;
-  }
-  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch) {
-    tiled_row<S, kFirst, kLast>(acc, row, taps, q_first, q_last, full);
-    NDCONV_UNROLL
-    for (int q = 0; q < S::KO; ++q)
-      taps[q] += l.k0_padded;
-  }
+  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded.
+  const float* taps = taps_s + j2 * l.slice_floats + s * q_step;
+  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.k0_padded)
+    tiled_row<S, kFirst, kLast>(acc, row, taps, q_step, q_first, q_last, full);
 }
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
