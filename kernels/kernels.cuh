@@ -135,6 +135,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
           parity ^= 1u << current;
           if (fix) {
             tiled_fix_plane<S>(g, l, in, tile0 + current * l.tile_floats, maps, t, p, tid);
+            tiled_commit();
+            tiled_wait(0);        // this thread's copies into the halo have landed
             bulk_fence_shared();  // before the copy engine refills this buffer
             __syncthreads();
           }

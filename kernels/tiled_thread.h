@@ -438,8 +438,14 @@ NDCONV_HD bool tiled_bulk_needs_fix(const Geometry& g, const TiledLayout& l, con
 
 /// After the bulk copy of plane p (all threads; warps take rows, lanes columns): the elements the
 /// copy filled with zeros because they lie outside the volume in x or along axis 1 get the
-/// boundary's values, read through the tile's maps (tiled_load_maps). Only columns the FMAs use
-/// are written. Called where tiled_bulk_needs_fix holds, so every map entry is an index.
+/// boundary's values, read through the tile's maps (tiled_load_maps) by asynchronous copies
+/// (tiled_copy_valid; the caller completes them, tiled_wait(0), before its barrier), so that a
+/// warp's copies for its rows are all in flight at once. With plain loads and stores each warp of
+/// a face tile waited on one global load after another, and the other boundaries took 14-66%
+/// longer than zero on the 3D and 4D rows once every width was bulk-copied (eighth pass, run 5).
+/// (Numbering the elements across the block instead made the KO 4 shape spill at its register
+/// cap.) Only columns the FMAs use are written. Called where tiled_bulk_needs_fix holds, so every
+/// map entry is an index.
 template <typename S>
 NDCONV_HD void tiled_fix_plane(const Geometry& g, const TiledLayout& l, const float* in,
                                float* tile, const int* maps, const TileOrigin& t, int p, int tid) {
@@ -461,11 +467,11 @@ NDCONV_HD void tiled_fix_plane(const Geometry& g, const TiledLayout& l, const fl
     float* dst = tile + r * l.pitch;
     const bool whole_row = y_first + r < 0 || y_first + r >= g.in_extent[1];
     for (int col = lane; col < (whole_row ? columns : left); col += 32)
-      dst[col] = src[column_map[col] * g.in_stride[0]];
+      tiled_copy_valid(dst + col, src + column_map[col] * g.in_stride[0]);
     if (whole_row)
       continue;
     for (int col = right + lane; col < columns; col += 32)
-      dst[col] = src[column_map[col] * g.in_stride[0]];
+      tiled_copy_valid(dst + col, src + column_map[col] * g.in_stride[0]);
   }
 }
 
