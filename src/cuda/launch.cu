@@ -122,16 +122,17 @@ struct TiledEntry {
         &kernels::tiled_lay_out_taps<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>, BX *BY, TX, LEADS \
   }
 
-// (TX, KO, BX, BY). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero boundary, median
-// device time, % of the FMA peak measured in the same run (64.9 TFLOP/s): the defaults from the
-// bench of the final commit 42ba949 (docs/gpu-validation.md, run 10), the forced KO from the study
-// sweep of 611781a (docs/study.md).
+// (TX, KO, BX, BY, lead taps). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero
+// boundary, median device time, % of the FMA peak measured in the same run (64.9 TFLOP/s): the
+// defaults from the bench of the final commit 42ba949 (docs/gpu-validation.md, run 10), the forced
+// KO from the study sweep of 611781a (docs/study.md).
 const TiledEntry kTiledTable[] = {
     // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
     // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
     NDCONV_TILED_ENTRY(8, 8, 4, 32, false),
-    // default 3D/4D: 256^3 11^3 1.25 ms 55.2%, 5^3 0.269 ms 24.1%; 96^3x16 7^4 2.81 ms 37.3%
-    // (seventh pass, run 9); 256^3 15^3 2.87 ms 60.3% (study, third pass)
+    // default 3D/4D, the one shape with lead taps: 256^3 11^3 1.068 ms 64.7%, 5^3 0.152 ms 42.8%;
+    // 96^3x16 7^4 1.734 ms 60.7% (bulk copies with 3 / 2 / 1 lead taps; eighth pass, run 6);
+    // 256^3 15^3 2.87 ms 60.3% (study, third pass)
     NDCONV_TILED_ENTRY(8, 4, 4, 32, true),
     // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
     NDCONV_TILED_ENTRY(8, 1, 4, 32, false),
