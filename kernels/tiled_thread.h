@@ -538,6 +538,30 @@ NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&l
   }
 }
 
+/// Tap blocks jb / TX, jb / TX + 1, ... of a row segment (tiled_row), `full` of them full and the
+/// last with kLast taps; `lo` holds the window's lower half for block jb (read), `hi` is read here.
+/// The halves swap roles from block to block, so the window slides without register moves.
+template <typename S, int kLast>
+NDCONV_HD void tiled_row_blocks(float (&acc)[S::KO][S::TX], float (&lo)[S::TX], float (&hi)[S::TX],
+                                const float* row, const float* taps, int q_step, int q_first,
+                                int q_last, int jb, int full) {
+  constexpr int TX = S::TX;
+  for (;; jb += 2 * TX, full -= 2) {
+    tiled_read<TX>(hi, row + jb + TX);
+    if (full == 0) {
+      tiled_tap_block_all_q<S, 0, kLast>(acc, lo, hi, taps + jb, q_step, q_first, q_last);
+      return;
+    }
+    tiled_tap_block_all_q<S, 0, TX>(acc, lo, hi, taps + jb, q_step, q_first, q_last);
+    tiled_read<TX>(lo, row + jb + 2 * TX);
+    if (full == 1) {
+      tiled_tap_block_all_q<S, 0, kLast>(acc, hi, lo, taps + jb + TX, q_step, q_first, q_last);
+      return;
+    }
+    tiled_tap_block_all_q<S, 0, TX>(acc, hi, lo, taps + jb + TX, q_step, q_first, q_last);
+  }
+}
+
 /// One input row segment against every tap row that uses it: for each output q in
 /// [q_first, q_last], acc[q][x] += sum_j0 taps_q[j0] * row[x + j0], x < TX, kFirst <= j0 < K0, with
 /// K0 = full * TX + kLast taps (kLast in 1..TX; kFirst < TX lead taps skipped, see
@@ -546,11 +570,11 @@ NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&l
 /// TX/4 * (1 + KO) shared loads. Row segment and tap rows are in shared memory, 16-byte aligned,
 /// readable up to the next multiple of TX.
 ///
-/// Two loop forms, the same blocks in the same order. Shapes that skip lead taps (S::kLeads) peel
-/// the first block off the loop, since it alone skips them. The others keep the loop that starts
-/// at block 0: with the peeled form the Gaussian's fused x filter took 9% and the 2D row 3.5%
-/// longer on the H100, and with the unpeeled form plus a peeled iteration for lead taps the KO 4
-/// shape spilled at its register cap (different compiled schedules; eighth pass, run 1 and ptxas).
+/// Shapes that skip lead taps (S::kLeads) take the first block outside the loop, since it alone
+/// skips them. The others start the loop at block 0: with the first block outside the loop in
+/// every shape the Gaussian's fused x filter took 9% and the 2D row 3.5% longer on the H100, and
+/// with the loop from block 0 plus a peeled iteration for lead taps the KO 4 shape spilled at its
+/// register cap (different compiled schedules; eighth pass, run 1 and ptxas).
 template <typename S, int kFirst, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
                          int q_step, int q_first, int q_last, int full) {
@@ -565,36 +589,9 @@ NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const flo
       return;
     }
     tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, q_step, q_first, q_last);
-    // Blocks 1, 2, ...: the window's lower half is `b` for odd blocks, `a` for even ones.
-    for (int jb = TX;; jb += 2 * TX, full -= 2) {
-      tiled_read<TX>(a, row + jb + TX);
-      if (full == 1) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps + jb, q_step, q_first, q_last);
-        return;
-      }
-      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps + jb, q_step, q_first, q_last);
-      tiled_read<TX>(b, row + jb + 2 * TX);
-      if (full == 2) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps + jb + TX, q_step, q_first, q_last);
-        return;
-      }
-      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps + jb + TX, q_step, q_first, q_last);
-    }
+    tiled_row_blocks<S, kLast>(acc, b, a, row, taps, q_step, q_first, q_last, TX, full - 1);
   } else {
-    for (int jb = 0;; jb += 2 * TX, full -= 2) {
-      tiled_read<TX>(b, row + jb + TX);
-      if (full == 0) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, a, b, taps + jb, q_step, q_first, q_last);
-        return;
-      }
-      tiled_tap_block_all_q<S, 0, TX>(acc, a, b, taps + jb, q_step, q_first, q_last);
-      tiled_read<TX>(a, row + jb + 2 * TX);
-      if (full == 1) {
-        tiled_tap_block_all_q<S, 0, kLast>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
-        return;
-      }
-      tiled_tap_block_all_q<S, 0, TX>(acc, b, a, taps + jb + TX, q_step, q_first, q_last);
-    }
+    tiled_row_blocks<S, kLast>(acc, a, b, row, taps, q_step, q_first, q_last, 0, full);
   }
 }
 
