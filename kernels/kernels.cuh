@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
           __syncthreads();  // ... and every thread's
         }
         tiled_compute_plane<S>(g, l, taps_s, tile0 + current * l.tile_floats, acc, j2, s, tx, ty);
-        if (++s == S::KO + g.filter_extent[3] - 1) {
+        if (++s == tiled_slice_planes<S>(g)) {
           s = 0;
           ++j2;
         }

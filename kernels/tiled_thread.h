@@ -135,10 +135,16 @@ NDCONV_HD Geometry tiled_lead_geometry(Geometry g, int lead) {
   return g;
 }
 
-/// Input planes a block tile walks through: (j2, s) for j2 < K2 and s < KO + K3 - 1.
+/// Input planes along axis 3 per tap index j2 of a block tile: s < KO + K3 - 1.
+template <typename S>
+NDCONV_HD int tiled_slice_planes(const Geometry& g) {
+  return S::KO + g.filter_extent[3] - 1;
+}
+
+/// Input planes a block tile walks through: (j2, s) for j2 < K2 and s < tiled_slice_planes.
 template <typename S>
 NDCONV_HD int tiled_planes(const Geometry& g) {
-  return g.filter_extent[2] * (S::KO + g.filter_extent[3] - 1);
+  return g.filter_extent[2] * tiled_slice_planes<S>(g);
 }
 
 /// Block tiles along each launch dimension: x tiles, axis-1 tiles, (axis-2 index, KO chunk).
@@ -275,7 +281,7 @@ inline constexpr int kCopyChunks = 4;
 template <typename S>
 NDCONV_HD void tiled_plane_position(const Geometry& g, const TileOrigin& t, int p, int64_t& i2,
                                     int64_t& i3) {
-  const int per_slice = S::KO + g.filter_extent[3] - 1;
+  const int per_slice = tiled_slice_planes<S>(g);
   i2 = t.o[2] + g.offset[2] + p / per_slice;
   i3 = t.o[3] + g.offset[3] + p % per_slice;
 }

@@ -154,7 +154,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
                 for (int tid = 0; tid < S::kThreads; ++tid)
                   kernels::tiled_fix_plane<S>(g, l, in, tiles[p & 1], maps.data(), t, p, tid);
               }
-              const int per_slice = S::KO + g.filter_extent[3] - 1;
+              const int per_slice = kernels::tiled_slice_planes<S>(g);
               for (int tid = 0; tid < S::kThreads; ++tid)
                 kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid),
                                                 p / per_slice, p % per_slice, tid % S::BX,
