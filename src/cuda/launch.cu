@@ -363,29 +363,24 @@ const float* upload_taps(int device, const std::vector<float>& taps, bool consta
   const size_t bytes = taps.size() * sizeof(float);
   std::lock_guard<std::mutex> lock(g_mutex);
   UploadedTaps& uploaded = (constant ? g_constant_uploads : g_global_uploads)[device];
-  const bool cached = !tap_cache_disabled();
-  if (constant) {
-    if (!cached || !uploaded.holds(taps, stream)) {
-      uploaded.forget();
-      NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
-                                                cudaMemcpyHostToDevice, stream));
-      uploaded.wrote(taps, stream);
-    }
-    return nullptr;
-  }
   DeviceBuffer& buffer = g_global_taps[device];
-  if (buffer.size() < taps.size()) {
+  if (!constant && buffer.size() < taps.size()) {
     uploaded.forget();
     NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
     buffer.allocate(taps.size());
   }
-  if (!cached || !uploaded.holds(taps, stream)) {
+  if (tap_cache_disabled() || !uploaded.holds(taps, stream)) {
     uploaded.forget();
-    NDCONV_CUDA_CHECK(
-        cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
+    if (constant) {
+      NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
+                                                cudaMemcpyHostToDevice, stream));
+    } else {
+      NDCONV_CUDA_CHECK(
+          cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
+    }
     uploaded.wrote(taps, stream);
   }
-  return buffer.get();
+  return constant ? nullptr : buffer.get();
 }
 
 // Launches a blocked pass; a plan of several passes describes its first (shape and resources).
@@ -487,24 +482,41 @@ std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
   return "";
 }
 
-// The lead taps (kernels::tiled_lead_geometry) a launch of entry e on geometry tg skips: where the
-// entry can skip them and the bulk copy can then load the planes (their boxes start on 16-byte
-// boundaries only with them), kernels::tiled_lead(tg); else 0, and the planes keep the layout of
-// tg. With NDCONV_CUDA_TILED_LOAD=copy: 0.
-int tiled_launch_lead(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
+// How a dense launch of entry e on geometry tg loads its planes, decided (and the tensor map
+// encoded) once.
+struct TiledLoads {
+  int lead = 0;  ///< lead taps (kernels::tiled_lead_geometry) the launch skips
+  bool bulk = false;
+  kernels::TensorMap map{};  ///< when bulk
+};
+
+// Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
+// on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
+// lead taps, and bulk copies where the copy engine can load tg's planes. With
+// NDCONV_CUDA_TILED_LOAD=copy: neither.
+TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
+  TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
-  if (lead == 0 || !e.leads)
-    return 0;
-  const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
-  kernels::TensorMap map{};
-  return tiled_bulk_loads(device, lg, e.layout(lg), in, map) ? lead : 0;
+  if (lead > 0 && e.leads) {
+    const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
+    if (tiled_bulk_loads(device, lg, e.layout(lg), in, loads.map)) {
+      loads.lead = lead;
+      loads.bulk = true;
+      return loads;
+    }
+  }
+  loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
+  return loads;
 }
 
-// Launches entry e on `lg`: the tiled geometry of p with `lead` lead taps (tiled_launch_lead),
-// whose launch shape is s.
+// Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
+// launch shape is s.
 LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& lg,
-                              int lead, const TiledEntry& e, const kernels::LaunchShape& s,
-                              std::string reason, cudaStream_t stream) {
+                              const TiledLoads& loads, const TiledEntry& e,
+                              const kernels::LaunchShape& s, std::string reason,
+                              cudaStream_t stream) {
+  const int lead = loads.lead;
+  const bool bulk = loads.bulk;
   kernels::TiledLayout l = e.layout(lg);
   l.lead = lead;
   // The taps in the kernel's shared layout, so that each block copies them straight.
@@ -513,10 +525,8 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   e.lay_out_taps(lg, l, tiled_taps.data(), laid_out.data());
   const float* global_taps = upload_taps(device, laid_out, false, stream);
-  kernels::TensorMap map{};
-  const bool bulk = tiled_bulk_loads(device, lg, l, p.input.data, map);
   e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, lg, l, p.input.data,
-           p.output.data, global_taps, map, bulk ? 1 : 0, 1);
+           p.output.data, global_taps, loads.map, bulk ? 1 : 0, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
@@ -585,12 +595,12 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
         continue;
       kernels::LaunchShape s;
       KernelVariant v;
-      const int lead = tiled_launch_lead(device, *te, tg, p.input.data);
-      const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
+      const TiledLoads loads = tiled_loads(device, *te, tg, p.input.data);
+      const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
       // At least two blocks per SM, so that one block's barriers and plane loads overlap
       // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
       if (tiled_unfit(device, *te, lg, s, v).empty() && v.blocks_per_sm >= 2)
-        return launch_tiled_entry(device, p, lg, lead, *te, s, tc.reason, stream);
+        return launch_tiled_entry(device, p, lg, loads, *te, s, tc.reason, stream);
     }
   }
   return launch_blocked_dense(p, outputs_per_thread, device, stream);
@@ -637,12 +647,12 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   }
   kernels::LaunchShape s;
   KernelVariant v;
-  const int lead = tiled_launch_lead(device, *e, tg, p.input.data);
-  const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
+  const TiledLoads loads = tiled_loads(device, *e, tg, p.input.data);
+  const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
   const std::string unfit = tiled_unfit(device, *e, lg, s, v);
   if (!unfit.empty())
     throw InvalidArgument(unfit);
-  return launch_tiled_entry(device, p, lg, lead, *e, s,
+  return launch_tiled_entry(device, p, lg, loads, *e, s,
                             "tiled kernel " + tiled_entry_name(*e) + " requested by the caller",
                             stream);
 }
