@@ -12,6 +12,7 @@
 #include "kernels/blocked_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/geometry.h"
+#include "kernels/pad_thread.h"
 #include "kernels/row_tile.h"
 #include "kernels/tiled_thread.h"
 
@@ -158,6 +159,39 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
         __syncthreads();  // plane p's buffer is free for plane p + 2
       }
       tiled_store<S>(g, out, t, acc, tx, ty);
+    }
+  }
+}
+
+/// The padded input of a dense tiled launch (pad_thread.h): each plane (axis 2 by axis 3, along
+/// grid z) is a run of quads (4 padded columns) counted row by row, which the blocks along grid y
+/// share, kPadQuads per thread; grid y and z capped, the rest covered by grid-stride loops. The
+/// host guarantees that a plane's quads count in 32 bits.
+__global__ void __launch_bounds__(256)
+    pad_kernel(Geometry g, PadLayout p, const float* __restrict__ in, float* __restrict__ out) {
+  const int quads = static_cast<int>(p.extent[0] / 4);
+  const int per_plane = quads * static_cast<int>(p.extent[1]);
+  const int64_t planes = g.in_extent[2] * g.in_extent[3];
+  const int step = static_cast<int>(blockDim.x) * kPadQuads;
+  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
+    const int64_t i2 = plane % g.in_extent[2], i3 = plane / g.in_extent[2];
+    for (int first = blockIdx.y * step + threadIdx.x; first < per_plane;
+         first += gridDim.y * step) {
+      PadQuad q[kPadQuads];
+      int row[kPadQuads], quad[kPadQuads];
+#pragma unroll
+      for (int k = 0; k < kPadQuads; ++k) {
+        const int i = first + k * static_cast<int>(blockDim.x);
+        row[k] = i / quads;
+        quad[k] = i - row[k] * quads;
+        if (i < per_plane)
+          q[k] = pad_read(g, p, in, quad[k], row[k], i2, i3);
+      }
+#pragma unroll
+      for (int k = 0; k < kPadQuads; ++k) {
+        if (first + k * static_cast<int>(blockDim.x) < per_plane)
+          pad_write(p, out, q[k], quad[k], row[k], i2, i3);
+      }
     }
   }
 }
