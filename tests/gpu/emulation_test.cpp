@@ -4,6 +4,8 @@
 // outputs. The grid walk and the per-thread functions are the ones the GPU runs (emulate.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -154,6 +156,83 @@ TEST_P(TiledEmulation, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(AllEntries, TiledEmulation,
                          ::testing::Combine(::testing::ValuesIn(shape_cases()),
                                             ::testing::ValuesIn(kTiledEntries)));
+
+// The padded input of the dense launcher's bulk launches for the other boundaries
+// (kernels/pad_thread.h, cuda_backend::pad_tiled_input): every element of the padded buffer is
+// written, no tile of the padded geometry rewrites a halo, the boxes keep their 16-byte alignment,
+// and the tiled kernel on it (the 3D/4D shape, bulk copies, lead taps) matches the reference for
+// every boundary. The launcher pads exactly where tiles would rewrite a halo (this shape walks
+// several planes per tile).
+TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
+  using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  // The tiles of the bulk launch on g (lead taps applied) that rewrite their halo.
+  auto rewrites = [](const kernels::Geometry& g) {
+    const kernels::Geometry lg = kernels::tiled_lead_geometry(g, kernels::tiled_lead(g));
+    const kernels::TiledLayout l = kernels::tiled_layout<S>(lg);
+    int64_t counts[3];
+    kernels::tiled_block_counts<S>(lg, counts);
+    int n = 0;
+    for (int64_t bx = 0; bx < counts[0]; ++bx)
+      for (int64_t by = 0; by < counts[1]; ++by)
+        n += kernels::tiled_bulk_needs_fix<S>(lg, l, kernels::tiled_origin<S>(lg, bx, by, 0));
+    return n;
+  };
+  for (const ShapeCase& shape : shape_cases()) {
+    if (shape.dims < 3)
+      continue;
+    for (Boundary b : kBoundaries) {
+      DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
+      const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+      EXPECT_EQ(cuda_backend::tiled_input_padding_pays(tg, S::KO, S::kTileX, S::BY),
+                rewrites(tg) > 0)
+          << shape << " " << to_string(b);
+      const cuda_backend::PaddedInput pi = cuda_backend::pad_tiled_input(tg, S::kTileX, S::BY);
+      EXPECT_EQ(pi.layout.extent[0] % 4, 0);
+      EXPECT_EQ(pi.layout.before[0] % 4, 0);  // the lead taps and box alignment are unchanged
+      EXPECT_EQ(kernels::tiled_lead(pi.geometry), kernels::tiled_lead(tg));
+      std::vector<float> padded(static_cast<size_t>(pi.floats),
+                                std::numeric_limits<float>::quiet_NaN());
+      for (int64_t i3 = 0; i3 < tg.in_extent[3]; ++i3)
+        for (int64_t i2 = 0; i2 < tg.in_extent[2]; ++i2)
+          for (int64_t row = 0; row < pi.layout.extent[1]; ++row)
+            for (int64_t quad = 0; quad < pi.layout.extent[0] / 4; ++quad)
+              kernels::pad_write(pi.layout, padded.data(),
+                                 kernels::pad_read(tg, pi.layout, c.in.data(), quad, row, i2, i3),
+                                 quad, row, i2, i3);
+      EXPECT_EQ(std::count_if(padded.begin(), padded.end(), [](float v) { return std::isnan(v); }),
+                0)
+          << shape;
+      const kernels::Geometry lg =
+          kernels::tiled_lead_geometry(pi.geometry, kernels::tiled_lead(pi.geometry));
+      EXPECT_EQ(cuda_backend::bulk_copy_unfit(lg, kernels::tiled_layout<S>(lg), 4096), "") << shape;
+      EXPECT_EQ(rewrites(pi.geometry), 0) << shape << " " << to_string(b);
+      const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+      emulate_tiled<S>(pi.geometry, padded.data(), c.out.data(), tap_rows.data(), (c.seed & 1) != 0,
+                       true, true);
+      EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+          << shape << " padded " << to_string(b) << " seed=" << c.seed;
+    }
+  }
+}
+
+// Whether the launcher pads: not for the zero boundary (the copy engine's zeros are the boundary),
+// not where no tile reads outside the volume (the valid region here: 64 x 32 outputs, whole
+// tiles), not with one plane per tile (2D images).
+TEST(TiledPaddedInput, OnlyWherePlanesRewriteHalos) {
+  auto geometry = [](int dims, Boundary b, OutputRegion region) {
+    const ShapeCase shape{dims, {68, 36, dims > 2 ? 9 : 1, 1}, {5, 5, dims > 2 ? 3 : 1, 1}};
+    DenseCase c(shape, b, Operation::Correlation, region);
+    return cuda_backend::tiled_geometry(c.problem);
+  };
+  EXPECT_TRUE(cuda_backend::tiled_input_padding_pays(
+      geometry(3, Boundary::Mirror, OutputRegion::Same), 4, 32, 32));
+  EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
+      geometry(3, Boundary::Zero, OutputRegion::Same), 4, 32, 32));
+  EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
+      geometry(3, Boundary::Periodic, OutputRegion::Valid), 4, 32, 32));
+  EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
+      geometry(2, Boundary::Replicate, OutputRegion::Same), 1, 32, 64));
+}
 
 // Which inputs the tiled kernel's bulk plane copies can load (src/cuda/tensor_map.h): contiguous
 // x, 16-byte aligned rows, slices and frames (a unit axis's stride is never used), a 16-byte
