@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "cuda/launch_fused.h"
 #include "cuda/plan.h"
 #include "cuda/shared_memory.h"
+#include "cuda/stream_scratch.h"
 #include "cuda/tensor_map.h"
 #include "cuda/uploaded_taps.h"
 #include "engine/ko_rule.h"
@@ -246,6 +248,14 @@ bool tiled_bulk_disabled() {
 bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout& l, const float* in,
                       kernels::TensorMap& map) {
   return !tiled_bulk_disabled() && plane_tensor_map(device, g, l, in, map).empty();
+}
+
+// NDCONV_CUDA_TILED_PAD=off: bulk-copied dense launches with a boundary other than zero rewrite
+// the halo of face tiles plane by plane instead of padding their input (for comparisons in one
+// run).
+bool tiled_pad_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_TILED_PAD");
+  return v != nullptr && std::string(v) == "off";
 }
 
 bool tiled_disabled() {
@@ -488,12 +498,19 @@ struct TiledLoads {
   int lead = 0;  ///< lead taps (kernels::tiled_lead_geometry) the launch skips
   bool bulk = false;
   kernels::TensorMap map{};  ///< when bulk
+  bool pad = false;          ///< pad the input first (tiled_input_padding_pays), when bulk
 };
+
+// Outputs along x of one block of entry e.
+int tiled_tile_x(const TiledEntry& e) {
+  return e.outputs_along_x * (e.threads / e.block_rows);
+}
 
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
 // lead taps, and bulk copies where the copy engine can load tg's planes. With
-// NDCONV_CUDA_TILED_LOAD=copy: neither.
+// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches pad their input where
+// tiled_input_padding_pays (unless NDCONV_CUDA_TILED_PAD=off).
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
@@ -502,11 +519,30 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
     if (tiled_bulk_loads(device, lg, e.layout(lg), in, loads.map)) {
       loads.lead = lead;
       loads.bulk = true;
-      return loads;
     }
   }
-  loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
+  if (!loads.bulk)
+    loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
+  loads.pad = loads.bulk && !tiled_pad_disabled() &&
+              tiled_input_padding_pays(tg, e.ko, tiled_tile_x(e), e.block_rows);
   return loads;
+}
+
+// Pads the input of a launch on lg into `padded` (pad_tiled_input's layout), on `stream`.
+void launch_pad(const PaddedInput& pi, const Geometry& lg, const float* in, float* padded,
+                cudaStream_t stream) {
+  kernels::PadLayout layout = pi.layout;
+  layout.vector_reads = layout.vector_reads && reinterpret_cast<uintptr_t>(in) % 16 == 0;
+  const int threads = 256;
+  const int64_t per_plane = layout.extent[0] / 4 * layout.extent[1];
+  const int64_t per_block = int64_t{threads} * kernels::kPadQuads;
+  const dim3 grid(1,
+                  static_cast<unsigned>(std::min<int64_t>(kernels::kMaxGridYZ,
+                                                          (per_plane + per_block - 1) / per_block)),
+                  static_cast<unsigned>(
+                      std::min<int64_t>(kernels::kMaxGridYZ, lg.in_extent[2] * lg.in_extent[3])));
+  kernels::pad_kernel<<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+  NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");
 }
 
 // Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
@@ -525,14 +561,31 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   e.lay_out_taps(lg, l, tiled_taps.data(), laid_out.data());
   const float* global_taps = upload_taps(device, laid_out, false, stream);
-  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, lg, l, p.input.data,
-           p.output.data, global_taps, loads.map, bulk ? 1 : 0, 1);
+  // The padded input, where it pays and the scratch pool has the memory (else the face tiles
+  // rewrite their halo): the kernel then reads it through its own geometry and tensor map.
+  Geometry kg = lg;
+  const float* in = p.input.data;
+  kernels::TensorMap map = loads.map;
+  std::optional<StreamScratch> scratch;
+  if (loads.pad) {
+    const PaddedInput pi = pad_tiled_input(lg, tiled_tile_x(e), e.block_rows);
+    scratch.emplace(device, pi.floats, stream);
+    if (scratch->get() != nullptr &&
+        plane_tensor_map(device, pi.geometry, l, scratch->get(), map).empty()) {
+      launch_pad(pi, lg, p.input.data, scratch->get(), stream);
+      kg = pi.geometry;
+      in = scratch->get();
+    }
+  }
+  const bool padded = in != p.input.data;
+  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in, p.output.data,
+           global_taps, map, bulk ? 1 : 0, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
   plan.reason = std::move(reason);
   plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "") +
-                (lead > 0 ? " lead " + std::to_string(lead) : "");
+                (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
@@ -541,7 +594,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.block[0] = e.threads / e.block_rows;
   plan.block[1] = e.block_rows;
   plan.block[2] = 1;
-  plan.launches = 1;
+  plan.launches = padded ? 2 : 1;
   return plan;
 }
 

@@ -324,9 +324,11 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
 // The tiled kernel's two ways of loading input planes: the bulk tensor copy (sm_90) where rows,
 // slices and frames start 16 bytes apart (x a multiple of 4 floats here) and every box starts on a
 // 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x),
-// with the other boundaries' halo written after the copy at the faces; thread-by-thread copies
-// elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. Every boundary, tiles at every face, planes
-// outside the volume (filters longer than the last axis), the valid region, 2D to 4D.
+// with the other boundaries' values from a padded copy of the input (3D and 4D: several planes per
+// tile) or written into the halo after the copy at the faces (2D, or NDCONV_CUDA_TILED_PAD=off);
+// thread-by-thread copies elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. Every boundary, tiles at
+// every face, planes outside the volume (filters longer than the last axis), the valid region, 2D
+// to 4D.
 TEST(CudaDense, TiledBulkAndCopiedPlanes) {
   NDCONV_REQUIRE_GPU();
   const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
@@ -362,17 +364,24 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                                          Operation::Correlation, b, region);
         // The same region reads K0 / 2 columns left of each output.
         const int lead = region == OutputRegion::Valid ? 0 : (4 - s.filter[0] / 2 % 4) % 4;
-        for (const bool force_copy : {false, true}) {
+        for (const char* mode : {"", "copy", "no pad"}) {
+          const bool force_copy = std::string(mode) == "copy";
+          const bool no_pad = std::string(mode) == "no pad";
+          if (no_pad && b == Boundary::Zero)
+            continue;
           if (force_copy)
             ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
+          if (no_pad)
+            ::setenv("NDCONV_CUDA_TILED_PAD", "off", 1);
           RunReport r;
           const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
           ::unsetenv("NDCONV_CUDA_TILED_LOAD");
+          ::unsetenv("NDCONV_CUDA_TILED_PAD");
           std::string notes;
           for (const std::string& n : r.notes)
             notes += n + "\n";
           EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-              << s << " " << to_string(b) << " " << to_string(region) << (force_copy ? " copy" : "")
+              << s << " " << to_string(b) << " " << to_string(region) << " " << mode
               << " seed=" << seed << "\n"
               << notes;
           ASSERT_NE(notes.find("dense plan: tiled"), std::string::npos) << notes;
@@ -387,6 +396,15 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           EXPECT_EQ(notes.find(" lead " + std::to_string(lead)) != std::string::npos,
                     bulk && lead > 0)
               << s << "\n"
+              << notes;
+          // Padded where the tiles (32 x 32 outputs) read outside the volume: at the faces of the
+          // same region, past the last outputs of the valid region unless they end a tile.
+          const bool overreach = region == OutputRegion::Same ||
+                                 (s.volume[0] - s.filter[0] + 1) % 32 != 0 ||
+                                 (s.volume[1] - s.filter[1] + 1) % 32 != 0;
+          const bool padded = bulk && b != Boundary::Zero && s.dims > 2 && overreach && !no_pad;
+          EXPECT_EQ(notes.find(" padded") != std::string::npos, padded)
+              << s << " " << to_string(b) << " " << to_string(region) << " " << mode << "\n"
               << notes;
         }
       }
