@@ -76,14 +76,15 @@ double validate_launch(GpuContext& g, gpu::Buffer& out, const CheckPlan& check, 
   return window_error(check, vol, host);
 }
 
-// A case's device launch under one boundary, and the CPU check of its output.
+// A case's device launch under one boundary (returning its plan), and the CPU check of its output.
 struct BoundaryLaunch {
   CheckPlan check;
-  std::function<void(void*)> launch;
+  std::function<cuda_backend::LaunchPlan(void*)> launch;
 };
 
 // Validates, then times, the launch under each boundary other than zero: the row's
-// other_boundaries, and the worst extra time against the zero boundary's `zero_ms`.
+// other_boundaries (each with its plan, which differs from zero's where the launch pads its
+// input), and the worst extra time against the zero boundary's `zero_ms`.
 void add_other_boundaries(Json& row, const BenchConfig& cfg, GpuContext& g, gpu::Buffer& out,
                           const Shape& volume, double zero_ms, int& failures,
                           const std::function<BoundaryLaunch(Boundary)>& launch_for) {
@@ -91,8 +92,10 @@ void add_other_boundaries(Json& row, const BenchConfig& cfg, GpuContext& g, gpu:
   double worst = 0;
   for (Boundary b : kOtherBoundaries) {
     const BoundaryLaunch run = launch_for(b);
-    const double e = validate_launch(g, out, run.check, volume, run.launch);
-    Json o = Json::object().set("rel_l2_error", e);
+    cuda_backend::LaunchPlan plan;
+    const double e =
+        validate_launch(g, out, run.check, volume, [&](void* s) { plan = run.launch(s); });
+    Json o = Json::object().set("rel_l2_error", e).set("plan", plan_json(plan));
     if (e <= cfg.tolerance) {
       const Timing tb = g.timer->time(run.launch, cfg.warmup, cfg.repetitions, cfg.flush_l2);
       const double extra = tb.median_ms / zero_ms - 1.0;
@@ -225,7 +228,7 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
       detail::CorrelationProblem pb = problem(c);
       pb.boundary = b;  // the taps stay c's, which outlive the launch (cb does not)
       return BoundaryLaunch{cpu_check(cb, cfg.check_budget_fmas), [&g, pb](void* st) {
-                              cuda_backend::launch_dense_device(pb, 0, g.dev, st);
+                              return cuda_backend::launch_dense_device(pb, 0, g.dev, st);
                             }};
     });
   }
@@ -287,7 +290,8 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
       cb.boundary = b;
       const detail::SeparableProblem pb = separable_problem(cb, din.data(), dout.data());
       return BoundaryLaunch{cpu_check(cb, cfg.check_budget_fmas), [&, pb](void* st) {
-                              cuda_backend::launch_separable_device(pb, scratch.data(), g.dev, st);
+                              return cuda_backend::launch_separable_device(pb, scratch.data(),
+                                                                           g.dev, st);
                             }};
     });
   }
