@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -541,7 +542,20 @@ void launch_pad(const PaddedInput& pi, const Geometry& lg, const float* in, floa
                                                           (per_plane + per_block - 1) / per_block)),
                   static_cast<unsigned>(
                       std::min<int64_t>(kernels::kMaxGridYZ, lg.in_extent[2] * lg.in_extent[3])));
-  kernels::pad_kernel<<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+  switch (lg.boundary) {
+    case kernels::kReplicate:
+      kernels::pad_kernel<kernels::kReplicate>
+          <<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+      break;
+    case kernels::kMirror:
+      kernels::pad_kernel<kernels::kMirror><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+      break;
+    case kernels::kPeriodic:
+      kernels::pad_kernel<kernels::kPeriodic><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+      break;
+    default:  // zero: the copy engine's zeros are the boundary; tiled_input_padding_pays says no
+      throw std::logic_error("pad_kernel: no padding for the zero boundary");
+  }
   NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");
 }
 
