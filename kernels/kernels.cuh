@@ -12,6 +12,7 @@
 #include "kernels/blocked_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/geometry.h"
+#include "kernels/grid_dependency.h"
 #include "kernels/pad_thread.h"
 #include "kernels/row_tile.h"
 #include "kernels/tiled_thread.h"
@@ -78,6 +79,8 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
 /// 102 registers, no spill); TX 8 x KO 8 and TX 16 x KO 2 spilled 8 and 24 bytes at 128 registers
 /// once the last tap block became compile-time and the stores 128-bit, so they get 3; KO 1 x TX 8
 /// gets 8 blocks (64 registers). TiledShape::kMinBlocks has the measurements.
+/// Launched on the pad kernel's output, it may start before that kernel ends (grid_dependency.h):
+/// the taps load overlaps its end, the first plane waits for the padded input.
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
@@ -104,7 +107,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_copy_taps<S>(l, taps, taps_s, tid);
   else
     tiled_load_taps<S>(g, l, taps, taps_s, tid);
-  unsigned parity = 0;  // bit b: the parity of buffer b's next barrier phase
+  grid_dependency_wait();  // the input may be the previous kernel's output (a padded copy)
+  unsigned parity = 0;     // bit b: the parity of buffer b's next barrier phase
   for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
     for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
       const TileOrigin t = tiled_origin<S>(g, blockIdx.x, by, bz);
@@ -173,6 +177,7 @@ template <int kBoundary>
 __global__ void __launch_bounds__(256)
     pad_kernel(Geometry g, PadLayout p, const float* __restrict__ in, float* __restrict__ out) {
   g.boundary = kBoundary;
+  grid_dependents_launch();  // the tiled kernel's prologue may overlap the end of this pass
   const int quads = static_cast<int>(p.extent[0] / 4);
   const int per_plane = quads * static_cast<int>(p.extent[1]);
   const int64_t planes = g.in_extent[2] * g.in_extent[3];

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "cuda/check.h"
+#include "cuda/dependent_launch.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/launch_fused.h"
@@ -85,19 +86,22 @@ std::string compiled_ko_list() {
 // along x per thread. 32 block rows: 4 x 32 threads (a warp is 4 threads along x by 8 rows, so a
 // quarter warp's 128-bit shared loads fall on distinct banks); 1 block row: 128 threads along x
 // (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
-using TiledLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
+using TiledLaunch = void (*)(int, bool, dim3, dim3, int, cudaStream_t, const Geometry&,
                              const kernels::TiledLayout&, const float*, float*, const float*,
                              const kernels::TensorMap&, int, int);
 using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
 using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
 using TiledTapsFn = void (*)(const Geometry&, const kernels::TiledLayout&, const float*, float*);
 
+// `after_kernel`: `in` is the output of the kernel launched just before on `stream`
+// (dependent_launch.h).
 template <typename S>
-void launch_tiled(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
-                  const kernels::TiledLayout& l, const float* in, float* out, const float* taps,
-                  const kernels::TensorMap& map, int bulk, int taps_laid_out) {
-  kernels::tiled_kernel<S>
-      <<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps, map, bulk, taps_laid_out);
+void launch_tiled(int device, bool after_kernel, dim3 grid, dim3 block, int shared_bytes,
+                  cudaStream_t stream, const Geometry& g, const kernels::TiledLayout& l,
+                  const float* in, float* out, const float* taps, const kernels::TensorMap& map,
+                  int bulk, int taps_laid_out) {
+  launch_kernel(device, after_kernel, &kernels::tiled_kernel<S>, grid, block, shared_bytes, stream,
+                g, l, in, out, taps, map, bulk, taps_laid_out);
 }
 
 struct TiledEntry {
@@ -592,8 +596,9 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
     }
   }
   const bool padded = in != p.input.data;
-  e.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in, p.output.data,
-           global_taps, map, bulk ? 1 : 0, 1);
+  // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
+  e.launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
+           p.output.data, global_taps, map, bulk ? 1 : 0, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
@@ -870,8 +875,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       const kernels::TiledLayout l = te.layout(pass.geometry);
       kernels::TensorMap map{};
       const bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
-      te.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
-                dst, global_taps, map, bulk ? 1 : 0, 0);
+      // Not a dependent launch (dependent_launch.h): with the column passes launched so, the
+      // Gaussian's median rose 3-5% (0.1437-0.1454 ms against 0.1388-0.1389 in the same binary,
+      // tenth pass run 2).
+      te.launch(device, false, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream,
+                pass.geometry, l, src, dst, global_taps, map, bulk ? 1 : 0, 0);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
       if (result.launches == 0) {
         set_plan_shape(result, s);
