@@ -19,9 +19,12 @@
 //     along x on the way into the tile, so x and the first other axis cost one read and one
 //     write. Direct: each lane reads its rows from global memory (fewer barriers, but each warp
 //     waits for every window block it loads);
-//   - in the fused form the warps filter along x (kTileRows + K3 - 1) / kTileRows times per row;
-//     the staging copies the chunks of 4 columns inside the volume whole and maps only the
-//     columns at a face, one per lane (StagedColumns, planned once per block).
+//   - in the fused form a block walks the tiles of each column in order (one block along z), and
+//     each tile but a column's first takes the previous tile's last K3 - 1 x-filtered rows over
+//     in shared memory, so the warps filter along x (kTileRows + K3 - 1) / kTileRows times per
+//     row only in a column's first tile (ColumnLayout::reuse_rows); the staging copies the chunks
+//     of 4 columns inside the volume whole and maps only the columns at a face, one per lane
+//     (StagedColumns, planned once per block).
 //
 // Arithmetic (tap-outer, as the blocked kernel): for each tap j of the K3 taps along axis 3, one
 // warp-uniform tap feeds KO * 4 FMAs, acc[q][x] += t[j] * row[q + j][x]. The rows come from a
@@ -89,6 +92,13 @@ struct ColumnLayout {
                      ///< fused, 0 direct
   int stage;         ///< offset of warp 0's staging buffers (two steps of kFilterRows raw rows)
   int stage_floats;  ///< per warp (0 when not fused)
+  /// Fused form: the x-filtered rows a block tile takes over from the tile before it in the same
+  /// column (column_first_staged_row, column_reuse_rows): that tile's last K3 - 1 rows are this
+  /// one's first, so they are copied in shared memory instead of staged and x-filtered again: 64
+  /// rows filtered per 64 outputs instead of 80 at K3 = 17. 0: none (the other forms, or
+  /// K3 - 1 > kTileRows). The staged form did the same for its raw rows without a measurable
+  /// gain (the Gaussian's z pass is bound by memory; tenth pass), so it keeps staging them.
+  int reuse_rows;
   int total_floats;
   /// 128-bit global accesses: x contiguous and every row start 16-byte aligned (set by the
   /// launcher, which knows the pointers; the kernel falls back to 4-byte accesses otherwise).
@@ -122,6 +132,7 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   l.tiles = form == ColumnForm::kStaged ? 2 : (tile ? 1 : 0);
   l.stage = l.filtered + l.tiles * l.tile_floats;
   l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
+  l.reuse_rows = fuse_x && k3 - 1 <= S::kTileRows ? k3 - 1 : 0;
   l.total_floats = l.stage + S::kWarps * l.stage_floats;
   l.vector_in = false;
   l.vector_out = false;
@@ -148,6 +159,31 @@ NDCONV_HD bool column_next_tile(const int64_t counts[3], int64_t first_z, int64_
     by += grid_y;
   }
   return by < counts[1];
+}
+
+/// The first row of block tile bz that the fused form stages and x-filters (column_tiles): the
+/// layout's reuse_rows when the block's previous tile was the one before it in the same column,
+/// i.e. the walk visits a column's tiles in order (a grid of one block along z, see
+/// column_launch_shape) and bz is not a column's first tile; else 0.
+template <typename S>
+NDCONV_HD int column_first_staged_row(const Geometry& g, const ColumnLayout& l, int64_t bz,
+                                      int64_t grid_z) {
+  const unsigned tiles3 =
+      static_cast<unsigned>((g.out_extent[3] + S::kTileRows - 1) / S::kTileRows);
+  return grid_z == 1 && static_cast<unsigned>(bz) % tiles3 != 0 ? l.reuse_rows : 0;
+}
+
+/// Fused form (all threads of a block, between two barriers): rows kTileRows .. kTileRows + rows
+/// - 1 of the tile, the previous tile's last x-filtered rows, become rows 0 .. rows - 1 of the
+/// next tile in the same column (rows <= kTileRows, so the ranges do not overlap).
+template <typename S>
+NDCONV_HD void column_reuse_rows(float* tile, int rows, int tid) {
+  const float* from = tile + S::kTileRows * S::kTileX;
+  for (int i = 4 * tid; i < rows * S::kTileX; i += 4 * S::kThreads) {
+    float v[4];
+    tiled_read<4>(v, from + i);
+    vector_store_shared(tile + i, v);
+  }
 }
 
 /// What one lane of one warp owns in a block tile.
@@ -275,20 +311,30 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
   const int m = columns.inner_chunks;
   const int64_t x_inner = x_first + columns.inner_first;
   float* const inner = buffer + columns.inner_first;
-  for (int k = lane; k < 2 * m; k += 32) {
-    const bool upper = k >= m;
-    const int c = 4 * (upper ? k - m : k);
-    float* dst = inner + (upper ? l.pitch : 0) + c;
-    const float* row = upper ? second : first;
-    if (row == nullptr) {
-      vector_store_shared(dst, zeros);
-    } else if (vector) {
-      vector_copy_async(dst, row + x_inner + c);
-    } else {
+  // The chunks of both rows, one per lane; `copy` moves one chunk from column x of a row. The
+  // 16-byte or 4-byte choice is made once, outside the loop: inside it, the compiler issued both
+  // forms' address arithmetic for every chunk, predicated (20 instructions per 16-byte copy,
+  // Nsight Compute on the Gaussian's fused pass, tenth pass).
+  auto each_chunk = [&](auto copy) {
+    for (int k = lane; k < 2 * m; k += 32) {
+      const bool upper = k >= m;
+      const int c = 4 * (upper ? k - m : k);
+      float* dst = inner + (upper ? l.pitch : 0) + c;
+      const float* row = upper ? second : first;
+      if (row == nullptr)
+        vector_store_shared(dst, zeros);
+      else
+        copy(dst, row, x_inner + c);
+    }
+  };
+  if (vector) {
+    each_chunk([](float* dst, const float* row, int64_t x) { vector_copy_async(dst, row + x); });
+  } else {
+    each_chunk([s0](float* dst, const float* row, int64_t x) {
       NDCONV_UNROLL
       for (int e = 0; e < 4; ++e)
-        tiled_copy_valid(dst + e, row + (x_inner + c + e) * s0);
-    }
+        tiled_copy_valid(dst + e, row + (x + e) * s0);
+    });
   }
   for (int e = lane; e < columns.count; e += 32) {
     const StagedColumns f = e == lane ? columns : staged_columns<S>(g, l, o.tile_x, e);

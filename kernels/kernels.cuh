@@ -210,7 +210,8 @@ __global__ void __launch_bounds__(256)
 /// into the other of its two tiles while the column pass reads this one (each warp its steps of
 /// kFilterRows rows). kFusedX x-filters the tile's raw rows into its one tile, each warp staging
 /// its next step while it filters the current (two staging buffers per warp), and loads its first
-/// step of the next tile during the column pass.
+/// step of the next tile during the column pass; a tile that follows the one before it in the
+/// same column first copies that tile's last rows (column_reuse_rows) and filters only the rest.
 template <typename S, ColumnForm F>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
                                              const float* __restrict__ in, float* __restrict__ out,
@@ -218,7 +219,11 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float* const staged = shared + l.stage + warp * l.stage_floats;  // two steps' raw rows
   const int step_floats = S::kFilterRows * l.pitch;
-  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  // Fused: the steps of kFilterRows rows that x-filter a tile from row `first` on
+  // (column_first_staged_row: the rows before it come from the previous tile).
+  auto steps_from = [&](int first) {
+    return (l.rows - first + S::kFilterRows - 1) / S::kFilterRows;
+  };
   const int last_x = tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   column_block_counts<S>(g, counts);
@@ -234,9 +239,10 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
     tiled_commit();
   }
   if constexpr (F == ColumnForm::kFusedX) {
-    if (warp < steps) {
+    const int first = column_first_staged_row<S>(g, l, bz, gridDim.z);
+    if (warp < steps_from(first)) {
       column_stage<S>(g, l, in, staged, column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
-                      warp * S::kFilterRows, lane, columns);
+                      first + warp * S::kFilterRows, lane, columns);
       tiled_commit();
     }
   }
@@ -267,13 +273,20 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       __syncthreads();  // ... and every thread's
     }
     if constexpr (F == ColumnForm::kFusedX) {
+      const int first = column_first_staged_row<S>(g, l, bz, gridDim.z);
+      const int steps = steps_from(first);
+      if (first > 0) {
+        // The previous tile's column pass has ended (the barrier closing its iteration).
+        column_reuse_rows<S>(tile, first, threadIdx.x);
+        __syncthreads();  // the rows are copied before the x pass below overwrites them
+      }
       // Steps warp, warp + kWarps, ... (the first already staged): stage the next while
       // filtering the current.
       for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
         if (p + S::kWarps < steps) {
           // The other buffer was last read in the previous step, which ended with a warp barrier.
           column_stage<S>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
-                          (p + S::kWarps) * S::kFilterRows, lane, columns);
+                          first + (p + S::kWarps) * S::kFilterRows, lane, columns);
           tiled_commit();
           tiled_wait(1);  // this lane's copies of step p are done
         } else {
@@ -281,17 +294,20 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
         }
         __syncwarp();  // ... and every lane's
         column_filter_rows<S>(last_x, g, l, staged + (s & 1) * step_floats, shared, tile,
-                              p * S::kFilterRows, lane);
+                              first + p * S::kFilterRows, lane);
         __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
       }
       __syncthreads();  // the x-filtered tile is complete
-      if (warp < steps && next_tile()) {
+      if (next_tile()) {
         // Both staging buffers are free (the last step ended with a warp barrier): the next
         // tile's first step arrives during the column pass.
-        column_stage<S>(g, l, in, staged,
-                        column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
-                        warp * S::kFilterRows, lane, columns);
-        tiled_commit();
+        const int next_first = column_first_staged_row<S>(g, l, next_z, gridDim.z);
+        if (warp < steps_from(next_first)) {
+          column_stage<S>(g, l, in, staged,
+                          column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
+                          next_first + warp * S::kFilterRows, lane, columns);
+          tiled_commit();
+        }
       }
     }
     if (o.active) {

@@ -88,7 +88,9 @@ LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l,
   LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
   if (resident_blocks > 0) {
     const int64_t per_x = std::max<int64_t>(1, resident_blocks / s.grid[0]);
-    s.grid[2] = std::min(s.grid[2], per_x);
+    // The fused form walks each column's tiles in order, to take over the rows they share
+    // (ColumnLayout::reuse_rows): one block along z.
+    s.grid[2] = l.reuse_rows > 0 ? 1 : std::min(s.grid[2], per_x);
     s.grid[1] = std::min(s.grid[1], std::max<int64_t>(1, per_x / s.grid[2]));
   }
   return s;

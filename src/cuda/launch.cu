@@ -196,10 +196,11 @@ constexpr ColumnEntry column_entry() {
 }
 
 // In the order of ColumnForm. Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian
-// (256^3, 17 taps per axis, zero boundary), ncu durations of run 5 of the sixth pass
-// (docs/performance.md, commit fc0c986): staged (z pass) 50.8-51.1 us, DRAM 66% of its peak;
-// fused (x+y pass) 85.2-86.4 us; the whole filter 0.141 ms staged (3.14x the memory floor),
-// 0.152 ms with the direct z pass (3.38x; fifth pass: direct z pass 62-63 us).
+// (256^3, 17 taps per axis, zero boundary), ncu durations (docs/performance.md): tenth pass, runs
+// 7-8 (x-filtered rows taken over along each column, 16-byte staging branch outside the loop):
+// staged (z pass) 49.6-49.9 us, fused (x+y pass) 82.6-83.2 us, the whole filter 0.1367-0.1385 ms
+// (3.05-3.09x the memory floor); sixth pass, run 5: staged 50.8-51.1 us, DRAM 66% of its peak,
+// fused 85.2-86.4 us, 0.141 ms; 0.152 ms with the direct z pass (fifth pass: 62-63 us).
 const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
                                     column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
                                     column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};

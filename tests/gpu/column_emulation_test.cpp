@@ -185,6 +185,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ColumnCase{3, {140, 2, 90, 1}, {1, 1, 5, 1}, 8, 0},
                       ColumnCase{3, {132, 3, 70, 1}, {1, 1, 17, 1}, 8, 0},
                       ColumnCase{2, {132, 100, 1, 1}, {3, 9, 1, 1}, 8, 0},
+                      // The first pass's axis holds several tiles of 64 outputs (the last one
+                      // partial): tiles after a column's first take over its last x-filtered
+                      // rows (ColumnLayout::reuse_rows), 16 and 4 of them; with K3 - 1 > 64 none.
+                      ColumnCase{3, {140, 150, 3, 1}, {5, 17, 3, 1}, 8, 0},
+                      ColumnCase{2, {136, 200, 1, 1}, {9, 5, 1, 1}, 8, 0},
+                      ColumnCase{2, {132, 140, 1, 1}, {3, 67, 1, 1}, 8, 0},
                       // Rows padded by 3 floats: every row start misaligned (4-byte path).
                       ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 8, 3},
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
@@ -248,37 +254,58 @@ TEST(ColumnLayout, TileHoldsEveryRowTheWindowsRead) {
 }
 
 // The launcher caps the grid near the blocks the device holds (column_launch_shape); the blocks'
-// walks (column_next_tile) must then still cover every block tile exactly once.
+// walks (column_next_tile) must then still cover every block tile exactly once. The fused form's
+// tiles that take over rows (column_first_staged_row > 0) must come right after the tile before
+// them in the same column, in the same block.
 TEST(ColumnWalk, CoversEveryTileOnceUnderAnyCap) {
   using S = cuda_backend::ColumnStagedShape;
-  for (const Index& extent : {Index{256, 256, 1, 256}, Index{300, 7, 5, 130}, Index{10, 1, 1, 3},
-                              Index{129, 70000, 1, 65}}) {
-    for (int64_t resident : {0, 1, 5, 264, 100000}) {
-      kernels::Geometry g{};
-      for (int a = 0; a < kernels::kAxes; ++a) {
-        g.filter_extent[a] = 1;
-        g.in_extent[a] = g.out_extent[a] = extent[a];
-      }
-      g.filter_extent[3] = 17;
-      const kernels::ColumnLayout l = kernels::column_layout<S>(g, kernels::ColumnForm::kStaged);
-      const kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l, resident);
-      int64_t counts[3];
-      kernels::column_block_counts<S>(g, counts);
-      const int64_t blocks = s.grid[0] * s.grid[1] * s.grid[2];
-      if (resident > 0 && resident >= s.grid[0]) {
-        EXPECT_LE(blocks, resident) << ShapeCase{4, extent, {}} << " resident " << resident;
-      }
-      std::vector<int> visits(static_cast<size_t>(counts[1] * counts[2]), 0);
-      for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
-        for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
-          int64_t by = gy, bz = gz;
-          do {
-            ++visits[static_cast<size_t>(by * counts[2] + bz)];
-          } while (kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], by, bz));
+  static_assert(S::kTileRows == cuda_backend::ColumnFusedShape::kTileRows, "one walk for both");
+  for (kernels::ColumnForm form : {kernels::ColumnForm::kStaged, kernels::ColumnForm::kFusedX}) {
+    for (const Index& extent : {Index{256, 256, 1, 256}, Index{300, 7, 5, 130}, Index{10, 1, 1, 3},
+                                Index{129, 70000, 1, 65}}) {
+      for (int64_t resident : {0, 1, 5, 264, 100000}) {
+        kernels::Geometry g{};
+        for (int a = 0; a < kernels::kAxes; ++a) {
+          g.filter_extent[a] = 1;
+          g.in_extent[a] = g.out_extent[a] = extent[a];
+        }
+        g.filter_extent[3] = 17;
+        const kernels::ColumnLayout l = kernels::column_layout<S>(g, form);
+        EXPECT_EQ(l.reuse_rows, form == kernels::ColumnForm::kFusedX ? 16 : 0);
+        const kernels::LaunchShape s = kernels::column_launch_shape<S>(g, l, resident);
+        int64_t counts[3];
+        kernels::column_block_counts<S>(g, counts);
+        const int64_t blocks = s.grid[0] * s.grid[1] * s.grid[2];
+        if (resident > 0 && resident >= s.grid[0]) {
+          EXPECT_LE(blocks, resident) << ShapeCase{4, extent, {}} << " resident " << resident;
+        }
+        std::vector<int> visits(static_cast<size_t>(counts[1] * counts[2]), 0);
+        int64_t reused = 0;
+        for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
+          for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+            int64_t by = gy, bz = gz, last_by = -1, last_bz = -1;
+            do {
+              ++visits[static_cast<size_t>(by * counts[2] + bz)];
+              if (kernels::column_first_staged_row<S>(g, l, bz, s.grid[2]) > 0) {
+                ++reused;
+                EXPECT_TRUE(last_by == by && last_bz == bz - 1)
+                    << ShapeCase{4, extent, {}} << " resident " << resident << " tile " << by
+                    << ", " << bz;
+              }
+              last_by = by;
+              last_bz = bz;
+            } while (kernels::column_next_tile(counts, gz, s.grid[1], s.grid[2], by, bz));
+          }
+        }
+        EXPECT_EQ(std::count(visits.begin(), visits.end(), 1), counts[1] * counts[2])
+            << ShapeCase{4, extent, {}} << " resident " << resident;
+        // With a capped grid the fused form takes over rows in every tile but a column's first.
+        const int64_t tiles3 = (extent[3] + S::kTileRows - 1) / S::kTileRows;
+        if (form == kernels::ColumnForm::kFusedX && resident > 0) {
+          EXPECT_EQ(reused, counts[1] * counts[2] / tiles3 * (tiles3 - 1))
+              << ShapeCase{4, extent, {}};
         }
       }
-      EXPECT_EQ(std::count(visits.begin(), visits.end(), 1), counts[1] * counts[2])
-          << ShapeCase{4, extent, {}} << " resident " << resident;
     }
   }
 }

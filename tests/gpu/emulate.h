@@ -244,7 +244,10 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
     s.grid[1] = (s.grid[1] + 1) / 2;
     s.grid[2] = (s.grid[2] + 2) / 3;
   }
-  const int steps = (l.rows + S::kFilterRows - 1) / S::kFilterRows;
+  // Steps of kFilterRows rows from row `first` (kernels::column_first_staged_row).
+  auto steps_from = [&](int first) {
+    return (l.rows - first + S::kFilterRows - 1) / S::kFilterRows;
+  };
   const int last_x = kernels::tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
@@ -257,7 +260,7 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   };
   auto stage_tile = [&](float* tile, int64_t bx, int64_t by, int64_t bz) {
     for (int warp = 0; warp < S::kWarps; ++warp) {
-      for (int p = warp; p < steps; p += S::kWarps)
+      for (int p = warp; p < steps_from(0); p += S::kWarps)
         stage(tile + p * S::kFilterRows * S::kTileX, bx, by, bz, warp, p * S::kFilterRows);
     }
   };
@@ -273,8 +276,9 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
         if (F == ColumnForm::kStaged)
           stage_tile(shared.data() + l.filtered, bx, by, bz);
         if (F == ColumnForm::kFusedX) {
-          for (int warp = 0; warp < S::kWarps && warp < steps; ++warp)
-            stage(staged(warp), bx, by, bz, warp, warp * S::kFilterRows);
+          const int first = kernels::column_first_staged_row<S>(g, l, bz, s.grid[2]);
+          for (int warp = 0; warp < S::kWarps && warp < steps_from(first); ++warp)
+            stage(staged(warp), bx, by, bz, warp, first + warp * S::kFilterRows);
         }
         for (int i = 0;; ++i) {
           int64_t next_y = by, next_z = bz;
@@ -286,9 +290,12 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
             stage_tile(shared.data() + l.filtered + ((i + 1) & 1) * l.tile_floats, bx, next_y,
                        next_z);
           if (F == ColumnForm::kFusedX) {
+            const int first = kernels::column_first_staged_row<S>(g, l, bz, s.grid[2]);
+            for (int tid = 0; first > 0 && tid < S::kThreads; ++tid)
+              kernels::column_reuse_rows<S>(tile, first, tid);
             for (int warp = 0; warp < S::kWarps; ++warp) {
-              for (int p = warp; p < steps; p += S::kWarps) {
-                const int r = p * S::kFilterRows;
+              for (int p = warp; p < steps_from(first); p += S::kWarps) {
+                const int r = first + p * S::kFilterRows;
                 if (p != warp)  // the first step was staged with the previous tile
                   stage(staged(warp), bx, by, bz, warp, r);
                 for (int lane = 0; lane < 32; ++lane)
@@ -296,8 +303,9 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
                                                  lane);
               }
             }
-            for (int warp = 0; more && warp < S::kWarps && warp < steps; ++warp)
-              stage(staged(warp), bx, next_y, next_z, warp, warp * S::kFilterRows);
+            const int next_first = kernels::column_first_staged_row<S>(g, l, next_z, s.grid[2]);
+            for (int warp = 0; more && warp < S::kWarps && warp < steps_from(next_first); ++warp)
+              stage(staged(warp), bx, next_y, next_z, warp, next_first + warp * S::kFilterRows);
           }
           for (int warp = 0; warp < S::kWarps; ++warp) {
             for (int lane = 0; lane < 32; ++lane) {
