@@ -62,24 +62,42 @@ NDCONV_HD void bulk_fence_shared() {
 #endif
 }
 
-/// One thread: copies the box of `map` at coordinates c (element indices along the map's four
-/// dimensions, any of them outside the tensor) into shared memory at `dst` (128-byte aligned), and
-/// arms `barrier` to complete when its `bytes` (the whole box, zero-filled elements included)
-/// have landed.
-NDCONV_HD void bulk_copy_box(const TensorMap& map, const int (&c)[4], float* dst, uint64_t* barrier,
-                             int bytes) {
+/// One thread: arms `barrier` to complete when `bytes` more have landed (one arrival: every box
+/// copied on it until it completes counts its bytes against this).
+NDCONV_HD void bulk_expect(uint64_t* barrier, int bytes) {
 #ifdef NDCONV_BULK_COPY
-  const unsigned bar = shared_address(barrier);
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)),
+      "r"(bytes)
+      : "memory");
+#else
+  (void)barrier, (void)bytes;
+#endif
+}
+
+/// One thread: copies the box of `map` at coordinates c (element indices along the map's four
+/// dimensions, any of them outside the tensor) into shared memory at `dst` (128-byte aligned); its
+/// bytes (the whole box, zero-filled elements included) count on `barrier`, which bulk_expect
+/// armed for them.
+NDCONV_HD void bulk_copy_box_on(const TensorMap& map, const int (&c)[4], float* dst,
+                                uint64_t* barrier) {
+#ifdef NDCONV_BULK_COPY
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(&map)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar)
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]),
+      "r"(shared_address(barrier))
       : "memory");
 #else
-  (void)map, (void)c, (void)dst, (void)barrier, (void)bytes;
+  (void)map, (void)c, (void)dst, (void)barrier;
 #endif
+}
+
+/// One thread: one box copy whose `bytes` complete `barrier` (bulk_expect, then bulk_copy_box_on).
+NDCONV_HD void bulk_copy_box(const TensorMap& map, const int (&c)[4], float* dst, uint64_t* barrier,
+                             int bytes) {
+  bulk_expect(barrier, bytes);
+  bulk_copy_box_on(map, c, dst, barrier);
 }
 
 /// Every consuming thread: waits until the phase of `barrier` with parity `parity` (0 for its

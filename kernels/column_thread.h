@@ -15,7 +15,8 @@
 //     hold no register, then every warp runs its column pass from the tile. Blocks are about as
 //     many as the device holds and walk several tiles, so the next tile's rows arrive in a second
 //     tile during the column pass. Fused (kFusedX): the same with one tile, the raw rows
-//     (128 + K0 - 1 columns) staged per warp, two rows per step, double buffered, and filtered
+//     (128 + K0 - 1 columns) staged per warp, two rows per step, double buffered (by bulk
+//     tensor copies where the launcher can encode a map: ColumnLayout::bulk_rows), and filtered
 //     along x on the way into the tile, so x and the first other axis cost one read and one
 //     write. Direct: each lane reads its rows from global memory (fewer barriers, but each warp
 //     waits for every window block it loads);
@@ -41,6 +42,7 @@
 // Taps: g.tap_base holds the K3 taps along axis 3, followed (fused form) by the K0 taps along x.
 #pragma once
 
+#include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
 #include "kernels/tiled_thread.h"
@@ -78,6 +80,10 @@ struct ColumnShape {
 /// kFusedX: as kStaged, with the raw rows filtered along x on the way into the tile.
 enum class ColumnForm { kDirect, kStaged, kFusedX };
 
+/// The face columns per step (both raw rows) that a bulk-staged fused block can fix (its face
+/// buffers' size); with more the launch stages lane by lane (column_bulk_unfit).
+inline constexpr int kFaceColumns = 32;
+
 /// Shared-memory layout of the column kernel for one geometry.
 struct ColumnLayout {
   int tap_floats;    ///< axis-3 taps, zero-padded to whole blocks of KO (read KO at a time)
@@ -99,7 +105,15 @@ struct ColumnLayout {
   /// K3 - 1 > kTileRows). The staged form did the same for its raw rows without a measurable
   /// gain (the Gaussian's z pass is bound by memory; tenth pass), so it keeps staging them.
   int reuse_rows;
+  /// Fused form: offsets of each warp's two shared-memory barriers (bulk copies complete on them,
+  /// one per staging buffer) and of its two face buffers (kFaceColumns floats each: the face
+  /// columns under a boundary other than zero, which the copy engine fills with zeros).
+  int barriers;
+  int faces;
   int total_floats;
+  /// Fused form: each step's raw rows arrive by bulk tensor copy (column_stage_bulk; set by the
+  /// launcher, which holds the tensor map, where column_bulk_unfit allows).
+  bool bulk_rows;
   /// 128-bit global accesses: x contiguous and every row start 16-byte aligned (set by the
   /// launcher, which knows the pointers; the kernel falls back to 4-byte accesses otherwise).
   bool vector_in;
@@ -121,7 +135,8 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   // Fused: tiled_row over F = (K0 - 1) / kFilterX full blocks reads F + 2 blocks of kFilterX from
   // a lane's start, and the last lane starts at kTileX - kFilterX; that also covers the staging's
   // whole chunks of 4 columns. Staged: the rows go straight into the tile, at its pitch.
-  l.pitch = fuse_x ? S::kTileX - kFx + ((k0 - 1) / kFx + 2) * kFx : S::kTileX;
+  // Fused rows start 128-byte aligned (a multiple of 32 floats), as the bulk copy needs.
+  l.pitch = fuse_x ? (S::kTileX - kFx + ((k0 - 1) / kFx + 2) * kFx + 31) / 32 * 32 : S::kTileX;
   l.rows = tile ? S::kTileRows + k3 - 1 : 0;
   l.filtered = l.x_taps + l.x_tap_floats;
   // The window reads whole blocks of KO rows, ((K3 - 1) / KO + 2) * KO from a warp's first row,
@@ -130,10 +145,13 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   // past the end of shared memory (compute-sanitizer on the H100, 2026-11-22).
   l.tile_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
   l.tiles = form == ColumnForm::kStaged ? 2 : (tile ? 1 : 0);
-  l.stage = l.filtered + l.tiles * l.tile_floats;
+  l.stage = (l.filtered + l.tiles * l.tile_floats + 31) / 32 * 32;
   l.stage_floats = fuse_x ? 2 * S::kFilterRows * l.pitch : 0;
   l.reuse_rows = fuse_x && k3 - 1 <= S::kTileRows ? k3 - 1 : 0;
-  l.total_floats = l.stage + S::kWarps * l.stage_floats;
+  l.barriers = l.stage + S::kWarps * l.stage_floats;        // 128-byte aligned
+  l.faces = l.barriers + (fuse_x ? S::kWarps * 2 * 2 : 0);  // two 8-byte barriers per warp
+  l.total_floats = l.faces + (fuse_x ? S::kWarps * 2 * kFaceColumns : 0);
+  l.bulk_rows = false;
   l.vector_in = false;
   l.vector_out = false;
   return l;
@@ -344,6 +362,67 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
     else
       buffer[f.dst] = 0.0f;
   }
+}
+
+/// Fused form with bulk rows, stage phase (all lanes of a warp): raw rows r and r + 1 as
+/// column_stage stages them, by two box copies of round4(l.columns) x 1 x 1 x 1 (one per row: a
+/// boundary may map the two to rows that are not adjacent; a zero row reads row -1, outside) that
+/// lane 0 issues on `barrier`; the copy engine fills zeros outside the volume. Under another
+/// boundary lane e < columns.count (at most kFaceColumns: column_bulk_unfit) also copies its face
+/// column into faces[e] (cp.async, completed by tiled_wait), which column_fix_faces puts in place
+/// once the rows have landed. Why: the
+/// lane-by-lane staging took ~170 warp instructions per step, a fifth of the fused pass's (Nsight
+/// Compute, eleventh pass). The host form (the emulation) copies the boxes itself.
+template <typename S>
+NDCONV_HD void column_stage_bulk(const Geometry& g, const ColumnLayout& l, const TensorMap& map,
+                                 const float* in, float* buffer, float* faces, uint64_t* barrier,
+                                 const ColumnOrigin& o, int r, int lane,
+                                 const StagedColumns& columns) {
+  static_assert(S::kFilterRows == 2, "the staging below names its two rows");
+  const int box = (l.columns + 3) / 4 * 4;
+  const int x_first = static_cast<int>(o.tile_x + g.offset[0]);
+  const int i3[2] = {column_row_index(g, o.tile3, r, l.rows),
+                     column_row_index(g, o.tile3, r + 1, l.rows)};
+  if (lane == 0) {
+    bulk_fence_shared();  // this buffer's reads and face writes come before the copy's writes
+#ifdef __CUDA_ARCH__
+    bulk_expect(barrier, 2 * box * static_cast<int>(sizeof(float)));
+    for (int h = 0; h < 2; ++h) {
+      const int c[4] = {x_first, static_cast<int>(o.o1), static_cast<int>(o.o2), i3[h]};
+      bulk_copy_box_on(map, c, buffer + h * l.pitch, barrier);
+    }
+#else
+    (void)map, (void)barrier;
+    for (int h = 0; h < 2; ++h) {
+      const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] +
+                         static_cast<int64_t>(i3[h]) * g.in_stride[3];
+      for (int x = 0; x < box; ++x) {
+        const int64_t xi = x_first + x;
+        buffer[h * l.pitch + x] =
+            i3[h] >= 0 && xi >= 0 && xi < g.in_extent[0] ? row[xi * g.in_stride[0]] : 0.0f;
+      }
+    }
+#endif
+  }
+  if (g.boundary == kZero || lane >= columns.count)
+    return;
+  const int i = columns.dst >= l.pitch ? i3[1] : i3[0];
+  if (i >= 0 && columns.src >= 0) {
+    tiled_copy_valid(faces + lane, in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] +
+                                       static_cast<int64_t>(i) * g.in_stride[3] +
+                                       static_cast<int64_t>(columns.src) * g.in_stride[0]);
+  } else {
+    faces[lane] = 0.0f;
+  }
+}
+
+/// Fused form with bulk rows, after the step's rows have landed (bulk_wait) and this lane's face
+/// copy has completed (tiled_wait): lane e < columns.count puts its face column in place; a warp
+/// barrier must follow before the rows are read.
+NDCONV_HD void column_fix_faces(const Geometry& g, float* buffer, const float* faces, int lane,
+                                const StagedColumns& columns) {
+  if (g.boundary != kZero && lane < columns.count)
+    buffer[columns.dst] = faces[lane];
 }
 
 /// Staged form, stage phase (all lanes of warp `warp`): the warp's steps warp, warp + kWarps, ...

@@ -212,13 +212,23 @@ __global__ void __launch_bounds__(256)
 /// its next step while it filters the current (two staging buffers per warp), and loads its first
 /// step of the next tile during the column pass; a tile that follows the one before it in the
 /// same column first copies that tile's last rows (column_reuse_rows) and filters only the rest.
-template <typename S, ColumnForm F>
+/// kBulk (fused only, ColumnLayout::bulk_rows): each step's raw rows arrive by bulk copy
+/// (column_stage_bulk), and each lane waits on its step buffer's barrier before filtering.
+template <typename S, ColumnForm F, bool kBulk>
 __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayout& l,
-                                             const float* __restrict__ in, float* __restrict__ out,
-                                             float* shared) {
+                                             const TensorMap& map, const float* __restrict__ in,
+                                             float* __restrict__ out, float* shared) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float* const staged = shared + l.stage + warp * l.stage_floats;  // two steps' raw rows
   const int step_floats = S::kFilterRows * l.pitch;
+  // Fused with bulk rows: the warp's barrier and face buffer per staging buffer, and the parity
+  // each barrier's next completion has (bit b for buffer b).
+  // (Computed where used: kept in registers across the walk, they made the kernel spill.)
+  auto barrier = [&](int b) {
+    return reinterpret_cast<uint64_t*>(shared + l.barriers) + 2 * warp + b;
+  };
+  auto faces = [&](int b) { return shared + l.faces + (2 * warp + b) * kFaceColumns; };
+  unsigned phases = 0;
   // Fused: the steps of kFilterRows rows that x-filter a tile from row `first` on
   // (column_first_staged_row: the rows before it come from the previous tile).
   auto steps_from = [&](int first) {
@@ -232,6 +242,17 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
     return;
   // The block's x tile is fixed, and so is how it stages its columns.
   const StagedColumns columns = staged_columns<S>(g, l, int64_t(blockIdx.x) * S::kTileX, lane);
+  // Fused: stages step buffer b (raw rows r, r + 1 of the tile at `origin`) and closes the
+  // lane's group of copies.
+  auto stage_step = [&](int b, const ColumnOrigin& origin, int r) {
+    float* const buffer = staged + b * step_floats;
+    if constexpr (kBulk) {
+      column_stage_bulk<S>(g, l, map, in, buffer, faces(b), barrier(b), origin, r, lane, columns);
+    } else {
+      column_stage<S>(g, l, in, buffer, origin, r, lane, columns);
+    }
+    tiled_commit();
+  };
   // The first tile's rows: all of them (staged), this warp's first step (fused).
   if constexpr (F == ColumnForm::kStaged) {
     column_stage_tile<S>(g, l, in, shared + l.filtered,
@@ -241,9 +262,8 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   if constexpr (F == ColumnForm::kFusedX) {
     const int first = column_first_staged_row<S>(g, l, bz, gridDim.z);
     if (warp < steps_from(first)) {
-      column_stage<S>(g, l, in, staged, column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
-                      first + warp * S::kFilterRows, lane, columns);
-      tiled_commit();
+      stage_step(0, column_origin<S>(g, blockIdx.x, by, bz, warp, lane),
+                 first + warp * S::kFilterRows);
     }
   }
   // The block's tile after (by, bz), in (next_y, next_z); false when there is none. Evaluated
@@ -283,17 +303,21 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
       // Steps warp, warp + kWarps, ... (the first already staged): stage the next while
       // filtering the current.
       for (int p = warp, s = 0; p < steps; p += S::kWarps, ++s) {
+        const int b = s & 1;
         if (p + S::kWarps < steps) {
           // The other buffer was last read in the previous step, which ended with a warp barrier.
-          column_stage<S>(g, l, in, staged + ((s + 1) & 1) * step_floats, o,
-                          first + (p + S::kWarps) * S::kFilterRows, lane, columns);
-          tiled_commit();
+          stage_step(b ^ 1, o, first + (p + S::kWarps) * S::kFilterRows);
           tiled_wait(1);  // this lane's copies of step p are done
         } else {
           tiled_wait(0);
         }
+        if constexpr (kBulk) {
+          bulk_wait(barrier(b), (phases >> b) & 1u);  // the copy engine's rows have landed
+          phases ^= 1u << b;
+          column_fix_faces(g, staged + b * step_floats, faces(b), lane, columns);
+        }
         __syncwarp();  // ... and every lane's
-        column_filter_rows<S>(last_x, g, l, staged + (s & 1) * step_floats, shared, tile,
+        column_filter_rows<S>(last_x, g, l, staged + b * step_floats, shared, tile,
                               first + p * S::kFilterRows, lane);
         __syncwarp();  // step p's buffer is free for step p + 2 * kWarps
       }
@@ -303,10 +327,8 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
         // tile's first step arrives during the column pass.
         const int next_first = column_first_staged_row<S>(g, l, next_z, gridDim.z);
         if (warp < steps_from(next_first)) {
-          column_stage<S>(g, l, in, staged,
-                          column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
-                          next_first + warp * S::kFilterRows, lane, columns);
-          tiled_commit();
+          stage_step(0, column_origin<S>(g, blockIdx.x, next_y, next_z, warp, lane),
+                     next_first + warp * S::kFilterRows);
         }
       }
     }
@@ -327,15 +349,18 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
 /// The column kernel of separable passes (column_thread.h) in form F: a block stages the taps
 /// once (kFusedX: along axis 3, then along x), then walks its tiles.
 /// __launch_bounds__(threads, S::kMinBlocks): see ColumnShape.
-template <typename S, ColumnForm F>
+template <typename S, ColumnForm F, bool kBulk = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
-    column_kernel(Geometry g, ColumnLayout l, const float* __restrict__ in, float* __restrict__ out,
+    column_kernel(Geometry g, ColumnLayout l, const __grid_constant__ TensorMap map,
+                  const float* __restrict__ in, float* __restrict__ out,
                   const float* __restrict__ taps) {
-  extern __shared__ float4 shared_words[];
-  float* shared = reinterpret_cast<float*>(shared_words);
+  extern __shared__ __align__(128) float4 column_shared_words[];  // bulk copies: 128-byte aligned
+  float* shared = reinterpret_cast<float*>(column_shared_words);
   column_load_taps<S>(g, l, taps, shared, threadIdx.x);
+  if (kBulk && threadIdx.x < 2 * S::kWarps)
+    bulk_barrier_init(reinterpret_cast<uint64_t*>(shared + l.barriers) + threadIdx.x);
   __syncthreads();
-  column_tiles<S, F>(g, l, in, out, shared);
+  column_tiles<S, F, kBulk>(g, l, map, in, out, shared);
 }
 
 /// The x-row kernel of separable filters (taps always in constant memory: at most 1023).

@@ -165,19 +165,23 @@ const TiledEntry* find_tiled(int ko, int block_rows) {
 // The column kernel (kernels/column_thread.h), the default for separable passes along an axis other
 // than x: one instantiation per form (direct, staged, x fused in), shapes in cuda/plan.h.
 using ColumnLaunch = void (*)(dim3, dim3, int, cudaStream_t, const Geometry&,
-                              const kernels::ColumnLayout&, const float*, float*, const float*);
+                              const kernels::ColumnLayout&, const kernels::TensorMap&, const float*,
+                              float*, const float*);
 using ColumnShapeFn = kernels::LaunchShape (*)(const Geometry&, const kernels::ColumnLayout&,
                                                int64_t);
 using kernels::ColumnForm;
 
-template <typename S, ColumnForm F>
+template <typename S, ColumnForm F, bool kBulk>
 void launch_column(dim3 grid, dim3 block, int shared_bytes, cudaStream_t stream, const Geometry& g,
-                   const kernels::ColumnLayout& l, const float* in, float* out, const float* taps) {
-  kernels::column_kernel<S, F><<<grid, block, shared_bytes, stream>>>(g, l, in, out, taps);
+                   const kernels::ColumnLayout& l, const kernels::TensorMap& map, const float* in,
+                   float* out, const float* taps) {
+  kernels::column_kernel<S, F, kBulk>
+      <<<grid, block, shared_bytes, stream>>>(g, l, map, in, out, taps);
 }
 
 struct ColumnEntry {
   ColumnForm form;
+  bool bulk;  ///< fused: raw rows by bulk copy (ColumnLayout::bulk_rows)
   int ko;
   int threads;
   const void* kernel;
@@ -185,28 +189,36 @@ struct ColumnEntry {
   ColumnShapeFn shape;
 };
 
-template <typename S, ColumnForm F>
+template <typename S, ColumnForm F, bool kBulk = false>
 constexpr ColumnEntry column_entry() {
   return {F,
+          kBulk,
           S::KO,
           S::kThreads,
-          reinterpret_cast<const void*>(&kernels::column_kernel<S, F>),
-          &launch_column<S, F>,
+          reinterpret_cast<const void*>(&kernels::column_kernel<S, F, kBulk>),
+          &launch_column<S, F, kBulk>,
           &kernels::column_launch_shape<S>};
 }
 
-// In the order of ColumnForm. Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian
-// (256^3, 17 taps per axis, zero boundary), ncu durations (docs/performance.md): tenth pass, runs
-// 7-8 (x-filtered rows taken over along each column, 16-byte staging branch outside the loop):
+// Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian (256^3, 17 taps per axis,
+// zero boundary), ncu durations (docs/performance.md): eleventh pass, run 4: fused with bulk rows
+// 69.6 us (36.5 M warp instructions against 44.1 M), the filter 0.1262-0.1265 ms (2.81x the memory
+// floor) against 0.1374-0.1376 with NDCONV_CUDA_COLUMN_BULK=off in the same binary; tenth pass,
+// runs 7-8 (x-filtered rows taken over along each column, 16-byte staging branch outside the loop):
 // staged (z pass) 49.6-49.9 us, fused (x+y pass) 82.6-83.2 us, the whole filter 0.1367-0.1385 ms
 // (3.05-3.09x the memory floor); sixth pass, run 5: staged 50.8-51.1 us, DRAM 66% of its peak,
 // fused 85.2-86.4 us, 0.141 ms; 0.152 ms with the direct z pass (fifth pass: 62-63 us).
 const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
                                     column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
-                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX>()};
+                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX>(),
+                                    column_entry<ColumnFusedShape, ColumnForm::kFusedX, true>()};
 
-const ColumnEntry& find_column(ColumnForm form) {
-  return kColumnTable[static_cast<int>(form)];
+const ColumnEntry& find_column(ColumnForm form, bool bulk) {
+  for (const ColumnEntry& e : kColumnTable) {
+    if (e.form == form && e.bulk == bulk)
+      return e;
+  }
+  throw InvalidArgument("no column kernel for this form");  // cannot happen: see the table
 }
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
@@ -239,6 +251,13 @@ SeparableKernels separable_kernels() {
 bool column_full_grid() {
   const char* v = std::getenv("NDCONV_CUDA_COLUMN_GRID");
   return v != nullptr && std::string(v) == "full";
+}
+
+// NDCONV_CUDA_COLUMN_BULK=off: the column kernel's fused form stages its raw rows lane by lane
+// even where the bulk copy could (for comparisons in one run).
+bool column_bulk_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_COLUMN_BULK");
+  return v != nullptr && std::string(v) == "off";
 }
 
 // NDCONV_CUDA_TILED_LOAD=copy: the tiled kernel copies its planes thread by thread even where the
@@ -789,8 +808,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       separable_kernels(), outputs_per_thread);
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
+  static const char* names[] = {"x", "y", "z", "t"};
   for (const SeparablePass& pass : plan.passes) {
-    static const char* names[] = {"x", "y", "z", "t"};
     std::string what;
     const char* family = "blocked";
     if (pass.column_ko > 0) {
@@ -844,8 +863,12 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
     if (pass.column_ko > 0) {
-      const ColumnEntry& ce = find_column(pass.column_form);
-      const kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
+      kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
+      // The fused form's raw rows by bulk copy where the copy engine can read them.
+      kernels::TensorMap map{};
+      l.bulk_rows = pass.column_form == ColumnForm::kFusedX && !column_bulk_disabled() &&
+                    row_tensor_map(device, pass.geometry, l, src, map).empty();
+      const ColumnEntry& ce = find_column(pass.column_form, l.bulk_rows);
       const int shared_bytes = ce.shape(pass.geometry, l, 0).shared_bytes;
       if (shared_bytes > opt_in_dynamic_shared_memory(device, ce.kernel)) {
         throw InvalidArgument("the column kernel needs " + std::to_string(shared_bytes) +
@@ -861,9 +884,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       const bool full_grid = column_full_grid() || pass.column_form == ColumnForm::kDirect;
       const kernels::LaunchShape s =
           ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
-      ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, src,
-                dst, global_taps);
+      ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, map,
+                src, dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("column_kernel");
+      if (l.bulk_rows)
+        result.reason += "; x+" + std::string(names[pass.axis]) + " raw rows by bulk copy";
       if (result.launches == 0) {
         set_plan_shape(result, s);
         set_plan_kernel(result, device, ce.kernel, ce.ko, s, "column", l.vector_in ? 4 : 1);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "cuda/check.h"
+#include "cuda/plan.h"
 #include "cuda/tensor_map.h"
 
 namespace ndconv::cuda_backend {
@@ -38,13 +39,9 @@ EncodeTiled encoder() {
   return fn;
 }
 
-}  // namespace
-
-std::string plane_tensor_map(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
-                             const float* in, kernels::TensorMap& map) {
-  std::string unfit = bulk_copy_unfit(g, l, reinterpret_cast<uintptr_t>(in));
-  if (!unfit.empty())
-    return unfit;
+// The device and driver checks and the encoding of a map over the input with the given box.
+std::string encode_box_map(int device, const kernels::Geometry& g, const float* in,
+                           const cuuint32_t (&box)[kernels::kAxes], kernels::TensorMap& map) {
   int major = 0;
   NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 9)
@@ -63,8 +60,6 @@ std::string plane_tensor_map(int device, const kernels::Geometry& g, const kerne
     strides[a - 1] =
         g.in_extent[a] > 1 ? static_cast<cuuint64_t>(g.in_stride[a]) * sizeof(float) : packed;
   }
-  const cuuint32_t box[kernels::kAxes] = {static_cast<cuuint32_t>(l.pitch),
-                                          static_cast<cuuint32_t>(l.rows), 1, 1};
   const cuuint32_t element_strides[kernels::kAxes] = {1, 1, 1, 1};
   CUtensorMap encoded;
   const CUresult r = encode(&encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kernels::kAxes,
@@ -76,6 +71,29 @@ std::string plane_tensor_map(int device, const kernels::Geometry& g, const kerne
            std::to_string(static_cast<int>(r)) + ")";
   std::memcpy(&map, &encoded, sizeof(map));
   return "";
+}
+
+}  // namespace
+
+std::string plane_tensor_map(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
+                             const float* in, kernels::TensorMap& map) {
+  const std::string unfit = bulk_copy_unfit(g, l, reinterpret_cast<uintptr_t>(in));
+  if (!unfit.empty())
+    return unfit;
+  const cuuint32_t box[kernels::kAxes] = {static_cast<cuuint32_t>(l.pitch),
+                                          static_cast<cuuint32_t>(l.rows), 1, 1};
+  return encode_box_map(device, g, in, box, map);
+}
+
+std::string row_tensor_map(int device, const kernels::Geometry& g, const kernels::ColumnLayout& l,
+                           const float* in, kernels::TensorMap& map) {
+  const std::string unfit =
+      column_bulk_unfit<ColumnFusedShape>(g, l, reinterpret_cast<uintptr_t>(in));
+  if (!unfit.empty())
+    return unfit;
+  const cuuint32_t box[kernels::kAxes] = {static_cast<cuuint32_t>((l.columns + 3) / 4 * 4), 1, 1,
+                                          1};
+  return encode_box_map(device, g, in, box, map);
 }
 
 }  // namespace ndconv::cuda_backend

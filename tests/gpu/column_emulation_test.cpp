@@ -129,7 +129,11 @@ class ColumnEmulation : public ::testing::TestWithParam<ColumnCase> {};
 TEST_P(ColumnEmulation, MatchesReference) {
   const ColumnCase c = GetParam();
   const ShapeCase shape{c.dims, c.volume, c.filter};
-  for (SeparableKernels kernels : {SeparableKernels::kColumns, SeparableKernels::kColumnsDirect}) {
+  // The fused pass stages lane by lane, or by bulk copy where the launcher would use it (the
+  // direct variant differs only in the other passes).
+  for (auto [kernels, bulk] :
+       {std::pair{SeparableKernels::kColumns, false}, std::pair{SeparableKernels::kColumns, true},
+        std::pair{SeparableKernels::kColumnsDirect, false}}) {
     for (Boundary b : kBoundaries) {
       for (Operation op : {Operation::Correlation, Operation::Convolution}) {
         for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
@@ -157,11 +161,12 @@ TEST_P(ColumnEmulation, MatchesReference) {
           ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
           EXPECT_EQ(plan.passes[0].fuse_x(), c.filter[0] > 1) << c;
           emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
-                            (seed & 1) != 0);
+                            (seed & 1) != 0, bulk);
           const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
           EXPECT_LT(relative_l2_error(out, ref), kTolerance)
               << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-              << " direct " << (kernels == SeparableKernels::kColumnsDirect) << " seed=" << seed;
+              << " direct " << (kernels == SeparableKernels::kColumnsDirect) << " bulk " << bulk
+              << " seed=" << seed;
         }
       }
     }
@@ -191,6 +196,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ColumnCase{3, {140, 150, 3, 1}, {5, 17, 3, 1}, 8, 0},
                       ColumnCase{2, {136, 200, 1, 1}, {9, 5, 1, 1}, 8, 0},
                       ColumnCase{2, {132, 140, 1, 1}, {3, 67, 1, 1}, 8, 0},
+                      // Narrower than a tile with 17 taps along x: more face columns than a bulk
+                      // staged block fixes under the other boundaries (lane-by-lane staging).
+                      ColumnCase{3, {100, 5, 70, 1}, {17, 9, 3, 1}, 8, 0},
                       // Rows padded by 3 floats: every row start misaligned (4-byte path).
                       ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 8, 3},
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
@@ -311,9 +319,10 @@ TEST(ColumnWalk, CoversEveryTileOnceUnderAnyCap) {
 }
 
 TEST(ColumnEmulationNan, StaysInsideTheFootprint) {
-  const ShapeCase shape{3, {200, 7, 30, 1}, {5, 3, 9, 1}};
+  const ShapeCase shape{3, {200, 7, 30, 1}, {9, 3, 9, 1}};  // x offset -4: bulk copies fit
   for (int ko : cuda_backend::kColumnKos) {
-    for (bool x_filtered : {true, false}) {
+    for (auto [x_filtered, bulk] :
+         {std::pair{true, false}, std::pair{true, true}, std::pair{false, false}}) {
       const uint64_t seed = fresh_seed();
       std::vector<float> in = random_values(voxels(3, shape.volume), seed);
       in[(14 * 7 + 3) * 200 + 150] = std::numeric_limits<float>::quiet_NaN();
@@ -328,11 +337,11 @@ TEST(ColumnEmulationNan, StaysInsideTheFootprint) {
                                  Operation::Correlation, OutputRegion::Same, Boundary::Zero);
       const cuda_backend::SeparablePlan plan = columns_plan(p, ko);
       ASSERT_EQ(plan.passes[0].column_ko, ko);
-      emulate_separable(plan, in.data(), out.data(), voxels(3, shape.volume));
+      emulate_separable(plan, in.data(), out.data(), voxels(3, shape.volume), false, bulk);
       const std::vector<double> ref = reference_separable(in_view, f, Operation::Correlation,
                                                           Boundary::Zero, OutputRegion::Same);
       EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
-          << "KO=" << ko << " x filtered=" << x_filtered << " seed=" << seed;
+          << "KO=" << ko << " x filtered=" << x_filtered << " bulk " << bulk << " seed=" << seed;
     }
   }
 }

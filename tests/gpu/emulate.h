@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/plan.h"
+#include "cuda/tensor_map.h"
 #include "kernels/blocked_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/row_tile.h"
@@ -251,11 +252,25 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   const int last_x = kernels::tiled_last_block_taps<S::kFilterX>(g.filter_extent[0]);
   int64_t counts[3];
   kernels::column_block_counts<S>(g, counts);
+  // One step's raw rows: lane by lane, or (fused, ColumnLayout::bulk_rows) by the host form of
+  // the bulk copy, whose face columns are put in place once every lane has staged.
+  const kernels::TensorMap no_map{};  // the host form of the bulk copy reads `in` itself
   auto stage = [&](float* buffer, int64_t bx, int64_t by, int64_t bz, int warp, int r) {
+    const bool bulk = F == ColumnForm::kFusedX && l.bulk_rows;
+    std::vector<float> faces(kernels::kFaceColumns, std::numeric_limits<float>::quiet_NaN());
     for (int lane = 0; lane < 32; ++lane) {
       const kernels::StagedColumns columns = kernels::staged_columns<S>(g, l, bx * S::kTileX, lane);
-      kernels::column_stage<S>(
-          g, l, in, buffer, kernels::column_origin<S>(g, bx, by, bz, warp, lane), r, lane, columns);
+      const kernels::ColumnOrigin o = kernels::column_origin<S>(g, bx, by, bz, warp, lane);
+      if (bulk) {
+        kernels::column_stage_bulk<S>(g, l, no_map, in, buffer, faces.data(), nullptr, o, r, lane,
+                                      columns);
+      } else {
+        kernels::column_stage<S>(g, l, in, buffer, o, r, lane, columns);
+      }
+    }
+    for (int lane = 0; bulk && lane < 32; ++lane) {
+      kernels::column_fix_faces(g, buffer, faces.data(), lane,
+                                kernels::staged_columns<S>(g, l, bx * S::kTileX, lane));
     }
   };
   auto stage_tile = [&](float* tile, int64_t bx, int64_t by, int64_t bz) {
@@ -329,12 +344,18 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
 }
 
 /// The column instantiations of src/cuda/launch.cu's table, one per form.
-/// `resident_blocks`: see emulate_column (0: the whole grid, one tile per block).
+/// `resident_blocks`: see emulate_column (0: the whole grid, one tile per block). `bulk_rows`:
+/// the fused form stages by bulk copy where the launcher would (column_bulk_unfit).
 inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geometry& g,
                                  const float* in, float* out, const float* taps,
-                                 bool small_grid = false, int64_t resident_blocks = 0) {
+                                 bool small_grid = false, int64_t resident_blocks = 0,
+                                 bool bulk_rows = false) {
   using kernels::ColumnForm;
-  const kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
+  kernels::ColumnLayout l = cuda_backend::column_layout_for(g, form, in, out);
+  l.bulk_rows = bulk_rows && form == ColumnForm::kFusedX &&
+                cuda_backend::column_bulk_unfit<cuda_backend::ColumnFusedShape>(
+                    g, l, reinterpret_cast<uintptr_t>(in))
+                    .empty();
   if (form == ColumnForm::kFusedX)
     emulate_column<cuda_backend::ColumnFusedShape, ColumnForm::kFusedX>(
         g, l, in, out, taps, small_grid, resident_blocks);
@@ -348,7 +369,8 @@ inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geomet
 
 /// Runs a separable plan through host buffers, as launch_separable_device does on the device.
 inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const float* in, float* out,
-                              int64_t input_voxels, bool small_grid = false) {
+                              int64_t input_voxels, bool small_grid = false,
+                              bool bulk_rows = false) {
   std::vector<float> scratch(static_cast<size_t>(2 * input_voxels));
   auto buffer = [&](int id) -> float* {
     if (id == cuda_backend::kScratchA)
@@ -363,7 +385,7 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
     if (pass.column_ko > 0)
       // Unshrunk: a grid of 5 blocks, each walking many tiles as on the device (column_next_tile).
       emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid,
-                           small_grid ? 0 : 5);
+                           small_grid ? 0 : 5, bulk_rows);
     else if (pass.tiled_rows > 0)
       emulate_tiled_entry(1, pass.tiled_rows, pass.geometry, src, dst, plan.taps.data(),
                           small_grid);

@@ -194,6 +194,64 @@ TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
   }
 }
 
+// The fused x+y pass stages its raw rows by bulk copy exactly where column_bulk_unfit allows:
+// its raw rows start 16-byte aligned (x offsets that are multiples of 4), and under a boundary
+// other than zero every block has at most kFaceColumns face columns per step (two rows of 8 for
+// 17 taps on a volume whose width is a multiple of 128; a block that reads far past the volume's
+// last column has more). With and without it (NDCONV_CUDA_COLUMN_BULK=off), every boundary gives
+// the reference's result.
+TEST(CudaSeparable, FusedRowsByBulkCopy) {
+  NDCONV_REQUIRE_GPU();
+  const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
+  struct Case {
+    ShapeCase shape;
+    OutputRegion region;
+    bool zero;   // bulk copies under the zero boundary
+    bool other;  // ... and under the others
+  };
+  const Case cases[] = {// x offset -8: 16 face columns per block.
+                        {{3, {256, 140, 20, 1}, {17, 17, 5, 1}}, OutputRegion::Same, true, true},
+                        // Offset -4; the second block's columns reach 60 past the last.
+                        {{3, {200, 70, 9, 1}, {9, 5, 3, 1}}, OutputRegion::Same, true, false},
+                        // Offset -3: rows off a 16-byte boundary; offset 0 in the valid region.
+                        {{3, {200, 70, 9, 1}, {7, 5, 3, 1}}, OutputRegion::Same, false, false},
+                        {{3, {136, 30, 9, 1}, {7, 5, 3, 1}}, OutputRegion::Valid, true, false},
+                        {{2, {300, 90, 1, 1}, {17, 9, 1, 1}}, OutputRegion::Same, true, false}};
+  for (const Case& c : cases) {
+    const ShapeCase& s = c.shape;
+    for (Boundary b : kBoundaries) {
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+      const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
+      Index filter_extent;
+      const SeparableFilter f = random_separable_filter(
+          s, seed, [&](int a) { return s.filter[a] > 1; }, filter_extent);
+      const Index out_extent = reference_output_extent(in_view, filter_extent, c.region);
+      // The dense reference would take minutes for the first case: one axis at a time there.
+      const std::vector<double> ref =
+          s.volume[0] == 256 ? reference_separable_passes(in_view, f, Operation::Correlation, b)
+                             : reference_separable(in_view, f, Operation::Correlation, b, c.region);
+      for (bool off : {false, true}) {
+        if (off)
+          ::setenv("NDCONV_CUDA_COLUMN_BULK", "off", 1);
+        std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
+        poison(out);
+        const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
+                                             cuda_options(Operation::Correlation, b, c.region, 0));
+        ::unsetenv("NDCONV_CUDA_COLUMN_BULK");
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << s << " " << to_string(b) << " " << to_string(c.region) << " bulk off " << off
+            << " seed=" << seed;
+        const bool bulk = bulk_device && !off && (b == Boundary::Zero ? c.zero : c.other);
+        EXPECT_EQ(r.outputs_per_thread_reason.find("raw rows by bulk copy") != std::string::npos,
+                  bulk)
+            << s << " " << to_string(b) << " " << to_string(c.region) << " bulk off " << off << ": "
+            << r.outputs_per_thread_reason;
+      }
+    }
+  }
+}
+
 TEST(CudaDenseLarge, FiltersAtTheLimitsUseGlobalTaps) {
   NDCONV_REQUIRE_GPU();
   for (const ShapeCase& s : {ShapeCase{3, {33, 9, 35, 1}, {31, 31, 31, 1}},
