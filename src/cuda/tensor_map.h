@@ -26,12 +26,15 @@ inline constexpr int kBulkBoxMax = 256;
 /// can): x must be contiguous, the address and the other axes' strides multiples of 16 bytes, and
 /// every coordinate a 32-bit integer. Every box must also start on a 16-byte boundary along x (the
 /// copy engine stops with an illegal-instruction error otherwise: measured on the H100, seventh
-/// pass): the callers' rules below check their tiles' first columns.
+/// pass); the callers' tiles start every multiple of 4 outputs, so their boxes do exactly when the
+/// x offset is a multiple of 4.
 inline std::string bulk_input_unfit(const kernels::Geometry& g, uintptr_t address) {
   if (g.in_stride[0] != 1)
     return "x is not contiguous in memory";
   if (address % 16 != 0)
     return "the input does not start on a 16-byte boundary";
+  if (g.offset[0] % 4 != 0)
+    return "the tiles' boxes do not start on 16-byte boundaries along x";
   for (int a = 1; a < kernels::kAxes; ++a) {
     if (g.in_extent[a] > 1 &&
         (g.in_stride[a] <= 0 || g.in_stride[a] % 4 != 0 || g.in_stride[a] >= (int64_t{1} << 38)))
@@ -45,17 +48,14 @@ inline std::string bulk_input_unfit(const kernels::Geometry& g, uintptr_t addres
 }
 
 /// Why the bulk copy cannot load the planes of geometry g (tiled layout l) from an input at
-/// `address` (empty when it can): bulk_input_unfit, and the box edges at most 256 elements.
-/// Tiles start every S::kTileX outputs (a multiple of 4), so the boxes start aligned exactly when
-/// the x offset is a multiple of 4: the valid region, and the same region for filters 1, 9, 17,
-/// ... taps wide. Device and driver checks are tensor_map.cu's.
+/// `address` (empty when it can): bulk_input_unfit (the boxes start aligned in the valid region,
+/// and in the same region for filters 1, 9, 17, ... taps wide), and the box edges at most 256
+/// elements. Device and driver checks are tensor_map.cu's.
 inline std::string bulk_copy_unfit(const kernels::Geometry& g, const kernels::TiledLayout& l,
                                    uintptr_t address) {
   std::string unfit = bulk_input_unfit(g, address);
   if (!unfit.empty())
     return unfit;
-  if (g.offset[0] % 4 != 0)
-    return "the plane tiles do not start on 16-byte boundaries along x";
   if (l.pitch > kBulkBoxMax || l.rows > kBulkBoxMax)
     return "a plane tile is wider or taller than 256 elements";
   return "";
@@ -63,16 +63,13 @@ inline std::string bulk_copy_unfit(const kernels::Geometry& g, const kernels::Ti
 
 /// Why the column kernel's fused form (shape S) cannot stage its raw rows by bulk copy
 /// (ColumnLayout::bulk_rows; empty when it can): bulk_input_unfit, rows of at most 256 columns,
-/// each block's first column (a multiple of kTileX, plus the x offset) 16-byte aligned, and under a
-/// boundary other than zero at most kFaceColumns face columns per step in every block.
+/// and under a boundary other than zero at most kFaceColumns face columns per step in every block.
 template <typename S>
 std::string column_bulk_unfit(const kernels::Geometry& g, const kernels::ColumnLayout& l,
                               uintptr_t address) {
   std::string unfit = bulk_input_unfit(g, address);
   if (!unfit.empty())
     return unfit;
-  if (g.offset[0] % 4 != 0)
-    return "the raw rows do not start on 16-byte boundaries along x";
   if ((l.columns + 3) / 4 * 4 > kBulkBoxMax)
     return "a raw row is wider than 256 elements";
   if (g.boundary != kernels::kZero) {
