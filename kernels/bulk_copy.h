@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/geometry.h"
 #include "kernels/hd.h"
 
 namespace ndconv::kernels {
@@ -98,6 +99,26 @@ NDCONV_HD void bulk_copy_box(const TensorMap& map, const int (&c)[4], float* dst
                              int bytes) {
   bulk_expect(barrier, bytes);
   bulk_copy_box_on(map, c, dst, barrier);
+}
+
+/// The host form of a box copy (the emulations; the host has no copy engine): the box of
+/// `width` x `rows` elements along axes 0 and 1 (one along the others) at coordinates c of the
+/// input of g, into dst (rows `width` apart), with zeros outside the volume as the copy engine
+/// fills them.
+inline void bulk_copy_box_host(const Geometry& g, const float* in, const int (&c)[4], int width,
+                               int rows, float* dst) {
+  for (int r = 0; r < rows; ++r) {
+    for (int col = 0; col < width; ++col) {
+      const int64_t i[kAxes] = {int64_t{c[0]} + col, int64_t{c[1]} + r, c[2], c[3]};
+      bool inside = true;
+      int64_t at = 0;
+      for (int a = 0; a < kAxes; ++a) {
+        inside = inside && i[a] >= 0 && i[a] < g.in_extent[a];
+        at += i[a] * g.in_stride[a];
+      }
+      dst[r * width + col] = inside ? in[at] : 0.0f;
+    }
+  }
 }
 
 /// Every consuming thread: waits until the phase of `barrier` with parity `parity` (0 for its

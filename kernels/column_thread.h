@@ -370,9 +370,9 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
 /// lane 0 issues on `barrier`; the copy engine fills zeros outside the volume. Under another
 /// boundary lane e < columns.count (at most kFaceColumns: column_bulk_unfit) also copies its face
 /// column into faces[e] (cp.async, completed by tiled_wait), which column_fix_faces puts in place
-/// once the rows have landed. Why: the
-/// lane-by-lane staging took ~170 warp instructions per step, a fifth of the fused pass's (Nsight
-/// Compute, eleventh pass). The host form (the emulation) copies the boxes itself.
+/// once the rows have landed. Why: the lane-by-lane staging took ~170 warp instructions per step,
+/// a fifth of the fused pass's (Nsight Compute, eleventh pass). The host form (the emulation)
+/// copies the boxes itself (bulk_copy_box_host).
 template <typename S>
 NDCONV_HD void column_stage_bulk(const Geometry& g, const ColumnLayout& l, const TensorMap& map,
                                  const float* in, float* buffer, float* faces, uint64_t* barrier,
@@ -385,24 +385,16 @@ NDCONV_HD void column_stage_bulk(const Geometry& g, const ColumnLayout& l, const
                      column_row_index(g, o.tile3, r + 1, l.rows)};
   if (lane == 0) {
     bulk_fence_shared();  // this buffer's reads and face writes come before the copy's writes
-#ifdef __CUDA_ARCH__
     bulk_expect(barrier, 2 * box * static_cast<int>(sizeof(float)));
     for (int h = 0; h < 2; ++h) {
       const int c[4] = {x_first, static_cast<int>(o.o1), static_cast<int>(o.o2), i3[h]};
+#ifdef __CUDA_ARCH__
       bulk_copy_box_on(map, c, buffer + h * l.pitch, barrier);
-    }
 #else
-    (void)map, (void)barrier;
-    for (int h = 0; h < 2; ++h) {
-      const float* row = in + o.o1 * g.in_stride[1] + o.o2 * g.in_stride[2] +
-                         static_cast<int64_t>(i3[h]) * g.in_stride[3];
-      for (int x = 0; x < box; ++x) {
-        const int64_t xi = x_first + x;
-        buffer[h * l.pitch + x] =
-            i3[h] >= 0 && xi >= 0 && xi < g.in_extent[0] ? row[xi * g.in_stride[0]] : 0.0f;
-      }
-    }
+      (void)map;
+      bulk_copy_box_host(g, in, c, box, 1, buffer + h * l.pitch);
 #endif
+    }
   }
   if (g.boundary == kZero || lane >= columns.count)
     return;

@@ -223,7 +223,6 @@ __device__ __forceinline__ void column_tiles(const Geometry& g, const ColumnLayo
   const int step_floats = S::kFilterRows * l.pitch;
   // Fused with bulk rows: the warp's barrier and face buffer per staging buffer, and the parity
   // each barrier's next completion has (bit b for buffer b).
-  // (Computed where used: kept in registers across the walk, they made the kernel spill.)
   auto barrier = [&](int b) {
     return reinterpret_cast<uint64_t*>(shared + l.barriers) + 2 * warp + b;
   };

@@ -418,18 +418,7 @@ NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, co
   bulk_copy_box(map, c, tile, barrier, l.pitch * l.rows * static_cast<int>(sizeof(float)));
 #else
   (void)map, (void)barrier;
-  for (int r = 0; r < l.rows; ++r) {
-    for (int col = 0; col < l.pitch; ++col) {
-      const int64_t i[kAxes] = {int64_t{c[0]} + col, int64_t{c[1]} + r, c[2], c[3]};
-      bool inside = true;
-      int64_t at = 0;
-      for (int a = 0; a < kAxes; ++a) {
-        inside = inside && i[a] >= 0 && i[a] < g.in_extent[a];
-        at += i[a] * g.in_stride[a];
-      }
-      tile[r * l.pitch + col] = inside ? in[at] : 0.0f;
-    }
-  }
+  bulk_copy_box_host(g, in, c, l.pitch, l.rows, tile);
 #endif
 }
 
