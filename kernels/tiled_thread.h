@@ -12,16 +12,16 @@
 // so a full block issues TX*TX FMAs (64 for TX = 8) for TX/2 shared loads and a few loop
 // instructions. The window's two halves swap roles instead of being copied (no register moves).
 //
-// Loop order: a block first stages every tap in shared memory (contiguous in j0, padded to a
-// multiple of TX). Then per block tile, for each tap index j2 along axis 2 and each input plane s
-// along axis 3 (KO + K3 - 1 of them), the block stages the plane's (x, axis 1) tile with the
-// boundary already resolved, and each thread adds, for every output q whose tap j3 = s - q exists
-// and every tap row j1, the x correlation of its row segment into acc[q]. Planes are double
-// buffered: the next plane is copied asynchronously (cp.async) while the current one is used, so
-// the global-memory latency overlaps the FMAs. The compute phase never checks a boundary,
-// so every boundary condition costs the same, and an input outside an output's footprint is never
-// multiplied (the last, partial block of a tap row stops at K0): an Inf or NaN reaches only the
-// outputs whose footprint holds it, as in the reference.
+// Loop order: a block first stages every tap in shared memory (in blocks of TX along j0, the tap
+// planes j3 of a block adjacent: tiled_load_taps). Then per block tile, for each tap index j2 along
+// axis 2 and each input plane s along axis 3 (KO + K3 - 1 of them), the block stages the plane's
+// (x, axis 1) tile with the boundary already resolved, and each thread adds, for every output q
+// whose tap j3 = s - q exists and every tap row j1, the x correlation of its row segment into
+// acc[q]. Planes are double buffered: the next plane is copied asynchronously (cp.async) while the
+// current one is used, so the global-memory latency overlaps the FMAs. The compute phase never
+// checks a boundary, so every boundary condition costs the same, and an input outside an output's
+// footprint is never multiplied (the last, partial block of a tap row stops at K0): an Inf or NaN
+// reaches only the outputs whose footprint holds it, as in the reference.
 //
 // The load phases (all threads of a block) and the compute phase are separate NDCONV_HD functions
 // so that the host emulation (tests/gpu/emulate.h) runs them in the same order as the barriers do.
@@ -68,8 +68,13 @@ struct TiledShape {
 /// Offsets count 4-byte words from the 1024-byte aligned start of the dynamic shared memory; the
 /// plane buffers start 128-byte aligned, as the bulk copy needs.
 struct TiledLayout {
+  // The taps (tiled_load_taps): tap (j0 = b * TX + jj, j1, j2, j3) lies at
+  // j2 * slice_floats + j1 * row_floats + b * block_floats + j3 * plane_floats + jj.
   int k0_padded;       ///< K0 rounded up to a multiple of TX (tap rows are read TX at a time)
-  int slice_floats;    ///< one j2 slice of taps: K3 * K1 * k0_padded
+  int plane_floats;    ///< from tap plane j3 to j3 + 1: TX for KO > 1, K1 * k0_padded for KO 1
+  int block_floats;    ///< from tap block b to b + 1: K3 * TX for KO > 1, TX for KO 1
+  int row_floats;      ///< from tap row j1 to j1 + 1: k0_padded / TX * K3 * TX or k0_padded
+  int slice_floats;    ///< one j2 slice of taps: K1 * K3 * k0_padded
   int tap_floats;      ///< all taps: K2 slices
   int pitch;           ///< floats per tile row; = 4 mod 8 so rows of a quarter warp use other banks
   int rows;            ///< tile rows: BY + K1 - 1
@@ -96,7 +101,17 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   TiledLayout l;
   const int blocks = (g.filter_extent[0] + S::TX - 1) / S::TX;
   l.k0_padded = blocks * S::TX;
-  l.slice_floats = g.filter_extent[3] * g.filter_extent[1] * l.k0_padded;
+  const int k1 = g.filter_extent[1], k3 = g.filter_extent[3];
+  if (S::KO > 1) {  // the tap planes of a block adjacent (tiled_load_taps)
+    l.plane_floats = S::TX;
+    l.block_floats = k3 * S::TX;
+    l.row_floats = blocks * l.block_floats;
+  } else {  // tap rows contiguous, one plane after another
+    l.block_floats = S::TX;
+    l.row_floats = l.k0_padded;
+    l.plane_floats = k1 * l.row_floats;
+  }
+  l.slice_floats = k3 * k1 * l.k0_padded;
   l.tap_floats = g.filter_extent[2] * l.slice_floats;
   // The last window read by the last thread ends at (BX + blocks) * TX - 1.
   const int needed = (S::BX + blocks) * S::TX;
@@ -171,20 +186,40 @@ NDCONV_HD TileOrigin tiled_origin(const Geometry& g, int64_t bx, int64_t by, int
   return t;
 }
 
-/// Load phase 1 (all threads, once per block): every tap, as
-/// taps_s[((j2 * K3 + j3) * K1 + j1) * k0_padded + j0], zero in the padding (never multiplied).
-/// `taps` is the dense tap-row layout of Geometry.
+/// Load phase 1 (all threads, once per block): every tap at its place in TiledLayout, zero in the
+/// padding (never multiplied). For KO > 1 the tap planes j3 of one block of TX taps are adjacent,
+/// TX floats apart, so the compute phase reaches output q's taps (tap plane s - q) at the
+/// compile-time offset -q * TX from one pointer per tap block and reads them just before q's FMAs:
+/// with an address per output, clamped to the outputs with taps in the plane, ~30 instructions
+/// per tap row of the 3D rows went to tap addresses (Nsight Compute, eighth pass) and 11^3 took
+/// 6% longer on the H100 (twelfth pass). No plane s - q outside 0..K3 - 1 is read: outputs
+/// without taps in the plane skip their block. KO 1 shapes (2D images,
+/// separable x passes) keep their tap rows contiguous, so a row's blocks lie TX floats apart at
+/// compile time. `taps` is the dense tap-row layout of Geometry.
 template <typename S>
 NDCONV_HD void tiled_load_taps(const Geometry& g, const TiledLayout& l, const float* taps,
                                float* taps_s, int tid) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
+  const int blocks = l.k0_padded / S::TX;
   for (int i = tid; i < l.tap_floats; i += S::kThreads) {
-    const int j0 = i % l.k0_padded;
-    int rest = i / l.k0_padded;
-    const int j1 = rest % k1;
-    rest /= k1;
-    const int j3 = rest % k3;
-    const int j2 = rest / k3;
+    int j0, j1, j2, j3;
+    if (S::KO > 1) {  // j2, j1, b, j3, jj from the outermost
+      const int jj = i % S::TX;
+      int rest = i / S::TX;
+      j3 = rest % k3;
+      rest /= k3;
+      j0 = rest % blocks * S::TX + jj;
+      rest /= blocks;
+      j1 = rest % k1;
+      j2 = rest / k1;
+    } else {  // j2, j3, j1, j0
+      j0 = i % l.k0_padded;
+      int rest = i / l.k0_padded;
+      j1 = rest % k1;
+      rest /= k1;
+      j3 = rest % k3;
+      j2 = rest / k3;
+    }
     const int row = j0 + k0 * (j1 + k1 * j2);
     taps_s[i] = j0 < k0 ? taps[g.tap_base + row * g.tap_pitch + j3] : 0.0f;
   }
@@ -505,55 +540,56 @@ NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const fl
 
 /// One block of kTaps taps for every output q of the thread whose tap plane exists in this input
 /// plane (q_first <= q <= q_last, warp-uniform): acc[q][x] += t_q[jj] * w[x + jj], where w is the
-/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * q_step. With one
-/// output per thread along axis 3 (2D images, separable x passes) every plane holds its tap
-/// plane, so the clamps and the branch compile away: 2D 17^2 took 4.5% less time on the H100
-/// (seventh pass). For KO > 1 a second, branch-free copy of the row code for the planes that hold
-/// every output's taps was 4-11% slower on the 3D and 4D rows (seventh pass, run 5), so the
-/// clamps stay.
+/// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * TX (tiled_load_taps:
+/// a compile-time offset, so the loads need no address arithmetic). With one output per thread
+/// along axis 3 (2D images, separable x passes) every plane holds its tap plane, so the branch
+/// compiles away: 2D 17^2 took 4.5% less time on the H100 (seventh pass). For KO > 1 a second,
+/// branch-free copy of the row code for the planes that hold every output's taps was 4-11% slower
+/// on the 3D and 4D rows (seventh pass, run 5), so the branch stays.
 template <typename S, int kFirst, int kTaps>
 NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
-                                     const float (&hi)[S::TX], const float* taps, int q_step,
-                                     int q_first, int q_last) {
+                                     const float (&hi)[S::TX], const float* taps, int q_first,
+                                     int q_last) {
   constexpr bool kAllQ = S::KO == 1;
-  // Every output's taps are read before the first FMA (an output without taps in this plane
-  // reads a valid neighbour's, unused), so the shared-memory latency of q + 1 hides behind the
-  // FMAs of q instead of stalling each block.
-  float t[S::KO][S::TX];
-  NDCONV_UNROLL
-  for (int q = 0; q < S::KO; ++q) {
-    const int qc = kAllQ ? q : (q < q_first ? q_first : (q > q_last ? q_last : q));
-    tiled_read<S::TX>(t[q], taps - qc * q_step);
-  }
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (!kAllQ && (q < q_first || q > q_last))
       continue;
-    tiled_tap_block<S::TX, kFirst, kTaps>(acc[q], lo, hi, t[q]);
+    float t[S::TX];
+    tiled_read<S::TX>(t, taps - q * S::TX);
+    tiled_tap_block<S::TX, kFirst, kTaps>(acc[q], lo, hi, t);
   }
 }
 
 /// Tap blocks jb / TX, jb / TX + 1, ... of a row segment (tiled_row), `full` of them full and the
-/// last with kLast taps; `lo` holds the window's lower half for block jb (read), `hi` is read here.
-/// The halves swap roles from block to block, so the window slides without register moves.
+/// last with kLast taps; `taps` points at block jb / TX's taps for KO > 1 (the next block's lie
+/// block_floats further) and at the row's first block for KO 1 (contiguous: block jb / TX at
+/// taps + jb, the form the separable passes were tuned with); `lo` holds the window's lower half
+/// for block jb (read), `hi` is read here. The halves swap roles from block to block, so the
+/// window slides without register moves.
 template <typename S, int kLast>
 NDCONV_HD void tiled_row_blocks(float (&acc)[S::KO][S::TX], float (&lo)[S::TX], float (&hi)[S::TX],
-                                const float* row, const float* taps, int q_step, int q_first,
+                                const float* row, const float* taps, int block_floats, int q_first,
                                 int q_last, int jb, int full) {
   constexpr int TX = S::TX;
+  constexpr bool kContiguous = S::KO == 1;
+  const int step = kContiguous ? TX : block_floats;
   for (;; jb += 2 * TX, full -= 2) {
+    const float* const t = kContiguous ? taps + jb : taps;
     tiled_read<TX>(hi, row + jb + TX);
     if (full == 0) {
-      tiled_tap_block_all_q<S, 0, kLast>(acc, lo, hi, taps + jb, q_step, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, kLast>(acc, lo, hi, t, q_first, q_last);
       return;
     }
-    tiled_tap_block_all_q<S, 0, TX>(acc, lo, hi, taps + jb, q_step, q_first, q_last);
+    tiled_tap_block_all_q<S, 0, TX>(acc, lo, hi, t, q_first, q_last);
     tiled_read<TX>(lo, row + jb + 2 * TX);
     if (full == 1) {
-      tiled_tap_block_all_q<S, 0, kLast>(acc, hi, lo, taps + jb + TX, q_step, q_first, q_last);
+      tiled_tap_block_all_q<S, 0, kLast>(acc, hi, lo, t + step, q_first, q_last);
       return;
     }
-    tiled_tap_block_all_q<S, 0, TX>(acc, hi, lo, taps + jb + TX, q_step, q_first, q_last);
+    tiled_tap_block_all_q<S, 0, TX>(acc, hi, lo, t + step, q_first, q_last);
+    if (!kContiguous)
+      taps += 2 * block_floats;
   }
 }
 
@@ -572,7 +608,7 @@ NDCONV_HD void tiled_row_blocks(float (&acc)[S::KO][S::TX], float (&lo)[S::TX], 
 /// register cap (different compiled schedules; eighth pass, run 1 and ptxas).
 template <typename S, int kFirst, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
-                         int q_step, int q_first, int q_last, int full) {
+                         int block_floats, int q_first, int q_last, int full) {
   constexpr int TX = S::TX;
   static_assert(kFirst == 0 || S::kLeads, "only shapes with kLeads skip lead taps");
   float a[TX], b[TX];
@@ -580,18 +616,20 @@ NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const flo
   if constexpr (S::kLeads) {
     tiled_read<TX>(b, row + TX);
     if (full == 0) {
-      tiled_tap_block_all_q<S, kFirst, kLast>(acc, a, b, taps, q_step, q_first, q_last);
+      tiled_tap_block_all_q<S, kFirst, kLast>(acc, a, b, taps, q_first, q_last);
       return;
     }
-    tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, q_step, q_first, q_last);
-    tiled_row_blocks<S, kLast>(acc, b, a, row, taps, q_step, q_first, q_last, TX, full - 1);
+    tiled_tap_block_all_q<S, kFirst, TX>(acc, a, b, taps, q_first, q_last);
+    // Block 1's taps: taps + TX for KO 1 (tiled_row_blocks adds jb), else block_floats further.
+    tiled_row_blocks<S, kLast>(acc, b, a, row, S::KO == 1 ? taps : taps + block_floats,
+                               block_floats, q_first, q_last, TX, full - 1);
   } else {
-    tiled_row_blocks<S, kLast>(acc, a, b, row, taps, q_step, q_first, q_last, 0, full);
+    tiled_row_blocks<S, kLast>(acc, a, b, row, taps, block_floats, q_first, q_last, 0, full);
   }
 }
 
 /// The one-output form of tiled_row (a single accumulator row, e.g. a separable x pass): acc[x] +=
-/// sum_j0 taps[j0] * row[x + j0].
+/// sum_j0 taps[j0] * row[x + j0], the taps contiguous.
 template <int TX_>
 struct TiledRowShape {
   static constexpr int TX = TX_;
@@ -602,7 +640,7 @@ struct TiledRowShape {
 template <int TX, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[TX], const float* row, const float* taps, int full) {
   float(&rows)[1][TX] = *reinterpret_cast<float(*)[1][TX]>(&acc);
-  tiled_row<TiledRowShape<TX>, 0, kLast>(rows, row, taps, 0, 0, 0, full);
+  tiled_row<TiledRowShape<TX>, 0, kLast>(rows, row, taps, TX, 0, 0, full);
 }
 
 /// Taps in the last block of a tap row of K0 taps: 1..TX.
@@ -623,12 +661,12 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
   const int full = (k0 - 1) / S::TX;
   const int q_first = s - k3 + 1 > 0 ? s - k3 + 1 : 0;
   const int q_last = s < S::KO - 1 ? s : S::KO - 1;
-  const int q_step = k1 * l.k0_padded;  // from tap plane j3 to j3 - 1
   const float* row = tile + ty * l.pitch + tx * S::TX;
-  // Tap row (j2, j3 = s - q, j1) = taps_s + j2 * slice + (s - q) * q_step + j1 * k0_padded.
-  const float* taps = taps_s + j2 * l.slice_floats + s * q_step;
-  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.k0_padded)
-    tiled_row<S, kFirst, kLast>(acc, row, taps, q_step, q_first, q_last, full);
+  // Block 0 of tap row (j2, j3 = s - q, j1) = taps + j1 * row_floats - q * plane_floats, with
+  // plane_floats = TX wherever KO > 1 (tiled_load_taps).
+  const float* taps = taps_s + j2 * l.slice_floats + s * l.plane_floats;
+  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.row_floats)
+    tiled_row<S, kFirst, kLast>(acc, row, taps, l.block_floats, q_first, q_last, full);
 }
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
