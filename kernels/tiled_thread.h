@@ -96,6 +96,15 @@ NDCONV_HD int tiled_round_up(int n, int m) {
   return (n + m - 1) / m * m;
 }
 
+/// Floats per plane-tile row when tap rows have `blocks` blocks of TX: the last window read by
+/// the last thread ends at (BX + blocks) * TX - 1, and a quarter warp's 128-bit loads (8 lanes)
+/// cover 32 banks when its rows start 4 banks apart (mod 16): BX = 4 lanes of TX = 8 or BX = 2
+/// lanes of TX = 16 per row, hence = 4 mod 16.
+template <typename S>
+NDCONV_HD constexpr int tiled_pitch(int blocks) {
+  return ((S::BX + blocks) * S::TX + 15) / 16 * 16 + 4;
+}
+
 template <typename S>
 NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   TiledLayout l;
@@ -113,11 +122,7 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   }
   l.slice_floats = k3 * k1 * l.k0_padded;
   l.tap_floats = g.filter_extent[2] * l.slice_floats;
-  // The last window read by the last thread ends at (BX + blocks) * TX - 1.
-  const int needed = (S::BX + blocks) * S::TX;
-  // A quarter warp's 128-bit loads (8 lanes) cover 32 banks when its rows start 4 banks apart
-  // (mod 16): BX = 4 lanes of TX = 8 or BX = 2 lanes of TX = 16 per row.
-  l.pitch = (needed + 15) / 16 * 16 + 4;
+  l.pitch = tiled_pitch<S>(blocks);
   l.rows = S::BY + g.filter_extent[1] - 1;
   l.tile_floats = tiled_round_up(l.pitch * l.rows, 32);
   l.columns = S::kTileX + g.filter_extent[0] - 1;
@@ -650,27 +655,39 @@ NDCONV_HD int tiled_last_block_taps(int k0) {
 }
 
 /// Compute phase for plane p with kFirst lead taps skipped and kLast taps in the last block of
-/// every tap row. Output q of the thread takes tap plane j3 = s - q of this plane, so the outputs
-/// with a tap here are q_first..q_last; every tap row j1 reads its input row segment once for all
-/// of them.
-template <typename S, int kFirst, int kLast>
+/// every tap row, kBlocks blocks per tap row (0: l.k0_padded / TX, read at run time). Output q of
+/// the thread takes tap plane j3 = s - q of this plane, so the outputs with a tap here are
+/// q_first..q_last; every tap row j1 reads its input row segment once for all of them.
+template <typename S, int kFirst, int kLast, int kBlocks>
 NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
                                         const float* taps_s, const float* tile,
                                         float (&acc)[S::KO][S::TX], int j2, int s, int tx, int ty) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
-  const int full = (k0 - 1) / S::TX;
+  const int full = kBlocks > 0 ? kBlocks - 1 : (k0 - 1) / S::TX;
+  const int pitch = kBlocks > 0 ? tiled_pitch<S>(kBlocks) : l.pitch;
   const int q_first = s - k3 + 1 > 0 ? s - k3 + 1 : 0;
   const int q_last = s < S::KO - 1 ? s : S::KO - 1;
-  const float* row = tile + ty * l.pitch + tx * S::TX;
+  const float* row = tile + ty * pitch + tx * S::TX;
   // Block 0 of tap row (j2, j3 = s - q, j1) = taps + j1 * row_floats - q * plane_floats, with
   // plane_floats = TX wherever KO > 1 (tiled_load_taps).
   const float* taps = taps_s + j2 * l.slice_floats + s * l.plane_floats;
-  for (int j1 = 0; j1 < k1; ++j1, row += l.pitch, taps += l.row_floats)
-    tiled_row<S, kFirst, kLast>(acc, row, taps, l.block_floats, q_first, q_last, full);
+  // The lead-tap shape counts its tap rows down: counting up, it spilled at its register cap
+  // (ptxas, twelfth pass). The others count up, the form they were timed with (2D 17^2 took 0.9%
+  // longer counting down on the H100).
+  if constexpr (S::kLeads) {
+    for (int j1 = k1; j1 > 0; --j1, row += pitch, taps += l.row_floats)
+      tiled_row<S, kFirst, kLast>(acc, row, taps, l.block_floats, q_first, q_last, full);
+  } else {
+    for (int j1 = 0; j1 < k1; ++j1, row += pitch, taps += l.row_floats)
+      tiled_row<S, kFirst, kLast>(acc, row, taps, l.block_floats, q_first, q_last, full);
+  }
 }
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
-/// plane, warp-uniform), counting down from TX.
+/// plane, warp-uniform), counting down from TX. Shapes with lead taps (the 3D/4D shape) take tap
+/// rows of one block (filters up to TX - lead taps wide: 5^3, 7^4) with the block count, and so the
+/// row pitch and the row's block loop, known at compile time: with them read from the constant
+/// bank every tap row, the short rows of 5^3 waited on those loads (Nsight Compute, twelfth pass).
 template <typename S, int kFirst, int kLast = S::TX>
 NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const TiledLayout& l,
                                             const float* taps_s, const float* tile,
@@ -683,7 +700,11 @@ NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const T
       return;
     }
   }
-  tiled_compute_plane_last<S, kFirst, kLast>(g, l, taps_s, tile, acc, j2, s, tx, ty);
+  if constexpr (S::kLeads) {
+    if (l.k0_padded == S::TX)
+      return tiled_compute_plane_last<S, kFirst, kLast, 1>(g, l, taps_s, tile, acc, j2, s, tx, ty);
+  }
+  tiled_compute_plane_last<S, kFirst, kLast, 0>(g, l, taps_s, tile, acc, j2, s, tx, ty);
 }
 
 /// Compute phase for plane p = j2 * (KO + K3 - 1) + s (see tiled_load_plane; the caller counts j2
