@@ -685,9 +685,10 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
 
 /// Picks the instantiation of tiled_compute_plane_last for a run-time last-block size (once per
 /// plane, warp-uniform), counting down from TX. Shapes with lead taps (the 3D/4D shape) take tap
-/// rows of one block (filters up to TX - lead taps wide: 5^3, 7^4) with the block count, and so the
-/// row pitch and the row's block loop, known at compile time: with them read from the constant
-/// bank every tap row, the short rows of 5^3 waited on those loads (Nsight Compute, twelfth pass).
+/// rows of one or two blocks (filters up to TX or 2 * TX taps wide with their lead taps: 7^4 and
+/// 5^3, 11^3) with the block count, and so the row pitch and the row's block loop, known at compile
+/// time: read from the constant bank every tap row, they made 5^3 and 7^4 5-7% and 11^3 5% slower
+/// on the H100 (twelfth pass); wider filters read them at run time.
 template <typename S, int kFirst, int kLast = S::TX>
 NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const TiledLayout& l,
                                             const float* taps_s, const float* tile,
@@ -703,6 +704,8 @@ NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const T
   if constexpr (S::kLeads) {
     if (l.k0_padded == S::TX)
       return tiled_compute_plane_last<S, kFirst, kLast, 1>(g, l, taps_s, tile, acc, j2, s, tx, ty);
+    if (l.k0_padded == 2 * S::TX)
+      return tiled_compute_plane_last<S, kFirst, kLast, 2>(g, l, taps_s, tile, acc, j2, s, tx, ty);
   }
   tiled_compute_plane_last<S, kFirst, kLast, 0>(g, l, taps_s, tile, acc, j2, s, tx, ty);
 }

@@ -130,15 +130,15 @@ struct TiledEntry {
   }
 
 // (TX, KO, BX, BY, lead taps). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero
-// boundary, median device time, % of the FMA peak measured in the same run (64.9 TFLOP/s): the
-// defaults from the bench of the final commit 42ba949 (docs/gpu-validation.md, run 10), the forced
-// KO from the study sweep of 611781a (docs/study.md).
+// boundary, median device time, % of the FMA peak measured in the same run: the defaults from
+// the twelfth pass's final run (docs/performance.md; 64.5 TFLOP/s), the forced KO from the study
+// sweep of 611781a (docs/study.md).
 const TiledEntry kTiledTable[] = {
     // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
     // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
     NDCONV_TILED_ENTRY(8, 8, 4, 32, false),
-    // default 3D/4D, the one shape with lead taps: 256^3 11^3 1.068 ms 64.7%, 5^3 0.152 ms 42.8%;
-    // 96^3x16 7^4 1.734 ms 60.7% (bulk copies with 3 / 2 / 1 lead taps; eighth pass, run 6);
+    // default 3D/4D, the one shape with lead taps: 256^3 11^3 0.958 ms 72.2%, 5^3 0.143 ms 45.5%;
+    // 96^3x16 7^4 1.618 ms 65.1% (bulk copies with 3 / 2 / 1 lead taps; twelfth pass, run 6);
     // 256^3 15^3 2.87 ms 60.3% (study, third pass)
     NDCONV_TILED_ENTRY(8, 4, 4, 32, true),
     // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
@@ -148,8 +148,8 @@ const TiledEntry kTiledTable[] = {
     NDCONV_TILED_ENTRY(8, 1, 128, 1, false),
     // forced TX 16 x KO 2 (study block shapes): 11^3 1.52 ms 45.4%, 5^3 0.42 ms 15.6%
     NDCONV_TILED_ENTRY(16, 2, 2, 64, false),
-    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.233 ms 64.3% (bulk plane copies,
-    // taps laid out on the host: seventh pass, run 9), 11^2 0.17 ms 36% (third pass)
+    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.230 ms 65.4% (bulk plane copies,
+    // taps laid out on the host; twelfth pass, run 6), 11^2 0.17 ms 36% (third pass)
     NDCONV_TILED_ENTRY(16, 1, 2, 64, false)};
 #undef NDCONV_TILED_ENTRY
 #undef NDCONV_TILED_SHAPE
