@@ -191,42 +191,31 @@ NDCONV_HD TileOrigin tiled_origin(const Geometry& g, int64_t bx, int64_t by, int
   return t;
 }
 
-/// Load phase 1 (all threads, once per block): every tap at its place in TiledLayout, zero in the
-/// padding (never multiplied). For KO > 1 the tap planes j3 of one block of TX taps are adjacent,
-/// TX floats apart, so the compute phase reaches output q's taps (tap plane s - q) at the
-/// compile-time offset -q * TX from one pointer per tap block and reads them just before q's FMAs:
-/// with an address per output, clamped to the outputs with taps in the plane, ~30 instructions
-/// per tap row of the 3D rows went to tap addresses (Nsight Compute, eighth pass) and 11^3 took
-/// 6% longer on the H100 (twelfth pass). No plane s - q outside 0..K3 - 1 is read: outputs
-/// without taps in the plane skip their block. KO 1 shapes (2D images,
-/// separable x passes) keep their tap rows contiguous, so a row's blocks lie TX floats apart at
-/// compile time. `taps` is the dense tap-row layout of Geometry.
+/// Load phase 1 (all threads, once per block): every tap at its place in TiledLayout (the strides
+/// define the layout), zero in the padding (never multiplied). For KO > 1 the tap planes j3 of one
+/// block of TX taps are adjacent, TX floats apart, so the compute phase reaches output q's taps
+/// (tap plane s - q) at the compile-time offset -q * TX from one pointer per tap block and reads
+/// them just before q's FMAs: with an address per output, clamped to the outputs with taps in the
+/// plane, ~30 instructions per tap row of the 3D rows went to tap addresses (Nsight Compute, eighth
+/// pass) and 11^3 took 6% longer on the H100 (twelfth pass). No plane s - q outside 0..K3 - 1 is
+/// read: outputs without taps in the plane skip their block. KO 1 shapes (2D images, separable x
+/// passes) keep their tap rows contiguous, so a row's blocks lie TX floats apart at compile time.
+/// `taps` is the dense tap-row layout of Geometry.
 template <typename S>
 NDCONV_HD void tiled_load_taps(const Geometry& g, const TiledLayout& l, const float* taps,
                                float* taps_s, int tid) {
   const int k0 = g.filter_extent[0], k1 = g.filter_extent[1], k3 = g.filter_extent[3];
-  const int blocks = l.k0_padded / S::TX;
   for (int i = tid; i < l.tap_floats; i += S::kThreads) {
-    int j0, j1, j2, j3;
-    if (S::KO > 1) {  // j2, j1, b, j3, jj from the outermost
-      const int jj = i % S::TX;
-      int rest = i / S::TX;
-      j3 = rest % k3;
-      rest /= k3;
-      j0 = rest % blocks * S::TX + jj;
-      rest /= blocks;
-      j1 = rest % k1;
-      j2 = rest / k1;
-    } else {  // j2, j3, j1, j0
-      j0 = i % l.k0_padded;
-      int rest = i / l.k0_padded;
-      j1 = rest % k1;
-      rest /= k1;
-      j3 = rest % k3;
-      j2 = rest / k3;
-    }
+    const int j0 = i % l.k0_padded;
+    int rest = i / l.k0_padded;
+    const int j1 = rest % k1;
+    rest /= k1;
+    const int j3 = rest % k3;
+    const int j2 = rest / k3;
     const int row = j0 + k0 * (j1 + k1 * j2);
-    taps_s[i] = j0 < k0 ? taps[g.tap_base + row * g.tap_pitch + j3] : 0.0f;
+    const int at = j2 * l.slice_floats + j1 * l.row_floats + j0 / S::TX * l.block_floats +
+                   j3 * l.plane_floats + j0 % S::TX;
+    taps_s[at] = j0 < k0 ? taps[g.tap_base + row * g.tap_pitch + j3] : 0.0f;
   }
 }
 
