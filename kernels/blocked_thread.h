@@ -41,12 +41,19 @@ NDCONV_HD void blocked_tap_block(float (&acc)[KO], const float (&w)[2 * KO], con
   }
 }
 
-/// Computes outputs (o0, o1, o2, o3 + q), q < KO, and stores those that exist. `taps(i)` returns
-/// tap i of the tap layout (constant, global or host memory; see Geometry).
-template <int KO, bool kInterior, typename Taps>
-NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, const Taps& taps,
-                               int64_t o0, int64_t o1, int64_t o2, int64_t o3) {
-  float acc[KO];
+/// Every tap row of a filter (blocked_accumulate's default row set).
+struct AllTapRows {
+  NDCONV_HD bool operator()(int /*j1*/, int /*j0*/) const { return true; }
+};
+
+/// Computes outputs (o0, o1, o2, o3 + q), q < KO, into acc. `taps(i)` returns tap i of the tap
+/// layout (constant, global or host memory; see Geometry). kInterior: the footprint lies inside
+/// the input (no boundary mapping). Only the tap rows (j1, j0) for which `use_row` holds count
+/// (all of them by default; the border kernel's correction takes those that leave the volume).
+template <int KO, bool kInterior, typename Taps, typename Rows = AllTapRows>
+NDCONV_HD void blocked_accumulate(const Geometry& g, const float* in, const Taps& taps, int64_t o0,
+                                  int64_t o1, int64_t o2, int64_t o3, float (&acc)[KO],
+                                  const Rows& use_row = Rows{}) {
   NDCONV_UNROLL
   for (int q = 0; q < KO; ++q)
     acc[q] = 0.0f;
@@ -65,6 +72,8 @@ NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, c
                              ? o1 + g.offset[1] + j1
                              : boundary_index_hd(o1 + g.offset[1] + j1, g.in_extent[1], g.boundary);
       for (int j0 = 0; j0 < g.filter_extent[0]; ++j0, tap_row += g.tap_pitch) {
+        if (!use_row(j1, j0))
+          continue;
         const int64_t i0 =
             kInterior ? o0 + g.offset[0] + j0
                       : boundary_index_hd(o0 + g.offset[0] + j0, g.in_extent[0], g.boundary);
@@ -97,7 +106,13 @@ NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, c
       }
     }
   }
+}
 
+/// Stores outputs (o0, o1, o2, o3 + q), q < KO, from acc: all of them when kInterior, else those
+/// that exist along axis 3.
+template <int KO, bool kInterior>
+NDCONV_HD void blocked_store(const Geometry& g, float* out, int64_t o0, int64_t o1, int64_t o2,
+                             int64_t o3, const float (&acc)[KO]) {
   float* dst = out + o0 * g.out_stride[0] + o1 * g.out_stride[1] + o2 * g.out_stride[2] +
                o3 * g.out_stride[3];
   NDCONV_UNROLL
@@ -105,6 +120,15 @@ NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, c
     if (kInterior || o3 + q < g.out_extent[3])
       dst[q * g.out_stride[3]] = acc[q];
   }
+}
+
+/// Computes outputs (o0, o1, o2, o3 + q), q < KO, and stores those that exist.
+template <int KO, bool kInterior, typename Taps>
+NDCONV_HD void blocked_outputs(const Geometry& g, const float* in, float* out, const Taps& taps,
+                               int64_t o0, int64_t o1, int64_t o2, int64_t o3) {
+  float acc[KO];
+  blocked_accumulate<KO, kInterior>(g, in, taps, o0, o1, o2, o3, acc);
+  blocked_store<KO, kInterior>(g, out, o0, o1, o2, o3, acc);
 }
 
 /// Threads of a warp; the blocked kernel's block_dim[0] is a multiple of it.

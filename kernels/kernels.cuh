@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/blocked_thread.h"
+#include "kernels/border_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/grid_dependency.h"
@@ -64,15 +65,41 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
   }
 }
 
+/// The border kernel (border_thread.h): after a tiled launch with kTiledBulkZeroFaces on the same
+/// stream, adds to the outputs whose footprint leaves the volume along x or axis 1 the terms of
+/// the boundary's values there. Taps in constant memory (the launcher uses it only where they
+/// fit).
+__global__ void __launch_bounds__(kBorderThreads)
+    border_kernel(Geometry g, BorderPlan plan, const float* __restrict__ in, float* out) {
+  extern __shared__ __align__(16) float patch[];
+  const int tid = threadIdx.x;
+  for (int64_t b = blockIdx.x; b < plan.blocks; b += gridDim.x) {
+    const BorderBlock k = border_block(g, plan, b);
+    border_stage(g, k, in, patch, tid);
+    tiled_commit();
+    tiled_wait(0);    // this thread's copies have landed
+    __syncthreads();  // ... and every thread's
+    int64_t o[kAxes];
+    if (border_outputs(g, plan, k, tid, o)) {
+      float acc[kBorderKO];
+      border_accumulate(g, k, patch, ConstantTaps{}, o, acc);
+      border_add(g, out, o, acc);
+    }
+    __syncthreads();  // the patch is read before the next block's staging
+  }
+}
+
 /// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
 /// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in.
 /// Taps come from global memory (read once per block into shared memory; `taps_laid_out`: already
 /// in the shared layout, tiled_lay_out_taps). Planes arrive one of two
-/// ways, chosen per launch (`bulk`, block-uniform):
+/// ways, chosen per launch (`bulk`, a TiledPlaneLoads, block-uniform):
 ///   - bulk (sm_90, layouts a tensor map describes, boxes 16-byte aligned; tensor_map.h): one bulk
 ///     tensor copy per plane by thread 0 (`map`), which completes on the buffer's barrier; every
-///     thread waits on that barrier instead of a block barrier. The other boundaries rewrite the
-///     halo of tiles at the volume's faces after the wait (tiled_fix_plane), then a block barrier.
+///     thread waits on that barrier instead of a block barrier. With kTiledBulk the other
+///     boundaries rewrite the halo of tiles at the volume's faces after the wait
+///     (tiled_fix_plane), then a block barrier; with kTiledBulkZeroFaces the halo keeps the copy's
+///     zeros and the border kernel recomputes the outputs that read it.
 ///   - copy: every thread copies its share of the plane (cp.async), then a block barrier.
 /// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
 /// KO 4-8, which allowed only 3 blocks of 128 threads per SM; KO 4 now runs at 5 blocks (94 of
@@ -118,7 +145,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 #pragma unroll
         for (int x = 0; x < S::TX; ++x)
           acc[q][x] = 0.0f;
-      const bool fix = bulk && tiled_bulk_needs_fix<S>(g, l, t);
+      const bool fix = tiled_bulk_needs_fix<S>(g, l, t, bulk);
       if (!bulk || fix)
         tiled_load_maps<S>(g, l, t, maps, tid);
       __syncthreads();  // the maps, and the first time the taps and the barriers

@@ -451,13 +451,23 @@ NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, co
 #endif
 }
 
-/// Whether a bulk-copied plane of tile t needs tiled_fix_plane: a boundary other than zero, and
-/// the columns or rows the FMAs use reach past the volume in x or along axis 1.
+/// How a tiled launch loads its planes (the kernel's `loads` argument): thread by thread
+/// (tiled_load_plane); by bulk copy, the face tiles then rewriting the halo that the copy filled
+/// with zeros (tiled_fix_plane) where the boundary is not zero; or by bulk copy with those zeros
+/// left in place, for a launch whose outputs that read them the border kernel then recomputes
+/// (border_thread.h).
+enum TiledPlaneLoads : int { kTiledThreadCopies = 0, kTiledBulk = 1, kTiledBulkZeroFaces = 2 };
+
+/// Whether a plane of tile t loaded as `loads` says needs tiled_fix_plane: bulk copies that fix
+/// their halo, a boundary other than zero, and the columns or rows the FMAs use reach past the
+/// volume in x or along axis 1.
 template <typename S>
-NDCONV_HD bool tiled_bulk_needs_fix(const Geometry& g, const TiledLayout& l, const TileOrigin& t) {
+NDCONV_HD bool tiled_bulk_needs_fix(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
+                                    int loads) {
   const int64_t x_first = t.o[0] + g.offset[0], y_first = t.o[1] + g.offset[1];
-  return g.boundary != kZero && (x_first < 0 || x_first + l.columns > g.in_extent[0] ||
-                                 y_first < 0 || y_first + l.rows > g.in_extent[1]);
+  return loads == kTiledBulk && g.boundary != kZero &&
+         (x_first < 0 || x_first + l.columns > g.in_extent[0] || y_first < 0 ||
+          y_first + l.rows > g.in_extent[1]);
 }
 
 /// After the bulk copy of plane p (all threads; warps take rows, lanes columns): the elements the

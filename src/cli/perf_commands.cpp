@@ -166,7 +166,8 @@ void add_perf_commands(CLI::App& app) {
   bench->add_option("--cuda-device", b->cuda_device, "CUDA device index");
   bench->add_option("--workload", b->workload,
                     "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
-                    "cpu3d_7 (default: all)");
+                    "cpu3d_7 (default: all); also denseND_K, a K^N filter on the volume of "
+                    "that dense row, without a target");
   bench->add_option("--json", b->json, "also write the JSON here (-: JSON on stdout instead)");
   bench->add_flag("--force", b->force, "overwrite an existing JSON file");
   bench->add_option("--threads", b->threads, "CPU threads for the CPU row and ITK (0: all)");
@@ -175,6 +176,8 @@ void add_perf_commands(CLI::App& app) {
   bench->add_option("--itk-reps", *itk_reps, "timed ITK repetitions (ITK is slow)")
       ->check(CLI::PositiveNumber);
   bench->add_flag("--quick", b->quick, "fewer repetitions, no per-KO or boundary timings");
+  bench->add_flag("--boundaries", b->boundaries,
+                  "with --quick: time the other boundaries all the same");
   bench->add_option("--seed", b->seed, "fixed random seed (0: fresh)");
   bench->callback([b, bench, itk_reps] {
     run_mapped([&] {

@@ -283,6 +283,14 @@ bool tiled_pad_disabled() {
   return v != nullptr && std::string(v) == "off";
 }
 
+// NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never recompute their face shell with
+// the border kernel (they pad, or rewrite the halo); =on: wherever the border kernel fits,
+// whatever tiled_border_pays says (for comparisons in one run).
+std::string tiled_border_setting() {
+  const char* v = std::getenv("NDCONV_CUDA_TILED_BORDER");
+  return v != nullptr ? std::string(v) : std::string();
+}
+
 bool tiled_disabled() {
   const char* v = std::getenv("NDCONV_CUDA_DENSE_KERNEL");
   return v != nullptr && std::string(v) == "blocked";
@@ -524,6 +532,7 @@ struct TiledLoads {
   bool bulk = false;
   kernels::TensorMap map{};  ///< when bulk
   bool pad = false;          ///< pad the input first (tiled_input_padding_pays), when bulk
+  bool border = false;       ///< instead recompute the face shell (tiled_border_pays), when bulk
 };
 
 // Outputs along x of one block of entry e.
@@ -534,8 +543,10 @@ int tiled_tile_x(const TiledEntry& e) {
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
 // lead taps, and bulk copies where the copy engine can load tg's planes. With
-// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches pad their input where
-// tiled_input_padding_pays (unless NDCONV_CUDA_TILED_PAD=off).
+// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose face tiles would rewrite their halo
+// (tiled_input_padding_pays) recompute their face shell with the border kernel where
+// tiled_border_pays and the taps fit the constant memory, else pad their input (unless
+// NDCONV_CUDA_TILED_PAD=off); NDCONV_CUDA_TILED_BORDER overrides the border rule.
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
@@ -548,8 +559,14 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   }
   if (!loads.bulk)
     loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
-  loads.pad = loads.bulk && !tiled_pad_disabled() &&
-              tiled_input_padding_pays(tg, e.ko, tiled_tile_x(e), e.block_rows);
+  if (!loads.bulk || !tiled_input_padding_pays(tg, e.ko, tiled_tile_x(e), e.block_rows))
+    return loads;
+  const std::string border = tiled_border_setting();
+  loads.border = border != "off" && kernels::border_plan(tg).boxes > 0 && border_fits(tg) &&
+                 taps_fit_constant(int64_t{tg.filter_extent[0]} * tg.filter_extent[1] *
+                                   tg.filter_extent[2] * tg.filter_extent[3]) &&
+                 (border == "on" || (!tiled_pad_disabled() && tiled_border_pays(tg)));
+  loads.pad = !loads.border && !tiled_pad_disabled();
   return loads;
 }
 
@@ -581,6 +598,21 @@ void launch_pad(const PaddedInput& pi, const Geometry& lg, const float* in, floa
       throw std::logic_error("pad_kernel: no padding for the zero boundary");
   }
   NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");
+}
+
+// Launches the border kernel (kernels/border_thread.h) on g, right after the tiled kernel that
+// left zeros in its face tiles' halo; its taps (tiled_tap_rows, in g's layout: g is
+// tiled_geometry's, without lead taps) are in the constant memory already.
+void launch_border(int device, const Geometry& g, const float* in, float* out,
+                   cudaStream_t stream) {
+  const kernels::BorderPlan plan = kernels::border_plan(g);
+  const int64_t grid = std::min<int64_t>(plan.blocks, int64_t{1} << 30);
+  // A plain launch: as the tiled kernel's dependent (with grid_dependents_launch in that kernel)
+  // its blocks shared the SMs with the tiled kernel's last wave and the pair took 20 us longer
+  // on 256^3 with 5^3 (H100, thirteenth pass).
+  launch_kernel(device, false, &kernels::border_kernel, dim3(static_cast<unsigned>(grid)),
+                dim3(kernels::kBorderThreads), plan.patch_floats * static_cast<int>(sizeof(float)),
+                stream, g, plan, in, out);
 }
 
 // Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
@@ -616,15 +648,24 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
     }
   }
   const bool padded = in != p.input.data;
+  // The border kernel's taps (constant memory) go up with the tiled kernel's.
+  if (loads.border)
+    upload_taps(device, tiled_tap_rows(p), true, stream);
   // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
+  const int plane_loads = !bulk
+                              ? kernels::kTiledThreadCopies
+                              : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
   e.launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
-           p.output.data, global_taps, map, bulk ? 1 : 0, 1);
+           p.output.data, global_taps, map, plane_loads, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
+  if (loads.border)
+    launch_border(device, tiled_geometry(p), p.input.data, p.output.data, stream);
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
   plan.reason = std::move(reason);
   plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "") +
-                (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "");
+                (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "") +
+                (loads.border ? " border" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
@@ -633,7 +674,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.block[0] = e.threads / e.block_rows;
   plan.block[1] = e.block_rows;
   plan.block[2] = 1;
-  plan.launches = padded ? 2 : 1;
+  plan.launches = padded || loads.border ? 2 : 1;
   return plan;
 }
 

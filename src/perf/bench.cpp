@@ -172,7 +172,7 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
       .set("gflops", flops / s * 1e-9)
       .set("pct_fma_peak", pct)
       .set("compute_floor_ms", flops / g.ceil.fma_flops * 1e3)
-      .set("target_met", pct >= w.target)
+      .set("target_met", w.target < 0 ? Json() : Json(pct >= w.target))
       .set("plan", plan_json(plan));
 
   if (cfg.all_kos) {
@@ -414,6 +414,29 @@ const std::vector<Workload>& bench_workloads() {
   return list;
 }
 
+// A dense GPU row that is not in the fixed list, named as those are (denseND_K: a K^N cube filter)
+// on the volume of the fixed dense row with N dimensions, without a target (for studies of other
+// filter sizes, e.g. where a launch plan's rule changes); false when `name` is not of that form.
+bool other_dense_workload(const std::string& name, Workload& out) {
+  int dims = 0, k = 0, used = 0;
+  if (std::sscanf(name.c_str(), "dense%dd_%d%n", &dims, &k, &used) != 2 ||
+      used != static_cast<int>(name.size()) || k < 1 || k > 63)
+    return false;
+  for (const Workload& w : bench_workloads()) {
+    if (w.kind != Kind::GpuDense || w.volume.dims != dims)
+      continue;
+    out = w;
+    out.name = name;
+    out.filter = cube(dims, k);
+    out.target = -1;
+    out.target_text = "none (not a fixed row)";
+    out.description = w.description.substr(0, w.description.rfind(' ')) + " " + std::to_string(k) +
+                      "^" + std::to_string(dims);
+    return true;
+  }
+  return false;
+}
+
 BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   std::vector<Workload> chosen;
   for (const Workload& w : bench_workloads()) {
@@ -426,10 +449,17 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   for (const std::string& name : cfg.workloads) {
     if (std::none_of(bench_workloads().begin(), bench_workloads().end(),
                      [&](const Workload& w) { return w.name == name; })) {
+      Workload other;
+      if (other_dense_workload(name, other)) {
+        if (!cfg.cpu_only)
+          chosen.push_back(other);
+        continue;
+      }
       std::string have;
       for (const Workload& w : bench_workloads())
         have += (have.empty() ? "" : ", ") + w.name;
-      throw InvalidArgument("--workload " + name + ": unknown (known: " + have + ")");
+      throw InvalidArgument("--workload " + name + ": unknown (known: " + have +
+                            ", or denseND_K for a K^N filter on the fixed dense row's volume)");
     }
   }
   if (chosen.empty())

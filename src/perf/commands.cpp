@@ -85,7 +85,7 @@ BenchConfig bench_config(const BenchArgs& a) {
     c.repetitions = std::min(c.repetitions, 5);
     c.call_repetitions = std::min(c.call_repetitions, 2);
     c.all_kos = false;
-    c.all_boundaries = false;
+    c.all_boundaries = a.boundaries;
   }
   std::stringstream names(a.workload);
   for (std::string n; std::getline(names, n, ',');)

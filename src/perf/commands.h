@@ -50,7 +50,8 @@ struct BenchArgs {
   int threads = 0;
   int repetitions = 20;
   int call_repetitions = 5;
-  bool quick = false;  ///< fewer repetitions, no per-KO and boundary timings
+  bool quick = false;       ///< fewer repetitions, no per-KO and boundary timings
+  bool boundaries = false;  ///< with quick: the boundary timings all the same
   uint64_t seed = 0;
 };
 

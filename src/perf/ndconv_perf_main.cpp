@@ -41,10 +41,12 @@ const char* const kUsage =
     "\n"
     "bench options:\n"
     "  --device gpu|cpu      all workloads, or the CPU row only\n"
-    "  --workload NAMES      dense3d_11,dense3d_5,dense4d_7,dense2d_17,gauss3d_s2,cpu3d_7\n"
+    "  --workload NAMES      dense3d_11,dense3d_5,dense4d_7,dense2d_17,gauss3d_s2,cpu3d_7;\n"
+    "                        also denseND_K: a K^N filter on that row's volume, no target\n"
     "  --json PATH           also write JSON (\"-\": JSON on stdout instead of the table)\n"
     "  --reps N --call-reps N  timed repetitions (20, 5)\n"
     "  --quick               fewer repetitions, no per-KO or boundary timings\n"
+    "  --boundaries          with --quick: time the other boundaries all the same\n"
     "  --cuda-device N --threads N --seed N --force\n";
 
 // Options that take a value, mapped to setters; flags separately.
@@ -143,7 +145,9 @@ int main(int argc, char** argv) {
              {"--call-reps",
               [&](const std::string& v) { a.call_repetitions = to_int("--call-reps", v); }},
              {"--seed", [&](const std::string& v) { a.seed = to_int("--seed", v); }}},
-            {{"--quick", [&] { a.quick = true; }}, {"--force", [&] { a.force = true; }}});
+            {{"--quick", [&] { a.quick = true; }},
+             {"--boundaries", [&] { a.boundaries = true; }},
+             {"--force", [&] { a.force = true; }}});
       return run_bench_command(a, command_line, nullptr, std::cout, std::cerr);
     }
     if (sub == "rescore") {

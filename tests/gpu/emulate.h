@@ -13,6 +13,7 @@
 #include "cuda/plan.h"
 #include "cuda/tensor_map.h"
 #include "kernels/blocked_thread.h"
+#include "kernels/border_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/row_tile.h"
 #include "kernels/schedule.h"
@@ -76,12 +77,13 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// threads after the copy, as on the GPU; shapes that skip lead taps (S::kLeads) take them as the
 /// dense launcher does for bulk copies (tiled_lead_geometry: `taps` are then rows of `tap_pitch`
 /// floats in tiled_tap_rows's order). With `taps_laid_out`, the taps are laid out on the host
-/// and copied straight (the dense launcher's way), else laid out by the threads. Shared memory is
-/// one host buffer per block.
+/// and copied straight (the dense launcher's way), else laid out by the threads. With
+/// `zero_faces` (and `bulk`), the face tiles keep the copy's zeros (kTiledBulkZeroFaces: the
+/// outputs that read them are emulate_border's). Shared memory is one host buffer per block.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
                    const float* original_taps, bool small_grid = false, bool bulk = false,
-                   bool taps_laid_out = false) {
+                   bool taps_laid_out = false, bool zero_faces = false) {
   const int lead = bulk && S::kLeads ? kernels::tiled_lead(original) : 0;
   const kernels::Geometry g = kernels::tiled_lead_geometry(original, lead);
   std::vector<float> led_taps;
@@ -141,7 +143,10 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
           for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
             const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
             std::fill(acc.begin(), acc.end(), 0.0f);
-            const bool fix = bulk && kernels::tiled_bulk_needs_fix<S>(g, l, t);
+            const bool fix =
+                bulk &&
+                kernels::tiled_bulk_needs_fix<S>(
+                    g, l, t, zero_faces ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
             std::fill(maps.begin(), maps.end(), -2);  // a bulk tile without fix-up reads none
             if (!bulk || fix) {
               for (int tid = 0; tid < S::kThreads; ++tid)
@@ -202,6 +207,33 @@ inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry&
                                                    taps_laid_out);
   throw std::invalid_argument("no tiled emulation for KO " + std::to_string(ko) + ", " +
                               std::to_string(block_rows) + " block rows");
+}
+
+/// Runs the border kernel (border_thread.h) over its whole grid, or a third of it (`small_grid`,
+/// for the grid-stride loop), after the tiled kernel's zero-face launch on the same output: per
+/// block, all threads stage the patch (poisoned first, so a float the stage phase did not write
+/// would show), then all threads compute and add their terms.
+inline void emulate_border(const kernels::Geometry& g, const float* in, float* out,
+                           const float* taps, bool small_grid = false) {
+  const kernels::BorderPlan plan = kernels::border_plan(g);
+  const int64_t grid = small_grid ? (plan.blocks + 2) / 3 : plan.blocks;
+  std::vector<float> patch(static_cast<size_t>(plan.patch_floats));
+  for (int64_t bx = 0; bx < grid; ++bx) {
+    for (int64_t b = bx; b < plan.blocks; b += grid) {
+      const kernels::BorderBlock k = kernels::border_block(g, plan, b);
+      std::fill(patch.begin(), patch.end(), std::numeric_limits<float>::quiet_NaN());
+      for (int tid = 0; tid < kernels::kBorderThreads; ++tid)
+        kernels::border_stage(g, k, in, patch.data(), tid);
+      for (int tid = 0; tid < kernels::kBorderThreads; ++tid) {
+        int64_t o[kernels::kAxes];
+        float acc[kernels::kBorderKO];
+        if (!kernels::border_outputs(g, plan, k, tid, o))
+          continue;
+        kernels::border_accumulate(g, k, patch.data(), HostTaps{taps}, o, acc);
+        kernels::border_add(g, out, o, acc);
+      }
+    }
+  }
 }
 
 /// Runs the x-row kernel: per block and row, every thread loads, then every thread computes.

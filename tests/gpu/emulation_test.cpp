@@ -174,7 +174,8 @@ TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
     int n = 0;
     for (int64_t bx = 0; bx < counts[0]; ++bx)
       for (int64_t by = 0; by < counts[1]; ++by)
-        n += kernels::tiled_bulk_needs_fix<S>(lg, l, kernels::tiled_origin<S>(lg, bx, by, 0));
+        n += kernels::tiled_bulk_needs_fix<S>(lg, l, kernels::tiled_origin<S>(lg, bx, by, 0),
+                                              kernels::kTiledBulk);
     return n;
   };
   for (const ShapeCase& shape : shape_cases()) {
@@ -211,6 +212,100 @@ TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
                        true, true);
       EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
           << shape << " padded " << to_string(b) << " seed=" << c.seed;
+    }
+  }
+}
+
+// The border kernel (kernels/border_thread.h): its boxes cover exactly the outputs whose footprint
+// leaves the input along x or axis 1, each once; after the tiled kernel's bulk launch that keeps
+// the copy's zeros at the faces (kTiledBulkZeroFaces) its terms make the result match the
+// reference for every boundary, region and operation, where the tiled launch alone does not (a
+// boundary other than zero with a shell to correct).
+TEST(BorderKernel, RecomputesTheFaceShell) {
+  using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  std::vector<ShapeCase> shapes = shape_cases();
+  // A patch plane larger than the elements a block stages from registers (kBorderSlots per thread):
+  // the general staging loop.
+  const ShapeCase wide{3, {40, 36, 5, 1}, {33, 17, 3, 1}};
+  shapes.push_back(wide);
+  {
+    DenseCase c(wide, Boundary::Mirror, Operation::Correlation, OutputRegion::Same);
+    const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+    const kernels::BorderBlock k = kernels::border_block(tg, kernels::border_plan(tg), 0);
+    EXPECT_GT(k.patch.extent[0] * k.patch.extent[1],
+              kernels::kBorderSlots * kernels::kBorderThreads);
+  }
+  for (const ShapeCase& shape : shapes) {
+    for (Boundary b : kBoundaries) {
+      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+        for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+          if (region == OutputRegion::Valid && !valid_fits(shape))
+            continue;
+          DenseCase c(shape, b, op, region);
+          const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+          const kernels::BorderPlan plan = kernels::border_plan(tg);
+          // Coverage: how often the boxes hold each (x, axis 1) output.
+          std::vector<int> covered(static_cast<size_t>(tg.out_extent[0] * tg.out_extent[1]), 0);
+          for (int k = 0; k < plan.boxes; ++k) {
+            for (int64_t y = 0; y < plan.box[k].extent[1]; ++y) {
+              for (int64_t x = 0; x < plan.box[k].extent[0]; ++x)
+                ++covered[static_cast<size_t>((plan.box[k].first[1] + y) * tg.out_extent[0] +
+                                              plan.box[k].first[0] + x)];
+            }
+          }
+          int64_t shell = 0;
+          for (int64_t y = 0; y < tg.out_extent[1]; ++y) {
+            for (int64_t x = 0; x < tg.out_extent[0]; ++x) {
+              const int64_t o[2] = {x, y};
+              bool leaves = false;
+              for (int a = 0; a < 2; ++a)
+                leaves = leaves || o[a] + tg.offset[a] < 0 ||
+                         o[a] + tg.offset[a] + tg.filter_extent[a] > tg.in_extent[a];
+              shell += leaves;
+              ASSERT_EQ(covered[static_cast<size_t>(y * tg.out_extent[0] + x)], leaves ? 1 : 0)
+                  << shape << " " << to_string(region) << " output " << x << "," << y;
+            }
+          }
+          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+          const bool small_grid = (c.seed & 1) != 0;
+          emulate_tiled<S>(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true,
+                           true);
+          const double tiled_alone = relative_l2_error(c.out, c.ref);
+          if (b != Boundary::Zero && shell > 0) {
+            EXPECT_GT(tiled_alone, kTolerance) << shape << " " << to_string(b);
+          }
+          emulate_border(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid);
+          EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+              << shape << " border " << to_string(b) << " " << to_string(op) << " "
+              << to_string(region) << " seed=" << c.seed;
+        }
+      }
+    }
+  }
+}
+
+// The border kernel's patch: every float a block's threads read is staged (the emulation poisons
+// the patch), and its rows start on banks that keep the lanes of a warp apart: an odd multiple of
+// the threads along x below a warp.
+TEST(BorderKernel, PatchPitchSpreadsTheBanks) {
+  kernels::Geometry g{};
+  for (int a = 0; a < kernels::kAxes; ++a)
+    g.filter_extent[a] = 1;
+  for (int k0 : {1, 2, 5, 11}) {
+    g.filter_extent[0] = k0;
+    for (int log_x = 0; log_x <= 5; ++log_x) {
+      const kernels::BorderPatch p = kernels::border_patch(g, log_x, 2);
+      const int cx = 1 << log_x;
+      EXPECT_GE(p.stride[1], p.extent[0]);
+      if (cx < 32) {
+        EXPECT_EQ(p.stride[1] % (2 * cx), cx) << "K0 " << k0 << " threads along x " << cx;
+        std::vector<int> banks;
+        for (int y = 0; y < 32 / cx; ++y)
+          for (int x = 0; x < cx; ++x)
+            banks.push_back((x + y * p.stride[1]) % 32);
+        std::sort(banks.begin(), banks.end());
+        EXPECT_EQ(std::unique(banks.begin(), banks.end()) - banks.begin(), 32) << "K0 " << k0;
+      }
     }
   }
 }

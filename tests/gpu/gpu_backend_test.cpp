@@ -407,6 +407,7 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                         {{3, {36, 33, 9, 1}, {5, 5, 3, 1}}, true},
                         {{4, {36, 17, 5, 11}, {7, 3, 3, 4}}, true},
                         {{3, {40, 36, 7, 1}, {4, 3, 3, 1}}, true}};
+  int border_runs = 0;  // with NDCONV_CUDA_TILED_BORDER=on
   for (const Case& c : cases) {
     const ShapeCase& s = c.shape;
     for (Boundary b : kBoundaries) {
@@ -422,19 +423,25 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                                          Operation::Correlation, b, region);
         // The same region reads K0 / 2 columns left of each output.
         const int lead = region == OutputRegion::Valid ? 0 : (4 - s.filter[0] / 2 % 4) % 4;
-        for (const char* mode : {"", "copy", "no pad"}) {
+        for (const char* mode : {"", "copy", "no pad", "border"}) {
           const bool force_copy = std::string(mode) == "copy";
           const bool no_pad = std::string(mode) == "no pad";
-          if (no_pad && b == Boundary::Zero)
+          const bool force_border = std::string(mode) == "border";
+          if ((no_pad || force_border) && b == Boundary::Zero)
             continue;
           if (force_copy)
             ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
-          if (no_pad)
+          if (no_pad) {
+            ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
             ::setenv("NDCONV_CUDA_TILED_PAD", "off", 1);
+          }
+          if (force_border)
+            ::setenv("NDCONV_CUDA_TILED_BORDER", "on", 1);
           RunReport r;
           const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
           ::unsetenv("NDCONV_CUDA_TILED_LOAD");
           ::unsetenv("NDCONV_CUDA_TILED_PAD");
+          ::unsetenv("NDCONV_CUDA_TILED_BORDER");
           std::string notes;
           for (const std::string& n : r.notes)
             notes += n + "\n";
@@ -460,12 +467,56 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           const bool overreach = region == OutputRegion::Same ||
                                  (s.volume[0] - s.filter[0] + 1) % 32 != 0 ||
                                  (s.volume[1] - s.filter[1] + 1) % 32 != 0;
-          const bool padded = bulk && b != Boundary::Zero && s.dims > 2 && overreach && !no_pad;
-          EXPECT_EQ(notes.find(" padded") != std::string::npos, padded)
+          // Padded, or the face shell recomputed by the border kernel (where it fits, with
+          // NDCONV_CUDA_TILED_BORDER=on); neither with the halo rewrite (NDCONV_CUDA_TILED_PAD=off
+          // and NDCONV_CUDA_TILED_BORDER=off).
+          const bool shell_fixed =
+              bulk && b != Boundary::Zero && s.dims > 2 && overreach && !no_pad;
+          const bool padded = notes.find(" padded") != std::string::npos;
+          const bool border = notes.find(" border") != std::string::npos;
+          EXPECT_EQ(padded || border, shell_fixed)
               << s << " " << to_string(b) << " " << to_string(region) << " " << mode << "\n"
               << notes;
+          EXPECT_FALSE(padded && border) << notes;
+          border_runs += border && force_border;
         }
       }
+    }
+  }
+  if (bulk_device)
+    EXPECT_GT(border_runs, 0);
+}
+
+// A small filter on a volume large enough that recomputing the face shell costs less than padding
+// the input (cuda_backend::tiled_border_pays): the dense launcher's default is the border kernel
+// for every boundary other than zero; with NDCONV_CUDA_TILED_BORDER=off, the padded input. Both
+// match the reference.
+TEST(CudaDense, BorderKernelByDefaultForSmallFilters) {
+  NDCONV_REQUIRE_GPU();
+  if (cuda_status().devices.at(0).compute_capability_major < 9)
+    GTEST_SKIP() << "the bulk copy needs compute capability 9.0";
+  const ShapeCase s{3, {256, 128, 40, 1}, {5, 5, 5, 1}};
+  for (Boundary b : {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+    const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+    const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
+    const DenseFilter f{s.dims, s.filter, taps.data()};
+    const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                     Operation::Correlation, b, OutputRegion::Same);
+    for (const bool border : {true, false}) {
+      if (!border)
+        ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
+      RunReport r;
+      const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+      ::unsetenv("NDCONV_CUDA_TILED_BORDER");
+      std::string notes;
+      for (const std::string& n : r.notes)
+        notes += n + "\n";
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << to_string(b) << (border ? " border" : " padded") << " seed=" << seed << "\n"
+          << notes;
+      EXPECT_NE(notes.find(border ? " border" : " padded"), std::string::npos) << notes;
     }
   }
 }

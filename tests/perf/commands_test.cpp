@@ -151,9 +151,28 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.workload = "dense9d";
   EXPECT_EQ(run_bench_command(b, "test", nullptr, out, err), kExitError);
   EXPECT_NE(err.str().find("dense3d_11"), std::string::npos);  // lists the known ones
+  // Other cube filters on a fixed dense row's volume: denseND_K with a fixed row of N dimensions.
+  for (const char* name : {"dense5d_3", "dense3d_7x", "dense3d_0", "dense3d_"}) {
+    b.workload = name;
+    std::ostringstream o, e;
+    EXPECT_EQ(run_bench_command(b, "test", nullptr, o, e), kExitError) << name;
+    EXPECT_NE(e.str().find("unknown"), std::string::npos) << name << ": " << e.str();
+  }
+  if (!cuda_status().usable) {  // accepted; without a GPU to time it on
+    b.workload = "dense3d_7";
+    std::ostringstream o7, e7;
+    EXPECT_EQ(run_bench_command(b, "test", nullptr, o7, e7), kExitNoGpu) << e7.str();
+  }
   b = BenchArgs();
   b.repetitions = 0;
   EXPECT_THROW(bench_config(b), InvalidArgument);
+  b = BenchArgs();
+  b.quick = true;
+  EXPECT_FALSE(bench_config(b).all_boundaries);
+  EXPECT_FALSE(bench_config(b).all_kos);
+  b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
+  EXPECT_TRUE(bench_config(b).all_boundaries);
+  EXPECT_FALSE(bench_config(b).all_kos);
   ASSERT_EQ(bench_workloads().size(), 6u);
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
