@@ -63,18 +63,30 @@ struct DenseCase {
   }
 };
 
-using DenseParam = std::tuple<ShapeCase, int /*ko*/>;
-
-class DenseEmulation : public ::testing::TestWithParam<DenseParam> {};
-
-TEST_P(DenseEmulation, MatchesReference) {
-  const auto& [shape, ko] = GetParam();
+// Calls f(c, b, op, region) with a fresh DenseCase of `shape` for every boundary, operation and
+// output region (the valid region where it fits).
+template <typename F>
+void for_each_dense_case(const ShapeCase& shape, F f) {
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
         if (region == OutputRegion::Valid && !valid_fits(shape))
           continue;
         DenseCase c(shape, b, op, region);
+        f(c, b, op, region);
+      }
+    }
+  }
+}
+
+using DenseParam = std::tuple<ShapeCase, int /*ko*/>;
+
+class DenseEmulation : public ::testing::TestWithParam<DenseParam> {};
+
+TEST_P(DenseEmulation, MatchesReference) {
+  const auto& [shape, ko] = GetParam();
+  for_each_dense_case(
+      shape, [&, ko = ko](DenseCase& c, Boundary b, Operation op, OutputRegion region) {
         const std::vector<float> tap_rows = cuda_backend::dense_tap_rows(c.problem);
         const bool small_grid = (c.seed & 1) != 0;  // also walk the grid-stride loops
         emulate_blocked_ko(ko, cuda_backend::dense_geometry(c.problem), c.in.data(), c.out.data(),
@@ -82,9 +94,7 @@ TEST_P(DenseEmulation, MatchesReference) {
         EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
             << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
             << to_string(region) << " seed=" << c.seed;
-      }
-    }
-  }
+      });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKo, DenseEmulation,
@@ -236,51 +246,44 @@ TEST(BorderKernel, RecomputesTheFaceShell) {
               kernels::kBorderSlots * kernels::kBorderThreads);
   }
   for (const ShapeCase& shape : shapes) {
-    for (Boundary b : kBoundaries) {
-      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-        for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-          if (region == OutputRegion::Valid && !valid_fits(shape))
-            continue;
-          DenseCase c(shape, b, op, region);
-          const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
-          const kernels::BorderPlan plan = kernels::border_plan(tg);
-          // Coverage: how often the boxes hold each (x, axis 1) output.
-          std::vector<int> covered(static_cast<size_t>(tg.out_extent[0] * tg.out_extent[1]), 0);
-          for (int k = 0; k < plan.boxes; ++k) {
-            for (int64_t y = 0; y < plan.box[k].extent[1]; ++y) {
-              for (int64_t x = 0; x < plan.box[k].extent[0]; ++x)
-                ++covered[static_cast<size_t>((plan.box[k].first[1] + y) * tg.out_extent[0] +
-                                              plan.box[k].first[0] + x)];
-            }
-          }
-          int64_t shell = 0;
-          for (int64_t y = 0; y < tg.out_extent[1]; ++y) {
-            for (int64_t x = 0; x < tg.out_extent[0]; ++x) {
-              const int64_t o[2] = {x, y};
-              bool leaves = false;
-              for (int a = 0; a < 2; ++a)
-                leaves = leaves || o[a] + tg.offset[a] < 0 ||
-                         o[a] + tg.offset[a] + tg.filter_extent[a] > tg.in_extent[a];
-              shell += leaves;
-              ASSERT_EQ(covered[static_cast<size_t>(y * tg.out_extent[0] + x)], leaves ? 1 : 0)
-                  << shape << " " << to_string(region) << " output " << x << "," << y;
-            }
-          }
-          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
-          const bool small_grid = (c.seed & 1) != 0;
-          emulate_tiled<S>(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true,
-                           true);
-          const double tiled_alone = relative_l2_error(c.out, c.ref);
-          if (b != Boundary::Zero && shell > 0) {
-            EXPECT_GT(tiled_alone, kTolerance) << shape << " " << to_string(b);
-          }
-          emulate_border(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid);
-          EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
-              << shape << " border " << to_string(b) << " " << to_string(op) << " "
-              << to_string(region) << " seed=" << c.seed;
+    for_each_dense_case(shape, [&](DenseCase& c, Boundary b, Operation op, OutputRegion region) {
+      const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+      const kernels::BorderPlan plan = kernels::border_plan(tg);
+      // Coverage: how often the boxes hold each (x, axis 1) output.
+      std::vector<int> covered(static_cast<size_t>(tg.out_extent[0] * tg.out_extent[1]), 0);
+      for (int k = 0; k < plan.boxes; ++k) {
+        for (int64_t y = 0; y < plan.box[k].extent[1]; ++y) {
+          for (int64_t x = 0; x < plan.box[k].extent[0]; ++x)
+            ++covered[static_cast<size_t>((plan.box[k].first[1] + y) * tg.out_extent[0] +
+                                          plan.box[k].first[0] + x)];
         }
       }
-    }
+      int64_t shell = 0;
+      for (int64_t y = 0; y < tg.out_extent[1]; ++y) {
+        for (int64_t x = 0; x < tg.out_extent[0]; ++x) {
+          const int64_t o[2] = {x, y};
+          bool leaves = false;
+          for (int a = 0; a < 2; ++a)
+            leaves = leaves || o[a] + tg.offset[a] < 0 ||
+                     o[a] + tg.offset[a] + tg.filter_extent[a] > tg.in_extent[a];
+          shell += leaves;
+          ASSERT_EQ(covered[static_cast<size_t>(y * tg.out_extent[0] + x)], leaves ? 1 : 0)
+              << shape << " " << to_string(region) << " output " << x << "," << y;
+        }
+      }
+      const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+      const bool small_grid = (c.seed & 1) != 0;
+      emulate_tiled<S>(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true,
+                       true);
+      const double tiled_alone = relative_l2_error(c.out, c.ref);
+      if (b != Boundary::Zero && shell > 0) {
+        EXPECT_GT(tiled_alone, kTolerance) << shape << " " << to_string(b);
+      }
+      emulate_border(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid);
+      EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+          << shape << " border " << to_string(b) << " " << to_string(op) << " " << to_string(region)
+          << " seed=" << c.seed;
+    });
   }
 }
 

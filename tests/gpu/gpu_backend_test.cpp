@@ -483,8 +483,9 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
       }
     }
   }
-  if (bulk_device)
+  if (bulk_device) {
     EXPECT_GT(border_runs, 0);
+  }
 }
 
 // A small filter on a volume large enough that recomputing the face shell costs less than padding
