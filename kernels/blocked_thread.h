@@ -108,9 +108,9 @@ NDCONV_HD void blocked_accumulate(const Geometry& g, const float* in, const Taps
   }
 }
 
-/// Stores outputs (o0, o1, o2, o3 + q), q < KO, from acc: all of them when kInterior, else those
-/// that exist along axis 3.
-template <int KO, bool kInterior>
+/// Stores outputs (o0, o1, o2, o3 + q), q < KO, from acc (kAdd: adds acc to them): all of them
+/// when kInterior, else those that exist along axis 3.
+template <int KO, bool kInterior, bool kAdd = false>
 NDCONV_HD void blocked_store(const Geometry& g, float* out, int64_t o0, int64_t o1, int64_t o2,
                              int64_t o3, const float (&acc)[KO]) {
   float* dst = out + o0 * g.out_stride[0] + o1 * g.out_stride[1] + o2 * g.out_stride[2] +
@@ -118,7 +118,7 @@ NDCONV_HD void blocked_store(const Geometry& g, float* out, int64_t o0, int64_t 
   NDCONV_UNROLL
   for (int q = 0; q < KO; ++q) {
     if (kInterior || o3 + q < g.out_extent[3])
-      dst[q * g.out_stride[3]] = acc[q];
+      dst[q * g.out_stride[3]] = kAdd ? dst[q * g.out_stride[3]] + acc[q] : acc[q];
   }
 }
 

@@ -267,16 +267,4 @@ NDCONV_HD void border_accumulate(const Geometry& g, const BorderBlock& k, const 
                                       o[3] - k.o[3], acc, BorderTapRows(g, o));
 }
 
-/// Store phase of one thread: adds acc to its outputs that exist along axis 3.
-NDCONV_HD void border_add(const Geometry& g, float* out, const int64_t (&o)[kAxes],
-                          const float (&acc)[kBorderKO]) {
-  float* dst = out + o[0] * g.out_stride[0] + o[1] * g.out_stride[1] + o[2] * g.out_stride[2] +
-               o[3] * g.out_stride[3];
-  NDCONV_UNROLL
-  for (int q = 0; q < kBorderKO; ++q) {
-    if (o[3] + q < g.out_extent[3])
-      dst[q * g.out_stride[3]] += acc[q];
-  }
-}
-
 }  // namespace ndconv::kernels

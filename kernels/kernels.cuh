@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kBorderThreads)
     if (border_outputs(g, plan, k, tid, o)) {
       float acc[kBorderKO];
       border_accumulate(g, k, patch, ConstantTaps{}, o, acc);
-      border_add(g, out, o, acc);
+      blocked_store<kBorderKO, false, true>(g, out, o[0], o[1], o[2], o[3], acc);
     }
     __syncthreads();  // the patch is read before the next block's staging
   }

@@ -283,7 +283,7 @@ bool tiled_pad_disabled() {
   return v != nullptr && std::string(v) == "off";
 }
 
-// NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never recompute their face shell with
+// NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never correct their face shell with
 // the border kernel (they pad, or rewrite the halo); =on: wherever the border kernel fits,
 // whatever tiled_border_pays says (for comparisons in one run).
 std::string tiled_border_setting() {
@@ -532,7 +532,7 @@ struct TiledLoads {
   bool bulk = false;
   kernels::TensorMap map{};  ///< when bulk
   bool pad = false;          ///< pad the input first (tiled_input_padding_pays), when bulk
-  bool border = false;       ///< instead recompute the face shell (tiled_border_pays), when bulk
+  bool border = false;       ///< instead correct the face shell (tiled_border_pays), when bulk
 };
 
 // Outputs along x of one block of entry e.
@@ -544,7 +544,7 @@ int tiled_tile_x(const TiledEntry& e) {
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
 // lead taps, and bulk copies where the copy engine can load tg's planes. With
 // NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose face tiles would rewrite their halo
-// (tiled_input_padding_pays) recompute their face shell with the border kernel where
+// (tiled_input_padding_pays) correct their face shell with the border kernel where
 // tiled_border_pays and the taps fit the constant memory, else pad their input (unless
 // NDCONV_CUDA_TILED_PAD=off); NDCONV_CUDA_TILED_BORDER overrides the border rule.
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
@@ -562,10 +562,11 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   if (!loads.bulk || !tiled_input_padding_pays(tg, e.ko, tiled_tile_x(e), e.block_rows))
     return loads;
   const std::string border = tiled_border_setting();
-  loads.border = border != "off" && kernels::border_plan(tg).boxes > 0 && border_fits(tg) &&
+  const kernels::BorderPlan plan = kernels::border_plan(tg);
+  loads.border = border != "off" && border_fits(plan) &&
                  taps_fit_constant(int64_t{tg.filter_extent[0]} * tg.filter_extent[1] *
                                    tg.filter_extent[2] * tg.filter_extent[3]) &&
-                 (border == "on" || (!tiled_pad_disabled() && tiled_border_pays(tg)));
+                 (border == "on" || (!tiled_pad_disabled() && tiled_border_pays(tg, plan)));
   loads.pad = !loads.border && !tiled_pad_disabled();
   return loads;
 }

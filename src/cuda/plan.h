@@ -201,17 +201,17 @@ inline bool tiled_input_padding_pays(const kernels::Geometry& g, int ko, int til
 /// Without opting in to more, a block may use 48 KiB of shared memory.
 inline constexpr int kTiledMaxSharedBytes = 48 * 1024;
 
-/// Border-kernel FMAs per input voxel up to which a bulk launch recomputes its face shell
-/// (kernels/border_thread.h) instead of padding its input: padding costs one read and one write
-/// of the volume whatever the filter, the shell's work grows with its width and the taps.
-/// NVIDIA H100, 256^3, other boundaries over zero, border / padded (thirteenth pass, run 5):
-/// 3^3 (1.4 FMAs per voxel) +43 / +65%, 5^3 (3.9) +30 / +37%, 7^3 (10) +28 / +18%, 9^3 (21)
-/// +22 / +9%.
+/// The size of the border kernel's work on a launch, in FMAs per input voxel, up to which a bulk
+/// launch corrects its face shell (kernels/border_thread.h) instead of padding its input: padding
+/// costs one read and one write of the volume whatever the filter, the shell grows with the filter
+/// in width and in taps. NVIDIA H100, 256^3, other boundaries over zero, border / padded
+/// (thirteenth pass, run 5): 3^3 (1.4 FMAs per voxel) +43 / +65%, 5^3 (3.9) +30 / +37%, 7^3 (10)
+/// +28 / +18%, 9^3 (21) +22 / +9%.
 inline constexpr double kBorderFmasPerVoxel = 8.0;
 
-/// The border kernel's FMAs on geometry g: every output of its boxes against every tap.
-inline double border_fmas(const kernels::Geometry& g) {
-  const kernels::BorderPlan plan = kernels::border_plan(g);
+/// The size of the border kernel's work on geometry g (its plan): every output of its boxes
+/// against every tap (the kernel adds only the taps that read outside, a fixed share per filter).
+inline double border_fmas(const kernels::Geometry& g, const kernels::BorderPlan& plan) {
   double outputs = 0;
   for (int k = 0; k < plan.boxes; ++k)
     outputs += double(plan.box[k].extent[0]) * double(plan.box[k].extent[1]);
@@ -221,21 +221,21 @@ inline double border_fmas(const kernels::Geometry& g) {
   return outputs * double(g.out_extent[2]) * double(g.out_extent[3]) * taps;
 }
 
-/// Whether the border kernel can recompute the face shell of a bulk launch on g: its block patch
-/// fits the default 48 KiB of shared memory.
-inline bool border_fits(const kernels::Geometry& g) {
-  return int64_t{kernels::border_plan(g).patch_floats} * int64_t{sizeof(float)} <=
-         kTiledMaxSharedBytes;
+/// Whether the border kernel can serve a launch with this plan: a shell to correct, and a block
+/// patch within the default 48 KiB of shared memory.
+inline bool border_fits(const kernels::BorderPlan& plan) {
+  return plan.boxes > 0 &&
+         int64_t{plan.patch_floats} * int64_t{sizeof(float)} <= kTiledMaxSharedBytes;
 }
 
-/// Whether a bulk launch on g whose input would be padded (tiled_input_padding_pays) recomputes
-/// its face shell instead: where the border kernel fits and its FMAs per input voxel stay within
-/// kBorderFmasPerVoxel.
-inline bool tiled_border_pays(const kernels::Geometry& g) {
+/// Whether a bulk launch on g whose input would be padded (tiled_input_padding_pays) corrects its
+/// face shell with the border kernel (plan: kernels::border_plan(g)) instead: where the border
+/// kernel fits and its work stays within kBorderFmasPerVoxel per input voxel.
+inline bool tiled_border_pays(const kernels::Geometry& g, const kernels::BorderPlan& plan) {
   double voxels = 1;
   for (int a = 0; a < kernels::kAxes; ++a)
     voxels *= double(g.in_extent[a]);
-  return border_fits(g) && border_fmas(g) <= kBorderFmasPerVoxel * voxels;
+  return border_fits(plan) && border_fmas(g, plan) <= kBorderFmasPerVoxel * voxels;
 }
 
 /// The tiled kernel's instantiation for a separable pass: KO 1 (a pass has no second filtered

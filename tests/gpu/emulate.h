@@ -230,7 +230,8 @@ inline void emulate_border(const kernels::Geometry& g, const float* in, float* o
         if (!kernels::border_outputs(g, plan, k, tid, o))
           continue;
         kernels::border_accumulate(g, k, patch.data(), HostTaps{taps}, o, acc);
-        kernels::border_add(g, out, o, acc);
+        kernels::blocked_store<kernels::kBorderKO, false, true>(g, out, o[0], o[1], o[2], o[3],
+                                                                acc);
       }
     }
   }
