@@ -4,10 +4,10 @@
 //
 // Why: the bulk copy fills a box with zeros wherever it reaches past the volume, and the other
 // boundaries need those columns and rows from the boundary rule. Rewriting them in the tile
-// (tiled_fix_plane) costs global loads and a block barrier per plane at every face tile, and
-// padding the input first (pad_thread.h) one read and one write of the volume: on a small filter
-// either costs far more than the faces' share of the work (256^3 with 5^3 on the H100: the pad
-// pass took 0.05 ms of a 0.19 ms filter). The outputs that read the zeros form a shell about K
+// (the eighth pass's fix-up) costs global loads and a block barrier per plane at every face tile,
+// and padding the input first (pad_thread.h) one read and one write of the volume: on a small
+// filter either costs far more than the faces' share of the work (256^3 with 5^3 on the H100: the
+// pad pass took 0.05 ms of a 0.19 ms filter). The outputs that read the zeros form a shell about K
 // wide along the four faces, 4K/n of the outputs (3% on 256^3 with 5^3). Their sums lack exactly
 // the terms of the taps whose input lies outside along x or axis 1 (the zeros stood there), so
 // this kernel adds those terms, with the boundary's values: on 5^3 about 30% of the shell's taps.

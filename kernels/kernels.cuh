@@ -16,6 +16,7 @@
 #include "kernels/grid_dependency.h"
 #include "kernels/pad_thread.h"
 #include "kernels/row_tile.h"
+#include "kernels/tiled_halo.h"
 #include "kernels/tiled_thread.h"
 
 namespace ndconv::kernels {
@@ -89,20 +90,26 @@ __global__ void __launch_bounds__(kBorderThreads)
   }
 }
 
-/// The tiled kernel (tiled_thread.h): a block stages every tap once, then per block tile walks
-/// the input planes with two shared buffers: while plane p is used, plane p + 1 is copied in.
-/// Taps come from global memory (read once per block into shared memory; `taps_laid_out`: already
-/// in the shared layout, tiled_lay_out_taps). Planes arrive one of two
-/// ways, chosen per launch (`bulk`, a TiledPlaneLoads, block-uniform):
+/// The tiled kernel (tiled_thread.h): a block stages every tap once, then walks its block tiles
+/// (blockIdx.x, blockIdx.x + gridDim.x, ...: tiled_origin) plane by plane with two shared buffers:
+/// while plane p is used, the next is copied in. Taps come from global memory (read once per block
+/// into shared memory; `taps_laid_out`: already in the shared layout, tiled_lay_out_taps). Planes
+/// arrive one of two ways, chosen per launch (`loads`, a TiledPlaneLoads, block-uniform):
 ///   - bulk (sm_90, layouts a tensor map describes, boxes 16-byte aligned; tensor_map.h): one bulk
 ///     tensor copy per plane by thread 0 (`map`), which completes on the buffer's barrier; every
-///     thread waits on that barrier instead of a block barrier. With kTiledBulk the other
-///     boundaries rewrite the halo of tiles at the volume's faces after the wait
-///     (tiled_fix_plane), then a block barrier; with kTiledBulkZeroFaces the halo keeps the copy's
-///     zeros and the border kernel recomputes the outputs that read it.
-///   - copy: every thread copies its share of the plane (cp.async), then a block barrier.
+///     thread waits on that barrier instead of a block barrier. The copies run on from one tile
+///     to the next: the next tile's first plane arrives while the last plane of this one is used
+///     (the launcher sizes the grid to the blocks the device holds at once, so that a block walks
+///     several tiles). Only thread 0 works out where the next plane lies: on 256^3 with 5^3 a
+///     plane is ~500 FMAs per thread, and a dozen instructions more per plane in every thread took
+///     2.5% longer on the H100. With kTiledBulk and halo slots (tiled_halo.h), the halo of plane
+///     p + 1 of a face tile is patched over the copy's zeros at the end of iteration p, before the
+///     barrier that frees plane p's buffer (a barrier of its own per plane made 256^3 with 5^3 20%
+///     slower than zero), and that of plane p + 2 fetched.
+///   - copy: every thread copies its share of the plane (cp.async), then a block barrier; each
+///     tile starts with its maps and its first plane.
 /// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
-/// KO 4-8, which allowed only 3 blocks of 128 threads per SM; KO 4 now runs at 5 blocks (94 of
+/// KO 4-8, which allowed only 3 blocks of 128 threads per SM; KO 4 now runs at 5 blocks (96 of
 /// 102 registers, no spill); TX 8 x KO 8 and TX 16 x KO 2 spilled 8 and 24 bytes at 128 registers
 /// once the last tap block became compile-time and the stores 128-bit, so they get 3; KO 1 x TX 8
 /// gets 8 blocks (64 registers). TiledShape::kMinBlocks has the measurements.
@@ -111,7 +118,7 @@ __global__ void __launch_bounds__(kBorderThreads)
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
-                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int bulk,
+                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int loads,
                  int taps_laid_out) {
   extern __shared__ __align__(1024) float4 shared_words[];
   float* taps_s = reinterpret_cast<float*>(shared_words);
@@ -122,9 +129,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   uint64_t* const barriers = reinterpret_cast<uint64_t*>(taps_s + l.barrier_offset);
   const int tid = threadIdx.x;
   const int tx = tid % S::BX, ty = tid / S::BX;
-  int64_t counts[3];
-  tiled_block_counts<S>(g, counts);
+  const bool bulk = loads != kTiledThreadCopies;
+  const int tiles = l.tiles;
   const int planes = tiled_planes<S>(g);
+  const int grid = static_cast<int>(gridDim.x);
+  int tile = blockIdx.x;
+  if (tile >= tiles)
+    return;
   if (bulk && tid == 0) {
     bulk_barrier_init(&barriers[0]);
     bulk_barrier_init(&barriers[1]);
@@ -135,62 +146,82 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   else
     tiled_load_taps<S>(g, l, taps, taps_s, tid);
   grid_dependency_wait();  // the input may be the previous kernel's output (a padded copy)
-  unsigned parity = 0;     // bit b: the parity of buffer b's next barrier phase
-  for (int64_t by = blockIdx.y; by < counts[1]; by += gridDim.y) {
-    for (int64_t bz = blockIdx.z; bz < counts[2]; bz += gridDim.z) {
-      const TileOrigin t = tiled_origin<S>(g, blockIdx.x, by, bz);
-      float acc[S::KO][S::TX];
-#pragma unroll
-      for (int q = 0; q < S::KO; ++q)
-#pragma unroll
-        for (int x = 0; x < S::TX; ++x)
-          acc[q][x] = 0.0f;
-      const bool fix = tiled_bulk_needs_fix<S>(g, l, t, bulk);
-      if (!bulk || fix)
-        tiled_load_maps<S>(g, l, t, maps, tid);
-      __syncthreads();  // the maps, and the first time the taps and the barriers
-      if (!bulk) {
-        tiled_load_plane<S>(g, l, in, tile0, maps, t, 0, tid);
-        tiled_commit();
-      } else if (tid == 0) {
-        tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0);
-      }
-      for (int p = 0, j2 = 0, s = 0; p < planes; ++p) {
-        // Buffer (p + 1) % 2 was last read in iteration p - 1, which ended with a barrier.
-        const int next = (p + 1) & 1, current = p & 1;
-        if (bulk) {
-          if (p + 1 < planes && tid == 0) {
-            tiled_bulk_load_plane<S>(g, l, map, in, tile0 + next * l.tile_floats, &barriers[next],
-                                     t, p + 1);
-          }
-          bulk_wait(&barriers[current], (parity >> current) & 1u);
-          parity ^= 1u << current;
-          if (fix) {
-            tiled_fix_plane<S>(g, l, in, tile0 + current * l.tile_floats, maps, t, p, tid);
-            tiled_commit();
-            tiled_wait(0);        // this thread's copies into the halo have landed
-            bulk_fence_shared();  // before the copy engine refills this buffer
-            __syncthreads();
-          }
-        } else {
-          if (p + 1 < planes) {
-            tiled_load_plane<S>(g, l, in, tile0 + next * l.tile_floats, maps, t, p + 1, tid);
-            tiled_commit();
-            tiled_wait(1);  // this thread's copies of plane p are done
-          } else {
-            tiled_wait(0);
-          }
-          __syncthreads();  // ... and every thread's
-        }
-        tiled_compute_plane<S>(g, l, taps_s, tile0 + current * l.tile_floats, acc, j2, s, tx, ty);
-        if (++s == tiled_slice_planes<S>(g)) {
-          s = 0;
-          ++j2;
-        }
-        __syncthreads();  // plane p's buffer is free for plane p + 2
-      }
-      tiled_store<S>(g, out, t, acc, tx, ty);
+  TileOrigin t = tiled_origin<S>(l, tile);
+  // Planes used so far: the plane in hand is in buffer step & 1, whose barrier completes its
+  // phase of parity (step >> 1) & 1 (one counter for both: the KO 4 shape spilled with two).
+  unsigned step = 0;
+  if (bulk) {
+    if (tid == 0)
+      tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0);
+    // The halo of the block's first plane (and, staged, the fetch of its second; the loop's end
+    // does this for the plane after next), once every thread sees the initialised barriers.
+    if (l.halo_staged && tiled_halo_needed(l, t)) {
+      tiled_halo_list<S>(g, l, t, taps_s, tid);
+      tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
     }
+    if (l.halo_slots > 0) {
+      __syncthreads();  // the barriers' initialisation (block-uniform branch)
+      tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, 0, 0, step, tid);
+    }
+  }
+  const int per_slice = tiled_slice_planes<S>(g), slices = g.filter_extent[2];
+  for (;;) {
+    float acc[S::KO][S::TX];
+#pragma unroll
+    for (int q = 0; q < S::KO; ++q)
+#pragma unroll
+      for (int x = 0; x < S::TX; ++x)
+        acc[q][x] = 0.0f;
+    if (!bulk) {
+      tiled_load_maps<S>(g, l, t, maps, tid);
+      __syncthreads();  // the maps, and the first time the taps
+      tiled_load_plane<S>(g, l, in, tile0 + (step & 1) * l.tile_floats, maps, t, 0, tid);
+      tiled_commit();
+    } else if (tile == static_cast<int>(blockIdx.x)) {
+      __syncthreads();  // the taps, the barriers and the first plane's halo
+    }
+    // Plane p = j2 * per_slice + s of the tile (the loop counts j2 and s instead of dividing p).
+    for (int j2 = 0, s = 0; j2 < slices; ++step) {
+      // Buffer `next` was last read in the previous iteration, which ended with a barrier.
+      const int current = step & 1, next = current ^ 1;
+      float* const tile_current = tile0 + current * l.tile_floats;
+      if (bulk) {
+        if (tid ==
+            0) {  // the plane after this one: the next of this tile, or the next tile's first
+          const int p = j2 * per_slice + s;
+          const bool last = p + 1 == planes;
+          if (!last || tile + grid < tiles) {
+            tiled_bulk_load_plane<S>(g, l, map, in, tile0 + next * l.tile_floats, &barriers[next],
+                                     last ? tiled_origin<S>(l, tile + grid) : t, last ? 0 : p + 1);
+          }
+        }
+        bulk_wait(&barriers[current], (step >> 1) & 1u);
+      } else {
+        const int p = j2 * per_slice + s;
+        if (p + 1 < planes) {
+          tiled_load_plane<S>(g, l, in, tile0 + next * l.tile_floats, maps, t, p + 1, tid);
+          tiled_commit();
+          tiled_wait(1);  // this thread's copies of plane p are done
+        } else {
+          tiled_wait(0);
+        }
+        __syncthreads();  // ... and every thread's
+      }
+      tiled_compute_plane<S>(g, l, taps_s, tile_current, acc, j2, s, tx, ty);
+      if (++s == per_slice) {
+        s = 0;
+        ++j2;
+      }
+      if (l.halo_slots > 0)  // the next plane's halo (staged: the one after's fetched)
+        tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, j2, s, step + 1,
+                              tid);
+      __syncthreads();  // plane p's buffer is free for the plane after next
+    }
+    tiled_store<S>(g, out, t, acc, tx, ty);
+    tile += grid;
+    if (tile >= tiles)
+      return;
+    t = tiled_origin<S>(l, tile);
   }
 }
 

@@ -19,6 +19,8 @@ inline constexpr int kBlockedThreads = 128;
 inline constexpr int kRowThreads = 256;
 /// The hardware's limit on grid y and z; larger extents are covered by grid-stride loops.
 inline constexpr int64_t kMaxGridYZ = 65535;
+/// The hardware's limit on grid x.
+inline constexpr int64_t kMaxGridX = 2147483647;
 
 struct LaunchShape {
   int block[3] = {1, 1, 1};
@@ -65,13 +67,23 @@ inline LaunchShape grid_of_tiles(const int64_t counts[3], int threads, int share
 }
 
 /// Tiled kernel: one block of S::kThreads threads per tile of S::kTileX x S::BY x S::KO outputs,
-/// tiles along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z (y and z capped and
-/// covered by grid-stride loops); dynamic shared memory for one tap slice and one input plane.
+/// the tiles in tiled_origin's order on grid x (blocks walk tiles blockIdx.x + k * gridDim.x, so
+/// the launcher may shrink the grid to the blocks the device holds: tiled_resident_grid); dynamic
+/// shared memory for the taps and two input planes (and a halo, tiled_add_halo).
 template <typename S>
 LaunchShape tiled_launch_shape(const Geometry& g) {
-  int64_t counts[3];
-  tiled_block_counts<S>(g, counts);
-  return grid_of_tiles(counts, S::kThreads, tiled_layout<S>(g).total_floats);
+  LaunchShape s;
+  s.block[0] = S::kThreads;
+  s.grid[0] = std::min<int64_t>(tiled_tile_count<S>(g), kMaxGridX);
+  s.shared_bytes = static_cast<int>(sizeof(float)) * tiled_layout<S>(g).total_floats;
+  return s;
+}
+
+/// A tiled launch's grid where `resident_blocks` blocks fit on the device at once: at most that
+/// many, each walking several tiles (0: one block per tile, up to the grid's limit).
+inline void tiled_resident_grid(LaunchShape& s, int64_t resident_blocks) {
+  if (resident_blocks > 0)
+    s.grid[0] = std::min(s.grid[0], resident_blocks);
 }
 
 /// Column kernel: blocks of S::kWarps warps over tiles of 128 x S::kWarps x S::KO outputs, tiles

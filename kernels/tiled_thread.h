@@ -28,6 +28,7 @@
 #pragma once
 
 #include "kernels/bulk_copy.h"
+#include "kernels/fast_divmod.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
 
@@ -55,9 +56,11 @@ struct TiledShape {
   /// default) -> 5 (102 registers; it takes 94 without spilling, and the fifth block made the
   /// 3D/4D bench rows 5.5-7.8% faster on the H100 than 4 blocks at 110 registers); up to 64
   /// (TX 16 x KO 1, 2D) -> 4 (128 registers; at 5 blocks 2D 17^2 was 2.3% slower); more -> 3
-  /// (168 registers; TX 8 x KO 8 and TX 16 x KO 2 spilled at 128).
+  /// (168 registers; TX 8 x KO 8 and TX 16 x KO 2 spilled at 128). The one-row shape of KO 4
+  /// (BY 1, axis 1 shorter than 16 outputs; not timed) gets 4: at 5 it spilled 4 bytes once blocks
+  /// walked several tiles (tiled_kernel).
   static constexpr int kMinBlocks =
-      kLiveFloats <= 32 ? 8 : (kLiveFloats <= 56 ? 5 : (kLiveFloats <= 64 ? 4 : 3));
+      kLiveFloats <= 32 ? 8 : (kLiveFloats <= 56 && BY > 1 ? 5 : (kLiveFloats <= 64 ? 4 : 3));
   static_assert(TX % 4 == 0, "TX must allow 128-bit shared loads");
   static_assert(kThreads % 32 == 0, "a block is whole warps");
 };
@@ -89,6 +92,19 @@ struct TiledLayout {
   /// tiled_lead_geometry's, whose plane boxes start on 16-byte boundaries (0: none). Set by the
   /// launcher, only for shapes with S::kLeads.
   int lead;
+  /// Halo elements per thread of a bulk launch with a boundary other than zero (tiled_halo.h; 0:
+  /// none), whether they are staged a plane ahead (else fetched straight into the tile), where
+  /// their lists and staging buffers start (after everything else), and the tile origins without a
+  /// halo: o[0] in [inner[0], inner[1]] and o[1] in [inner[2], inner[3]] (tiled_add_halo).
+  int halo_slots;
+  int halo_staged;
+  int halo_offset;
+  int inner[4];
+  /// Block tiles of the launch (tiled_tile_count), and dividers by the tiles along x, along axis 1
+  /// and the KO chunks along axis 3 (tiled_origin): kernel parameters, read from the constant bank
+  /// rather than kept in registers (the KO 4 shapes spilled) or divided out (tiled_origin).
+  int tiles;
+  FastDivmod tiles_x, tiles_y, chunks3;
 };
 
 /// n rounded up to a multiple of m.
@@ -132,7 +148,42 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.barrier_offset = tiled_round_up(l.map_offset + l.map_ints, 2);
   l.total_floats = l.barrier_offset + 4;
   l.lead = 0;
+  l.halo_slots = 0;
+  l.halo_staged = 0;
+  l.halo_offset = l.total_floats;
+  for (int& v : l.inner)
+    v = 0;
+  // Tile numbers count in 32 bits (tiled_index_fits; the launcher checks before it launches).
+  const int64_t x = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
+  const int64_t y = (g.out_extent[1] + S::BY - 1) / S::BY;
+  const int64_t chunks = (g.out_extent[3] + S::KO - 1) / S::KO;
+  const int64_t tiles = x * y * g.out_extent[2] * chunks;
+  const bool fits = tiles < (int64_t{1} << 30);
+  l.tiles = fits ? static_cast<int>(tiles) : -1;
+  l.tiles_x = fast_divmod(fits ? static_cast<int>(x) : 1);
+  l.tiles_y = fast_divmod(fits ? static_cast<int>(y) : 1);
+  l.chunks3 = fast_divmod(fits ? static_cast<int>(chunks) : 1);
   return l;
+}
+
+/// Clamps v to the 32-bit ints.
+NDCONV_HD int tiled_clamp_int(int64_t v) {
+  return static_cast<int>(v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v));
+}
+
+/// Layout l (l.lead set) of a launch on g with `slots` halo elements per thread of a block of
+/// `threads` (tiled_halo.h): the tile and input offsets of each element and, `staged`, two staging
+/// buffers, after everything else; and the tile origins whose columns and rows all lie inside the
+/// volume (no halo).
+inline void tiled_add_halo(TiledLayout& l, const Geometry& g, int slots, int threads, bool staged) {
+  l.halo_slots = slots;
+  l.halo_staged = staged ? 1 : 0;
+  l.halo_offset = l.total_floats;
+  l.total_floats = l.halo_offset + (staged ? 4 : 2) * slots * threads;
+  l.inner[0] = tiled_clamp_int(-g.offset[0] - l.lead);
+  l.inner[1] = tiled_clamp_int(g.in_extent[0] - g.offset[0] - l.columns);
+  l.inner[2] = tiled_clamp_int(-g.offset[1]);
+  l.inner[3] = tiled_clamp_int(g.in_extent[1] - g.offset[1] - l.rows);
 }
 
 /// The padding taps along x that make the plane tiles of geometry g start on 16-byte boundaries:
@@ -175,19 +226,47 @@ NDCONV_HD void tiled_block_counts(const Geometry& g, int64_t counts[3]) {
   counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::KO - 1) / S::KO);
 }
 
-/// The outputs a block tile starts at: x, axis 1, axis 2, axis 3.
+/// Block tiles of a launch in all (the launcher keeps it within tiled_index_fits).
+template <typename S>
+NDCONV_HD int64_t tiled_tile_count(const Geometry& g) {
+  int64_t counts[3];
+  tiled_block_counts<S>(g, counts);
+  return counts[0] * counts[1] * counts[2];
+}
+
+/// Whether a launch on g can number its tiles and their first outputs, and index its input along
+/// each axis, in 32 bits, as the kernel does (64-bit ones cost it registers it does not have:
+/// tiled_kernel).
+template <typename S>
+NDCONV_HD bool tiled_index_fits(const Geometry& g) {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  bool fits = tiled_tile_count<S>(g) < kLimit;
+  for (int a = 0; a < kAxes; ++a) {
+    fits = fits && g.out_extent[a] < kLimit && g.in_extent[a] < kLimit && g.offset[a] < kLimit &&
+           g.offset[a] > -kLimit;
+  }
+  return fits;
+}
+
+/// The outputs a block tile starts at: x, axis 1, axis 2, axis 3 (32 bits: tiled_index_fits).
 struct TileOrigin {
-  int64_t o[kAxes];
+  int o[kAxes];
 };
 
+/// Block tile `tile` of a launch with layout l: tiles are numbered x fastest, then axis 1, then
+/// (axis-2 index, KO chunk), the order in which a grid of one block per tile ran, so that the
+/// tiles in flight at once share their input planes in the L2 cache. A block walks tiles
+/// blockIdx.x, blockIdx.x + gridDim.x, ... (tiled_kernel).
 template <typename S>
-NDCONV_HD TileOrigin tiled_origin(const Geometry& g, int64_t bx, int64_t by, int64_t bz) {
-  const int64_t chunks3 = (g.out_extent[3] + S::KO - 1) / S::KO;
+NDCONV_HD TileOrigin tiled_origin(const TiledLayout& l, int tile) {
+  const int rest = l.tiles_x.quotient(tile);
+  const int bz = l.tiles_y.quotient(rest);
+  const int chunk = l.chunks3.quotient(bz);
   TileOrigin t;
-  t.o[0] = bx * S::kTileX;
-  t.o[1] = by * S::BY;
-  t.o[2] = bz / chunks3;
-  t.o[3] = (bz % chunks3) * S::KO;
+  t.o[0] = l.tiles_x.remainder(tile, rest) * S::kTileX;
+  t.o[1] = l.tiles_y.remainder(rest, bz) * S::BY;
+  t.o[2] = chunk;
+  t.o[3] = l.chunks3.remainder(bz, chunk) * S::KO;
   return t;
 }
 
@@ -415,9 +494,9 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
 /// The box of input plane p that a bulk copy loads (bulk_copy.h): the coordinates of its first
 /// element along the tensor map's four axes (the canonical axes of the input). Along x and axis 1
 /// the box starts at the tile's first input column and row, possibly outside the volume: the copy
-/// fills zeros there, and tiled_fix_plane puts the other boundaries' values in. Along axes 2 and 3
-/// it is the plane's input index, boundary resolved, or for the zero boundary the raw index, whose
-/// plane outside the volume the copy fills with zeros.
+/// fills zeros there, and the halo (tiled_halo.h) puts the other boundaries' values in. Along axes
+/// 2 and 3 it is the plane's input index, boundary resolved, or for the zero boundary the raw
+/// index, whose plane outside the volume the copy fills with zeros.
 template <typename S>
 NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int p, int (&c)[4]) {
   int64_t i2, i3;
@@ -452,62 +531,11 @@ NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, co
 }
 
 /// How a tiled launch loads its planes (the kernel's `loads` argument): thread by thread
-/// (tiled_load_plane); by bulk copy, the face tiles then rewriting the halo that the copy filled
-/// with zeros (tiled_fix_plane) where the boundary is not zero; or by bulk copy with those zeros
-/// left in place, for a launch whose outputs that read them the border kernel then recomputes
-/// (border_thread.h).
+/// (tiled_load_plane); by bulk copy, the face tiles then patching the halo that the copy filled
+/// with zeros where the boundary is not zero (tiled_halo.h, l.halo_slots > 0), or, where the input
+/// was padded, needing no halo; or by bulk copy with those zeros left in place, for a launch whose
+/// outputs that read them the border kernel then corrects (border_thread.h).
 enum TiledPlaneLoads : int { kTiledThreadCopies = 0, kTiledBulk = 1, kTiledBulkZeroFaces = 2 };
-
-/// Whether a plane of tile t loaded as `loads` says needs tiled_fix_plane: bulk copies that fix
-/// their halo, a boundary other than zero, and the columns or rows the FMAs use reach past the
-/// volume in x or along axis 1.
-template <typename S>
-NDCONV_HD bool tiled_bulk_needs_fix(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
-                                    int loads) {
-  const int64_t x_first = t.o[0] + g.offset[0], y_first = t.o[1] + g.offset[1];
-  return loads == kTiledBulk && g.boundary != kZero &&
-         (x_first < 0 || x_first + l.columns > g.in_extent[0] || y_first < 0 ||
-          y_first + l.rows > g.in_extent[1]);
-}
-
-/// After the bulk copy of plane p (all threads; warps take rows, lanes columns): the elements the
-/// copy filled with zeros because they lie outside the volume in x or along axis 1 get the
-/// boundary's values, read through the tile's maps (tiled_load_maps) by asynchronous copies
-/// (tiled_copy_valid; the caller completes them, tiled_wait(0), before its barrier), so that a
-/// warp's copies for its rows are all in flight at once. With plain loads and stores each warp of
-/// a face tile waited on one global load after another, and the other boundaries took 14-66%
-/// longer than zero on the 3D and 4D rows once every width was bulk-copied (eighth pass, run 5).
-/// (Numbering the elements across the block instead made the KO 4 shape spill at its register
-/// cap.) Only columns the FMAs use are written. Called where tiled_bulk_needs_fix holds, so every
-/// map entry is an index.
-template <typename S>
-NDCONV_HD void tiled_fix_plane(const Geometry& g, const TiledLayout& l, const float* in,
-                               float* tile, const int* maps, const TileOrigin& t, int p, int tid) {
-  int c[4];
-  tiled_bulk_box<S>(g, t, p, c);
-  const float* plane = in + c[2] * g.in_stride[2] + c[3] * g.in_stride[3];
-  const int columns = l.columns;
-  const int64_t x_first = c[0], y_first = c[1];
-  // Columns [0, left) and [right, columns) lie outside the volume in x.
-  const int left = static_cast<int>(x_first < 0 ? (-x_first < columns ? -x_first : columns) : 0);
-  const int64_t inside_end = g.in_extent[0] - x_first;
-  const int right =
-      static_cast<int>(inside_end < left ? left : (inside_end > columns ? columns : inside_end));
-  const int* column_map = maps;
-  const int* row_map = maps + l.columns;
-  const int lane = tid % 32;
-  for (int r = tid / 32; r < l.rows; r += S::kThreads / 32) {
-    const float* src = plane + row_map[r] * g.in_stride[1];
-    float* dst = tile + r * l.pitch;
-    const bool whole_row = y_first + r < 0 || y_first + r >= g.in_extent[1];
-    for (int col = lane; col < (whole_row ? columns : left); col += 32)
-      tiled_copy_valid(dst + col, src + column_map[col] * g.in_stride[0]);
-    if (whole_row)
-      continue;
-    for (int col = right + lane; col < columns; col += 32)
-      tiled_copy_valid(dst + col, src + column_map[col] * g.in_stride[0]);
-  }
-}
 
 /// TX consecutive floats of shared memory (16-byte aligned) into registers.
 template <int TX>
@@ -755,11 +783,11 @@ NDCONV_HD void tiled_write(float* p, const float (&v)[TX]) {
 template <typename S>
 NDCONV_HD void tiled_store(const Geometry& g, float* out, const TileOrigin& t,
                            const float (&acc)[S::KO][S::TX], int tx, int ty) {
-  const int64_t x0 = t.o[0] + tx * S::TX;
-  const int64_t o1 = t.o[1] + ty;
+  const int64_t x0 = int64_t{t.o[0]} + tx * S::TX;
+  const int64_t o1 = int64_t{t.o[1]} + ty;
   if (o1 >= g.out_extent[1])
     return;
-  float* base = out + o1 * g.out_stride[1] + t.o[2] * g.out_stride[2];
+  float* base = out + o1 * g.out_stride[1] + int64_t{t.o[2]} * g.out_stride[2];
   NDCONV_UNROLL
   for (int q = 0; q < S::KO; ++q) {
     if (t.o[3] + q >= g.out_extent[3])

@@ -92,6 +92,7 @@ using TiledLaunch = void (*)(int, bool, dim3, dim3, int, cudaStream_t, const Geo
 using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
 using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
 using TiledTapsFn = void (*)(const Geometry&, const kernels::TiledLayout&, const float*, float*);
+using TiledFitsFn = bool (*)(const Geometry&);
 
 // `after_kernel`: `in` is the output of the kernel launched just before on `stream`
 // (dependent_launch.h).
@@ -112,21 +113,23 @@ struct TiledEntry {
   TiledShapeFn shape;
   TiledLayoutFn layout;
   TiledTapsFn lay_out_taps;  ///< the taps in the kernel's shared layout (host)
+  TiledFitsFn index_fits;    ///< tiles and outputs count in 32 bits (kernels::tiled_index_fits)
   int threads;
   int outputs_along_x;  ///< TX
   bool leads;           ///< skips lead taps (TiledShape::kLeads)
 };
 
 #define NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS) kernels::TiledShape<TX, KO, BX, BY, LEADS>
-#define NDCONV_TILED_ENTRY(TX, KO, BX, BY, LEADS)                                                  \
-  TiledEntry {                                                                                     \
-    KO, BY,                                                                                        \
-        reinterpret_cast<const void*>(                                                             \
-            &kernels::tiled_kernel<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>),                    \
-        &launch_tiled<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                                  \
-        &kernels::tiled_launch_shape<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                   \
-        &kernels::tiled_layout<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                         \
-        &kernels::tiled_lay_out_taps<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>, BX *BY, TX, LEADS \
+#define NDCONV_TILED_ENTRY(TX, KO, BX, BY, LEADS)                                                \
+  TiledEntry {                                                                                   \
+    KO, BY,                                                                                      \
+        reinterpret_cast<const void*>(                                                           \
+            &kernels::tiled_kernel<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>),                  \
+        &launch_tiled<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                                \
+        &kernels::tiled_launch_shape<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                 \
+        &kernels::tiled_layout<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                       \
+        &kernels::tiled_lay_out_taps<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>,                 \
+        &kernels::tiled_index_fits<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>, BX *BY, TX, LEADS \
   }
 
 // (TX, KO, BX, BY, lead taps). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero
@@ -275,17 +278,32 @@ bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout&
   return !tiled_bulk_disabled() && plane_tensor_map(device, g, l, in, map).empty();
 }
 
-// NDCONV_CUDA_TILED_PAD=off: bulk-copied dense launches with a boundary other than zero rewrite
-// the halo of face tiles plane by plane instead of padding their input (for comparisons in one
-// run).
+// NDCONV_CUDA_TILED_HALO=off: bulk-copied dense launches with a boundary other than zero do not
+// patch their face tiles' halo (kernels/tiled_halo.h) but correct their face shell with the border
+// kernel or pad their input, the rules before the halo (for comparisons in one run).
+bool tiled_halo_disabled() {
+  const char* v = std::getenv("NDCONV_CUDA_TILED_HALO");
+  return v != nullptr && std::string(v) == "off";
+}
+
+// NDCONV_CUDA_TILED_GRID=full: one block per tile instead of a grid of the blocks the device holds
+// at once (for comparisons in one run).
+bool tiled_full_grid() {
+  const char* v = std::getenv("NDCONV_CUDA_TILED_GRID");
+  return v != nullptr && std::string(v) == "full";
+}
+
+// NDCONV_CUDA_TILED_PAD=off: where the halo does not serve, bulk-copied dense launches with a
+// boundary other than zero copy their planes thread by thread instead of padding their input (for
+// comparisons in one run).
 bool tiled_pad_disabled() {
   const char* v = std::getenv("NDCONV_CUDA_TILED_PAD");
   return v != nullptr && std::string(v) == "off";
 }
 
 // NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never correct their face shell with
-// the border kernel (they pad, or rewrite the halo); =on: wherever the border kernel fits,
-// whatever tiled_border_pays says (for comparisons in one run).
+// the border kernel; =on: wherever the border kernel fits, whatever the halo and
+// tiled_border_pays say (for comparisons in one run).
 std::string tiled_border_setting() {
   const char* v = std::getenv("NDCONV_CUDA_TILED_BORDER");
   return v != nullptr ? std::string(v) : std::string();
@@ -502,11 +520,16 @@ std::string tiled_entry_name(const TiledEntry& e) {
          std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
 }
 
-// Why tiled entry `e` cannot implement geometry `tg` on `device` (empty when it can); `shape` and
-// `resources` receive the launch's.
-std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg,
+// Why tiled entry `e` cannot implement geometry `tg` with `halo_slots` halo elements per thread on
+// `device` (empty when it can); `shape` and `resources` receive the launch's.
+std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg, int halo_slots,
                         kernels::LaunchShape& shape, KernelVariant& resources) {
+  if (!e.index_fits(tg))
+    return "tiled kernel: more than 2^30 tiles or outputs along an axis";
   shape = e.shape(tg);
+  kernels::TiledLayout l = e.layout(tg);
+  kernels::tiled_add_halo(l, tg, halo_slots, e.threads, tiled_halo_staged(tg, e.ko));
+  shape.shared_bytes = l.total_floats * static_cast<int>(sizeof(float));
   // By default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the blocked kernel at
   // a quarter of the speed.
   const int limit = opt_in_dynamic_shared_memory(device, e.kernel);
@@ -531,6 +554,7 @@ struct TiledLoads {
   int lead = 0;  ///< lead taps (kernels::tiled_lead_geometry) the launch skips
   bool bulk = false;
   kernels::TensorMap map{};  ///< when bulk
+  int halo_slots = 0;        ///< face tiles patch their halo (kernels/tiled_halo.h), when bulk
   bool pad = false;          ///< pad the input first (tiled_input_padding_pays), when bulk
   bool border = false;       ///< instead correct the face shell (tiled_border_pays), when bulk
 };
@@ -543,10 +567,14 @@ int tiled_tile_x(const TiledEntry& e) {
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
 // lead taps, and bulk copies where the copy engine can load tg's planes. With
-// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose face tiles would rewrite their halo
-// (tiled_input_padding_pays) correct their face shell with the border kernel where
-// tiled_border_pays and the taps fit the constant memory, else pad their input (unless
-// NDCONV_CUDA_TILED_PAD=off); NDCONV_CUDA_TILED_BORDER overrides the border rule.
+// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose tiles read outside the volume along x
+// or axis 1 with a boundary other than zero patch their face tiles' halo (kernels/tiled_halo.h)
+// where it fits and either their tiles have one plane (straight into the plane: 4096^2 with 17^2
+// +4% over zero on the H100) or the face shell is small (tiled_border_pays: 256^3 with 3^3 +25%
+// against the border kernel's +47%, 5^3 +29% as the border kernel; padding costs less from 7^3, and
+// on 96^3 x 16 with 7^4 +4% against the halo's +23%). Else they pad their input, else copy their
+// planes thread by thread. NDCONV_CUDA_TILED_HALO=off restores the border kernel where it pays;
+// NDCONV_CUDA_TILED_BORDER and _PAD override the rules.
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
@@ -559,15 +587,31 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   }
   if (!loads.bulk)
     loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
-  if (!loads.bulk || !tiled_input_padding_pays(tg, e.ko, tiled_tile_x(e), e.block_rows))
+  if (!loads.bulk)
     return loads;
+  const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
+  kernels::TiledLayout l = e.layout(lg);
+  l.lead = loads.lead;
+  const int halo = tiled_halo_slots(lg, l, tiled_tile_x(e), e.block_rows, e.threads);
+  if (halo == 0)
+    return loads;  // zero boundary, or no tile reads outside the volume
   const std::string border = tiled_border_setting();
   const kernels::BorderPlan plan = kernels::border_plan(tg);
+  const bool small_shell = tiled_border_pays(tg, plan);
+  if (halo > 0 && !tiled_halo_disabled() && border != "on" &&
+      (!tiled_halo_staged(lg, e.ko) || small_shell)) {
+    loads.halo_slots = halo;
+    return loads;
+  }
   loads.border = border != "off" && border_fits(plan) &&
                  taps_fit_constant(int64_t{tg.filter_extent[0]} * tg.filter_extent[1] *
                                    tg.filter_extent[2] * tg.filter_extent[3]) &&
-                 (border == "on" || (!tiled_pad_disabled() && tiled_border_pays(tg, plan)));
-  loads.pad = !loads.border && !tiled_pad_disabled();
+                 (border == "on" || small_shell);
+  loads.pad = !loads.border && !tiled_pad_disabled() &&
+              tiled_input_padding_pays(tg, tiled_tile_x(e), e.block_rows);
+  // Without a halo, border kernel or padding, the face tiles would keep the copy's zeros.
+  if (!loads.border && !loads.pad)
+    loads = TiledLoads{};
   return loads;
 }
 
@@ -616,24 +660,37 @@ void launch_border(int device, const Geometry& g, const float* in, float* out,
                 stream, g, plan, in, out);
 }
 
+// The blocks of a kernel that `device` holds at once, `blocks_per_sm` on each multiprocessor.
+int64_t resident_blocks(int device, int blocks_per_sm) {
+  int sms = 0;
+  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return int64_t{sms} * blocks_per_sm;
+}
+
 // Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
-// launch shape is s.
+// launch shape is `shape` and resources `v` (tiled_unfit). The grid is the blocks the device holds
+// at once (each walks several tiles and loads the next tile's first plane while it finishes one:
+// on the H100 256^3 with 5^3 took 1.5% and 4096^2 with 17^2 4.5% less time than with one block per
+// tile, the other rows the same), unless NDCONV_CUDA_TILED_GRID=full.
 LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& lg,
                               const TiledLoads& loads, const TiledEntry& e,
-                              const kernels::LaunchShape& s, std::string reason,
-                              cudaStream_t stream) {
+                              const kernels::LaunchShape& shape, const KernelVariant& v,
+                              std::string reason, cudaStream_t stream) {
   const int lead = loads.lead;
   const bool bulk = loads.bulk;
   kernels::TiledLayout l = e.layout(lg);
   l.lead = lead;
+  kernels::tiled_add_halo(l, lg, loads.halo_slots, e.threads, tiled_halo_staged(lg, e.ko));
+  kernels::LaunchShape s = shape;
   // The taps in the kernel's shared layout, so that each block copies them straight.
   const std::vector<float> tiled_taps =
       tiled_lead_tap_rows(tiled_tap_rows(p), lg.filter_extent[0] - lead, lg.tap_pitch, lead);
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   e.lay_out_taps(lg, l, tiled_taps.data(), laid_out.data());
   const float* global_taps = upload_taps(device, laid_out, false, stream);
-  // The padded input, where it pays and the scratch pool has the memory (else the face tiles
-  // rewrite their halo): the kernel then reads it through its own geometry and tensor map.
+  // The padded input, where it pays and the scratch pool has the memory (else the planes are
+  // copied thread by thread, through the boundary): the kernel then reads it through its own
+  // geometry and tensor map.
   Geometry kg = lg;
   const float* in = p.input.data;
   kernels::TensorMap map = loads.map;
@@ -649,11 +706,17 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
     }
   }
   const bool padded = in != p.input.data;
+  const bool bulk_planes = bulk && (padded || !loads.pad);
+  // A grid of the blocks the device holds, but one block per tile after the pad kernel: launched
+  // as its dependent, the resident grid made 256^3 with 11^3 16% slower than zero instead of 6%
+  // (H100).
+  if (!tiled_full_grid() && !padded)
+    kernels::tiled_resident_grid(s, resident_blocks(device, v.blocks_per_sm));
   // The border kernel's taps (constant memory) go up with the tiled kernel's.
   if (loads.border)
     upload_taps(device, tiled_tap_rows(p), true, stream);
   // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
-  const int plane_loads = !bulk
+  const int plane_loads = !bulk_planes
                               ? kernels::kTiledThreadCopies
                               : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
   e.launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
@@ -664,9 +727,9 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   LaunchPlan plan;
   plan.outputs_per_thread = e.ko;
   plan.reason = std::move(reason);
-  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk ? " bulk" : "") +
+  plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk_planes ? " bulk" : "") +
                 (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "") +
-                (loads.border ? " border" : "");
+                (loads.halo_slots > 0 ? " halo" : "") + (loads.border ? " border" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
@@ -733,8 +796,8 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
       const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
       // At least two blocks per SM, so that one block's barriers and plane loads overlap
       // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
-      if (tiled_unfit(device, *te, lg, s, v).empty() && v.blocks_per_sm >= 2)
-        return launch_tiled_entry(device, p, lg, loads, *te, s, tc.reason, stream);
+      if (tiled_unfit(device, *te, lg, loads.halo_slots, s, v).empty() && v.blocks_per_sm >= 2)
+        return launch_tiled_entry(device, p, lg, loads, *te, s, v, tc.reason, stream);
     }
   }
   return launch_blocked_dense(p, outputs_per_thread, device, stream);
@@ -783,10 +846,10 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   KernelVariant v;
   const TiledLoads loads = tiled_loads(device, *e, tg, p.input.data);
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
-  const std::string unfit = tiled_unfit(device, *e, lg, s, v);
+  const std::string unfit = tiled_unfit(device, *e, lg, loads.halo_slots, s, v);
   if (!unfit.empty())
     throw InvalidArgument(unfit);
-  return launch_tiled_entry(device, p, lg, loads, *e, s,
+  return launch_tiled_entry(device, p, lg, loads, *e, s, v,
                             "tiled kernel " + tiled_entry_name(*e) + " requested by the caller",
                             stream);
 }
@@ -939,10 +1002,23 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     } else if (pass.tiled_rows > 0) {
       // The table holds KO 1 with 32 and with 1 block rows, the two shapes tiled_pass_rows picks.
       const TiledEntry& te = *find_tiled(1, pass.tiled_rows);
-      const kernels::LaunchShape s = te.shape(pass.geometry);
-      const kernels::TiledLayout l = te.layout(pass.geometry);
+      kernels::LaunchShape s = te.shape(pass.geometry);
+      kernels::TiledLayout l = te.layout(pass.geometry);
       kernels::TensorMap map{};
-      const bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
+      bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
+      // Bulk copies with a halo where the boundary needs one and it fits the default shared
+      // memory (tiled_pass_rows sized the pass for that), else thread by thread.
+      const int halo =
+          bulk ? tiled_halo_slots(pass.geometry, l, tiled_tile_x(te), te.block_rows, te.threads)
+               : 0;
+      kernels::TiledLayout with_halo = l;
+      kernels::tiled_add_halo(with_halo, pass.geometry, std::max(halo, 0), te.threads,
+                              tiled_halo_staged(pass.geometry, 1));
+      if (halo < 0 || with_halo.total_floats * int64_t{sizeof(float)} > kTiledMaxSharedBytes)
+        bulk = false;
+      else
+        l = with_halo;
+      s.shared_bytes = l.total_floats * static_cast<int>(sizeof(float));
       // Not a dependent launch (dependent_launch.h): with the column passes launched so, the
       // Gaussian's median rose 3-5% (0.1437-0.1454 ms against 0.1388-0.1389 in the same binary,
       // tenth pass run 2).

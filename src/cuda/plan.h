@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "engine/problem.h"
@@ -15,6 +16,7 @@
 #include "kernels/geometry.h"
 #include "kernels/column_thread.h"
 #include "kernels/pad_thread.h"
+#include "kernels/tiled_halo.h"
 #include "kernels/tiled_thread.h"
 
 namespace ndconv::cuda_backend {
@@ -122,7 +124,7 @@ inline std::vector<float> tiled_lead_tap_rows(const std::vector<float>& rows, in
 /// that any tile reads to the last, the low side padded by a multiple of 4 columns so that the
 /// bulk copy's boxes keep their 16-byte alignment (and g's lead taps stay valid). `geometry`
 /// reads the padded buffer: every tile's columns and rows lie inside its extents, so no tile
-/// rewrites a halo (kernels::tiled_bulk_needs_fix), for any boundary.
+/// has a halo (kernels/tiled_halo.h), for any boundary.
 struct PaddedInput {
   kernels::PadLayout layout;
   kernels::Geometry geometry;
@@ -173,17 +175,12 @@ inline PaddedInput pad_tiled_input(const kernels::Geometry& g, int tile_x, int b
   return p;
 }
 
-/// Whether a bulk-copied dense tiled launch on g (KO outputs per thread along axis 3, blocks of
-/// tile_x by block_rows outputs) pads its input (pad_tiled_input) rather than rewriting the halo
-/// of face tiles plane by plane: a boundary other than zero, tiles that read outside the volume
-/// along x or axis 1, and more than one plane per tile (K2 * (KO + K3 - 1)); a padded plane's
-/// 4-column groups must count in 32 bits (kernels::pad_kernel). With one plane per
-/// tile (2D images) the rewrite costs once per tile: 2D 17^2 took 0.4% longer than zero with it
-/// on the H100, where a pass over the volume would cost ~20%.
-inline bool tiled_input_padding_pays(const kernels::Geometry& g, int ko, int tile_x,
-                                     int block_rows) {
-  if (g.boundary == kernels::kZero ||
-      int64_t{g.filter_extent[2]} * (ko + g.filter_extent[3] - 1) <= 1)
+/// Whether a bulk-copied dense tiled launch on g (blocks of tile_x by block_rows outputs) that
+/// cannot patch its face tiles' halo (tiled_halo_slots) can pad its input (pad_tiled_input)
+/// instead: a boundary other than zero, tiles that read outside the volume along x or axis 1, and
+/// a padded plane's 4-column groups counting in 32 bits (kernels::pad_kernel).
+inline bool tiled_input_padding_pays(const kernels::Geometry& g, int tile_x, int block_rows) {
+  if (g.boundary == kernels::kZero)
     return false;
   const PaddedInput p = pad_tiled_input(g, tile_x, block_rows);
   if (p.layout.extent[0] / 4 * p.layout.extent[1] > INT32_MAX)
@@ -196,6 +193,65 @@ inline bool tiled_input_padding_pays(const kernels::Geometry& g, int ko, int til
       return true;
   }
   return false;
+}
+
+/// The most halo elements per thread a tiled launch stages (kernels/tiled_halo.h): 8 slots of
+/// 128 threads hold the halo of a corner tile of filters up to about 15^3 (5^3: 140 elements,
+/// 11^3: 740); past that the staging costs more shared memory than the tile itself.
+inline constexpr int kTiledMaxHaloSlots = 8;
+
+/// The largest halo (kernels/tiled_halo.h) of a tile of a bulk launch on geometry g
+/// (tiled_lead_geometry's when l.lead > 0) with layout l and tiles of tile_x x block_rows outputs,
+/// in elements: 0 for the zero boundary (its zeros are the copy engine's) or where no tile reads
+/// outside the volume along x or axis 1. A tile's halo count is B * W + H * S, with W, S its width
+/// and side columns (set by its column of tiles) and B, H its band rows and rows between (set by
+/// its row of tiles): the distinct pairs of each are few, so every combination is tried.
+inline int64_t tiled_halo_elements(const kernels::Geometry& g, const kernels::TiledLayout& l,
+                                   int tile_x, int block_rows) {
+  if (g.boundary == kernels::kZero)
+    return 0;
+  using Terms = std::vector<std::pair<int64_t, int64_t>>;
+  auto add = [](Terms& terms, int64_t a, int64_t b) {
+    if (std::find(terms.begin(), terms.end(), std::make_pair(a, b)) == terms.end())
+      terms.emplace_back(a, b);
+  };
+  Terms columns, rows;  // (W, S) per column of tiles, (B, H) per row
+  for (int64_t o0 = 0; o0 < g.out_extent[0]; o0 += tile_x) {
+    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, o0, 0);
+    add(columns, h.width(), h.side_columns());
+  }
+  for (int64_t o1 = 0; o1 < g.out_extent[1]; o1 += block_rows) {
+    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, 0, o1);
+    add(rows, h.band_rows(), h.bottom - h.top);
+  }
+  int64_t most = 0;
+  for (const auto& [width, side] : columns) {
+    for (const auto& [band, between] : rows)
+      most = std::max(most, band * width + between * side);
+  }
+  return most;
+}
+
+/// Halo elements per thread (`threads` per block) of that launch: 0 where it has no halo, -1 where
+/// the halo cannot serve it (more than kTiledMaxHaloSlots, or in-plane offsets past 32 bits).
+inline int tiled_halo_slots(const kernels::Geometry& g, const kernels::TiledLayout& l, int tile_x,
+                            int block_rows, int threads) {
+  const int64_t elements = tiled_halo_elements(g, l, tile_x, block_rows);
+  if (elements == 0)
+    return 0;
+  if ((g.in_extent[0] - 1) * g.in_stride[0] + (g.in_extent[1] - 1) * g.in_stride[1] > INT32_MAX)
+    return -1;
+  const int64_t slots = (elements + threads - 1) / threads;
+  return slots > kTiledMaxHaloSlots ? -1 : static_cast<int>(slots);
+}
+
+/// Whether a tiled launch on g with KO outputs per thread along axis 3 stages its halo a plane
+/// ahead (kernels/tiled_halo.h): where its tiles have several planes. With one plane per tile (2D
+/// images, separable x passes) the halo goes straight into the plane once its bulk copy has landed:
+/// the wait costs once per tile, and the staging buffers' shared memory would cost 4096^2 with 17^2
+/// a block per SM (16% slower than zero on the H100).
+inline bool tiled_halo_staged(const kernels::Geometry& g, int ko) {
+  return int64_t{g.filter_extent[2]} * (ko + g.filter_extent[3] - 1) > 1;
 }
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.

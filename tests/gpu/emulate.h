@@ -68,18 +68,21 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
   throw std::invalid_argument("no emulation for KO " + std::to_string(ko));
 }
 
-/// Runs the tiled kernel with shape S over its whole grid (shrunk along y and z when
-/// `small_grid`, for the grid-stride loops), phase by phase as the barriers order them: per block,
-/// all threads load the taps; per block tile, all threads load plane 0 into buffer 0; per plane p,
-/// all threads load plane p + 1 into the other buffer, then all threads compute plane p; finally
-/// all threads store. With `bulk`, the planes arrive as the bulk copy brings them (one box each,
-/// zeros outside the volume), and tiles at the faces get the other boundaries' values from all
-/// threads after the copy, as on the GPU; shapes that skip lead taps (S::kLeads) take them as the
-/// dense launcher does for bulk copies (tiled_lead_geometry: `taps` are then rows of `tap_pitch`
-/// floats in tiled_tap_rows's order). With `taps_laid_out`, the taps are laid out on the host
-/// and copied straight (the dense launcher's way), else laid out by the threads. With
-/// `zero_faces` (and `bulk`), the face tiles keep the copy's zeros (kTiledBulkZeroFaces: the
-/// outputs that read them are emulate_border's). Shared memory is one host buffer per block.
+/// Runs the tiled kernel with shape S over its whole grid (a third of the blocks when
+/// `small_grid`, so that each walks several tiles), phase by phase as the barriers order them: per
+/// block, all threads load the taps, then the block walks its tiles (tiled_kernel's order). Thread
+/// copies: per tile, all threads load the maps and plane 0; per plane p, all threads load plane
+/// p + 1 into the other buffer, then all threads compute plane p; finally all threads store. With
+/// `bulk`, the planes arrive as the bulk copy brings them (one box each, zeros outside the volume),
+/// the next plane (the first of the block's next tile after a tile's last) before the current one
+/// is computed, and for the other boundaries the face tiles' halo (kernels/tiled_halo.h) is patched
+/// over the copy's zeros, then the next plane's fetched, by all threads; shapes that skip lead taps
+/// (S::kLeads) take them as the dense launcher does for bulk copies (tiled_lead_geometry: `taps`
+/// are then rows of `tap_pitch` floats in tiled_tap_rows's order). With `taps_laid_out`, the taps
+/// are laid out on the host and copied straight (the dense launcher's way), else laid out by the
+/// threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
+/// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). Shared memory is one
+/// host buffer per block, poisoned with NaN.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
                    const float* original_taps, bool small_grid = false, bool bulk = false,
@@ -95,12 +98,15 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   }
   const float* taps = lead > 0 ? led_taps.data() : original_taps;
   kernels::LaunchShape s = kernels::tiled_launch_shape<S>(g);
-  if (small_grid) {
-    s.grid[1] = (s.grid[1] + 1) / 2;
-    s.grid[2] = (s.grid[2] + 2) / 3;
-  }
+  if (small_grid)
+    kernels::tiled_resident_grid(s, (s.grid[0] + 2) / 3);
   kernels::TiledLayout l = kernels::tiled_layout<S>(g);
   l.lead = lead;
+  if (bulk && !zero_faces) {
+    const int64_t halo = cuda_backend::tiled_halo_elements(g, l, S::kTileX, S::BY);
+    kernels::tiled_add_halo(l, g, static_cast<int>((halo + S::kThreads - 1) / S::kThreads),
+                            S::kThreads, cuda_backend::tiled_halo_staged(g, S::KO));
+  }
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
@@ -113,64 +119,77 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   auto thread_acc = [&](int tid) -> Acc& {
     return *reinterpret_cast<Acc*>(acc.data() + static_cast<size_t>(tid) * S::KO * S::TX);
   };
-  int64_t counts[3];
-  kernels::tiled_block_counts<S>(g, counts);
+  const int tiles = static_cast<int>(kernels::tiled_tile_count<S>(g));
   const int planes = kernels::tiled_planes<S>(g);
-  float* tiles[2] = {tile, tile + l.tile_floats};
+  const int per_slice = kernels::tiled_slice_planes<S>(g);
+  float* tiles_s[2] = {tile, tile + l.tile_floats};
   const kernels::TensorMap no_map{};  // the host form of the bulk copy reads `in` itself
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   if (taps_laid_out)
     kernels::tiled_lay_out_taps<S>(g, l, taps, laid_out.data());
-  // Load phase of plane p into buffer b: the bulk copy (one thread) or every thread's copies.
-  auto load = [&](const kernels::TileOrigin& t, int p, int b) {
-    if (bulk) {
-      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles[b], nullptr, t, p);
+  const int grid = static_cast<int>(s.grid[0]);
+  uint64_t barriers[2] = {};  // the host has no copy engine to wait for
+  // The end of an iteration (kernels::tiled_halo_advance): plane p of tile `tile` patched, the one
+  // after fetched.
+  auto advance = [&](const kernels::TileOrigin& t, int tile_index, int p, unsigned step) {
+    if (l.halo_slots == 0)
       return;
-    }
+    const int j2 = p == planes ? g.filter_extent[2] : p / per_slice;
+    const int s3 = p == planes ? 0 : p % per_slice;
     for (int tid = 0; tid < S::kThreads; ++tid)
-      kernels::tiled_load_plane<S>(g, l, in, tiles[b], maps.data(), t, p, tid);
+      kernels::tiled_halo_advance<S>(g, l, in, taps_s, tile, barriers, t, grid, tile_index, j2, s3,
+                                     step, tid);
   };
-  for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
-    for (int64_t gy = 0; gy < s.grid[1]; ++gy) {
-      for (int64_t gz = 0; gz < s.grid[2]; ++gz) {
+  for (int block = 0; block < static_cast<int>(s.grid[0]); ++block) {
+    for (int tid = 0; tid < S::kThreads; ++tid) {
+      if (taps_laid_out)
+        kernels::tiled_copy_taps<S>(l, laid_out.data(), taps_s, tid);
+      else
+        kernels::tiled_load_taps<S>(g, l, taps, taps_s, tid);
+    }
+    kernels::TileOrigin t = kernels::tiled_origin<S>(l, block);
+    unsigned step = 0;
+    if (bulk) {
+      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles_s[0], nullptr, t, 0);
+      if (l.halo_staged && kernels::tiled_halo_needed(l, t)) {
         for (int tid = 0; tid < S::kThreads; ++tid) {
-          if (taps_laid_out)
-            kernels::tiled_copy_taps<S>(l, laid_out.data(), taps_s, tid);
-          else
-            kernels::tiled_load_taps<S>(g, l, taps, taps_s, tid);
-        }
-        for (int64_t by = gy; by < counts[1]; by += s.grid[1]) {
-          for (int64_t bz = gz; bz < counts[2]; bz += s.grid[2]) {
-            const kernels::TileOrigin t = kernels::tiled_origin<S>(g, bx, by, bz);
-            std::fill(acc.begin(), acc.end(), 0.0f);
-            const bool fix =
-                bulk &&
-                kernels::tiled_bulk_needs_fix<S>(
-                    g, l, t, zero_faces ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
-            std::fill(maps.begin(), maps.end(), -2);  // a bulk tile without fix-up reads none
-            if (!bulk || fix) {
-              for (int tid = 0; tid < S::kThreads; ++tid)
-                kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
-            }
-            load(t, 0, 0);
-            for (int p = 0; p < planes; ++p) {
-              if (p + 1 < planes)
-                load(t, p + 1, (p + 1) & 1);
-              if (fix) {
-                for (int tid = 0; tid < S::kThreads; ++tid)
-                  kernels::tiled_fix_plane<S>(g, l, in, tiles[p & 1], maps.data(), t, p, tid);
-              }
-              const int per_slice = kernels::tiled_slice_planes<S>(g);
-              for (int tid = 0; tid < S::kThreads; ++tid)
-                kernels::tiled_compute_plane<S>(g, l, taps_s, tiles[p & 1], thread_acc(tid),
-                                                p / per_slice, p % per_slice, tid % S::BX,
-                                                tid / S::BX);
-            }
-            for (int tid = 0; tid < S::kThreads; ++tid)
-              kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);
-          }
+          kernels::tiled_halo_list<S>(g, l, t, taps_s, tid);
+          kernels::tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
         }
       }
+      advance(t, block, 0, step);
+    }
+    for (int tile_index = block; tile_index < tiles; tile_index += grid) {
+      t = kernels::tiled_origin<S>(l, tile_index);
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      std::fill(maps.begin(), maps.end(), -2);  // a bulk tile reads none
+      if (!bulk) {
+        for (int tid = 0; tid < S::kThreads; ++tid)
+          kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
+        for (int tid = 0; tid < S::kThreads; ++tid)
+          kernels::tiled_load_plane<S>(g, l, in, tiles_s[step & 1], maps.data(), t, 0, tid);
+      }
+      for (int p = 0; p < planes; ++p, ++step) {
+        const int current = step & 1, next = current ^ 1;
+        if (bulk) {
+          const bool last = p + 1 == planes;
+          if (!last || tile_index + grid < tiles) {
+            kernels::tiled_bulk_load_plane<S>(
+                g, l, no_map, in, tiles_s[next], nullptr,
+                last ? kernels::tiled_origin<S>(l, tile_index + grid) : t, last ? 0 : p + 1);
+          }
+        } else if (p + 1 < planes) {
+          for (int tid = 0; tid < S::kThreads; ++tid)
+            kernels::tiled_load_plane<S>(g, l, in, tiles_s[next], maps.data(), t, p + 1, tid);
+        }
+        for (int tid = 0; tid < S::kThreads; ++tid)
+          kernels::tiled_compute_plane<S>(g, l, taps_s, tiles_s[current], thread_acc(tid),
+                                          p / per_slice, p % per_slice, tid % S::BX, tid / S::BX);
+        if (bulk)
+          advance(t, tile_index, p + 1, step + 1);
+      }
+      for (int tid = 0; tid < S::kThreads; ++tid)
+        kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);
     }
   }
 }

@@ -133,11 +133,12 @@ const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
 
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 
-// Both ways of loading planes: thread by thread, and the bulk copy's boxes with the other
-// boundaries' values put in afterwards (tiled_fix_plane); the bulk runs also take their taps laid
-// out on the host (the dense launcher's way), the others lay them out in the kernel. The bulk form
-// for the same region and correlation only: the loads do not depend on the operation, and the valid
-// region has no faces.
+// Both ways of loading planes: thread by thread, and the bulk copy's boxes with the face tiles'
+// halo patched over the copy's zeros for the other boundaries (kernels/tiled_halo.h); the bulk runs
+// also take their taps laid out on the host (the dense launcher's way), the others lay them out in
+// the kernel. The bulk form for the same region and correlation only: the loads do not depend on
+// the operation, and the valid region has no faces. Half the seeds run a third of the grid, so
+// that blocks walk several tiles and fetch the next tile's first plane and halo.
 TEST_P(TiledEmulation, MatchesReference) {
   const auto& [shape, entry] = GetParam();
   for (Boundary b : kBoundaries) {
@@ -167,26 +168,20 @@ INSTANTIATE_TEST_SUITE_P(AllEntries, TiledEmulation,
                          ::testing::Combine(::testing::ValuesIn(shape_cases()),
                                             ::testing::ValuesIn(kTiledEntries)));
 
-// The padded input of the dense launcher's bulk launches for the other boundaries
-// (kernels/pad_thread.h, cuda_backend::pad_tiled_input): every element of the padded buffer is
-// written, no tile of the padded geometry rewrites a halo, the boxes keep their 16-byte alignment,
-// and the tiled kernel on it (the 3D/4D shape, bulk copies, lead taps) matches the reference for
-// every boundary. The launcher pads exactly where tiles would rewrite a halo (this shape walks
-// several planes per tile).
-TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
+// The padded input of the dense launcher's bulk launches for the other boundaries where the halo
+// does not fit (kernels/pad_thread.h, cuda_backend::pad_tiled_input): every element of the padded
+// buffer is written, no tile of the padded geometry has a halo, the boxes keep their 16-byte
+// alignment, and the tiled kernel on it (the 3D/4D shape, bulk copies, lead taps) matches the
+// reference for every boundary. Padding serves wherever tiles have a halo.
+TEST(TiledPaddedInput, MatchesReferenceWithoutHalo) {
   using S = kernels::TiledShape<8, 4, 4, 32, true>;
-  // The tiles of the bulk launch on g (lead taps applied) that rewrite their halo.
-  auto rewrites = [](const kernels::Geometry& g) {
-    const kernels::Geometry lg = kernels::tiled_lead_geometry(g, kernels::tiled_lead(g));
-    const kernels::TiledLayout l = kernels::tiled_layout<S>(lg);
-    int64_t counts[3];
-    kernels::tiled_block_counts<S>(lg, counts);
-    int n = 0;
-    for (int64_t bx = 0; bx < counts[0]; ++bx)
-      for (int64_t by = 0; by < counts[1]; ++by)
-        n += kernels::tiled_bulk_needs_fix<S>(lg, l, kernels::tiled_origin<S>(lg, bx, by, 0),
-                                              kernels::kTiledBulk);
-    return n;
+  // The largest halo of a tile of the bulk launch on g (lead taps applied).
+  auto halo = [](const kernels::Geometry& g) {
+    const int lead = kernels::tiled_lead(g);
+    const kernels::Geometry lg = kernels::tiled_lead_geometry(g, lead);
+    kernels::TiledLayout l = kernels::tiled_layout<S>(lg);
+    l.lead = lead;
+    return cuda_backend::tiled_halo_elements(lg, l, S::kTileX, S::BY);
   };
   for (const ShapeCase& shape : shape_cases()) {
     if (shape.dims < 3)
@@ -194,8 +189,9 @@ TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
     for (Boundary b : kBoundaries) {
       DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
       const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
-      EXPECT_EQ(cuda_backend::tiled_input_padding_pays(tg, S::KO, S::kTileX, S::BY),
-                rewrites(tg) > 0)
+      // Padding covers every halo (it counts whole tiles' spans: also where only outputs past the
+      // volume's end would read outside).
+      EXPECT_TRUE(halo(tg) == 0 || cuda_backend::tiled_input_padding_pays(tg, S::kTileX, S::BY))
           << shape << " " << to_string(b);
       const cuda_backend::PaddedInput pi = cuda_backend::pad_tiled_input(tg, S::kTileX, S::BY);
       EXPECT_EQ(pi.layout.extent[0] % 4, 0);
@@ -216,12 +212,96 @@ TEST(TiledPaddedInput, MatchesReferenceWithoutHaloRewrites) {
       const kernels::Geometry lg =
           kernels::tiled_lead_geometry(pi.geometry, kernels::tiled_lead(pi.geometry));
       EXPECT_EQ(cuda_backend::bulk_copy_unfit(lg, kernels::tiled_layout<S>(lg), 4096), "") << shape;
-      EXPECT_EQ(rewrites(pi.geometry), 0) << shape << " " << to_string(b);
+      EXPECT_EQ(halo(pi.geometry), 0) << shape << " " << to_string(b);
       const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
       emulate_tiled<S>(pi.geometry, padded.data(), c.out.data(), tap_rows.data(), (c.seed & 1) != 0,
                        true, true);
       EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
           << shape << " padded " << to_string(b) << " seed=" << c.seed;
+    }
+  }
+}
+
+// The halo of the tiled kernel's face tiles (kernels/tiled_halo.h): every tile lists exactly the
+// plane elements that its existing outputs multiply (rows below `rows`, columns from the lead taps
+// to `columns`) and that lie outside the volume along x or axis 1, each once; the launcher's bound
+// (tiled_halo_elements) is the largest tile's count; a tile has a halo exactly where
+// tiled_halo_needed says so (for the boundaries with one).
+TEST(TiledHalo, ListsEveryOutsideElementOnce) {
+  using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  std::vector<ShapeCase> shapes = shape_cases();
+  shapes.push_back({3, {70, 66, 4, 1}, {17, 11, 3, 1}});  // several slots per thread
+  shapes.push_back({3, {64, 64, 4, 1}, {5, 5, 5, 1}});    // tiles that end at the volume's end
+  for (const ShapeCase& shape : shapes) {
+    if (shape.dims < 3)
+      continue;
+    for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+      if (region == OutputRegion::Valid && !valid_fits(shape))
+        continue;
+      DenseCase c(shape, Boundary::Mirror, Operation::Correlation, region);
+      const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+      const int lead = kernels::tiled_lead(tg);
+      const kernels::Geometry g = kernels::tiled_lead_geometry(tg, lead);
+      kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+      l.lead = lead;
+      int64_t most = 0;
+      const int tiles = static_cast<int>(kernels::tiled_tile_count<S>(g));
+      for (int tile = 0; tile < tiles; ++tile) {
+        const kernels::TileOrigin t = kernels::tiled_origin<S>(l, tile);
+        const kernels::TiledHalo h = kernels::tiled_halo(g, l, S::kTileX, S::BY, t.o[0], t.o[1]);
+        // The elements the tile's existing outputs multiply, outside the volume.
+        std::vector<int> expected(static_cast<size_t>(l.rows * l.pitch), 0);
+        const int64_t outputs0 = std::min<int64_t>(S::kTileX, g.out_extent[0] - t.o[0]);
+        const int64_t outputs1 = std::min<int64_t>(S::BY, g.out_extent[1] - t.o[1]);
+        int outside = 0;
+        for (int64_t r = 0; r < outputs1 + g.filter_extent[1] - 1; ++r) {
+          for (int64_t col = lead; col < outputs0 + g.filter_extent[0] - 1; ++col) {
+            const int64_t x = t.o[0] + g.offset[0] + col, y = t.o[1] + g.offset[1] + r;
+            if (x < 0 || x >= g.in_extent[0] || y < 0 || y >= g.in_extent[1]) {
+              expected[static_cast<size_t>(r * l.pitch + col)] = 1;
+              ++outside;
+            }
+          }
+        }
+        ASSERT_EQ(h.count(), outside) << shape << " tile " << tile;
+        for (int e = 0; e < h.count(); ++e) {
+          int r = -1, col = -1;
+          h.element(e, r, col);
+          ASSERT_TRUE(r >= 0 && r < l.rows && col >= lead && col < l.columns)
+              << shape << " tile " << tile << " e=" << e << " (" << r << ", " << col << ")";
+          ASSERT_EQ(expected[static_cast<size_t>(r * l.pitch + col)]--, 1)
+              << shape << " tile " << tile << " e=" << e << " (" << r << ", " << col << ")";
+        }
+        most = std::max<int64_t>(most, outside);
+        kernels::TiledLayout with_halo = l;  // tiled_halo_needed answers for launches with one
+        kernels::tiled_add_halo(with_halo, g, 1, S::kThreads, true);
+        if (outside > 0) {
+          EXPECT_TRUE(kernels::tiled_halo_needed(with_halo, t)) << shape << " tile " << tile;
+        }
+      }
+      EXPECT_EQ(cuda_backend::tiled_halo_elements(g, l, S::kTileX, S::BY), most) << shape;
+    }
+  }
+}
+
+// The tiled kernel with a halo of several slots per thread and blocks that walk several tiles
+// (grid shrunk) or one each, against the reference, for every boundary.
+TEST(TiledHalo, PatchedPlanesMatchReference) {
+  using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  const ShapeCase shapes[] = {{3, {70, 66, 4, 1}, {17, 11, 3, 1}},
+                              {3, {64, 64, 9, 1}, {5, 5, 5, 1}},
+                              {4, {36, 40, 3, 9}, {7, 3, 3, 4}}};
+  for (const ShapeCase& shape : shapes) {
+    for (Boundary b : kBoundaries) {
+      for (const bool small_grid : {false, true}) {
+        DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
+        const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+        emulate_tiled<S>(cuda_backend::tiled_geometry(c.problem), c.in.data(), c.out.data(),
+                         tap_rows.data(), small_grid, true, true);
+        EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+            << shape << " " << to_string(b) << (small_grid ? " small grid" : "")
+            << " seed=" << c.seed;
+      }
     }
   }
 }
@@ -313,23 +393,23 @@ TEST(BorderKernel, PatchPitchSpreadsTheBanks) {
   }
 }
 
-// Whether the launcher pads: not for the zero boundary (the copy engine's zeros are the boundary),
-// not where no tile reads outside the volume (the valid region here: 64 x 32 outputs, whole
-// tiles), not with one plane per tile (2D images).
-TEST(TiledPaddedInput, OnlyWherePlanesRewriteHalos) {
+// Whether the launcher can pad where the halo does not serve: not for the zero boundary (the copy
+// engine's zeros are the boundary), not where no tile reads outside the volume (the valid region
+// here: 64 x 32 outputs, whole tiles); 2D images too (one plane per tile).
+TEST(TiledPaddedInput, OnlyWhereTilesReadOutside) {
   auto geometry = [](int dims, Boundary b, OutputRegion region) {
     const ShapeCase shape{dims, {68, 36, dims > 2 ? 9 : 1, 1}, {5, 5, dims > 2 ? 3 : 1, 1}};
     DenseCase c(shape, b, Operation::Correlation, region);
     return cuda_backend::tiled_geometry(c.problem);
   };
   EXPECT_TRUE(cuda_backend::tiled_input_padding_pays(
-      geometry(3, Boundary::Mirror, OutputRegion::Same), 4, 32, 32));
+      geometry(3, Boundary::Mirror, OutputRegion::Same), 32, 32));
   EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
-      geometry(3, Boundary::Zero, OutputRegion::Same), 4, 32, 32));
+      geometry(3, Boundary::Zero, OutputRegion::Same), 32, 32));
   EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
-      geometry(3, Boundary::Periodic, OutputRegion::Valid), 4, 32, 32));
-  EXPECT_FALSE(cuda_backend::tiled_input_padding_pays(
-      geometry(2, Boundary::Replicate, OutputRegion::Same), 1, 32, 64));
+      geometry(3, Boundary::Periodic, OutputRegion::Valid), 32, 32));
+  EXPECT_TRUE(cuda_backend::tiled_input_padding_pays(
+      geometry(2, Boundary::Replicate, OutputRegion::Same), 32, 64));
 }
 
 // Which inputs the tiled kernel's bulk plane copies can load (src/cuda/tensor_map.h): contiguous

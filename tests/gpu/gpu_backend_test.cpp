@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -381,12 +382,16 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
 
 // The tiled kernel's two ways of loading input planes: the bulk tensor copy (sm_90) where rows,
 // slices and frames start 16 bytes apart (x a multiple of 4 floats here) and every box starts on a
-// 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x),
-// with the other boundaries' values from a padded copy of the input (3D and 4D: several planes per
-// tile) or written into the halo after the copy at the faces (2D, or NDCONV_CUDA_TILED_PAD=off);
-// thread-by-thread copies elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. Every boundary, tiles at
-// every face, planes outside the volume (filters longer than the last axis), the valid region, 2D
-// to 4D.
+// 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x);
+// thread-by-thread copies elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. For the other boundaries
+// the bulk launches patch their face tiles' halo (kernels/tiled_halo.h) by default where tiles have
+// one plane (2D) and pad their input where they have several (the face shells of these small
+// volumes are large: cuda_backend::tiled_border_pays); with NDCONV_CUDA_TILED_HALO=off they correct
+// the face shell with the border kernel (NDCONV_CUDA_TILED_BORDER=on) or pad the input (=off), or,
+// with NDCONV_CUDA_TILED_PAD=off too, copy their planes thread by thread. Every boundary, tiles at
+// every face, planes outside the volume (filters longer than the last axis), the valid region (no
+// output reads outside: no halo), 2D to 4D, grids of one block per tile
+// (NDCONV_CUDA_TILED_GRID=full) and of the blocks the device holds.
 TEST(CudaDense, TiledBulkAndCopiedPlanes) {
   NDCONV_REQUIRE_GPU();
   const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
@@ -423,25 +428,28 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                                          Operation::Correlation, b, region);
         // The same region reads K0 / 2 columns left of each output.
         const int lead = region == OutputRegion::Valid ? 0 : (4 - s.filter[0] / 2 % 4) % 4;
-        for (const char* mode : {"", "copy", "no pad", "border"}) {
-          const bool force_copy = std::string(mode) == "copy";
-          const bool no_pad = std::string(mode) == "no pad";
-          const bool force_border = std::string(mode) == "border";
-          if ((no_pad || force_border) && b == Boundary::Zero)
+        for (const std::string mode : {"", "full grid", "copy", "pad", "border", "no pad"}) {
+          const bool force_copy = mode == "copy";
+          if (mode != "" && mode != "full grid" && mode != "copy" && b == Boundary::Zero)
             continue;
           if (force_copy)
             ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
-          if (no_pad) {
+          if (mode == "full grid")
+            ::setenv("NDCONV_CUDA_TILED_GRID", "full", 1);
+          if (mode == "pad" || mode == "border" || mode == "no pad")
+            ::setenv("NDCONV_CUDA_TILED_HALO", "off", 1);
+          if (mode == "pad" || mode == "no pad")
             ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
-            ::setenv("NDCONV_CUDA_TILED_PAD", "off", 1);
-          }
-          if (force_border)
+          if (mode == "border")
             ::setenv("NDCONV_CUDA_TILED_BORDER", "on", 1);
+          if (mode == "no pad")
+            ::setenv("NDCONV_CUDA_TILED_PAD", "off", 1);
           RunReport r;
           const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-          ::unsetenv("NDCONV_CUDA_TILED_LOAD");
-          ::unsetenv("NDCONV_CUDA_TILED_PAD");
-          ::unsetenv("NDCONV_CUDA_TILED_BORDER");
+          for (const char* v :
+               {"NDCONV_CUDA_TILED_LOAD", "NDCONV_CUDA_TILED_GRID", "NDCONV_CUDA_TILED_HALO",
+                "NDCONV_CUDA_TILED_BORDER", "NDCONV_CUDA_TILED_PAD"})
+            ::unsetenv(v);
           std::string notes;
           for (const std::string& n : r.notes)
             notes += n + "\n";
@@ -455,30 +463,31 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           const bool narrow_box = notes.find("block 128x1") == std::string::npos;
           // Only the 3D/4D default shape (TX 8, KO 4, 32 block rows) skips lead taps.
           const bool leads = notes.find("KO=4 block 4x32") != std::string::npos;
-          const bool bulk =
+          const bool can_bulk =
               c.rows_aligned && (lead == 0 || leads) && narrow_box && bulk_device && !force_copy;
-          EXPECT_EQ(notes.find("bulk") != std::string::npos, bulk) << s << "\n" << notes;
+          // The same region's face tiles read outside the volume (every case's filter is wider
+          // than 1 along x and axis 1); no output of the valid region does.
+          const bool shell = can_bulk && b != Boundary::Zero && region == OutputRegion::Same;
+          const bool bulk = can_bulk && !(shell && mode == "no pad");
+          EXPECT_EQ(notes.find(" bulk") != std::string::npos, bulk) << s << "\n" << notes;
           EXPECT_EQ(notes.find(" lead " + std::to_string(lead)) != std::string::npos,
                     bulk && lead > 0)
               << s << "\n"
               << notes;
-          // Padded where the tiles (32 x 32 outputs) read outside the volume: at the faces of the
-          // same region, past the last outputs of the valid region unless they end a tile.
-          const bool overreach = region == OutputRegion::Same ||
-                                 (s.volume[0] - s.filter[0] + 1) % 32 != 0 ||
-                                 (s.volume[1] - s.filter[1] + 1) % 32 != 0;
-          // Padded, or the face shell recomputed by the border kernel (where it fits, with
-          // NDCONV_CUDA_TILED_BORDER=on); neither with the halo rewrite (NDCONV_CUDA_TILED_PAD=off
-          // and NDCONV_CUDA_TILED_BORDER=off).
-          const bool shell_fixed =
-              bulk && b != Boundary::Zero && s.dims > 2 && overreach && !no_pad;
+          const bool halo = notes.find(" halo") != std::string::npos;
           const bool padded = notes.find(" padded") != std::string::npos;
           const bool border = notes.find(" border") != std::string::npos;
-          EXPECT_EQ(padded || border, shell_fixed)
-              << s << " " << to_string(b) << " " << to_string(region) << " " << mode << "\n"
-              << notes;
-          EXPECT_FALSE(padded && border) << notes;
-          border_runs += border && force_border;
+          std::ostringstream case_text;
+          case_text << s << " " << to_string(b) << " " << to_string(region) << " " << mode << "\n"
+                    << notes;
+          const std::string what = case_text.str();
+          const bool default_mode = mode == "" || mode == "full grid";
+          EXPECT_EQ(halo, shell && default_mode && s.dims == 2) << what;
+          EXPECT_EQ(padded || border,
+                    shell && (mode == "pad" || mode == "border" || (default_mode && s.dims > 2)))
+              << what;
+          EXPECT_FALSE(border && mode == "pad") << what;
+          border_runs += border && mode == "border";
         }
       }
     }
@@ -488,11 +497,12 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
   }
 }
 
-// A small filter on a volume large enough that recomputing the face shell costs less than padding
-// the input (cuda_backend::tiled_border_pays): the dense launcher's default is the border kernel
-// for every boundary other than zero; with NDCONV_CUDA_TILED_BORDER=off, the padded input. Both
-// match the reference.
-TEST(CudaDense, BorderKernelByDefaultForSmallFilters) {
+// A small filter on a volume large enough that correcting the face shell with the border kernel
+// costs less than padding the input (cuda_backend::tiled_border_pays): the dense launcher's default
+// for every boundary other than zero is the halo (kernels/tiled_halo.h); with
+// NDCONV_CUDA_TILED_HALO=off the border kernel, with NDCONV_CUDA_TILED_BORDER=off too the padded
+// input. All match the reference.
+TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
   NDCONV_REQUIRE_GPU();
   if (cuda_status().devices.at(0).compute_capability_major < 9)
     GTEST_SKIP() << "the bulk copy needs compute capability 9.0";
@@ -505,19 +515,22 @@ TEST(CudaDense, BorderKernelByDefaultForSmallFilters) {
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                      Operation::Correlation, b, OutputRegion::Same);
-    for (const bool border : {true, false}) {
-      if (!border)
+    for (const std::string expected : {" halo", " border", " padded"}) {
+      if (expected != " halo")
+        ::setenv("NDCONV_CUDA_TILED_HALO", "off", 1);
+      if (expected == " padded")
         ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
       RunReport r;
       const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+      ::unsetenv("NDCONV_CUDA_TILED_HALO");
       ::unsetenv("NDCONV_CUDA_TILED_BORDER");
       std::string notes;
       for (const std::string& n : r.notes)
         notes += n + "\n";
       EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-          << to_string(b) << (border ? " border" : " padded") << " seed=" << seed << "\n"
+          << to_string(b) << expected << " seed=" << seed << "\n"
           << notes;
-      EXPECT_NE(notes.find(border ? " border" : " padded"), std::string::npos) << notes;
+      EXPECT_NE(notes.find(expected), std::string::npos) << notes;
     }
   }
 }

@@ -1,0 +1,245 @@
+// The halo of the tiled kernel's face tiles for the boundaries other than zero, fetched one plane
+// ahead. The bulk copy fills a plane box with zeros where it reaches past the volume in x or along
+// axis 1 (axes 2 and 3 pick the boundary-resolved plane, tiled_bulk_box); replicate, mirror and
+// periodic need the boundary's values there. A face tile's threads fetch those elements of the
+// next plane (asynchronous copies into a staging buffer, while the current plane is computed) and
+// write them over the copy's zeros once it has landed, before the plane's compute phase.
+//
+// Why: rewriting the halo from global memory after the copy landed (the eighth pass's fix-up) put
+// a global load's latency into every plane of a face tile, and 256^3 with 5^3 took 41% longer than
+// with the zero boundary on the H100; padding the input first costs one read and one write of the
+// volume (+35%), and a second kernel for the face shell's missing terms 35 us (+28%). Fetched a
+// plane ahead, the halo costs a few shared-memory instructions per element and one block barrier
+// per plane of a face tile.
+//
+// Design: a tile's halo is the plane elements (r, c) that the tile's existing outputs read (rows
+// r < rows, columns lead <= c < columns; lead columns are never multiplied, tiled_lead_geometry)
+// outside the volume along x or axis 1: whole rows above and below the volume (bands), and the
+// columns left and right of it on the rows between (sides). Thread tid owns elements tid + k *
+// threads, k < l.halo_slots; when a tile starts, it lists each one's tile offset and in-plane input
+// offset (boundary resolved) in shared memory (tiled_halo_list), so that each plane costs one
+// asynchronous copy (tiled_halo_fetch) and one shared copy (tiled_halo_patch) per element. Each
+// thread patches only its own elements, so no barrier separates fetch and patch; one barrier after
+// the patch publishes the plane.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/bulk_copy.h"
+#include "kernels/geometry.h"
+#include "kernels/hd.h"
+#include "kernels/tiled_thread.h"
+
+namespace ndconv::kernels {
+
+/// The halo of one block tile of a plane box (its first column and row at x_first, y_first).
+struct TiledHalo {
+  int rows;         ///< rows the tile's existing outputs read
+  int columns;      ///< columns they read (lead columns included)
+  int lead;         ///< columns before `lead` are never multiplied
+  int top, bottom;  ///< rows [top, bottom) lie inside the volume along axis 1
+  int left, right;  ///< columns [left, right) lie inside along x (lead <= left <= right)
+  int64_t x_first, y_first;
+
+  NDCONV_HD int width() const { return columns - lead; }
+  NDCONV_HD int band_rows() const { return top + rows - bottom; }
+  NDCONV_HD int side_columns() const { return left - lead + columns - right; }
+  NDCONV_HD int count() const { return band_rows() * width() + (bottom - top) * side_columns(); }
+
+  /// Halo element e < count(): its row r and column c in the tile.
+  NDCONV_HD void element(int e, int& r, int& c) const {
+    const int band = band_rows() * width();
+    if (e < band) {
+      const int i = e / width();
+      r = i < top ? i : bottom + (i - top);
+      c = lead + e % width();
+      return;
+    }
+    const int side = side_columns(), before = left - lead;
+    const int i = (e - band) / side, k = (e - band) % side;
+    r = top + i;
+    c = k < before ? lead + k : right + (k - before);
+  }
+};
+
+NDCONV_HD int tiled_halo_clamp(int64_t v, int lo, int hi) {
+  return static_cast<int>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/// The halo of the tile whose first output is (o0, o1) in a launch with tiles of tile_x x
+/// block_rows outputs on geometry g (tiled_lead_geometry's when lead > 0) and layout l.
+NDCONV_HD TiledHalo tiled_halo(const Geometry& g, const TiledLayout& l, int tile_x, int block_rows,
+                               int64_t o0, int64_t o1) {
+  TiledHalo h;
+  const int64_t outputs0 = g.out_extent[0] - o0, outputs1 = g.out_extent[1] - o1;
+  h.columns = static_cast<int>(outputs0 < tile_x ? outputs0 + g.filter_extent[0] - 1 : l.columns);
+  h.rows = static_cast<int>(outputs1 < block_rows ? outputs1 + g.filter_extent[1] - 1 : l.rows);
+  h.lead = l.lead;
+  h.x_first = o0 + g.offset[0];
+  h.y_first = o1 + g.offset[1];
+  h.top = tiled_halo_clamp(-h.y_first, 0, h.rows);
+  h.bottom = tiled_halo_clamp(g.in_extent[1] - h.y_first, h.top, h.rows);
+  h.left = tiled_halo_clamp(-h.x_first, h.lead, h.columns);
+  h.right = tiled_halo_clamp(g.in_extent[0] - h.x_first, h.left, h.columns);
+  return h;
+}
+
+/// Whether a bulk launch with a halo (l.halo_slots > 0) patches the halo of tile t: some of the
+/// columns or rows its FMAs read lie outside the volume (tiled_add_halo worked out the origins
+/// that have none; the zero boundary has no halo slots). Block-uniform, four compares: with the
+/// geometry's 64-bit extents it took 28 instructions, twice per plane (H100, Nsight Compute).
+NDCONV_HD bool tiled_halo_needed(const TiledLayout& l, const TileOrigin& t) {
+  return l.halo_slots > 0 &&
+         (t.o[0] < l.inner[0] || t.o[0] > l.inner[1] || t.o[1] < l.inner[2] || t.o[1] > l.inner[3]);
+}
+
+/// The halo region of the shared memory (`shared`: its start): with staging, the two planes'
+/// staged values first; then each element's tile offset (dst) and in-plane input offset (src);
+/// thread tid's slot k of each lies at k * threads + tid. Worked out from the layout where used,
+/// not kept in registers across the compute phase (the KO 4 shape has none to spare).
+template <typename S>
+struct TiledHaloArrays {
+  float* shared;
+  const TiledLayout& l;
+
+  NDCONV_HD float* values(int b) const {
+    return shared + l.halo_offset + b * l.halo_slots * S::kThreads;
+  }
+  NDCONV_HD int* dst() const {
+    return reinterpret_cast<int*>(shared + l.halo_offset +
+                                  2 * l.halo_staged * l.halo_slots * S::kThreads);
+  }
+  NDCONV_HD int* src() const { return dst() + l.halo_slots * S::kThreads; }
+};
+
+/// When tile t starts (before its first plane's fetch): thread tid lists its halo elements, a
+/// tile offset of -1 for a slot it does not fill. In-plane offsets fit in 32 bits
+/// (tiled_halo_slots checks).
+template <typename S>
+NDCONV_HD void tiled_halo_list(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
+                               float* shared, int tid) {
+  const TiledHaloArrays<S> a{shared, l};
+  int* const dst = a.dst();
+  int* const src = a.src();
+  const TiledHalo h = tiled_halo(g, l, S::kTileX, S::BY, t.o[0], t.o[1]);
+  const int count = h.count();
+  for (int k = 0; k < l.halo_slots; ++k) {
+    const int e = k * S::kThreads + tid;
+    int r = 0, c = 0;
+    if (e < count)
+      h.element(e, r, c);
+    const int64_t m0 = boundary_index_hd(h.x_first + c, g.in_extent[0], g.boundary);
+    const int64_t m1 = boundary_index_hd(h.y_first + r, g.in_extent[1], g.boundary);
+    dst[e] = e < count ? r * l.pitch + c : -1;
+    src[e] = static_cast<int>(m0 * g.in_stride[0] + m1 * g.in_stride[1]);
+  }
+}
+
+/// Fetches the listed halo elements of plane (j2, s) of tile t (asynchronous copies, one group):
+/// staged, into staging buffer b (tiled_halo_patch puts them in place); direct, into `tile`,
+/// whose bulk copy must have landed (the caller completes the copies). Indices in 32 bits
+/// (tiled_index_fits).
+template <typename S>
+NDCONV_HD void tiled_halo_fetch(const Geometry& g, const TiledLayout& l, const float* in,
+                                float* shared, const TileOrigin& t, int j2, int s, int b,
+                                float* tile, int tid) {
+  const TiledHaloArrays<S> a{shared, l};
+  const int i2 = boundary_index_t<int>(t.o[2] + static_cast<int>(g.offset[2]) + j2,
+                                       static_cast<int>(g.in_extent[2]), g.boundary);
+  const int i3 = boundary_index_t<int>(t.o[3] + static_cast<int>(g.offset[3]) + s,
+                                       static_cast<int>(g.in_extent[3]), g.boundary);
+  const float* plane = in + i2 * g.in_stride[2] + i3 * g.in_stride[3];
+  float* const values = a.values(b);
+  const int* const dst = a.dst();
+  const int* const src = a.src();
+  for (int k = 0; k < l.halo_slots; ++k) {
+    const int e = k * S::kThreads + tid;
+    const int at = dst[e];
+    if (at >= 0)
+      tiled_copy_valid(l.halo_staged ? values + e : tile + at, plane + src[e]);
+  }
+  tiled_commit();
+}
+
+/// After the bulk copy of the plane in `tile` (buffer b) has landed: this thread's staged halo
+/// elements over the copy's zeros. A block barrier must follow before the compute phase.
+template <typename S>
+NDCONV_HD void tiled_halo_patch(const TiledLayout& l, float* shared, float* tile, int b, int tid) {
+  const TiledHaloArrays<S> a{shared, l};
+  tiled_wait(0);  // this thread's fetch of the plane has landed
+  const float* const values = a.values(b);
+  const int* const dst = a.dst();
+  for (int k = 0; k < l.halo_slots; ++k) {
+    const int e = k * S::kThreads + tid;
+    const int at = dst[e];
+    if (at >= 0)
+      tile[at] = values[e];
+  }
+  bulk_fence_shared();  // these writes come before the copy engine refills the buffer
+}
+
+/// Plane (j2, s) of a tile, s < per_slice, stepped on by one; false when it passes the tile's last
+/// (it is then the next tile's first).
+NDCONV_HD bool tiled_next_plane(int& j2, int& s, int per_slice, int slices) {
+  if (++s == per_slice) {
+    s = 0;
+    if (++j2 == slices) {
+      j2 = 0;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// At the end of the block's iteration on the plane before plane A = (j2, s) of tile `tile`
+/// (origin t; j2 == K2 stands for the next tile's first plane), all threads, with halo slots: A's
+/// halo is patched once its bulk copy (buffer step & 1) has landed. Staged, from the staging buffer
+/// it was fetched into an iteration earlier, and the halo of the plane after A is fetched into the
+/// other, listing its tile's elements first if it starts a tile; direct, A's tile listed if A
+/// starts it and its halo fetched straight into the buffer, then completed. The block barrier that
+/// ends the iteration publishes the patch. Face tiles alone have a halo.
+template <typename S>
+NDCONV_HD void tiled_halo_advance(const Geometry& g, const TiledLayout& l, const float* in,
+                                  float* shared, float* tile0, uint64_t* barriers,
+                                  const TileOrigin& t, int grid, int tile, int j2, int s,
+                                  unsigned step, int tid) {
+  const int per_slice = tiled_slice_planes<S>(g), slices = g.filter_extent[2];
+  TileOrigin ta = t;
+  if (j2 == slices) {  // A is the next tile's first plane
+    tile += grid;
+    if (tile >= l.tiles)
+      return;
+    ta = tiled_origin<S>(l, tile);
+    j2 = 0;
+  }
+  const int a = step & 1;
+  float* const tile_a = tile0 + a * l.tile_floats;
+  if (!l.halo_staged) {
+    if (!tiled_halo_needed(l, ta))
+      return;
+    if (j2 == 0 && s == 0)
+      tiled_halo_list<S>(g, l, ta, shared, tid);
+    bulk_wait(&barriers[a], (step >> 1) & 1u);
+    tiled_halo_fetch<S>(g, l, in, shared, ta, j2, s, a, tile_a, tid);
+    tiled_wait(0);
+    bulk_fence_shared();  // these writes come before the copy engine refills the buffer
+    return;
+  }
+  if (tiled_halo_needed(l, ta)) {
+    bulk_wait(&barriers[a], (step >> 1) & 1u);
+    tiled_halo_patch<S>(l, shared, tile_a, a, tid);
+  }
+  if (!tiled_next_plane(j2, s, per_slice, slices)) {  // B is the first plane of A's next tile
+    tile += grid;
+    if (tile >= l.tiles)
+      return;
+    ta = tiled_origin<S>(l, tile);
+  }
+  if (tiled_halo_needed(l, ta)) {
+    if (j2 == 0 && s == 0)
+      tiled_halo_list<S>(g, l, ta, shared, tid);  // after this thread's patch of A
+    tiled_halo_fetch<S>(g, l, in, shared, ta, j2, s, a ^ 1, nullptr, tid);
+  }
+}
+
+}  // namespace ndconv::kernels
