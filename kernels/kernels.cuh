@@ -186,8 +186,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       const int current = step & 1, next = current ^ 1;
       float* const tile_current = tile0 + current * l.tile_floats;
       if (bulk) {
-        if (tid ==
-            0) {  // the plane after this one: the next of this tile, or the next tile's first
+        // The plane after this one: the next of this tile, or the next tile's first.
+        if (tid == 0) {
           const int p = j2 * per_slice + s;
           const bool last = p + 1 == planes;
           if (!last || tile + grid < tiles) {

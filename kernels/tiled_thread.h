@@ -121,6 +121,14 @@ NDCONV_HD constexpr int tiled_pitch(int blocks) {
   return ((S::BX + blocks) * S::TX + 15) / 16 * 16 + 4;
 }
 
+/// Block tiles along each launch dimension: x tiles, axis-1 tiles, (axis-2 index, KO chunk).
+template <typename S>
+NDCONV_HD void tiled_block_counts(const Geometry& g, int64_t counts[3]) {
+  counts[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
+  counts[1] = (g.out_extent[1] + S::BY - 1) / S::BY;
+  counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::KO - 1) / S::KO);
+}
+
 template <typename S>
 NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   TiledLayout l;
@@ -154,15 +162,14 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   for (int& v : l.inner)
     v = 0;
   // Tile numbers count in 32 bits (tiled_index_fits; the launcher checks before it launches).
-  const int64_t x = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
-  const int64_t y = (g.out_extent[1] + S::BY - 1) / S::BY;
-  const int64_t chunks = (g.out_extent[3] + S::KO - 1) / S::KO;
-  const int64_t tiles = x * y * g.out_extent[2] * chunks;
+  int64_t counts[3];
+  tiled_block_counts<S>(g, counts);
+  const int64_t tiles = counts[0] * counts[1] * counts[2];
   const bool fits = tiles < (int64_t{1} << 30);
   l.tiles = fits ? static_cast<int>(tiles) : -1;
-  l.tiles_x = fast_divmod(fits ? static_cast<int>(x) : 1);
-  l.tiles_y = fast_divmod(fits ? static_cast<int>(y) : 1);
-  l.chunks3 = fast_divmod(fits ? static_cast<int>(chunks) : 1);
+  l.tiles_x = fast_divmod(fits ? static_cast<int>(counts[0]) : 1);
+  l.tiles_y = fast_divmod(fits ? static_cast<int>(counts[1]) : 1);
+  l.chunks3 = fast_divmod(fits ? static_cast<int>((g.out_extent[3] + S::KO - 1) / S::KO) : 1);
   return l;
 }
 
@@ -216,14 +223,6 @@ NDCONV_HD int tiled_slice_planes(const Geometry& g) {
 template <typename S>
 NDCONV_HD int tiled_planes(const Geometry& g) {
   return g.filter_extent[2] * tiled_slice_planes<S>(g);
-}
-
-/// Block tiles along each launch dimension: x tiles, axis-1 tiles, (axis-2 index, KO chunk).
-template <typename S>
-NDCONV_HD void tiled_block_counts(const Geometry& g, int64_t counts[3]) {
-  counts[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
-  counts[1] = (g.out_extent[1] + S::BY - 1) / S::BY;
-  counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::KO - 1) / S::KO);
 }
 
 /// Block tiles of a launch in all (the launcher keeps it within tiled_index_fits).

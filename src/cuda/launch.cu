@@ -226,6 +226,13 @@ const ColumnEntry& find_column(ColumnForm form, bool bulk) {
 
 // NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
 // before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
+// The value of environment variable `name` (the switches below, for comparisons in one run), or ""
+// where it is not set.
+std::string env_setting(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
 // NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
 // =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x": the
 // x pass on the tiled kernel, the others blocked (the default before the column kernel); unset: the
@@ -236,8 +243,7 @@ const ColumnEntry& find_column(ColumnForm form, bool bulk) {
 // experiment: on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the
 // default (docs/performance.md, third pass).
 SeparableKernels separable_kernels() {
-  const char* v = std::getenv("NDCONV_CUDA_SEPARABLE");
-  const std::string s = v != nullptr ? v : "";
+  const std::string s = env_setting("NDCONV_CUDA_SEPARABLE");
   if (s == "blocked")
     return SeparableKernels::kRowAndBlocked;
   if (s == "tiled")
@@ -252,22 +258,19 @@ SeparableKernels separable_kernels() {
 // NDCONV_CUDA_COLUMN_GRID=full: one block per column tile instead of blocks that walk several
 // (for comparisons in one run).
 bool column_full_grid() {
-  const char* v = std::getenv("NDCONV_CUDA_COLUMN_GRID");
-  return v != nullptr && std::string(v) == "full";
+  return env_setting("NDCONV_CUDA_COLUMN_GRID") == "full";
 }
 
 // NDCONV_CUDA_COLUMN_BULK=off: the column kernel's fused form stages its raw rows lane by lane
 // even where the bulk copy could (for comparisons in one run).
 bool column_bulk_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_COLUMN_BULK");
-  return v != nullptr && std::string(v) == "off";
+  return env_setting("NDCONV_CUDA_COLUMN_BULK") == "off";
 }
 
 // NDCONV_CUDA_TILED_LOAD=copy: the tiled kernel copies its planes thread by thread even where the
 // bulk tensor copy could load them (for comparisons in one run).
 bool tiled_bulk_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_TILED_LOAD");
-  return v != nullptr && std::string(v) == "copy";
+  return env_setting("NDCONV_CUDA_TILED_LOAD") == "copy";
 }
 
 // Whether a tiled launch loads its planes by bulk tensor copy (`map` then holds the tensor map):
@@ -282,36 +285,31 @@ bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout&
 // patch their face tiles' halo (kernels/tiled_halo.h) but correct their face shell with the border
 // kernel or pad their input, the rules before the halo (for comparisons in one run).
 bool tiled_halo_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_TILED_HALO");
-  return v != nullptr && std::string(v) == "off";
+  return env_setting("NDCONV_CUDA_TILED_HALO") == "off";
 }
 
 // NDCONV_CUDA_TILED_GRID=full: one block per tile instead of a grid of the blocks the device holds
 // at once (for comparisons in one run).
 bool tiled_full_grid() {
-  const char* v = std::getenv("NDCONV_CUDA_TILED_GRID");
-  return v != nullptr && std::string(v) == "full";
+  return env_setting("NDCONV_CUDA_TILED_GRID") == "full";
 }
 
 // NDCONV_CUDA_TILED_PAD=off: where the halo does not serve, bulk-copied dense launches with a
 // boundary other than zero copy their planes thread by thread instead of padding their input (for
 // comparisons in one run).
 bool tiled_pad_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_TILED_PAD");
-  return v != nullptr && std::string(v) == "off";
+  return env_setting("NDCONV_CUDA_TILED_PAD") == "off";
 }
 
 // NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never correct their face shell with
 // the border kernel; =on: wherever the border kernel fits, whatever the halo and
 // tiled_border_pays say (for comparisons in one run).
 std::string tiled_border_setting() {
-  const char* v = std::getenv("NDCONV_CUDA_TILED_BORDER");
-  return v != nullptr ? std::string(v) : std::string();
+  return env_setting("NDCONV_CUDA_TILED_BORDER");
 }
 
 bool tiled_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_DENSE_KERNEL");
-  return v != nullptr && std::string(v) == "blocked";
+  return env_setting("NDCONV_CUDA_DENSE_KERNEL") == "blocked";
 }
 
 // Resource queries are cached per (device, kernel, dynamic shared bytes): they do not change during
@@ -411,8 +409,7 @@ dim3 to_dim3(const int v[3]) {
 // NDCONV_CUDA_TAP_CACHE=off: every launch uploads its taps even when the device already holds them
 // (for comparisons in one run).
 bool tap_cache_disabled() {
-  const char* v = std::getenv("NDCONV_CUDA_TAP_CACHE");
-  return v != nullptr && std::string(v) == "off";
+  return env_setting("NDCONV_CUDA_TAP_CACHE") == "off";
 }
 
 // Copies taps to the device, stream-ordered: constant memory when `constant`, else the device's
@@ -520,6 +517,16 @@ std::string tiled_entry_name(const TiledEntry& e) {
          std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
 }
 
+// The layout of entry e's launch on g (tiled_lead_geometry's with `lead` lead taps) with
+// `halo_slots` halo elements per thread (staged where its tiles have several planes).
+kernels::TiledLayout tiled_entry_layout(const TiledEntry& e, const Geometry& g, int lead,
+                                        int halo_slots) {
+  kernels::TiledLayout l = e.layout(g);
+  l.lead = lead;
+  kernels::tiled_add_halo(l, g, halo_slots, e.threads, tiled_halo_staged(g, e.ko));
+  return l;
+}
+
 // Why tiled entry `e` cannot implement geometry `tg` with `halo_slots` halo elements per thread on
 // `device` (empty when it can); `shape` and `resources` receive the launch's.
 std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg, int halo_slots,
@@ -527,9 +534,8 @@ std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg, int
   if (!e.index_fits(tg))
     return "tiled kernel: more than 2^30 tiles or outputs along an axis";
   shape = e.shape(tg);
-  kernels::TiledLayout l = e.layout(tg);
-  kernels::tiled_add_halo(l, tg, halo_slots, e.threads, tiled_halo_staged(tg, e.ko));
-  shape.shared_bytes = l.total_floats * static_cast<int>(sizeof(float));
+  shape.shared_bytes =
+      tiled_entry_layout(e, tg, 0, halo_slots).total_floats * static_cast<int>(sizeof(float));
   // By default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the blocked kernel at
   // a quarter of the speed.
   const int limit = opt_in_dynamic_shared_memory(device, e.kernel);
@@ -590,9 +596,8 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   if (!loads.bulk)
     return loads;
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
-  kernels::TiledLayout l = e.layout(lg);
-  l.lead = loads.lead;
-  const int halo = tiled_halo_slots(lg, l, tiled_tile_x(e), e.block_rows, e.threads);
+  const int halo = tiled_halo_slots(lg, tiled_entry_layout(e, lg, loads.lead, 0), tiled_tile_x(e),
+                                    e.block_rows, e.threads);
   if (halo == 0)
     return loads;  // zero boundary, or no tile reads outside the volume
   const std::string border = tiled_border_setting();
@@ -678,9 +683,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
                               std::string reason, cudaStream_t stream) {
   const int lead = loads.lead;
   const bool bulk = loads.bulk;
-  kernels::TiledLayout l = e.layout(lg);
-  l.lead = lead;
-  kernels::tiled_add_halo(l, lg, loads.halo_slots, e.threads, tiled_halo_staged(lg, e.ko));
+  const kernels::TiledLayout l = tiled_entry_layout(e, lg, lead, loads.halo_slots);
   kernels::LaunchShape s = shape;
   // The taps in the kernel's shared layout, so that each block copies them straight.
   const std::vector<float> tiled_taps =
@@ -779,8 +782,7 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
   if (tiled_allowed) {
     const Geometry tg = tiled_geometry(p);
     // NDCONV_CUDA_TILED_TX=16 or =8 overrides the rule (same-run comparisons).
-    const char* tx_env = std::getenv("NDCONV_CUDA_TILED_TX");
-    const std::string tx_override = tx_env != nullptr ? tx_env : "";
+    const std::string tx_override = env_setting("NDCONV_CUDA_TILED_TX");
     const bool wide_first =
         tx_override == "16" || (tx_override != "8" && prefer_wide_x(dims, p.filter_extent[0]));
     // The wide shape first where chosen, else (or when it does not fit) the default shape.
@@ -894,8 +896,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   // The fused x/y/z kernel (launch_fused.cu) when NDCONV_CUDA_SEPARABLE=fused asks for it and it
   // can implement the problem (why not then leads the plan's reason); else the passes.
-  const char* separable_env = std::getenv("NDCONV_CUDA_SEPARABLE");
-  const std::string separable_choice = separable_env != nullptr ? separable_env : "";
+  const std::string separable_choice = env_setting("NDCONV_CUDA_SEPARABLE");
   std::string not_fused;
   if (separable_choice == "fused") {
     LaunchPlan fused;
@@ -1011,9 +1012,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       const int halo =
           bulk ? tiled_halo_slots(pass.geometry, l, tiled_tile_x(te), te.block_rows, te.threads)
                : 0;
-      kernels::TiledLayout with_halo = l;
-      kernels::tiled_add_halo(with_halo, pass.geometry, std::max(halo, 0), te.threads,
-                              tiled_halo_staged(pass.geometry, 1));
+      const kernels::TiledLayout with_halo =
+          tiled_entry_layout(te, pass.geometry, 0, std::max(halo, 0));
       if (halo < 0 || with_halo.total_floats * int64_t{sizeof(float)} > kTiledMaxSharedBytes)
         bulk = false;
       else
