@@ -24,6 +24,14 @@
 #define NDCONV_UNROLL _Pragma("GCC unroll 32")
 #endif
 
+// No unrolling of a short loop with a run-time trip count, where nvcc's default (by 4, with a
+// remainder prologue) costs more than the loop (the halo's slots, tiled_halo.h).
+#if defined(__CUDA_ARCH__)
+#define NDCONV_NO_UNROLL _Pragma("unroll 1")
+#else
+#define NDCONV_NO_UNROLL
+#endif
+
 namespace ndconv::kernels {
 
 /// Boundary conditions as integers (the values of ndconv::Boundary) so that kernels need no

@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   unsigned step = 0;
   if (bulk) {
     if (tid == 0)
-      tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0);
+      tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0, 0);
     // The halo of the block's first plane (and, staged, the fetch of its second; the loop's end
     // does this for the plane after next), once every thread sees the initialised barriers.
     if (l.halo_staged && tiled_halo_needed(l, t)) {
@@ -188,11 +188,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       if (bulk) {
         // The plane after this one: the next of this tile, or the next tile's first.
         if (tid == 0) {
-          const int p = j2 * per_slice + s;
-          const bool last = p + 1 == planes;
+          const int p = j2 * per_slice + s + 1;
+          const bool last = p == planes;
+          const int next2 = l.slice_planes.quotient(p);
           if (!last || tile + grid < tiles) {
             tiled_bulk_load_plane<S>(g, l, map, in, tile0 + next * l.tile_floats, &barriers[next],
-                                     last ? tiled_origin<S>(l, tile + grid) : t, last ? 0 : p + 1);
+                                     last ? tiled_origin<S>(l, tile + grid) : t, last ? 0 : next2,
+                                     last ? 0 : l.slice_planes.remainder(p, next2));
           }
         }
         bulk_wait(&barriers[current], (step >> 1) & 1u);

@@ -1,29 +1,34 @@
-// The halo of the tiled kernel's face tiles for the boundaries other than zero, fetched one plane
-// ahead. The bulk copy fills a plane box with zeros where it reaches past the volume in x or along
-// axis 1 (axes 2 and 3 pick the boundary-resolved plane, tiled_bulk_box); replicate, mirror and
-// periodic need the boundary's values there. A face tile's threads fetch those elements of a plane
-// ahead (asynchronous copies into a staging buffer, while the plane before is computed) and write
-// them over the copy's zeros once it has landed, before the block barrier that ends the iteration
-// before the plane's (tiled_halo_advance). With one plane per tile there is no plane to fetch
-// during: the elements go straight into the plane after its copy has landed.
+// The halo of the tiled kernel's face tiles for the boundaries other than zero. The bulk copy
+// fills a plane box with zeros where it reaches past the volume in x or along axis 1 (axes 2 and 3
+// pick the boundary-resolved plane, tiled_bulk_box); replicate, mirror and periodic need the
+// boundary's values there. Three ways, one per launch (TiledHaloMode):
+//   - local: the value of each halo element lies in the plane box itself (replicate and mirror
+//     repeat the elements just inside the face; the launcher checks it, tiled_halo_local), so once
+//     the copy has landed each thread copies its elements within the buffer (tiled_halo_copy_local)
+//     before the block barrier that ends the iteration before the plane's. No global load at all.
+//   - staged (periodic, several planes per tile): the elements of a plane are fetched a plane
+//     ahead (asynchronous copies into a staging buffer, while the plane before is computed) and
+//     written over the copy's zeros once it has landed, before that barrier.
+//   - direct (periodic, one plane per tile): there is no plane to fetch during; the elements go
+//     straight into the plane after its copy has landed.
 //
 // Why: rewriting the halo from global memory after the copy landed (the eighth pass's fix-up) put
 // a global load's latency into every plane of a face tile, and 256^3 with 5^3 took 41% longer than
 // with the zero boundary on the H100; padding the input first costs one read and one write of the
-// volume (+35%), and a second kernel for the face shell's missing terms 35 us (+28%). Fetched a
-// plane ahead and patched before a barrier the kernel has anyway, the halo costs instructions, no
-// waiting: on the H100 256^3 with 3^3 took 25% longer than zero (the border kernel: 47%), with 5^3
-// 29% (as the border kernel), where its ~135 instructions per face-tile plane and warp weigh most.
+// volume (+35%), and a second kernel for the face shell's missing terms 35 us (+28%). Staged, the
+// halo costs instructions, no waiting, still +26% on 256^3 with 5^3 (its fetch and staging cost
+// ~135 instructions per face-tile plane and warp); local, +11-12% (fifteenth pass).
 //
 // Design: a tile's halo is the plane elements (r, c) that the tile's existing outputs read (rows
 // r < rows, columns lead <= c < columns; lead columns are never multiplied, tiled_lead_geometry)
 // outside the volume along x or axis 1: whole rows above and below the volume (bands), and the
 // columns left and right of it on the rows between (sides). Thread tid owns elements tid + k *
-// threads, k < l.halo_slots; when a tile starts, it lists each one's tile offset and in-plane input
-// offset (boundary resolved) in shared memory (tiled_halo_list), so that each plane costs one
-// asynchronous copy (tiled_halo_fetch) and one shared copy (tiled_halo_patch) per element. Each
-// thread patches only its own elements, so no barrier separates fetch and patch; the iteration's
-// barrier publishes the patch.
+// threads, k < l.halo_slots; when a tile starts, it lists each one's tile offset and its source
+// (local: the tile offset of the element holding its value; else its in-plane input offset,
+// boundary resolved) in shared memory (tiled_halo_list), so that each plane costs one shared copy
+// per element (local) or one asynchronous copy (tiled_halo_fetch) and one shared copy
+// (tiled_halo_patch). Each thread patches only its own elements, so no barrier separates fetch and
+// patch; the iteration's barrier publishes the patch.
 #pragma once
 
 #include <cstdint>
@@ -89,11 +94,17 @@ NDCONV_HD TiledHalo tiled_halo(const Geometry& g, const TiledLayout& l, int tile
 
 /// Whether a bulk launch with a halo (l.halo_slots > 0) patches the halo of tile t: some of the
 /// columns or rows its FMAs read lie outside the volume (tiled_add_halo worked out the origins
-/// that have none; the zero boundary has no halo slots). Block-uniform, four compares: with the
-/// geometry's 64-bit extents it took 28 instructions, twice per plane (H100, Nsight Compute).
+/// that have none; the zero boundary has no halo slots). Block-uniform: each range as one unsigned
+/// compare of differences, the two combined without a branch (with the geometry's 64-bit extents
+/// it took 28 instructions, with four short-circuit compares 12; H100, Nsight Compute).
 NDCONV_HD bool tiled_halo_needed(const TiledLayout& l, const TileOrigin& t) {
-  return l.halo_slots > 0 &&
-         (t.o[0] < l.inner[0] || t.o[0] > l.inner[1] || t.o[1] < l.inner[2] || t.o[1] > l.inner[3]);
+  auto outside = [](int o, int lo, int hi) {
+    return static_cast<unsigned>(o) - static_cast<unsigned>(lo) >
+           static_cast<unsigned>(hi) - static_cast<unsigned>(lo);
+  };
+  const bool any =
+      outside(t.o[0], l.inner[0], l.inner[1]) | outside(t.o[1], l.inner[2], l.inner[3]);
+  return l.halo_slots > 0 && any;
 }
 
 /// The halo region of the shared memory (`shared`: its start): with staging, the two planes'
@@ -116,8 +127,10 @@ struct TiledHaloArrays {
 };
 
 /// When tile t starts (before its first plane's fetch): thread tid lists its halo elements, a
-/// tile offset of -1 for a slot it does not fill. In-plane offsets fit in 32 bits
-/// (tiled_halo_slots checks).
+/// tile offset of -1 for a slot it does not fill, and each one's source: local (l.halo_local), the
+/// tile offset of the element inside the volume that holds its value, which the launcher checked
+/// lies in the tile's plane box (tiled_halo_local); else its in-plane input offset, which fits in
+/// 32 bits (tiled_halo_slots checks).
 template <typename S>
 NDCONV_HD void tiled_halo_list(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
                                float* shared, int tid) {
@@ -134,7 +147,8 @@ NDCONV_HD void tiled_halo_list(const Geometry& g, const TiledLayout& l, const Ti
     const int64_t m0 = boundary_index_hd(h.x_first + c, g.in_extent[0], g.boundary);
     const int64_t m1 = boundary_index_hd(h.y_first + r, g.in_extent[1], g.boundary);
     dst[e] = e < count ? r * l.pitch + c : -1;
-    src[e] = static_cast<int>(m0 * g.in_stride[0] + m1 * g.in_stride[1]);
+    src[e] = static_cast<int>(l.halo_local ? (m1 - h.y_first) * l.pitch + (m0 - h.x_first)
+                                           : m0 * g.in_stride[0] + m1 * g.in_stride[1]);
   }
 }
 
@@ -181,6 +195,45 @@ NDCONV_HD void tiled_halo_patch(const TiledLayout& l, float* shared, float* tile
   bulk_fence_shared();  // these writes come before the copy engine refills the buffer
 }
 
+/// Local (l.halo_local), after the bulk copy of the plane in `tile` has landed: this thread's
+/// halo elements from the elements of the plane that hold their values (inside the volume, so
+/// never another's halo element: the threads' copies are independent). A thread's filled slots
+/// come first (tiled_halo_list), so the first empty one ends its list. A block barrier must
+/// follow before the compute phase.
+template <typename S>
+NDCONV_HD void tiled_halo_copy_local(const TiledLayout& l, float* shared, float* tile, int tid) {
+  const TiledHaloArrays<S> a{shared, l};
+  const int* const dst = a.dst() + tid;
+  const int* const src = a.src() + tid;
+  NDCONV_NO_UNROLL
+  for (int k = 0; k < l.halo_slots; ++k) {
+    const int at = dst[k * S::kThreads];
+    if (at < 0)
+      break;
+    tile[at] = tile[src[k * S::kThreads]];
+  }
+}
+
+/// Direct and local halos (not staged): plane (j2, s) of tile t, whose bulk copy completes phase
+/// `parity` of `barrier`, patched in `tile` once the copy has landed; the tile's elements listed
+/// first if the plane is its first.
+template <typename S>
+NDCONV_HD void tiled_halo_patch_unstaged(const Geometry& g, const TiledLayout& l, const float* in,
+                                         float* shared, float* tile, uint64_t* barrier,
+                                         unsigned parity, const TileOrigin& t, int j2, int s,
+                                         int tid) {
+  if (j2 == 0 && s == 0)
+    tiled_halo_list<S>(g, l, t, shared, tid);
+  bulk_wait(barrier, parity);
+  if (l.halo_local) {
+    tiled_halo_copy_local<S>(l, shared, tile, tid);
+  } else {
+    tiled_halo_fetch<S>(g, l, in, shared, t, j2, s, 0, tile, tid);
+    tiled_wait(0);
+  }
+  bulk_fence_shared();  // these writes come before the copy engine refills the buffer
+}
+
 /// Plane (j2, s) of a tile, s < per_slice, stepped on by one; false when it passes the tile's last
 /// (it is then the next tile's first).
 NDCONV_HD bool tiled_next_plane(int& j2, int& s, int per_slice, int slices) {
@@ -199,7 +252,8 @@ NDCONV_HD bool tiled_next_plane(int& j2, int& s, int per_slice, int slices) {
 /// halo is patched once its bulk copy (buffer step & 1) has landed. Staged, from the staging buffer
 /// it was fetched into an iteration earlier, and the halo of the plane after A is fetched into the
 /// other, listing its tile's elements first if it starts a tile; direct, A's tile listed if A
-/// starts it and its halo fetched straight into the buffer, then completed. The block barrier that
+/// starts it and its halo fetched straight into the buffer, then completed; local, the same but
+/// copied within the buffer. The block barrier that
 /// ends the iteration publishes the patch. Face tiles alone have a halo.
 template <typename S>
 NDCONV_HD void tiled_halo_advance(const Geometry& g, const TiledLayout& l, const float* in,
@@ -207,6 +261,27 @@ NDCONV_HD void tiled_halo_advance(const Geometry& g, const TiledLayout& l, const
                                   const TileOrigin& t, int grid, int tile, int j2, int s,
                                   unsigned step, int tid) {
   const int per_slice = tiled_slice_planes<S>(g), slices = g.filter_extent[2];
+  const int a = step & 1;
+  float* const tile_a = tile0 + a * l.tile_floats;
+  if (!l.halo_staged) {
+    // Most planes: A in this tile, which most often has no halo (two compares, no copy of t).
+    if (j2 < slices) {
+      if (tiled_halo_needed(l, t)) {
+        tiled_halo_patch_unstaged<S>(g, l, in, shared, tile_a, &barriers[a], (step >> 1) & 1u, t,
+                                     j2, s, tid);
+      }
+      return;
+    }
+    tile += grid;  // A is the next tile's first plane
+    if (tile >= l.tiles)
+      return;
+    const TileOrigin next = tiled_origin<S>(l, tile);
+    if (tiled_halo_needed(l, next)) {
+      tiled_halo_patch_unstaged<S>(g, l, in, shared, tile_a, &barriers[a], (step >> 1) & 1u, next,
+                                   0, 0, tid);
+    }
+    return;
+  }
   TileOrigin ta = t;
   if (j2 == slices) {  // A is the next tile's first plane
     tile += grid;
@@ -214,19 +289,6 @@ NDCONV_HD void tiled_halo_advance(const Geometry& g, const TiledLayout& l, const
       return;
     ta = tiled_origin<S>(l, tile);
     j2 = 0;
-  }
-  const int a = step & 1;
-  float* const tile_a = tile0 + a * l.tile_floats;
-  if (!l.halo_staged) {
-    if (!tiled_halo_needed(l, ta))
-      return;
-    if (j2 == 0 && s == 0)
-      tiled_halo_list<S>(g, l, ta, shared, tid);
-    bulk_wait(&barriers[a], (step >> 1) & 1u);
-    tiled_halo_fetch<S>(g, l, in, shared, ta, j2, s, a, tile_a, tid);
-    tiled_wait(0);
-    bulk_fence_shared();  // these writes come before the copy engine refills the buffer
-    return;
   }
   if (tiled_halo_needed(l, ta)) {
     bulk_wait(&barriers[a], (step >> 1) & 1u);

@@ -93,11 +93,13 @@ struct TiledLayout {
   /// launcher, only for shapes with S::kLeads.
   int lead;
   /// Halo elements per thread of a bulk launch with a boundary other than zero (tiled_halo.h; 0:
-  /// none), whether they are staged a plane ahead (else fetched straight into the tile), where
-  /// their lists and staging buffers start (after everything else), and the tile origins without a
-  /// halo: o[0] in [inner[0], inner[1]] and o[1] in [inner[2], inner[3]] (tiled_add_halo).
+  /// none), whether they are staged a plane ahead (else fetched straight into the tile), or copied
+  /// within the tile's plane (local: their values lie in its plane box), where their lists and
+  /// staging buffers start (after everything else), and the tile origins without a halo: o[0] in
+  /// [inner[0], inner[1]] and o[1] in [inner[2], inner[3]] (tiled_add_halo).
   int halo_slots;
   int halo_staged;
+  int halo_local;
   int halo_offset;
   int inner[4];
   /// Block tiles of the launch (tiled_tile_count), and dividers by the tiles along x, along axis 1
@@ -105,6 +107,8 @@ struct TiledLayout {
   /// rather than kept in registers (the KO 4 shapes spilled) or divided out (tiled_origin).
   int tiles;
   FastDivmod tiles_x, tiles_y, chunks3;
+  /// Divider by the planes per tap index along axis 2 (tiled_slice_planes): the plane after p.
+  FastDivmod slice_planes;
 };
 
 /// n rounded up to a multiple of m.
@@ -158,6 +162,7 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.lead = 0;
   l.halo_slots = 0;
   l.halo_staged = 0;
+  l.halo_local = 0;
   l.halo_offset = l.total_floats;
   for (int& v : l.inner)
     v = 0;
@@ -170,6 +175,7 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.tiles_x = fast_divmod(fits ? static_cast<int>(counts[0]) : 1);
   l.tiles_y = fast_divmod(fits ? static_cast<int>(counts[1]) : 1);
   l.chunks3 = fast_divmod(fits ? static_cast<int>((g.out_extent[3] + S::KO - 1) / S::KO) : 1);
+  l.slice_planes = fast_divmod(S::KO + g.filter_extent[3] - 1);
   return l;
 }
 
@@ -178,19 +184,33 @@ NDCONV_HD int tiled_clamp_int(int64_t v) {
   return static_cast<int>(v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v));
 }
 
+/// How the face tiles of a bulk launch get their halo (tiled_halo.h): fetched from global memory
+/// straight into the plane once its copy has landed, fetched a plane ahead into a staging buffer,
+/// or copied within the plane from the elements inside the volume that hold their values.
+enum class TiledHaloMode { kDirect, kStaged, kLocal };
+
 /// Layout l (l.lead set) of a launch on g with `slots` halo elements per thread of a block of
-/// `threads` (tiled_halo.h): the tile and input offsets of each element and, `staged`, two staging
+/// `threads` (tiled_halo.h): the tile offset and source of each element and, staged, two staging
 /// buffers, after everything else; and the tile origins whose columns and rows all lie inside the
 /// volume (no halo).
-inline void tiled_add_halo(TiledLayout& l, const Geometry& g, int slots, int threads, bool staged) {
+inline void tiled_add_halo(TiledLayout& l, const Geometry& g, int slots, int threads,
+                           TiledHaloMode mode) {
+  const bool staged = mode == TiledHaloMode::kStaged;
   l.halo_slots = slots;
   l.halo_staged = staged ? 1 : 0;
+  l.halo_local = mode == TiledHaloMode::kLocal ? 1 : 0;
   l.halo_offset = l.total_floats;
   l.total_floats = l.halo_offset + (staged ? 4 : 2) * slots * threads;
   l.inner[0] = tiled_clamp_int(-g.offset[0] - l.lead);
   l.inner[1] = tiled_clamp_int(g.in_extent[0] - g.offset[0] - l.columns);
   l.inner[2] = tiled_clamp_int(-g.offset[1]);
   l.inner[3] = tiled_clamp_int(g.in_extent[1] - g.offset[1] - l.rows);
+  // No origin along an axis without a halo: [-1, -1], which no origin (>= 0) lies in
+  // (tiled_halo_needed tests the ranges as unsigned differences).
+  for (int a = 0; a < 4; a += 2) {
+    if (l.inner[a + 1] < l.inner[a])
+      l.inner[a] = l.inner[a + 1] = -1;
+  }
 }
 
 /// The padding taps along x that make the plane tiles of geometry g start on 16-byte boundaries:
@@ -490,38 +510,41 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
   }
 }
 
-/// The box of input plane p that a bulk copy loads (bulk_copy.h): the coordinates of its first
-/// element along the tensor map's four axes (the canonical axes of the input). Along x and axis 1
-/// the box starts at the tile's first input column and row, possibly outside the volume: the copy
-/// fills zeros there, and the halo (tiled_halo.h) puts the other boundaries' values in. Along axes
-/// 2 and 3 it is the plane's input index, boundary resolved, or for the zero boundary the raw
-/// index, whose plane outside the volume the copy fills with zeros.
-template <typename S>
-NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int p, int (&c)[4]) {
-  int64_t i2, i3;
-  tiled_plane_position<S>(g, t, p, i2, i3);
-  const int64_t m2 = boundary_index_hd(i2, g.in_extent[2], g.boundary);
-  const int64_t m3 = boundary_index_hd(i3, g.in_extent[3], g.boundary);
-  c[0] = static_cast<int>(t.o[0] + g.offset[0]);
-  c[1] = static_cast<int>(t.o[1] + g.offset[1]);
-  c[2] = static_cast<int>(m2 >= 0 ? m2 : i2);
-  c[3] = static_cast<int>(m3 >= 0 ? m3 : i3);
+/// The box of input plane (j2, s) of tile t that a bulk copy loads (bulk_copy.h): the coordinates
+/// of its first element along the tensor map's four axes (the canonical axes of the input). Along
+/// x and axis 1 the box starts at the tile's first input column and row, possibly outside the
+/// volume: the copy fills zeros there, and the halo (tiled_halo.h) puts the other boundaries'
+/// values in. Along axes 2 and 3 it is the plane's input index, boundary resolved, or for the zero
+/// boundary the raw index, whose plane outside the volume the copy fills with zeros. In 32 bits
+/// (tiled_index_fits), from (j2, s) rather than the plane's number: one thread works this out per
+/// plane while the others wait at the iteration's barrier.
+NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int j2, int s, int (&c)[4]) {
+  const int i2 = t.o[2] + static_cast<int>(g.offset[2]) + j2;
+  const int i3 = t.o[3] + static_cast<int>(g.offset[3]) + s;
+  const int m2 = boundary_index_t<int>(i2, static_cast<int>(g.in_extent[2]), g.boundary);
+  const int m3 = boundary_index_t<int>(i3, static_cast<int>(g.in_extent[3]), g.boundary);
+  c[0] = t.o[0] + static_cast<int>(g.offset[0]);
+  c[1] = t.o[1] + static_cast<int>(g.offset[1]);
+  c[2] = m2 >= 0 ? m2 : i2;
+  c[3] = m3 >= 0 ? m3 : i3;
 }
 
-/// Load phase 3 with the bulk copy (one thread issues it): input plane p of the block's tile, the
-/// box of tiled_bulk_box with l.pitch columns (those past l.columns are read by the window loads
-/// but never multiplied) and l.rows rows, into `tile`; it completes on `barrier`. `map` describes
-/// the input (tensor_map.h). The host form (the emulation) copies the box itself, with zeros
-/// outside the volume, as the copy engine does.
+/// Load phase 3 with the bulk copy (one thread issues it): input plane (j2, s) of the block's tile,
+/// the box of tiled_bulk_box with l.pitch columns (those past l.columns are read by the window
+/// loads but never multiplied) and l.rows rows, into `tile`; it completes on `barrier`. `map`
+/// describes the input (tensor_map.h). The host form (the emulation) copies the box itself, with
+/// zeros outside the volume, as the copy engine does.
 template <typename S>
 NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, const TensorMap& map,
                                      const float* in, float* tile, uint64_t* barrier,
-                                     const TileOrigin& t, int p) {
+                                     const TileOrigin& t, int j2, int s) {
   int c[4];
-  tiled_bulk_box<S>(g, t, p, c);
+  tiled_bulk_box(g, t, j2, s, c);
 #ifdef __CUDA_ARCH__
+  // No proxy fence here: the threads' reads of this buffer come first by the block barrier before
+  // (as a CUTLASS producer refills a stage its consumers released), and the threads that wrote
+  // into it (the halo) fenced their writes themselves (tiled_halo.h).
   (void)in;
-  bulk_fence_shared();  // the threads' reads of this buffer (ordered by a barrier) come first
   bulk_copy_box(map, c, tile, barrier, l.pitch * l.rows * static_cast<int>(sizeof(float)));
 #else
   (void)map, (void)barrier;

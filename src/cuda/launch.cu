@@ -288,6 +288,12 @@ bool tiled_halo_disabled() {
   return env_setting("NDCONV_CUDA_TILED_HALO") == "off";
 }
 
+// NDCONV_CUDA_TILED_HALO=on: bulk-copied dense launches patch their face tiles' halo wherever it
+// fits, whatever tiled_loads's rule says (for comparisons in one run).
+bool tiled_halo_forced() {
+  return env_setting("NDCONV_CUDA_TILED_HALO") == "on";
+}
+
 // NDCONV_CUDA_TILED_GRID=full: one block per tile instead of a grid of the blocks the device holds
 // at once (for comparisons in one run).
 bool tiled_full_grid() {
@@ -517,13 +523,21 @@ std::string tiled_entry_name(const TiledEntry& e) {
          std::to_string(e.threads / e.block_rows) + "x" + std::to_string(e.block_rows);
 }
 
+// Outputs along x of one block of entry e.
+int tiled_tile_x(const TiledEntry& e) {
+  return e.outputs_along_x * (e.threads / e.block_rows);
+}
+
 // The layout of entry e's launch on g (tiled_lead_geometry's with `lead` lead taps) with
-// `halo_slots` halo elements per thread (staged where its tiles have several planes).
+// `halo_slots` halo elements per thread (tiled_halo_mode's way).
 kernels::TiledLayout tiled_entry_layout(const TiledEntry& e, const Geometry& g, int lead,
                                         int halo_slots) {
   kernels::TiledLayout l = e.layout(g);
   l.lead = lead;
-  kernels::tiled_add_halo(l, g, halo_slots, e.threads, tiled_halo_staged(g, e.ko));
+  const kernels::TiledHaloMode mode =
+      halo_slots > 0 ? tiled_halo_mode(g, l, tiled_tile_x(e), e.block_rows, e.ko)
+                     : kernels::TiledHaloMode::kDirect;
+  kernels::tiled_add_halo(l, g, halo_slots, e.threads, mode);
   return l;
 }
 
@@ -565,22 +579,19 @@ struct TiledLoads {
   bool border = false;       ///< instead correct the face shell (tiled_border_pays), when bulk
 };
 
-// Outputs along x of one block of entry e.
-int tiled_tile_x(const TiledEntry& e) {
-  return e.outputs_along_x * (e.threads / e.block_rows);
-}
-
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
 // lead taps, and bulk copies where the copy engine can load tg's planes. With
 // NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose tiles read outside the volume along x
 // or axis 1 with a boundary other than zero patch their face tiles' halo (kernels/tiled_halo.h)
-// where it fits and either their tiles have one plane (straight into the plane: 4096^2 with 17^2
-// +4% over zero on the H100) or the face shell is small (tiled_border_pays: 256^3 with 3^3 +25%
-// against the border kernel's +47%, 5^3 +29% as the border kernel; padding costs less from 7^3, and
-// on 96^3 x 16 with 7^4 +4% against the halo's +23%). Else they pad their input, else copy their
-// planes thread by thread. NDCONV_CUDA_TILED_HALO=off restores the border kernel where it pays;
-// NDCONV_CUDA_TILED_BORDER and _PAD override the rules.
+// where it fits and either their tiles have one plane (4096^2 with 17^2 +2-4% over zero on the
+// H100) or the face shell is small (tiled_border_pays: 256^3 with 5^3 replicate and mirror +11-12%
+// copied within the plane, periodic +26% fetched, against the border kernel's +29% and padding's
+// +35%; 3^3 +9-11% and +28%). Else they pad their input: from 7^3 it costs less (11^3 +4-6%
+// padded, +4-5% local halo; 96^3 x 16 with 7^4 +2-7% padded against +9-12% local and +23% fetched,
+// fifteenth pass), else copy their planes thread by thread. NDCONV_CUDA_TILED_HALO=off restores
+// the border kernel where it pays, =on takes the halo wherever it fits; NDCONV_CUDA_TILED_BORDER
+// and _PAD override the rules.
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
@@ -604,7 +615,7 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   const kernels::BorderPlan plan = kernels::border_plan(tg);
   const bool small_shell = tiled_border_pays(tg, plan);
   if (halo > 0 && !tiled_halo_disabled() && border != "on" &&
-      (!tiled_halo_staged(lg, e.ko) || small_shell)) {
+      (tiled_one_plane_tiles(lg, e.ko) || small_shell || tiled_halo_forced())) {
     loads.halo_slots = halo;
     return loads;
   }
@@ -732,7 +743,8 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.reason = std::move(reason);
   plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk_planes ? " bulk" : "") +
                 (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "") +
-                (loads.halo_slots > 0 ? " halo" : "") + (loads.border ? " border" : "");
+                (loads.halo_slots > 0 ? (l.halo_local ? " halo local" : " halo") : "") +
+                (loads.border ? " border" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
   set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);

@@ -245,13 +245,60 @@ inline int tiled_halo_slots(const kernels::Geometry& g, const kernels::TiledLayo
   return slots > kTiledMaxHaloSlots ? -1 : static_cast<int>(slots);
 }
 
-/// Whether a tiled launch on g with KO outputs per thread along axis 3 stages its halo a plane
-/// ahead (kernels/tiled_halo.h): where its tiles have several planes. With one plane per tile (2D
-/// images, separable x passes) the halo goes straight into the plane once its bulk copy has landed:
-/// the wait costs once per tile, and the staging buffers' shared memory would cost 4096^2 with 17^2
-/// a block per SM (16% slower than zero on the H100).
-inline bool tiled_halo_staged(const kernels::Geometry& g, int ko) {
-  return int64_t{g.filter_extent[2]} * (ko + g.filter_extent[3] - 1) > 1;
+/// Whether every halo element (kernels/tiled_halo.h) of a bulk launch on g (layout l, tiles of
+/// tile_x x block_rows outputs) takes its value from an element inside the volume that its own
+/// tile's plane box holds: so for replicate and mirror (the values at a face repeat those just
+/// inside it), and for periodic only where a tile spans the volume. Checked per tile column along
+/// x and per tile row along axis 1 (the box's columns and rows: l.pitch x l.rows from the tile's
+/// first input column and row).
+inline bool tiled_halo_local(const kernels::Geometry& g, const kernels::TiledLayout& l, int tile_x,
+                             int block_rows) {
+  if (g.boundary == kernels::kZero)
+    return false;
+  // Whether the halo indices [from, to) along `axis` from `first` on read inside [first, first +
+  // box).
+  auto inside = [&](int axis, int64_t first, int from, int to, int box) {
+    for (int c = from; c < to; ++c) {
+      const int64_t m = kernels::boundary_index_hd(first + c, g.in_extent[axis], g.boundary);
+      if (m < first || m >= first + box)
+        return false;
+    }
+    return true;
+  };
+  for (int64_t o0 = 0; o0 < g.out_extent[0]; o0 += tile_x) {
+    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, o0, 0);
+    if (!inside(0, h.x_first, h.lead, h.left, l.pitch) ||
+        !inside(0, h.x_first, h.right, h.columns, l.pitch))
+      return false;
+  }
+  for (int64_t o1 = 0; o1 < g.out_extent[1]; o1 += block_rows) {
+    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, 0, o1);
+    if (!inside(1, h.y_first, 0, h.top, l.rows) || !inside(1, h.y_first, h.bottom, h.rows, l.rows))
+      return false;
+  }
+  return true;
+}
+
+/// Whether the tiles of a tiled launch on g with KO outputs per thread along axis 3 have one input
+/// plane each (2D images, separable x passes).
+inline bool tiled_one_plane_tiles(const kernels::Geometry& g, int ko) {
+  return int64_t{g.filter_extent[2]} * (ko + g.filter_extent[3] - 1) == 1;
+}
+
+/// How a bulk launch on g (layout l, tiles of tile_x x block_rows outputs, KO outputs per thread
+/// along axis 3) patches its face tiles' halo (kernels/tiled_halo.h): within the plane where the
+/// halo's values lie in it (tiled_halo_local: no global load at all); else, where its tiles have
+/// several planes, fetched a plane ahead into a staging buffer; else (one plane per tile: 2D
+/// images, separable x passes) straight into the plane once its bulk copy has landed: the wait
+/// costs once per tile, and the staging buffers' shared memory would cost 4096^2 with 17^2 a block
+/// per SM (16% slower than zero on the H100).
+inline kernels::TiledHaloMode tiled_halo_mode(const kernels::Geometry& g,
+                                              const kernels::TiledLayout& l, int tile_x,
+                                              int block_rows, int ko) {
+  if (tiled_halo_local(g, l, tile_x, block_rows))
+    return kernels::TiledHaloMode::kLocal;
+  return tiled_one_plane_tiles(g, ko) ? kernels::TiledHaloMode::kDirect
+                                      : kernels::TiledHaloMode::kStaged;
 }
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,12 +82,14 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// are then rows of `tap_pitch` floats in tiled_tap_rows's order). With `taps_laid_out`, the taps
 /// are laid out on the host and copied straight (the dense launcher's way), else laid out by the
 /// threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
-/// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). Shared memory is one
+/// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). `halo_mode` replaces
+/// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode). Shared memory is one
 /// host buffer per block, poisoned with NaN.
 template <typename S>
 void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
                    const float* original_taps, bool small_grid = false, bool bulk = false,
-                   bool taps_laid_out = false, bool zero_faces = false) {
+                   bool taps_laid_out = false, bool zero_faces = false,
+                   std::optional<kernels::TiledHaloMode> halo_mode = std::nullopt) {
   const int lead = bulk && S::kLeads ? kernels::tiled_lead(original) : 0;
   const kernels::Geometry g = kernels::tiled_lead_geometry(original, lead);
   std::vector<float> led_taps;
@@ -104,8 +107,9 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   l.lead = lead;
   if (bulk && !zero_faces) {
     const int64_t halo = cuda_backend::tiled_halo_elements(g, l, S::kTileX, S::BY);
-    kernels::tiled_add_halo(l, g, static_cast<int>((halo + S::kThreads - 1) / S::kThreads),
-                            S::kThreads, cuda_backend::tiled_halo_staged(g, S::KO));
+    kernels::tiled_add_halo(
+        l, g, static_cast<int>((halo + S::kThreads - 1) / S::kThreads), S::kThreads,
+        halo_mode.value_or(cuda_backend::tiled_halo_mode(g, l, S::kTileX, S::BY, S::KO)));
   }
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
@@ -150,7 +154,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
     kernels::TileOrigin t = kernels::tiled_origin<S>(l, block);
     unsigned step = 0;
     if (bulk) {
-      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles_s[0], nullptr, t, 0);
+      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles_s[0], nullptr, t, 0, 0);
       if (l.halo_staged && kernels::tiled_halo_needed(l, t)) {
         for (int tid = 0; tid < S::kThreads; ++tid) {
           kernels::tiled_halo_list<S>(g, l, t, taps_s, tid);
@@ -176,7 +180,8 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
           if (!last || tile_index + grid < tiles) {
             kernels::tiled_bulk_load_plane<S>(
                 g, l, no_map, in, tiles_s[next], nullptr,
-                last ? kernels::tiled_origin<S>(l, tile_index + grid) : t, last ? 0 : p + 1);
+                last ? kernels::tiled_origin<S>(l, tile_index + grid) : t,
+                last ? 0 : (p + 1) / per_slice, last ? 0 : (p + 1) % per_slice);
           }
         } else if (p + 1 < planes) {
           for (int tid = 0; tid < S::kThreads; ++tid)

@@ -274,7 +274,7 @@ TEST(TiledHalo, ListsEveryOutsideElementOnce) {
         }
         most = std::max<int64_t>(most, outside);
         kernels::TiledLayout with_halo = l;  // tiled_halo_needed answers for launches with one
-        kernels::tiled_add_halo(with_halo, g, 1, S::kThreads, true);
+        kernels::tiled_add_halo(with_halo, g, 1, S::kThreads, kernels::TiledHaloMode::kStaged);
         if (outside > 0) {
           EXPECT_TRUE(kernels::tiled_halo_needed(with_halo, t)) << shape << " tile " << tile;
         }
@@ -285,22 +285,66 @@ TEST(TiledHalo, ListsEveryOutsideElementOnce) {
 }
 
 // The tiled kernel with a halo of several slots per thread and blocks that walk several tiles
-// (grid shrunk) or one each, against the reference, for every boundary.
+// (grid shrunk) or one each, against the reference, for every boundary and every way of patching
+// the halo that applies (local only where the halo's values lie in the tile's plane box).
 TEST(TiledHalo, PatchedPlanesMatchReference) {
   using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  using Mode = kernels::TiledHaloMode;
   const ShapeCase shapes[] = {{3, {70, 66, 4, 1}, {17, 11, 3, 1}},
                               {3, {64, 64, 9, 1}, {5, 5, 5, 1}},
+                              {3, {33, 70, 5, 1}, {5, 3, 3, 1}},  // a tile spans x
                               {4, {36, 40, 3, 9}, {7, 3, 3, 4}}};
   for (const ShapeCase& shape : shapes) {
     for (Boundary b : kBoundaries) {
-      for (const bool small_grid : {false, true}) {
-        DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
-        const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
-        emulate_tiled<S>(cuda_backend::tiled_geometry(c.problem), c.in.data(), c.out.data(),
-                         tap_rows.data(), small_grid, true, true);
-        EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
-            << shape << " " << to_string(b) << (small_grid ? " small grid" : "")
-            << " seed=" << c.seed;
+      for (const Mode mode : {Mode::kDirect, Mode::kStaged, Mode::kLocal}) {
+        for (const bool small_grid : {false, true}) {
+          DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
+          const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+          const kernels::Geometry g = kernels::tiled_lead_geometry(tg, kernels::tiled_lead(tg));
+          kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+          l.lead = kernels::tiled_lead(tg);
+          if (mode == Mode::kLocal && !cuda_backend::tiled_halo_local(g, l, S::kTileX, S::BY))
+            continue;
+          const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+          emulate_tiled<S>(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true,
+                           false, mode);
+          EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+              << shape << " " << to_string(b) << " mode " << static_cast<int>(mode)
+              << (small_grid ? " small grid" : "") << " seed=" << c.seed;
+        }
+      }
+    }
+  }
+}
+
+// Local halos (tiled_halo_local): for replicate and mirror every face tile's halo values lie in
+// its own plane box, whatever the volume and filter; for periodic only where a tile spans the
+// volume along each axis with a halo. A mutation check: the local copy alone (no global load)
+// gives the reference's result (PatchedPlanesMatchReference), and a source outside the box would
+// read the copy's zeros or another tile's data.
+TEST(TiledHalo, LocalWhereTheValuesLieInThePlaneBox) {
+  using S = kernels::TiledShape<8, 4, 4, 32, true>;
+  std::vector<ShapeCase> shapes = shape_cases();
+  shapes.push_back({3, {256, 256, 8, 1}, {5, 5, 5, 1}});
+  shapes.push_back({3, {5, 4, 4, 1}, {9, 7, 3, 1}});  // filters wider than the volume
+  for (const ShapeCase& shape : shapes) {
+    if (shape.dims < 3)
+      continue;
+    for (Boundary b : kBoundaries) {
+      DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
+      const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+      const kernels::Geometry g = kernels::tiled_lead_geometry(tg, kernels::tiled_lead(tg));
+      kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+      l.lead = kernels::tiled_lead(tg);
+      const bool local = cuda_backend::tiled_halo_local(g, l, S::kTileX, S::BY);
+      if (b == Boundary::Replicate || b == Boundary::Mirror) {
+        EXPECT_TRUE(local) << shape << " " << to_string(b);
+      }
+      if (b == Boundary::Zero) {
+        EXPECT_FALSE(local) << shape;
+      }
+      if (b == Boundary::Periodic && tg.filter_extent[0] > 1 && g.in_extent[0] > 2 * l.pitch) {
+        EXPECT_FALSE(local) << shape;
       }
     }
   }

@@ -505,7 +505,8 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
 
 // A small filter on a volume large enough that correcting the face shell with the border kernel
 // costs less than padding the input (cuda_backend::tiled_border_pays): the dense launcher's default
-// for every boundary other than zero is the halo (kernels/tiled_halo.h); with
+// for every boundary other than zero is the halo (kernels/tiled_halo.h; copied within the plane for
+// replicate and mirror); with
 // NDCONV_CUDA_TILED_HALO=off the border kernel, with NDCONV_CUDA_TILED_BORDER=off too the padded
 // input. All match the reference.
 TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
@@ -537,6 +538,12 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
           << to_string(b) << expected << " seed=" << seed << "\n"
           << notes;
       EXPECT_NE(notes.find(expected), std::string::npos) << notes;
+      // Replicate and mirror copy the halo within the plane; periodic fetches it.
+      if (expected == " halo") {
+        EXPECT_EQ(notes.find(" halo local") != std::string::npos, b != Boundary::Periodic)
+            << to_string(b) << "\n"
+            << notes;
+      }
     }
   }
 }
