@@ -105,7 +105,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 ///     2.5% longer on the H100. With kTiledBulk and halo slots (tiled_halo.h), the halo of plane
 ///     p + 1 of a face tile is patched over the copy's zeros at the end of iteration p, before the
 ///     barrier that frees plane p's buffer (a barrier of its own per plane made 256^3 with 5^3 20%
-///     slower than zero), and that of plane p + 2 fetched.
+///     slower than zero): copied within the plane (local: replicate, mirror), or from the staging
+///     buffer it was fetched into an iteration earlier, plane p + 2's then fetched (staged).
 ///   - copy: every thread copies its share of the plane (cp.async), then a block barrier; each
 ///     tile starts with its maps and its first plane.
 /// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
