@@ -70,10 +70,6 @@ struct TiledHalo {
   }
 };
 
-NDCONV_HD int tiled_halo_clamp(int64_t v, int lo, int hi) {
-  return static_cast<int>(v < lo ? lo : (v > hi ? hi : v));
-}
-
 /// The halo of the tile whose first output is (o0, o1) in a launch with tiles of tile_x x
 /// block_rows outputs on geometry g (tiled_lead_geometry's when lead > 0) and layout l.
 NDCONV_HD TiledHalo tiled_halo(const Geometry& g, const TiledLayout& l, int tile_x, int block_rows,
@@ -85,10 +81,10 @@ NDCONV_HD TiledHalo tiled_halo(const Geometry& g, const TiledLayout& l, int tile
   h.lead = l.lead;
   h.x_first = o0 + g.offset[0];
   h.y_first = o1 + g.offset[1];
-  h.top = tiled_halo_clamp(-h.y_first, 0, h.rows);
-  h.bottom = tiled_halo_clamp(g.in_extent[1] - h.y_first, h.top, h.rows);
-  h.left = tiled_halo_clamp(-h.x_first, h.lead, h.columns);
-  h.right = tiled_halo_clamp(g.in_extent[0] - h.x_first, h.left, h.columns);
+  h.top = tiled_clamp(-h.y_first, 0, h.rows);
+  h.bottom = tiled_clamp(g.in_extent[1] - h.y_first, h.top, h.rows);
+  h.left = tiled_clamp(-h.x_first, h.lead, h.columns);
+  h.right = tiled_clamp(g.in_extent[0] - h.x_first, h.left, h.columns);
   return h;
 }
 

@@ -179,9 +179,9 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   return l;
 }
 
-/// Clamps v to the 32-bit ints.
-NDCONV_HD int tiled_clamp_int(int64_t v) {
-  return static_cast<int>(v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v));
+/// v clamped to [lo, hi].
+NDCONV_HD int tiled_clamp(int64_t v, int lo, int hi) {
+  return static_cast<int>(v < lo ? lo : (v > hi ? hi : v));
 }
 
 /// How the face tiles of a bulk launch get their halo (tiled_halo.h): fetched from global memory
@@ -201,10 +201,10 @@ inline void tiled_add_halo(TiledLayout& l, const Geometry& g, int slots, int thr
   l.halo_local = mode == TiledHaloMode::kLocal ? 1 : 0;
   l.halo_offset = l.total_floats;
   l.total_floats = l.halo_offset + (staged ? 4 : 2) * slots * threads;
-  l.inner[0] = tiled_clamp_int(-g.offset[0] - l.lead);
-  l.inner[1] = tiled_clamp_int(g.in_extent[0] - g.offset[0] - l.columns);
-  l.inner[2] = tiled_clamp_int(-g.offset[1]);
-  l.inner[3] = tiled_clamp_int(g.in_extent[1] - g.offset[1] - l.rows);
+  l.inner[0] = tiled_clamp(-g.offset[0] - l.lead, INT32_MIN, INT32_MAX);
+  l.inner[1] = tiled_clamp(g.in_extent[0] - g.offset[0] - l.columns, INT32_MIN, INT32_MAX);
+  l.inner[2] = tiled_clamp(-g.offset[1], INT32_MIN, INT32_MAX);
+  l.inner[3] = tiled_clamp(g.in_extent[1] - g.offset[1] - l.rows, INT32_MIN, INT32_MAX);
   // No origin along an axis without a halo: [-1, -1], which no origin (>= 0) lies in
   // (tiled_halo_needed tests the ranges as unsigned differences).
   for (int a = 0; a < 4; a += 2) {

@@ -283,15 +283,10 @@ bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout&
 
 // NDCONV_CUDA_TILED_HALO=off: bulk-copied dense launches with a boundary other than zero do not
 // patch their face tiles' halo (kernels/tiled_halo.h) but correct their face shell with the border
-// kernel or pad their input, the rules before the halo (for comparisons in one run).
-bool tiled_halo_disabled() {
-  return env_setting("NDCONV_CUDA_TILED_HALO") == "off";
-}
-
-// NDCONV_CUDA_TILED_HALO=on: bulk-copied dense launches patch their face tiles' halo wherever it
-// fits, whatever tiled_loads's rule says (for comparisons in one run).
-bool tiled_halo_forced() {
-  return env_setting("NDCONV_CUDA_TILED_HALO") == "on";
+// kernel or pad their input, the rules before the halo; =on: they patch it wherever it fits,
+// whatever tiled_loads's rule says (for comparisons in one run).
+std::string tiled_halo_setting() {
+  return env_setting("NDCONV_CUDA_TILED_HALO");
 }
 
 // NDCONV_CUDA_TILED_GRID=full: one block per tile instead of a grid of the blocks the device holds
@@ -614,8 +609,9 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   const std::string border = tiled_border_setting();
   const kernels::BorderPlan plan = kernels::border_plan(tg);
   const bool small_shell = tiled_border_pays(tg, plan);
-  if (halo > 0 && !tiled_halo_disabled() && border != "on" &&
-      (tiled_one_plane_tiles(lg, e.ko) || small_shell || tiled_halo_forced())) {
+  const std::string halo_setting = tiled_halo_setting();
+  if (halo > 0 && halo_setting != "off" && border != "on" &&
+      (tiled_one_plane_tiles(lg, e.ko) || small_shell || halo_setting == "on")) {
     loads.halo_slots = halo;
     return loads;
   }

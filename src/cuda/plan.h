@@ -200,6 +200,24 @@ inline bool tiled_input_padding_pays(const kernels::Geometry& g, int tile_x, int
 /// 11^3: 740); past that the staging costs more shared memory than the tile itself.
 inline constexpr int kTiledMaxHaloSlots = 8;
 
+/// Calls column(h) with the halo (kernels/tiled_halo.h) of the first tile of each column of tiles
+/// of a launch on g (layout l, tiles of tile_x x block_rows outputs), then row(h) with that of the
+/// first tile of each row: a tile's halo columns are set by its column of tiles, its halo rows by
+/// its row. Each returns false to stop the walk; the result says whether it ran to its end.
+template <typename Column, typename Row>
+bool tiled_halo_lines(const kernels::Geometry& g, const kernels::TiledLayout& l, int tile_x,
+                      int block_rows, Column column, Row row) {
+  for (int64_t o0 = 0; o0 < g.out_extent[0]; o0 += tile_x) {
+    if (!column(kernels::tiled_halo(g, l, tile_x, block_rows, o0, 0)))
+      return false;
+  }
+  for (int64_t o1 = 0; o1 < g.out_extent[1]; o1 += block_rows) {
+    if (!row(kernels::tiled_halo(g, l, tile_x, block_rows, 0, o1)))
+      return false;
+  }
+  return true;
+}
+
 /// The largest halo (kernels/tiled_halo.h) of a tile of a bulk launch on geometry g
 /// (tiled_lead_geometry's when l.lead > 0) with layout l and tiles of tile_x x block_rows outputs,
 /// in elements: 0 for the zero boundary (its zeros are the copy engine's) or where no tile reads
@@ -216,14 +234,16 @@ inline int64_t tiled_halo_elements(const kernels::Geometry& g, const kernels::Ti
       terms.emplace_back(a, b);
   };
   Terms columns, rows;  // (W, S) per column of tiles, (B, H) per row
-  for (int64_t o0 = 0; o0 < g.out_extent[0]; o0 += tile_x) {
-    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, o0, 0);
-    add(columns, h.width(), h.side_columns());
-  }
-  for (int64_t o1 = 0; o1 < g.out_extent[1]; o1 += block_rows) {
-    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, 0, o1);
-    add(rows, h.band_rows(), h.bottom - h.top);
-  }
+  tiled_halo_lines(
+      g, l, tile_x, block_rows,
+      [&](const kernels::TiledHalo& h) {
+        add(columns, h.width(), h.side_columns());
+        return true;
+      },
+      [&](const kernels::TiledHalo& h) {
+        add(rows, h.band_rows(), h.bottom - h.top);
+        return true;
+      });
   int64_t most = 0;
   for (const auto& [width, side] : columns) {
     for (const auto& [band, between] : rows)
@@ -265,18 +285,16 @@ inline bool tiled_halo_local(const kernels::Geometry& g, const kernels::TiledLay
     }
     return true;
   };
-  for (int64_t o0 = 0; o0 < g.out_extent[0]; o0 += tile_x) {
-    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, o0, 0);
-    if (!inside(0, h.x_first, h.lead, h.left, l.pitch) ||
-        !inside(0, h.x_first, h.right, h.columns, l.pitch))
-      return false;
-  }
-  for (int64_t o1 = 0; o1 < g.out_extent[1]; o1 += block_rows) {
-    const kernels::TiledHalo h = kernels::tiled_halo(g, l, tile_x, block_rows, 0, o1);
-    if (!inside(1, h.y_first, 0, h.top, l.rows) || !inside(1, h.y_first, h.bottom, h.rows, l.rows))
-      return false;
-  }
-  return true;
+  return tiled_halo_lines(
+      g, l, tile_x, block_rows,
+      [&](const kernels::TiledHalo& h) {
+        return inside(0, h.x_first, h.lead, h.left, l.pitch) &&
+               inside(0, h.x_first, h.right, h.columns, l.pitch);
+      },
+      [&](const kernels::TiledHalo& h) {
+        return inside(1, h.y_first, 0, h.top, l.rows) &&
+               inside(1, h.y_first, h.bottom, h.rows, l.rows);
+      });
 }
 
 /// Whether the tiles of a tiled launch on g with KO outputs per thread along axis 3 have one input
