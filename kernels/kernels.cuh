@@ -116,7 +116,9 @@ __global__ void __launch_bounds__(kBorderThreads)
 /// gets 8 blocks (64 registers). TiledShape::kMinBlocks has the measurements.
 /// Launched on the pad kernel's output, it may start before that kernel ends (grid_dependency.h):
 /// the taps load overlaps its end, the first plane waits for the padded input.
-template <typename S>
+/// R: the row code of every filter width, or of one (TiledRowsFixed; the host checks
+/// tiled_rows_fit).
+template <typename S, typename R = TiledRowsAny>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
                  const float* __restrict__ taps, const __grid_constant__ TensorMap map, int loads,
@@ -210,7 +212,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
         }
         __syncthreads();  // ... and every thread's
       }
-      tiled_compute_plane<S>(g, l, taps_s, tile_current, acc, j2, s, tx, ty);
+      tiled_compute_plane<S, R>(g, l, taps_s, tile_current, acc, j2, s, tx, ty);
       if (++s == per_slice) {
         s = 0;
         ++j2;

@@ -703,6 +703,21 @@ NDCONV_HD int tiled_last_block_taps(int k0) {
   return k0 - (k0 - 1) / TX * TX;
 }
 
+/// a * b + c, computed where it is used: on the GPU a volatile multiply-add, which the compiler
+/// neither hoists out of a loop nor keeps across one. The thread's row offset in a plane tile is
+/// the same for every plane; held from plane to plane, it spilled in the kernels whose row code is
+/// fixed for one filter width (ptxas: 24 bytes at the 96-register cap, TiledRowsFixed), where
+/// recomputing it costs one instruction per plane.
+NDCONV_HD int tiled_opaque_mad(int a, int b, int c) {
+#ifdef __CUDA_ARCH__
+  int d;
+  asm volatile("mad.lo.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else
+  return a * b + c;
+#endif
+}
+
 /// Compute phase for plane p with kFirst lead taps skipped and kLast taps in the last block of
 /// every tap row, kBlocks blocks per tap row (0: l.k0_padded / TX, read at run time). Output q of
 /// the thread takes tap plane j3 = s - q of this plane, so the outputs with a tap here are
@@ -716,7 +731,7 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
   const int pitch = kBlocks > 0 ? tiled_pitch<S>(kBlocks) : l.pitch;
   const int q_first = s - k3 + 1 > 0 ? s - k3 + 1 : 0;
   const int q_last = s < S::KO - 1 ? s : S::KO - 1;
-  const float* row = tile + ty * pitch + tx * S::TX;
+  const float* row = tile + tiled_opaque_mad(ty, pitch, tx * S::TX);
   // Block 0 of tap row (j2, j3 = s - q, j1) = taps + j1 * row_floats - q * plane_floats, with
   // plane_floats = TX wherever KO > 1 (tiled_load_taps).
   const float* taps = taps_s + j2 * l.slice_floats + s * l.plane_floats;
@@ -759,29 +774,62 @@ NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const T
   tiled_compute_plane_last<S, kFirst, kLast, 0>(g, l, taps_s, tile, acc, j2, s, tx, ty);
 }
 
+/// Where the compute phase's row code comes from (tiled_compute_plane): chosen per plane from the
+/// lead taps, the last block's taps and the blocks per tap row (TiledRowsAny: one kernel serves
+/// every filter width), or fixed at compile time (TiledRowsFixed: a kernel for one filter width,
+/// whose compute phase is that width's row code alone). Fixed, a plane spends no instructions on
+/// the choice (22 of 745 per plane and warp on 256^3 with 5^3, Nsight Compute), and the kernel's
+/// hot loop is a few kilobytes of code instead of one path through 96 instantiations.
+struct TiledRowsAny {
+  static constexpr bool kFixed = false;
+  static constexpr int kFirst = 0, kLast = 0, kBlocks = 0;
+};
+template <int kFirst_, int kLast_, int kBlocks_>
+struct TiledRowsFixed {
+  static constexpr bool kFixed = true;
+  static constexpr int kFirst = kFirst_;    ///< lead taps skipped (TiledLayout::lead)
+  static constexpr int kLast = kLast_;      ///< taps in a tap row's last block, 1..TX
+  static constexpr int kBlocks = kBlocks_;  ///< blocks of TX taps per tap row: 1 or 2
+  static_assert(kBlocks == 1 || kBlocks == 2, "tiled_compute_plane_last fixes 1 or 2 blocks");
+};
+
+/// Whether row code R computes layout l's planes on geometry g (TiledLayout::lead set).
+template <typename S, typename R>
+NDCONV_HD bool tiled_rows_fit(const Geometry& g, const TiledLayout& l) {
+  return !R::kFixed || (S::kLeads && l.lead == R::kFirst &&
+                        tiled_last_block_taps<S::TX>(g.filter_extent[0]) == R::kLast &&
+                        l.k0_padded == R::kBlocks * S::TX);
+}
+
 /// Compute phase for plane p = j2 * (KO + K3 - 1) + s (see tiled_load_plane; the caller counts j2
 /// and s instead of dividing p, part of the 75-81 instructions per plane and warp that Nsight
 /// Compute counted outside the row loop on the 5^3 and 4D rows, eighth pass): thread (tx, ty)
 /// adds the plane's contributions to its outputs. The lead taps and the last block's tap count are
-/// resolved here, once per plane, so the per-row loop carries no partial-block branches.
-template <typename S>
+/// resolved here, once per plane (or at compile time: R), so the per-row loop carries no
+/// partial-block branches.
+template <typename S, typename R = TiledRowsAny>
 NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,
                                    const float* tile, float (&acc)[S::KO][S::TX], int j2, int s,
                                    int tx, int ty) {
-  const int last = tiled_last_block_taps<S::TX>(g.filter_extent[0]);
-  if constexpr (S::kLeads) {
-    switch (l.lead) {
-      case 1:
-        return tiled_compute_plane_dispatch<S, 1>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
-      case 2:
-        return tiled_compute_plane_dispatch<S, 2>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
-      case 3:
-        return tiled_compute_plane_dispatch<S, 3>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
-      default:
-        break;
+  if constexpr (R::kFixed) {
+    tiled_compute_plane_last<S, R::kFirst, R::kLast, R::kBlocks>(g, l, taps_s, tile, acc, j2, s, tx,
+                                                                 ty);
+  } else {
+    const int last = tiled_last_block_taps<S::TX>(g.filter_extent[0]);
+    if constexpr (S::kLeads) {
+      switch (l.lead) {
+        case 1:
+          return tiled_compute_plane_dispatch<S, 1>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+        case 2:
+          return tiled_compute_plane_dispatch<S, 2>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+        case 3:
+          return tiled_compute_plane_dispatch<S, 3>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
+        default:
+          break;
+      }
     }
+    tiled_compute_plane_dispatch<S, 0>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
   }
-  tiled_compute_plane_dispatch<S, 0>(last, g, l, taps_s, tile, acc, j2, s, tx, ty);
 }
 
 /// TX consecutive floats from registers to global memory at p (16-byte aligned): 128-bit stores on

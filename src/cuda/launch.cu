@@ -8,6 +8,7 @@
 // flavour; the constant one serves any filter whose taps fit in 64 KiB (every separable filter, and
 // dense filters up to 25^3 or 11^4), the global one the rest (up to 31^3 and 15^4).
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -96,13 +97,13 @@ using TiledFitsFn = bool (*)(const Geometry&);
 
 // `after_kernel`: `in` is the output of the kernel launched just before on `stream`
 // (dependent_launch.h).
-template <typename S>
+template <typename S, typename R = kernels::TiledRowsAny>
 void launch_tiled(int device, bool after_kernel, dim3 grid, dim3 block, int shared_bytes,
                   cudaStream_t stream, const Geometry& g, const kernels::TiledLayout& l,
                   const float* in, float* out, const float* taps, const kernels::TensorMap& map,
                   int bulk, int taps_laid_out) {
-  launch_kernel(device, after_kernel, &kernels::tiled_kernel<S>, grid, block, shared_bytes, stream,
-                g, l, in, out, taps, map, bulk, taps_laid_out);
+  launch_kernel(device, after_kernel, &kernels::tiled_kernel<S, R>, grid, block, shared_bytes,
+                stream, g, l, in, out, taps, map, bulk, taps_laid_out);
 }
 
 struct TiledEntry {
@@ -156,6 +157,25 @@ const TiledEntry kTiledTable[] = {
     NDCONV_TILED_ENTRY(16, 1, 2, 64, false)};
 #undef NDCONV_TILED_ENTRY
 #undef NDCONV_TILED_SHAPE
+
+// The lead-tap shape's kernels whose row code is fixed for one filter width
+// (kernels::TiledFixedRowsList, with the measurements): a launch of that shape takes the one whose
+// row code fits its geometry (kernels::tiled_rows_fit), else the entry's kernel.
+struct TiledFixedRows {
+  bool (*fits)(const Geometry&, const kernels::TiledLayout&);
+  const void* kernel;
+  TiledLaunch launch;
+};
+
+template <typename... R>
+std::array<TiledFixedRows, sizeof...(R)> tiled_fixed_rows_table(std::tuple<R...>*) {
+  using S = kernels::TiledLeadShape;
+  return {TiledFixedRows{&kernels::tiled_rows_fit<S, R>,
+                         reinterpret_cast<const void*>(&kernels::tiled_kernel<S, R>),
+                         &launch_tiled<S, R>}...};
+}
+const auto kTiledFixedTable =
+    tiled_fixed_rows_table(static_cast<kernels::TiledFixedRowsList*>(nullptr));
 
 const TiledEntry* find_tiled(int ko, int block_rows) {
   for (const TiledEntry& e : kTiledTable) {
@@ -293,6 +313,12 @@ std::string tiled_halo_setting() {
 // at once (for comparisons in one run).
 bool tiled_full_grid() {
   return env_setting("NDCONV_CUDA_TILED_GRID") == "full";
+}
+
+// NDCONV_CUDA_TILED_FIXED=off: the lead-tap shape's launches take the entry's kernel for every
+// filter width (for comparisons in one run).
+bool tiled_fixed_rows_enabled() {
+  return env_setting("NDCONV_CUDA_TILED_FIXED") != "off";
 }
 
 // NDCONV_CUDA_TILED_PAD=off: where the halo does not serve, bulk-copied dense launches with a
@@ -475,6 +501,8 @@ std::vector<KernelVariant> tiled_variants(int device) {
   std::vector<KernelVariant> v;
   for (const TiledEntry& e : kTiledTable)
     v.push_back(query_variant(device, e.kernel, e.ko, e.threads));
+  for (const TiledFixedRows& f : kTiledFixedTable)  // the lead-tap shape's (KO 4, 128 threads)
+    v.push_back(query_variant(device, f.kernel, 4, 128));
   return v;
 }
 
@@ -729,8 +757,32 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const int plane_loads = !bulk_planes
                               ? kernels::kTiledThreadCopies
                               : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
-  e.launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
-           p.output.data, global_taps, map, plane_loads, 1);
+  // The lead-tap shape's kernel whose row code is this filter width's (kTiledFixedTable), where
+  // one is compiled and it holds as many blocks per SM. It may use kTiledFixedRowsLocalBytes of
+  // local memory (cuda_backend.h): ptxas spills 20 bytes in each (CUDA 13.0, sm_90, at the shape's
+  // 96-register cap), stored and loaded once per tile where it stores its outputs and takes the
+  // next (cuobjdump, sixteenth pass), never in a plane's work; measured with them, they are faster
+  // than the entry's kernel, which spills nothing.
+  TiledLaunch launch = e.launch;
+  const void* kernel = e.kernel;
+  bool fixed_rows = false;
+  if (e.leads && tiled_fixed_rows_enabled()) {
+    for (const TiledFixedRows& f : kTiledFixedTable) {
+      if (!f.fits(lg, l))
+        continue;
+      const bool fits_shared = s.shared_bytes <= opt_in_dynamic_shared_memory(device, f.kernel);
+      const KernelVariant fv = query_variant(device, f.kernel, e.ko, e.threads, s.shared_bytes);
+      fixed_rows = fits_shared && fv.local_bytes <= kTiledFixedRowsLocalBytes &&
+                   fv.blocks_per_sm >= v.blocks_per_sm;
+      if (fixed_rows) {
+        launch = f.launch;
+        kernel = f.kernel;
+      }
+      break;
+    }
+  }
+  launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
+         p.output.data, global_taps, map, plane_loads, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   if (loads.border)
     launch_border(device, tiled_geometry(p), p.input.data, p.output.data, stream);
@@ -740,10 +792,10 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk_planes ? " bulk" : "") +
                 (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "") +
                 (loads.halo_slots > 0 ? (l.halo_local ? " halo local" : " halo") : "") +
-                (loads.border ? " border" : "");
+                (loads.border ? " border" : "") + (fixed_rows ? " rows fixed" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
-  set_plan_kernel(plan, device, e.kernel, e.ko, s, "tiled", e.outputs_along_x);
+  set_plan_kernel(plan, device, kernel, e.ko, s, "tiled", e.outputs_along_x);
   // The launch's block is one dimension of e.threads threads; report the tile's thread shape
   // (threads along x by block rows), which is what tells the table's entries apart.
   plan.block[0] = e.threads / e.block_rows;

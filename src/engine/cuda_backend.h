@@ -43,9 +43,15 @@ struct KernelVariant {
 /// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.
 std::vector<KernelVariant> dense_variants(int device, int dims);
 
-/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order;
+/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order, then
+/// the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
 /// outputs_per_thread is KO along the last axis (each thread also computes 8 outputs along x).
 std::vector<KernelVariant> tiled_variants(int device);
+
+/// Local memory a tiled kernel with fixed row code may use (the dispatch table's use none): ptxas
+/// spills 20 bytes in each, once per tile, and they still outrun the shape's kernel for every width
+/// (src/cuda/launch.cu, kTiledFixedTable).
+inline constexpr size_t kTiledFixedRowsLocalBytes = 32;
 
 /// The register-blocked 1D pass used by separable filters along a non-x axis.
 std::vector<KernelVariant> separable_variants(int device);

@@ -83,9 +83,10 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// are laid out on the host and copied straight (the dense launcher's way), else laid out by the
 /// threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
 /// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). `halo_mode` replaces
-/// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode). Shared memory is one
-/// host buffer per block, poisoned with NaN.
-template <typename S>
+/// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode). R: the compute phase's
+/// row code (kernels::TiledRowsFixed: the caller checks kernels::tiled_rows_fit). Shared memory is
+/// one host buffer per block, poisoned with NaN.
+template <typename S, typename R = kernels::TiledRowsAny>
 void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
                    const float* original_taps, bool small_grid = false, bool bulk = false,
                    bool taps_laid_out = false, bool zero_faces = false,
@@ -188,8 +189,9 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
             kernels::tiled_load_plane<S>(g, l, in, tiles_s[next], maps.data(), t, p + 1, tid);
         }
         for (int tid = 0; tid < S::kThreads; ++tid)
-          kernels::tiled_compute_plane<S>(g, l, taps_s, tiles_s[current], thread_acc(tid),
-                                          p / per_slice, p % per_slice, tid % S::BX, tid / S::BX);
+          kernels::tiled_compute_plane<S, R>(g, l, taps_s, tiles_s[current], thread_acc(tid),
+                                             p / per_slice, p % per_slice, tid % S::BX,
+                                             tid / S::BX);
         if (bulk)
           advance(t, tile_index, p + 1, step + 1);
       }

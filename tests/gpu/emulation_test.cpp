@@ -317,6 +317,53 @@ TEST(TiledHalo, PatchedPlanesMatchReference) {
   }
 }
 
+// The lead-tap shape's kernels with row code fixed for one filter width (kernels::
+// TiledFixedRowsList): each fits exactly one of the odd widths 3..15 of the same region, every such
+// width has one, and its row code gives the reference's result for every boundary, blocks walking
+// several tiles or one each; the widths along the other axes vary (the row code fixes only x's).
+template <typename R>
+void check_fixed_rows(std::vector<int>& widths_served) {
+  using S = kernels::TiledLeadShape;
+  int fits = 0;
+  for (int k0 = 3; k0 <= 15; k0 += 2) {
+    const ShapeCase shape{3, {37 + k0, 40, 9, 1}, {k0, 3 + k0 % 4, 5, 1}};
+    DenseCase probe(shape, Boundary::Zero, Operation::Correlation, OutputRegion::Same);
+    const kernels::Geometry tg = cuda_backend::tiled_geometry(probe.problem);
+    const int lead = kernels::tiled_lead(tg);
+    const kernels::Geometry g = kernels::tiled_lead_geometry(tg, lead);
+    kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+    l.lead = lead;
+    if (!kernels::tiled_rows_fit<S, R>(g, l))
+      continue;
+    ++fits;
+    widths_served.push_back(k0);
+    for (Boundary b : kBoundaries) {
+      for (const bool small_grid : {false, true}) {
+        DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
+        const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
+        emulate_tiled<S, R>(cuda_backend::tiled_geometry(c.problem), c.in.data(), c.out.data(),
+                            tap_rows.data(), small_grid, true, true);
+        EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
+            << shape << " " << to_string(b) << (small_grid ? " small grid" : "")
+            << " seed=" << c.seed;
+      }
+    }
+  }
+  EXPECT_EQ(fits, 1) << "first " << R::kFirst << " last " << R::kLast << " blocks " << R::kBlocks;
+}
+
+template <typename... R>
+void check_fixed_rows_list(std::tuple<R...>*, std::vector<int>& widths_served) {
+  (check_fixed_rows<R>(widths_served), ...);
+}
+
+TEST(TiledFixedRows, EachServesOneWidthAndMatchesReference) {
+  std::vector<int> widths;
+  check_fixed_rows_list(static_cast<kernels::TiledFixedRowsList*>(nullptr), widths);
+  std::sort(widths.begin(), widths.end());
+  EXPECT_EQ(widths, (std::vector<int>{3, 5, 7, 9, 11, 13, 15}));
+}
+
 // Local halos (tiled_halo_local): for replicate and mirror every face tile's halo values lie in
 // its own plane box, whatever the volume and filter; for periodic only where a tile spans the
 // volume along each axis with a halo. A mutation check: the local copy alone (no global load)

@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "cases.h"
@@ -548,6 +550,94 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
   }
 }
 
+// The report's "dense plan: ..." note, and the plan's grid along x.
+std::string dense_plan(const RunReport& r) {
+  for (const std::string& n : r.notes) {
+    if (n.rfind("dense plan: ", 0) == 0)
+      return n;
+  }
+  return "(no dense plan)";
+}
+int dense_plan_grid(const RunReport& r) {
+  const std::string plan = dense_plan(r);
+  const size_t at = plan.find(" grid ");
+  return at == std::string::npos ? -1 : std::atoi(plan.c_str() + at + 6);
+}
+
+// A grid of the blocks the device holds walks the tiles in rounds (block b: b, b + grid, ...; the
+// next tile's first plane copied in during the last plane of one): on a volume of several rounds
+// and a partial one, the launch gives bit for bit the output of one block per tile
+// (NDCONV_CUDA_TILED_GRID=full), which matches the float64 reference; twice, and from two host
+// threads at once. Zero, a halo copied within the plane (mirror) and a fetched one (periodic) take
+// the next tile at different places.
+TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase s{3, {256, 256, 164, 1}, {3, 3, 3, 1}};  // 2624 tiles of 32 x 32 x 4
+  for (Boundary b : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+    const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+    const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
+    ::setenv("NDCONV_CUDA_TILED_GRID", "full", 1);
+    RunReport full_report;
+    const std::vector<float> full = gpu_dense(s, in, taps, o, &full_report);
+    ::unsetenv("NDCONV_CUDA_TILED_GRID");
+    ASSERT_EQ(dense_plan_grid(full_report), 2624) << dense_plan(full_report);
+    const DenseFilter f{s.dims, s.filter, taps.data()};
+    const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                     Operation::Correlation, b, OutputRegion::Same);
+    EXPECT_LT(relative_l2_error(full, ref), kTolerance) << to_string(b) << " seed=" << seed;
+    std::vector<float> outs[2][2];
+    RunReport reports[2];
+    auto calls = [&](int k) {
+      for (int run = 0; run < 2; ++run)
+        outs[k][run] = gpu_dense(s, in, taps, o, &reports[k]);
+    };
+    std::thread other(calls, 1);
+    calls(0);
+    other.join();
+    for (int k = 0; k < 2; ++k) {
+      const int grid = dense_plan_grid(reports[k]);
+      EXPECT_TRUE(grid < 2624 && 2624 % grid != 0)
+          << "not several rounds and a partial one: " << dense_plan(reports[k]);
+      for (int run = 0; run < 2; ++run) {
+        EXPECT_EQ(std::memcmp(outs[k][run].data(), full.data(), full.size() * sizeof(float)), 0)
+            << to_string(b) << " thread " << k << " run " << run << " seed=" << seed;
+      }
+    }
+  }
+}
+
+// The lead-tap shape's launches take the kernel whose row code is fixed for their filter width
+// (3, 5, ..., 15 taps along x: kernels::TiledFixedRowsList) unless NDCONV_CUDA_TILED_FIXED=off, and
+// other widths the shape's kernel for every width; all against the reference.
+TEST(CudaDense, FixedRowCodeForOddWidthsUpTo15) {
+  NDCONV_REQUIRE_GPU();
+  if (cuda_status().devices.at(0).compute_capability_major < 9)
+    GTEST_SKIP() << "lead taps come with the bulk copy (compute capability 9.0)";
+  for (const int k0 : {3, 5, 11, 15, 17}) {
+    for (const bool off : {false, true}) {
+      const ShapeCase s{3, {96, 64, 20, 1}, {k0, 5, 3, 1}};
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+      const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+      const Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 0);
+      if (off)
+        ::setenv("NDCONV_CUDA_TILED_FIXED", "off", 1);
+      RunReport r;
+      const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+      ::unsetenv("NDCONV_CUDA_TILED_FIXED");
+      const DenseFilter f{s.dims, s.filter, taps.data()};
+      const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                       Operation::Correlation, Boundary::Zero, OutputRegion::Same);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance) << k0 << " seed=" << seed;
+      const std::string plan = dense_plan(r);
+      EXPECT_NE(plan.find("tiled"), std::string::npos) << plan;
+      EXPECT_EQ(plan.find(" rows fixed") != std::string::npos, k0 <= 15 && !off) << plan;
+    }
+  }
+}
+
 // Launches skip the upload of taps the device already holds (src/cuda/uploaded_taps.h). A
 // sequence of filters whose taps repeat, change by one tap, and alternate between the tiled
 // kernel (global taps), the blocked kernel (constant taps) and a separable filter (both), each on
@@ -728,9 +818,12 @@ TEST(CudaResources, NoInstantiationSpills) {
                 v.block_threads, v.occupancy);
   }
   const auto tiled = cuda_backend::tiled_variants(0);
-  ASSERT_EQ(tiled.size(), 8u);
-  for (const auto& v : tiled) {
-    EXPECT_EQ(v.local_bytes, 0u) << "tiled KO " << v.outputs_per_thread;
+  ASSERT_EQ(tiled.size(), 8u + 7u);  // the table's, and the fixed row code of 3, 5, ..., 15 taps
+  for (size_t i = 0; i < tiled.size(); ++i) {
+    const auto& v = tiled[i];
+    // The fixed-row kernels spill a little, once per tile (cuda_backend.h).
+    EXPECT_LE(v.local_bytes, i < 8 ? 0u : cuda_backend::kTiledFixedRowsLocalBytes)
+        << "tiled KO " << v.outputs_per_thread << " (entry " << i << ")";
     EXPECT_GT(v.blocks_per_sm, 0) << "tiled KO " << v.outputs_per_thread;
     std::printf(
         "tiled KO %d (dispatch-table order), %d threads: %3d registers, %zu local bytes, "
