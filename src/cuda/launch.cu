@@ -143,7 +143,9 @@ const TiledEntry kTiledTable[] = {
     NDCONV_TILED_ENTRY(8, 8, 4, 32, false),
     // default 3D/4D, the one shape with lead taps: 256^3 11^3 0.958 ms 72.2%, 5^3 0.143 ms 45.5%;
     // 96^3x16 7^4 1.618 ms 65.1% (bulk copies with 3 / 2 / 1 lead taps; twelfth pass, run 6);
-    // 256^3 15^3 2.87 ms 60.3% (study, third pass)
+    // 256^3 15^3 2.87 ms 60.3% (study, third pass). With its row code fixed per width
+    // (kTiledFixedTable; sixteenth pass, run 6, 64.8 TFLOP/s): 11^3 0.937 ms 73.6%, 5^3 0.128 ms
+    // 50.8%, 7^4 1.520 ms 69.0%
     NDCONV_TILED_ENTRY(8, 4, 4, 32, true),
     // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
     NDCONV_TILED_ENTRY(8, 1, 4, 32, false),
