@@ -705,9 +705,10 @@ NDCONV_HD int tiled_last_block_taps(int k0) {
 
 /// a * b + c, computed where it is used: on the GPU a volatile multiply-add, which the compiler
 /// neither hoists out of a loop nor keeps across one. The thread's row offset in a plane tile is
-/// the same for every plane; held from plane to plane, it spilled in the kernels whose row code is
-/// fixed for one filter width (ptxas: 24 bytes at the 96-register cap, TiledRowsFixed), where
-/// recomputing it costs one instruction per plane.
+/// the same for every plane; held from plane to plane in the kernels whose row code is fixed for
+/// one filter width (TiledRowsFixed), it was spilled at the 96-register cap and loaded from local
+/// memory once per plane (cuobjdump); recomputed, it costs one instruction per plane, and what
+/// those kernels still spill (20 bytes) is stored and loaded once per tile.
 NDCONV_HD int tiled_opaque_mad(int a, int b, int c) {
 #ifdef __CUDA_ARCH__
   int d;
