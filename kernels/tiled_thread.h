@@ -65,6 +65,9 @@ struct TiledShape {
   static_assert(kThreads % 32 == 0, "a block is whole warps");
 };
 
+/// Positions per (axis 2, KO chunk) up to which a launch may deal its tiles (TiledLayout::deal).
+inline constexpr int kTiledDealPositions = 64;
+
 /// Shared-memory layout of the tiled kernel for one geometry (run-time filter extents): every tap,
 /// then two input-plane buffers (the next plane is copied in while the current one is used), the
 /// tile's column and row maps, and the two buffers' barriers of the bulk copy (bulk_copy.h).
@@ -109,6 +112,11 @@ struct TiledLayout {
   FastDivmod tiles_x, tiles_y, chunks3;
   /// Divider by the planes per tap index along axis 2 (tiled_slice_planes): the plane after p.
   FastDivmod slice_planes;
+  /// Where a tile's position among the tiles_x * tiles_y positions of its (axis 2, KO chunk) lies:
+  /// position deal[p] for the p-th in number order, for deal_size > 0 positions (set by
+  /// cuda_backend::tiled_deal_face_tiles), else position p.
+  int deal_size;
+  unsigned char deal[kTiledDealPositions];
 };
 
 /// n rounded up to a multiple of m.
@@ -176,6 +184,9 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.tiles_y = fast_divmod(fits ? static_cast<int>(counts[1]) : 1);
   l.chunks3 = fast_divmod(fits ? static_cast<int>((g.out_extent[3] + S::KO - 1) / S::KO) : 1);
   l.slice_planes = fast_divmod(S::KO + g.filter_extent[3] - 1);
+  l.deal_size = 0;
+  for (unsigned char& d : l.deal)
+    d = 0;
   return l;
 }
 
@@ -281,9 +292,15 @@ NDCONV_HD TileOrigin tiled_origin(const TiledLayout& l, int tile) {
   const int rest = l.tiles_x.quotient(tile);
   const int bz = l.tiles_y.quotient(rest);
   const int chunk = l.chunks3.quotient(bz);
+  int x = l.tiles_x.remainder(tile, rest), y = l.tiles_y.remainder(rest, bz);
+  if (l.deal_size > 0) {  // the launch deals its face tiles evenly over the blocks
+    const int position = l.deal[y * l.tiles_x.divisor + x];
+    y = l.tiles_x.quotient(position);
+    x = l.tiles_x.remainder(position, y);
+  }
   TileOrigin t;
-  t.o[0] = l.tiles_x.remainder(tile, rest) * S::kTileX;
-  t.o[1] = l.tiles_y.remainder(rest, bz) * S::BY;
+  t.o[0] = x * S::kTileX;
+  t.o[1] = y * S::BY;
   t.o[2] = chunk;
   t.o[3] = l.chunks3.remainder(bz, chunk) * S::KO;
   return t;

@@ -317,6 +317,13 @@ bool tiled_full_grid() {
   return env_setting("NDCONV_CUDA_TILED_GRID") == "full";
 }
 
+// NDCONV_CUDA_TILED_DEAL=off: launches with a halo keep their tiles in number order instead of
+// dealing the face tiles evenly over the blocks (tiled_deal_face_tiles; for comparisons in one
+// run).
+std::string tiled_deal_setting() {
+  return env_setting("NDCONV_CUDA_TILED_DEAL");
+}
+
 // NDCONV_CUDA_TILED_FIXED=off: the lead-tap shape's launches take the entry's kernel for every
 // filter width (for comparisons in one run).
 bool tiled_fixed_rows_enabled() {
@@ -720,7 +727,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
                               std::string reason, cudaStream_t stream) {
   const int lead = loads.lead;
   const bool bulk = loads.bulk;
-  const kernels::TiledLayout l = tiled_entry_layout(e, lg, lead, loads.halo_slots);
+  kernels::TiledLayout l = tiled_entry_layout(e, lg, lead, loads.halo_slots);
   kernels::LaunchShape s = shape;
   // The taps in the kernel's shared layout, so that each block copies them straight.
   const std::vector<float> tiled_taps =
@@ -752,6 +759,8 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   // (H100).
   if (!tiled_full_grid() && !padded)
     kernels::tiled_resident_grid(s, resident_blocks(device, v.blocks_per_sm));
+  if (tiled_deal_setting() != "off")
+    tiled_deal_face_tiles(l, tiled_tile_x(e), e.block_rows, s.grid[0]);
   // The border kernel's taps (constant memory) go up with the tiled kernel's.
   if (loads.border)
     upload_taps(device, tiled_tap_rows(p), true, stream);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <numeric>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -317,6 +318,48 @@ inline kernels::TiledHaloMode tiled_halo_mode(const kernels::Geometry& g,
     return kernels::TiledHaloMode::kLocal;
   return tiled_one_plane_tiles(g, ko) ? kernels::TiledHaloMode::kDirect
                                       : kernels::TiledHaloMode::kStaged;
+}
+
+/// Layout l (halo set: tiled_add_halo) of a launch of `grid` blocks whose tiles are tile_x x
+/// block_rows outputs: deals the tiles with a halo (face tiles) evenly over the blocks. Block b
+/// walks tiles b, b + grid, ..., so along the tiles_x * tiles_y positions of a chunk it steps by
+/// grid mod positions; the face positions are spread evenly along each such cycle, so that the
+/// tiles of any block (a run along one cycle) hold as many face tiles as the others give or take
+/// one. On 256^3 with 5^3 (660 blocks, 8 x 8 positions, 28 with a face) blocks held 0 to 5 of them,
+/// and those with more finished later (Nsight Compute: SMs active 89.4% of a replicate launch
+/// against 92.8% with zero). Tiles keep their chunk, so the tiles in flight at once are the same.
+/// Only where the positions fit TiledLayout::deal and the launch has a halo.
+inline void tiled_deal_face_tiles(kernels::TiledLayout& l, int tile_x, int block_rows,
+                                  int64_t grid) {
+  l.deal_size = 0;
+  const int nx = l.tiles_x.divisor, positions = nx * l.tiles_y.divisor;
+  if (l.halo_slots == 0 || positions > kernels::kTiledDealPositions || positions < 2 || grid < 1)
+    return;
+  auto face = [&](int position) {
+    kernels::TileOrigin t{};
+    t.o[0] = position % nx * tile_x;
+    t.o[1] = position / nx * block_rows;
+    return kernels::tiled_halo_needed(l, t);
+  };
+  std::vector<int> faces, inner;
+  for (int p = 0; p < positions; ++p)
+    (face(p) ? faces : inner).push_back(p);
+  if (faces.empty() || inner.empty())
+    return;
+  const int step = static_cast<int>(grid % positions);
+  const int cycles = std::gcd(step, positions), length = positions / cycles;
+  size_t next_face = 0, next_inner = 0;
+  for (int c = 0; c < cycles; ++c) {
+    // This cycle's share of the faces, spread along it (Bresenham).
+    const int share =
+        static_cast<int>((faces.size() * (c + 1)) / cycles - (faces.size() * c) / cycles);
+    for (int i = 0; i < length; ++i) {
+      const int slot = static_cast<int>((c + int64_t{i} * step) % positions);
+      const bool is_face = (int64_t{i + 1} * share) / length > (int64_t{i} * share) / length;
+      l.deal[slot] = static_cast<unsigned char>(is_face ? faces[next_face++] : inner[next_inner++]);
+    }
+  }
+  l.deal_size = positions;
 }
 
 /// Without opting in to more, a block may use 48 KiB of shared memory.

@@ -133,6 +133,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   if (taps_laid_out)
     kernels::tiled_lay_out_taps<S>(g, l, taps, laid_out.data());
   const int grid = static_cast<int>(s.grid[0]);
+  cuda_backend::tiled_deal_face_tiles(l, S::kTileX, S::BY, grid);  // as the dense launcher does
   uint64_t barriers[2] = {};  // the host has no copy engine to wait for
   // The end of an iteration (kernels::tiled_halo_advance): plane p of tile `tile` patched, the one
   // after fetched.

@@ -364,6 +364,43 @@ TEST(TiledFixedRows, EachServesOneWidthAndMatchesReference) {
   EXPECT_EQ(widths, (std::vector<int>{3, 5, 7, 9, 11, 13, 15}));
 }
 
+// Face tiles dealt over the blocks (cuda_backend::tiled_deal_face_tiles): a permutation of each
+// chunk's positions under which every block of the bench's 256^3 launch (4096 tiles of 32 x 32 on
+// 8 x 8 positions, 28 with a face, 660 blocks walking b, b + 660, ...) holds as many face tiles as
+// any other give or take two (one more tile, one more face; in number order, 0 to 5).
+TEST(TiledDeal, FaceTilesEvenlyOverTheBlocks) {
+  kernels::TiledLayout l{};
+  l.tiles_x = kernels::fast_divmod(8);
+  l.tiles_y = kernels::fast_divmod(8);
+  l.halo_slots = 1;
+  const int inner[4] = {32, 192, 32, 192};  // origins 32..192: positions 1..6 along x and y
+  std::copy(inner, inner + 4, l.inner);
+  for (const int grid : {660, 528, 132, 100}) {  // not a multiple of 64: blocks would stay put
+    cuda_backend::tiled_deal_face_tiles(l, 32, 32, grid);
+    ASSERT_EQ(l.deal_size, 64);
+    std::vector<int> seen(64, 0);
+    for (int p = 0; p < 64; ++p)
+      ++seen[l.deal[p]];
+    EXPECT_EQ(seen, std::vector<int>(64, 1)) << "grid " << grid;
+    auto is_face = [](int position) {
+      const int x = position % 8, y = position / 8;
+      return x == 0 || x == 7 || y == 0 || y == 7;
+    };
+    int fewest = 1 << 20, most = 0;
+    for (int b = 0; b < grid; ++b) {
+      int faces = 0;
+      for (int tile = b; tile < 4096; tile += grid)
+        faces += is_face(l.deal[tile % 64]) ? 1 : 0;
+      fewest = std::min(fewest, faces);
+      most = std::max(most, faces);
+    }
+    // Blocks walk 4096 / grid tiles or one more, so a spread of 2 (in number order: 5 at 660);
+    // where a cycle of positions is shorter than a block's walk and its share of faces not whole
+    // (528: cycles of 4 with 1.75 faces each), 3.
+    EXPECT_LE(most - fewest, grid == 660 ? 2 : 3) << "grid " << grid;
+  }
+}
+
 // Local halos (tiled_halo_local): for replicate and mirror every face tile's halo values lie in
 // its own plane box, whatever the volume and filter; for periodic only where a tile spans the
 // volume along each axis with a halo. A mutation check: the local copy alone (no global load)
