@@ -770,7 +770,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
                               : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
   // The lead-tap shape's kernel whose row code is this filter width's (kTiledFixedTable), where
   // one is compiled and it holds as many blocks per SM. It may use kTiledFixedRowsLocalBytes of
-  // local memory (cuda_backend.h): ptxas spills 20 bytes in each (CUDA 13.0, sm_90, at the shape's
+  // local memory (cuda_backend.h): ptxas spills 20-24 bytes in each (CUDA 13.0, sm_90, at the shape's
   // 96-register cap), stored and loaded once per tile where it stores its outputs and takes the
   // next (cuobjdump, sixteenth pass), never in a plane's work; measured with them, they are faster
   // than the entry's kernel, which spills nothing.
