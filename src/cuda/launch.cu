@@ -510,8 +510,9 @@ std::vector<KernelVariant> tiled_variants(int device) {
   std::vector<KernelVariant> v;
   for (const TiledEntry& e : kTiledTable)
     v.push_back(query_variant(device, e.kernel, e.ko, e.threads));
-  for (const TiledFixedRows& f : kTiledFixedTable)  // the lead-tap shape's (KO 4, 128 threads)
-    v.push_back(query_variant(device, f.kernel, 4, 128));
+  for (const TiledFixedRows& f : kTiledFixedTable)
+    v.push_back(query_variant(device, f.kernel, kernels::TiledLeadShape::KO,
+                              kernels::TiledLeadShape::kThreads));
   return v;
 }
 
@@ -716,6 +717,30 @@ int64_t resident_blocks(int device, int blocks_per_sm) {
   return int64_t{sms} * blocks_per_sm;
 }
 
+// The lead-tap shape's kernel whose row code is the filter width of `lg` (kTiledFixedTable), for
+// entry e's launch with layout l, `shared_bytes` of shared memory and the entry's resources `v`:
+// where one is compiled and it holds as many blocks per SM (null: the entry's kernel). It may use
+// kTiledFixedRowsLocalBytes of local memory (cuda_backend.h): ptxas spills 20-24 bytes in each
+// (CUDA 13.0, sm_90, at the shape's 96-register cap), stored and loaded once per tile where it
+// stores its outputs and takes the next (cuobjdump, sixteenth pass), never in a plane's work;
+// measured with them, they are faster than the entry's kernel, which spills nothing.
+const TiledFixedRows* tiled_fixed_rows(int device, const TiledEntry& e, const Geometry& lg,
+                                       const kernels::TiledLayout& l, int shared_bytes,
+                                       const KernelVariant& v) {
+  if (!e.leads || !tiled_fixed_rows_enabled())
+    return nullptr;
+  for (const TiledFixedRows& f : kTiledFixedTable) {
+    if (!f.fits(lg, l))
+      continue;
+    const bool fits_shared = shared_bytes <= opt_in_dynamic_shared_memory(device, f.kernel);
+    const KernelVariant fv = query_variant(device, f.kernel, e.ko, e.threads, shared_bytes);
+    const bool fits = fits_shared && fv.local_bytes <= kTiledFixedRowsLocalBytes &&
+                      fv.blocks_per_sm >= v.blocks_per_sm;
+    return fits ? &f : nullptr;
+  }
+  return nullptr;
+}
+
 // Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
 // launch shape is `shape` and resources `v` (tiled_unfit). The grid is the blocks the device holds
 // at once (each walks several tiles and loads the next tile's first plane while it finishes one:
@@ -768,30 +793,10 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const int plane_loads = !bulk_planes
                               ? kernels::kTiledThreadCopies
                               : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
-  // The lead-tap shape's kernel whose row code is this filter width's (kTiledFixedTable), where
-  // one is compiled and it holds as many blocks per SM. It may use kTiledFixedRowsLocalBytes of
-  // local memory (cuda_backend.h): ptxas spills 20-24 bytes in each (CUDA 13.0, sm_90, at the shape's
-  // 96-register cap), stored and loaded once per tile where it stores its outputs and takes the
-  // next (cuobjdump, sixteenth pass), never in a plane's work; measured with them, they are faster
-  // than the entry's kernel, which spills nothing.
-  TiledLaunch launch = e.launch;
-  const void* kernel = e.kernel;
-  bool fixed_rows = false;
-  if (e.leads && tiled_fixed_rows_enabled()) {
-    for (const TiledFixedRows& f : kTiledFixedTable) {
-      if (!f.fits(lg, l))
-        continue;
-      const bool fits_shared = s.shared_bytes <= opt_in_dynamic_shared_memory(device, f.kernel);
-      const KernelVariant fv = query_variant(device, f.kernel, e.ko, e.threads, s.shared_bytes);
-      fixed_rows = fits_shared && fv.local_bytes <= kTiledFixedRowsLocalBytes &&
-                   fv.blocks_per_sm >= v.blocks_per_sm;
-      if (fixed_rows) {
-        launch = f.launch;
-        kernel = f.kernel;
-      }
-      break;
-    }
-  }
+  const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, s.shared_bytes, v);
+  const bool fixed_rows = fixed != nullptr;
+  const TiledLaunch launch = fixed_rows ? fixed->launch : e.launch;
+  const void* kernel = fixed_rows ? fixed->kernel : e.kernel;
   launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
          p.output.data, global_taps, map, plane_loads, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");

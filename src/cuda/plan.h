@@ -5,10 +5,10 @@
 #pragma once
 
 #include <algorithm>
-#include <numeric>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -324,11 +324,12 @@ inline kernels::TiledHaloMode tiled_halo_mode(const kernels::Geometry& g,
 /// block_rows outputs: deals the tiles with a halo (face tiles) evenly over the blocks. Block b
 /// walks tiles b, b + grid, ..., so along the tiles_x * tiles_y positions of a chunk it steps by
 /// grid mod positions; the face positions are spread evenly along each such cycle, so that the
-/// tiles of any block (a run along one cycle) hold as many face tiles as the others give or take
-/// one. On 256^3 with 5^3 (660 blocks, 8 x 8 positions, 28 with a face) blocks held 0 to 5 of them,
-/// and those with more finished later (Nsight Compute: SMs active 89.4% of a replicate launch
-/// against 92.8% with zero). Tiles keep their chunk, so the tiles in flight at once are the same.
-/// Only where the positions fit TiledLayout::deal and the launch has a halo.
+/// tiles of any block (a run along one cycle) hold about as many face tiles as the others' (a
+/// face tile or two apart, with the tile more that some blocks walk). On 256^3 with 5^3 (660
+/// blocks, 8 x 8 positions, 28 with a face) blocks held 0 to 5 of them, and those with more
+/// finished later (Nsight Compute: SMs active 89.4% of a replicate launch against 92.8% with zero).
+/// Tiles keep their chunk, so the tiles in flight at once are the same. Only where the positions
+/// fit TiledLayout::deal and the launch has a halo.
 inline void tiled_deal_face_tiles(kernels::TiledLayout& l, int tile_x, int block_rows,
                                   int64_t grid) {
   l.deal_size = 0;

@@ -49,8 +49,8 @@ std::vector<KernelVariant> dense_variants(int device, int dims);
 std::vector<KernelVariant> tiled_variants(int device);
 
 /// Local memory a tiled kernel with fixed row code may use (the dispatch table's use none): ptxas
-/// spills 20-24 bytes in each, once per tile, and they still outrun the shape's kernel for every width
-/// (src/cuda/launch.cu, kTiledFixedTable).
+/// spills 20-24 bytes in each, once per tile, and they still outrun the shape's kernel for every
+/// width (src/cuda/launch.cu, kTiledFixedTable).
 inline constexpr size_t kTiledFixedRowsLocalBytes = 32;
 
 /// The register-blocked 1D pass used by separable filters along a non-x axis.
