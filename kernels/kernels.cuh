@@ -96,7 +96,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 /// into shared memory; `taps_laid_out`: already in the shared layout, tiled_lay_out_taps). Planes
 /// arrive one of two ways, chosen per launch (`loads`, a TiledPlaneLoads, block-uniform):
 ///   - bulk (sm_90, layouts a tensor map describes, boxes 16-byte aligned; tensor_map.h): one bulk
-///     tensor copy per plane by thread 0 (`map`), which completes on the buffer's barrier; every
+///     tensor copy per plane by thread 0 (`tensor_maps`; with wrap boxes, a face tile's plane
+///     brings its opposite faces' boxes too), which completes on the buffer's barrier; every
 ///     thread waits on that barrier instead of a block barrier. The copies run on from one tile
 ///     to the next: the next tile's first plane arrives while the last plane of this one is used
 ///     (the launcher sizes the grid to the blocks the device holds at once, so that a block walks
@@ -105,7 +106,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 ///     2.5% longer on the H100. With kTiledBulk and halo slots (tiled_halo.h), the halo of plane
 ///     p + 1 of a face tile is patched over the copy's zeros at the end of iteration p, before the
 ///     barrier that frees plane p's buffer (a barrier of its own per plane made 256^3 with 5^3 20%
-///     slower than zero): copied within the plane (local: replicate, mirror), or from the staging
+///     slower than zero): copied within the plane (local: replicate, mirror; wrap: periodic, from
+///     the boxes of the opposite faces in the buffer), or from the staging
 ///     buffer it was fetched into an iteration earlier, plane p + 2's then fetched (staged).
 ///   - copy: every thread copies its share of the plane (cp.async), then a block barrier; each
 ///     tile starts with its maps and its first plane.
@@ -121,8 +123,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 template <typename S, typename R = TiledRowsAny>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
-                 const float* __restrict__ taps, const __grid_constant__ TensorMap map, int loads,
-                 int taps_laid_out) {
+                 const float* __restrict__ taps, const __grid_constant__ TiledMaps tensor_maps,
+                 int loads, int taps_laid_out) {
   extern __shared__ __align__(1024) float4 shared_words[];
   float* taps_s = reinterpret_cast<float*>(shared_words);
   // Plane buffer b (0 or 1) starts at tile0 + b * l.tile_floats (arithmetic, not an array of two
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   unsigned step = 0;
   if (bulk) {
     if (tid == 0)
-      tiled_bulk_load_plane<S>(g, l, map, in, tile0, &barriers[0], t, 0, 0);
+      tiled_bulk_load_plane<S>(g, l, tensor_maps, in, tile0, &barriers[0], t, 0, 0);
     // The halo of the block's first plane (and, staged, the fetch of its second; the loop's end
     // does this for the plane after next), once every thread sees the initialised barriers.
     if (l.halo_staged && tiled_halo_needed(l, t)) {
@@ -195,8 +197,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
           const bool last = p == planes;
           const int next2 = l.slice_planes.quotient(p);
           if (!last || tile + grid < tiles) {
-            tiled_bulk_load_plane<S>(g, l, map, in, tile0 + next * l.tile_floats, &barriers[next],
-                                     last ? tiled_origin<S>(l, tile + grid) : t, last ? 0 : next2,
+            tiled_bulk_load_plane<S>(g, l, tensor_maps, in, tile0 + next * l.tile_floats,
+                                     &barriers[next], last ? tiled_origin<S>(l, tile + grid) : t,
+                                     last ? 0 : next2,
                                      last ? 0 : l.slice_planes.remainder(p, next2));
           }
         }

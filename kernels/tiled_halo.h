@@ -1,7 +1,7 @@
 // The halo of the tiled kernel's face tiles for the boundaries other than zero. The bulk copy
 // fills a plane box with zeros where it reaches past the volume in x or along axis 1 (axes 2 and 3
 // pick the boundary-resolved plane, tiled_bulk_box); replicate, mirror and periodic need the
-// boundary's values there. Three ways, one per launch (TiledHaloMode):
+// boundary's values there. Four ways, one per launch (TiledHaloMode):
 //   - local: the value of each halo element lies in the plane box itself (replicate and mirror
 //     repeat the elements just inside the face; the launcher checks it, tiled_halo_local), so once
 //     the copy has landed each thread copies its elements within the buffer (tiled_halo_copy_local)
@@ -11,13 +11,21 @@
 //     written over the copy's zeros once it has landed, before that barrier.
 //   - direct (periodic, one plane per tile): there is no plane to fetch during; the elements go
 //     straight into the plane after its copy has landed.
+//   - wrap (periodic, where each face tile wraps around one x face and one axis-1 face at most,
+//     once): the halo's values lie in the opposite faces, so the thread that issues a face tile's
+//     plane copy also issues copies of those faces' boxes into the plane buffer, beside the plane
+//     box (a side box of the opposite x face's columns, a band box of the opposite axis-1 face's
+//     rows, a corner box for both; tiled_wrap), on the same barrier; then each thread copies its
+//     elements within the buffer as the local way does (tiled_halo_copy_local).
 //
 // Why: rewriting the halo from global memory after the copy landed (the eighth pass's fix-up) put
 // a global load's latency into every plane of a face tile, and 256^3 with 5^3 took 41% longer than
 // with the zero boundary on the H100; padding the input first costs one read and one write of the
 // volume (+35%), and a second kernel for the face shell's missing terms 35 us (+28%). Staged, the
 // halo costs instructions, no waiting, still +26% on 256^3 with 5^3 (its fetch and staging cost
-// ~135 instructions per face-tile plane and warp); local, +11-12% (fifteenth pass).
+// ~135 instructions per face-tile plane and warp); local, +11-12% (fifteenth pass). Periodic
+// staged was still +18.7% once the face tiles were dealt evenly over the blocks (sixteenth pass),
+// where replicate and mirror took +8%: hence the wrap boxes, which give periodic the local copy.
 //
 // Design: a tile's halo is the plane elements (r, c) that the tile's existing outputs read (rows
 // r < rows, columns lead <= c < columns; lead columns are never multiplied, tiled_lead_geometry)
@@ -88,6 +96,83 @@ NDCONV_HD TiledHalo tiled_halo(const Geometry& g, const TiledLayout& l, int tile
   return h;
 }
 
+/// The tensor maps of a tiled launch's bulk copies (tensor_map.h): the input with boxes of a plane
+/// tile (l.pitch x l.rows), of the side and corner boxes (l.wrap_columns x l.rows) and of the band
+/// box (l.pitch x l.wrap_rows) of a kWrap launch (unused otherwise). A __grid_constant__ kernel
+/// parameter: the copy instruction reads each map from the parameter space.
+struct alignas(64) TiledMaps {
+  TensorMap plane;
+  TensorMap side;
+  TensorMap band;
+};
+
+/// The opposite faces' boxes of tile t of a kWrap launch: which x face (-1 left, +1 right, 0 none)
+/// and axis-1 face the tile's plane box crosses (its columns from the first multiplied one,
+/// l.lead, to l.columns, and its l.rows rows: as tiled_halo_needed tests them), the first column
+/// of the side and corner boxes (the wrapped columns' 16-byte boundary, as the copy engine needs),
+/// and the first rows of the band box (the wrapped band rows) and of the corner box (the tile's
+/// first row, wrapped: tile row r is the corner box's row r, as it is the side box's, which starts
+/// at the tile's first row). The host checks that no tile's halo lies at both faces of an axis and
+/// that one wrap reaches every halo element (cuda_backend::tiled_wrap_extent). 32-bit:
+/// tiled_index_fits.
+struct TiledWrap {
+  int x_face, y_face;
+  int side_x;
+  int band_y;
+  int corner_y;
+};
+
+/// The side box's first column for a tile whose first multiplied column `first` lies left of a
+/// volume n0 columns wide: the wrapped column's 16-byte boundary.
+NDCONV_HD int tiled_wrap_side_x(int64_t first, int64_t n0) {
+  return static_cast<int>((first + n0) / 4 * 4);
+}
+
+NDCONV_HD TiledWrap tiled_wrap(const Geometry& g, const TiledLayout& l, const TileOrigin& t) {
+  const int n0 = static_cast<int>(g.in_extent[0]), n1 = static_cast<int>(g.in_extent[1]);
+  const int x_first = t.o[0] + static_cast<int>(g.offset[0]);
+  const int y_first = t.o[1] + static_cast<int>(g.offset[1]);
+  TiledWrap w;
+  w.x_face = x_first + l.lead < 0 ? -1 : (x_first + l.columns > n0 ? 1 : 0);
+  w.y_face = y_first < 0 ? -1 : (y_first + l.rows > n1 ? 1 : 0);
+  w.side_x = w.x_face < 0 ? tiled_wrap_side_x(x_first + l.lead, n0) : 0;
+  w.band_y = w.y_face < 0 ? y_first + n1 : 0;
+  w.corner_y = y_first - w.y_face * n1;
+  return w;
+}
+
+/// Where the opposite faces' boxes hold the values of tile halo h's elements (the boxes as
+/// tiled_wrap places them, one wrap away): a side or corner box column is the tile column plus
+/// side_shift, a band box row the tile row less band_row0.
+struct TiledWrapSource {
+  int side_shift;
+  int band_row0;
+};
+
+NDCONV_HD TiledWrapSource tiled_wrap_source_of(const TiledHalo& h, int64_t n0) {
+  TiledWrapSource w;
+  if (h.left > h.lead)  // the side box from the wrapped columns' 16-byte boundary
+    w.side_shift = static_cast<int>(h.x_first + n0 - tiled_wrap_side_x(h.x_first + h.lead, n0));
+  else  // from column 0
+    w.side_shift = static_cast<int>(h.x_first - n0);
+  w.band_row0 = h.top > 0 ? 0 : h.bottom;
+  return w;
+}
+
+/// Where in the plane buffer (from its first float) the value of halo element (r, c) of tile halo h
+/// lies (w: tiled_wrap_source_of): the side box for a column outside the volume on a row inside,
+/// the band box for a row outside on a column inside, the corner box for both. In 32 bits from the
+/// tile's own ranges: with the boundary-resolved 64-bit indices the list took more registers than
+/// the KO 1 x TX 8 shapes have (ptxas spilled at their 64-register cap).
+NDCONV_HD int tiled_wrap_source(const TiledLayout& l, const TiledHalo& h, const TiledWrapSource& w,
+                                int r, int c) {
+  const bool column_inside = c >= h.left && c < h.right;
+  const bool row_inside = r >= h.top && r < h.bottom;
+  if (column_inside)
+    return l.wrap_band + (r - w.band_row0) * l.pitch + c;
+  return (row_inside ? l.wrap_side : l.wrap_corner) + r * l.wrap_columns + c + w.side_shift;
+}
+
 /// Whether a bulk launch with a halo (l.halo_slots > 0) patches the halo of tile t: some of the
 /// columns or rows its FMAs read lie outside the volume (tiled_add_halo worked out the origins
 /// that have none; the zero boundary has no halo slots). Block-uniform: each range as one unsigned
@@ -123,10 +208,11 @@ struct TiledHaloArrays {
 };
 
 /// When tile t starts (before its first plane's fetch): thread tid lists its halo elements, a
-/// tile offset of -1 for a slot it does not fill, and each one's source: local (l.halo_local), the
-/// tile offset of the element inside the volume that holds its value, which the launcher checked
-/// lies in the tile's plane box (tiled_halo_local); else its in-plane input offset, which fits in
-/// 32 bits (tiled_halo_slots checks).
+/// tile offset of -1 for a slot it does not fill, and each one's source: with wrap boxes
+/// (l.halo_wrap), its offset in the plane buffer's boxes (tiled_wrap_source); else local
+/// (l.halo_local), the tile offset of the element inside the volume that holds its value, which
+/// the launcher checked lies in the tile's plane box (tiled_halo_local); else its in-plane input
+/// offset, which fits in 32 bits (tiled_halo_slots checks).
 template <typename S>
 NDCONV_HD void tiled_halo_list(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
                                float* shared, int tid) {
@@ -134,18 +220,77 @@ NDCONV_HD void tiled_halo_list(const Geometry& g, const TiledLayout& l, const Ti
   int* const dst = a.dst();
   int* const src = a.src();
   const TiledHalo h = tiled_halo(g, l, S::kTileX, S::BY, t.o[0], t.o[1]);
+  const TiledWrapSource w = tiled_wrap_source_of(h, g.in_extent[0]);
   const int count = h.count();
   for (int k = 0; k < l.halo_slots; ++k) {
     const int e = k * S::kThreads + tid;
     int r = 0, c = 0;
     if (e < count)
       h.element(e, r, c);
+    dst[e] = e < count ? r * l.pitch + c : -1;
+    if (l.halo_wrap) {
+      src[e] = tiled_wrap_source(l, h, w, r, c);
+      continue;
+    }
     const int64_t m0 = boundary_index_hd(h.x_first + c, g.in_extent[0], g.boundary);
     const int64_t m1 = boundary_index_hd(h.y_first + r, g.in_extent[1], g.boundary);
-    dst[e] = e < count ? r * l.pitch + c : -1;
     src[e] = static_cast<int>(l.halo_local ? (m1 - h.y_first) * l.pitch + (m0 - h.x_first)
                                            : m0 * g.in_stride[0] + m1 * g.in_stride[1]);
   }
+}
+
+/// Load phase 3 with the bulk copy (one thread issues it): input plane (j2, s) of tile t, the box
+/// of tiled_bulk_box with l.pitch columns (those past l.columns are read by the window loads but
+/// never multiplied) and l.rows rows, into `tile`, and for a face tile of a kWrap launch the
+/// opposite faces' boxes of the same plane beside it (tiled_wrap); all complete on `barrier`.
+/// The host form (the emulation) copies the boxes itself, with zeros outside the volume, as the
+/// copy engine does.
+template <typename S>
+NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, const TiledMaps& maps,
+                                     const float* in, float* tile, uint64_t* barrier,
+                                     const TileOrigin& t, int j2, int s) {
+  int c[4];
+  tiled_bulk_box(g, t, j2, s, c);
+  const int plane_bytes = l.pitch * l.rows * static_cast<int>(sizeof(float));
+  if (!l.halo_wrap || !tiled_halo_needed(l, t)) {
+#ifdef __CUDA_ARCH__
+    // No proxy fence here: the threads' reads of this buffer come first by the block barrier
+    // before (as a CUTLASS producer refills a stage its consumers released), and the threads that
+    // wrote into it (the halo) fenced their writes themselves.
+    (void)in;
+    bulk_copy_box(maps.plane, c, tile, barrier, plane_bytes);
+#else
+    (void)maps, (void)barrier, (void)plane_bytes;
+    bulk_copy_box_host(g, in, c, l.pitch, l.rows, tile);
+#endif
+    return;
+  }
+  const TiledWrap w = tiled_wrap(g, l, t);
+  const int side_bytes = l.wrap_side_bytes, band_bytes = l.wrap_band_bytes;
+  const int side[4] = {w.side_x, c[1], c[2], c[3]};
+  const int band[4] = {c[0], w.band_y, c[2], c[3]};
+  const int corner[4] = {w.side_x, w.corner_y, c[2], c[3]};
+#ifdef __CUDA_ARCH__
+  (void)in;
+  bulk_expect(barrier, plane_bytes + (w.x_face != 0) * side_bytes + (w.y_face != 0) * band_bytes +
+                           (w.x_face != 0 && w.y_face != 0) * side_bytes);
+  bulk_copy_box_on(maps.plane, c, tile, barrier);
+  if (w.x_face != 0)
+    bulk_copy_box_on(maps.side, side, tile + l.wrap_side, barrier);
+  if (w.y_face != 0)
+    bulk_copy_box_on(maps.band, band, tile + l.wrap_band, barrier);
+  if (w.x_face != 0 && w.y_face != 0)
+    bulk_copy_box_on(maps.side, corner, tile + l.wrap_corner, barrier);
+#else
+  (void)maps, (void)barrier, (void)side_bytes, (void)band_bytes;
+  bulk_copy_box_host(g, in, c, l.pitch, l.rows, tile);
+  if (w.x_face != 0)
+    bulk_copy_box_host(g, in, side, l.wrap_columns, l.rows, tile + l.wrap_side);
+  if (w.y_face != 0)
+    bulk_copy_box_host(g, in, band, l.pitch, l.wrap_rows, tile + l.wrap_band);
+  if (w.x_face != 0 && w.y_face != 0)
+    bulk_copy_box_host(g, in, corner, l.wrap_columns, l.rows, tile + l.wrap_corner);
+#endif
 }
 
 /// Fetches the listed halo elements of plane (j2, s) of tile t (asynchronous copies, one group):
@@ -249,8 +394,8 @@ NDCONV_HD bool tiled_next_plane(int& j2, int& s, int per_slice, int slices) {
 /// it was fetched into an iteration earlier, and the halo of the plane after A is fetched into the
 /// other, listing its tile's elements first if it starts a tile; direct, A's tile listed if A
 /// starts it and its halo fetched straight into the buffer, then completed; local, the same but
-/// copied within the buffer. The block barrier that
-/// ends the iteration publishes the patch. Face tiles alone have a halo.
+/// copied within the buffer. The block barrier that ends the iteration publishes the patch. Face
+/// tiles alone have a halo.
 template <typename S>
 NDCONV_HD void tiled_halo_advance(const Geometry& g, const TiledLayout& l, const float* in,
                                   float* shared, float* tile0, uint64_t* barriers,

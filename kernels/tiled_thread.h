@@ -105,6 +105,18 @@ struct TiledLayout {
   int halo_local;
   int halo_offset;
   int inner[4];
+  /// Periodic halos brought by bulk copies of the opposite faces (TiledHaloMode::kWrap,
+  /// tiled_halo.h; halo_local is then set too, the local copy reading these boxes): each plane
+  /// buffer holds after the plane box a side box of wrap_columns x rows (the opposite x face's
+  /// columns), a band box of pitch x wrap_rows (the opposite face's rows along axis 1) and a
+  /// corner box like the side box, at these offsets within the buffer.
+  int halo_wrap;
+  int wrap_columns, wrap_rows;
+  int wrap_side, wrap_band, wrap_corner;
+  /// Bytes of a side (or corner) box and of a band box: layout values rather than products the
+  /// kernel works out, which the compiler hoisted out of the plane loop into registers (the
+  /// KO 1 x TX 8 shapes spilled at their 64-register cap).
+  int wrap_side_bytes, wrap_band_bytes;
   /// Block tiles of the launch (tiled_tile_count), and dividers by the tiles along x, along axis 1
   /// and the KO chunks along axis 3 (tiled_origin): kernel parameters, read from the constant bank
   /// rather than kept in registers (the KO 4 shapes spilled) or divided out (tiled_origin).
@@ -141,6 +153,14 @@ NDCONV_HD void tiled_block_counts(const Geometry& g, int64_t counts[3]) {
   counts[2] = g.out_extent[2] * ((g.out_extent[3] + S::KO - 1) / S::KO);
 }
 
+/// The maps and barriers after the two plane buffers (l.tile_offset, l.tile_floats, l.map_ints
+/// set), and the total.
+NDCONV_HD void tiled_place_after_tiles(TiledLayout& l) {
+  l.map_offset = l.tile_offset + 2 * l.tile_floats;
+  l.barrier_offset = tiled_round_up(l.map_offset + l.map_ints, 2);
+  l.total_floats = l.barrier_offset + 4;
+}
+
 template <typename S>
 NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   TiledLayout l;
@@ -164,14 +184,16 @@ NDCONV_HD TiledLayout tiled_layout(const Geometry& g) {
   l.columns = S::kTileX + g.filter_extent[0] - 1;
   l.map_ints = l.columns + l.rows;
   l.tile_offset = tiled_round_up(l.tap_floats, 32);
-  l.map_offset = l.tile_offset + 2 * l.tile_floats;
-  l.barrier_offset = tiled_round_up(l.map_offset + l.map_ints, 2);
-  l.total_floats = l.barrier_offset + 4;
+  tiled_place_after_tiles(l);
   l.lead = 0;
   l.halo_slots = 0;
   l.halo_staged = 0;
   l.halo_local = 0;
   l.halo_offset = l.total_floats;
+  l.halo_wrap = 0;
+  l.wrap_columns = l.wrap_rows = 0;
+  l.wrap_side = l.wrap_band = l.wrap_corner = l.tile_floats;
+  l.wrap_side_bytes = l.wrap_band_bytes = 0;
   for (int& v : l.inner)
     v = 0;
   // Tile numbers count in 32 bits (tiled_index_fits; the launcher checks before it launches).
@@ -197,19 +219,41 @@ NDCONV_HD int tiled_clamp(int64_t v, int lo, int hi) {
 
 /// How the face tiles of a bulk launch get their halo (tiled_halo.h): fetched from global memory
 /// straight into the plane once its copy has landed, fetched a plane ahead into a staging buffer,
-/// or copied within the plane from the elements inside the volume that hold their values.
-enum class TiledHaloMode { kDirect, kStaged, kLocal };
+/// copied within the plane from the elements inside the volume that hold their values, or
+/// (periodic) copied within the buffer from boxes of the opposite faces that bulk copies bring
+/// with the plane.
+enum class TiledHaloMode { kDirect, kStaged, kLocal, kWrap };
+
+/// The boxes of the opposite faces of a kWrap launch (TiledLayout::wrap_columns, wrap_rows).
+struct TiledWrapExtent {
+  int columns = 0;  ///< of the side and corner boxes, a multiple of 4 (16 bytes)
+  int rows = 0;     ///< of the band box
+};
 
 /// Layout l (l.lead set) of a launch on g with `slots` halo elements per thread of a block of
-/// `threads` (tiled_halo.h): the tile offset and source of each element and, staged, two staging
-/// buffers, after everything else; and the tile origins whose columns and rows all lie inside the
-/// volume (no halo).
+/// `threads` (tiled_halo.h): with kWrap, the opposite faces' boxes after each plane box (their
+/// extent `wrap`); the tile offset and source of each element and, staged, two staging buffers,
+/// after everything else; and the tile origins whose columns and rows all lie inside the volume
+/// (no halo).
 inline void tiled_add_halo(TiledLayout& l, const Geometry& g, int slots, int threads,
-                           TiledHaloMode mode) {
+                           TiledHaloMode mode, TiledWrapExtent wrap = {}) {
   const bool staged = mode == TiledHaloMode::kStaged;
+  if (mode == TiledHaloMode::kWrap) {
+    l.halo_wrap = 1;
+    l.wrap_columns = wrap.columns;
+    l.wrap_rows = wrap.rows;
+    const int side = tiled_round_up(wrap.columns * l.rows, 32);
+    l.wrap_side = tiled_round_up(l.pitch * l.rows, 32);
+    l.wrap_band = l.wrap_side + side;
+    l.wrap_corner = l.wrap_band + tiled_round_up(l.pitch * wrap.rows, 32);
+    l.tile_floats = l.wrap_corner + side;
+    l.wrap_side_bytes = wrap.columns * l.rows * static_cast<int>(sizeof(float));
+    l.wrap_band_bytes = l.pitch * wrap.rows * static_cast<int>(sizeof(float));
+    tiled_place_after_tiles(l);
+  }
   l.halo_slots = slots;
   l.halo_staged = staged ? 1 : 0;
-  l.halo_local = mode == TiledHaloMode::kLocal ? 1 : 0;
+  l.halo_local = mode == TiledHaloMode::kLocal || mode == TiledHaloMode::kWrap ? 1 : 0;
   l.halo_offset = l.total_floats;
   l.total_floats = l.halo_offset + (staged ? 4 : 2) * slots * threads;
   l.inner[0] = tiled_clamp(-g.offset[0] - l.lead, INT32_MIN, INT32_MAX);
@@ -544,29 +588,6 @@ NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int j2, in
   c[1] = t.o[1] + static_cast<int>(g.offset[1]);
   c[2] = m2 >= 0 ? m2 : i2;
   c[3] = m3 >= 0 ? m3 : i3;
-}
-
-/// Load phase 3 with the bulk copy (one thread issues it): input plane (j2, s) of the block's tile,
-/// the box of tiled_bulk_box with l.pitch columns (those past l.columns are read by the window
-/// loads but never multiplied) and l.rows rows, into `tile`; it completes on `barrier`. `map`
-/// describes the input (tensor_map.h). The host form (the emulation) copies the box itself, with
-/// zeros outside the volume, as the copy engine does.
-template <typename S>
-NDCONV_HD void tiled_bulk_load_plane(const Geometry& g, const TiledLayout& l, const TensorMap& map,
-                                     const float* in, float* tile, uint64_t* barrier,
-                                     const TileOrigin& t, int j2, int s) {
-  int c[4];
-  tiled_bulk_box(g, t, j2, s, c);
-#ifdef __CUDA_ARCH__
-  // No proxy fence here: the threads' reads of this buffer come first by the block barrier before
-  // (as a CUTLASS producer refills a stage its consumers released), and the threads that wrote
-  // into it (the halo) fenced their writes themselves (tiled_halo.h).
-  (void)in;
-  bulk_copy_box(map, c, tile, barrier, l.pitch * l.rows * static_cast<int>(sizeof(float)));
-#else
-  (void)map, (void)barrier;
-  bulk_copy_box_host(g, in, c, l.pitch, l.rows, tile);
-#endif
 }
 
 /// How a tiled launch loads its planes (the kernel's `loads` argument): thread by thread

@@ -89,7 +89,7 @@ std::string compiled_ko_list() {
 // (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
 using TiledLaunch = void (*)(int, bool, dim3, dim3, int, cudaStream_t, const Geometry&,
                              const kernels::TiledLayout&, const float*, float*, const float*,
-                             const kernels::TensorMap&, int, int);
+                             const kernels::TiledMaps&, int, int);
 using TiledShapeFn = kernels::LaunchShape (*)(const Geometry&);
 using TiledLayoutFn = kernels::TiledLayout (*)(const Geometry&);
 using TiledTapsFn = void (*)(const Geometry&, const kernels::TiledLayout&, const float*, float*);
@@ -100,10 +100,10 @@ using TiledFitsFn = bool (*)(const Geometry&);
 template <typename S, typename R = kernels::TiledRowsAny>
 void launch_tiled(int device, bool after_kernel, dim3 grid, dim3 block, int shared_bytes,
                   cudaStream_t stream, const Geometry& g, const kernels::TiledLayout& l,
-                  const float* in, float* out, const float* taps, const kernels::TensorMap& map,
+                  const float* in, float* out, const float* taps, const kernels::TiledMaps& maps,
                   int bulk, int taps_laid_out) {
   launch_kernel(device, after_kernel, &kernels::tiled_kernel<S, R>, grid, block, shared_bytes,
-                stream, g, l, in, out, taps, map, bulk, taps_laid_out);
+                stream, g, l, in, out, taps, maps, bulk, taps_laid_out);
 }
 
 struct TiledEntry {
@@ -315,6 +315,13 @@ std::string tiled_halo_setting() {
 // at once (for comparisons in one run).
 bool tiled_full_grid() {
   return env_setting("NDCONV_CUDA_TILED_GRID") == "full";
+}
+
+// NDCONV_CUDA_TILED_WRAP=off: periodic launches whose face tiles would copy the opposite faces'
+// boxes (kernels/tiled_halo.h, kWrap) fetch their halo instead (staged or direct; for comparisons
+// in one run).
+bool tiled_wrap_disabled() {
+  return env_setting("NDCONV_CUDA_TILED_WRAP") == "off";
 }
 
 // NDCONV_CUDA_TILED_DEAL=off: launches with a halo keep their tiles in number order instead of
@@ -562,27 +569,29 @@ int tiled_tile_x(const TiledEntry& e) {
 }
 
 // The layout of entry e's launch on g (tiled_lead_geometry's with `lead` lead taps) with
-// `halo_slots` halo elements per thread (tiled_halo_mode's way).
+// `halo_slots` halo elements per thread (tiled_halo_mode's way; with the opposite faces' boxes
+// where `wrap_boxes`: the launch has their tensor maps).
 kernels::TiledLayout tiled_entry_layout(const TiledEntry& e, const Geometry& g, int lead,
-                                        int halo_slots) {
+                                        int halo_slots, bool wrap_boxes = false) {
   kernels::TiledLayout l = e.layout(g);
   l.lead = lead;
   const kernels::TiledHaloMode mode =
-      halo_slots > 0 ? tiled_halo_mode(g, l, tiled_tile_x(e), e.block_rows, e.ko)
+      halo_slots > 0 ? tiled_halo_mode(g, l, tiled_tile_x(e), e.block_rows, e.ko, wrap_boxes)
                      : kernels::TiledHaloMode::kDirect;
-  kernels::tiled_add_halo(l, g, halo_slots, e.threads, mode);
+  tiled_add_halo_in_mode(l, g, tiled_tile_x(e), e.block_rows, halo_slots, e.threads, mode);
   return l;
 }
 
-// Why tiled entry `e` cannot implement geometry `tg` with `halo_slots` halo elements per thread on
-// `device` (empty when it can); `shape` and `resources` receive the launch's.
+// Why tiled entry `e` cannot implement geometry `tg` with `halo_slots` halo elements per thread
+// (and the opposite faces' boxes where `wrap_boxes`) on `device` (empty when it can); `shape` and
+// `resources` receive the launch's.
 std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg, int halo_slots,
-                        kernels::LaunchShape& shape, KernelVariant& resources) {
+                        bool wrap_boxes, kernels::LaunchShape& shape, KernelVariant& resources) {
   if (!e.index_fits(tg))
     return "tiled kernel: more than 2^30 tiles or outputs along an axis";
   shape = e.shape(tg);
-  shape.shared_bytes =
-      tiled_entry_layout(e, tg, 0, halo_slots).total_floats * static_cast<int>(sizeof(float));
+  shape.shared_bytes = tiled_entry_layout(e, tg, 0, halo_slots, wrap_boxes).total_floats *
+                       static_cast<int>(sizeof(float));
   // By default a launch may use 48 KiB, which left 17^3 and 9^4 filters to the blocked kernel at
   // a quarter of the speed.
   const int limit = opt_in_dynamic_shared_memory(device, e.kernel);
@@ -606,10 +615,11 @@ std::string tiled_unfit(int device, const TiledEntry& e, const Geometry& tg, int
 struct TiledLoads {
   int lead = 0;  ///< lead taps (kernels::tiled_lead_geometry) the launch skips
   bool bulk = false;
-  kernels::TensorMap map{};  ///< when bulk
-  int halo_slots = 0;        ///< face tiles patch their halo (kernels/tiled_halo.h), when bulk
-  bool pad = false;          ///< pad the input first (tiled_input_padding_pays), when bulk
-  bool border = false;       ///< instead correct the face shell (tiled_border_pays), when bulk
+  kernels::TiledMaps maps{};  ///< when bulk: the plane map, and with wrap_boxes the side and band
+  int halo_slots = 0;         ///< face tiles patch their halo (kernels/tiled_halo.h), when bulk
+  bool wrap_boxes = false;    ///< ... from the opposite faces' boxes (periodic), when halo_slots
+  bool pad = false;           ///< pad the input first (tiled_input_padding_pays), when bulk
+  bool border = false;        ///< instead correct the face shell (tiled_border_pays), when bulk
 };
 
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
@@ -630,13 +640,13 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   const int lead = kernels::tiled_lead(tg);
   if (lead > 0 && e.leads) {
     const Geometry lg = kernels::tiled_lead_geometry(tg, lead);
-    if (tiled_bulk_loads(device, lg, e.layout(lg), in, loads.map)) {
+    if (tiled_bulk_loads(device, lg, e.layout(lg), in, loads.maps.plane)) {
       loads.lead = lead;
       loads.bulk = true;
     }
   }
   if (!loads.bulk)
-    loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.map);
+    loads.bulk = tiled_bulk_loads(device, tg, e.layout(tg), in, loads.maps.plane);
   if (!loads.bulk)
     return loads;
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
@@ -651,6 +661,10 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   if (halo > 0 && halo_setting != "off" && border != "on" &&
       (tiled_one_plane_tiles(lg, e.ko) || small_shell || halo_setting == "on")) {
     loads.halo_slots = halo;
+    // Periodic: from the opposite faces' boxes where they serve and their maps encode.
+    const kernels::TiledLayout wrapped = tiled_entry_layout(e, lg, loads.lead, halo, true);
+    loads.wrap_boxes = !tiled_wrap_disabled() && wrapped.halo_wrap &&
+                       wrap_tensor_maps(device, lg, wrapped, in, loads.maps).empty();
     return loads;
   }
   loads.border = border != "off" && border_fits(plan) &&
@@ -752,7 +766,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
                               std::string reason, cudaStream_t stream) {
   const int lead = loads.lead;
   const bool bulk = loads.bulk;
-  kernels::TiledLayout l = tiled_entry_layout(e, lg, lead, loads.halo_slots);
+  kernels::TiledLayout l = tiled_entry_layout(e, lg, lead, loads.halo_slots, loads.wrap_boxes);
   kernels::LaunchShape s = shape;
   // The taps in the kernel's shared layout, so that each block copies them straight.
   const std::vector<float> tiled_taps =
@@ -765,13 +779,13 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   // geometry and tensor map.
   Geometry kg = lg;
   const float* in = p.input.data;
-  kernels::TensorMap map = loads.map;
+  kernels::TiledMaps maps = loads.maps;
   std::optional<StreamScratch> scratch;
   if (loads.pad) {
     const PaddedInput pi = pad_tiled_input(lg, tiled_tile_x(e), e.block_rows);
     scratch.emplace(device, pi.floats, stream);
     if (scratch->get() != nullptr &&
-        plane_tensor_map(device, pi.geometry, l, scratch->get(), map).empty()) {
+        plane_tensor_map(device, pi.geometry, l, scratch->get(), maps.plane).empty()) {
       launch_pad(pi, lg, p.input.data, scratch->get(), stream);
       kg = pi.geometry;
       in = scratch->get();
@@ -798,7 +812,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const TiledLaunch launch = fixed_rows ? fixed->launch : e.launch;
   const void* kernel = fixed_rows ? fixed->kernel : e.kernel;
   launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
-         p.output.data, global_taps, map, plane_loads, 1);
+         p.output.data, global_taps, maps, plane_loads, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   if (loads.border)
     launch_border(device, tiled_geometry(p), p.input.data, p.output.data, stream);
@@ -807,7 +821,9 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   plan.reason = std::move(reason);
   plan.kernel = "tiled TX=" + std::to_string(e.outputs_along_x) + (bulk_planes ? " bulk" : "") +
                 (lead > 0 ? " lead " + std::to_string(lead) : "") + (padded ? " padded" : "") +
-                (loads.halo_slots > 0 ? (l.halo_local ? " halo local" : " halo") : "") +
+                (loads.halo_slots > 0
+                     ? (l.halo_wrap ? " halo wrap" : (l.halo_local ? " halo local" : " halo"))
+                     : "") +
                 (loads.border ? " border" : "") + (fixed_rows ? " rows fixed" : "");
   plan.taps_in_constant = false;
   set_plan_shape(plan, s);
@@ -874,7 +890,8 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
       const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
       // At least two blocks per SM, so that one block's barriers and plane loads overlap
       // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
-      if (tiled_unfit(device, *te, lg, loads.halo_slots, s, v).empty() && v.blocks_per_sm >= 2)
+      if (tiled_unfit(device, *te, lg, loads.halo_slots, loads.wrap_boxes, s, v).empty() &&
+          v.blocks_per_sm >= 2)
         return launch_tiled_entry(device, p, lg, loads, *te, s, v, tc.reason, stream);
     }
   }
@@ -924,7 +941,7 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   KernelVariant v;
   const TiledLoads loads = tiled_loads(device, *e, tg, p.input.data);
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
-  const std::string unfit = tiled_unfit(device, *e, lg, loads.halo_slots, s, v);
+  const std::string unfit = tiled_unfit(device, *e, lg, loads.halo_slots, loads.wrap_boxes, s, v);
   if (!unfit.empty())
     throw InvalidArgument(unfit);
   return launch_tiled_entry(device, p, lg, loads, *e, s, v,
@@ -1081,8 +1098,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       const TiledEntry& te = *find_tiled(1, pass.tiled_rows);
       kernels::LaunchShape s = te.shape(pass.geometry);
       kernels::TiledLayout l = te.layout(pass.geometry);
-      kernels::TensorMap map{};
-      bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, map);
+      kernels::TiledMaps maps{};
+      bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, maps.plane);
       // Bulk copies with a halo where the boundary needs one and it fits the default shared
       // memory (tiled_pass_rows sized the pass for that), else thread by thread.
       const int halo =
@@ -1099,7 +1116,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       // Gaussian's median rose 3-5% (0.1437-0.1454 ms against 0.1388-0.1389 in the same binary,
       // tenth pass run 2).
       te.launch(device, false, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream,
-                pass.geometry, l, src, dst, global_taps, map, bulk ? 1 : 0, 0);
+                pass.geometry, l, src, dst, global_taps, maps, bulk ? 1 : 0, 0);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
       if (result.launches == 0) {
         set_plan_shape(result, s);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/tensor_map.h"
 #include "engine/problem.h"
 #include "kernels/border_thread.h"
 #include "kernels/geometry.h"
@@ -298,6 +299,49 @@ inline bool tiled_halo_local(const kernels::Geometry& g, const kernels::TiledLay
       });
 }
 
+/// The opposite faces' boxes (kernels::TiledHaloMode::kWrap, kernels/tiled_halo.h) that a bulk
+/// launch on g (layout l, tiles of tile_x x block_rows outputs) needs for the periodic boundary:
+/// the side box's columns (from its first, a multiple of 4, through the last wrapped column of any
+/// tile's halo) and the band box's rows (the widest band); {0, 0} where the wrap boxes cannot
+/// serve: another boundary, a tile with a halo at both faces of an axis, a halo that wraps more
+/// than once, or a box edge past the copy engine's 256 elements. A tile's halo (kernels::
+/// tiled_halo) lies left of the volume exactly where kernels::tiled_wrap says its box crosses the
+/// left face (the first multiplied column), and right of it only where it says the right (it tests
+/// the whole box, of which a partial tile's halo reads less); the same along axis 1.
+inline kernels::TiledWrapExtent tiled_wrap_extent(const kernels::Geometry& g,
+                                                  const kernels::TiledLayout& l, int tile_x,
+                                                  int block_rows) {
+  if (g.boundary != kernels::kPeriodic)
+    return {};
+  const int64_t n0 = g.in_extent[0], n1 = g.in_extent[1];
+  int64_t columns = 4, rows = 1;
+  const bool fits = tiled_halo_lines(
+      g, l, tile_x, block_rows,
+      [&](const kernels::TiledHalo& h) {
+        const int64_t first = h.x_first + h.lead, end = h.x_first + h.columns;
+        const bool left = h.left > h.lead, right = h.right < h.columns;
+        if ((left && right) || first + n0 < 0 || end - n0 > n0)
+          return false;
+        if (left)
+          columns = std::max(columns, n0 - (first + n0) / 4 * 4);
+        if (right)
+          columns = std::max(columns, end - n0);
+        return true;
+      },
+      [&](const kernels::TiledHalo& h) {
+        const int64_t first = h.y_first, end = h.y_first + h.rows;
+        const bool top = h.top > 0, bottom = h.bottom < h.rows;
+        if ((top && bottom) || first + n1 < 0 || end - n1 > n1)
+          return false;
+        rows = std::max(rows, top ? -first : (bottom ? end - n1 : 0));
+        return true;
+      });
+  columns = (columns + 3) / 4 * 4;
+  if (!fits || columns > kBulkBoxMax || rows > kBulkBoxMax)
+    return {};
+  return {static_cast<int>(columns), static_cast<int>(rows)};
+}
+
 /// Whether the tiles of a tiled launch on g with KO outputs per thread along axis 3 have one input
 /// plane each (2D images, separable x passes).
 inline bool tiled_one_plane_tiles(const kernels::Geometry& g, int ko) {
@@ -306,18 +350,36 @@ inline bool tiled_one_plane_tiles(const kernels::Geometry& g, int ko) {
 
 /// How a bulk launch on g (layout l, tiles of tile_x x block_rows outputs, KO outputs per thread
 /// along axis 3) patches its face tiles' halo (kernels/tiled_halo.h): within the plane where the
-/// halo's values lie in it (tiled_halo_local: no global load at all); else, where its tiles have
-/// several planes, fetched a plane ahead into a staging buffer; else (one plane per tile: 2D
-/// images, separable x passes) straight into the plane once its bulk copy has landed: the wait
-/// costs once per tile, and the staging buffers' shared memory would cost 4096^2 with 17^2 a block
-/// per SM (16% slower than zero on the H100).
+/// halo's values lie in it (tiled_halo_local: no global load at all); else (periodic), where its
+/// tiles have one plane (2D images, separable x passes), straight into the plane once its bulk
+/// copy has landed: the wait costs once per tile, and the staging buffers' shared memory would
+/// cost 4096^2 with 17^2 a block per SM (16% slower than zero on the H100), the opposite faces'
+/// boxes 4-5% more than the direct fetch (+8.5-9.3% over zero against +3.9-4.9%, seventeenth
+/// pass); else, where the launch can copy those boxes (`wrap_boxes`: its tensor maps) and they
+/// serve (tiled_wrap_extent), from them (256^3 with 5^3 +9-11% over zero against +18-20% staged);
+/// else fetched a plane ahead into a staging buffer.
 inline kernels::TiledHaloMode tiled_halo_mode(const kernels::Geometry& g,
                                               const kernels::TiledLayout& l, int tile_x,
-                                              int block_rows, int ko) {
+                                              int block_rows, int ko, bool wrap_boxes) {
   if (tiled_halo_local(g, l, tile_x, block_rows))
     return kernels::TiledHaloMode::kLocal;
-  return tiled_one_plane_tiles(g, ko) ? kernels::TiledHaloMode::kDirect
-                                      : kernels::TiledHaloMode::kStaged;
+  if (tiled_one_plane_tiles(g, ko))
+    return kernels::TiledHaloMode::kDirect;
+  if (wrap_boxes && tiled_wrap_extent(g, l, tile_x, block_rows).columns > 0)
+    return kernels::TiledHaloMode::kWrap;
+  return kernels::TiledHaloMode::kStaged;
+}
+
+/// Layout l (l.lead set) of a bulk launch on g with tiles of tile_x x block_rows outputs and
+/// `threads` threads, with `slots` halo elements per thread patched in `mode`
+/// (kernels::tiled_add_halo; kWrap's boxes sized by tiled_wrap_extent).
+inline void tiled_add_halo_in_mode(kernels::TiledLayout& l, const kernels::Geometry& g, int tile_x,
+                                   int block_rows, int slots, int threads,
+                                   kernels::TiledHaloMode mode) {
+  const kernels::TiledWrapExtent wrap = mode == kernels::TiledHaloMode::kWrap
+                                            ? tiled_wrap_extent(g, l, tile_x, block_rows)
+                                            : kernels::TiledWrapExtent{};
+  kernels::tiled_add_halo(l, g, slots, threads, mode, wrap);
 }
 
 /// Layout l (halo set: tiled_add_halo) of a launch of `grid` blocks whose tiles are tile_x x

@@ -85,6 +85,18 @@ std::string plane_tensor_map(int device, const kernels::Geometry& g, const kerne
   return encode_box_map(device, g, in, box, map);
 }
 
+std::string wrap_tensor_maps(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
+                             const float* in, kernels::TiledMaps& maps) {
+  if (!l.halo_wrap)
+    return "the launch has no wrap boxes";
+  const cuuint32_t side[kernels::kAxes] = {static_cast<cuuint32_t>(l.wrap_columns),
+                                           static_cast<cuuint32_t>(l.rows), 1, 1};
+  const cuuint32_t band[kernels::kAxes] = {static_cast<cuuint32_t>(l.pitch),
+                                           static_cast<cuuint32_t>(l.wrap_rows), 1, 1};
+  const std::string unfit = encode_box_map(device, g, in, side, maps.side);
+  return unfit.empty() ? encode_box_map(device, g, in, band, maps.band) : unfit;
+}
+
 std::string row_tensor_map(int device, const kernels::Geometry& g, const kernels::ColumnLayout& l,
                            const float* in, kernels::TensorMap& map) {
   const std::string unfit =

@@ -15,6 +15,7 @@
 
 #include "kernels/column_thread.h"
 #include "kernels/geometry.h"
+#include "kernels/tiled_halo.h"
 #include "kernels/tiled_thread.h"
 
 namespace ndconv::cuda_backend {
@@ -85,6 +86,13 @@ std::string column_bulk_unfit(const kernels::Geometry& g, const kernels::ColumnL
 /// capability, the driver's encoder); when it can (empty), `map` holds the encoded tensor map.
 std::string plane_tensor_map(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
                              const float* in, kernels::TensorMap& map);
+
+/// The side and band maps of a tiled launch whose face tiles copy the opposite faces' boxes
+/// (l.halo_wrap, kernels/tiled_halo.h: boxes of l.wrap_columns x l.rows and l.pitch x
+/// l.wrap_rows) from the input at `in`, into maps.side and maps.band; why they cannot be encoded
+/// (empty when they are). The plane map must have been encoded (plane_tensor_map's checks).
+std::string wrap_tensor_maps(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
+                             const float* in, kernels::TiledMaps& maps);
 
 /// The same for the raw rows of the column kernel's fused form (ColumnFusedShape, cuda/plan.h): a
 /// box of round4(l.columns) x 1 x 1 x 1.

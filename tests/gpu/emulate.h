@@ -83,7 +83,8 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// are laid out on the host and copied straight (the dense launcher's way), else laid out by the
 /// threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
 /// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). `halo_mode` replaces
-/// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode). R: the compute phase's
+/// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode, with the opposite
+/// faces' boxes where they serve). R: the compute phase's
 /// row code (kernels::TiledRowsFixed: the caller checks kernels::tiled_rows_fit). Shared memory is
 /// one host buffer per block, poisoned with NaN.
 template <typename S, typename R = kernels::TiledRowsAny>
@@ -108,9 +109,10 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   l.lead = lead;
   if (bulk && !zero_faces) {
     const int64_t halo = cuda_backend::tiled_halo_elements(g, l, S::kTileX, S::BY);
-    kernels::tiled_add_halo(
-        l, g, static_cast<int>((halo + S::kThreads - 1) / S::kThreads), S::kThreads,
-        halo_mode.value_or(cuda_backend::tiled_halo_mode(g, l, S::kTileX, S::BY, S::KO)));
+    cuda_backend::tiled_add_halo_in_mode(
+        l, g, S::kTileX, S::BY, static_cast<int>((halo + S::kThreads - 1) / S::kThreads),
+        S::kThreads,
+        halo_mode.value_or(cuda_backend::tiled_halo_mode(g, l, S::kTileX, S::BY, S::KO, true)));
   }
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
@@ -128,7 +130,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   const int planes = kernels::tiled_planes<S>(g);
   const int per_slice = kernels::tiled_slice_planes<S>(g);
   float* tiles_s[2] = {tile, tile + l.tile_floats};
-  const kernels::TensorMap no_map{};  // the host form of the bulk copy reads `in` itself
+  const kernels::TiledMaps no_maps{};  // the host form of the bulk copy reads `in` itself
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   if (taps_laid_out)
     kernels::tiled_lay_out_taps<S>(g, l, taps, laid_out.data());
@@ -156,7 +158,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
     kernels::TileOrigin t = kernels::tiled_origin<S>(l, block);
     unsigned step = 0;
     if (bulk) {
-      kernels::tiled_bulk_load_plane<S>(g, l, no_map, in, tiles_s[0], nullptr, t, 0, 0);
+      kernels::tiled_bulk_load_plane<S>(g, l, no_maps, in, tiles_s[0], nullptr, t, 0, 0);
       if (l.halo_staged && kernels::tiled_halo_needed(l, t)) {
         for (int tid = 0; tid < S::kThreads; ++tid) {
           kernels::tiled_halo_list<S>(g, l, t, taps_s, tid);
@@ -181,7 +183,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
           const bool last = p + 1 == planes;
           if (!last || tile_index + grid < tiles) {
             kernels::tiled_bulk_load_plane<S>(
-                g, l, no_map, in, tiles_s[next], nullptr,
+                g, l, no_maps, in, tiles_s[next], nullptr,
                 last ? kernels::tiled_origin<S>(l, tile_index + grid) : t,
                 last ? 0 : (p + 1) / per_slice, last ? 0 : (p + 1) % per_slice);
           }

@@ -286,17 +286,20 @@ TEST(TiledHalo, ListsEveryOutsideElementOnce) {
 
 // The tiled kernel with a halo of several slots per thread and blocks that walk several tiles
 // (grid shrunk) or one each, against the reference, for every boundary and every way of patching
-// the halo that applies (local only where the halo's values lie in the tile's plane box).
+// the halo that applies (local only where the halo's values lie in the tile's plane box, wrap
+// boxes only for periodic where they serve: cuda_backend::tiled_wrap_extent).
 TEST(TiledHalo, PatchedPlanesMatchReference) {
   using S = kernels::TiledShape<8, 4, 4, 32, true>;
   using Mode = kernels::TiledHaloMode;
   const ShapeCase shapes[] = {{3, {70, 66, 4, 1}, {17, 11, 3, 1}},
                               {3, {64, 64, 9, 1}, {5, 5, 5, 1}},
                               {3, {33, 70, 5, 1}, {5, 3, 3, 1}},  // a tile spans x
+                              {3, {74, 45, 3, 1}, {7, 9, 3, 1}},  // x not a multiple of 4
                               {4, {36, 40, 3, 9}, {7, 3, 3, 4}}};
+  int wrapped = 0;
   for (const ShapeCase& shape : shapes) {
     for (Boundary b : kBoundaries) {
-      for (const Mode mode : {Mode::kDirect, Mode::kStaged, Mode::kLocal}) {
+      for (const Mode mode : {Mode::kDirect, Mode::kStaged, Mode::kLocal, Mode::kWrap}) {
         for (const bool small_grid : {false, true}) {
           DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
           const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
@@ -305,6 +308,10 @@ TEST(TiledHalo, PatchedPlanesMatchReference) {
           l.lead = kernels::tiled_lead(tg);
           if (mode == Mode::kLocal && !cuda_backend::tiled_halo_local(g, l, S::kTileX, S::BY))
             continue;
+          if (mode == Mode::kWrap &&
+              cuda_backend::tiled_wrap_extent(g, l, S::kTileX, S::BY).columns == 0)
+            continue;
+          wrapped += mode == Mode::kWrap;
           const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
           emulate_tiled<S>(tg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true,
                            false, mode);
@@ -313,6 +320,42 @@ TEST(TiledHalo, PatchedPlanesMatchReference) {
               << (small_grid ? " small grid" : "") << " seed=" << c.seed;
         }
       }
+    }
+  }
+  EXPECT_EQ(wrapped, 2 * 4) << "the periodic runs with wrap boxes: every shape but the one whose "
+                               "tiles span x, each with both grids";
+}
+
+// The opposite faces' boxes of periodic launches (cuda_backend::tiled_wrap_extent): where every
+// face tile's plane box crosses one face per axis at most and its halo wraps once, the side box
+// reaches from a 16-byte boundary through the last wrapped column and the band box holds the
+// widest band; for 256^3 with 5^3 (lead 2: halo columns -2, -1 and 256, 257; rows -2, -1 and 256,
+// 257) 4 columns and 2 rows. Not for the other boundaries, nor where a tile spans x or the halo
+// wraps more than once.
+TEST(TiledHalo, WrapBoxesWhereEachTileWrapsOnce) {
+  using S = kernels::TiledLeadShape;
+  struct Case {
+    ShapeCase shape;
+    int columns, rows;  // 0, 0: the wrap boxes do not serve
+  };
+  // Two planes along axis 2 and one tap: the boxes depend on x and axis 1 alone.
+  const Case cases[] = {{{3, {256, 256, 2, 1}, {5, 5, 1, 1}}, 4, 2},
+                        {{3, {254, 100, 2, 1}, {5, 7, 1, 1}}, 4, 3},   // left face at 252..253
+                        {{3, {250, 100, 2, 1}, {11, 3, 1, 1}}, 8, 1},  // 245..249 from 244
+                        {{3, {33, 70, 2, 1}, {5, 3, 1, 1}}, 0, 0},     // a tile spans x
+                        {{3, {64, 20, 2, 1}, {5, 5, 1, 1}}, 0, 0},     // a tile spans axis 1
+                        {{3, {5, 4, 2, 1}, {9, 7, 1, 1}}, 0, 0}};      // filters wider than it
+  for (const Case& k : cases) {
+    for (Boundary b : kBoundaries) {
+      DenseCase c(k.shape, b, Operation::Correlation, OutputRegion::Same);
+      const kernels::Geometry tg = cuda_backend::tiled_geometry(c.problem);
+      const kernels::Geometry g = kernels::tiled_lead_geometry(tg, kernels::tiled_lead(tg));
+      kernels::TiledLayout l = kernels::tiled_layout<S>(g);
+      l.lead = kernels::tiled_lead(tg);
+      const kernels::TiledWrapExtent w = cuda_backend::tiled_wrap_extent(g, l, S::kTileX, S::BY);
+      const bool periodic = b == Boundary::Periodic;
+      EXPECT_EQ(w.columns, periodic ? k.columns : 0) << k.shape << " " << to_string(b);
+      EXPECT_EQ(w.rows, periodic ? k.rows : 0) << k.shape << " " << to_string(b);
     }
   }
 }

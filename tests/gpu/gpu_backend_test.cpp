@@ -508,9 +508,9 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
 // A small filter on a volume large enough that correcting the face shell with the border kernel
 // costs less than padding the input (cuda_backend::tiled_border_pays): the dense launcher's default
 // for every boundary other than zero is the halo (kernels/tiled_halo.h; copied within the plane for
-// replicate and mirror); with
-// NDCONV_CUDA_TILED_HALO=off the border kernel, with NDCONV_CUDA_TILED_BORDER=off too the padded
-// input. All match the reference.
+// replicate and mirror, from the opposite faces' boxes for periodic, fetched for periodic with
+// NDCONV_CUDA_TILED_WRAP=off); with NDCONV_CUDA_TILED_HALO=off the border kernel, with
+// NDCONV_CUDA_TILED_BORDER=off too the padded input. All match the reference.
 TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
   NDCONV_REQUIRE_GPU();
   if (cuda_status().devices.at(0).compute_capability_major < 9)
@@ -524,26 +524,35 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                      Operation::Correlation, b, OutputRegion::Same);
-    for (const std::string expected : {" halo", " border", " padded"}) {
-      if (expected != " halo")
+    for (const std::string expected : {" halo", " halo fetched", " border", " padded"}) {
+      const bool halo = expected.rfind(" halo", 0) == 0;
+      if (!halo)
         ::setenv("NDCONV_CUDA_TILED_HALO", "off", 1);
       if (expected == " padded")
         ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
+      if (expected == " halo fetched")
+        ::setenv("NDCONV_CUDA_TILED_WRAP", "off", 1);
       RunReport r;
       const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
       ::unsetenv("NDCONV_CUDA_TILED_HALO");
       ::unsetenv("NDCONV_CUDA_TILED_BORDER");
+      ::unsetenv("NDCONV_CUDA_TILED_WRAP");
       std::string notes;
       for (const std::string& n : r.notes)
         notes += n + "\n";
       EXPECT_LT(relative_l2_error(out, ref), kTolerance)
           << to_string(b) << expected << " seed=" << seed << "\n"
           << notes;
-      EXPECT_NE(notes.find(expected), std::string::npos) << notes;
-      // Replicate and mirror copy the halo within the plane; periodic fetches it.
-      if (expected == " halo") {
+      EXPECT_NE(notes.find(halo ? " halo" : expected), std::string::npos) << notes;
+      // Replicate and mirror copy the halo within the plane; periodic from the opposite faces'
+      // boxes, or fetches it.
+      if (halo) {
         EXPECT_EQ(notes.find(" halo local") != std::string::npos, b != Boundary::Periodic)
             << to_string(b) << "\n"
+            << notes;
+        EXPECT_EQ(notes.find(" halo wrap") != std::string::npos,
+                  b == Boundary::Periodic && expected == " halo")
+            << to_string(b) << expected << "\n"
             << notes;
       }
     }
