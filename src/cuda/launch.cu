@@ -629,12 +629,12 @@ struct TiledLoads {
 // or axis 1 with a boundary other than zero patch their face tiles' halo (kernels/tiled_halo.h)
 // where it fits and either their tiles have one plane (4096^2 with 17^2 +2-4% over zero on the
 // H100) or the face shell is small (tiled_border_pays: 256^3 with 5^3 replicate and mirror +11-12%
-// copied within the plane, periodic +26% fetched, against the border kernel's +29% and padding's
-// +35%; 3^3 +9-11% and +28%). Else they pad their input: from 7^3 it costs less (11^3 +4-6%
-// padded, +4-5% local halo; 96^3 x 16 with 7^4 +2-7% padded against +9-12% local and +23% fetched,
-// fifteenth pass), else copy their planes thread by thread. NDCONV_CUDA_TILED_HALO=off restores
-// the border kernel where it pays, =on takes the halo wherever it fits; NDCONV_CUDA_TILED_BORDER
-// and _PAD override the rules.
+// copied within the plane, periodic +26% fetched, +9-13% from the opposite faces' boxes, against
+// the border kernel's +29% and padding's +35%; 3^3 +9-11% and +28%). Else they pad their input:
+// from 7^3 it costs less (11^3 +4-6% padded, +4-5% local halo; 96^3 x 16 with 7^4 +2-7% padded
+// against +9-12% local and +23% fetched, fifteenth pass), else copy their planes thread by thread.
+// NDCONV_CUDA_TILED_HALO=off restores the border kernel where it pays, =on takes the halo wherever
+// it fits; NDCONV_CUDA_TILED_BORDER and _PAD override the rules.
 TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
