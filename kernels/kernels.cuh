@@ -109,6 +109,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 ///     slower than zero): copied within the plane (local: replicate, mirror; wrap: periodic, from
 ///     the boxes of the opposite faces in the buffer), or from the staging
 ///     buffer it was fetched into an iteration earlier, plane p + 2's then fetched (staged).
+///     Compiled with H = kWithin (the copy within the plane alone), a face tile's first plane is
+///     patched when the tile starts, behind a barrier of its own (one per face tile).
 ///   - copy: every thread copies its share of the plane (cp.async), then a block barrier; each
 ///     tile starts with its maps and its first plane.
 /// __launch_bounds__(threads, S::kMinBlocks): without a bound ptxas took 144-168 registers for
@@ -119,8 +121,8 @@ __global__ void __launch_bounds__(kBorderThreads)
 /// Launched on the pad kernel's output, it may start before that kernel ends (grid_dependency.h):
 /// the taps load overlaps its end, the first plane waits for the padded input.
 /// R: the row code of every filter width, or of one (TiledRowsFixed; the host checks
-/// tiled_rows_fit).
-template <typename S, typename R = TiledRowsAny>
+/// tiled_rows_fit). H: the halo code (TiledHaloCode; the host checks tiled_halo_code_fits).
+template <typename S, typename R = TiledRowsAny, TiledHaloCode H = TiledHaloCode::kAny>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     tiled_kernel(Geometry g, TiledLayout l, const float* __restrict__ in, float* __restrict__ out,
                  const float* __restrict__ taps, const __grid_constant__ TiledMaps tensor_maps,
@@ -160,13 +162,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       tiled_bulk_load_plane<S>(g, l, tensor_maps, in, tile0, &barriers[0], t, 0, 0);
     // The halo of the block's first plane (and, staged, the fetch of its second; the loop's end
     // does this for the plane after next), once every thread sees the initialised barriers.
-    if (l.halo_staged && tiled_halo_needed(l, t)) {
-      tiled_halo_list<S>(g, l, t, taps_s, tid);
-      tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
-    }
-    if (l.halo_slots > 0) {
-      __syncthreads();  // the barriers' initialisation (block-uniform branch)
-      tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, 0, 0, step, tid);
+    if constexpr (H == TiledHaloCode::kAny) {
+      if (l.halo_staged && tiled_halo_needed(l, t)) {
+        tiled_halo_list<S>(g, l, t, taps_s, tid);
+        tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
+      }
+      if (l.halo_slots > 0) {
+        __syncthreads();  // the barriers' initialisation (block-uniform branch)
+        tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, 0, 0, step, tid);
+      }
     }
   }
   const int per_slice = tiled_slice_planes<S>(g), slices = g.filter_extent[2];
@@ -184,6 +188,16 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       tiled_commit();
     } else if (tile == static_cast<int>(blockIdx.x)) {
       __syncthreads();  // the taps, the barriers and the first plane's halo
+    }
+    // kWithin: whether this tile has a halo, once; if so its first plane patched now.
+    [[maybe_unused]] bool face = false;
+    if constexpr (H == TiledHaloCode::kWithin) {
+      face = tiled_halo_needed(l, t);
+      if (face) {
+        tiled_halo_start_within<S>(g, l, t, taps_s, tile0 + (step & 1) * l.tile_floats,
+                                   &barriers[step & 1], (step >> 1) & 1u, tid);
+        __syncthreads();  // the patch, before any thread computes the plane
+      }
     }
     // Plane p = j2 * per_slice + s of the tile (the loop counts j2 and s instead of dividing p).
     for (int j2 = 0, s = 0; j2 < slices; ++step) {
@@ -220,9 +234,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
         s = 0;
         ++j2;
       }
-      if (l.halo_slots > 0)  // the next plane's halo (staged: the one after's fetched)
-        tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, j2, s, step + 1,
-                              tid);
+      if constexpr (H == TiledHaloCode::kAny) {
+        if (l.halo_slots > 0)  // the next plane's halo (staged: the one after's fetched)
+          tiled_halo_advance<S>(g, l, in, taps_s, tile0, barriers, t, grid, tile, j2, s, step + 1,
+                                tid);
+      } else if constexpr (H == TiledHaloCode::kWithin) {
+        if (face && j2 < slices)  // the tile's next plane (its first: when the next tile starts)
+          tiled_halo_patch_within<S>(l, taps_s, tile0 + next * l.tile_floats, &barriers[next],
+                                     ((step + 1) >> 1) & 1u, tid);
+      }
       __syncthreads();  // plane p's buffer is free for the plane after next
     }
     tiled_store<S>(g, out, t, acc, tx, ty);

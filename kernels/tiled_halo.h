@@ -375,6 +375,54 @@ NDCONV_HD void tiled_halo_patch_unstaged(const Geometry& g, const TiledLayout& l
   bulk_fence_shared();  // these writes come before the copy engine refills the buffer
 }
 
+/// The halo code a tiled kernel is compiled with (tiled_kernel's H). kAny: every halo mode,
+/// chosen per launch from the layout (the dispatch table's kernels), the face tiles' halo patched
+/// by a walk that tests every plane of every tile (tiled_halo_advance). kNone: launches without a
+/// halo (zero boundary, padded input, border kernel), no halo code at all. kWithin: launches whose
+/// halo is copied within the plane buffer (local or wrap; tiled_halo_copy_local): whether the
+/// tile has a halo is worked out once per tile, its first plane patched when the tile starts and
+/// the others at the end of the iteration before theirs (tiled_halo_patch_within), so a tile
+/// without one spends nothing on it. The fixed-row kernels come in kNone and kWithin forms: with
+/// one kernel for both, every plane of every tile of a launch with a halo spent ~23 instructions
+/// per warp on the walk's tests and the tile after the last plane another ~45 (Nsight Compute,
+/// seventeenth pass), and cutting them in that kernel re-scheduled the zero launch's plane loop.
+enum class TiledHaloCode { kAny, kNone, kWithin };
+
+/// Whether a kernel compiled with halo code H serves layout l with plane loads `loads`
+/// (TiledPlaneLoads).
+template <TiledHaloCode H>
+NDCONV_HD bool tiled_halo_code_fits(const TiledLayout& l, int loads) {
+  if constexpr (H == TiledHaloCode::kNone)
+    return l.halo_slots == 0;
+  if constexpr (H == TiledHaloCode::kWithin)
+    return loads == kTiledBulk && l.halo_slots > 0 && l.halo_local && !l.halo_staged;
+  return true;
+}
+
+/// kWithin: a face tile's first plane, in `tile` (its bulk copy completes phase `parity` of
+/// `barrier`) once the tile starts: thread tid lists its halo elements and copies them within the
+/// plane once the copy has landed. A block barrier must follow before the compute phase.
+template <typename S>
+NDCONV_HD void tiled_halo_start_within(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
+                                       float* shared, float* tile, uint64_t* barrier,
+                                       unsigned parity, int tid) {
+  tiled_halo_list<S>(g, l, t, shared, tid);
+  bulk_wait(barrier, parity);
+  tiled_halo_copy_local<S>(l, shared, tile, tid);
+  bulk_fence_shared();  // these writes come before the copy engine refills the buffer
+}
+
+/// kWithin: a face tile's next plane, in `tile` (phase `parity` of `barrier`), at the end of the
+/// iteration on the plane before it: thread tid's listed elements copied within the plane once
+/// its copy has landed. The block barrier that ends the iteration publishes them.
+template <typename S>
+NDCONV_HD void tiled_halo_patch_within(const TiledLayout& l, float* shared, float* tile,
+                                       uint64_t* barrier, unsigned parity, int tid) {
+  bulk_wait(barrier, parity);
+  tiled_halo_copy_local<S>(l, shared, tile, tid);
+  bulk_fence_shared();
+}
+
 /// Plane (j2, s) of a tile, s < per_slice, stepped on by one; false when it passes the tile's last
 /// (it is then the next tile's first).
 NDCONV_HD bool tiled_next_plane(int& j2, int& s, int per_slice, int slices) {

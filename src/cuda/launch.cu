@@ -97,12 +97,13 @@ using TiledFitsFn = bool (*)(const Geometry&);
 
 // `after_kernel`: `in` is the output of the kernel launched just before on `stream`
 // (dependent_launch.h).
-template <typename S, typename R = kernels::TiledRowsAny>
+template <typename S, typename R = kernels::TiledRowsAny,
+          kernels::TiledHaloCode H = kernels::TiledHaloCode::kAny>
 void launch_tiled(int device, bool after_kernel, dim3 grid, dim3 block, int shared_bytes,
                   cudaStream_t stream, const Geometry& g, const kernels::TiledLayout& l,
                   const float* in, float* out, const float* taps, const kernels::TiledMaps& maps,
                   int bulk, int taps_laid_out) {
-  launch_kernel(device, after_kernel, &kernels::tiled_kernel<S, R>, grid, block, shared_bytes,
+  launch_kernel(device, after_kernel, &kernels::tiled_kernel<S, R, H>, grid, block, shared_bytes,
                 stream, g, l, in, out, taps, maps, bulk, taps_laid_out);
 }
 
@@ -162,19 +163,31 @@ const TiledEntry kTiledTable[] = {
 
 // The lead-tap shape's kernels whose row code is fixed for one filter width
 // (kernels::TiledFixedRowsList, with the measurements): a launch of that shape takes the one whose
-// row code fits its geometry (kernels::tiled_rows_fit), else the entry's kernel.
+// row code fits its geometry (kernels::tiled_rows_fit) and whose halo code its layout
+// (kernels::tiled_halo_code_fits: none, or copied within the plane), else the entry's kernel.
+// Each width comes twice: kNone (zero boundary, padded input) and kWithin (replicate, mirror,
+// periodic from the wrap boxes). H100 80GB HBM3, CUDA 13.0, 256^3 with 5^3 taps (eighteenth pass,
+// docs/performance.md): zero 0.129 ms (50.3% of the measured FMA peak); replicate/mirror/periodic
+// +5.5/+6.0/+8.7% over zero, from +8.5-9.4/+8.9-9.4/+10.5-11.1% with one kernel for every halo.
 struct TiledFixedRows {
   bool (*fits)(const Geometry&, const kernels::TiledLayout&);
+  bool (*halo_fits)(const kernels::TiledLayout&, int);
   const void* kernel;
   TiledLaunch launch;
 };
 
+template <typename S, typename R, kernels::TiledHaloCode H>
+TiledFixedRows tiled_fixed_rows_entry() {
+  return {&kernels::tiled_rows_fit<S, R>, &kernels::tiled_halo_code_fits<H>,
+          reinterpret_cast<const void*>(&kernels::tiled_kernel<S, R, H>), &launch_tiled<S, R, H>};
+}
+
 template <typename... R>
-std::array<TiledFixedRows, sizeof...(R)> tiled_fixed_rows_table(std::tuple<R...>*) {
+std::array<TiledFixedRows, 2 * sizeof...(R)> tiled_fixed_rows_table(std::tuple<R...>*) {
   using S = kernels::TiledLeadShape;
-  return {TiledFixedRows{&kernels::tiled_rows_fit<S, R>,
-                         reinterpret_cast<const void*>(&kernels::tiled_kernel<S, R>),
-                         &launch_tiled<S, R>}...};
+  using kernels::TiledHaloCode;
+  return {tiled_fixed_rows_entry<S, R, TiledHaloCode::kNone>()...,
+          tiled_fixed_rows_entry<S, R, TiledHaloCode::kWithin>()...};
 }
 const auto kTiledFixedTable =
     tiled_fixed_rows_table(static_cast<kernels::TiledFixedRowsList*>(nullptr));
@@ -732,19 +745,21 @@ int64_t resident_blocks(int device, int blocks_per_sm) {
 }
 
 // The lead-tap shape's kernel whose row code is the filter width of `lg` (kTiledFixedTable), for
-// entry e's launch with layout l, `shared_bytes` of shared memory and the entry's resources `v`:
-// where one is compiled and it holds as many blocks per SM (null: the entry's kernel). It may use
+// entry e's launch with layout l, `plane_loads` (kernels::TiledPlaneLoads), `shared_bytes` of
+// shared memory and the entry's resources `v`: where one is compiled, its halo code serves the
+// launch (none, or copied within the plane: a staged or fetched halo takes the entry's kernel) and
+// it holds as many blocks per SM (null: the entry's kernel). It may use
 // kTiledFixedRowsLocalBytes of local memory (cuda_backend.h): ptxas spills 20-24 bytes in each
 // (CUDA 13.0, sm_90, at the shape's 96-register cap), stored and loaded once per tile where it
 // stores its outputs and takes the next (cuobjdump, sixteenth pass), never in a plane's work;
 // measured with them, they are faster than the entry's kernel, which spills nothing.
 const TiledFixedRows* tiled_fixed_rows(int device, const TiledEntry& e, const Geometry& lg,
-                                       const kernels::TiledLayout& l, int shared_bytes,
-                                       const KernelVariant& v) {
+                                       const kernels::TiledLayout& l, int plane_loads,
+                                       int shared_bytes, const KernelVariant& v) {
   if (!e.leads || !tiled_fixed_rows_enabled())
     return nullptr;
   for (const TiledFixedRows& f : kTiledFixedTable) {
-    if (!f.fits(lg, l))
+    if (!f.fits(lg, l) || !f.halo_fits(l, plane_loads))
       continue;
     const bool fits_shared = shared_bytes <= opt_in_dynamic_shared_memory(device, f.kernel);
     const KernelVariant fv = query_variant(device, f.kernel, e.ko, e.threads, shared_bytes);
@@ -807,7 +822,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const int plane_loads = !bulk_planes
                               ? kernels::kTiledThreadCopies
                               : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
-  const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, s.shared_bytes, v);
+  const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, plane_loads, s.shared_bytes, v);
   const bool fixed_rows = fixed != nullptr;
   const TiledLaunch launch = fixed_rows ? fixed->launch : e.launch;
   const void* kernel = fixed_rows ? fixed->kernel : e.kernel;

@@ -85,9 +85,11 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). `halo_mode` replaces
 /// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode, with the opposite
 /// faces' boxes where they serve). R: the compute phase's
-/// row code (kernels::TiledRowsFixed: the caller checks kernels::tiled_rows_fit). Shared memory is
-/// one host buffer per block, poisoned with NaN.
-template <typename S, typename R = kernels::TiledRowsAny>
+/// row code (kernels::TiledRowsFixed: the caller checks kernels::tiled_rows_fit). H: the halo code
+/// (kernels::TiledHaloCode; a layout it does not serve throws). Shared memory is one host buffer
+/// per block, poisoned with NaN.
+template <typename S, typename R = kernels::TiledRowsAny,
+          kernels::TiledHaloCode H = kernels::TiledHaloCode::kAny>
 void emulate_tiled(const kernels::Geometry& original, const float* in, float* out,
                    const float* original_taps, bool small_grid = false, bool bulk = false,
                    bool taps_laid_out = false, bool zero_faces = false,
@@ -114,6 +116,10 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
         S::kThreads,
         halo_mode.value_or(cuda_backend::tiled_halo_mode(g, l, S::kTileX, S::BY, S::KO, true)));
   }
+  const int plane_loads = !bulk ? kernels::kTiledThreadCopies
+                                : (zero_faces ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
+  if (!kernels::tiled_halo_code_fits<H>(l, plane_loads))
+    throw std::invalid_argument("the halo code does not serve this launch");
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
   std::vector<float> shared(static_cast<size_t>(l.total_floats),
@@ -159,13 +165,15 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
     unsigned step = 0;
     if (bulk) {
       kernels::tiled_bulk_load_plane<S>(g, l, no_maps, in, tiles_s[0], nullptr, t, 0, 0);
-      if (l.halo_staged && kernels::tiled_halo_needed(l, t)) {
-        for (int tid = 0; tid < S::kThreads; ++tid) {
-          kernels::tiled_halo_list<S>(g, l, t, taps_s, tid);
-          kernels::tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
+      if (H == kernels::TiledHaloCode::kAny) {
+        if (l.halo_staged && kernels::tiled_halo_needed(l, t)) {
+          for (int tid = 0; tid < S::kThreads; ++tid) {
+            kernels::tiled_halo_list<S>(g, l, t, taps_s, tid);
+            kernels::tiled_halo_fetch<S>(g, l, in, taps_s, t, 0, 0, 0, nullptr, tid);
+          }
         }
+        advance(t, block, 0, step);
       }
-      advance(t, block, 0, step);
     }
     for (int tile_index = block; tile_index < tiles; tile_index += grid) {
       t = kernels::tiled_origin<S>(l, tile_index);
@@ -176,6 +184,14 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
           kernels::tiled_load_maps<S>(g, l, t, maps.data(), tid);
         for (int tid = 0; tid < S::kThreads; ++tid)
           kernels::tiled_load_plane<S>(g, l, in, tiles_s[step & 1], maps.data(), t, 0, tid);
+      }
+      // kWithin: a face tile's first plane patched as it starts, its others at the end of the
+      // iteration before theirs (the host waits for no copy: the barriers are never read).
+      const bool face = H == kernels::TiledHaloCode::kWithin && kernels::tiled_halo_needed(l, t);
+      if (face) {
+        for (int tid = 0; tid < S::kThreads; ++tid)
+          kernels::tiled_halo_start_within<S>(g, l, t, taps_s, tiles_s[step & 1],
+                                              &barriers[step & 1], 0, tid);
       }
       for (int p = 0; p < planes; ++p, ++step) {
         const int current = step & 1, next = current ^ 1;
@@ -195,8 +211,12 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
           kernels::tiled_compute_plane<S, R>(g, l, taps_s, tiles_s[current], thread_acc(tid),
                                              p / per_slice, p % per_slice, tid % S::BX,
                                              tid / S::BX);
-        if (bulk)
+        if (bulk && H == kernels::TiledHaloCode::kAny)
           advance(t, tile_index, p + 1, step + 1);
+        if (face && p + 1 < planes) {
+          for (int tid = 0; tid < S::kThreads; ++tid)
+            kernels::tiled_halo_patch_within<S>(l, taps_s, tiles_s[next], &barriers[next], 0, tid);
+        }
       }
       for (int tid = 0; tid < S::kThreads; ++tid)
         kernels::tiled_store<S>(g, out, t, thread_acc(tid), tid % S::BX, tid / S::BX);

@@ -364,6 +364,9 @@ TEST(TiledHalo, WrapBoxesWhereEachTileWrapsOnce) {
 // TiledFixedRowsList): each fits exactly one of the odd widths 3..15 of the same region, every such
 // width has one, and its row code gives the reference's result for every boundary, blocks walking
 // several tiles or one each; the widths along the other axes vary (the row code fixes only x's).
+// Each is compiled with the halo code of the launches it serves (kernels::TiledHaloCode): none
+// for zero, copied within the plane for the others (replicate and mirror locally, periodic from
+// the wrap boxes, all of which these shapes have).
 template <typename R>
 void check_fixed_rows(std::vector<int>& widths_served) {
   using S = kernels::TiledLeadShape;
@@ -384,8 +387,14 @@ void check_fixed_rows(std::vector<int>& widths_served) {
       for (const bool small_grid : {false, true}) {
         DenseCase c(shape, b, Operation::Correlation, OutputRegion::Same);
         const std::vector<float> tap_rows = cuda_backend::tiled_tap_rows(c.problem);
-        emulate_tiled<S, R>(cuda_backend::tiled_geometry(c.problem), c.in.data(), c.out.data(),
-                            tap_rows.data(), small_grid, true, true);
+        const kernels::Geometry cg = cuda_backend::tiled_geometry(c.problem);
+        if (b == Boundary::Zero) {
+          emulate_tiled<S, R, kernels::TiledHaloCode::kNone>(
+              cg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true);
+        } else {
+          emulate_tiled<S, R, kernels::TiledHaloCode::kWithin>(
+              cg, c.in.data(), c.out.data(), tap_rows.data(), small_grid, true, true);
+        }
         EXPECT_LT(relative_l2_error(c.out, c.ref), kTolerance)
             << shape << " " << to_string(b) << (small_grid ? " small grid" : "")
             << " seed=" << c.seed;

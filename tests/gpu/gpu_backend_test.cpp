@@ -619,30 +619,47 @@ TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
 
 // The lead-tap shape's launches take the kernel whose row code is fixed for their filter width
 // (3, 5, ..., 15 taps along x: kernels::TiledFixedRowsList) unless NDCONV_CUDA_TILED_FIXED=off, and
-// other widths the shape's kernel for every width; all against the reference.
+// other widths the shape's kernel for every width; with zero, without halo code, with mirror and
+// periodic (wrap boxes), with the halo copied within the plane; periodic with a fetched halo
+// (NDCONV_CUDA_TILED_WRAP=off; or a padded input there, without halo code) takes the shape's
+// kernel. All against the reference.
 TEST(CudaDense, FixedRowCodeForOddWidthsUpTo15) {
   NDCONV_REQUIRE_GPU();
   if (cuda_status().devices.at(0).compute_capability_major < 9)
     GTEST_SKIP() << "lead taps come with the bulk copy (compute capability 9.0)";
   for (const int k0 : {3, 5, 11, 15, 17}) {
-    for (const bool off : {false, true}) {
-      const ShapeCase s{3, {96, 64, 20, 1}, {k0, 5, 3, 1}};
-      const uint64_t seed = fresh_seed();
-      const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
-      const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
-      const Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 0);
-      if (off)
-        ::setenv("NDCONV_CUDA_TILED_FIXED", "off", 1);
-      RunReport r;
-      const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-      ::unsetenv("NDCONV_CUDA_TILED_FIXED");
-      const DenseFilter f{s.dims, s.filter, taps.data()};
-      const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
-                                       Operation::Correlation, Boundary::Zero, OutputRegion::Same);
-      EXPECT_LT(relative_l2_error(out, ref), kTolerance) << k0 << " seed=" << seed;
-      const std::string plan = dense_plan(r);
-      EXPECT_NE(plan.find("tiled"), std::string::npos) << plan;
-      EXPECT_EQ(plan.find(" rows fixed") != std::string::npos, k0 <= 15 && !off) << plan;
+    for (const Boundary b : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
+      for (const std::string setting : {"", "fixed off", "wrap off"}) {
+        if (setting == "wrap off" && b != Boundary::Periodic)
+          continue;
+        const ShapeCase s{3, {96, 64, 20, 1}, {k0, 5, 3, 1}};
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+        const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+        const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
+        if (setting == "fixed off")
+          ::setenv("NDCONV_CUDA_TILED_FIXED", "off", 1);
+        if (setting == "wrap off")
+          ::setenv("NDCONV_CUDA_TILED_WRAP", "off", 1);
+        RunReport r;
+        const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+        ::unsetenv("NDCONV_CUDA_TILED_FIXED");
+        ::unsetenv("NDCONV_CUDA_TILED_WRAP");
+        const DenseFilter f{s.dims, s.filter, taps.data()};
+        const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                         Operation::Correlation, b, OutputRegion::Same);
+        const std::string plan = dense_plan(r);
+        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+            << k0 << " " << to_string(b) << " " << setting << " seed=" << seed << "\n"
+            << plan;
+        EXPECT_NE(plan.find("tiled"), std::string::npos) << plan;
+        // Without the wrap boxes, periodic fetches its halo (the shape's kernel) or pads the
+        // input (no halo code).
+        const bool fetched = plan.find(" halo") != std::string::npos && setting == "wrap off";
+        EXPECT_EQ(plan.find(" rows fixed") != std::string::npos,
+                  k0 <= 15 && setting != "fixed off" && !fetched)
+            << to_string(b) << " " << setting << ": " << plan;
+      }
     }
   }
 }
@@ -827,7 +844,9 @@ TEST(CudaResources, NoInstantiationSpills) {
                 v.block_threads, v.occupancy);
   }
   const auto tiled = cuda_backend::tiled_variants(0);
-  ASSERT_EQ(tiled.size(), 8u + 7u);  // the table's, and the fixed row code of 3, 5, ..., 15 taps
+  // The table's, and the fixed row code of 3, 5, ..., 15 taps without a halo and with one copied
+  // within the plane.
+  ASSERT_EQ(tiled.size(), 8u + 2u * 7u);
   for (size_t i = 0; i < tiled.size(); ++i) {
     const auto& v = tiled[i];
     // The fixed-row kernels spill a little, once per tile (cuda_backend.h).
