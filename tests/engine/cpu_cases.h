@@ -12,6 +12,7 @@
 
 #include "cpu/isa_dispatch.h"
 #include "ndconv/types.h"
+#include "scoped_env.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -89,31 +90,6 @@ inline Index filter_extent(FilterCase c, int dims, const Index& volume, int64_t 
   }
   return k;
 }
-
-/// Sets an environment variable for a scope and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      had_old_ = true;
-      old_ = old;
-    }
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_old_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  bool had_old_ = false;
-  std::string old_;
-};
 
 /// Selects one instruction set of the CPU backend (NDCONV_CPU_ISA) for a scope.
 class ScopedIsa : public ScopedEnv {

@@ -13,6 +13,7 @@
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
+#include "scoped_env.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -42,10 +43,10 @@ std::vector<float> gpu_separable(const ShapeCase& s, const std::vector<float>& i
   o.operation = op;
   o.boundary = b;
   o.region = region;
+  ScopedEnvs env;
   if (kernels[0] != '\0')
-    ::setenv("NDCONV_CUDA_SEPARABLE", kernels, 1);
+    env.set("NDCONV_CUDA_SEPARABLE", kernels);
   report = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent), o);
-  ::unsetenv("NDCONV_CUDA_SEPARABLE");
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
+#include "scoped_env.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -116,13 +117,13 @@ INSTANTIATE_TEST_SUITE_P(AllKo, CudaDense,
 
 class CudaSeparable : public ::testing::TestWithParam<Param> {};
 
-/// Sets NDCONV_CUDA_SEPARABLE for the lifetime of the object (unset for an empty value).
+/// Sets NDCONV_CUDA_SEPARABLE for the lifetime of the object (left as it is for an empty value).
 struct SeparableKernelsEnv {
   explicit SeparableKernelsEnv(const char* value) {
     if (value[0] != '\0')
-      ::setenv("NDCONV_CUDA_SEPARABLE", value, 1);
+      env.set("NDCONV_CUDA_SEPARABLE", value);
   }
-  ~SeparableKernelsEnv() { ::unsetenv("NDCONV_CUDA_SEPARABLE"); }
+  ScopedEnvs env;
 };
 
 // KO 0 (the rule): the default kernels (the column kernel, x fused into the first other pass);
@@ -235,13 +236,13 @@ TEST(CudaSeparable, FusedRowsByBulkCopy) {
           s.volume[0] == 256 ? reference_separable_passes(in_view, f, Operation::Correlation, b)
                              : reference_separable(in_view, f, Operation::Correlation, b, c.region);
       for (bool off : {false, true}) {
+        ScopedEnvs env;
         if (off)
-          ::setenv("NDCONV_CUDA_COLUMN_BULK", "off", 1);
+          env.set("NDCONV_CUDA_COLUMN_BULK", "off");
         std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
         poison(out);
         const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
                                              cuda_options(Operation::Correlation, b, c.region, 0));
-        ::unsetenv("NDCONV_CUDA_COLUMN_BULK");
         EXPECT_LT(relative_l2_error(out, ref), kTolerance)
             << s << " " << to_string(b) << " " << to_string(c.region) << " bulk off " << off
             << " seed=" << seed;
@@ -356,10 +357,12 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
         EXPECT_NE(r.outputs_per_thread_reason.find(rows), std::string::npos)
             << r.outputs_per_thread_reason;
 
-        ::setenv("NDCONV_CUDA_DENSE_KERNEL", "blocked", 1);
         RunReport rb;
-        const std::vector<float> out_blocked = gpu_dense(s, in, taps, o, &rb);
-        ::unsetenv("NDCONV_CUDA_DENSE_KERNEL");
+        std::vector<float> out_blocked;
+        {
+          const ScopedEnv blocked("NDCONV_CUDA_DENSE_KERNEL", "blocked");
+          out_blocked = gpu_dense(s, in, taps, o, &rb);
+        }
         EXPECT_LT(relative_l2_error(out_blocked, ref), kTolerance) << s << " blocked";
         notes.clear();
         for (const std::string& n : rb.notes)
@@ -367,10 +370,12 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
         EXPECT_NE(notes.find("dense plan: blocked"), std::string::npos) << notes;
 
         if (ko == 0) {  // the TX 16 experiment (64 block rows), automatic KO only
-          ::setenv("NDCONV_CUDA_TILED_TX", "16", 1);
           RunReport rw;
-          const std::vector<float> out_wide = gpu_dense(s, in, taps, o, &rw);
-          ::unsetenv("NDCONV_CUDA_TILED_TX");
+          std::vector<float> out_wide;
+          {
+            const ScopedEnv wide("NDCONV_CUDA_TILED_TX", "16");
+            out_wide = gpu_dense(s, in, taps, o, &rw);
+          }
           EXPECT_LT(relative_l2_error(out_wide, ref), kTolerance) << s << " TX 16";
           notes.clear();
           for (const std::string& n : rw.notes)
@@ -434,24 +439,21 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           const bool force_copy = mode == "copy";
           if (mode != "" && mode != "full grid" && mode != "copy" && b == Boundary::Zero)
             continue;
+          ScopedEnvs env;
           if (force_copy)
-            ::setenv("NDCONV_CUDA_TILED_LOAD", "copy", 1);
+            env.set("NDCONV_CUDA_TILED_LOAD", "copy");
           if (mode == "full grid")
-            ::setenv("NDCONV_CUDA_TILED_GRID", "full", 1);
+            env.set("NDCONV_CUDA_TILED_GRID", "full");
           if (mode == "pad" || mode == "border" || mode == "no pad")
-            ::setenv("NDCONV_CUDA_TILED_HALO", "off", 1);
+            env.set("NDCONV_CUDA_TILED_HALO", "off");
           if (mode == "pad" || mode == "no pad")
-            ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
+            env.set("NDCONV_CUDA_TILED_BORDER", "off");
           if (mode == "border")
-            ::setenv("NDCONV_CUDA_TILED_BORDER", "on", 1);
+            env.set("NDCONV_CUDA_TILED_BORDER", "on");
           if (mode == "no pad")
-            ::setenv("NDCONV_CUDA_TILED_PAD", "off", 1);
+            env.set("NDCONV_CUDA_TILED_PAD", "off");
           RunReport r;
           const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-          for (const char* v :
-               {"NDCONV_CUDA_TILED_LOAD", "NDCONV_CUDA_TILED_GRID", "NDCONV_CUDA_TILED_HALO",
-                "NDCONV_CUDA_TILED_BORDER", "NDCONV_CUDA_TILED_PAD"})
-            ::unsetenv(v);
           std::string notes;
           for (const std::string& n : r.notes)
             notes += n + "\n";
@@ -526,17 +528,15 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
                                      Operation::Correlation, b, OutputRegion::Same);
     for (const std::string expected : {" halo", " halo fetched", " border", " padded"}) {
       const bool halo = expected.rfind(" halo", 0) == 0;
+      ScopedEnvs env;
       if (!halo)
-        ::setenv("NDCONV_CUDA_TILED_HALO", "off", 1);
+        env.set("NDCONV_CUDA_TILED_HALO", "off");
       if (expected == " padded")
-        ::setenv("NDCONV_CUDA_TILED_BORDER", "off", 1);
+        env.set("NDCONV_CUDA_TILED_BORDER", "off");
       if (expected == " halo fetched")
-        ::setenv("NDCONV_CUDA_TILED_WRAP", "off", 1);
+        env.set("NDCONV_CUDA_TILED_WRAP", "off");
       RunReport r;
       const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-      ::unsetenv("NDCONV_CUDA_TILED_HALO");
-      ::unsetenv("NDCONV_CUDA_TILED_BORDER");
-      ::unsetenv("NDCONV_CUDA_TILED_WRAP");
       std::string notes;
       for (const std::string& n : r.notes)
         notes += n + "\n";
@@ -587,10 +587,12 @@ TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
     const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
     const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
     const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
-    ::setenv("NDCONV_CUDA_TILED_GRID", "full", 1);
     RunReport full_report;
-    const std::vector<float> full = gpu_dense(s, in, taps, o, &full_report);
-    ::unsetenv("NDCONV_CUDA_TILED_GRID");
+    std::vector<float> full;
+    {
+      const ScopedEnv full_grid("NDCONV_CUDA_TILED_GRID", "full");
+      full = gpu_dense(s, in, taps, o, &full_report);
+    }
     ASSERT_EQ(dense_plan_grid(full_report), 2624) << dense_plan(full_report);
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
@@ -637,14 +639,13 @@ TEST(CudaDense, FixedRowCodeForOddWidthsUpTo15) {
         const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
         const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
         const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
+        ScopedEnvs env;
         if (setting == "fixed off")
-          ::setenv("NDCONV_CUDA_TILED_FIXED", "off", 1);
+          env.set("NDCONV_CUDA_TILED_FIXED", "off");
         if (setting == "wrap off")
-          ::setenv("NDCONV_CUDA_TILED_WRAP", "off", 1);
+          env.set("NDCONV_CUDA_TILED_WRAP", "off");
         RunReport r;
         const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-        ::unsetenv("NDCONV_CUDA_TILED_FIXED");
-        ::unsetenv("NDCONV_CUDA_TILED_WRAP");
         const DenseFilter f{s.dims, s.filter, taps.data()};
         const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                          Operation::Correlation, b, OutputRegion::Same);
@@ -681,10 +682,13 @@ TEST(CudaTaps, RepeatedAndChangedTapsReachTheKernels) {
   const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
   const Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 0);
   auto check_dense = [&](const std::vector<float>& taps, const char* kernel, const char* what) {
-    if (kernel[0] != '\0')
-      ::setenv("NDCONV_CUDA_DENSE_KERNEL", kernel, 1);
-    const std::vector<float> out = gpu_dense(s, in, taps, o);
-    ::unsetenv("NDCONV_CUDA_DENSE_KERNEL");
+    std::vector<float> out;
+    {
+      ScopedEnvs env;
+      if (kernel[0] != '\0')
+        env.set("NDCONV_CUDA_DENSE_KERNEL", kernel);
+      out = gpu_dense(s, in, taps, o);
+    }
     const DenseFilter f{s.dims, s.filter, taps.data()};
     EXPECT_LT(relative_l2_error(out, reference_dense(in_view, f, Operation::Correlation,
                                                      Boundary::Zero, OutputRegion::Same)),
@@ -773,10 +777,12 @@ TEST_P(CudaSlabs, EqualOnePass) {
 
   o.device_memory_cap = 0;
   o.progress = nullptr;
-  ::setenv("NDCONV_DEVICE_MEMORY_CAP", (std::to_string(cap / 1024) + "K").c_str(), 1);
   RunReport by_env_report;
-  const std::vector<float> by_env = gpu_dense(s, in, taps, o, &by_env_report);
-  ::unsetenv("NDCONV_DEVICE_MEMORY_CAP");
+  std::vector<float> by_env;
+  {
+    const ScopedEnv cap_env("NDCONV_DEVICE_MEMORY_CAP", (std::to_string(cap / 1024) + "K").c_str());
+    by_env = gpu_dense(s, in, taps, o, &by_env_report);
+  }
   EXPECT_GT(by_env_report.slabs, 2);
 
   const DenseFilter f{s.dims, s.filter, taps.data()};

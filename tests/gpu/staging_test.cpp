@@ -12,6 +12,7 @@
 #include "cuda/staging.h"
 #include "emulate.h"
 #include "reference.h"
+#include "scoped_env.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -30,14 +31,17 @@ TEST(Staging, ParsesMemorySizes) {
 
 TEST(Staging, MemoryCapPrefersTheOption) {
   Options o;
-  ::setenv("NDCONV_DEVICE_MEMORY_CAP", "2M", 1);
-  EXPECT_EQ(cuda_backend::memory_cap(o), 2u << 20);
-  o.device_memory_cap = 1000;
-  EXPECT_EQ(cuda_backend::memory_cap(o), 1000u);
-  o.device_memory_cap = 0;
-  ::setenv("NDCONV_DEVICE_MEMORY_CAP", "lots", 1);
-  EXPECT_THROW(cuda_backend::memory_cap(o), InvalidArgument);
-  ::unsetenv("NDCONV_DEVICE_MEMORY_CAP");
+  {
+    ScopedEnvs env;
+    env.set("NDCONV_DEVICE_MEMORY_CAP", "2M");
+    EXPECT_EQ(cuda_backend::memory_cap(o), 2u << 20);
+    o.device_memory_cap = 1000;
+    EXPECT_EQ(cuda_backend::memory_cap(o), 1000u);
+    o.device_memory_cap = 0;
+    env.set("NDCONV_DEVICE_MEMORY_CAP", "lots");
+    EXPECT_THROW(cuda_backend::memory_cap(o), InvalidArgument);
+  }
+  ::unsetenv("NDCONV_DEVICE_MEMORY_CAP");  // neither the option nor the variable
   EXPECT_EQ(cuda_backend::memory_cap(o), 0u);
 }
 
