@@ -399,19 +399,6 @@ NDCONV_HD bool tiled_halo_code_fits(const TiledLayout& l, int loads) {
   return true;
 }
 
-/// kWithin: a face tile's first plane, in `tile` (its bulk copy completes phase `parity` of
-/// `barrier`) once the tile starts: thread tid lists its halo elements and copies them within the
-/// plane once the copy has landed. A block barrier must follow before the compute phase.
-template <typename S>
-NDCONV_HD void tiled_halo_start_within(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
-                                       float* shared, float* tile, uint64_t* barrier,
-                                       unsigned parity, int tid) {
-  tiled_halo_list<S>(g, l, t, shared, tid);
-  bulk_wait(barrier, parity);
-  tiled_halo_copy_local<S>(l, shared, tile, tid);
-  bulk_fence_shared();  // these writes come before the copy engine refills the buffer
-}
-
 /// kWithin: a face tile's next plane, in `tile` (phase `parity` of `barrier`), at the end of the
 /// iteration on the plane before it: thread tid's listed elements copied within the plane once
 /// its copy has landed. The block barrier that ends the iteration publishes them.
@@ -420,7 +407,18 @@ NDCONV_HD void tiled_halo_patch_within(const TiledLayout& l, float* shared, floa
                                        uint64_t* barrier, unsigned parity, int tid) {
   bulk_wait(barrier, parity);
   tiled_halo_copy_local<S>(l, shared, tile, tid);
-  bulk_fence_shared();
+  bulk_fence_shared();  // these writes come before the copy engine refills the buffer
+}
+
+/// kWithin: a face tile's first plane, in `tile` (its bulk copy completes phase `parity` of
+/// `barrier`) once the tile starts: thread tid lists its halo elements, then patches the plane as
+/// tiled_halo_patch_within does. A block barrier must follow before the compute phase.
+template <typename S>
+NDCONV_HD void tiled_halo_start_within(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
+                                       float* shared, float* tile, uint64_t* barrier,
+                                       unsigned parity, int tid) {
+  tiled_halo_list<S>(g, l, t, shared, tid);
+  tiled_halo_patch_within<S>(l, shared, tile, barrier, parity, tid);
 }
 
 /// Plane (j2, s) of a tile, s < per_slice, stepped on by one; false when it passes the tile's last

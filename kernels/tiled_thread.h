@@ -597,6 +597,12 @@ NDCONV_HD void tiled_bulk_box(const Geometry& g, const TileOrigin& t, int j2, in
 /// outputs that read them the border kernel then corrects (border_thread.h).
 enum TiledPlaneLoads : int { kTiledThreadCopies = 0, kTiledBulk = 1, kTiledBulkZeroFaces = 2 };
 
+/// The plane loads of a launch by bulk copy or not, with the faces' zeros left for the border
+/// kernel or not.
+NDCONV_HD constexpr TiledPlaneLoads tiled_plane_loads(bool bulk, bool zero_faces) {
+  return !bulk ? kTiledThreadCopies : (zero_faces ? kTiledBulkZeroFaces : kTiledBulk);
+}
+
 /// TX consecutive floats of shared memory (16-byte aligned) into registers.
 template <int TX>
 NDCONV_HD void tiled_read(float (&v)[TX], const float* p) {

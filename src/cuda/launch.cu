@@ -819,9 +819,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   if (loads.border)
     upload_taps(device, tiled_tap_rows(p), true, stream);
   // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
-  const int plane_loads = !bulk_planes
-                              ? kernels::kTiledThreadCopies
-                              : (loads.border ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
+  const int plane_loads = kernels::tiled_plane_loads(bulk_planes, loads.border);
   const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, plane_loads, s.shared_bytes, v);
   const bool fixed_rows = fixed != nullptr;
   const TiledLaunch launch = fixed_rows ? fixed->launch : e.launch;

@@ -116,9 +116,7 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
         S::kThreads,
         halo_mode.value_or(cuda_backend::tiled_halo_mode(g, l, S::kTileX, S::BY, S::KO, true)));
   }
-  const int plane_loads = !bulk ? kernels::kTiledThreadCopies
-                                : (zero_faces ? kernels::kTiledBulkZeroFaces : kernels::kTiledBulk);
-  if (!kernels::tiled_halo_code_fits<H>(l, plane_loads))
+  if (!kernels::tiled_halo_code_fits<H>(l, kernels::tiled_plane_loads(bulk, zero_faces)))
     throw std::invalid_argument("the halo code does not serve this launch");
   // The device's dynamic shared memory: poisoned, so reading a float the load phase did not
   // write would show in the result.
