@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ndconv needs from Debian 12's packages (when run as root and something is
-# missing), then configures and builds ndconv in build/. The CUDA toolkit is used when nvcc is
-# found (PATH or /usr/local/cuda); without it ndconv builds CPU-only.
+# missing), then configures and builds ndconv in build/: everything, or only the targets named
+# (e.g. `scripts/setup.sh ndconv`). The CUDA toolkit is used when nvcc is found (PATH or
+# /usr/local/cuda); without it ndconv builds CPU-only.
 # Used by scripts/demo.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +32,6 @@ fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${NDCONV_CMAKE_ARGS:-} >build.configure.log 2>&1 \
   || { cat build.configure.log >&2; exit 1; }
-cmake --build build -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build build -j "$(nproc)" "${targets[@]}"

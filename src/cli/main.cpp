@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "ndconv/engine.h"
 #include "perf_commands.h"
+#include "preview.h"
 #include "progress.h"
 
 namespace {
@@ -92,6 +93,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   ndconv::cli::Progress::install_interrupt_handler();
+  ndconv::cli::set_preview_caption(argc, argv);
   try {
     return run(argc, argv);
   } catch (const ndconv::Aborted&) {
