@@ -1,4 +1,4 @@
-// The register-blocking sweep (issue 5): dimension x volume extents x filter extents x kernel
+// The register-blocking sweep: dimension x volume extents x filter extents x kernel
 // instantiation (family, KO, block shape: points.h) on the GPU, plus the automatic plan as a point
 // of its own; or the CPU backend's blocking factor with --device cpu. Every point is validated
 // against the CPU backend (check.h) before it is timed (gpu.h: warm-up, events, repetitions, L2
@@ -38,7 +38,7 @@ struct SweepConfig {
   std::function<void(const std::vector<Json>& rows)> on_problem_done;
 };
 
-/// The study's grid (issue 5): 2D 4096^2 with 3..17, 3D 256^3 with 3..15, 4D 128^3x16 and
+/// The study's grid: 2D 4096^2 with 3..17, 3D 256^3 with 3..15, 4D 128^3x16 and
 /// 160^3x20 with 3..9 (odd sizes).
 SweepConfig study_config();
 /// A grid that runs in well under a minute on an H100 (and in seconds on the CPU).
