@@ -114,11 +114,8 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, const 
   std::vector<float> out(static_cast<std::size_t>(volume.count()));
   const ConstVolumeView in = make_view(input.data(), volume.dims, volume.extent);
   const VolumeView ov = make_view(out.data(), volume.dims, volume.extent);
-  Options o;
-  o.backend = Backend::Cuda;
+  Options o = run_options(Backend::Cuda, Operation::Correlation, Boundary::Zero);
   o.cuda_device = g.dev;
-  o.operation = Operation::Correlation;
-  o.boundary = Boundary::Zero;
   const Timing call_timing = time_host([&] { report = call(in, ov, o); }, 1, cfg.call_repetitions);
   const double call_err = window_error(check, volume, out);
   if (!(call_err <= cfg.tolerance))
@@ -320,18 +317,11 @@ Json cpu_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& fail
   const double flops = 2.0 * c.fmas();
   const std::size_t n = static_cast<std::size_t>(w.volume.count());
   std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
-  const ConstVolumeView in =
-      make_view(static_cast<const float*>(c.input.data()), w.volume.dims, w.volume.extent);
-  const VolumeView ov = make_view(out.data(), w.volume.dims, w.volume.extent);
-  const DenseFilter f = dense_filter(c);
-  Options o;
-  o.backend = Backend::Cpu;
-  o.operation = Operation::Convolution;
-  o.boundary = Boundary::Replicate;
-  o.threads = cfg.threads;
+  const Options o =
+      run_options(Backend::Cpu, Operation::Convolution, Boundary::Replicate, cfg.threads);
   RunReport rep;
   const Timing t =
-      time_host([&] { rep = filter_dense(in, f, ov, o); }, 1, std::max(3, cfg.call_repetitions));
+      time_host([&] { rep = filter_dense_case(c, out, o); }, 1, std::max(3, cfg.call_repetitions));
   const double s = t.median_ms * 1e-3;
   row.update({{"device_time", timing_json(t)},
               {"voxels_per_s", static_cast<double>(n) / s},

@@ -140,13 +140,6 @@ void set_kernel(Json& row, const std::string& kernel, Json tx, Json ko, const st
   row.update({{"kernel", kernel}, {"tx", std::move(tx)}, {"ko", std::move(ko)}, {"block", block}});
 }
 
-void set_check(Json& row, double err, const CheckPlan& check, bool valid) {
-  row.update({{"status", valid ? "valid" : "invalid"},
-              {"rel_l2_error", err},
-              {"checked_fraction", check.covered_fraction},
-              {"valid", valid}});
-}
-
 void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
                 double copy_bytes_per_s) {
   const double voxels = static_cast<double>(p.volume.count());
@@ -168,9 +161,44 @@ void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
               {"auto_loss_pct", kNaN}});
 }
 
-Json close_problem(std::vector<Json>& rows, std::size_t first, const Problem& p, double fma_flops) {
-  return summarize_problem(rows, first, p.volume.dims, format_shape(p.volume), p.volume.count(),
-                           p.k, fma_flops);
+// Records a point's check against the CPU backend (relative L2 error `err`) and, where it
+// passed, its timing (`time` runs the warm-up and the repetitions); then appends the row.
+void add_point(SweepResult& result, Json row, const SweepConfig& config, const Problem& p,
+               const CheckPlan& check, double err, const gpu::Ceilings& ceil,
+               const std::function<Timing()>& time) {
+  const bool valid = err <= config.tolerance;
+  row.update({{"status", valid ? "valid" : "invalid"},
+              {"rel_l2_error", err},
+              {"checked_fraction", check.covered_fraction},
+              {"valid", valid}});
+  Timing t;
+  if (valid)
+    t = time();
+  else
+    ++result.failures;
+  set_timing(row, p, valid ? &t : nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
+  result.rows.push_back(std::move(row));
+}
+
+// The loop both modes share: each problem's random case (seeded) and CPU check, the points
+// `measure` appends to result.rows, then the problem's summary; on_problem_done after each.
+template <typename Measure>
+std::vector<Json> sweep_problems(const SweepConfig& config, const std::vector<Problem>& problems,
+                                 double fma_flops, SweepResult& result, Measure measure) {
+  std::vector<Json> summaries;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const Problem& p = problems[i];
+    const uint64_t seed = config.seed ? config.seed + i : fresh_seed();
+    const DenseCase c = make_dense_case(p.volume, cube(p.volume.dims, p.k), Boundary::Zero, seed);
+    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+    const std::size_t first = result.rows.size();
+    measure(p, c, check);
+    summaries.push_back(summarize_problem(result.rows, first, p.volume.dims, format_shape(p.volume),
+                                          p.volume.count(), p.k, fma_flops));
+    if (config.on_problem_done)
+      config.on_problem_done(result.rows);
+  }
+  return summaries;
 }
 
 Json config_json(const SweepConfig& c) {
@@ -227,26 +255,19 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
 
   SweepResult result;
-  std::vector<Json> problem_summaries;
   gpu::Timer timer(dev);
   Progress progress(progress_out, static_cast<int>(steps));
-  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    const Problem& pr = problems[pi];
-    const uint64_t seed = config.seed ? config.seed + pi : fresh_seed();
-    const DenseCase c =
-        make_dense_case(pr.volume, cube(pr.volume.dims, pr.k), Boundary::Zero, seed);
-    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+  auto measure = [&](const Problem& pr, const DenseCase& c, const CheckPlan& check) {
     const std::size_t n = static_cast<std::size_t>(pr.volume.count());
     gpu::Buffer din(n), dout(n);
     din.upload(c.input.data(), n);
     const detail::CorrelationProblem prob = dense_problem(c, din.data(), dout.data());
     std::vector<float> host(n);
     std::set<std::string> ran;  // forced kernels already measured (--block-shapes overlaps)
-    const std::size_t first = result.rows.size();
     for (const PointRequest& point :
          sweep_points(variants, pr.volume.dims, config.kos, config.block_shapes)) {
       progress.step(label_of(pr, point.label()));
-      Json row = base_row("gpu", facts.name, pr, point.is_auto, seed);
+      Json row = base_row("gpu", facts.name, pr, point.is_auto, c.seed);
       const cuda_backend::DenseKernelRequest& req = point.request;
       dout.poison();
       cuda_backend::LaunchPlan plan;
@@ -270,33 +291,25 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
       if (!point.is_auto && !ran.insert(timed_point(row).key.label()).second)
         continue;  // the same kernel and shape as an earlier forced point
       dout.download(host.data(), n);
-      const double err = window_error(check, pr.volume, host);
-      const bool valid = err <= config.tolerance;
       const cuda_backend::KernelVariant& res = plan.resources;
       row.update({{"note", plan.reason},
                   {"registers", res.registers_per_thread},
                   {"spill_bytes", res.local_bytes},
                   {"blocks_per_sm", res.blocks_per_sm},
                   {"occupancy", res.occupancy}});
-      set_check(row, err, check, valid);
-      Timing t;
-      if (valid) {
-        t = timer.time([&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
-                       config.warmup, config.repetitions, config.flush_l2);
-      } else {
-        ++result.failures;
-      }
-      set_timing(row, pr, valid ? &t : nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
-      result.rows.push_back(std::move(row));
+      add_point(result, std::move(row), config, pr, check, window_error(check, pr.volume, host),
+                ceil, [&] {
+                  return timer.time(
+                      [&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
+                      config.warmup, config.repetitions, config.flush_l2);
+                });
     }
-    problem_summaries.push_back(close_problem(result.rows, first, pr, ceil.fma_flops));
-    if (config.on_problem_done)
-      config.on_problem_done(result.rows);
-  }
+  };
+  std::vector<Json> summaries = sweep_problems(config, problems, ceil.fma_flops, result, measure);
   progress.finish();
   result.summary =
       sweep_json("gpu", config, {{"device", device_json(facts)}, {"ceilings", ceilings_json(ceil)}},
-                 result, problem_summaries);
+                 result, std::move(summaries));
   return result;
 }
 
@@ -317,60 +330,40 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
   if (factors.empty())
     factors = supported;
-  Options base;
-  base.backend = Backend::Cpu;
-  base.operation = Operation::Correlation;
-  base.boundary = Boundary::Zero;
-  base.threads = config.threads;
+  const Options base =
+      run_options(Backend::Cpu, Operation::Correlation, Boundary::Zero, config.threads);
 
   SweepResult result;
-  std::vector<Json> problem_summaries;
   Progress progress(progress_out, static_cast<int>(problems.size() * (factors.size() + 1)));
   const Json cpu = cpu_json(config.threads);
-  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    const Problem& pr = problems[pi];
-    const uint64_t seed = config.seed ? config.seed + pi : fresh_seed();
-    const DenseCase c =
-        make_dense_case(pr.volume, cube(pr.volume.dims, pr.k), Boundary::Zero, seed);
-    // The reference for the CPU mode is the CPU backend with its automatic factor.
-    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+  gpu::Ceilings none;  // no ceilings are measured on the CPU
+  none.fma_flops = none.copy_bytes_per_s = kNaN;
+  // The check's reference here is the CPU backend with its automatic factor.
+  auto measure = [&](const Problem& pr, const DenseCase& c, const CheckPlan& check) {
     const std::size_t n = static_cast<std::size_t>(pr.volume.count());
     std::vector<float> out(n);
-    const ConstVolumeView in = make_view(c.input.data(), pr.volume.dims, pr.volume.extent);
-    const VolumeView ov = make_view(out.data(), pr.volume.dims, pr.volume.extent);
-    const DenseFilter filter = dense_filter(c);
-    const std::size_t first = result.rows.size();
     // Every factor, then the automatic choice (factor 0) as a point of its own.
     std::vector<int> points = factors;
     points.push_back(0);
     for (int f : points) {
       const bool is_auto = f == 0;
       progress.step(label_of(pr, is_auto ? "auto" : "factor " + std::to_string(f)));
-      Json row = base_row("cpu", text(cpu, "model"), pr, is_auto, seed);
+      Json row = base_row("cpu", text(cpu, "model"), pr, is_auto, c.seed);
       Options o = base;
       o.outputs_per_thread = f;
       std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
-      const RunReport report = filter_dense(in, filter, ov, o);
+      const RunReport report = filter_dense_case(c, out, o);
       set_kernel(row, "cpu", 1, report.outputs_per_thread, "");
-      const double err = window_error(check, pr.volume, out);
-      const bool valid = err <= config.tolerance;
-      set_check(row, err, check, valid);
-      Timing t;
-      if (valid) {
-        t = time_host([&] { filter_dense(in, filter, ov, o); }, config.warmup, config.repetitions);
-      } else {
-        ++result.failures;
-      }
-      set_timing(row, pr, valid ? &t : nullptr, kNaN, kNaN);
-      result.rows.push_back(std::move(row));
+      add_point(result, std::move(row), config, pr, check, window_error(check, pr.volume, out),
+                none, [&] {
+                  return time_host([&] { filter_dense_case(c, out, o); }, config.warmup,
+                                   config.repetitions);
+                });
     }
-    problem_summaries.push_back(close_problem(result.rows, first, pr, kNaN));
-    if (config.on_problem_done)
-      config.on_problem_done(result.rows);
-  }
+  };
+  std::vector<Json> summaries = sweep_problems(config, problems, kNaN, result, measure);
   progress.finish();
-  // Each blocking factor is checked against the CPU backend with its automatic factor.
-  result.summary = sweep_json("cpu", config, {{"cpu", cpu}}, result, problem_summaries);
+  result.summary = sweep_json("cpu", config, {{"cpu", cpu}}, result, std::move(summaries));
   return result;
 }
 
