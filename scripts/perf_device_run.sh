@@ -27,8 +27,9 @@ if [[ -z $bin ]] || ! "$bin" --help >/dev/null 2>&1; then
   cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DNDCONV_WITH_ITK=OFF \
     -DNDCONV_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.txt" 2>&1 \
     || { cat "$out/configure.txt"; exit 1; }
+  grep "ndconv-perf) off" "$out/configure.txt" && exit 1  # says what is missing
   rm -f "$out/configure.txt"
-  cmake --build build-dev -j16 --target ndconv-perf || exit 1
+  cmake --build build-dev -j"$(nproc)" --target ndconv-perf || exit 1
   bin=build-dev/src/perf/ndconv-perf
 fi
 

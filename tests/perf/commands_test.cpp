@@ -10,6 +10,7 @@
 #include "ndconv/engine.h"
 #include "ndconv/errors.h"
 #include "perf/commands.h"
+#include "perf/gpu.h"
 
 namespace ndconv::perf {
 namespace {
@@ -217,6 +218,54 @@ TEST(GpuModes, NoUsableGpuIsAClearErrorWithoutNumbers) {
   std::ostringstream bout, berr;
   EXPECT_EQ(run_bench_command(b, "test", nullptr, bout, berr), kExitNoGpu);
   EXPECT_EQ(bout.str(), "");
+}
+
+TEST(Bench, CpuRowJsonWithItsPeer) {
+  // A stand-in peer that runs the CPU backend on the case it is given (convolution, replicate
+  // boundary, as ITK's filter): the row's peer fields, and the repetitions reaching the peer.
+  int peer_repetitions = 0;
+  const CpuPeer peer = [&](const DenseCase& c, int threads, int repetitions) {
+    peer_repetitions = repetitions;
+    PeerRun run;
+    run.name = "stand-in";
+    run.repetitions = repetitions;
+    run.output.resize(static_cast<std::size_t>(c.volume.count()));
+    run.median_ms = time_host(
+                        [&] {
+                          filter_dense_case(c, run.output,
+                                            run_options(Backend::Cpu, Operation::Convolution,
+                                                        c.boundary, threads));
+                        },
+                        0, repetitions)
+                        .median_ms;
+    return run;
+  };
+  BenchArgs b;
+  b.device = "cpu";
+  b.threads = 2;
+  b.call_repetitions = 1;
+  b.itk_repetitions = 2;
+  b.seed = 7;
+  b.json = "-";
+  std::ostringstream out;
+  bench_command(b, "test", peer, out, nullptr);
+  EXPECT_EQ(peer_repetitions, 2);
+  const Json doc = Json::parse(out.str());
+  EXPECT_EQ(doc["tool"], "ndconv bench");
+  EXPECT_FALSE(doc.contains("ceilings"));  // no GPU row, no ceilings measured
+  EXPECT_EQ(doc["validation_failures"], 0);
+  ASSERT_EQ(doc["workloads"].size(), 1u);
+  const Json& row = doc["workloads"][0];
+  EXPECT_EQ(row["workload"], "cpu3d_7");
+  EXPECT_EQ(row["backend"], "cpu");
+  EXPECT_EQ(row["seed"], "7");
+  EXPECT_GT(number(row["device_time"], "median_ms"), 0.0);
+  EXPECT_GE(row["plan"]["ko"].get<int>(), 1);
+  EXPECT_EQ(row["peer"], "stand-in");
+  EXPECT_EQ(row["peer_repetitions"], 2);
+  EXPECT_LT(number(row, "rel_l2_error_vs_peer"), 1e-6);
+  EXPECT_GT(number(row, "speedup_vs_peer"), 0.0);
+  EXPECT_TRUE(row["target_met"].is_boolean());
 }
 
 TEST(Bench, UnknownWorkloadAndOptions) {
