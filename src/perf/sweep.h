@@ -63,9 +63,11 @@ KoOutcome ko_outcome(const std::vector<std::pair<int, double>>& timed, int auto_
 double theoretical_load_factor(int64_t k, int ko);
 
 struct SweepResult {
-  std::vector<Json> rows;  ///< one flat object per point (CSV)
-  Json summary;            ///< JSON summary: device, ceilings, per-problem outcomes
-  int failures = 0;        ///< points whose validation failed
+  std::vector<Json> rows;  ///< one flat object per point (the CSV's rows)
+  /// The JSON document: tool, mode, date, command; device and ceilings (GPU) or cpu; config;
+  /// points (the rows); overall; problems (each problem's outcome).
+  Json summary;
+  int failures = 0;  ///< points whose validation failed
 };
 
 /// Runs the sweep; `progress` (may be null) receives a progress bar. Throws GpuUnavailable in GPU
