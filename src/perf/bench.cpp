@@ -13,6 +13,7 @@
 #include "ndconv/gaussian.h"
 #include "perf/context.h"
 #include "perf/gpu.h"
+#include "perf/outcome.h"
 #include "perf/points.h"
 #include "perf/sweep.h"
 
@@ -167,7 +168,10 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
 
   if (cfg.all_kos) {
     Json kos = Json::array();
-    std::vector<std::pair<int, double>> timed;
+    // The automatic plan, then every other KO (the rule's KO was timed above under the same
+    // conditions: that time stands for it).
+    std::vector<TimedPoint> timed{
+        {PointKey{plan.kernel, 1, plan.outputs_per_thread, ""}, true, t.median_ms}};
     for (const auto& v : cuda_backend::dense_variants(g.dev, w.volume.dims)) {
       const int ko = v.outputs_per_thread;
       cuda_backend::LaunchPlan ko_plan;
@@ -188,24 +192,18 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
                           cfg.warmup, cfg.repetitions, cfg.flush_l2);
         k.update({{"median_ms", tk.median_ms},
                   {"pct_fma_peak", 100.0 * flops / (tk.median_ms * 1e-3) / g.ceil.fma_flops}});
-        timed.emplace_back(ko, tk.median_ms);
+        if (ko != plan.outputs_per_thread)
+          timed.push_back({PointKey{ko_plan.kernel, 1, ko, ""}, false, tk.median_ms});
       } else {
         ++failures;
         k["error"] = "validation failed";
       }
       kos.push_back(k);
     }
-    // The rule's KO was timed above under the same conditions; use that time for it.
-    for (auto& [ko, ms] : timed)
-      if (ko == plan.outputs_per_thread)
-        ms = t.median_ms;
-    if (std::none_of(timed.begin(), timed.end(),
-                     [&](const auto& x) { return x.first == plan.outputs_per_thread; }))
-      timed.emplace_back(plan.outputs_per_thread, t.median_ms);
-    const KoOutcome o = ko_outcome(timed, plan.outputs_per_thread);
+    const ProblemOutcome o = problem_outcome(timed);
     row.update({{"per_ko", kos},
-                {"best_ko", o.best_ko},
-                {"best_ms", o.best_ms},
+                {"best_ko", o.best.key.ko},
+                {"best_ms", o.best.ms},
                 {"auto_loss_pct", 100.0 * o.auto_loss},
                 {"auto_within_10pct", o.auto_loss <= 0.10}});
   }

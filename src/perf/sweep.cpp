@@ -59,32 +59,6 @@ double theoretical_load_factor(int64_t k, int ko) {
   return static_cast<double>(k) * ko / static_cast<double>(k + ko - 1);
 }
 
-KoOutcome ko_outcome(const std::vector<std::pair<int, double>>& timed, int auto_ko) {
-  KoOutcome o;
-  o.auto_ko = auto_ko;
-  bool have_auto = false;
-  bool have_best = false;
-  for (const auto& [ko, ms] : timed) {
-    if (!std::isfinite(ms))
-      continue;
-    if (!have_best || ms < o.best_ms) {
-      o.best_ko = ko;
-      o.best_ms = ms;
-      have_best = true;
-    }
-    if (ko == auto_ko) {
-      o.auto_ms = ms;
-      have_auto = true;
-    }
-  }
-  if (!have_best)
-    throw std::invalid_argument("no valid timed KO");
-  if (!have_auto)
-    throw std::invalid_argument("the rule's KO " + std::to_string(auto_ko) + " was not timed");
-  o.auto_loss = o.auto_ms / o.best_ms - 1.0;
-  return o;
-}
-
 namespace {
 
 struct Problem {

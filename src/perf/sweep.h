@@ -46,19 +46,6 @@ SweepConfig quick_config();
 /// The study's default filter sizes for a dimension.
 std::vector<int64_t> default_filters(int dims, bool quick);
 
-/// Bookkeeping of (KO, time) pairs of one kernel: the best KO, the rule's KO and the time lost
-/// (the bench's per-KO rows; the sweep keys its points on the kernel too: outcome.h).
-struct KoOutcome {
-  int best_ko = 0;
-  double best_ms = 0;
-  int auto_ko = 0;
-  double auto_ms = 0;
-  double auto_loss = 0;  ///< auto_ms / best_ms - 1 (0 when the rule picked the best)
-};
-/// From (KO, median ms) pairs of valid points and the rule's KO; throws if auto_ko is not among
-/// them or there are none.
-KoOutcome ko_outcome(const std::vector<std::pair<int, double>>& timed, int auto_ko);
-
 /// The seed method's factor of fewer loads along the blocked axis: k*KO/(k+KO-1).
 double theoretical_load_factor(int64_t k, int ko);
 

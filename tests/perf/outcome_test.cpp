@@ -1,7 +1,8 @@
 // The sweep's per-problem bookkeeping (outcome.h) on recorded numbers: the automatic plan scored as
 // a point of its own against the best point (also when it runs a kernel no forced point runs),
 // each family's KO curve, invalid and not-implementable points, and the columns and summary the
-// CSV and JSON get from it.
+// CSV and JSON get from it; the seed method's load factor and the study's grid. (The KO rule's
+// own cases are in tests/gpu/ko_rule_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -151,6 +152,25 @@ TEST(SweepTable, MarksAutoBestAndNotImplementable) {
   EXPECT_NE(lines[5].find("<- auto"), std::string::npos) << lines[5];
   EXPECT_NE(lines[4].find("not implementable: tiled kernel: the taps"), std::string::npos)
       << lines[4];
+}
+
+TEST(LoadFactor, SeedMethod) {
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(11, 1), 1.0);
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(1, 16), 1.0);  // nothing to reuse
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(11, 8), 88.0 / 18.0);
+  EXPECT_LT(theoretical_load_factor(3, 16), 3.0);  // tends to k as KO grows
+}
+
+TEST(Presets, StudyGrid) {
+  const SweepConfig s = study_config();
+  ASSERT_EQ(s.volumes.size(), 4u);
+  EXPECT_EQ(format_shape(s.volumes[0]), "4096x4096");
+  EXPECT_EQ(format_shape(s.volumes[3]), "160x160x160x20");
+  EXPECT_EQ(default_filters(2, false).back(), 17);
+  EXPECT_EQ(default_filters(3, false).back(), 15);
+  EXPECT_EQ(default_filters(4, false), (std::vector<int64_t>{3, 5, 7, 9}));
+  EXPECT_TRUE(s.flush_l2);
+  EXPECT_GE(s.repetitions, 5);
 }
 
 }  // namespace
