@@ -305,7 +305,7 @@ void sweep_command(const SweepArgs& args, const std::string& command_line, std::
     write_file(args.csv, csv.str(), true);
   }
   if (!args.json.empty())
-    write_file(args.json, r.summary.dump(2) + "\n", true);
+    write_file(args.json, json_text(r.summary), true);
   const Json& o = r.summary["overall"];
   out << "points: " << text(o, "points") << ", validation failures: " << r.failures
       << ", not implementable: " << text(o, "not_implementable")
@@ -330,11 +330,11 @@ void bench_command(const BenchArgs& args, const std::string& command_line, CpuPe
   refuse_existing(args.json, args.force);
   const BenchResult r = run_bench(config, progress);
   if (args.json == "-") {
-    out << r.summary.dump(2) << "\n";
+    out << json_text(r.summary);
   } else {
     print_bench_table(out, r);
     if (!args.json.empty()) {
-      write_file(args.json, r.summary.dump(2) + "\n", true);
+      write_file(args.json, json_text(r.summary), true);
       out << "wrote " << args.json << "\n";
     }
   }

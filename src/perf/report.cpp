@@ -11,6 +11,10 @@
 
 namespace ndconv::perf {
 
+std::string json_text(const Json& document) {
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 std::string text(const Json& object, const char* key) {
   const auto it = object.find(key);
   if (it == object.end() || it->is_null())

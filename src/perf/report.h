@@ -14,6 +14,10 @@ namespace ndconv::perf {
 
 using Json = nlohmann::ordered_json;
 
+/// The document as written to a file: indented, one line at the end; bytes that are not UTF-8
+/// (a path or a CPU name as the system gave it) replaced rather than failing after a long run.
+std::string json_text(const Json& document);
+
 /// The member `key` of `object` as one field of text: a string as it is, a number or a boolean as
 /// JSON writes it, and "" where the member is missing, null or not a finite number.
 std::string text(const Json& object, const char* key);

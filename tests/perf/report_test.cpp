@@ -38,6 +38,14 @@ TEST(Json, WrittenDocumentParsesBackWithItsFields) {
   EXPECT_EQ(std::next(back.begin()).key(), "peak");
 }
 
+TEST(Json, BytesThatAreNotUtf8AreReplacedNotFatal) {
+  const Json doc = {{"command", std::string("ndconv sweep --csv caf\xe9.csv")}};
+  const std::string written = json_text(doc);
+  EXPECT_EQ(written.back(), '\n');
+  const Json back = Json::parse(written);
+  EXPECT_EQ(back["command"].get<std::string>().rfind("ndconv sweep --csv caf", 0), 0u);
+}
+
 TEST(Json, TextAndNumberOfMembers) {
   const Json row = {{"s", "a b"},   {"i", 7},      {"x", 2.5},    {"b", true},
                     {"z", nullptr}, {"nan", kNaN}, {"big", 1e300}};
