@@ -104,7 +104,8 @@ void run_mapped(F f) {
 // Adds the perf library's options of `command` to `sub`; a value the option refuses is a CLI11
 // validation error, reported as any other bad option.
 CLI::App* mount(CLI::App& app, perf::CommandLine command) {
-  CLI::App* sub = app.add_subcommand(command.name, command.description);
+  CLI::App* sub = app.add_subcommand(command.name, command.summary);
+  sub->footer(perf::wrapped(command.description, 0));
   for (perf::Option& o : command.options) {
     auto set = [set = std::move(o.set)](const std::string& v) {
       try {

@@ -37,7 +37,9 @@ Option flag(const char* name, const char* help, bool& to) {
 CommandLine sweep_command_line(SweepArgs& a) {
   return {
       "sweep",
-      "Register-blocking study: times every kernel instantiation (blocked and tiled, each KO) "
+      "Register-blocking study: every kernel instantiation and the automatic plan, validated and "
+      "timed",
+      "Times every kernel instantiation (blocked and tiled, each KO) "
       "and the automatic plan over dimensions, volume and filter extents, each point validated "
       "against the CPU backend first, against the FMA peak and copy bandwidth measured at the "
       "start of the run (--device cpu: the CPU backend's blocking factor). Writes one CSV row and "
@@ -72,9 +74,11 @@ CommandLine sweep_command_line(SweepArgs& a) {
 CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
   CommandLine c{
       "bench",
-      "Fixed workloads, each validated against the CPU backend and then timed on data already on "
-      "the device and as whole calls, against the FMA peak and copy bandwidth measured at the "
-      "start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv only).",
+      "Fixed workloads against the measured FMA peak and bandwidth; the CPU row against ITK",
+      "Each workload is validated against the CPU backend, then timed on data already on the "
+      "device and as a whole call (transfers included), against the FMA peak and copy bandwidth "
+      "measured at the start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv "
+      "only: ndconv-perf has no ITK).",
       {text_option("--device", "gpu|cpu", "gpu: all workloads; cpu: the CPU row only (gpu)",
                    a.device),
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
@@ -123,26 +127,28 @@ void parse_options(const CommandLine& command, const std::vector<std::string>& a
   }
 }
 
-void print_help(std::ostream& out, const std::string& program, const CommandLine& command) {
-  // Words of `text` after `indent` spaces, wrapped at 100 columns.
-  auto wrap = [&out](const std::string& text, std::size_t indent, std::size_t column) {
-    std::istringstream words(text);
-    for (std::string w; words >> w;) {
-      if (column > indent && column + 1 + w.size() > 100) {
-        out << '\n' << std::string(indent, ' ');
-        column = indent;
-      } else if (column > indent) {
-        out << ' ';
-        ++column;
-      }
-      out << w;
-      column += w.size();
+std::string wrapped(const std::string& text, std::size_t indent) {
+  std::string out;
+  std::size_t column = indent;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (column > indent && column + 1 + w.size() > 100) {
+      out += '\n' + std::string(indent, ' ');
+      column = indent;
+    } else if (column > indent) {
+      out += ' ';
+      ++column;
     }
-    out << '\n';
-  };
-  out << "usage: " << program << ' ' << command.name << " [options]\n\n";
-  wrap(command.description, 0, 0);
-  out << "\noptions:\n";
+    out += w;
+    column += w.size();
+  }
+  return out;
+}
+
+void print_help(std::ostream& out, const std::string& program, const CommandLine& command) {
+  out << "usage: " << program << ' ' << command.name << " [options]\n\n"
+      << wrapped(command.summary + ".", 0) << "\n\n"
+      << wrapped(command.description, 0) << "\n\noptions:\n";
   constexpr std::size_t kHelpColumn = 26;
   for (const Option& o : command.options) {
     std::string head = "  " + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
@@ -150,8 +156,8 @@ void print_help(std::ostream& out, const std::string& program, const CommandLine
       out << head << '\n';
       head.clear();
     }
-    out << head << std::string(kHelpColumn - head.size(), ' ');
-    wrap(o.help, kHelpColumn, kHelpColumn);
+    out << head << std::string(kHelpColumn - head.size(), ' ') << wrapped(o.help, kHelpColumn)
+        << '\n';
   }
 }
 

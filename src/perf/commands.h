@@ -69,9 +69,11 @@ struct Option {
   std::function<void(const std::string& value)> set;
 };
 
-/// A command's name, one-paragraph description and options (bound to the arguments it fills).
+/// A command's name, one-line summary (for a list of commands), description and options (bound to
+/// the arguments it fills).
 struct CommandLine {
   std::string name;
+  std::string summary;
   std::string description;
   std::vector<Option> options;
 };
@@ -84,7 +86,11 @@ CommandLine bench_command_line(BenchArgs& args, bool itk_peer);
 /// "--name=value" or "--flag". Throws InvalidArgument for an unknown option or a missing value.
 void parse_options(const CommandLine& command, const std::vector<std::string>& args);
 
-/// The command's usage line, description and options, wrapped for a terminal.
+/// The words of `text` in lines of at most 100 columns, each line after the first indented by
+/// `indent` spaces (as the first is taken to be).
+std::string wrapped(const std::string& text, std::size_t indent);
+
+/// The command's usage line, summary, description and options, wrapped for a terminal.
 void print_help(std::ostream& out, const std::string& program, const CommandLine& command);
 
 /// The command as typed, for the JSON record (Linux: /proc/self/cmdline; else `fallback`).
