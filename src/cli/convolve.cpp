@@ -105,6 +105,9 @@ void run_convolve(const ConvolveArgs& a) {
                  to_string(options.region));
   }
 
+  // The CPU path filters a padded float32 copy of the input.
+  check_memory_plan(a.in, a.out, plan, g.extent, 1, a.common);
+
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
   const double seconds_read = seconds_since(t_read);
@@ -139,6 +142,7 @@ void add_convolve_command(CLI::App& app) {
                   "same: output as large as the input; valid: only where the kernel fits inside")
       ->capture_default_str()
       ->check(CLI::IsMember({"same", "valid"}));
+  add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_convolve(*a); });

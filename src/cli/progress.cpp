@@ -13,10 +13,26 @@ namespace ndconv::cli {
 
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
+volatile sig_atomic_t g_cooperative = 0;
 extern "C" void on_interrupt(int) {
   g_interrupted = 1;
+  if (g_cooperative)
+    return;
+  // Only async-signal-safe calls here: write and _exit.
+  static const char message[] = "ndconv: error: interrupted; no output was written\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+  (void)ignored;
+  ::_exit(130);
 }
 }  // namespace
+
+Progress::CooperativeInterrupts::CooperativeInterrupts() {
+  g_cooperative = 1;
+}
+
+Progress::CooperativeInterrupts::~CooperativeInterrupts() {
+  g_cooperative = 0;
+}
 
 void Progress::install_interrupt_handler() {
   struct sigaction sa {};
