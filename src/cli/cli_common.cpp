@@ -145,12 +145,8 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   for (int a = 0; a < g.dims; ++a)
     m.output_values *= static_cast<double>(out_extent[a]);
   m.output_bytes = io::component_bytes(plan.output_type);
-  auto ends_with = [&](const char* tail) {
-    const std::string t(tail);
-    return out.size() >= t.size() && out.compare(out.size() - t.size(), t.size(), t) == 0;
-  };
-  m.output_compressed =
-      ends_with(".gz") || ends_with(".mha") || ends_with(".mhd") || ends_with(".png");
+  const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
+  m.output_metaimage = ext == ".mha" || ext == ".mhd";
   m.filter_copies = filter_copies;
   if (c.verbose) {
     std::fprintf(stderr, "plan: memory: about %s at peak; %s usable\n",

@@ -105,8 +105,13 @@ void run_convolve(const ConvolveArgs& a) {
                  to_string(options.region));
   }
 
-  // The CPU path filters a padded float32 copy of the input.
-  check_memory_plan(a.in, a.out, plan, g.extent, 1, a.common);
+  // The CPU path filters a float32 copy of the input padded by the kernel's halo (and keeps
+  // per-thread rows, a small part more).
+  double padded = 1;
+  for (int ax = 0; ax < dims; ++ax)
+    padded *= static_cast<double>(plan.input.geometry.extent[ax] + filter.extent[ax] - 1) /
+              static_cast<double>(plan.input.geometry.extent[ax]);
+  check_memory_plan(a.in, a.out, plan, g.extent, padded + 0.2, a.common);
 
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
