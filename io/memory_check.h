@@ -20,7 +20,7 @@ struct MemoryPlan {
   bool input_nifti = false;  ///< niftilib reads through a buffer of its own
   double output_values = 0;  ///< 0: the command writes nothing (info)
   int output_bytes = 4;      ///< bytes per written value
-  bool output_compressed = false;
+  bool output_metaimage = false;  ///< MetaIO keeps its own copy and a compressed stream
   double filter_copies = 0;  ///< float32 copies of the output the filter keeps besides it
 };
 
