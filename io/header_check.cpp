@@ -313,13 +313,7 @@ struct Nifti1Header {
   bool swap = false;
   template <typename T>
   T get(size_t offset) const {
-    unsigned char b[sizeof(T)];
-    std::memcpy(b, bytes + offset, sizeof(T));
-    if (swap)
-      std::reverse(b, b + sizeof(T));
-    T v;
-    std::memcpy(&v, b, sizeof(T));
-    return v;
+    return header_field<T>(bytes, offset, swap);
   }
 };
 

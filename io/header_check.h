@@ -5,6 +5,9 @@
 // parsed and checked here first, and a bad one is refused with a message that names the field.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 namespace ndconv::io {
@@ -20,6 +23,19 @@ struct HeaderFacts {
   /// A 4D NIfTI whose time step (pixdim[4]) is 0: ITK reports 1 instead.
   bool zero_time_step = false;
 };
+
+/// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written
+/// on a machine of the other byte order).
+template <typename T>
+T header_field(const void* bytes, size_t offset, bool swap) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, static_cast<const unsigned char*>(bytes) + offset, sizeof(T));
+  if (swap)
+    std::reverse(b, b + sizeof(T));
+  T v;
+  std::memcpy(&v, b, sizeof(T));
+  return v;
+}
 
 /// Refuses what is not a regular, readable, non-empty file (folders, FIFOs, devices, sockets)
 /// without opening it.

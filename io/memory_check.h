@@ -16,12 +16,12 @@ void check_memory(const std::string& path, double values, int bytes_per_value);
 /// What a command holds in memory, in values (voxels times components).
 struct MemoryPlan {
   double input_values = 0;
-  int input_bytes = 4;       ///< bytes per stored input value
-  bool input_nifti = false;  ///< niftilib reads through a buffer of its own
-  double output_values = 0;  ///< 0: the command writes nothing (info)
-  int output_bytes = 4;      ///< bytes per written value
+  int input_bytes = 4;            ///< bytes per stored input value
+  bool input_nifti = false;       ///< niftilib reads through a buffer of its own
+  double output_values = 0;       ///< 0: the command writes nothing (info)
+  int output_bytes = 4;           ///< bytes per written value
   bool output_metaimage = false;  ///< MetaIO keeps its own copy and a compressed stream
-  double filter_copies = 0;  ///< float32 copies of the output the filter keeps besides it
+  double filter_copies = 0;       ///< float32 copies of the output the filter keeps besides it
 };
 
 /// Peak bytes of the plan: the largest of its read, filter and write stages plus the program's

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "io/header_check.h"
 #include "io/memory_check.h"
 #include "io/pixel_convert.h"
 #include "znzlib.h"
@@ -50,13 +51,7 @@ struct Header {
 
   template <typename T>
   T get(size_t offset) const {
-    char b[sizeof(T)];
-    std::memcpy(b, bytes.data() + offset, sizeof(T));
-    if (swap)
-      std::reverse(b, b + sizeof(T));
-    T v;
-    std::memcpy(&v, b, sizeof(T));
-    return v;
+    return header_field<T>(bytes.data(), offset, swap);
   }
 };
 
