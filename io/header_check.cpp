@@ -67,7 +67,7 @@ bool parse_finite(const std::string& s, double& out) {
   char* end = nullptr;
   errno = 0;
   out = std::strtod(s.c_str(), &end);
-  return end != s.c_str() && *end == '\0' && std::isfinite(out);
+  return end != s.c_str() && *end == '\0' && sane_geometry(out);
 }
 
 // An uncompressed data file shorter than its header says: refused before anything allocates the
@@ -219,7 +219,7 @@ HeaderFacts check_metaimage(const std::string& path) {
       double v;
       if (!parse_finite(w, v))
         throw bad(std::string(key) + " = '" + fields[key] + "' holds '" + w +
-                  "', not a finite number");
+                  "', not a finite number within +-1e15");
     }
     if (values.size() < static_cast<size_t>(std::string(key) == "TransformMatrix" ||
                                                     std::string(key) == "Rotation" ||
@@ -365,20 +365,22 @@ HeaderFacts check_nifti1(const std::string& path, const std::string& header_path
   }
   for (int i = 0; i <= ndim; ++i) {
     const float p = h.get<float>(76 + 4 * i);
-    if (!std::isfinite(p))
+    if (!sane_geometry(p))
       throw bad("pixdim[" + std::to_string(i) + "] is " + std::to_string(p) +
-                ", not a finite voxel size");
+                ", not a finite voxel size within +-1e15");
   }
   facts.zero_time_step = ndim >= 4 && h.get<int16_t>(48) > 1 && h.get<float>(92) == 0.0f;
   if (h.get<int16_t>(252) > 0) {
     for (int i = 0; i < 6; ++i)
-      if (!std::isfinite(h.get<float>(256 + 4 * i)))
-        throw bad("the qform (quatern_b/c/d, qoffset_x/y/z) holds NaN or Inf");
+      if (!sane_geometry(h.get<float>(256 + 4 * i)))
+        throw bad(
+            "the qform (quatern_b/c/d, qoffset_x/y/z) holds NaN, Inf or a value beyond "
+            "+-1e15");
   }
   if (h.get<int16_t>(254) > 0) {
     for (int i = 0; i < 12; ++i)
-      if (!std::isfinite(h.get<float>(280 + 4 * i)))
-        throw bad("the sform (srow_x/y/z) holds NaN or Inf");
+      if (!sane_geometry(h.get<float>(280 + 4 * i)))
+        throw bad("the sform (srow_x/y/z) holds NaN, Inf or a value beyond +-1e15");
   }
   const char* magic = reinterpret_cast<const char*>(h.bytes + 344);
   const bool single_file = std::memcmp(magic, "n+1", 4) == 0;
@@ -419,6 +421,10 @@ HeaderFacts check_nifti1(const std::string& path, const std::string& header_path
 }
 
 }  // namespace
+
+bool sane_geometry(double v) {
+  return std::isfinite(v) && std::abs(v) <= kGeometryLimit;
+}
 
 void check_input_file(const std::string& path) {
   struct stat st;

@@ -37,6 +37,13 @@ T header_field(const void* bytes, size_t offset, bool swap) {
   return v;
 }
 
+/// Geometry values (voxel sizes, positions, matrix entries in mm) beyond this are refused like NaN
+/// and Inf: niftilib computes in float, and a value near FLT_MAX overflows to Inf there, on which
+/// its iterative polar decomposition never converges (an sform offset of 3.4e38 hung ndconv).
+constexpr double kGeometryLimit = 1e15;
+/// Finite and within +-kGeometryLimit.
+bool sane_geometry(double v);
+
 /// Refuses what is not a regular, readable, non-empty file (folders, FIFOs, devices, sockets)
 /// without opening it.
 void check_input_file(const std::string& path);

@@ -174,9 +174,9 @@ Image read_nifti2(const std::string& path, bool pixels) {
                     "] = " + std::to_string(dim[i]) + " is not an extent from 1 to 2147483647)");
   }
   for (int i = 0; i <= dim[0]; ++i) {
-    if (!std::isfinite(h.get<double>(104 + 8 * i)))
+    if (!sane_geometry(h.get<double>(104 + 8 * i)))
       throw IoError(path + ": corrupt NIfTI-2 header (pixdim[" + std::to_string(i) +
-                    "] is not a finite number)");
+                    "] is not a finite number within +-1e15)");
   }
   const double vox_offset_field = static_cast<double>(h.get<int64_t>(168));
   if (vox_offset_field < kHeaderSize)
@@ -185,10 +185,14 @@ Image read_nifti2(const std::string& path, bool pixels) {
                   " lies inside the header; the pixels start at byte 540 or later)");
   const bool has_sform = h.get<int32_t>(348) > 0, has_qform = h.get<int32_t>(344) > 0;
   for (int i = 0; i < 12; ++i) {
-    if (has_sform && !std::isfinite(h.get<double>(400 + 8 * i)))
-      throw IoError(path + ": corrupt NIfTI-2 header (the sform holds NaN or Inf)");
-    if (has_qform && i < 6 && !std::isfinite(h.get<double>(352 + 8 * i)))
-      throw IoError(path + ": corrupt NIfTI-2 header (the qform holds NaN or Inf)");
+    if (has_sform && !sane_geometry(h.get<double>(400 + 8 * i)))
+      throw IoError(path +
+                    ": corrupt NIfTI-2 header (the sform holds NaN, Inf or a value beyond "
+                    "+-1e15)");
+    if (has_qform && i < 6 && !sane_geometry(h.get<double>(352 + 8 * i)))
+      throw IoError(path +
+                    ": corrupt NIfTI-2 header (the qform holds NaN, Inf or a value beyond "
+                    "+-1e15)");
   }
   int components = 1;
   int dims = static_cast<int>(dim[0]);

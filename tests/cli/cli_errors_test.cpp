@@ -447,6 +447,8 @@ TEST_F(CliErrors, HeaderFieldsAreCheckedBeforeItkReadsThem) {
   const float nan = std::nanf(""), inf = INFINITY, inside = 100, negative = -352;
   patched("nansform.nii", 280, &nan, 4, 1);
   patched("infsform.nii", 300, &inf, 4, 1);
+  const float near_max = 3.4e38f;
+  patched("hugesform.nii", 292, &near_max, 4, 1);
   patched("nanpixdim.nii", 80, &nan, 4);
   patched("voxinside.nii", 108, &inside, 4);
   patched("voxnegative.nii", 108, &negative, 4);
@@ -479,8 +481,12 @@ TEST_F(CliErrors, HeaderFieldsAreCheckedBeforeItkReadsThem) {
       {"NaN sform",
        {"smooth", "@nansform.nii", out, "--sigma", "1"},
        1,
-       {"@nansform.nii", "sform", "NaN or Inf"}},
-      {"Inf sform", {"info", "@infsform.nii"}, 1, {"sform", "NaN or Inf"}},
+       {"@nansform.nii", "sform", "NaN, Inf"}},
+      {"Inf sform", {"info", "@infsform.nii"}, 1, {"sform", "NaN, Inf"}},
+      {"sform offset near FLT_MAX (niftilib loops on it)",
+       {"info", "@hugesform.nii"},
+       1,
+       {"sform", "beyond +-1e15"}},
       {"NaN pixdim", {"info", "@nanpixdim.nii"}, 1, {"pixdim[1]", "finite"}},
       {"vox_offset inside the header",
        {"info", "@voxinside.nii"},
