@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -310,6 +311,42 @@ TEST_F(CliHostile, ListOfHugeSlicesIsRefusedBeforeAllocating) {
   expect_one_error_line(r, "holds only 4000 bytes");
   EXPECT_LT(r.peak_rss_mib, 100.0);
   EXPECT_FALSE(fs::exists(dir / "out.nii"));
+}
+
+// Every geometry field of a NIfTI-1 header (pixdim, vox_offset, qform, sform) set to each extreme
+// value: ndconv answers (exit 0 or a one-line error, exit 1) and never hangs or crashes; niftilib
+// looped on a value near FLT_MAX, ITK's vnl_svd aborted on NaN.
+TEST_F(CliHostile, ExtremeNiftiGeometryNeverHangsOrCrashes) {
+  RawImage im;
+  im.dims = 4;
+  im.extent = {5, 4, 3, 2};
+  im.values = random_for_type(im.voxels(), ComponentType::Float32, fresh_seed());
+  NiftiForm form;
+  form.qform_code = form.sform_code = 1;
+  form.quatern[2] = 0.5;
+  write_nifti_form(dir / "good.nii", im, form);
+  const std::string good = read_bytes(dir / "good.nii");
+  std::vector<size_t> offsets;
+  for (size_t at = 76; at <= 112; at += 4)  // pixdim[0..7], vox_offset, scl_slope
+    offsets.push_back(at);
+  for (size_t at = 256; at < 328; at += 4)  // quatern, qoffset, srow_x/y/z
+    offsets.push_back(at);
+  const float extremes[] = {std::nanf(""), INFINITY, -3.4e38f, 3.4e38f, 1e20f, 0.0f, -1.0f};
+  for (const size_t at : offsets) {
+    for (const float value : extremes) {
+      std::string bytes = good;
+      std::memcpy(&bytes[at], &value, 4);
+      write_bytes(dir / "bad.nii", bytes);
+      RunLimits limits;
+      limits.timeout_seconds = 20;
+      const LimitedRun r = run_limited({"info", dir / "bad.nii"}, limits, log());
+      SCOPED_TRACE("byte " + std::to_string(at) + " = " + std::to_string(value));
+      ASSERT_FALSE(r.timed_out);
+      ASSERT_TRUE(r.code == 0 || r.code == 1) << "exit " << r.code << ": " << r.err;
+      if (r.code == 1)
+        expect_one_error_line(r, "bad.nii");
+    }
+  }
 }
 
 // The estimate printed by --verbose (and checked against the usable memory) must not be below
