@@ -389,7 +389,7 @@ TEST_F(CliErrors, DataFilesOutsideTheHeaderFolderAreRefused) {
       {"symbolic link out",
        {"smooth", "@sub/sym.mhd", out, "--sigma", "1"},
        1,
-       {"link.raw", "@secret.raw", rule}},
+       {"link.raw", "secret.raw", rule}},
       {"LIST entry", {"smooth", "@sub/list.mhd", out, "--sigma", "1"}, 1, {"../secret.raw", rule}},
       {"slice pattern",
        {"smooth", "@sub/pattern.mhd", out, "--sigma", "1"},
