@@ -42,7 +42,12 @@ std::string version_text() {
   return s;
 }
 
-int fail(int code, const std::string& message) {
+int fail(int code, std::string message) {
+  // One line whatever a hostile file put into the message (a path or header text quoted in it):
+  // control characters are shown as '?'.
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
   std::fprintf(stderr, "ndconv: error: %s\n", message.c_str());
   return code;
 }
