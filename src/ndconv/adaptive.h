@@ -90,8 +90,8 @@ std::vector<std::array<double, kMaxDims * kMaxDims>> dual_tensors(
     int dims, const std::vector<std::array<double, kMaxDims>>& directions);
 
 /// Complex quadrature filters (one per quadrature direction) designed by weighted least squares
-/// against the ideal frequency response, weight 1 / (|u| + 0.05 pi) on a grid of 2 size + 1
-/// frequencies per axis.
+/// against the ideal frequency response, weight 1 / (|u| + 0.05 pi) (100 times that at u = 0) on a
+/// uniform grid of odd(1.5 size) frequencies per axis.
 std::vector<DesignedFilter> design_quadrature_filters(int dims, const QuadratureDesign& design);
 /// The lowpass filter, then one real highpass filter per reconstruction direction.
 std::vector<DesignedFilter> design_reconstruction_filters(int dims,
