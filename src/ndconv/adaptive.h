@@ -114,7 +114,7 @@ struct AdaptiveParameters {
   TensorNormalisation normalisation = TensorNormalisation::LargestEigenvalue;
   /// Magnitude mapping of the normalised tensor's largest eigenvalue x:
   /// gamma = x^beta / (x^beta + sigma^beta): ~0 in flat regions, ~1 at structure.
-  double magnitude_sigma = 0.1;
+  double magnitude_sigma = 0.3;
   double magnitude_beta = 2.0;
   /// Eigenvalue mapping of r = lambda_i / lambda_1:
   /// mu(r) = (r (1 - alpha))^beta / ((r (1 - alpha))^beta + (alpha (1 - r))^beta), mu(1) = 1.
