@@ -53,6 +53,11 @@ int64_t plane_voxels(int dims, const Index& extent) {
   return n;
 }
 
+// x^b, with the common b = 2 without pow.
+double power(double x, double b) {
+  return b == 2.0 ? x * x : std::pow(x, b);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -200,32 +205,14 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
       }
   };
   const bool by_norm = parameters.normalisation == TensorNormalisation::Norm;
-  // The largest eigenvalue (or norm) in the volume.
+  const double a = parameters.eigen_alpha, b = parameters.eigen_beta;
+  // One eigen-decomposition per voxel: the eigenvalue mapping depends only on the ratios
+  // l_i / l_1, so the first pass stores sum_i mu(l_i / l_1) e_i e_i^T over T and the magnitude
+  // x (l_1 or |T|); the second scales by m(x / largest x) once the largest is known.
+  std::vector<float> magnitude(static_cast<size_t>(voxels));
   std::vector<double> largest(used, 0.0);
   cpu::parallel_for(used, voxels,
                     [&](int64_t begin, int64_t end, int worker) {
-                      double t[kMaxDims * kMaxDims], values[kMaxDims], vectors[kMaxDims * kMaxDims];
-                      for (int64_t v = begin; v < end; ++v) {
-                        load(v, t);
-                        double x = 0;
-                        if (by_norm) {
-                          for (int e = 0; e < dims * dims; ++e)
-                            x += t[e] * t[e];
-                          x = std::sqrt(x);
-                        } else {
-                          symmetric_eigen(dims, t, values, vectors);
-                          x = values[0];
-                        }
-                        if (std::isfinite(x))
-                          largest[worker] = std::max(largest[worker], x);
-                      }
-                    },
-                    {});
-  const double scale = *std::max_element(largest.begin(), largest.end());
-  const double sigma_beta = std::pow(parameters.magnitude_sigma, parameters.magnitude_beta);
-  const double a = parameters.eigen_alpha, b = parameters.eigen_beta;
-  cpu::parallel_for(used, voxels,
-                    [&](int64_t begin, int64_t end, int) {
                       double t[kMaxDims * kMaxDims], values[kMaxDims], vectors[kMaxDims * kMaxDims];
                       for (int64_t v = begin; v < end; ++v) {
                         load(v, t);
@@ -234,24 +221,38 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
                           norm += t[e] * t[e];
                         symmetric_eigen(dims, t, values, vectors);
                         double c[kMaxDims * kMaxDims] = {};
-                        if (scale > 0 && values[0] > 0) {
-                          const double x = (by_norm ? std::sqrt(norm) : values[0]) / scale;
-                          const double xb = std::pow(x, parameters.magnitude_beta);
-                          const double gamma = xb / (xb + sigma_beta);
+                        double x = 0;
+                        if (values[0] > 0 && std::isfinite(values[0])) {
+                          x = by_norm ? std::sqrt(norm) : values[0];
                           for (int i = 0; i < dims; ++i) {
                             const double r = std::clamp(values[i] / values[0], 0.0, 1.0);
-                            const double p = std::pow(r * (1 - a), b), q = std::pow(a * (1 - r), b);
+                            const double p = power(r * (1 - a), b), q = power(a * (1 - r), b);
                             const double mu = p + q > 0 ? p / (p + q) : 0.0;
                             for (int row = 0; row < dims; ++row)
-                              for (int col = 0; col < dims; ++col)
+                              for (int col = row; col < dims; ++col)
                                 c[row * dims + col] +=
-                                    gamma * mu * vectors[i * dims + row] * vectors[i * dims + col];
+                                    mu * vectors[i * dims + row] * vectors[i * dims + col];
                           }
                         }
+                        magnitude[v] = static_cast<float>(x);
+                        largest[worker] = std::max(largest[worker], x);
                         int k = 0;
                         for (int i = 0; i < dims; ++i)
                           for (int j = i; j < dims; ++j)
                             tensor[k++][v] = static_cast<float>(c[i * dims + j]);
+                      }
+                    },
+                    {});
+  const double scale = *std::max_element(largest.begin(), largest.end());
+  const double sigma_beta = power(parameters.magnitude_sigma, parameters.magnitude_beta);
+  cpu::parallel_for(used, voxels,
+                    [&](int64_t begin, int64_t end, int) {
+                      for (int64_t v = begin; v < end; ++v) {
+                        const double xb =
+                            scale > 0 ? power(magnitude[v] / scale, parameters.magnitude_beta) : 0;
+                        const double gamma = xb / (xb + sigma_beta);
+                        for (int k = 0; k < m; ++k)
+                          tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
                       }
                     },
                     {});

@@ -22,7 +22,7 @@ inline void symmetric_eigen(int d, double* a, double* values, double* vectors) {
       for (int q = p + 1; q < d; ++q)
         off += a[p * d + q] * a[p * d + q];
     }
-    if (off <= 1e-30 * diag || off == 0)
+    if (off <= 1e-22 * diag || off == 0)  // off-diagonal below 1e-11 of the diagonal
       break;
     for (int p = 0; p < d; ++p)
       for (int q = p + 1; q < d; ++q) {
