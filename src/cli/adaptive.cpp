@@ -22,7 +22,7 @@ struct AdaptiveArgs {
   std::string in, out, preset = "default", boundary = "replicate";
   double smoothing = 0, relaxation = -1, threshold = 0, anisotropy = 0, blend = 0;
   int quadrature_size = 0, reconstruction_size = 0;
-  bool frames = false;
+  bool frames = false, coarse_orientation = false;
   CommonOptions common;
   OutputOptions output;
 };
@@ -53,6 +53,8 @@ AdaptiveParameters parameters_of(const AdaptiveArgs& a) {
     p.reconstruction.size = a.reconstruction_size;
   p.blend = a.blend;
   p.time_as_axis = !a.frames;
+  if (a.coarse_orientation)
+    p.orientation_downsampling = 2;
   return p;
 }
 
@@ -156,6 +158,9 @@ void add_adaptive_command(CLI::App& app) {
   sub->add_option("--reconstruction-size", a->reconstruction_size,
                   "taps per axis of the reconstruction filters, odd (default 11, echo 9)")
       ->check(CLI::Range(3, 15));
+  sub->add_flag("--coarse-orientation", a->coarse_orientation,
+                "estimate the orientation on the image lowpass filtered and subsampled by 2 "
+                "(a coarser scale, faster)");
   sub->add_flag("--frames", a->frames, "4D: filter each 3D frame on its own instead of true 4D");
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
       ->capture_default_str()

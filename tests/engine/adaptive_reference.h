@@ -252,4 +252,65 @@ inline std::vector<double> reference_reconstruct(const std::vector<double>& in, 
   return out;
 }
 
+/// Subsampling by 2 along the spatial axes (all but t in 4D) of `in` (already lowpass filtered):
+/// coarse voxel i is fine voxel 2 i. Returns the coarse extents in `coarse`.
+inline std::vector<double> reference_subsample(const std::vector<double>& in, int dims,
+                                               const Index& n, Index& coarse) {
+  const int spatial = dims == 4 ? 3 : dims;
+  coarse = n;
+  for (int a = 0; a < spatial; ++a)
+    coarse[a] = (n[a] + 1) / 2;
+  std::vector<double> out;
+  for (int64_t t = 0; t < coarse[3]; ++t)
+    for (int64_t z = 0; z < coarse[2]; ++z)
+      for (int64_t y = 0; y < coarse[1]; ++y)
+        for (int64_t x = 0; x < coarse[0]; ++x) {
+          const int64_t fx = 2 * x, fy = spatial > 1 ? 2 * y : y, fz = spatial > 2 ? 2 * z : z;
+          out.push_back(in[((t * n[2] + fz) * n[1] + fy) * n[0] + fx]);
+        }
+  return out;
+}
+
+/// Linear interpolation back: fine voxel i lies at coarse position i / 2 along every axis whose
+/// extent differs; at the last coarse voxel the value is repeated.
+inline std::vector<double> reference_upsample(const std::vector<double>& c, int dims,
+                                              const Index& coarse, const Index& fine) {
+  int64_t voxels = 1;
+  for (int a = 0; a < dims; ++a)
+    voxels *= fine[a];
+  std::vector<double> out(voxels);
+  for (int64_t v = 0; v < voxels; ++v) {
+    std::array<int64_t, kMaxDims> lo{}, hi{};
+    std::array<double, kMaxDims> w{};
+    int64_t rest = v;
+    for (int a = 0; a < dims; ++a) {
+      const int64_t i = rest % fine[a];
+      rest /= fine[a];
+      if (coarse[a] == fine[a]) {
+        lo[a] = hi[a] = i;
+        w[a] = 0;
+      } else {
+        const double pos = std::min(i / 2.0, static_cast<double>(coarse[a] - 1));
+        lo[a] = static_cast<int64_t>(std::floor(pos));
+        hi[a] = std::min(lo[a] + 1, coarse[a] - 1);
+        w[a] = pos - static_cast<double>(lo[a]);
+      }
+    }
+    double s = 0;
+    for (int corner = 0; corner < (1 << dims); ++corner) {
+      double weight = 1;
+      int64_t index = 0, stride = 1;
+      for (int a = 0; a < dims; ++a) {
+        const bool upper = (corner >> a) & 1;
+        weight *= upper ? w[a] : 1 - w[a];
+        index += (upper ? hi[a] : lo[a]) * stride;
+        stride *= coarse[a];
+      }
+      s += weight * c[index];
+    }
+    out[v] = s;
+  }
+  return out;
+}
+
 }  // namespace ndconv::test

@@ -1,4 +1,6 @@
 // The adaptive filter's stages (ndconv/adaptive.h):
+//  0. optionally, the input lowpass filtered and subsampled by 2 for the orientation estimate
+//     (the control tensor is interpolated back before the reconstruction);
 //  1. quadrature bank: the 2K real filters (real and imaginary parts of the K quadrature
 //     filters) in one filter-bank pass per slab of the last axis; T = sum_k |q_k| M_k per voxel;
 //  2. relaxation: Gaussian smoothing of T's components (filter_separable);
@@ -43,6 +45,13 @@ bool report_progress(const Options& options, double fraction) {
   if (options.progress && !options.progress(fraction))
     throw Aborted();
   return true;
+}
+
+int64_t voxels_of(int dims, const Index& extent) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
 }
 
 // Voxels of one index along the last axis.
@@ -160,6 +169,80 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
                       {});
   }
   return tensor;
+}
+
+std::vector<float> downsample_for_orientation(const ConstVolumeView& input, const Options& options,
+                                              Index& coarse_extent) {
+  const int dims = input.dims;
+  const int spatial = dims == 4 ? 3 : dims;
+  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
+  for (int a = 0; a < spatial; ++a)
+    sigmas[a] = 1.0;
+  Options o = options;
+  o.operation = Operation::Correlation;
+  o.region = OutputRegion::Same;
+  o.progress = {};
+  std::vector<float> smooth(static_cast<size_t>(input.voxel_count()));
+  filter_separable(input, gaussian_filter(dims, sigmas, 3.0),
+                   make_view(smooth.data(), dims, input.extent), o);
+  coarse_extent = input.extent;
+  for (int a = 0; a < spatial; ++a)
+    coarse_extent[a] = (input.extent[a] + 1) / 2;
+  const VolumeView fine = make_view(smooth.data(), dims, input.extent);
+  std::vector<float> coarse(static_cast<size_t>(voxels_of(dims, coarse_extent)));
+  for (int64_t v = 0; v < static_cast<int64_t>(coarse.size()); ++v) {
+    Index i{0, 0, 0, 0};
+    int64_t rest = v;
+    for (int a = 0; a < dims; ++a) {
+      i[a] = (rest % coarse_extent[a]) * (a < spatial ? 2 : 1);
+      rest /= coarse_extent[a];
+    }
+    coarse[v] = fine.at(i);
+  }
+  return coarse;
+}
+
+void upsample_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& coarse,
+                     const Index& fine, int threads) {
+  const int64_t voxels = voxels_of(dims, fine);
+  const int used = cpu::resolve_thread_count(threads);
+  for (auto& component : tensor) {
+    const VolumeView from = make_view(component.data(), dims, coarse);
+    std::vector<float> to(static_cast<size_t>(voxels));
+    cpu::parallel_for(used, voxels,
+                      [&](int64_t begin, int64_t end, int) {
+                        for (int64_t v = begin; v < end; ++v) {
+                          // Corners of the coarse cell around fine voxel v, and their weights along
+                          // each axis.
+                          Index base{0, 0, 0, 0};
+                          std::array<double, kMaxDims> frac{0, 0, 0, 0};
+                          int64_t rest = v;
+                          for (int a = 0; a < dims; ++a) {
+                            const int64_t i = rest % fine[a];
+                            rest /= fine[a];
+                            const bool subsampled = coarse[a] != fine[a];
+                            base[a] = subsampled ? i / 2 : i;
+                            frac[a] =
+                                subsampled && i % 2 == 1 && base[a] + 1 < coarse[a] ? 0.5 : 0.0;
+                          }
+                          double sum = 0;
+                          for (int corner = 0; corner < (1 << dims); ++corner) {
+                            double w = 1;
+                            Index at = base;
+                            for (int a = 0; a < dims; ++a) {
+                              const bool upper = (corner >> a) & 1;
+                              w *= upper ? frac[a] : 1 - frac[a];
+                              at[a] += upper ? 1 : 0;
+                            }
+                            if (w > 0)
+                              sum += w * from.at(at);
+                          }
+                          to[v] = static_cast<float>(sum);
+                        }
+                      },
+                      {});
+    component.swap(to);
+  }
 }
 
 void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,
@@ -368,6 +451,8 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
   }
 
   const int dims = input.dims;
+  if (parameters.orientation_downsampling != 1 && parameters.orientation_downsampling != 2)
+    throw InvalidArgument("the orientation downsampling factor must be 1 or 2");
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<DesignedFilter> quadrature =
       design_quadrature_filters(dims, parameters.quadrature);
@@ -381,18 +466,32 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
   const double q_share = q_taps / (q_taps + r_taps) * 0.95,
                r_share = r_taps / (q_taps + r_taps) * 0.95;
 
+  // Orientation estimation, on the input or on its subsampled lowpass version.
   t0 = std::chrono::steady_clock::now();
-  std::vector<std::vector<float>> tensor =
-      structure_tensor(input, quadrature, stage_options(options, 0, q_share), &report.bank);
+  const bool downsample = parameters.orientation_downsampling == 2;
+  Index coarse_extent = input.extent;
+  std::vector<float> coarse;
+  ConstVolumeView orientation_input = input;
+  if (downsample) {
+    coarse = downsample_for_orientation(input, options, coarse_extent);
+    orientation_input = as_const(make_view(coarse.data(), dims, coarse_extent));
+  }
+  report.stage_seconds.emplace_back("lowpass and downsampling", seconds_since(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<float>> tensor = structure_tensor(
+      orientation_input, quadrature, stage_options(options, 0, q_share), &report.bank);
   report.stage_seconds.emplace_back("quadrature bank and structure tensor", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
-  relax_tensor(tensor, dims, input.extent, parameters.relaxation_sigma,
+  relax_tensor(tensor, dims, coarse_extent, parameters.relaxation_sigma / (downsample ? 2.0 : 1.0),
                stage_options(options, q_share, 0.03));
   report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
   control_tensor(tensor, dims, parameters, options.threads);
+  if (downsample)
+    upsample_tensor(tensor, dims, coarse_extent, input.extent, options.threads);
   report_progress(options, q_share + 0.05);
   report.stage_seconds.emplace_back("control tensor", seconds_since(t0));
 
