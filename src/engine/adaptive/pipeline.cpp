@@ -408,58 +408,14 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
   return report;
 }
 
-AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
-                               const AdaptiveParameters& parameters, const Options& options) {
-  const auto t_start = std::chrono::steady_clock::now();
-  AdaptiveReport report;
-  if (input.data == nullptr || output.data == nullptr)
-    throw InvalidArgument("the adaptive filter needs an input and an output volume");
-  if (input.dims < 2 || input.dims > 4)
-    throw InvalidArgument("the adaptive filter works on 2D, 3D and 4D volumes");
-  if (output.dims != input.dims || output.extent != input.extent)
-    throw InvalidArgument("the output volume must have the input's extents");
-  for (int a = 0; a < input.dims; ++a)
-    if (input.extent[a] < 1)
-      throw InvalidArgument("the input volume is empty");
+namespace {
 
-  if (input.dims == 4 && !parameters.time_as_axis) {
-    // Each 3D frame on its own.
-    AdaptiveParameters frame_parameters = parameters;
-    frame_parameters.time_as_axis = true;
-    const int64_t frames = input.extent[3];
-    for (int64_t t = 0; t < frames; ++t) {
-      ConstVolumeView in = input;
-      VolumeView out = output;
-      in.dims = out.dims = 3;
-      in.extent[3] = out.extent[3] = 1;
-      in.data += t * input.stride[3];
-      out.data += t * output.stride[3];
-      const AdaptiveReport r = adaptive_filter(
-          in, out, frame_parameters,
-          stage_options(options, static_cast<double>(t) / static_cast<double>(frames),
-                        1.0 / static_cast<double>(frames)));
-      if (t == 0) {
-        report.stage_seconds = r.stage_seconds;
-      } else {
-        for (size_t s = 0; s < r.stage_seconds.size(); ++s)
-          report.stage_seconds[s].second += r.stage_seconds[s].second;
-      }
-      report.bank = r.bank;
-    }
-    report.seconds_total = seconds_since(t_start);
-    return report;
-  }
-
+// The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings.
+void filter_volume(const ConstVolumeView& input, const VolumeView& output,
+                   const AdaptiveParameters& parameters, const Options& options,
+                   const std::vector<DesignedFilter>& quadrature,
+                   const std::vector<DesignedFilter>& reconstruction, AdaptiveReport& report) {
   const int dims = input.dims;
-  if (parameters.orientation_downsampling != 1 && parameters.orientation_downsampling != 2)
-    throw InvalidArgument("the orientation downsampling factor must be 1 or 2");
-  auto t0 = std::chrono::steady_clock::now();
-  const std::vector<DesignedFilter> quadrature =
-      design_quadrature_filters(dims, parameters.quadrature);
-  const std::vector<DesignedFilter> reconstruction =
-      design_reconstruction_filters(dims, parameters.reconstruction);
-  report.stage_seconds.emplace_back("filter design", seconds_since(t0));
-
   // Shares of the progress bar, roughly by work.
   const double q_taps = static_cast<double>(quadrature[0].real.size()) * 2 * quadrature.size();
   const double r_taps = static_cast<double>(reconstruction[0].real.size()) * reconstruction.size();
@@ -467,7 +423,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
                r_share = r_taps / (q_taps + r_taps) * 0.95;
 
   // Orientation estimation, on the input or on its subsampled lowpass version.
-  t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   const bool downsample = parameters.orientation_downsampling == 2;
   Index coarse_extent = input.extent;
   std::vector<float> coarse;
@@ -500,6 +456,63 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
                             stage_options(options, q_share + 0.05, r_share));
   report.stage_seconds.emplace_back("reconstruction", seconds_since(t0));
   report_progress(options, 1.0);
+}
+
+}  // namespace
+
+AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
+                               const AdaptiveParameters& parameters, const Options& options) {
+  const auto t_start = std::chrono::steady_clock::now();
+  AdaptiveReport report;
+  if (input.data == nullptr || output.data == nullptr)
+    throw InvalidArgument("the adaptive filter needs an input and an output volume");
+  if (input.dims < 2 || input.dims > 4)
+    throw InvalidArgument("the adaptive filter works on 2D, 3D and 4D volumes");
+  if (output.dims != input.dims || output.extent != input.extent)
+    throw InvalidArgument("the output volume must have the input's extents");
+  for (int a = 0; a < input.dims; ++a)
+    if (input.extent[a] < 1)
+      throw InvalidArgument("the input volume is empty");
+  if (parameters.orientation_downsampling != 1 && parameters.orientation_downsampling != 2)
+    throw InvalidArgument("the orientation downsampling factor must be 1 or 2");
+  const bool frames = input.dims == 4 && !parameters.time_as_axis;
+  const int dims = frames ? 3 : input.dims;
+
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<DesignedFilter> quadrature =
+      design_quadrature_filters(dims, parameters.quadrature);
+  const std::vector<DesignedFilter> reconstruction =
+      design_reconstruction_filters(dims, parameters.reconstruction);
+  const double design_seconds = seconds_since(t0);
+
+  if (!frames) {
+    report.stage_seconds.emplace_back("filter design", design_seconds);
+    filter_volume(input, output, parameters, options, quadrature, reconstruction, report);
+  } else {
+    // Each 3D frame on its own, with the same filters; stage timings summed over the frames.
+    const int64_t count = input.extent[3];
+    for (int64_t t = 0; t < count; ++t) {
+      ConstVolumeView in = input;
+      VolumeView out = output;
+      in.dims = out.dims = 3;
+      in.extent[3] = out.extent[3] = 1;
+      in.data += t * input.stride[3];
+      out.data += t * output.stride[3];
+      AdaptiveReport frame;
+      frame.stage_seconds.emplace_back("filter design", t == 0 ? design_seconds : 0.0);
+      filter_volume(in, out, parameters,
+                    stage_options(options, static_cast<double>(t) / static_cast<double>(count),
+                                  1.0 / static_cast<double>(count)),
+                    quadrature, reconstruction, frame);
+      if (t == 0) {
+        report.stage_seconds = frame.stage_seconds;
+      } else {
+        for (size_t i = 0; i < frame.stage_seconds.size(); ++i)
+          report.stage_seconds[i].second += frame.stage_seconds[i].second;
+      }
+      report.bank = frame.bank;
+    }
+  }
   report.seconds_total = seconds_since(t_start);
   return report;
 }
