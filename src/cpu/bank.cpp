@@ -16,6 +16,7 @@
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
+#include "cpu/slab_rows.h"
 #include "cpu/parallel_for.h"
 #include "engine/adaptive/bank_problem.h"
 
@@ -115,7 +116,6 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   const BankShape shape = choose_bank_shape(p.count, options.outputs_per_thread, k[3], n_out[3],
                                             kernels, has_non_finite(p.input, threads));
   const int factor = shape.factor;
-  const int64_t blocks = (n_out[3] + factor - 1) / factor;
   int max_fp = 0;
   std::vector<std::vector<float>> weights;
   for (const BankPass& pass : shape.passes) {
@@ -125,11 +125,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
 
   const int64_t nx = round_up(n_out[0], kBankRowMultiple);  // kernels' row length
   const int64_t row_length = round_up(nx + k[0] - 1, kMaxLanes);
-  const int64_t slab_row_bytes =
-      (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
-  const int64_t rows_in_limit = pad_limit_bytes() / slab_row_bytes;
-  const int64_t slab_blocks = std::clamp<int64_t>((rows_in_limit - (k[3] - 1)) / factor, 1, blocks);
-  const int64_t slabs = (blocks + slab_blocks - 1) / slab_blocks;
+  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
 
   std::vector<CanonicalView<float>> outs;
@@ -141,24 +137,19 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   const CanonicalView<float> sum_out = weighted ? canonical(p.sum_output) : CanonicalView<float>{};
 
   const int used_threads =
-      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * slab_blocks));
+      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
   std::vector<Scratch> scratch(used_threads);
   const double pad_share = 1.0 / (1.0 + static_cast<double>(filter_taps * p.count));
   PaddedVolume padded;
   Index padded_extent{};
 
-  for (int64_t slab = 0; slab < slabs; ++slab) {
-    const int64_t first_block = slab * slab_blocks;
-    const int64_t slab_block_count = std::min(slab_blocks, blocks - first_block);
-    const double base = static_cast<double>(first_block) / static_cast<double>(blocks);
-    const double span = static_cast<double>(slab_block_count) / static_cast<double>(blocks);
-    padded_extent =
-        Index{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, slab_block_count * factor + k[3] - 1};
-    Index slab_offset = offset;
-    slab_offset[3] += first_block * factor;
-    build_padded(p.input.data, n_in, in_stride, slab_offset, padded_extent, n_out[0] + k[0] - 1,
-                 row_length, p.boundary, threads,
-                 ProgressSpan{&options.progress, base, span * pad_share}, padded);
+  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
+    const Slab sl = slab_at(plan, slab);
+    const int64_t first_block = sl.first_block;
+    const double base = sl.base, span = sl.span;
+    padded_extent = pad_slab(p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
+                             sl, p.boundary, threads,
+                             ProgressSpan{&options.progress, base, span * pad_share}, padded);
 
     auto body = [&](int64_t begin, int64_t end, int worker) {
       Scratch& s = scratch[worker];
@@ -176,14 +167,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                       block = item / (n_out[1] * n_out[2]);
         const int64_t first = (first_block + block) * factor;  // output index along the last axis
         const int inside = static_cast<int>(std::min<int64_t>(factor, n_out[3] - first));
-        int64_t t = 0;
-        for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
-          for (int64_t j2 = 0; j2 < k[2]; ++j2)
-            for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-              const float* row = padded.row(m1 + j1, m2 + j2, block * factor + j3);
-              for (int64_t jx = 0; jx < k[0]; ++jx)
-                s.sources[t++] = row + jx;
-            }
+        gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
         for (size_t pi = 0; pi < shape.passes.size(); ++pi) {
           const BankPass& pass = shape.passes[pi];
           BankBlock args;
@@ -232,7 +216,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
       }
     };
     parallel_for(
-        used_threads, n_out[1] * n_out[2] * slab_block_count, body,
+        used_threads, n_out[1] * n_out[2] * sl.block_count, body,
         ProgressSpan{&options.progress, base + span * pad_share, span * (1.0 - pad_share)});
   }
 
@@ -245,7 +229,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                          std::to_string(shape.strip_vectors) + " vectors, " +
                          std::to_string(shape.passes.size()) + " passes over " +
                          std::to_string(p.count) + " filters)");
-  report.slabs = static_cast<int>(slabs);
+  report.slabs = static_cast<int>(plan.slabs);
   report.seconds_compute =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -1,6 +1,7 @@
 // The filter bank's hot loop, written once and compiled once per instruction set: each
 // bank_kernels_<isa>.cpp defines NDCONV_CPU_ISA, NDCONV_CPU_LANES and NDCONV_CPU_REGISTERS and
-// includes this file (row_kernel.h explains why only compiler builtins are used).
+// includes this file (row_kernel.h, whose vector type it uses, explains why only compiler
+// builtins are used).
 //
 // Register blocking along x (W vectors), along the blocked axis (B outputs) and across filters
 // (FP filters): an accumulator block of FP x B x W vectors stays in registers while one flat loop
@@ -9,27 +10,11 @@
 #pragma once
 
 #include "cpu/bank_kernel_set.h"
-
-#if !defined(NDCONV_CPU_ISA) || !defined(NDCONV_CPU_LANES) || !defined(NDCONV_CPU_REGISTERS)
-#error "define NDCONV_CPU_ISA, NDCONV_CPU_LANES and NDCONV_CPU_REGISTERS before bank_row_kernel.h"
-#endif
+#include "cpu/row_kernel.h"  // the instruction set's Vec, load and store
 
 namespace ndconv::cpu::NDCONV_CPU_ISA::bank {
 
-constexpr int kLanes = NDCONV_CPU_LANES;
 static_assert(kBankRowMultiple % (2 * kLanes) == 0, "rows must hold whole strips");
-
-typedef float Vec __attribute__((vector_size(NDCONV_CPU_LANES * sizeof(float))));
-
-inline Vec load(const float* p) {
-  Vec v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
-inline void store(float* p, const Vec& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
 
 /// Whether FP x B x W accumulators, W inputs and a broadcast weight fit the register file.
 constexpr bool fits(int fp, int b, int w) {

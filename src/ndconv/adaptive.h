@@ -29,12 +29,8 @@ struct FilterBank {
   Index extent{1, 1, 1, 1};
   int count = 0;
   const float* taps = nullptr;
-  int64_t tap_count() const {
-    int64_t n = 1;
-    for (int a = 0; a < dims; ++a)
-      n *= extent[a];
-    return n;
-  }
+  /// Taps of one filter.
+  int64_t tap_count() const { return DenseFilter{dims, extent, taps}.tap_count(); }
 };
 
 /// Filters `input` with every filter of `bank` into outputs[f] (each with the extents of

@@ -17,6 +17,7 @@
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "reference.h"
+#include "scoped_env.h"
 #include "strided_views.h"
 #include "test_data.h"
 
@@ -151,6 +152,46 @@ INSTANTIATE_TEST_SUITE_P(AllCases, CpuBank,
                            return std::to_string(std::get<0>(info.param)) + "D_" +
                                   to_string(std::get<1>(info.param));
                          });
+
+// One block per slab (a 1-byte padding limit) gives the same result as one slab.
+TEST(CpuBankSlabs, OneBlockPerSlabMatchesTheReference) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  ScopedEnv tiny("NDCONV_CPU_PAD_LIMIT", "1");
+  for (int dims : {3, 4}) {
+    const Index extent = bank_volume(dims);
+    const std::vector<float> values = random_values(count_of(dims, extent), seed);
+    const ConstVolumeView input = make_view(values.data(), dims, extent);
+    FilterBank bank{dims, bank_filter(dims), 7, nullptr};
+    const std::vector<float> taps = random_taps(bank.tap_count() * bank.count, seed ^ 1);
+    bank.taps = taps.data();
+    const int64_t n = count_of(dims, extent);
+    const std::vector<float> weight_values = random_values(n * bank.count, seed ^ 2);
+    std::vector<double> weighted_ref(n, 0.0);
+    std::vector<ConstVolumeView> weights;
+    for (int f = 0; f < bank.count; ++f) {
+      const DenseFilter one{dims, bank.extent, taps.data() + f * bank.tap_count()};
+      const auto ref =
+          reference_dense(input, one, Operation::Convolution, Boundary::Mirror, OutputRegion::Same);
+      weights.push_back(make_view(weight_values.data() + f * n, dims, extent));
+      for (int64_t i = 0; i < n; ++i)
+        weighted_ref[i] += weight_values[f * n + i] * ref[i];
+    }
+    Options options;
+    options.backend = Backend::Cpu;
+    options.boundary = Boundary::Mirror;
+    options.threads = 2;
+    for (int factor : {1, 2}) {
+      options.outputs_per_thread = factor;
+      std::vector<float> sum(n);
+      poison(sum);
+      const RunReport report = filter_bank_weighted_sum(
+          input, bank, weights, make_view(sum.data(), dims, extent), options);
+      EXPECT_GT(report.slabs, 1);
+      EXPECT_LT(relative_l2_error(sum, weighted_ref), kTolerance) << dims << "D, B " << factor;
+    }
+  }
+}
 
 TEST(CpuBankRule, SplitsFiltersByRegisterBudget) {
   for (const cpu::KernelSet* set : cpu::available_kernel_sets()) {
