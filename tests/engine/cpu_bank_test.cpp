@@ -226,9 +226,11 @@ TEST(CpuBankFrontEnd, RejectsBadRequests) {
   EXPECT_THROW(filter_bank(input, bank, {make_view(out.data(), 2, {8, 8, 1, 1})}, options),
                InvalidArgument);
   bank.count = 1;
-  options.backend = Backend::Cuda;
-  EXPECT_THROW(filter_bank(input, bank, {make_view(out.data(), 2, {8, 8, 1, 1})}, options),
-               InvalidArgument);
+  if (!cuda_status().usable) {
+    options.backend = Backend::Cuda;
+    EXPECT_THROW(filter_bank(input, bank, {make_view(out.data(), 2, {8, 8, 1, 1})}, options),
+                 InvalidArgument);
+  }
 }
 
 }  // namespace

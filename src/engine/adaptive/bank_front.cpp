@@ -1,6 +1,6 @@
 // The filter bank's front end: validates the request with the single-filter front end's rules
 // (each filter is checked as a dense filter), flips the filters for convolution, turns the output
-// region into an input offset (problem.h) and runs the CPU bank driver.
+// region into an input offset (problem.h) and runs the CPU or the GPU bank driver.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -8,6 +8,9 @@
 #include "engine/adaptive/bank_problem.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
+#if NDCONV_HAVE_CUDA
+#include "cuda/bank/bank_gpu.h"
+#endif
 
 namespace ndconv {
 
@@ -61,8 +64,6 @@ detail::BankProblem prepare(const ConstVolumeView& input, const FilterBank& bank
     one.taps = bank.taps + f * taps;
     validate_dense_filter(one);
   }
-  if (options.backend == Backend::Cuda)
-    throw InvalidArgument("the filter bank runs on the CPU backend only");
   const OutputGeometry g =
       output_geometry(input.dims, input.extent, bank.extent, options.operation, options.region);
   detail::BankProblem p;
@@ -86,17 +87,46 @@ detail::BankProblem prepare(const ConstVolumeView& input, const FilterBank& bank
   return p;
 }
 
-RunReport run(const detail::BankProblem& p, const Options& options) {
+}  // namespace
+
+RunReport detail::run_bank_problem(const BankProblem& p, const Options& options) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
   report.backend = Backend::Cpu;
-  report.backend_reason =
-      options.backend == Backend::Cpu ? "CPU requested" : "the filter bank runs on the CPU backend";
+  if (options.backend == Backend::Cpu) {
+    report.backend_reason = "CPU requested";
+  } else {
+    const CudaStatus status = cuda_status();
+    const bool device = status.usable && options.cuda_device >= 0 &&
+                        options.cuda_device < static_cast<int>(status.devices.size());
+    if (device) {
+      report.backend = Backend::Cuda;
+      report.device_name = status.devices[options.cuda_device].name;
+      report.backend_reason =
+          std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
+          ": device " + std::to_string(options.cuda_device);
+    } else {
+      const std::string why =
+          status.usable ? "no CUDA device " + std::to_string(options.cuda_device) : status.reason;
+      if (options.backend == Backend::Cuda)
+        throw InvalidArgument("CUDA backend unavailable: " + why);
+      report.backend_reason = "no usable GPU (" + why + "); using the CPU";
+    }
+  }
+#if NDCONV_HAVE_CUDA
+  if (report.backend == Backend::Cuda)
+    cuda_bank::run_bank(p, options, report);
+  else
+    cpu_backend::run_bank(p, options, report);
+#else
   cpu_backend::run_bank(p, options, report);
+#endif
   report.seconds_total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }
+
+namespace {
 
 OutputGeometry geometry_of(const detail::BankProblem& p) {
   OutputGeometry g;
@@ -125,7 +155,7 @@ RunReport filter_bank(const ConstVolumeView& input, const FilterBank& bank,
                               " overlap");
   }
   p.outputs = outputs;
-  return run(p, options);
+  return detail::run_bank_problem(p, options);
 }
 
 RunReport filter_bank_weighted_sum(const ConstVolumeView& input, const FilterBank& bank,
@@ -147,7 +177,7 @@ RunReport filter_bank_weighted_sum(const ConstVolumeView& input, const FilterBan
   }
   p.weights = weights;
   p.sum_output = output;
-  return run(p, options);
+  return detail::run_bank_problem(p, options);
 }
 
 }  // namespace ndconv

@@ -23,6 +23,10 @@ struct BankProblem {
   VolumeView sum_output;                 ///< the weighted sum
 };
 
+/// Chooses the backend as the engine does (Options::backend, cuda_status()) and runs `problem`
+/// on it: the GPU bank when one is usable and the build has CUDA, else the CPU bank.
+RunReport run_bank_problem(const BankProblem& problem, const Options& options);
+
 }  // namespace ndconv::detail
 
 namespace ndconv::cpu_backend {

@@ -137,11 +137,10 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
     }
     for (auto& r : responses)
       p.outputs.push_back(make_view(r.data(), dims, p.output_extent));
-    RunReport r;
-    Options slab_options =
+    const Options slab_options =
         stage_options(bank_options, static_cast<double>(first) / static_cast<double>(extent[last]),
                       static_cast<double>(planes) / static_cast<double>(extent[last]));
-    cpu_backend::run_bank(p, slab_options, r);
+    const RunReport r = detail::run_bank_problem(p, slab_options);
     if (report != nullptr) {
       const double seconds = report->seconds_compute + r.seconds_compute;
       *report = r;
