@@ -58,12 +58,13 @@ TEST(CliAdaptive, MatchesTheEngineIn2D3DAnd4D) {
       const std::string in = dir / ("in" + std::to_string(dims) + ".mha");
       const std::string out = dir / ("out" + std::to_string(dims) + (frames ? "f" : "") + ".mha");
       write_meta(in, im);
-      std::vector<std::string> args{"adaptive", in,
-                                    out,        "--smoothing",
-                                    "1.2",      "--threshold",
-                                    "0.2",      "--reconstruction-size",
-                                    "7",        "--device",
-                                    "cpu",      "--quiet"};
+      std::vector<std::string> args{"adaptive",    in,   out, "--smoothing", "1.2",
+                                    "--threshold", "0.2"};
+      for (const char* option : {"--reconstruction-size", "--quadrature-size"}) {
+        args.push_back(option);
+        args.push_back("5");
+      }
+      args.insert(args.end(), {"--device", "cpu", "--quiet"});
       if (frames)
         args.push_back("--frames");
       const CliResult r = run_ndconv(args);
@@ -71,7 +72,8 @@ TEST(CliAdaptive, MatchesTheEngineIn2D3DAnd4D) {
       AdaptiveParameters p;
       p.reconstruction.lowpass_sigma = 1.2;
       p.magnitude_sigma = 0.2;
-      p.reconstruction.size = 7;
+      p.reconstruction.size = 5;
+      p.quadrature.size = 5;
       p.time_as_axis = !frames;
       const io::Image result = io::read_image(out);
       ASSERT_EQ(result.info.geometry.extent, im.extent);
