@@ -15,6 +15,7 @@
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 #include "reference.h"
+#include "strided_views.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -31,13 +32,6 @@ Index small_volume(int dims) {
     default:
       return {8, 7, 6, 5};
   }
-}
-
-int64_t voxels_of(int dims, const Index& n) {
-  int64_t v = 1;
-  for (int a = 0; a < dims; ++a)
-    v *= n[a];
-  return v;
 }
 
 std::complex<double> response(const DesignedFilter& f, int dims, const std::array<double, 4>& u) {
@@ -179,7 +173,7 @@ TEST_P(AdaptiveStages, EachStageMatchesTheFloat64Reference) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (NDCONV_TEST_SEED replays the run)");
   const Index n = small_volume(dims);
-  const int64_t voxels = voxels_of(dims, n);
+  const int64_t voxels = count_of(dims, n);
   // An oblique wave (structure along every axis, so that T's off-diagonal components are not
   // small differences) plus noise; values never zero.
   std::vector<float> values = random_values(voxels, seed);
