@@ -64,6 +64,7 @@ int run(int argc, char** argv) {
   ndconv::cli::add_smooth_command(app);
   ndconv::cli::add_convolve_command(app);
   ndconv::cli::add_info_command(app);
+  ndconv::cli::add_adaptive_command(app);
   ndconv::cli::add_perf_commands(app);
   // CLI11 would take an unknown subcommand for a stray argument; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
