@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cases.h"
+#include "cuda/chunk_plan.h"
 #include "cuda/plan.h"
 #include "cuda/staging.h"
 #include "emulate.h"
@@ -66,10 +67,16 @@ TEST(Staging, GatherScatterRoundTripStridedViews) {
 
 TEST(Staging, SlabRowsFitTheBudget) {
   // 100 floats per input row, 90 per output row, halo of 4 rows, one scratch copy of the input.
-  const int64_t rows = cuda_backend::slab_rows(10000, 100, 90, 4, 1);
+  cuda_backend::ChunkRequest r;
+  r.in_row = 100;
+  r.out_row = 90;
+  r.halo = 4;
+  r.scratch_factor = 1;
+  const int64_t rows = cuda_backend::rows_fitting(r, 10000, 1);
   EXPECT_EQ(rows, (10000 - 4 * 200) / (200 + 90));
   EXPECT_LE((rows + 4) * 200 + rows * 90, 10000);
-  EXPECT_EQ(cuda_backend::slab_rows(800, 100, 90, 4, 1), 0);  // not even the halo fits
+  EXPECT_EQ(cuda_backend::rows_fitting(r, 800, 1), 0);           // not even the halo fits
+  EXPECT_EQ(cuda_backend::rows_fitting(r, 2 * 10000, 2), rows);  // per set in flight
 }
 
 // Slabs of `rows` output rows along the last axis, staged and filtered as run_in_slabs does.
