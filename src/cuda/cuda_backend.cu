@@ -19,6 +19,7 @@
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
 #include "cuda/chunk_plan.h"
+#include "cuda/convert/convert.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
@@ -26,6 +27,7 @@
 #include "cuda/stream_scratch.h"
 #include "engine/cuda_backend.h"
 #include "engine/cuda_host.h"
+#include "engine/stored_access.h"
 #include "ndconv/memory.h"
 
 namespace ndconv::cuda_backend {
@@ -110,25 +112,40 @@ void set_device(const Options& options, RunReport& report) {
                          ", SMs: " + std::to_string(prop.multiProcessorCount));
 }
 
-// Copies `rows` rows of `row_floats` floats between host buffers on several threads when the copy
-// is large enough for threads to pay (a pageable source or destination is copied by the CPU into
-// or out of pinned staging memory, at the host's memory bandwidth).
-void copy_rows(const float* src, float* dst, int64_t rows, int64_t row_floats, int threads) {
-  const int64_t bytes = rows * row_floats * static_cast<int64_t>(sizeof(float));
+// Copies `bytes` between host buffers on several threads when the copy is large enough for threads
+// to pay (a pageable source or destination is copied by the CPU into or out of pinned staging
+// memory, at the host's memory bandwidth).
+void copy_bytes(const void* src, void* dst, int64_t bytes, int threads) {
   const int useful = static_cast<int>(std::min<int64_t>(threads, bytes / (int64_t{1} << 20)));
   if (useful <= 1) {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
     return;
   }
-  // Split by floats, not rows: a 2D image has few, long rows per chunk.
-  const int64_t floats = rows * row_floats;
   const int64_t pieces = int64_t{useful} * 4;
   cpu::parallel_for(useful, pieces,
                     [&](int64_t begin, int64_t end, int) {
-                      const int64_t f0 = floats * begin / pieces, f1 = floats * end / pieces;
-                      std::memcpy(dst + f0, src + f0, static_cast<size_t>(f1 - f0) * sizeof(float));
+                      const int64_t b0 = bytes * begin / pieces, b1 = bytes * end / pieces;
+                      std::memcpy(static_cast<char*>(dst) + b0, static_cast<const char*>(src) + b0,
+                                  static_cast<size_t>(b1 - b0));
                     },
                     {});
+}
+
+// The caller's input as the pipeline reads it: the stored values (ndconv/stored.h), float32
+// without conversion for run_dense and run_separable.
+StoredVolumeView stored_float_view(const ConstVolumeView& v) {
+  StoredVolumeView s;
+  s.dims = v.dims;
+  s.extent = v.extent;
+  s.stride = v.stride;
+  s.spacing = v.spacing;
+  s.data = v.data;
+  s.type = ScalarType::Float32;
+  return s;
+}
+
+bool needs_conversion(const StoredVolumeView& v) {
+  return v.type != ScalarType::Float32 || v.scale != 1.0 || v.offset != 0.0;
 }
 
 // Kernels launched on a device run in the order they were launched, whichever call and stream
@@ -192,6 +209,7 @@ class Event {
 struct BufferSet {
   Stream stream;
   Lease device_in, device_out, device_scratch;
+  Lease device_stored;  // the stored values of a chunk that is converted on the device
   Lease staging_in, staging_out;
   Event start{cudaEventDefault}, uploaded{cudaEventDefault}, computed{cudaEventDefault},
       downloaded{cudaEventDefault};
@@ -203,8 +221,10 @@ struct BufferSet {
 // caches, also when the call ends by an exception.
 class Pipeline {
  public:
-  Pipeline(const ChunkPlan& plan, int device, std::size_t kept_limit, bool stage_in,
-           bool stage_out) {
+  // `stored_bytes`: bytes per input value as stored (4 for float32); `convert`: converted on the
+  // device from a buffer of stored values.
+  Pipeline(const ChunkPlan& plan, int device, std::size_t kept_limit, std::size_t stored_bytes,
+           bool convert, bool stage_in, bool stage_out) {
     for (int s = 0; s < plan.buffer_sets; ++s) {
       auto set = std::make_unique<BufferSet>();
       const auto floats = [](int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); };
@@ -214,9 +234,13 @@ class Pipeline {
                               "cudaMalloc (chunk output)");
       set->device_scratch = Lease(device_cache(device), floats(plan.scratch_buffer_floats),
                                   kept_limit, "cudaMalloc (separable scratch)");
+      const std::size_t stored = static_cast<std::size_t>(plan.in_buffer_floats) * stored_bytes;
+      if (convert)
+        set->device_stored =
+            Lease(device_cache(device), stored, kept_limit, "cudaMalloc (chunk stored values)");
       if (stage_in)
-        set->staging_in = Lease(staging_cache(), floats(plan.in_buffer_floats), kStagingKeptBytes,
-                                "cudaHostAlloc (input staging)");
+        set->staging_in =
+            Lease(staging_cache(), stored, kStagingKeptBytes, "cudaHostAlloc (input staging)");
       if (stage_out)
         set->staging_out = Lease(staging_cache(), floats(plan.out_buffer_floats), kStagingKeptBytes,
                                  "cudaHostAlloc (output staging)");
@@ -243,7 +267,7 @@ class Pipeline {
 // views; `halo` is the filter extent along the last axis minus one and `offset_last` the problem's
 // offset along it.
 template <typename Launch>
-void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Boundary boundary,
+void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boundary boundary,
                    int64_t halo, int64_t offset_last, int64_t scratch_factor,
                    int64_t reserved_floats, const Options& options, RunReport& report,
                    Launch launch) {
@@ -265,9 +289,11 @@ void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Bound
 
   // The caller's memory is read and written by the copy engines directly where it is pinned and
   // contiguous; else through pinned staging buffers filled and emptied by the CPU.
+  const size_t stored_bytes = scalar_size(input.type);
+  const bool convert = needs_conversion(input);
   const bool input_direct =
       input.is_contiguous() &&
-      is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * sizeof(float));
+      is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * stored_bytes);
   const bool output_direct =
       output.is_contiguous() &&
       is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * sizeof(float));
@@ -279,7 +305,8 @@ void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Bound
   const auto t_start = Clock::now();
   double host_staging = 0;
   double gpu_upload_ms = 0, gpu_compute_ms = 0, gpu_download_ms = 0;
-  Pipeline pipeline(plan, options.cuda_device, kept_limit, !input_direct, !output_direct);
+  Pipeline pipeline(plan, options.cuda_device, kept_limit, stored_bytes, convert, !input_direct,
+                    !output_direct);
 
   // Host side of a finished chunk: the output copied out of staging; the GPU times summed.
   int64_t finished = 0;
@@ -300,7 +327,8 @@ void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Bound
       const auto t0 = Clock::now();
       const VolumeView host_out = last_axis_rows(output, c.out_first, c.out_rows);
       if (output.is_contiguous()) {
-        copy_rows(set.staging_out.floats(), host_out.data, c.out_rows, out_row, threads);
+        copy_bytes(set.staging_out.get(), host_out.data,
+                   c.out_rows * out_row * static_cast<int64_t>(sizeof(float)), threads);
       } else {
         scatter(set.staging_out.floats(), host_out);
       }
@@ -318,45 +346,59 @@ void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Bound
     finish_through(i - plan.buffer_sets);
 
     // Upload: the staged rows as runs of consecutive source rows (one run in one pass and for
-    // interior chunks), zeros for a zero boundary.
+    // interior chunks), zeros for a zero boundary. Stored values that need converting land in
+    // their own buffer first and are converted into the chunk's input on the device.
     const std::vector<RowRun> runs =
         plan.one_pass ? std::vector<RowRun>{{0, c.in_rows, 0}} : row_runs(c, [&](int64_t i_row) {
           return detail::boundary_index(i_row, input.extent[last], boundary);
         });
     float* const d_in = set.device_in.floats();
+    char* const d_stored =
+        convert ? static_cast<char*>(set.device_stored.get()) : reinterpret_cast<char*>(d_in);
+    const int64_t row_bytes = in_row * static_cast<int64_t>(stored_bytes);
     set.start.record(stream);
     if (input_direct) {
       for (const RowRun& run : runs) {
-        float* dst = d_in + run.first * in_row;
-        const size_t bytes = static_cast<size_t>(run.rows * in_row) * sizeof(float);
-        if (run.source < 0) {
-          NDCONV_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream));
-        } else {
-          NDCONV_CUDA_CHECK(cudaMemcpyAsync(dst, input.data + run.source * in_row, bytes,
-                                            cudaMemcpyHostToDevice, stream));
-        }
+        if (run.source < 0)
+          continue;  // cleared below
+        NDCONV_CUDA_CHECK(cudaMemcpyAsync(
+            d_stored + run.first * row_bytes,
+            static_cast<const char*>(input.data) + run.source * row_bytes,
+            static_cast<size_t>(run.rows * row_bytes), cudaMemcpyHostToDevice, stream));
       }
     } else {
       if (set.staging_in_pending)
         set.staging_in_free.synchronize();  // the upload of chunk i - sets has read it
       const auto t0 = Clock::now();
-      float* staged = set.staging_in.floats();
+      char* staged = static_cast<char*>(set.staging_in.get());
       for (const RowRun& run : runs) {
-        float* dst = staged + run.first * in_row;
-        if (run.source < 0) {
-          std::memset(dst, 0, static_cast<size_t>(run.rows * in_row) * sizeof(float));
-        } else if (input.is_contiguous()) {
-          copy_rows(input.data + run.source * in_row, dst, run.rows, in_row, threads);
+        if (run.source < 0)
+          continue;  // cleared on the device below
+        char* dst = staged + run.first * row_bytes;
+        if (input.is_contiguous()) {
+          copy_bytes(static_cast<const char*>(input.data) + run.source * row_bytes, dst,
+                     run.rows * row_bytes, threads);
         } else {
-          gather(last_axis_rows(input, run.source, run.rows), dst);
+          detail::gather_stored_rows(input, run.source, run.rows, dst);
         }
       }
       host_staging += seconds_since(t0);
-      NDCONV_CUDA_CHECK(cudaMemcpyAsync(d_in, staged,
-                                        static_cast<size_t>(c.in_rows * in_row) * sizeof(float),
+      NDCONV_CUDA_CHECK(cudaMemcpyAsync(d_stored, staged,
+                                        static_cast<size_t>(c.in_rows * row_bytes),
                                         cudaMemcpyHostToDevice, stream));
       set.staging_in_free.record(stream);
       set.staging_in_pending = true;
+    }
+    if (convert) {
+      enqueue_to_float(input.type, d_stored, d_in, c.in_rows * in_row, input.scale, input.offset,
+                       stream);
+    }
+    for (const RowRun& run : runs) {
+      if (run.source < 0) {
+        NDCONV_CUDA_CHECK(cudaMemsetAsync(d_in + run.first * in_row, 0,
+                                          static_cast<size_t>(run.rows * in_row) * sizeof(float),
+                                          stream));
+      }
     }
     set.uploaded.record(stream);
 
@@ -401,6 +443,16 @@ void run_pipelined(const ConstVolumeView& input, const VolumeView& output, Bound
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
+  run_dense_stored(problem, stored_float_view(problem.input), options, report);
+}
+
+void run_separable(const detail::SeparableProblem& problem, const Options& options,
+                   RunReport& report) {
+  run_separable_stored(problem, stored_float_view(problem.input), options, report);
+}
+
+void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
+                      const Options& options, RunReport& report) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   // Large filters keep their taps in device memory (at most 31^3 or 15^4 floats).
@@ -409,7 +461,7 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
     reserved_taps *= problem.filter_extent[a];
 
   LaunchPlan plan;
-  run_pipelined(problem.input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
+  run_pipelined(input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
                 problem.offset[last], 0, reserved_taps, options, report,
                 [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass, const Lease&,
                     cudaStream_t stream) {
@@ -426,8 +478,8 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
   report.notes.push_back("dense plan: " + plan.describe());
 }
 
-void run_separable(const detail::SeparableProblem& problem, const Options& options,
-                   RunReport& report) {
+void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
+                          const Options& options, RunReport& report) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   const int64_t k_last = std::max<int64_t>(1, problem.taps[last].size());
@@ -435,7 +487,7 @@ void run_separable(const detail::SeparableProblem& problem, const Options& optio
       static_cast<int64_t>(separable_scratch_floats(problem) / problem.input.voxel_count());
 
   LaunchPlan plan;
-  run_pipelined(problem.input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
+  run_pipelined(input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
                 scratch_halves, 0, options, report,
                 [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass,
                     const Lease& scratch, cudaStream_t stream) {

@@ -39,4 +39,14 @@ void run_separable_device(const detail::SeparableProblem&, const Options&, void*
   throw InvalidArgument("ndconv was built without CUDA support");
 }
 
+void run_dense_stored(const detail::CorrelationProblem&, const StoredVolumeView&, const Options&,
+                      RunReport&) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
+void run_separable_stored(const detail::SeparableProblem&, const StoredVolumeView&, const Options&,
+                          RunReport&) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
 }  // namespace ndconv::cuda_backend

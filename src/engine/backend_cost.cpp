@@ -30,7 +30,7 @@ CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
   const double rate = in.separable ? k.gpu_separable_taps_per_second : k.gpu_dense_taps_per_second;
   const double traffic = outputs * 8.0 * std::max(1, in.passes);
   e.gpu_kernel_seconds = std::max(taps / rate, traffic / k.gpu_bytes_per_second);
-  const double in_bytes = static_cast<double>(in.input_voxels) * 4.0;
+  const double in_bytes = static_cast<double>(in.input_voxels) * in.input_bytes_per_voxel;
   const double out_bytes = outputs * 4.0;
   e.gpu_upload_seconds =
       in_bytes / (in.input_pinned ? k.pinned_bytes_per_second : k.pageable_upload_bytes_per_second);

@@ -48,6 +48,7 @@ inline constexpr CostConstants kCostConstants{};
 struct CostInput {
   int64_t input_voxels = 0;
   int64_t output_voxels = 0;
+  double input_bytes_per_voxel = 4;  ///< as uploaded: the stored type's size (ndconv/stored.h)
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;              ///< separable: filtered axes; dense: 1
   bool separable = false;

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 
+#include "engine/problem.h"
 #include "ndconv/memory.h"
+#include "ndconv/stored.h"
+#include "ndconv/types.h"
 
 namespace ndconv::cuda_backend {
 
@@ -27,18 +30,18 @@ bool started(int device) noexcept;
 /// reported by the probe later.
 void start(int device) noexcept;
 
-}  // namespace ndconv::cuda_backend
-
-#include "engine/problem.h"
-#include "ndconv/types.h"
-
-namespace ndconv::cuda_backend {
-
 /// The device-pointer entry points (ndconv/device.h) after the front end: contiguous device views,
 /// enqueued on `stream` without synchronisation. Throw InvalidArgument / CudaError.
 void run_dense_device(const detail::CorrelationProblem& problem, const Options& options,
                       void* stream, RunReport& report);
 void run_separable_device(const detail::SeparableProblem& problem, const Options& options,
                           void* stream, RunReport& report);
+
+/// run_dense / run_separable on stored values (ndconv/stored.h): `problem.input` gives the
+/// geometry only; the values come from `input`, uploaded as stored and converted on the device.
+void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
+                      const Options& options, RunReport& report);
+void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
+                          const Options& options, RunReport& report);
 
 }  // namespace ndconv::cuda_backend

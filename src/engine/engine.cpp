@@ -19,6 +19,7 @@
 #include "engine/problem.h"
 #include "ndconv/device.h"
 #include "ndconv/memory.h"
+#include "ndconv/stored.h"
 
 namespace ndconv {
 
@@ -148,6 +149,9 @@ struct Work {
   double taps_per_output = 1;
   int passes = 1;
   bool separable = false;
+  /// The input as uploaded, when it is not the float view's (stored values, ndconv/stored.h).
+  const void* stored_data = nullptr;
+  std::size_t stored_bytes_per_voxel = sizeof(float);
 };
 
 // Decides the backend. Cpu: as asked. Cuda: the GPU or an InvalidArgument saying why not. Auto:
@@ -169,8 +173,11 @@ Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, c
     cost.separable = work.separable;
     cost.cuda_started = cuda_backend::started(options.cuda_device);
     // Asking CUDA whether memory is pinned would start it: only once it has started.
-    cost.input_pinned = cost.cuda_started && input.is_contiguous() &&
-                        is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * 4);
+    const void* uploaded = work.stored_data != nullptr ? work.stored_data : input.data;
+    cost.input_bytes_per_voxel = static_cast<double>(work.stored_bytes_per_voxel);
+    cost.input_pinned =
+        cost.cuda_started && input.is_contiguous() &&
+        is_pinned(uploaded, static_cast<size_t>(input.voxel_count()) * work.stored_bytes_per_voxel);
     cost.output_pinned = cost.cuda_started && output.is_contiguous() &&
                          is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
     cost.cpu_threads = cpu::resolve_thread_count(options.threads);
@@ -414,6 +421,105 @@ RunReport filter_separable_device(const ConstVolumeView& input, const SeparableF
   RunReport report;
   cuda_backend::run_separable_device(p, options, stream, report);
   return report;
+}
+
+namespace {
+
+// The data pointer of a stored input's float view, which carries its geometry only.
+const float kGeometryOnly = 0.0f;
+
+ConstVolumeView geometry_view(const StoredVolumeView& v) {
+  if (v.data == nullptr)
+    throw InvalidArgument("the input volume has no data");
+  if (!std::isfinite(v.scale) || !std::isfinite(v.offset))
+    throw InvalidArgument("the input volume's scale or offset is not finite");
+  ConstVolumeView g;
+  g.dims = v.dims;
+  g.extent = v.extent;
+  g.stride = v.stride;
+  g.spacing = v.spacing;
+  g.data = &kGeometryOnly;
+  return g;
+}
+
+void check_stored_no_overlap(const StoredVolumeView& in, const VolumeView& out) {
+  auto span = [](const auto& v, std::size_t element) {
+    int64_t last = 0;
+    for (int a = 0; a < v.dims; ++a)
+      last += (v.extent[a] - 1) * v.stride[a];
+    const char* begin = static_cast<const char*>(static_cast<const void*>(v.data));
+    return std::make_pair(begin, begin + (last + 1) * static_cast<int64_t>(element));
+  };
+  const auto [i0, i1] = span(in, scalar_size(in.type));
+  const auto [o0, o1] = span(out, sizeof(float));
+  if (i0 < o1 && o0 < i1)
+    throw InvalidArgument("input and output volumes overlap");
+}
+
+bool identity_float(const StoredVolumeView& v) {
+  return v.type == ScalarType::Float32 && v.scale == 1.0 && v.offset == 0.0;
+}
+
+ConstVolumeView as_float_view(const StoredVolumeView& v) {
+  ConstVolumeView f = geometry_view(v);
+  f.data = static_cast<const float*>(v.data);
+  return f;
+}
+
+// Runs a problem whose input geometry comes from `input`: on the GPU from the stored values, on
+// the CPU from a float copy converted on all cores.
+template <typename Problem, typename CpuRun, typename CudaStoredRun>
+RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work work,
+                          const Options& options, CpuRun cpu, CudaStoredRun cuda) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunReport report;
+  work.stored_data = input.data;
+  work.stored_bytes_per_voxel = scalar_size(input.type);
+  report.backend = choose_backend(problem.input, problem.output, work, options, report);
+  if (report.backend == Backend::Cuda) {
+    cuda(problem, input, options, report);
+    report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
+                           " and converted to float32 on the GPU");
+  } else {
+    std::vector<float> converted(static_cast<size_t>(input.voxel_count()));
+    const VolumeView converted_view =
+        make_view(converted.data(), input.dims, input.extent, input.spacing);
+    convert_to_float(input, converted_view, options.threads);
+    problem.input = as_const(converted_view);
+    cpu(problem, options, report);
+    report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
+                           " to float32 on the CPU");
+  }
+  report.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace
+
+RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& filter,
+                              const VolumeView& output, const Options& options) {
+  if (identity_float(input))
+    return filter_dense(as_float_view(input), filter, output, options);
+  std::vector<float> flipped;
+  const detail::CorrelationProblem p =
+      dense_problem(geometry_view(input), filter, output, options, flipped);
+  check_stored_no_overlap(input, output);
+  Work work;
+  work.taps_per_output = static_cast<double>(filter.tap_count());
+  return dispatch_stored(input, p, work, options, cpu_backend::run_dense,
+                         cuda_backend::run_dense_stored);
+}
+
+RunReport filter_separable_stored(const StoredVolumeView& input, const SeparableFilter& filter,
+                                  const VolumeView& output, const Options& options) {
+  if (identity_float(input))
+    return filter_separable(as_float_view(input), filter, output, options);
+  const detail::SeparableProblem p =
+      separable_problem(geometry_view(input), filter, output, options);
+  check_stored_no_overlap(input, output);
+  return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable,
+                         cuda_backend::run_separable_stored);
 }
 
 void warm_up_cuda_async(int device) noexcept {

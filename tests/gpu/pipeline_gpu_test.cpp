@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "ndconv/memory.h"
+#include "ndconv/stored.h"
 #include "reference.h"
 #include "require_gpu.h"
 #include "test_data.h"
@@ -336,6 +338,79 @@ TEST(CudaBufferCaches, RepeatedCallsReuseAndReleaseOnDemand) {
   release_cached_memory();
   EXPECT_EQ(cached_memory().device_bytes, 0u);
   EXPECT_EQ(cached_memory().pinned_staging_bytes, 0u);
+}
+
+// Stored values of `type`: random bytes for the integers (their whole range), random values in
+// [-1000, 1000) for the floats (random bytes would hold NaN).
+std::vector<unsigned char> random_stored(ScalarType type, int64_t count, uint64_t seed) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(count) * scalar_size(type));
+  std::mt19937_64 rng(seed);
+  if (type == ScalarType::Float32 || type == ScalarType::Float64) {
+    const std::vector<float> v = random_values(count, seed);
+    for (int64_t i = 0; i < count; ++i) {
+      const float f = v[static_cast<size_t>(i)] * 1000.0f;
+      if (type == ScalarType::Float32) {
+        std::memcpy(bytes.data() + i * 4, &f, 4);
+      } else {
+        const double d = f;
+        std::memcpy(bytes.data() + i * 8, &d, 8);
+      }
+    }
+  } else {
+    for (auto& b : bytes)
+      b = static_cast<unsigned char>(rng());
+  }
+  return bytes;
+}
+
+TEST(CudaStoredTypes, EveryTypeEqualsFilteringItsFloatConversion) {
+  NDCONV_REQUIRE_GPU();
+  const ScalarType types[] = {ScalarType::UInt8,   ScalarType::Int8,   ScalarType::UInt16,
+                              ScalarType::Int16,   ScalarType::UInt32, ScalarType::Int32,
+                              ScalarType::Float32, ScalarType::Float64};
+  // One pass (small) and pipelined (large, zero boundary: the staged zero rows are cleared after
+  // the conversion, not converted from zero bytes).
+  const ShapeCase shapes[] = {{3, {37, 21, 19, 1}, {3, 3, 5, 1}},
+                              {3, {160, 128, 260, 1}, {3, 3, 5, 1}}};
+  for (const ShapeCase& s : shapes) {
+    const int64_t n = voxels(3, s.volume);
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> taps = random_values(voxels(3, s.filter), seed);
+    const DenseFilter f{3, s.filter, taps.data()};
+    for (ScalarType type : types) {
+      for (const auto& [scale, offset] : {std::pair{1.0, 0.0}, std::pair{0.25, -7.0}}) {
+        const auto bytes = random_stored(type, n, seed + 1);
+        PinnedBuffer<unsigned char> pinned(bytes.size());
+        std::copy(bytes.begin(), bytes.end(), pinned.begin());
+        std::vector<float> converted(static_cast<size_t>(n));
+        const StoredVolumeView stored =
+            make_stored_view(bytes.data(), type, 3, s.volume, scale, offset);
+        convert_to_float(stored, make_view(converted.data(), 3, s.volume));
+        const Options o = cuda_options(Boundary::Zero);
+        std::vector<float> want(converted.size()), got(converted.size());
+        poison(want);
+        filter_dense(make_view<const float>(converted.data(), 3, s.volume), f,
+                     make_view(want.data(), 3, s.volume), o);
+        for (const void* data :
+             {static_cast<const void*>(bytes.data()), static_cast<const void*>(pinned.data())}) {
+          poison(got);
+          StoredVolumeView in = stored;
+          in.data = data;
+          const RunReport r = filter_dense_stored(in, f, make_view(got.data(), 3, s.volume), o);
+          EXPECT_EQ(r.backend, Backend::Cuda);
+          EXPECT_TRUE(same_bits(want, got.data()))
+              << to_string(type) << " scale " << scale << " " << s << " seed=" << seed
+              << (data == pinned.data() ? " pinned" : " pageable");
+        }
+        if (n < 100000) {
+          const auto ref =
+              reference_dense(make_view<const float>(converted.data(), 3, s.volume), f,
+                              Operation::Convolution, Boundary::Zero, OutputRegion::Same);
+          EXPECT_LT(relative_l2_error(got, ref), kTolerance) << to_string(type);
+        }
+      }
+    }
+  }
 }
 
 #endif  // NDCONV_HAVE_CUDA

@@ -1,0 +1,72 @@
+// Volumes in their stored scalar type (as image files hold them), filtered into float32 outputs.
+//
+// An 8-bit echo volume crosses PCIe as 8 bits: the GPU backend uploads the stored bytes and
+// converts them to float on the device; the CPU backend converts on all cores first. Each stored
+// value v becomes float(v * scale + offset), computed in double (NIfTI's scl_slope and scl_inter;
+// scale 1 and offset 0 give float(v) exactly), the same on both backends, so that the results equal
+// filter_dense / filter_separable on the converted float volume bit for bit.
+//
+// ITK-free and CUDA-free.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace ndconv {
+
+enum class ScalarType { UInt8, Int8, UInt16, Int16, UInt32, Int32, Float32, Float64 };
+
+/// Bytes per value, e.g. 1 for UInt8.
+std::size_t scalar_size(ScalarType type);
+/// "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "float64".
+const char* to_string(ScalarType type);
+
+/// A strided view of a volume of `type` values (strides in elements, as VolumeView's), with the
+/// linear map to float applied on conversion.
+struct StoredVolumeView {
+  int dims = 0;
+  Index extent{1, 1, 1, 1};
+  Index stride{0, 0, 0, 0};
+  std::array<double, kMaxDims> spacing{1.0, 1.0, 1.0, 1.0};
+  const void* data = nullptr;
+  ScalarType type = ScalarType::Float32;
+  double scale = 1.0;   ///< NIfTI scl_slope (1 when absent or 0 in the file)
+  double offset = 0.0;  ///< NIfTI scl_inter
+
+  int64_t voxel_count() const {
+    int64_t n = 1;
+    for (int a = 0; a < dims; ++a)
+      n *= extent[a];
+    return n;
+  }
+  bool is_contiguous() const {
+    int64_t expected = 1;
+    for (int a = 0; a < dims; ++a) {
+      if (extent[a] > 1 && stride[a] != expected)
+        return false;
+      expected *= extent[a];
+    }
+    return true;
+  }
+};
+
+/// A contiguous (x fastest) stored view of `data`.
+StoredVolumeView make_stored_view(const void* data, ScalarType type, int dims, const Index& extent,
+                                  double scale = 1.0, double offset = 0.0);
+
+/// Converts `input` into `output` (float32, the same extents) on `threads` CPU threads (0 = all).
+/// Throws InvalidArgument for mismatched views or a non-finite scale or offset.
+void convert_to_float(const StoredVolumeView& input, const VolumeView& output, int threads = 0);
+
+/// filter_dense on the converted input (see above); the GPU backend uploads the stored values.
+RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& filter,
+                              const VolumeView& output, const Options& options = {});
+
+/// filter_separable on the converted input.
+RunReport filter_separable_stored(const StoredVolumeView& input, const SeparableFilter& filter,
+                                  const VolumeView& output, const Options& options = {});
+
+}  // namespace ndconv
