@@ -131,19 +131,6 @@ void copy_bytes(const void* src, void* dst, int64_t bytes, int threads) {
                     {});
 }
 
-// The caller's input as the pipeline reads it: the stored values (ndconv/stored.h), float32
-// without conversion for run_dense and run_separable.
-StoredVolumeView stored_float_view(const ConstVolumeView& v) {
-  StoredVolumeView s;
-  s.dims = v.dims;
-  s.extent = v.extent;
-  s.stride = v.stride;
-  s.spacing = v.spacing;
-  s.data = v.data;
-  s.type = ScalarType::Float32;
-  return s;
-}
-
 bool needs_conversion(const StoredVolumeView& v) {
   return v.type != ScalarType::Float32 || v.scale != 1.0 || v.offset != 0.0;
 }
@@ -363,7 +350,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
           continue;  // cleared below
         NDCONV_CUDA_CHECK(cudaMemcpyAsync(
             d_stored + run.first * row_bytes,
-            static_cast<const char*>(input.data) + run.source * row_bytes,
+            reinterpret_cast<const char*>(input.data) + run.source * row_bytes,
             static_cast<size_t>(run.rows * row_bytes), cudaMemcpyHostToDevice, stream));
       }
     } else {
@@ -376,7 +363,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
           continue;  // cleared on the device below
         char* dst = staged + run.first * row_bytes;
         if (input.is_contiguous()) {
-          copy_bytes(static_cast<const char*>(input.data) + run.source * row_bytes, dst,
+          copy_bytes(reinterpret_cast<const char*>(input.data) + run.source * row_bytes, dst,
                      run.rows * row_bytes, threads);
         } else {
           detail::gather_stored_rows(input, run.source, run.rows, dst);
@@ -443,12 +430,12 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
-  run_dense_stored(problem, stored_float_view(problem.input), options, report);
+  run_dense_stored(problem, stored_view(problem.input), options, report);
 }
 
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report) {
-  run_separable_stored(problem, stored_float_view(problem.input), options, report);
+  run_separable_stored(problem, stored_view(problem.input), options, report);
 }
 
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,

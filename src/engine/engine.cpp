@@ -433,13 +433,7 @@ ConstVolumeView geometry_view(const StoredVolumeView& v) {
     throw InvalidArgument("the input volume has no data");
   if (!std::isfinite(v.scale) || !std::isfinite(v.offset))
     throw InvalidArgument("the input volume's scale or offset is not finite");
-  ConstVolumeView g;
-  g.dims = v.dims;
-  g.extent = v.extent;
-  g.stride = v.stride;
-  g.spacing = v.spacing;
-  g.data = &kGeometryOnly;
-  return g;
+  return {v.dims, v.extent, v.stride, v.spacing, &kGeometryOnly};
 }
 
 void check_stored_no_overlap(const StoredVolumeView& in, const VolumeView& out) {
@@ -462,7 +456,7 @@ bool identity_float(const StoredVolumeView& v) {
 
 ConstVolumeView as_float_view(const StoredVolumeView& v) {
   ConstVolumeView f = geometry_view(v);
-  f.data = static_cast<const float*>(v.data);
+  f.data = reinterpret_cast<const float*>(v.data);
   return f;
 }
 

@@ -40,18 +40,19 @@ const char* to_string(ScalarType type) {
 StoredVolumeView make_stored_view(const void* data, ScalarType type, int dims, const Index& extent,
                                   double scale, double offset) {
   StoredVolumeView v;
-  v.dims = dims;
-  v.data = data;
+  static_cast<BasicVolumeView<const unsigned char>&>(v) =
+      make_view(static_cast<const unsigned char*>(data), dims, extent);
   v.type = type;
   v.scale = scale;
   v.offset = offset;
-  int64_t s = 1;
-  for (int a = 0; a < kMaxDims; ++a) {
-    v.extent[a] = a < dims ? extent[a] : 1;
-    v.stride[a] = s;
-    s *= v.extent[a];
-  }
   return v;
+}
+
+StoredVolumeView stored_view(const ConstVolumeView& v) {
+  StoredVolumeView s;
+  static_cast<BasicVolumeView<const unsigned char>&>(s) = {
+      v.dims, v.extent, v.stride, v.spacing, reinterpret_cast<const unsigned char*>(v.data)};
+  return s;
 }
 
 void convert_to_float(const StoredVolumeView& input, const VolumeView& output, int threads) {
@@ -65,7 +66,7 @@ void convert_to_float(const StoredVolumeView& input, const VolumeView& output, i
   const int64_t ny = input.extent[1], nz = input.extent[2];
   detail::visit_scalar_type(input.type, [&](auto zero) {
     using T = decltype(zero);
-    const T* src = static_cast<const T*>(input.data);
+    const T* src = reinterpret_cast<const T*>(input.data);
     cpu::parallel_for(cpu::resolve_thread_count(threads), rows,
                       [&](int64_t begin, int64_t end, int) {
                         for (int64_t r = begin; r < end; ++r) {

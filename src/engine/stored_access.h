@@ -43,7 +43,7 @@ BasicVolumeView<const T> typed_view(const StoredVolumeView& v) {
   t.extent = v.extent;
   t.stride = v.stride;
   t.spacing = v.spacing;
-  t.data = static_cast<const T*>(v.data);
+  t.data = reinterpret_cast<const T*>(v.data);
   return t;
 }
 

@@ -24,38 +24,22 @@ std::size_t scalar_size(ScalarType type);
 /// "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "float64".
 const char* to_string(ScalarType type);
 
-/// A strided view of a volume of `type` values (strides in elements, as VolumeView's), with the
-/// linear map to float applied on conversion.
-struct StoredVolumeView {
-  int dims = 0;
-  Index extent{1, 1, 1, 1};
-  Index stride{0, 0, 0, 0};
-  std::array<double, kMaxDims> spacing{1.0, 1.0, 1.0, 1.0};
-  const void* data = nullptr;
+/// A strided view of a volume of `type` values, with the linear map to float applied on
+/// conversion. `data` points to the first value's first byte; strides count values, not bytes
+/// (as VolumeView's count floats), so there is no typed at().
+struct StoredVolumeView : BasicVolumeView<const unsigned char> {
   ScalarType type = ScalarType::Float32;
   double scale = 1.0;   ///< NIfTI scl_slope (1 when absent or 0 in the file)
   double offset = 0.0;  ///< NIfTI scl_inter
-
-  int64_t voxel_count() const {
-    int64_t n = 1;
-    for (int a = 0; a < dims; ++a)
-      n *= extent[a];
-    return n;
-  }
-  bool is_contiguous() const {
-    int64_t expected = 1;
-    for (int a = 0; a < dims; ++a) {
-      if (extent[a] > 1 && stride[a] != expected)
-        return false;
-      expected *= extent[a];
-    }
-    return true;
-  }
+  const unsigned char& at(const Index&) const = delete;
 };
 
 /// A contiguous (x fastest) stored view of `data`.
 StoredVolumeView make_stored_view(const void* data, ScalarType type, int dims, const Index& extent,
                                   double scale = 1.0, double offset = 0.0);
+
+/// A float32 view as a stored view (no conversion).
+StoredVolumeView stored_view(const ConstVolumeView& v);
 
 /// Converts `input` into `output` (float32, the same extents) on `threads` CPU threads (0 = all).
 /// Throws InvalidArgument for mismatched views or a non-finite scale or offset.

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
+#include "engine/stored_access.h"
 #include "ndconv/engine.h"
 #include "ndconv/stored.h"
 #include "reference.h"
@@ -25,71 +27,28 @@ constexpr ScalarType kTypes[] = {ScalarType::UInt8,   ScalarType::Int8,   Scalar
 std::vector<unsigned char> random_stored(ScalarType type, int64_t count, uint64_t seed) {
   std::vector<unsigned char> bytes(static_cast<size_t>(count) * scalar_size(type));
   std::mt19937_64 rng(seed);
-  auto fill = [&](auto zero, auto draw) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < count; ++i) {
-      const T v = static_cast<T>(draw());
-      std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
-    }
-  };
   std::uniform_int_distribution<int64_t> any(std::numeric_limits<int32_t>::min(),
                                              std::numeric_limits<uint32_t>::max());
   std::uniform_real_distribution<double> real(-1000.0, 1000.0);
-  switch (type) {
-    case ScalarType::UInt8:
-      fill(uint8_t{}, [&] { return any(rng) & 0xff; });
-      break;
-    case ScalarType::Int8:
-      fill(int8_t{}, [&] { return static_cast<int8_t>(any(rng) & 0xff); });
-      break;
-    case ScalarType::UInt16:
-      fill(uint16_t{}, [&] { return any(rng) & 0xffff; });
-      break;
-    case ScalarType::Int16:
-      fill(int16_t{}, [&] { return static_cast<int16_t>(any(rng) & 0xffff); });
-      break;
-    case ScalarType::UInt32:
-      fill(uint32_t{}, [&] { return static_cast<uint32_t>(any(rng)); });
-      break;
-    case ScalarType::Int32:
-      fill(int32_t{}, [&] { return static_cast<int32_t>(any(rng)); });
-      break;
-    case ScalarType::Float32:
-      fill(float{}, [&] { return real(rng); });
-      break;
-    case ScalarType::Float64:
-      fill(double{}, [&] { return real(rng); });
-      break;
-  }
+  detail::visit_scalar_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < count; ++i) {
+      // Integers over their whole range (wrapped), floats in [-1000, 1000).
+      const T v =
+          std::is_floating_point<T>::value ? static_cast<T>(real(rng)) : static_cast<T>(any(rng));
+      std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+    }
+  });
   return bytes;
 }
 
 // The value i of a stored buffer as double.
 double stored_value(ScalarType type, const unsigned char* bytes, int64_t i) {
-  auto get = [&](auto zero) {
+  return detail::visit_scalar_type(type, [&](auto zero) {
     decltype(zero) v;
     std::memcpy(&v, bytes + i * sizeof(v), sizeof(v));
     return static_cast<double>(v);
-  };
-  switch (type) {
-    case ScalarType::UInt8:
-      return get(uint8_t{});
-    case ScalarType::Int8:
-      return get(int8_t{});
-    case ScalarType::UInt16:
-      return get(uint16_t{});
-    case ScalarType::Int16:
-      return get(int16_t{});
-    case ScalarType::UInt32:
-      return get(uint32_t{});
-    case ScalarType::Int32:
-      return get(int32_t{});
-    case ScalarType::Float32:
-      return get(float{});
-    case ScalarType::Float64:
-      return get(double{});
-  }
-  return 0;
+  });
 }
 
 TEST(StoredTypes, SizesAndNames) {

@@ -395,7 +395,7 @@ TEST(CudaStoredTypes, EveryTypeEqualsFilteringItsFloatConversion) {
              {static_cast<const void*>(bytes.data()), static_cast<const void*>(pinned.data())}) {
           poison(got);
           StoredVolumeView in = stored;
-          in.data = data;
+          in.data = static_cast<const unsigned char*>(data);
           const RunReport r = filter_dense_stored(in, f, make_view(got.data(), 3, s.volume), o);
           EXPECT_EQ(r.backend, Backend::Cuda);
           EXPECT_TRUE(same_bits(want, got.data()))

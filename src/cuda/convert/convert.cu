@@ -5,6 +5,7 @@
 #include "cuda/check.h"
 #include "cuda/convert/convert.h"
 #include "cuda/convert/convert_value.h"
+#include "engine/stored_access.h"
 
 namespace ndconv::cuda_backend {
 
@@ -36,24 +37,8 @@ void enqueue_to_float(ScalarType type, const void* src, float* dst, int64_t coun
                       double offset, cudaStream_t stream) {
   if (count <= 0)
     return;
-  switch (type) {
-    case ScalarType::UInt8:
-      return launch<uint8_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::Int8:
-      return launch<int8_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::UInt16:
-      return launch<uint16_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::Int16:
-      return launch<int16_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::UInt32:
-      return launch<uint32_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::Int32:
-      return launch<int32_t>(src, dst, count, scale, offset, stream);
-    case ScalarType::Float32:
-      return launch<float>(src, dst, count, scale, offset, stream);
-    case ScalarType::Float64:
-      return launch<double>(src, dst, count, scale, offset, stream);
-  }
+  detail::visit_scalar_type(
+      type, [&](auto zero) { launch<decltype(zero)>(src, dst, count, scale, offset, stream); });
 }
 
 }  // namespace ndconv::cuda_backend
