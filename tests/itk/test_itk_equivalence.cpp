@@ -103,8 +103,9 @@ void RunCase(const Case& c) {
   EXPECT_LE(error, 1e-5) << filter->GetBackendDescription();
   // The GPU where the engine's cost model chooses it (small volumes stay on the CPU), never
   // without one.
-  if (!ndconv::cuda_status().usable)
+  if (!ndconv::cuda_status().usable) {
     EXPECT_FALSE(filter->GetGPUUsed()) << filter->GetBackendDescription();
+  }
 }
 
 class Equivalence : public ::testing::TestWithParam<Case> {};
