@@ -102,11 +102,24 @@ int64_t device_budget_floats(const Options& options, RunReport& report) {
   return static_cast<int64_t>(budget / sizeof(float));
 }
 
+// A device's properties, queried once per process: cudaGetDeviceProperties reads every attribute
+// and would add its cost to each call.
+const cudaDeviceProp& device_properties(int device) {
+  static std::mutex mutex;
+  static auto* cache = new std::map<int, cudaDeviceProp>();
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto it = cache->find(device);
+  if (it != cache->end())
+    return it->second;
+  cudaDeviceProp prop{};
+  NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return cache->emplace(device, prop).first->second;
+}
+
 void set_device(const Options& options, RunReport& report) {
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   mark_started(options.cuda_device);
-  cudaDeviceProp prop{};
-  NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.cuda_device));
+  const cudaDeviceProp& prop = device_properties(options.cuda_device);
   report.device_name = prop.name;
   report.notes.push_back("registers per SM: " + std::to_string(prop.regsPerMultiprocessor) +
                          ", SMs: " + std::to_string(prop.multiProcessorCount));
