@@ -19,17 +19,21 @@
 #include <mutex>
 #include <new>
 
+#include "io/dicom_series.h"
 #include "io/image.h"
 #include "io/nifti2_reader.h"
+#include "io/nrrd_header.h"
 #include "io/output_file.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
+#include "itkGDCMImageIOFactory.h"
 #include "itkImageIOBase.h"
 #include "itkImageIOFactory.h"
 #include "itkJPEGImageIOFactory.h"
 #include "itkMetaImageIOFactory.h"
 #include "itkNiftiImageIOFactory.h"
+#include "itkNrrdImageIOFactory.h"
 #include "itkPNGImageIOFactory.h"
 #include "itkTIFFImageIOFactory.h"
 #include "itkVersion.h"
@@ -54,6 +58,9 @@ void register_formats() {
     itk::JPEGImageIOFactory::RegisterOneFactory();
     itk::TIFFImageIOFactory::RegisterOneFactory();
     itk::BMPImageIOFactory::RegisterOneFactory();
+    itk::NrrdImageIOFactory::RegisterOneFactory();
+    // Last: GDCM's CanReadFile parses any file it is offered, so the others answer first.
+    itk::GDCMImageIOFactory::RegisterOneFactory();
     // Our own one-line errors replace ITK's and niftilib's multi-line chatter on stderr.
     itk::Object::GlobalWarningDisplayOff();
     nifti_set_debug_level(0);
@@ -78,7 +85,8 @@ std::string one_line(const itk::ExceptionObject& e) {
 std::string format_label(const std::string& io_name) {
   static const std::pair<const char*, const char*> labels[] = {
       {"NiftiImageIO", "NIfTI"}, {"MetaImageIO", "MetaImage"}, {"PNGImageIO", "PNG"},
-      {"JPEGImageIO", "JPEG"},   {"TIFFImageIO", "TIFF"},      {"BMPImageIO", "BMP"}};
+      {"JPEGImageIO", "JPEG"},   {"TIFFImageIO", "TIFF"},      {"BMPImageIO", "BMP"},
+      {"NrrdImageIO", "NRRD"},   {"GDCMImageIO", "DICOM"}};
   for (const auto& [k, v] : labels)
     if (io_name == k)
       return v;
@@ -209,6 +217,8 @@ double data_file_bytes(const std::string& path) {
   const std::string folder = path.substr(0, path.rfind('/') + 1);
   if (ext == ".hdr")
     return total + size_of(path.substr(0, dot) + ".img");
+  if (is_nrrd(path))
+    return nrrd_data_bytes(path);
   if (ext != ".mhd")
     return total;
   std::ifstream header(path);
@@ -320,13 +330,15 @@ void check_decoder_survives(const std::string& path) {
 // Opens `path` and reads its header; everything ndconv needs is checked here.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
+  if (is_nrrd(path))
+    check_nrrd_header(path);
   register_formats();
   check_decoder_survives(path);
   io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io) {
     throw IoError(path +
-                  ": not an image ndconv can read (formats: NIfTI, MetaImage, PNG, JPEG, TIFF, "
-                  "BMP); the file is of another kind or its header is corrupt");
+                  ": not an image ndconv can read (formats: NIfTI, MetaImage, NRRD, DICOM, PNG, "
+                  "JPEG, TIFF, BMP); the file is of another kind or its header is corrupt");
   }
   io->SetFileName(path);
   try {
@@ -395,7 +407,7 @@ std::vector<ComponentType> writable_types(const std::string& io_name) {
 // ImageIOBase::SupportsDimension is not overridden by every writer (NIfTI answers 2D only), so
 // the dimensions each writer of ITK 5.2 handles are listed here.
 bool writable_dimension(const std::string& io_name, int dims) {
-  if (io_name == "NiftiImageIO" || io_name == "MetaImageIO")
+  if (io_name == "NiftiImageIO" || io_name == "MetaImageIO" || io_name == "NrrdImageIO")
     return dims >= 2 && dims <= 4;
   if (io_name == "TIFFImageIO")
     return dims == 2 || dims == 3;
@@ -416,10 +428,11 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
   register_formats();
   itk::ImageIOBase::Pointer io =
       itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::WriteMode);
-  if (!io) {
+  // ndconv reads DICOM but does not write it (a valid DICOM object needs far more than pixels).
+  if (!io || std::string(io->GetNameOfClass()) == "GDCMImageIO") {
     throw RequestError(path +
-                       ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .png, .jpg, "
-                       ".tif or .bmp");
+                       ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .nrrd, .nhdr, "
+                       ".png, .jpg, .tif or .bmp");
   }
   return io;
 }
@@ -562,6 +575,8 @@ std::string itk_version() {
 }
 
 ImageInfo read_info(const std::string& path) {
+  if (is_dicom_series(path))
+    return read_dicom_series_info(path);
   QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
@@ -571,6 +586,8 @@ ImageInfo read_info(const std::string& path) {
 }
 
 Image read_image(const std::string& path) {
+  if (is_dicom_series(path))
+    return read_dicom_series(path);
   QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
@@ -685,7 +702,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
       pixel = IOPixel::VECTOR;
   }
   io->SetPixelType(pixel);
-  io->SetUseCompression(name == "MetaImageIO");
+  io->SetUseCompression(name == "MetaImageIO" || name == "NrrdImageIO");
 
   WriteReport report;
   std::vector<char> buffer;
