@@ -63,7 +63,9 @@ void check_folder_entries(const std::string& folder) {
 
 std::vector<std::string> folder_series(const std::string& folder) {
   check_folder_entries(folder);
-  // GDCM prints its warnings about each file on stderr; ndconv reports what matters itself.
+  // GDCM and ITK print their warnings about each file on stderr; ndconv reports what matters
+  // itself, on one line.
+  itk::Object::GlobalWarningDisplayOff();
   gdcm::Trace::WarningOff();
   gdcm::Trace::DebugOff();
   gdcm::Trace::ErrorOff();
@@ -80,7 +82,9 @@ std::vector<std::string> folder_series(const std::string& folder) {
     throw IoError(folder + ": cannot sort the DICOM files into series: " + e.GetDescription());
   }
   if (uids.empty())
-    throw IoError(folder + ": holds no DICOM series (no file in it is a DICOM image)");
+    throw IoError(folder +
+                  ": is a folder, and holds no DICOM series (ndconv reads a folder as one DICOM "
+                  "series; no file in it is a DICOM image)");
   if (uids.size() > 1) {
     std::string list;
     for (const std::string& uid : uids)
@@ -198,10 +202,13 @@ Series plan_series(const std::string& input) {
       (series.slices.back().position - lowest.position) / static_cast<double>(n - 1);
   for (size_t i = 1; i < n; ++i) {
     const Slice &prev = series.slices[i - 1], &s = series.slices[i];
-    const double gap = s.position - prev.position;
-    if (!(gap > 1e-6 * std::max(1.0, step)))
+    if (!(s.position - prev.position > 1e-6 * std::max(1.0, step)))
       throw IoError(input + ": the slices " + prev.path + " and " + s.path +
                     " lie at the same position (two series mixed, or a duplicate slice)");
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const Slice &prev = series.slices[i - 1], &s = series.slices[i];
+    const double gap = s.position - prev.position;
     if (std::abs(gap - step) > 1e-3 * step + 1e-4) {
       char text[160];
       std::snprintf(text, sizeof text,

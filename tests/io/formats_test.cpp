@@ -1,0 +1,303 @@
+// ndconv_io's NRRD and DICOM readers against files written by ITK's own writers (itk_writers.h):
+// values and geometry exact for attached raw and gzip .nrrd, detached .nhdr, 2D/3D/4D; NRRD
+// written by ndconv read back; hostile NRRD headers refused before ITK reads them (data file
+// outside the header's folder, absurd sizes, bad type or encoding, non-finite geometry); a DICOM
+// series read from a folder or a @list in slice order, and the series ndconv must refuse.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include "io/image.h"
+#include "itk_writers.h"
+#include "test_files.h"
+
+namespace ndconv::test {
+namespace {
+
+namespace fs = std::filesystem;
+using io::ComponentType;
+
+RawImage make_volume(int dims, ComponentType type, uint64_t seed) {
+  RawImage im;
+  im.dims = dims;
+  im.extent = {5, 4, dims >= 3 ? 6 : 1, dims == 4 ? 3 : 1};
+  im.spacing = {0.7, 0.8, 2.5, 0.04};
+  im.origin = {-10.5, 20.25, 3.0, 0.0};
+  if (dims >= 3) {
+    // A rotation about z by 30 degrees: a transposed matrix would show.
+    const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
+    im.direction = {c, -s, 0, 0, s, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  }
+  im.type = type;
+  im.values = random_for_type(im.voxels(), type, seed);
+  return im;
+}
+
+void expect_image(const io::Image& got, const RawImage& want) {
+  const io::Geometry& g = got.info.geometry;
+  ASSERT_EQ(g.dims, want.dims);
+  for (int a = 0; a < want.dims; ++a) {
+    EXPECT_EQ(g.extent[a], want.extent[a]) << "axis " << a;
+    EXPECT_NEAR(g.spacing[a], want.spacing[a], 1e-12) << "axis " << a;
+    EXPECT_NEAR(g.origin[a], want.origin[a], 1e-12) << "axis " << a;
+    for (int r = 0; r < want.dims; ++r)
+      EXPECT_NEAR(g.direction[r * kMaxDims + a], want.direction[r * kMaxDims + a], 1e-12)
+          << "row " << r << " axis " << a;
+  }
+  EXPECT_EQ(got.info.component_type, want.type);
+  ASSERT_EQ(got.planes.size(), 1u);
+  ASSERT_EQ(static_cast<int64_t>(got.planes[0].size()), want.voxels());
+  for (int64_t v = 0; v < want.voxels(); ++v)
+    ASSERT_EQ(got.planes[0][v], static_cast<float>(want.values[v])) << "voxel " << v;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(NrrdRead, ItkWrittenFilesEveryEncodingDimensionAndType) {
+  TempDir dir;
+  uint64_t seed = 1;
+  for (const int dims : {2, 3, 4}) {
+    for (const ComponentType type :
+         {ComponentType::UInt8, ComponentType::Int16, ComponentType::Float32}) {
+      const RawImage want = make_volume(dims, type, ++seed);
+      for (const std::string name : {"raw.nrrd", "gzip.nrrd", "raw.nhdr", "gzip.nhdr"}) {
+        SCOPED_TRACE(std::to_string(dims) + "D " + io::to_string(type) + " " + name);
+        const std::string path = dir / (std::to_string(seed) + name);
+        itk_write_nrrd(path, want, name.rfind("gzip", 0) == 0);
+        expect_image(io::read_image(path), want);
+        const io::ImageInfo info = io::read_info(path);
+        EXPECT_EQ(info.format, "NrrdImageIO");
+        EXPECT_EQ(info.geometry.extent, want.extent);
+      }
+    }
+  }
+}
+
+TEST(NrrdWrite, NdconvWritesNrrdAndNhdrThatReadBackExactly) {
+  TempDir dir;
+  for (const int dims : {2, 3, 4}) {
+    const RawImage want = make_volume(dims, ComponentType::Float32, 40 + dims);
+    const std::string source = dir / ("in" + std::to_string(dims) + ".nrrd");
+    itk_write_nrrd(source, want, false);
+    const io::Image image = io::read_image(source);
+    for (const std::string ext : {".nrrd", ".nhdr"}) {
+      SCOPED_TRACE(std::to_string(dims) + "D " + ext);
+      const std::string out = dir / ("out" + std::to_string(dims) + ext);
+      io::write_image(out, image, ComponentType::Float32, false);
+      expect_image(io::read_image(out), want);
+    }
+  }
+  // Compressed, and the detached header names its data file by a name beside it.
+  const std::string header = read_bytes(dir / "out3.nhdr");
+  EXPECT_NE(header.find("encoding: gzip"), std::string::npos) << header;
+  EXPECT_NE(header.find("data file: out3.raw.gz"), std::string::npos) << header;
+  EXPECT_TRUE(fs::exists(dir / "out3.raw.gz"));
+}
+
+TEST(NrrdWrite, DicomIsNotAnOutputFormat) {
+  EXPECT_THROW(io::check_output_format("/tmp/x.dcm", 2, 1, ComponentType::Int16), io::RequestError);
+}
+
+// A valid header for a 3D short volume of 4 x 3 x 2 with its data in `data file` (or attached
+// when `data_file` is empty), with one field replaced, added or (an empty value) left out.
+std::string nrrd_header(const std::string& data_file, const std::string& field = "",
+                        const std::string& value = "") {
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"type", "short"},
+      {"dimension", "3"},
+      {"sizes", "4 3 2"},
+      {"space", "left-posterior-superior"},
+      {"space directions", "(0.5,0,0) (0,0.75,0) (0,0,2)"},
+      {"space origin", "(1,2,3)"},
+      {"endian", "little"},
+      {"encoding", "raw"}};
+  if (!data_file.empty())
+    fields.push_back({"data file", data_file});
+  bool replaced = false;
+  for (auto& [k, v] : fields) {
+    if (k == field) {
+      v = value;
+      replaced = true;
+    }
+  }
+  if (!field.empty() && !replaced)
+    fields.push_back({field, value});
+  std::string text = "NRRD0004\n";
+  for (const auto& [k, v] : fields)
+    if (!v.empty())  // an empty value leaves the field out
+      text += k + ": " + v + "\n";
+  return text;
+}
+
+const std::string kData(48, '\x01');
+
+TEST(NrrdRead, HandWrittenHeaderAttachedAndDetached) {
+  TempDir dir;
+  write_bytes(dir / "a.nrrd", nrrd_header("") + "\n" + kData);
+  write_bytes(dir / "d.raw", kData);
+  write_bytes(dir / "d.nhdr", nrrd_header("d.raw"));
+  fs::create_directory(dir / "sub");
+  write_bytes(dir / "sub/d.raw", kData);
+  write_bytes(dir / "s.nhdr", nrrd_header("sub/./d.raw"));
+  for (const std::string name : {"a.nrrd", "d.nhdr", "s.nhdr"}) {
+    SCOPED_TRACE(name);
+    const io::Image image = io::read_image(dir / name);
+    EXPECT_EQ(image.info.geometry.extent, (Index{4, 3, 2, 1}));
+    EXPECT_EQ(image.info.geometry.spacing[1], 0.75);
+    EXPECT_EQ(image.info.geometry.origin[2], 3.0);
+    EXPECT_EQ(image.planes[0][23], 257.0f);
+  }
+}
+
+struct HostileNrrd {
+  const char* label;
+  std::string header;  ///< the .nhdr's text (or the .nrrd's with its data)
+  const char* expected;
+};
+
+TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
+  TempDir dir;
+  fs::create_directory(dir / "h");
+  fs::create_directory(dir / "h/sub");
+  write_bytes(dir / "outside.raw", kData);
+  write_bytes(dir / "h/inside.raw", kData);
+  fs::create_symlink(dir / "outside.raw", dir / "h/link.raw");
+  fs::create_symlink("../outside.raw", dir / "h/relative_link.raw");
+  ASSERT_EQ(::mkfifo((dir / "h/fifo.raw").c_str(), 0600), 0);
+  const std::string attached_end = "\n" + kData;
+  const HostileNrrd cases[] = {
+      {"absolute", nrrd_header(dir / "outside.raw"), "is an absolute path"},
+      {"absolute etc", nrrd_header("/etc/passwd"), "is an absolute path"},
+      {"dot dot", nrrd_header("../outside.raw"), "is outside the header's folder"},
+      {"dot dot back in", nrrd_header("../h/../outside.raw"), "is outside the header's folder"},
+      {"symlink out", nrrd_header("link.raw"), "is outside the header's folder"},
+      {"relative symlink out", nrrd_header("relative_link.raw"), "is outside the header's folder"},
+      {"fifo", nrrd_header("fifo.raw"), "is not a regular file"},
+      {"missing", nrrd_header("absent.raw"), "cannot be read"},
+      {"its own folder", nrrd_header("."), "is outside the header's folder"},
+      {"sub-folder", nrrd_header("sub"), "is not a regular file"},
+      {"list", nrrd_header("LIST") + "inside.raw\n", "LIST"},
+      {"pattern", nrrd_header("inside%s.raw 1 2 1"), "pattern"},
+      {"absurd sizes", nrrd_header("inside.raw", "sizes", "100000 100000 100000"),
+       "more than this machine can hold"},
+      {"size zero", nrrd_header("inside.raw", "sizes", "4 0 2"), "is not a whole number"},
+      {"negative size", nrrd_header("inside.raw", "sizes", "4 -3 2"), "is not a whole number"},
+      {"size overflow", nrrd_header("inside.raw", "sizes", "4 3 99999999999999999999"),
+       "is not a whole number"},
+      {"sizes count", nrrd_header("inside.raw", "sizes", "4 3"), "gives 2 values for dimension 3"},
+      {"dimension 1", nrrd_header("inside.raw", "dimension", "1"), "gives 3 values"},
+      {"bad type", nrrd_header("inside.raw", "type", "block"), "type \"block\" is not supported"},
+      {"unknown type", nrrd_header("inside.raw", "type", "quaternion"), "is not supported"},
+      {"bzip2", nrrd_header("inside.raw", "encoding", "bzip2"), "encoding \"bzip2\""},
+      {"nan spacing", nrrd_header("inside.raw", "space directions", "") + "spacings: 1 nan 1\n",
+       "spacing \"nan\" of axis 1"},
+      {"nan direction", nrrd_header("inside.raw", "space directions", "(nan,0,0) (0,1,0) (0,0,1)"),
+       "not finite"},
+      {"inf origin", nrrd_header("inside.raw", "space origin", "(1,inf,3)"), "not finite"},
+      {"zero direction", nrrd_header("inside.raw", "space directions", "(0,0,0) (0,1,0) (0,0,1)"),
+       "is zero"},
+      {"truncated attached", nrrd_header("") + "\n" + kData.substr(0, 47), "holds only 47 bytes"},
+      {"too many values for gzip",
+       nrrd_header("", "encoding", "gzip") + "sizes: 1000 1000 1000\n\nxx", "holds only"},
+      {"not field value", nrrd_header("inside.raw") + "garbage line\n", "is not \"field: value\""},
+      {"no data file", nrrd_header(""), "without a data file"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.label);
+    const bool attached =
+        c.header.find("data file") == std::string::npos && std::string(c.label) != "no data file";
+    const std::string path =
+        dir / ("h/case" + std::to_string(n++) + (attached ? ".nrrd" : ".nhdr"));
+    write_bytes(path, c.header);
+    const std::string info_error = error_of([&] { io::read_info(path); });
+    const std::string read_error = error_of([&] { io::read_image(path); });
+    EXPECT_NE(info_error.find(c.expected), std::string::npos) << info_error;
+    EXPECT_EQ(info_error, read_error);
+    EXPECT_EQ(info_error.find('\n'), std::string::npos) << info_error;
+    EXPECT_EQ(info_error.rfind(path, 0), 0u) << info_error;
+  }
+}
+
+TEST(DicomSeries, FolderAndListReadInSlicePositionOrder) {
+  TempDir dir;
+  fs::create_directory(dir / "series");
+  RawImage want = make_volume(3, ComponentType::Int16, 7);
+  const auto files = itk_write_dicom_series(dir / "series", want, "im");
+  // A file that is not DICOM is left out of the series, not an error.
+  write_bytes(dir / "series/README.txt", "notes about the scan\n");
+  const io::Image image = io::read_image(dir / "series");
+  expect_image(image, want);
+  EXPECT_EQ(image.info.format, "GDCMImageIO");
+  const io::ImageInfo info = io::read_info(dir / "series");
+  EXPECT_EQ(info.geometry.extent, want.extent);
+  EXPECT_NEAR(info.geometry.spacing[2], want.spacing[2], 1e-9);
+
+  // The same slices listed in another order, beside the list and under it.
+  std::string list = "# slices of one series\n";
+  for (size_t i = 0; i < files.size(); ++i)
+    list += "series/" + fs::path(files[(i * 5) % files.size()]).filename().string() + "\n";
+  write_bytes(dir / "slices.txt", list);
+  expect_image(io::read_image("@" + (dir / "slices.txt")), want);
+}
+
+TEST(DicomSeries, RefusedSeriesNameTheProblem) {
+  TempDir dir;
+  const RawImage volume = make_volume(3, ComponentType::Int16, 11);
+  auto folder = [&](const std::string& name) {
+    fs::create_directory(dir / name);
+    return dir / name;
+  };
+  const std::string two = folder("two");
+  itk_write_dicom_series(two, volume, "a");
+  itk_write_dicom_series(two, volume, "b");
+  const std::string gap = folder("gap");
+  const auto gap_files = itk_write_dicom_series(gap, volume, "s");
+  fs::remove(gap_files[2]);
+  const std::string fifo = folder("fifo");
+  itk_write_dicom_series(fifo, volume, "s");
+  ASSERT_EQ(::mkfifo((fifo + "/pipe").c_str(), 0600), 0);
+  const std::string link = folder("link");
+  itk_write_dicom_series(link, volume, "s");
+  fs::create_symlink("/etc/passwd", link + "/passwd");
+  const std::string empty = folder("empty");
+  write_bytes(empty + "/notes.txt", "no DICOM here\n");
+  write_bytes(dir / "outside.txt", two + "/a0.dcm\n");
+  folder("lists");
+  write_bytes(dir / "lists/out.txt", "../outside.txt\n");
+
+  const std::pair<std::string, const char*> cases[] = {
+      {two, "holds 2 DICOM series"},
+      {gap, "a missing slice?"},
+      {fifo, "\"pipe\", which is not a regular file"},
+      {link, "is outside the header's folder"},
+      {empty, "holds no DICOM series"},
+      {"@" + (dir / "outside.txt"), "is an absolute path"},
+      {"@" + (dir / "lists/out.txt"), "is outside the header's folder"},
+      {"@" + (dir / "absent.txt"), "cannot read the slice list"},
+  };
+  for (const auto& [input, expected] : cases) {
+    SCOPED_TRACE(input);
+    const std::string e = error_of([&] { io::read_image(input); });
+    EXPECT_NE(e.find(expected), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  // Two series mixed in one list lie at the same positions.
+  write_bytes(dir / "mixed.txt", "two/a0.dcm\ntwo/b0.dcm\ntwo/a1.dcm\n");
+  const std::string e = error_of([&] { io::read_image("@" + (dir / "mixed.txt")); });
+  EXPECT_NE(e.find("lie at the same position"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace ndconv::test
