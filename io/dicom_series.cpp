@@ -1,15 +1,22 @@
 #include "io/dicom_series.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "io/nrrd_header.h"
 
@@ -38,10 +45,11 @@ std::string trim(const std::string& s) {
 // GDCM opens every file of the folder to sort them into series: refuse, before it starts, what
 // could block it (a FIFO, a device) or lead it outside the folder (a symbolic link out of it).
 // Sub-folders are not searched.
-void check_folder_entries(const std::string& folder) {
+std::vector<std::string> check_folder_entries(const std::string& folder) {
   std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(folder.c_str()), ::closedir);
   if (!dir)
     throw IoError(folder + ": cannot read the folder: " + std::strerror(errno));
+  std::vector<std::string> files;
   while (const dirent* entry = ::readdir(dir.get())) {
     const std::string name = entry->d_name;
     if (name == "." || name == "..")
@@ -49,20 +57,40 @@ void check_folder_entries(const std::string& folder) {
     struct stat st;
     if (::lstat((folder + "/" + name).c_str(), &st) != 0)
       throw IoError(folder + "/" + name + ": cannot read: " + std::strerror(errno));
-    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    if (S_ISDIR(st.st_mode))
       continue;
-    if (S_ISLNK(st.st_mode)) {
+    if (S_ISLNK(st.st_mode))
       resolve_data_file(folder + "/", name, "file", false);
-      continue;
-    }
-    throw IoError(folder + ": holds \"" + name +
-                  "\", which is not a regular file (a FIFO, device or socket); ndconv reads a "
-                  "DICOM series from a folder of regular files only");
+    else if (!S_ISREG(st.st_mode))
+      throw IoError(folder + ": holds \"" + name +
+                    "\", which is not a regular file (a FIFO, device or socket); ndconv reads a "
+                    "DICOM series from a folder of regular files only");
+    files.push_back(name);
+  }
+  return files;
+}
+
+std::string file_name(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
+// Set in the child that check_dicom_survives forks: it reads for real, and reports each file it
+// starts on through this pipe so that the parent can name the one that killed it.
+bool g_inside_sandbox = false;
+int g_progress_fd = -1;
+
+void report_progress(const std::string& what) {
+  if (g_progress_fd < 0)
+    return;
+  const std::string line = what + "\n";
+  if (::write(g_progress_fd, line.data(), line.size()) < 0) {
+    // The parent has gone; the child ends with it.
   }
 }
 
 std::vector<std::string> folder_series(const std::string& folder) {
-  check_folder_entries(folder);
+  const std::vector<std::string> entries = check_folder_entries(folder);
+  report_progress("while sorting its files into series");
   // GDCM and ITK print their warnings about each file on stderr; ndconv reports what matters
   // itself, on one line.
   itk::Object::GlobalWarningDisplayOff();
@@ -94,7 +122,18 @@ std::vector<std::string> folder_series(const std::string& folder) {
                   "; ndconv reads one: move its files to a folder of their own, or list them in a "
                   "text file and give @FILE as the input");
   }
-  return names->GetFileNames(uids[0]);
+  std::vector<std::string> files = names->GetFileNames(uids[0]);
+  // GDCM leaves out a file it cannot read; a file marked as DICOM must not go missing quietly.
+  std::set<std::string> in_series;
+  for (const std::string& f : files)
+    in_series.insert(file_name(f));
+  for (const std::string& name : entries) {
+    if (!in_series.count(name) && is_dicom_file(folder + "/" + name))
+      throw IoError(folder + ": " + name +
+                    " is marked as DICOM but GDCM cannot read it (truncated or corrupt file?); "
+                    "remove it from the folder or repair it");
+  }
+  return files;
 }
 
 std::vector<std::string> listed_files(const std::string& list) {
@@ -162,6 +201,7 @@ Series plan_series(const std::string& input) {
   const std::vector<std::string> files = dicom_series_files(input);
   Series series;
   for (const std::string& file : files) {
+    report_progress(file);
     Slice s;
     s.path = file;
     s.info = read_info(file);
@@ -237,6 +277,130 @@ Series plan_series(const std::string& input) {
 
 }  // namespace
 
+namespace {
+
+// Bytes of the files a series input names, for check_dicom_survives' time bound.
+double series_bytes(const std::string& input) {
+  double total = 0;
+  auto add = [&](const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0)
+      total += static_cast<double>(st.st_size);
+  };
+  if (is_folder(input)) {
+    for (const std::string& name : check_folder_entries(input))
+      add(input + "/" + name);
+  } else {
+    for (const std::string& path : listed_files(input.substr(1)))
+      add(path);
+  }
+  return total;
+}
+
+}  // namespace
+
+bool is_dicom_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[132] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && std::memcmp(head + 128, "DICM", 4) == 0;
+}
+
+void check_dicom_survives(const std::string& input, bool series) {
+  if (g_inside_sandbox)
+    return;
+  double bytes = 0;
+  if (series) {
+    bytes = series_bytes(input);
+  } else {
+    struct stat st;
+    bytes = ::stat(input.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+  }
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0)
+    return;  // cannot sandbox: read directly
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return;
+  }
+  if (child == 0) {
+    // The child reads everything once and ends with _exit: it never returns into the caller.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    if (null_fd >= 0)
+      ::dup2(null_fd, STDERR_FILENO);
+    ::close(pipe_fds[0]);
+    g_inside_sandbox = true;
+    g_progress_fd = pipe_fds[1];
+    int code = 0;
+    try {
+      if (series) {
+        read_dicom_series(input);
+      } else {
+        report_progress(input);
+        read_image(input);
+      }
+    } catch (...) {
+      code = 1;  // the parent reads again and reports the error itself
+    }
+    ::_exit(code);
+  }
+  ::close(pipe_fds[1]);
+  // GDCM reads tens of MB per second at worst; a reader that takes far longer is looping.
+  const double seconds = 20.0 + bytes / 10e6;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  std::string received, current = input;
+  bool timed_out = false;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      timed_out = true;
+      ::kill(child, SIGKILL);
+      break;
+    }
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000))) <= 0)
+      continue;
+    char chunk[4096];
+    const ssize_t n = ::read(pipe_fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;  // the child has finished (or died)
+    received.append(chunk, static_cast<size_t>(n));
+    const auto end = received.rfind('\n');
+    if (end != std::string::npos) {
+      const auto start = received.rfind('\n', end - 1);
+      current = received.substr(start == std::string::npos ? 0 : start + 1,
+                                end - (start == std::string::npos ? 0 : start + 1));
+      received.erase(0, end + 1);
+    }
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string where = current == input ? input : input + ": " + current;
+  if (timed_out) {
+    throw IoError(where + ": ITK's DICOM reader (GDCM) did not finish within " +
+                  std::to_string(static_cast<int>(seconds)) + " s (corrupt DICOM file?)");
+  }
+  if (WIFSIGNALED(status)) {
+    if (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)
+      throw Aborted();
+    throw IoError(where + ": a corrupt DICOM file (ITK's DICOM reader, GDCM, failed on it: " +
+                  strsignal(WTERMSIG(status)) + ")");
+  }
+}
+
 bool is_dicom_series(const std::string& input) {
   struct stat st;
   const bool listed = input.size() > 1 && input[0] == '@' && ::stat(input.c_str(), &st) != 0;
@@ -250,10 +414,12 @@ std::vector<std::string> dicom_series_files(const std::string& input) {
 }
 
 ImageInfo read_dicom_series_info(const std::string& input) {
+  check_dicom_survives(input, true);
   return plan_series(input).info;
 }
 
 Image read_dicom_series(const std::string& input) {
+  check_dicom_survives(input, true);
   const Series series = plan_series(input);
   if (series.slices.size() == 1) {
     Image image = read_image(series.slices[0].path);

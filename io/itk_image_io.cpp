@@ -1,8 +1,9 @@
 // Reading and writing through ITK's ImageIOBase directly, with no itk::Image instantiations: the
 // header is read first (ImageIOFactory picks the reader by content), the dimension, component
 // type and component count are taken from it at run time, and the raw pixels are moved in one
-// buffer that pixel_convert.cpp turns into float32 planes. This is the only translation unit of
-// ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
+// buffer that pixel_convert.cpp turns into float32 planes. With dicom_series.cpp (GDCM's series
+// sorting) it is the only translation unit of ndconv_io that includes ITK headers, which keeps
+// ITK's compile and link cost in one place.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,7 +28,7 @@
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
-#include "itkGDCMImageIOFactory.h"
+#include "itkGDCMImageIO.h"
 #include "itkImageIOBase.h"
 #include "itkImageIOFactory.h"
 #include "itkJPEGImageIOFactory.h"
@@ -59,8 +60,6 @@ void register_formats() {
     itk::TIFFImageIOFactory::RegisterOneFactory();
     itk::BMPImageIOFactory::RegisterOneFactory();
     itk::NrrdImageIOFactory::RegisterOneFactory();
-    // Last: GDCM's CanReadFile parses any file it is offered, so the others answer first.
-    itk::GDCMImageIOFactory::RegisterOneFactory();
     // Our own one-line errors replace ITK's and niftilib's multi-line chatter on stderr.
     itk::Object::GlobalWarningDisplayOff();
     nifti_set_debug_level(0);
@@ -332,9 +331,15 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
   if (is_nrrd(path))
     check_nrrd_header(path);
+  // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
+  // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
+  const bool dicom = is_dicom_file(path);
+  if (dicom)
+    check_dicom_survives(path, false);
   register_formats();
   check_decoder_survives(path);
-  io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  io = dicom ? itk::ImageIOBase::Pointer(itk::GDCMImageIO::New())
+             : itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io) {
     throw IoError(path +
                   ": not an image ndconv can read (formats: NIfTI, MetaImage, NRRD, DICOM, PNG, "
@@ -428,8 +433,7 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
   register_formats();
   itk::ImageIOBase::Pointer io =
       itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::WriteMode);
-  // ndconv reads DICOM but does not write it (a valid DICOM object needs far more than pixels).
-  if (!io || std::string(io->GetNameOfClass()) == "GDCMImageIO") {
+  if (!io) {
     throw RequestError(path +
                        ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .nrrd, .nhdr, "
                        ".png, .jpg, .tif or .bmp");

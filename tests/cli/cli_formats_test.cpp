@@ -161,6 +161,13 @@ TEST(CliFormats, HostileNrrdAndRefusedSeriesGiveOneLineAndNoOutput) {
   const RawImage in = volume(3, ComponentType::Int16, 21);
   itk_write_dicom_series(dir / "two", in, "a");
   itk_write_dicom_series(dir / "two", in, "b");
+  // A bad VR in the first meta element makes GDCM abort (an assertion in Debian's build).
+  fs::create_directory(dir / "corrupt");
+  const auto slices = itk_write_dicom_series(dir / "corrupt", in, "s");
+  std::string bytes = read_bytes(slices[0]);
+  bytes[136] = '\xFF';
+  write_bytes(slices[0], bytes);
+  write_bytes(dir / "h/one.dcm", bytes);
 
   const std::pair<std::string, const char*> cases[] = {
       {"h/absolute.nhdr", "is an absolute path"},
@@ -170,6 +177,8 @@ TEST(CliFormats, HostileNrrdAndRefusedSeriesGiveOneLineAndNoOutput) {
       {"h/type.nrrd", "type \"block\" is not supported"},
       {"h/nan.nrrd", "spacing \"nan\" of axis 1"},
       {"two", "holds 2 DICOM series"},
+      {"corrupt", "a corrupt DICOM file"},
+      {"h/one.dcm", "a corrupt DICOM file"},
   };
   const auto before = dir.list();
   for (const auto& [input, expected] : cases) {

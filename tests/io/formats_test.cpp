@@ -299,5 +299,37 @@ TEST(DicomSeries, RefusedSeriesNameTheProblem) {
   EXPECT_NE(e.find("lie at the same position"), std::string::npos) << e;
 }
 
+// GDCM (built with assertions) aborts on a DICOM file whose first meta element has a bad VR; that
+// file, alone or in a series, and a truncated slice GDCM would leave out, end in errors.
+TEST(DicomSeries, CorruptFilesAreErrorsNotCrashes) {
+  TempDir dir;
+  const RawImage volume = make_volume(3, ComponentType::Int16, 23);
+  fs::create_directory(dir / "aborts");
+  const auto slices = itk_write_dicom_series(dir / "aborts", volume, "s");
+  std::string bytes = read_bytes(slices[2]);
+  bytes[136] = '\xFF';
+  write_bytes(slices[2], bytes);
+  write_bytes(dir / "alone.dcm", bytes);
+  fs::create_directory(dir / "truncated");
+  const auto truncated = itk_write_dicom_series(dir / "truncated", volume, "s");
+  write_bytes(truncated[3], read_bytes(truncated[3]).substr(0, 700));
+
+  const std::pair<std::string, const char*> cases[] = {
+      {dir / "alone.dcm", "a corrupt DICOM file"},
+      {dir / "aborts", "a corrupt DICOM file"},
+      {dir / "truncated", "s2.dcm is marked as DICOM but GDCM cannot read it"},
+  };
+  for (const auto& [input, expected] : cases) {
+    SCOPED_TRACE(input);
+    for (const bool pixels : {false, true}) {
+      const std::string e =
+          error_of([&] { pixels ? (void)io::read_image(input) : (void)io::read_info(input); });
+      EXPECT_NE(e.find(expected), std::string::npos) << e;
+      EXPECT_EQ(e.rfind(input + ": ", 0), 0u) << e;
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ndconv::test
