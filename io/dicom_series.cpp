@@ -18,6 +18,7 @@
 #include <memory>
 #include <set>
 
+#include "io/header_text.h"
 #include "io/nrrd_header.h"
 
 #include "gdcmTrace.h"
@@ -33,13 +34,6 @@ constexpr size_t kMaxListBytes = 16 << 20;
 bool is_folder(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos)
-    return {};
-  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
 // GDCM opens every file of the folder to sort them into series: refuse, before it starts, what
@@ -148,7 +142,7 @@ std::vector<std::string> listed_files(const std::string& list) {
   std::vector<std::string> files;
   std::string line;
   while (std::getline(in, line)) {
-    line = trim(line);
+    line = trim_blanks(line);
     if (!line.empty() && line[0] != '#')
       files.push_back(resolve_data_file(list, line, "slice file", false));
   }

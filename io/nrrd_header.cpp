@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "io/header_text.h"
 #include "io/image.h"
 
 namespace ndconv::io {
@@ -20,13 +21,6 @@ namespace {
 
 // A header longer than this is not a NRRD header (real ones are well under 4 kB).
 constexpr size_t kMaxHeaderBytes = 1 << 20;
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos)
-    return {};
-  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
-}
 
 std::vector<std::string> words(const std::string& s) {
   std::istringstream in(s);
@@ -137,7 +131,7 @@ bool parse_vectors(const std::string& s, std::vector<std::vector<double>>& out) 
       std::string part;
       while (std::getline(parts, part, ',')) {
         double x;
-        if (!parse_double(trim(part), x))
+        if (!parse_double(trim_blanks(part), x))
           return false;
         v.push_back(x);
       }
@@ -184,7 +178,7 @@ RawHeader read_fields(const std::string& path) {
         throw IoError(path + ": not a NRRD file (its first line is not NRRD0001 .. NRRD0005)");
       continue;
     }
-    const std::string t = trim(line);
+    const std::string t = trim_blanks(line);
     if (t.empty())
       break;
     if (t[0] == '#' || t.find(":=") != std::string::npos)
@@ -200,7 +194,7 @@ RawHeader read_fields(const std::string& path) {
     for (char c : t.substr(0, colon))
       if (c != ' ')
         name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    h.fields[name] = trim(t.substr(colon + 2));
+    h.fields[name] = trim_blanks(t.substr(colon + 2));
   }
   if (first)
     throw IoError(path + ": the file is empty");

@@ -1,37 +1,21 @@
 // End-to-end NRRD and DICOM through the `ndconv` binary, on files written by ITK's own writers
-// (tests/io/itk_writers.h): `smooth` on .nrrd and .nhdr gives the values it gives on the same
+// (tests/io/format_fixtures.h): `smooth` on .nrrd and .nhdr gives the values it gives on the same
 // volume as .nii and keeps the geometry (4D time step too); `info` describes both formats; a
 // DICOM series given as a folder or @list is smoothed like the same volume as NRRD; hostile
 // NRRD headers and refused series end with one `ndconv: error:` line, exit 1 and no output.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <filesystem>
 
 #include "cli_run.h"
 #include "io/image.h"
-#include "itk_writers.h"
+#include "format_fixtures.h"
 
 namespace ndconv::test {
 namespace {
 
 namespace fs = std::filesystem;
 using io::ComponentType;
-
-RawImage volume(int dims, ComponentType type, uint64_t seed) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {9, 7, dims >= 3 ? 6 : 1, dims == 4 ? 4 : 1};
-  im.spacing = {0.5, 1.0, 2.0, 0.25};
-  im.origin = {-3.5, 12.0, 7.25, 0};
-  if (dims >= 3) {
-    const double c = std::cos(0.3), s = std::sin(0.3);
-    im.direction = {c, 0, s, 0, 0, 1, 0, 0, -s, 0, c, 0, 0, 0, 0, 1};
-  }
-  im.type = type;
-  im.values = random_for_type(im.voxels(), type, seed);
-  return im;
-}
 
 void smooth(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"smooth", "--quiet", "--device", test_device()};
@@ -60,7 +44,7 @@ void expect_same_values(const io::Image& got, const io::Image& want) {
 
 TEST(CliFormats, SmoothOnNrrdAndNhdrEqualsSmoothOnNiftiAndKeepsGeometry) {
   TempDir dir;
-  const RawImage in = volume(3, ComponentType::Float32, 5);
+  const RawImage in = oriented_volume(3, ComponentType::Float32, 5);
   write_nifti(dir / "in.nii", in);
   itk_write_nrrd(dir / "in.nrrd", in, false);
   itk_write_nrrd(dir / "in.nhdr", in, true);
@@ -81,7 +65,7 @@ TEST(CliFormats, SmoothOnNrrdAndNhdrEqualsSmoothOnNiftiAndKeepsGeometry) {
 
 TEST(CliFormats, FourDimensionalNrrdKeepsItsTimeStep) {
   TempDir dir;
-  const RawImage in = volume(4, ComponentType::Int16, 9);
+  const RawImage in = oriented_volume(4, ComponentType::Int16, 9);
   itk_write_nrrd(dir / "in.nrrd", in, true);
   write_nifti(dir / "in.nii", in);
   // 0.5 s at a time step of 0.25 s is 2 frames.
@@ -94,7 +78,7 @@ TEST(CliFormats, FourDimensionalNrrdKeepsItsTimeStep) {
 
 TEST(CliFormats, InfoDescribesNrrdAndADicomSeries) {
   TempDir dir;
-  const RawImage in = volume(3, ComponentType::Int16, 13);
+  const RawImage in = oriented_volume(3, ComponentType::Int16, 13);
   itk_write_nrrd(dir / "in.nhdr", in, true);
   fs::create_directory(dir / "series");
   itk_write_dicom_series(dir / "series", in, "slice");
@@ -113,7 +97,7 @@ TEST(CliFormats, InfoDescribesNrrdAndADicomSeries) {
 
 TEST(CliFormats, DicomSeriesFromAFolderOrAListSmoothsLikeTheSameVolume) {
   TempDir dir;
-  const RawImage in = volume(3, ComponentType::Int16, 17);
+  const RawImage in = oriented_volume(3, ComponentType::Int16, 17);
   fs::create_directory(dir / "series");
   const auto slices = itk_write_dicom_series(dir / "series", in, "im");
   itk_write_nrrd(dir / "in.nrrd", in, false);
@@ -158,7 +142,7 @@ TEST(CliFormats, HostileNrrdAndRefusedSeriesGiveOneLineAndNoOutput) {
                   data);
   write_bytes(dir / "h/nan.nrrd", header + "spacings: 1 nan 1\n\n" + data);
   fs::create_directory(dir / "two");
-  const RawImage in = volume(3, ComponentType::Int16, 21);
+  const RawImage in = oriented_volume(3, ComponentType::Int16, 21);
   itk_write_dicom_series(dir / "two", in, "a");
   itk_write_dicom_series(dir / "two", in, "b");
   // A bad VR in the first meta element makes GDCM abort (an assertion in Debian's build).

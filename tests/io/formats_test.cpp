@@ -1,18 +1,17 @@
-// ndconv_io's NRRD and DICOM readers against files written by ITK's own writers (itk_writers.h):
-// values and geometry exact for attached raw and gzip .nrrd, detached .nhdr, 2D/3D/4D; NRRD
-// written by ndconv read back; hostile NRRD headers refused before ITK reads them (data file
-// outside the header's folder, absurd sizes, bad type or encoding, non-finite geometry); a DICOM
-// series read from a folder or a @list in slice order, and the series ndconv must refuse.
+// ndconv_io's NRRD and DICOM readers against files written by ITK's own writers
+// (format_fixtures.h): values and geometry exact for attached raw and gzip .nrrd, detached .nhdr,
+// 2D/3D/4D; NRRD written by ndconv read back; hostile NRRD headers refused before ITK reads them
+// (data file outside the header's folder, absurd sizes, bad type or encoding, non-finite geometry);
+// a DICOM series read from a folder or a @list in slice order, and the series ndconv must refuse.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <functional>
 
 #include "io/image.h"
-#include "itk_writers.h"
+#include "format_fixtures.h"
 #include "test_files.h"
 
 namespace ndconv::test {
@@ -20,22 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using io::ComponentType;
-
-RawImage make_volume(int dims, ComponentType type, uint64_t seed) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {5, 4, dims >= 3 ? 6 : 1, dims == 4 ? 3 : 1};
-  im.spacing = {0.7, 0.8, 2.5, 0.04};
-  im.origin = {-10.5, 20.25, 3.0, 0.0};
-  if (dims >= 3) {
-    // A rotation about z by 30 degrees: a transposed matrix would show.
-    const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
-    im.direction = {c, -s, 0, 0, s, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  }
-  im.type = type;
-  im.values = random_for_type(im.voxels(), type, seed);
-  return im;
-}
 
 void expect_image(const io::Image& got, const RawImage& want) {
   const io::Geometry& g = got.info.geometry;
@@ -55,13 +38,14 @@ void expect_image(const io::Image& got, const RawImage& want) {
     ASSERT_EQ(got.planes[0][v], static_cast<float>(want.values[v])) << "voxel " << v;
 }
 
-std::string error_of(const std::function<void()>& f) {
+// The IoError reading `input` throws: from its header alone, or with `pixels` from reading it all.
+std::string read_error(const std::string& input, bool pixels) {
   try {
-    f();
-  } catch (const std::exception& e) {
+    pixels ? (void)io::read_image(input) : (void)io::read_info(input);
+  } catch (const io::IoError& e) {
     return e.what();
   }
-  return "(no error)";
+  return "(read without error)";
 }
 
 TEST(NrrdRead, ItkWrittenFilesEveryEncodingDimensionAndType) {
@@ -70,7 +54,7 @@ TEST(NrrdRead, ItkWrittenFilesEveryEncodingDimensionAndType) {
   for (const int dims : {2, 3, 4}) {
     for (const ComponentType type :
          {ComponentType::UInt8, ComponentType::Int16, ComponentType::Float32}) {
-      const RawImage want = make_volume(dims, type, ++seed);
+      const RawImage want = oriented_volume(dims, type, ++seed);
       for (const std::string name : {"raw.nrrd", "gzip.nrrd", "raw.nhdr", "gzip.nhdr"}) {
         SCOPED_TRACE(std::to_string(dims) + "D " + io::to_string(type) + " " + name);
         const std::string path = dir / (std::to_string(seed) + name);
@@ -87,7 +71,7 @@ TEST(NrrdRead, ItkWrittenFilesEveryEncodingDimensionAndType) {
 TEST(NrrdWrite, NdconvWritesNrrdAndNhdrThatReadBackExactly) {
   TempDir dir;
   for (const int dims : {2, 3, 4}) {
-    const RawImage want = make_volume(dims, ComponentType::Float32, 40 + dims);
+    const RawImage want = oriented_volume(dims, ComponentType::Float32, 40 + dims);
     const std::string source = dir / ("in" + std::to_string(dims) + ".nrrd");
     itk_write_nrrd(source, want, false);
     const io::Image image = io::read_image(source);
@@ -221,10 +205,9 @@ TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
     const std::string path =
         dir / ("h/case" + std::to_string(n++) + (attached ? ".nrrd" : ".nhdr"));
     write_bytes(path, c.header);
-    const std::string info_error = error_of([&] { io::read_info(path); });
-    const std::string read_error = error_of([&] { io::read_image(path); });
+    const std::string info_error = read_error(path, false);
     EXPECT_NE(info_error.find(c.expected), std::string::npos) << info_error;
-    EXPECT_EQ(info_error, read_error);
+    EXPECT_EQ(info_error, read_error(path, true));
     EXPECT_EQ(info_error.find('\n'), std::string::npos) << info_error;
     EXPECT_EQ(info_error.rfind(path, 0), 0u) << info_error;
   }
@@ -233,7 +216,7 @@ TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
 TEST(DicomSeries, FolderAndListReadInSlicePositionOrder) {
   TempDir dir;
   fs::create_directory(dir / "series");
-  RawImage want = make_volume(3, ComponentType::Int16, 7);
+  RawImage want = oriented_volume(3, ComponentType::Int16, 7);
   const auto files = itk_write_dicom_series(dir / "series", want, "im");
   // A file that is not DICOM is left out of the series, not an error.
   write_bytes(dir / "series/README.txt", "notes about the scan\n");
@@ -254,7 +237,7 @@ TEST(DicomSeries, FolderAndListReadInSlicePositionOrder) {
 
 TEST(DicomSeries, RefusedSeriesNameTheProblem) {
   TempDir dir;
-  const RawImage volume = make_volume(3, ComponentType::Int16, 11);
+  const RawImage volume = oriented_volume(3, ComponentType::Int16, 11);
   auto folder = [&](const std::string& name) {
     fs::create_directory(dir / name);
     return dir / name;
@@ -289,13 +272,13 @@ TEST(DicomSeries, RefusedSeriesNameTheProblem) {
   };
   for (const auto& [input, expected] : cases) {
     SCOPED_TRACE(input);
-    const std::string e = error_of([&] { io::read_image(input); });
+    const std::string e = read_error(input, true);
     EXPECT_NE(e.find(expected), std::string::npos) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   }
   // Two series mixed in one list lie at the same positions.
   write_bytes(dir / "mixed.txt", "two/a0.dcm\ntwo/b0.dcm\ntwo/a1.dcm\n");
-  const std::string e = error_of([&] { io::read_image("@" + (dir / "mixed.txt")); });
+  const std::string e = read_error("@" + (dir / "mixed.txt"), true);
   EXPECT_NE(e.find("lie at the same position"), std::string::npos) << e;
 }
 
@@ -303,7 +286,7 @@ TEST(DicomSeries, RefusedSeriesNameTheProblem) {
 // file, alone or in a series, and a truncated slice GDCM would leave out, end in errors.
 TEST(DicomSeries, CorruptFilesAreErrorsNotCrashes) {
   TempDir dir;
-  const RawImage volume = make_volume(3, ComponentType::Int16, 23);
+  const RawImage volume = oriented_volume(3, ComponentType::Int16, 23);
   fs::create_directory(dir / "aborts");
   const auto slices = itk_write_dicom_series(dir / "aborts", volume, "s");
   std::string bytes = read_bytes(slices[2]);
@@ -322,8 +305,7 @@ TEST(DicomSeries, CorruptFilesAreErrorsNotCrashes) {
   for (const auto& [input, expected] : cases) {
     SCOPED_TRACE(input);
     for (const bool pixels : {false, true}) {
-      const std::string e =
-          error_of([&] { pixels ? (void)io::read_image(input) : (void)io::read_info(input); });
+      const std::string e = read_error(input, pixels);
       EXPECT_NE(e.find(expected), std::string::npos) << e;
       EXPECT_EQ(e.rfind(input + ": ", 0), 0u) << e;
       EXPECT_EQ(e.find('\n'), std::string::npos) << e;

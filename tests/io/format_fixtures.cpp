@@ -1,5 +1,6 @@
-#include "itk_writers.h"
+#include "format_fixtures.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "io/pixel_convert.h"
@@ -64,6 +65,21 @@ void describe(itk::ImageIOBase& io, const RawImage& image, int dims, const Index
 }
 
 }  // namespace
+
+RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed) {
+  RawImage im;
+  im.dims = dims;
+  im.extent = {9, 7, dims >= 3 ? 6 : 1, dims == 4 ? 4 : 1};
+  im.spacing = {0.5, 1.0, 2.0, 0.25};
+  im.origin = {-3.5, 12.0, 7.25, 0};
+  if (dims >= 3) {
+    const double c = std::cos(0.3), s = std::sin(0.3);
+    im.direction = {c, 0, s, 0, 0, 1, 0, 0, -s, 0, c, 0, 0, 0, 0, 1};
+  }
+  im.type = type;
+  im.values = random_for_type(im.voxels(), type, seed);
+  return im;
+}
 
 void itk_write_nrrd(const std::string& path, const RawImage& image, bool compress) {
   itk::NrrdImageIO::Pointer io = itk::NrrdImageIO::New();
