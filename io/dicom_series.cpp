@@ -294,10 +294,7 @@ double series_bytes(const std::string& input) {
 }  // namespace
 
 bool is_dicom_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[132] = {};
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head && std::memcmp(head + 128, "DICM", 4) == 0;
+  return file_holds_at(path, 128, "DICM");
 }
 
 void check_dicom_survives(const std::string& input, bool series) {

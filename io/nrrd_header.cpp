@@ -204,10 +204,7 @@ RawHeader read_fields(const std::string& path) {
 }  // namespace
 
 bool is_nrrd(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[7] = {};
-  in.read(magic, sizeof magic);
-  return in.gcount() == sizeof magic && std::memcmp(magic, "NRRD000", sizeof magic) == 0;
+  return file_holds_at(path, 0, "NRRD000");
 }
 
 std::string resolve_data_file(const std::string& header, const std::string& name,

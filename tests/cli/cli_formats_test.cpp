@@ -24,17 +24,6 @@ void smooth(const std::vector<std::string>& extra) {
   ASSERT_EQ(r.code, 0) << r.err;
 }
 
-void expect_geometry(const io::Geometry& got, const RawImage& want) {
-  ASSERT_EQ(got.dims, want.dims);
-  for (int a = 0; a < want.dims; ++a) {
-    EXPECT_EQ(got.extent[a], want.extent[a]) << "axis " << a;
-    EXPECT_NEAR(got.spacing[a], want.spacing[a], 1e-9) << "axis " << a;
-    EXPECT_NEAR(got.origin[a], want.origin[a], 1e-9) << "axis " << a;
-    for (int r = 0; r < want.dims; ++r)
-      EXPECT_NEAR(got.direction[r * kMaxDims + a], want.direction[r * kMaxDims + a], 1e-9);
-  }
-}
-
 void expect_same_values(const io::Image& got, const io::Image& want) {
   ASSERT_EQ(got.planes.size(), want.planes.size());
   ASSERT_EQ(got.planes[0].size(), want.planes[0].size());
@@ -57,7 +46,7 @@ TEST(CliFormats, SmoothOnNrrdAndNhdrEqualsSmoothOnNiftiAndKeepsGeometry) {
       smooth({"--sigma", "1.5", dir / input, out});
       const io::Image result = io::read_image(out);
       EXPECT_EQ(result.info.format, "NrrdImageIO");
-      expect_geometry(result.info.geometry, in);
+      expect_geometry(result.info.geometry, in, 1e-9);
       expect_same_values(result, reference);
     }
   }
@@ -72,7 +61,7 @@ TEST(CliFormats, FourDimensionalNrrdKeepsItsTimeStep) {
   smooth({"--sigma", "1vox", "--time-sigma", "0.5s", dir / "in.nrrd", dir / "out.nrrd"});
   smooth({"--sigma", "1vox", "--time-sigma", "2", dir / "in.nii", dir / "out.nii"});
   const io::Image result = io::read_image(dir / "out.nrrd");
-  expect_geometry(result.info.geometry, in);
+  expect_geometry(result.info.geometry, in, 1e-9);
   expect_same_values(result, io::read_image(dir / "out.nii"));
 }
 
@@ -145,13 +134,8 @@ TEST(CliFormats, HostileNrrdAndRefusedSeriesGiveOneLineAndNoOutput) {
   const RawImage in = oriented_volume(3, ComponentType::Int16, 21);
   itk_write_dicom_series(dir / "two", in, "a");
   itk_write_dicom_series(dir / "two", in, "b");
-  // A bad VR in the first meta element makes GDCM abort (an assertion in Debian's build).
   fs::create_directory(dir / "corrupt");
-  const auto slices = itk_write_dicom_series(dir / "corrupt", in, "s");
-  std::string bytes = read_bytes(slices[0]);
-  bytes[136] = '\xFF';
-  write_bytes(slices[0], bytes);
-  write_bytes(dir / "h/one.dcm", bytes);
+  break_dicom_meta_header(itk_write_dicom_series(dir / "corrupt", in, "s")[0], dir / "h/one.dcm");
 
   const std::pair<std::string, const char*> cases[] = {
       {"h/absolute.nhdr", "is an absolute path"},

@@ -1,6 +1,7 @@
 #include "format_fixtures.h"
 
-#include <cmath>
+#include <gtest/gtest.h>
+
 #include <stdexcept>
 
 #include "io/pixel_convert.h"
@@ -66,19 +67,16 @@ void describe(itk::ImageIOBase& io, const RawImage& image, int dims, const Index
 
 }  // namespace
 
-RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {9, 7, dims >= 3 ? 6 : 1, dims == 4 ? 4 : 1};
-  im.spacing = {0.5, 1.0, 2.0, 0.25};
-  im.origin = {-3.5, 12.0, 7.25, 0};
-  if (dims >= 3) {
-    const double c = std::cos(0.3), s = std::sin(0.3);
-    im.direction = {c, 0, s, 0, 0, 1, 0, 0, -s, 0, c, 0, 0, 0, 0, 1};
+void expect_geometry(const io::Geometry& got, const RawImage& want, double tolerance) {
+  ASSERT_EQ(got.dims, want.dims);
+  for (int a = 0; a < want.dims; ++a) {
+    EXPECT_EQ(got.extent[a], want.extent[a]) << "axis " << a;
+    EXPECT_NEAR(got.spacing[a], want.spacing[a], tolerance) << "axis " << a;
+    EXPECT_NEAR(got.origin[a], want.origin[a], tolerance) << "axis " << a;
+    for (int r = 0; r < want.dims; ++r)
+      EXPECT_NEAR(got.direction[r * kMaxDims + a], want.direction[r * kMaxDims + a], tolerance)
+          << "row " << r << " axis " << a;
   }
-  im.type = type;
-  im.values = random_for_type(im.voxels(), type, seed);
-  return im;
 }
 
 void itk_write_nrrd(const std::string& path, const RawImage& image, bool compress) {
@@ -118,6 +116,16 @@ std::vector<std::string> itk_write_dicom_series(const std::string& folder, const
     paths.push_back(path);
   }
   return paths;
+}
+
+void break_dicom_meta_header(const std::string& path, const std::string& copy) {
+  std::string bytes = read_bytes(path);
+  if (bytes.size() < 140 || bytes.compare(128, 4, "DICM") != 0)
+    throw std::invalid_argument("break_dicom_meta_header: not a DICOM Part 10 file: " + path);
+  bytes[136] = '\xFF';  // the first letter of the VR of (0002,0000)
+  write_bytes(path, bytes);
+  if (!copy.empty())
+    write_bytes(copy, bytes);
 }
 
 }  // namespace ndconv::test

@@ -1,8 +1,8 @@
-// What the NRRD and DICOM tests share: a small oriented random volume, and files written by ITK's
-// own writers (not through ndconv_io), so that ndconv's readers are checked against files made
-// by the library that defines those formats in ITK: NRRD by itk::NrrdImageIO (attached raw or
-// gzip .nrrd, detached .nhdr + data file) and DICOM slices by itk::GDCMImageIO (one single-frame
-// MR file per slice, all in one series).
+// What the NRRD and DICOM tests share: a geometry check, and files written by ITK's own writers
+// (not through ndconv_io), so that ndconv's readers are checked against files made by the library
+// that defines those formats in ITK: NRRD by itk::NrrdImageIO (attached raw or gzip .nrrd, detached
+// .nhdr + data file) and DICOM slices by itk::GDCMImageIO (one single-frame MR file per slice, all
+// in one series).
 #pragma once
 
 #include <string>
@@ -12,9 +12,9 @@
 
 namespace ndconv::test {
 
-/// 9 x 7 (x 6 (x 4)) voxels of random `type` values, spacing 0.5, 1, 2 mm (0.25 s), origin
-/// (-3.5, 12, 7.25), in 3D and 4D rotated by 0.3 rad about y.
-RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed);
+/// Expects `got` to hold the extents, spacing, origin and direction of `want`, each number
+/// within `tolerance`.
+void expect_geometry(const io::Geometry& got, const RawImage& want, double tolerance);
 
 /// Writes `image` with ITK's NRRD writer; the extension picks attached (.nrrd) or detached
 /// (.nhdr beside its data file), `compress` gzip or raw.
@@ -26,5 +26,9 @@ void itk_write_nrrd(const std::string& path, const RawImage& image, bool compres
 /// in slice order.
 std::vector<std::string> itk_write_dicom_series(const std::string& folder, const RawImage& image,
                                                 const std::string& prefix);
+
+/// Gives the first meta element of the DICOM file `path` an invalid VR, on which GDCM (Debian
+/// builds it with assertions) aborts the process, and copies the result to `copy` when not empty.
+void break_dicom_meta_header(const std::string& path, const std::string& copy = "");
 
 }  // namespace ndconv::test

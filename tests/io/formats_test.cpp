@@ -21,16 +21,7 @@ namespace fs = std::filesystem;
 using io::ComponentType;
 
 void expect_image(const io::Image& got, const RawImage& want) {
-  const io::Geometry& g = got.info.geometry;
-  ASSERT_EQ(g.dims, want.dims);
-  for (int a = 0; a < want.dims; ++a) {
-    EXPECT_EQ(g.extent[a], want.extent[a]) << "axis " << a;
-    EXPECT_NEAR(g.spacing[a], want.spacing[a], 1e-12) << "axis " << a;
-    EXPECT_NEAR(g.origin[a], want.origin[a], 1e-12) << "axis " << a;
-    for (int r = 0; r < want.dims; ++r)
-      EXPECT_NEAR(g.direction[r * kMaxDims + a], want.direction[r * kMaxDims + a], 1e-12)
-          << "row " << r << " axis " << a;
-  }
+  expect_geometry(got.info.geometry, want, 1e-12);
   EXPECT_EQ(got.info.component_type, want.type);
   ASSERT_EQ(got.planes.size(), 1u);
   ASSERT_EQ(static_cast<int64_t>(got.planes[0].size()), want.voxels());
@@ -288,11 +279,8 @@ TEST(DicomSeries, CorruptFilesAreErrorsNotCrashes) {
   TempDir dir;
   const RawImage volume = oriented_volume(3, ComponentType::Int16, 23);
   fs::create_directory(dir / "aborts");
-  const auto slices = itk_write_dicom_series(dir / "aborts", volume, "s");
-  std::string bytes = read_bytes(slices[2]);
-  bytes[136] = '\xFF';
-  write_bytes(slices[2], bytes);
-  write_bytes(dir / "alone.dcm", bytes);
+  break_dicom_meta_header(itk_write_dicom_series(dir / "aborts", volume, "s")[2],
+                          dir / "alone.dcm");
   fs::create_directory(dir / "truncated");
   const auto truncated = itk_write_dicom_series(dir / "truncated", volume, "s");
   write_bytes(truncated[3], read_bytes(truncated[3]).substr(0, 700));
