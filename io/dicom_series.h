@@ -19,7 +19,7 @@ bool is_dicom_file(const std::string& path);
 
 /// GDCM (Debian's build keeps its assertions) aborts or loops on some damaged files. So a DICOM
 /// input (a file, or with `series` a folder or @list) is read once in a forked child, bounded to
-/// 20 s plus 1 s per 10 MB of its files; throws IoError naming the file the child was reading when
+/// 60 s plus 1 s per MB of its files; throws IoError naming the file the child was reading when
 /// it died or ran out of time, or Aborted when it was interrupted. Inside that child, does nothing.
 void check_dicom_survives(const std::string& input, bool series);
 

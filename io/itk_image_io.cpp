@@ -629,6 +629,8 @@ void check_output_format(const std::string& path, int dims, int components, Comp
   itk::ImageIOBase::Pointer io = writer_for(path);
   const std::string name = io->GetNameOfClass();
   const std::string label = format_label(name);
+  if (name == "NrrdImageIO")
+    check_nrrd_output_name(path);
   if (!writable_dimension(name, dims)) {
     throw RequestError(path + ": " + label + " cannot hold a " + std::to_string(dims) +
                        "D image; name the output .nii.gz or .mha");

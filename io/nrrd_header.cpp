@@ -391,6 +391,14 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   return h;
 }
 
+void check_nrrd_output_name(const std::string& path) {
+  const bool detached = path.size() > 5 && path.compare(path.size() - 5, 5, ".nhdr") == 0;
+  if (detached && path.substr(path.rfind('/') + 1).find('%') != std::string::npos)
+    throw RequestError(path +
+                       ": a detached NRRD header named with % would name its data file with % too, "
+                       "which NRRD reads as a file name pattern; rename the output or write .nrrd");
+}
+
 double nrrd_data_bytes(const std::string& path) {
   try {
     const NrrdHeader h = check_nrrd_header(path, true);

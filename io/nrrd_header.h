@@ -40,6 +40,11 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data =
 /// the header does not pass check_nrrd_header.
 double nrrd_data_bytes(const std::string& path);
 
+/// Throws RequestError when `path`, a NRRD output, cannot be read back: a detached header (.nhdr)
+/// whose name holds '%', because its data file's name would too, and NRRD reads such a name as a
+/// file name pattern.
+void check_nrrd_output_name(const std::string& path);
+
 /// The data-file rule shared by the formats whose header names other files: `name` (as written
 /// in `header`) must be relative, and resolve (following `..` and symbolic links) to a regular
 /// file inside the header's own folder. Returns the resolved path; throws IoError naming the

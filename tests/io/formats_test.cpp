@@ -80,8 +80,12 @@ TEST(NrrdWrite, NdconvWritesNrrdAndNhdrThatReadBackExactly) {
   EXPECT_TRUE(fs::exists(dir / "out3.raw.gz"));
 }
 
-TEST(NrrdWrite, DicomIsNotAnOutputFormat) {
+TEST(NrrdWrite, DicomAndDetachedNamesWithPercentAreRefusedBeforeWriting) {
   EXPECT_THROW(io::check_output_format("/tmp/x.dcm", 2, 1, ComponentType::Int16), io::RequestError);
+  EXPECT_THROW(io::check_output_format("/tmp/a%d.nhdr", 3, 1, ComponentType::Float32),
+               io::RequestError);
+  EXPECT_NO_THROW(io::check_output_format("/tmp/50%/a.nhdr", 3, 1, ComponentType::Float32));
+  EXPECT_NO_THROW(io::check_output_format("/tmp/a%d.nrrd", 3, 1, ComponentType::Float32));
 }
 
 // A valid header for a 3D short volume of 4 x 3 x 2 with its data in `data file` (or attached
