@@ -68,9 +68,24 @@ std::string file_name(const std::string& path) {
   return path.substr(path.rfind('/') + 1);
 }
 
-// Set in the child that check_dicom_survives forks: it reads for real, and reports each file it
-// starts on through this pipe so that the parent can name the one that killed it.
-bool g_inside_sandbox = false;
+// While set, check_dicom_survives does nothing: in the child it forks, which reads for real, and
+// in the parent while it reads a series that child has read through (one child per series, not
+// one per slice). ndconv_io reads on one thread.
+bool g_sandbox_passed = false;
+
+class SandboxPassed {
+ public:
+  SandboxPassed() : saved_(g_sandbox_passed) { g_sandbox_passed = true; }
+  ~SandboxPassed() { g_sandbox_passed = saved_; }
+  SandboxPassed(const SandboxPassed&) = delete;
+  SandboxPassed& operator=(const SandboxPassed&) = delete;
+
+ private:
+  bool saved_;
+};
+
+// In the child, each file it starts on is reported through this pipe, so that the parent can name
+// the one that killed it.
 int g_progress_fd = -1;
 
 void report_progress(const std::string& what) {
@@ -298,7 +313,7 @@ bool is_dicom_file(const std::string& path) {
 }
 
 void check_dicom_survives(const std::string& input, bool series) {
-  if (g_inside_sandbox)
+  if (g_sandbox_passed)
     return;
   double bytes = 0;
   if (series) {
@@ -326,7 +341,7 @@ void check_dicom_survives(const std::string& input, bool series) {
     if (null_fd >= 0)
       ::dup2(null_fd, STDERR_FILENO);
     ::close(pipe_fds[0]);
-    g_inside_sandbox = true;
+    g_sandbox_passed = true;
     g_progress_fd = pipe_fds[1];
     int code = 0;
     try {
@@ -407,11 +422,13 @@ std::vector<std::string> dicom_series_files(const std::string& input) {
 
 ImageInfo read_dicom_series_info(const std::string& input) {
   check_dicom_survives(input, true);
+  SandboxPassed passed;
   return plan_series(input).info;
 }
 
 Image read_dicom_series(const std::string& input) {
   check_dicom_survives(input, true);
+  SandboxPassed passed;
   const Series series = plan_series(input);
   if (series.slices.size() == 1) {
     Image image = read_image(series.slices[0].path);
