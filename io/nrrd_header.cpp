@@ -157,6 +157,7 @@ double file_bytes(const std::string& path) {
 
 struct RawHeader {
   std::map<std::string, std::string> fields;  ///< field name (lower case, no spaces) -> value
+  std::map<std::string, int> line;            ///< field name -> its line in the header
   int64_t end = 0;                            ///< byte after the header (and its blank line)
 };
 
@@ -195,6 +196,7 @@ RawHeader read_fields(const std::string& path) {
       if (c != ' ')
         name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     h.fields[name] = trim_blanks(t.substr(colon + 2));
+    h.line[name] = static_cast<int>(h.line.size()) + 1;
   }
   if (first)
     throw IoError(path + ": the file is empty");
@@ -300,6 +302,19 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   h.encoding = normalised_encoding(encoding);
   if (h.encoding.empty() || h.encoding == "bzip2")
     throw bad("encoding \"" + encoding + "\" is not supported (raw, gzip, ascii or hex)");
+
+  // NRRD reads a vector field only in a space already declared.
+  for (const char* vector_field : {"spacedirections", "spaceorigin"}) {
+    if (!f.count(vector_field))
+      continue;
+    const int declared =
+        std::max(raw.line.count("space") ? raw.line.at("space") : 0,
+                 raw.line.count("spacedimension") ? raw.line.at("spacedimension") : 0);
+    if (declared == 0 || declared > raw.line.at(vector_field))
+      throw bad(std::string(vector_field) == "spaceorigin"
+                    ? "space origin comes before a space or space dimension field"
+                    : "space directions comes before a space or space dimension field");
+  }
 
   // Geometry: every number finite, no zero direction. NRRD writes a spacing as nan where the axis
   // has a space direction instead (or is a component axis); elsewhere a nan would become 1.

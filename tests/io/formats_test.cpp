@@ -139,6 +139,54 @@ TEST(NrrdRead, HandWrittenHeaderAttachedAndDetached) {
   }
 }
 
+// The encodings and layouts ITK's writer does not produce: ascii, hex, big-endian raw, data at
+// the end of the file (byte skip -1), and a leading vector axis (the pixel's components).
+TEST(NrrdRead, OtherEncodingsAndAVectorAxis) {
+  TempDir dir;
+  const RawImage want = oriented_volume(3, ComponentType::Int16, 31);
+  std::string ascii, hex, big_endian;
+  for (const double v : want.values) {
+    const auto bits = static_cast<uint16_t>(static_cast<int16_t>(v));
+    char text[16];
+    std::snprintf(text, sizeof text, "%04x", bits);
+    ascii += std::to_string(static_cast<int>(v)) + "\n";
+    hex += text;
+    big_endian += {static_cast<char>(bits >> 8), static_cast<char>(bits & 0xFF)};
+  }
+  const std::string header =
+      "NRRD0005\n# written by hand\ntype: int16\ndimension: 3\nsizes: 9 7 6\nspace: "
+      "left-posterior-superior\nspace directions: (0.5,0,0) (0,1,0) (0,0,2)\nendian: big\n";
+  write_bytes(dir / "ascii.nrrd", header + "encoding: ascii\n\n" + ascii);
+  write_bytes(dir / "hex.nrrd", header + "encoding: hex\n\n" + hex + "\n");
+  write_bytes(dir / "big.nrrd", header + "encoding: raw\n\n" + big_endian);
+  write_bytes(dir / "tail.nrrd", header + "encoding: raw\nbyte skip: -1\n\nskipped" + big_endian);
+  for (const std::string name : {"ascii.nrrd", "hex.nrrd", "big.nrrd", "tail.nrrd"}) {
+    SCOPED_TRACE(name);
+    const io::Image image = io::read_image(dir / name);
+    ASSERT_EQ(image.info.geometry.extent, want.extent);
+    EXPECT_EQ(image.info.geometry.spacing[2], 2.0);
+    for (int64_t v = 0; v < want.voxels(); ++v)
+      ASSERT_EQ(image.planes[0][v], static_cast<float>(want.values[v])) << "voxel " << v;
+  }
+
+  std::string vectors;
+  for (int v = 0; v < 3 * 24; ++v) {
+    const float x = 0.5f * static_cast<float>(v) - 7.0f;
+    vectors.append(reinterpret_cast<const char*>(&x), sizeof x);
+  }
+  write_bytes(dir / "vector.nrrd",
+              "NRRD0004\ntype: float\ndimension: 4\nsizes: 3 4 3 2\nkinds: vector domain domain "
+              "domain\nspace: left-posterior-superior\nspace directions: none (0.5,0,0) (0,0.75,0) "
+              "(0,0,2)\nendian: little\nencoding: raw\n\n" +
+                  vectors);
+  const io::Image image = io::read_image(dir / "vector.nrrd");
+  EXPECT_EQ(image.info.geometry.dims, 3);
+  ASSERT_EQ(image.info.components, 3);
+  for (int c = 0; c < 3; ++c)
+    for (int v = 0; v < 24; ++v)
+      ASSERT_EQ(image.planes[c][v], 0.5f * static_cast<float>(3 * v + c) - 7.0f);
+}
+
 struct HostileNrrd {
   const char* label;
   std::string header;  ///< the .nhdr's text (or the .nrrd's with its data)
@@ -190,6 +238,11 @@ TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
       {"too many values for gzip",
        nrrd_header("", "encoding", "gzip") + "sizes: 1000 1000 1000\n\nxx", "holds only"},
       {"not field value", nrrd_header("inside.raw") + "garbage line\n", "is not \"field: value\""},
+      {"directions before space",
+       "NRRD0004\ntype: short\ndimension: 3\nsizes: 4 3 2\nspace directions: (1,0,0) (0,1,0) "
+       "(0,0,1)\nspace: left-posterior-superior\nendian: little\nencoding: raw\n\n" +
+           kData,
+       "space directions comes before a space"},
       {"no data file", nrrd_header(""), "without a data file"},
   };
   int n = 0;
