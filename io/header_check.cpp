@@ -1,3 +1,4 @@
+#include "io/nrrd_header.h"
 #include "io/header_check.h"
 
 #include <sys/stat.h>
@@ -468,7 +469,8 @@ HeaderFacts check_header(const std::string& path) {
   if (looks_like_metaimage(path))
     return check_metaimage(path);
   HeaderFacts facts;
-  facts.data_bytes = file_size(path);
+  // A detached NRRD header's pixels are in the file it names (nrrd_header.h checks that name).
+  facts.data_bytes = is_nrrd(path) ? nrrd_data_bytes(path) : file_size(path);
   return facts;
 }
 

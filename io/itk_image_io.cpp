@@ -1,8 +1,9 @@
 // Reading and writing through ITK's ImageIOBase directly, with no itk::Image instantiations: the
 // header is read first (ImageIOFactory picks the reader by content), the dimension, component
 // type and component count are taken from it at run time, and the raw pixels are moved in one
-// buffer that pixel_convert.cpp turns into float32 planes. This is the only translation unit of
-// ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
+// buffer that pixel_convert.cpp turns into float32 planes. With dicom_series.cpp (GDCM's series
+// sorting) it is the only translation unit of ndconv_io that includes ITK headers, which keeps
+// ITK's compile and link cost in one place.
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -21,19 +22,23 @@
 #include <mutex>
 #include <new>
 
+#include "io/dicom_series.h"
 #include "io/header_check.h"
 #include "io/image.h"
 #include "io/memory_check.h"
 #include "io/nifti2_reader.h"
+#include "io/nrrd_header.h"
 #include "io/output_file.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
+#include "itkGDCMImageIO.h"
 #include "itkImageIOBase.h"
 #include "itkImageIOFactory.h"
 #include "itkJPEGImageIOFactory.h"
 #include "itkMetaImageIOFactory.h"
 #include "itkNiftiImageIOFactory.h"
+#include "itkNrrdImageIOFactory.h"
 #include "itkPNGImageIOFactory.h"
 #include "itkTIFFImageIOFactory.h"
 #include "itkVersion.h"
@@ -58,6 +63,7 @@ void register_formats() {
     itk::JPEGImageIOFactory::RegisterOneFactory();
     itk::TIFFImageIOFactory::RegisterOneFactory();
     itk::BMPImageIOFactory::RegisterOneFactory();
+    itk::NrrdImageIOFactory::RegisterOneFactory();
     // Our own one-line errors replace ITK's and niftilib's multi-line chatter on stderr.
     itk::Object::GlobalWarningDisplayOff();
     nifti_set_debug_level(0);
@@ -82,7 +88,8 @@ std::string one_line(const itk::ExceptionObject& e) {
 std::string format_label(const std::string& io_name) {
   static const std::pair<const char*, const char*> labels[] = {
       {"NiftiImageIO", "NIfTI"}, {"MetaImageIO", "MetaImage"}, {"PNGImageIO", "PNG"},
-      {"JPEGImageIO", "JPEG"},   {"TIFFImageIO", "TIFF"},      {"BMPImageIO", "BMP"}};
+      {"JPEGImageIO", "JPEG"},   {"TIFFImageIO", "TIFF"},      {"BMPImageIO", "BMP"},
+      {"NrrdImageIO", "NRRD"},   {"GDCMImageIO", "DICOM"}};
   for (const auto& [k, v] : labels)
     if (io_name == k)
       return v;
@@ -284,13 +291,21 @@ void check_reader_matches(const std::string& path, const std::string& reader,
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
   const HeaderFacts facts = check_header(path);
+  if (is_nrrd(path))
+    check_nrrd_header(path);
+  // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
+  // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
+  const bool dicom = is_dicom_file(path);
+  if (dicom)
+    check_dicom_survives(path, false);
   register_formats();
   check_decoder_survives(path);
-  io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  io = dicom ? itk::ImageIOBase::Pointer(itk::GDCMImageIO::New())
+             : itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io) {
     throw IoError(path +
-                  ": not an image ndconv can read (formats: NIfTI, MetaImage, PNG, JPEG, TIFF, "
-                  "BMP); the file is of another kind or its header is corrupt");
+                  ": not an image ndconv can read (formats: NIfTI, MetaImage, NRRD, DICOM, PNG, "
+                  "JPEG, TIFF, BMP); the file is of another kind or its header is corrupt");
   }
   check_reader_matches(path, io->GetNameOfClass(), facts);
   io->SetFileName(path);
@@ -360,7 +375,7 @@ std::vector<ComponentType> writable_types(const std::string& io_name) {
 // ImageIOBase::SupportsDimension is not overridden by every writer (NIfTI answers 2D only), so
 // the dimensions each writer of ITK 5.2 handles are listed here.
 bool writable_dimension(const std::string& io_name, int dims) {
-  if (io_name == "NiftiImageIO" || io_name == "MetaImageIO")
+  if (io_name == "NiftiImageIO" || io_name == "MetaImageIO" || io_name == "NrrdImageIO")
     return dims >= 2 && dims <= 4;
   if (io_name == "TIFFImageIO")
     return dims == 2 || dims == 3;
@@ -383,8 +398,8 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
       itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::WriteMode);
   if (!io) {
     throw RequestError(path +
-                       ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .png, .jpg, "
-                       ".tif or .bmp");
+                       ": unknown output format; name it .nii.gz, .nii, .mha, .mhd, .nrrd, .nhdr, "
+                       ".png, .jpg, .tif or .bmp");
   }
   return io;
 }
@@ -527,6 +542,8 @@ std::string itk_version() {
 }
 
 ImageInfo read_info(const std::string& path) {
+  if (is_dicom_series(path))
+    return read_dicom_series_info(path);
   QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
@@ -536,6 +553,8 @@ ImageInfo read_info(const std::string& path) {
 }
 
 Image read_image(const std::string& path) {
+  if (is_dicom_series(path))
+    return read_dicom_series(path);
   QuietStderr quiet;
   check_input_file(path);
   if (is_nifti2(path))
@@ -574,6 +593,8 @@ void check_output_format(const std::string& path, int dims, int components, Comp
   itk::ImageIOBase::Pointer io = writer_for(path);
   const std::string name = io->GetNameOfClass();
   const std::string label = format_label(name);
+  if (name == "NrrdImageIO")
+    check_nrrd_output_name(path);
   if (!writable_dimension(name, dims)) {
     throw RequestError(path + ": " + label + " cannot hold a " + std::to_string(dims) +
                        "D image; name the output .nii.gz or .mha");
@@ -651,7 +672,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
       pixel = IOPixel::VECTOR;
   }
   io->SetPixelType(pixel);
-  io->SetUseCompression(name == "MetaImageIO");
+  io->SetUseCompression(name == "MetaImageIO" || name == "NrrdImageIO");
 
   WriteReport report;
   std::vector<char> buffer;

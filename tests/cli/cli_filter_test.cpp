@@ -25,19 +25,7 @@ const ComponentType kAllTypes[] = {
     ComponentType::Float32, ComponentType::Float64};
 
 RawImage make_raw(int dims, ComponentType type, uint64_t seed, int components = 1) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {9, 7, dims >= 3 ? 6 : 1, dims == 4 ? 3 : 1};
-  im.spacing = {0.5, 1.0, 2.0, 0.25};
-  im.origin = {-3.5, 12.0, 7.25, 0};
-  if (dims >= 3) {
-    const double c = std::cos(0.3), s = std::sin(0.3);
-    im.direction = {c, 0, s, 0, 0, 1, 0, 0, -s, 0, c, 0, 0, 0, 0, 1};
-  }
-  im.type = type;
-  im.components = components;
-  im.values = random_for_type(im.voxels() * components, type, seed);
-  return im;
+  return oriented_volume(dims, type, seed, components);
 }
 
 std::vector<std::string> with_device(std::vector<std::string> args) {

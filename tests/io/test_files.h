@@ -25,6 +25,10 @@ struct RawImage {
   int64_t voxels() const;
 };
 
+/// 9 x 7 (x 6 (x 3)) voxels of random `type` values (`components` per voxel), spacing 0.5, 1, 2 mm
+/// (0.25 s), origin (-3.5, 12, 7.25), in 3D and 4D rotated by 0.3 rad about y.
+RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed, int components = 1);
+
 /// Random values representable in `type` (integers for integer types), spread over a good part
 /// of its range but avoiding exact zeros; at most +-1e6 for floats.
 std::vector<double> random_for_type(int64_t count, io::ComponentType type, uint64_t seed);

@@ -1,0 +1,34 @@
+// What the NRRD and DICOM tests share: a geometry check, and files written by ITK's own writers
+// (not through ndconv_io), so that ndconv's readers are checked against files made by the library
+// that defines those formats in ITK: NRRD by itk::NrrdImageIO (attached raw or gzip .nrrd, detached
+// .nhdr + data file) and DICOM slices by itk::GDCMImageIO (one single-frame MR file per slice, all
+// in one series).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "test_files.h"
+
+namespace ndconv::test {
+
+/// Expects `got` to hold the extents, spacing, origin and direction of `want`, each number
+/// within `tolerance`.
+void expect_geometry(const io::Geometry& got, const RawImage& want, double tolerance);
+
+/// Writes `image` with ITK's NRRD writer; the extension picks attached (.nrrd) or detached
+/// (.nhdr beside its data file), `compress` gzip or raw.
+void itk_write_nrrd(const std::string& path, const RawImage& image, bool compress);
+
+/// Writes a 3D `image` (one component) as a DICOM series with ITK's GDCM writer: slice z goes to
+/// `folder`/`prefix`N.dcm where N counts down (names sort against the slice order), with the
+/// image's spacing, direction and the slice's origin. One call is one series. Returns the paths
+/// in slice order.
+std::vector<std::string> itk_write_dicom_series(const std::string& folder, const RawImage& image,
+                                                const std::string& prefix);
+
+/// Gives the first meta element of the DICOM file `path` an invalid VR, on which GDCM (Debian
+/// builds it with assertions) aborts the process, and copies the result to `copy` when not empty.
+void break_dicom_meta_header(const std::string& path, const std::string& copy = "");
+
+}  // namespace ndconv::test
