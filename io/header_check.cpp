@@ -1,4 +1,3 @@
-#include "io/nrrd_header.h"
 #include "io/header_check.h"
 
 #include <sys/stat.h>
@@ -16,6 +15,7 @@
 
 #include "io/data_file_policy.h"
 #include "io/image.h"
+#include "io/nrrd_header.h"
 #include "znzlib.h"
 
 namespace ndconv::io {
