@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     for (int factor : {0, 1, 2, 4, 8}) {
       Options o;
       o.backend = Backend::Cpu;
-      o.outputs_per_thread = factor;
+      o.expert.outputs_per_thread = factor;
       o.threads = threads;
       double best = 1e30, best_cpu = 1e30;
       RunReport report;

@@ -1,7 +1,7 @@
-// The CUDA backend's host orchestration (engine/cuda_backend.h): probing the devices, staging
-// strided host views, uploading, filtering in slabs along the last axis when the volume does not
-// fit (staging.h explains the halo), downloading, and the RunReport. Kernels are launched through
-// the low-level API (launch.cu).
+// The CUDA backend's host orchestration (engine/cuda_backend.h, cuda/launch.h): probing the
+// devices, staging strided host views, uploading, filtering in slabs along the last axis when the
+// volume does not fit (staging.h explains the halo), downloading, and the RunReport. Kernels are
+// launched through the low-level API (launch.cu).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -14,7 +14,6 @@
 #include "cuda/launch.h"
 #include "cuda/plan.h"
 #include "cuda/staging.h"
-#include "engine/cuda_backend.h"
 
 namespace ndconv::cuda_backend {
 
@@ -193,6 +192,13 @@ void run_in_slabs(const ConstVolumeView& input, const VolumeView& output, Bounda
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
+  DenseKernelRequest request;
+  request.outputs_per_thread = options.expert.outputs_per_thread;
+  run_dense(problem, options, report, request, Tuning{});
+}
+
+void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
+               const DenseKernelRequest& request, const Tuning& tuning) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
   set_device(options, report);
   const int last = problem.input.dims - 1;
@@ -211,7 +217,7 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
         p.output = out;
         if (!one_pass)
           p.offset[last] = 0;  // the halo is staged
-        plan = launch_dense_device(p, options.outputs_per_thread, options.cuda_device, stream);
+        plan = launch_dense_device(p, request, options.cuda_device, stream, tuning);
       });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
@@ -220,6 +226,11 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
 
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report) {
+  run_separable(problem, options, report, Tuning{});
+}
+
+void run_separable(const detail::SeparableProblem& problem, const Options& options,
+                   RunReport& report, const Tuning& tuning) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
   set_device(options, report);
   const int last = problem.input.dims - 1;
@@ -240,7 +251,7 @@ void run_separable(const detail::SeparableProblem& problem, const Options& optio
           p.offset[last] = 0;
         scratch.reserve(separable_scratch_floats(p));
         plan = launch_separable_device(p, scratch.get(), options.cuda_device, stream,
-                                       options.outputs_per_thread);
+                                       options.expert.outputs_per_thread, tuning);
       });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;

@@ -1,1 +1,1 @@
-set(NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/ko_rule.cpp)
+set(NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp)

@@ -7,7 +7,7 @@
 #include <map>
 #include <ostream>
 
-#include "engine/ko_rule.h"
+#include "cuda/ko_rule.h"
 #include "ndconv/errors.h"
 #include "perf/outcome.h"
 #include "perf/params.h"

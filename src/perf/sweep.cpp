@@ -9,7 +9,7 @@
 #include <set>
 
 #include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
+#include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "perf/check.h"
 #include "perf/context.h"
@@ -351,7 +351,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
       progress.step(label_of(pr, is_auto ? "auto" : "factor " + std::to_string(f)));
       Json row = base_row("cpu", device, pr, is_auto, seed);
       Options o = base;
-      o.outputs_per_thread = f;
+      o.expert.outputs_per_thread = f;
       std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
       const RunReport report = filter_dense(in, filter, ov, o);
       set_kernel(row, "cpu", Json(1), Json(report.outputs_per_thread), "");
