@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
@@ -38,15 +39,13 @@ CudaStatus probe() {
       return s;
     }
     for (int d = 0; d < count; ++d) {
-      cudaDeviceProp prop{};
-      NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
+      const DeviceAttributes& a = device_attributes(d);
       DeviceInfo info;
       info.index = d;
-      info.name = prop.name;
-      info.compute_capability_major = prop.major;
-      info.compute_capability_minor = prop.minor;
-      info.multiprocessors = prop.multiProcessorCount;
-      info.total_memory = prop.totalGlobalMem;
+      info.name = a.name;
+      info.compute_capability_major = a.cc_major;
+      info.compute_capability_minor = a.cc_minor;
+      info.multiprocessors = a.multiprocessors;
       NDCONV_CUDA_CHECK(cudaSetDevice(d));
       NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
       s.devices.push_back(info);

@@ -11,14 +11,13 @@
 #include <utility>
 
 #include "cuda/check.h"
+#include "cuda/device_facts.h"
 
 namespace ndconv::cuda_backend {
 
 /// Whether a launch on `device` may overlap the kernel before it.
 inline bool dependent_launch_enabled(int device) {
-  int major = 0;
-  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
+  return device_attributes(device).cc_major >= 9;
 }
 
 /// Launches kernel<<<grid, block, shared_bytes, stream>>>(args...); with `after_kernel` (the

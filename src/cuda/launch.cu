@@ -20,10 +20,10 @@
 
 #include "cuda/check.h"
 #include "cuda/dependent_launch.h"
+#include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
-#include "cuda/shared_memory.h"
 #include "cuda/stream_scratch.h"
 #include "cuda/tensor_map.h"
 #include "cuda/uploaded_taps.h"
@@ -247,40 +247,16 @@ bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout&
   return plane_tensor_map(device, g, l, in, map).empty();
 }
 
-// Resource queries are cached per (device, kernel, dynamic shared bytes): they do not change during
-// a process.
-std::mutex g_mutex;
-std::map<std::tuple<int, const void*, int>, KernelVariant> g_variants;
+std::mutex g_mutex;                         // the tap buffers and their upload records
 std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
 // What each device's constant and global tap buffers last received (upload_taps).
 std::map<int, UploadedTaps> g_constant_uploads, g_global_uploads;
 
-// `dynamic_shared_bytes`: 0 for a kernel's own resources (the tables), or a launch's dynamic shared
-// memory, which lowers the blocks per SM of a kernel with a large tile (the tiled kernel).
+// A kernel's resources (device_facts.h): `dynamic_shared_bytes` 0 for its own (the tables), or a
+// launch's dynamic shared memory, which lowers the blocks per SM of a kernel with a large tile.
 KernelVariant query_variant(int device, const void* kernel, int ko,
                             int threads = kernels::kBlockedThreads, int dynamic_shared_bytes = 0) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  const auto key = std::make_tuple(device, kernel, dynamic_shared_bytes);
-  auto it = g_variants.find(key);
-  if (it != g_variants.end())
-    return it->second;
-  cudaFuncAttributes attr{};
-  NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  int blocks = 0;
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
-                                                                  dynamic_shared_bytes));
-  int max_threads = 0;
-  NDCONV_CUDA_CHECK(
-      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  KernelVariant v;
-  v.outputs_per_thread = ko;
-  v.registers_per_thread = attr.numRegs;
-  v.local_bytes = attr.localSizeBytes;
-  v.block_threads = threads;
-  v.blocks_per_sm = blocks;
-  v.occupancy = max_threads > 0 ? double(blocks) * threads / max_threads : 0.0;
-  g_variants.emplace(key, v);
-  return v;
+  return kernel_resources(device, kernel, ko, threads, dynamic_shared_bytes);
 }
 
 KoCandidate as_candidate(const KernelVariant& v) {
@@ -602,9 +578,7 @@ void launch_border(int device, const Geometry& g, const float* in, float* out,
 
 // The blocks of a kernel that `device` holds at once, `blocks_per_sm` on each multiprocessor.
 int64_t resident_blocks(int device, int blocks_per_sm) {
-  int sms = 0;
-  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return int64_t{sms} * blocks_per_sm;
+  return int64_t{device_attributes(device).multiprocessors} * blocks_per_sm;
 }
 
 // The lead-tap shape's kernel whose row code is the filter width of `lg` (kTiledFixedTable), for
@@ -940,11 +914,9 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       // several tiles and loading the next while it filters one. Direct: one block per tile
       // (capped): it has nothing to load ahead, and a walking grid only lengthens its tail.
       const KernelVariant v = query_variant(device, ce.kernel, ce.ko, ce.threads, shared_bytes);
-      int sms = 0;
-      NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
       const bool full_grid = pass.column_form == ColumnForm::kDirect;
       const kernels::LaunchShape s =
-          ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
+          ce.shape(pass.geometry, l, full_grid ? 0 : resident_blocks(device, v.blocks_per_sm));
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, map,
                 src, dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("column_kernel");

@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "cuda/device_facts.h"
 #include "cuda/tuning.h"
 #include "engine/cuda_backend.h"
 #include "engine/problem.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cuda_backend {
-
-/// One compiled instantiation of a kernel (outputs per thread along the filtered/last axis) with
-/// its resources on a device, as the CUDA runtime reports them.
-struct KernelVariant {
-  int outputs_per_thread = 0;
-  int registers_per_thread = 0;
-  std::size_t local_bytes = 0;  ///< local memory per thread (spills); 0 for a healthy variant
-  int block_threads = 0;
-  int blocks_per_sm = 0;  ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor at block_threads
-  double occupancy = 0;   ///< resident warps / maximum warps per SM
-};
 
 /// The dense kernel's instantiations (one per compiled KO, ascending) on `device`. `dims` is
 /// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.

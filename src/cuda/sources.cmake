@@ -1,5 +1,6 @@
 if(NDCONV_HAVE_CUDA)
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_backend.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/device_facts.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu)
 else()
