@@ -4,13 +4,12 @@
 //
 // Why: the bulk copy fills a box with zeros wherever it reaches past the volume, and the other
 // boundaries need those columns and rows from the boundary rule. Rewriting them in the tile
-// (the eighth pass's fix-up) costs global loads and a block barrier per plane at every face tile,
-// and padding the input first (pad_thread.h) one read and one write of the volume: on a small
-// filter either costs far more than the faces' share of the work (256^3 with 5^3 on the H100: the
-// pad pass took 0.05 ms of a 0.19 ms filter). The outputs that read the zeros form a shell about K
-// wide along the four faces, 4K/n of the outputs (3% on 256^3 with 5^3). Their sums lack exactly
-// the terms of the taps whose input lies outside along x or axis 1 (the zeros stood there), so
-// this kernel adds those terms, with the boundary's values: on 5^3 about 30% of the shell's taps.
+// costs global loads and a block barrier per plane at every face tile, and padding the input first
+// (pad_thread.h) one read and one write of the volume: on a small filter either costs far more
+// than the faces' share of the work. The outputs that read the zeros form a shell about K wide
+// along the four faces, 4K/n of the outputs. Their sums lack exactly the terms of the taps whose
+// input lies outside along x or axis 1 (the zeros stood there), so this kernel adds those terms,
+// with the boundary's values: a fraction of the shell's taps.
 // Axes 2 and 3 need nothing: the tiled kernel's boxes pick the boundary-resolved plane.
 //
 // Design: the shell is up to four boxes (the two faces along x over all of axis 1, the two faces
@@ -173,9 +172,8 @@ inline constexpr int kBorderSlots = 8;
 /// outside), by asynchronous copies (tiled_copy; the caller completes them, tiled_wait(0), before
 /// its barrier). Thread tid takes the elements tid + s * kBorderThreads of every plane: their
 /// source and destination within a plane are worked out once (kBorderSlots of them, in
-/// registers), so that staging a plane costs a few instructions per element. (Mapping every
-/// element through the boundary rule, then through column and row maps, took the kernel 48 and
-/// 36 us on 256^3 with 5^3 on the H100, mostly staging.)
+/// registers), so that staging a plane costs a few instructions per element, where mapping every
+/// element through the boundary rule made staging most of the kernel's time.
 NDCONV_HD void border_stage(const Geometry& g, const BorderBlock& k, const float* in, float* patch,
                             int tid) {
   const BorderPatch& p = k.patch;

@@ -2,12 +2,11 @@
 // (mbarrier) that its copies complete on. One thread issues a copy of a box of a tensor in global
 // memory, described by a tensor map the host encoded (src/cuda/tensor_map.h); the copy engine
 // moves it, fills the elements outside the tensor with zeros, and counts its bytes on a barrier
-// that the consumers wait on. Why: a plane of the tiled dense kernel took 14-21 per-thread copies
-// of 18 instructions each (address, bounds, the copy), 13% of its instructions on 256^3 with an
-// 11^3 filter and a third with 5^3 (Nsight Compute, docs/performance.md, seventh pass); a bulk
-// copy is a handful of instructions in one thread, and every thread's wait replaces a barrier.
-// A box must start on a 16-byte boundary along its first axis: on the H100 a box at any other x
-// stopped the kernel with an illegal-instruction error (tensor_map.h checks it).
+// that the consumers wait on. Why: copying a plane thread by thread costs every thread a dozen or
+// more copies with their address and bounds arithmetic, a large share of a small filter's
+// instructions; a bulk copy is a handful of instructions in one thread, and every thread's wait
+// replaces a barrier. A box must start on a 16-byte boundary along its first axis: at any other x
+// the copy engine stops the kernel with an illegal-instruction error (tensor_map.h checks it).
 //
 // Device-only instructions: compiled for sm_90 and later. On older targets (the 80-real build)
 // the functions compile to nothing and the launcher never selects them (tensor_map.h checks the

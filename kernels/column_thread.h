@@ -3,8 +3,8 @@
 //
 // Why: a separable filter is bound by memory traffic, not by FMAs (17 taps per axis are 17 FMAs per
 // voxel and pass, against 8 bytes moved). Three passes that each read and write the volume move 3x
-// the floor, and the blocked kernel ran its y and z passes at half the copy bandwidth on the H100
-// (one 4-byte load per lane, 16 outputs' accumulators limiting occupancy). Here:
+// the floor, and the blocked kernel runs its y and z passes well below the copy bandwidth (one
+// 4-byte load per lane, 16 outputs' accumulators limiting occupancy). Here:
 //   - each thread owns kVector = 4 consecutive x (one 128-bit load or store per row) and KO
 //     outputs along axis 3; a warp covers 128 consecutive x of one row, 512 contiguous bytes;
 //   - the warps of a block own consecutive KO chunks of the same column, so the K - 1 rows that
@@ -102,8 +102,8 @@ struct ColumnLayout {
   /// column (column_first_staged_row, column_reuse_rows): that tile's last K3 - 1 rows are this
   /// one's first, so they are copied in shared memory instead of staged and x-filtered again: 64
   /// rows filtered per 64 outputs instead of 80 at K3 = 17. 0: none (the other forms, or
-  /// K3 - 1 > kTileRows). The staged form did the same for its raw rows without a measurable
-  /// gain (the Gaussian's z pass is bound by memory; tenth pass), so it keeps staging them.
+  /// K3 - 1 > kTileRows). The staged form keeps staging its raw rows: its pass is bound by
+  /// memory, so taking them over gains nothing there.
   int reuse_rows;
   /// Fused form: offsets of each warp's two shared-memory barriers (bulk copies complete on them,
   /// one per staging buffer) and of its two face buffers (kFaceColumns floats each: the face
@@ -141,8 +141,8 @@ NDCONV_HD ColumnLayout column_layout(const Geometry& g, ColumnForm form) {
   l.filtered = l.x_taps + l.x_tap_floats;
   // The window reads whole blocks of KO rows, ((K3 - 1) / KO + 2) * KO from a warp's first row,
   // up to KO rows past the last row any output uses (read, never multiplied; the staged form's
-  // last step may also write one zero row there). With KO - 1 the staged form's last warp read
-  // past the end of shared memory (compute-sanitizer on the H100, 2026-11-22).
+  // last step may also write one zero row there). With KO - 1 the staged form's last warp would
+  // read past the end of shared memory.
   l.tile_floats = tile ? (l.rows + S::KO) * S::kTileX : 0;
   l.tiles = form == ColumnForm::kStaged ? 2 : (tile ? 1 : 0);
   l.stage = (l.filtered + l.tiles * l.tile_floats + 31) / 32 * 32;
@@ -263,10 +263,9 @@ NDCONV_HD int column_row_index(const Geometry& g, int64_t first, int s, int rows
 /// How column_stage copies the staged columns of a block's x tile, fixed for the block's whole walk
 /// (the x tile does not change), so column_tiles computes it once per lane: the chunks of 4
 /// columns wholly inside the volume along x, copied whole, and the columns of the others (at
-/// either face), mapped one per lane over both staged rows, with lane `e`'s precomputed. (The
-/// staging classified every chunk per step, inside, outside or partial, with 64-bit compares: 47
-/// instructions per chunk, a fifth of the fused pass, sixth pass run 4. Under the other
-/// boundaries the face columns were found per step: 11% slower than zero, runs 2-3.)
+/// either face), mapped one per lane over both staged rows, with lane `e`'s precomputed, so that
+/// no step classifies its chunks (inside, outside or partial) with 64-bit compares or finds its
+/// face columns again.
 struct StagedColumns {
   int inner_first;   ///< first column of the inside chunks
   int inner_chunks;  ///< inside chunks per row
@@ -331,8 +330,7 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
   float* const inner = buffer + columns.inner_first;
   // The chunks of both rows, one per lane; `copy` moves one chunk from column x of a row. The
   // 16-byte or 4-byte choice is made once, outside the loop: inside it, the compiler issued both
-  // forms' address arithmetic for every chunk, predicated (20 instructions per 16-byte copy,
-  // Nsight Compute on the Gaussian's fused pass, tenth pass).
+  // forms' address arithmetic for every chunk, predicated.
   auto each_chunk = [&](auto copy) {
     for (int k = lane; k < 2 * m; k += 32) {
       const bool upper = k >= m;
@@ -370,9 +368,9 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
 /// lane 0 issues on `barrier`; the copy engine fills zeros outside the volume. Under another
 /// boundary lane e < columns.count (at most kFaceColumns: column_bulk_unfit) also copies its face
 /// column into faces[e] (cp.async, completed by tiled_wait), which column_fix_faces puts in place
-/// once the rows have landed. Why: the lane-by-lane staging took ~170 warp instructions per step,
-/// a fifth of the fused pass's (Nsight Compute, eleventh pass). The host form (the emulation)
-/// copies the boxes itself (bulk_copy_box_host).
+/// once the rows have landed. Why: lane-by-lane staging costs every lane its address arithmetic
+/// per step, a large share of the fused pass's instructions. The host form (the emulation) copies
+/// the boxes itself (bulk_copy_box_host).
 template <typename S>
 NDCONV_HD void column_stage_bulk(const Geometry& g, const ColumnLayout& l, const TensorMap& map,
                                  const float* in, float* buffer, float* faces, uint64_t* barrier,
@@ -623,8 +621,7 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
   float* base = out + o.o1 * g.out_stride[1] + o.o2 * g.out_stride[2];
   const bool vector = l.vector_out && o.x0 + S::kVector <= g.out_extent[0];
   if (vector && o.o3 + S::KO <= g.out_extent[3]) {
-    // Every output row exists (most warps): a pointer step per row, no check (16 instructions
-    // per row with them, 7% of the z pass's, sixth pass run 4).
+    // Every output row exists (most warps): a pointer step per row, no per-row bounds check.
     float* row = base + o.o3 * g.out_stride[3] + o.x0;
     NDCONV_UNROLL
     for (int q = 0; q < S::KO; ++q, row += g.out_stride[3])

@@ -2,8 +2,8 @@
 // CUTLASS's FastDivmod is the same idea): the divisor's magic number is worked out once on the
 // host, and a quotient costs two instructions on the GPU where an integer division by a run-time
 // value costs about 25. The tiled kernel numbers its block tiles 0, 1, ... and turns a number into
-// the tile's position with three of them (tiled_origin): with divisions that took 110 instructions
-// per tile and warp, a seventh of the halo's cost on 256^3 with 5^3 (H100, Nsight Compute).
+// the tile's position with three of them (tiled_origin), which with divisions would cost a large
+// share of the per-tile work.
 #pragma once
 
 #include <cstdint>

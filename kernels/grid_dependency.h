@@ -11,8 +11,8 @@
 //     in memory: the dependent still waits for this kernel's completion.
 // Why: a dense launch with a boundary other than zero pads its input first (pad kernel, then the
 // tiled kernel); the launch gap and the tiled kernel's ramp between them are part of what that
-// boundary costs over zero (on the H100, 256^3 with 5^3: 1-2 points of +33-36%). The separable
-// passes measured slower with it (tenth pass in docs/performance.md), so they do not use it.
+// boundary costs over zero. The separable passes each read the whole output of the pass before, so
+// an early start only makes their blocks wait on the SMs: they do not use it.
 // On other architectures and on the host (the emulation in tests/gpu) both compile to nothing.
 #pragma once
 

@@ -101,12 +101,12 @@ __global__ void __launch_bounds__(kBorderThreads)
 ///     thread waits on that barrier instead of a block barrier. The copies run on from one tile
 ///     to the next: the next tile's first plane arrives while the last plane of this one is used
 ///     (the launcher sizes the grid to the blocks the device holds at once, so that a block walks
-///     several tiles). Only thread 0 works out where the next plane lies: on 256^3 with 5^3 a
-///     plane is ~500 FMAs per thread, and a dozen instructions more per plane in every thread took
-///     2.5% longer on the H100. With kTiledBulk and halo slots (tiled_halo.h), the halo of plane
+///     several tiles). Only thread 0 works out where the next plane lies: for short filters a
+///     plane is only a few hundred FMAs per thread, so a dozen instructions more per plane in
+///     every thread would show. With kTiledBulk and halo slots (tiled_halo.h), the halo of plane
 ///     p + 1 of a face tile is patched over the copy's zeros at the end of iteration p, before the
-///     barrier that frees plane p's buffer (a barrier of its own per plane made 256^3 with 5^3 20%
-///     slower than zero): copied within the plane (local: replicate, mirror; wrap: periodic, from
+///     barrier that frees plane p's buffer (a barrier of its own per plane would stall every face
+///     tile's plane loop): copied within the plane (local: replicate, mirror; wrap: periodic, from
 ///     the boxes of the opposite faces in the buffer), or from the staging
 ///     buffer it was fetched into an iteration earlier, plane p + 2's then fetched (staged).
 ///     Compiled with H = kWithin (the copy within the plane alone), a face tile's first plane is
@@ -257,8 +257,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 /// grid z) is a run of quads (4 padded columns) counted row by row, which the blocks along grid y
 /// share, kPadQuads per thread; grid y and z capped, the rest covered by grid-stride loops. The
 /// host guarantees that a plane's quads count in 32 bits. One instantiation per boundary
-/// (kBoundary replaces g.boundary): with the boundary read at run time, mirror and periodic took
-/// 57 us on 256^3 against replicate's 46 (the copy ceiling; Nsight Compute, ninth pass run 6).
+/// (kBoundary replaces g.boundary): with the boundary read at run time, mirror and periodic fall
+/// below the copy bandwidth that replicate reaches.
 template <int kBoundary>
 __global__ void __launch_bounds__(256)
     pad_kernel(Geometry g, PadLayout p, const float* __restrict__ in, float* __restrict__ out) {

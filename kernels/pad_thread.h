@@ -2,11 +2,10 @@
 // axis 1, so that the tiled kernel reads every plane by bulk tensor copy with no halo to rewrite.
 //
 // Why: the bulk copy fills zeros outside the volume; for the other boundaries the tiles at the
-// volume's faces then rewrote the halo of every plane they walked (the eighth pass's fix-up: global
-// loads and a block barrier per plane), and most tiles of the 3D and 4D rows touch a face. The
-// other boundaries took 13-54% longer than zero (eighth pass). Padded once, the halo costs one read
-// and one write of the volume (~0.05 ms for 256^3 on an H100), whatever the number of planes a tile
-// walks. Axes 2 and 3 need no padding: the bulk copy's box picks the boundary-resolved plane.
+// volume's faces would rewrite the halo of every plane they walk (global loads and a block barrier
+// per plane), and most tiles of 3D and 4D volumes touch a face. Padded once, the halo costs one
+// read and one write of the volume, whatever the number of planes a tile walks. Axes 2 and 3 need
+// no padding: the bulk copy's box picks the boundary-resolved plane.
 //
 // Each thread writes kPadQuads groups of 4 consecutive padded columns with 128-bit stores (the
 // padded rows are a multiple of 4 floats, the buffer 16-byte aligned) after reading them all:

@@ -18,14 +18,13 @@
 //     rows, a corner box for both; tiled_wrap), on the same barrier; then each thread copies its
 //     elements within the buffer as the local way does (tiled_halo_copy_local).
 //
-// Why: rewriting the halo from global memory after the copy landed (the eighth pass's fix-up) put
-// a global load's latency into every plane of a face tile, and 256^3 with 5^3 took 41% longer than
-// with the zero boundary on the H100; padding the input first costs one read and one write of the
-// volume (+35%), and a second kernel for the face shell's missing terms 35 us (+28%). Staged, the
-// halo costs instructions, no waiting, still +26% on 256^3 with 5^3 (its fetch and staging cost
-// ~135 instructions per face-tile plane and warp); local, +11-12% (fifteenth pass). Periodic
-// staged was still +18.7% once the face tiles were dealt evenly over the blocks (sixteenth pass),
-// where replicate and mirror took +8%: hence the wrap boxes, which give periodic the local copy.
+// Why: rewriting the halo from global memory after the copy landed puts a global load's latency
+// into every plane of a face tile; padding the input first costs one read and one write of the
+// volume, and a second kernel for the face shell's missing terms costs a launch and its staging.
+// Staged, the halo costs instructions but no waiting (its fetch and staging per face-tile plane
+// and warp); local, only a copy within shared memory, the cheapest. Periodic staged stays well
+// behind replicate and mirror even with the face tiles dealt evenly over the blocks: hence the
+// wrap boxes, which give periodic the local copy.
 //
 // Design: a tile's halo is the plane elements (r, c) that the tile's existing outputs read (rows
 // r < rows, columns lead <= c < columns; lead columns are never multiplied, tiled_lead_geometry)
@@ -176,8 +175,8 @@ NDCONV_HD int tiled_wrap_source(const TiledLayout& l, const TiledHalo& h, const 
 /// Whether a bulk launch with a halo (l.halo_slots > 0) patches the halo of tile t: some of the
 /// columns or rows its FMAs read lie outside the volume (tiled_add_halo worked out the origins
 /// that have none; the zero boundary has no halo slots). Block-uniform: each range as one unsigned
-/// compare of differences, the two combined without a branch (with the geometry's 64-bit extents
-/// it took 28 instructions, with four short-circuit compares 12; H100, Nsight Compute).
+/// compare of differences, the two combined without a branch: far fewer instructions than the
+/// geometry's 64-bit extents or four short-circuit compares.
 NDCONV_HD bool tiled_halo_needed(const TiledLayout& l, const TileOrigin& t) {
   auto outside = [](int o, int lo, int hi) {
     return static_cast<unsigned>(o) - static_cast<unsigned>(lo) >
@@ -383,9 +382,8 @@ NDCONV_HD void tiled_halo_patch_unstaged(const Geometry& g, const TiledLayout& l
 /// tile has a halo is worked out once per tile, its first plane patched when the tile starts and
 /// the others at the end of the iteration before theirs (tiled_halo_patch_within), so a tile
 /// without one spends nothing on it. The fixed-row kernels come in kNone and kWithin forms: with
-/// one kernel for both, every plane of every tile of a launch with a halo spent ~23 instructions
-/// per warp on the walk's tests and the tile after the last plane another ~45 (Nsight Compute,
-/// seventeenth pass), and cutting them in that kernel re-scheduled the zero launch's plane loop.
+/// one kernel for both, every plane of every tile of a launch with a halo spends instructions on
+/// the walk's tests, and cutting them in that kernel re-schedules the zero launch's plane loop.
 enum class TiledHaloCode { kAny, kNone, kWithin };
 
 /// Whether a kernel compiled with halo code H serves layout l with plane loads `loads`

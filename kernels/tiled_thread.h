@@ -53,12 +53,11 @@ struct TiledShape {
   /// Blocks per SM the compiler must allow (__launch_bounds__), i.e. a register cap of
   /// 65536 / (kThreads * kMinBlocks): up to 32 live floats -> 8 blocks (64 registers: separable
   /// passes and 2D images are latency-bound, they need warps); up to 56 (TX 8 x KO 4, the 3D/4D
-  /// default) -> 5 (102 registers; it takes 94 without spilling, and the fifth block made the
-  /// 3D/4D bench rows 5.5-7.8% faster on the H100 than 4 blocks at 110 registers); up to 64
-  /// (TX 16 x KO 1, 2D) -> 4 (128 registers; at 5 blocks 2D 17^2 was 2.3% slower); more -> 3
-  /// (168 registers; TX 8 x KO 8 and TX 16 x KO 2 spilled at 128). The one-row shape of KO 4
-  /// (BY 1, axis 1 shorter than 16 outputs; not timed) gets 4: at 5 it spilled 4 bytes once blocks
-  /// walked several tiles (tiled_kernel).
+  /// default) -> 5 (102 registers; it needs 94 without spilling, and the fifth block hides more of
+  /// the plane loads than the registers it costs); up to 64 (TX 16 x KO 1, 2D) -> 4 (128
+  /// registers; a fifth block costs that shape more than it hides); more -> 3 (168 registers;
+  /// wider thread tiles spill at 128). The one-row shape of KO 4 (BY 1, axis 1 shorter than 16
+  /// outputs) gets 4: at 5 it spills once blocks walk several tiles (tiled_kernel).
   static constexpr int kMinBlocks =
       kLiveFloats <= 32 ? 8 : (kLiveFloats <= 56 && BY > 1 ? 5 : (kLiveFloats <= 64 ? 4 : 3));
   static_assert(TX % 4 == 0, "TX must allow 128-bit shared loads");
@@ -354,9 +353,9 @@ NDCONV_HD TileOrigin tiled_origin(const TiledLayout& l, int tile) {
 /// define the layout), zero in the padding (never multiplied). For KO > 1 the tap planes j3 of one
 /// block of TX taps are adjacent, TX floats apart, so the compute phase reaches output q's taps
 /// (tap plane s - q) at the compile-time offset -q * TX from one pointer per tap block and reads
-/// them just before q's FMAs: with an address per output, clamped to the outputs with taps in the
-/// plane, ~30 instructions per tap row of the 3D rows went to tap addresses (Nsight Compute, eighth
-/// pass) and 11^3 took 6% longer on the H100 (twelfth pass). No plane s - q outside 0..K3 - 1 is
+/// them just before q's FMAs: an address per output, clamped to the outputs with taps in the
+/// plane, would spend dozens of instructions per tap row on tap addresses. No plane s - q outside
+/// 0..K3 - 1 is
 /// read: outputs without taps in the plane skip their block. KO 1 shapes (2D images, separable x
 /// passes) keep their tap rows contiguous, so a row's blocks lie TX floats apart at compile time.
 /// `taps` is the dense tap-row layout of Geometry.
@@ -380,9 +379,7 @@ NDCONV_HD void tiled_load_taps(const Geometry& g, const TiledLayout& l, const fl
 
 /// The taps in tiled_load_taps's shared-memory layout, computed on the host (l.tap_floats floats),
 /// so that a launch stages them with tiled_copy_taps instead: per tap, the layout costs two
-/// divisions and a dependent global load, 7% of a 2D 17^2 launch's instructions and a tenth of
-/// its stall samples (each of its blocks stages the taps for one tile; Nsight Compute, seventh
-/// pass).
+/// divisions and a dependent global load, which every block would pay again.
 template <typename S>
 void tiled_lay_out_taps(const Geometry& g, const TiledLayout& l, const float* taps, float* taps_s) {
   for (int tid = 0; tid < S::kThreads; ++tid)
@@ -447,7 +444,7 @@ NDCONV_HD void tiled_copy_valid(float* dst, const float* src) {
 /// plane column, boundary resolved, -1 for a zero) and row map (input index along axis 1 of each
 /// tile row), so that a plane load at the volume's faces costs a shared read per element instead
 /// of the boundary mapping (whose cost depends on the boundary condition: mirror and periodic cost
-/// several compares per element, which made them 10-16% slower than zero on 4D 7^4).
+/// several compares per element).
 template <typename S>
 NDCONV_HD void tiled_load_maps(const Geometry& g, const TiledLayout& l, const TileOrigin& t,
                                int* maps, int tid) {
@@ -507,8 +504,7 @@ NDCONV_HD void tiled_load_plane(const Geometry& g, const TiledLayout& l, const f
   if (x_inside && s0 == 1 && columns <= kCopyChunks * 32) {
     // Contiguous x and every column inside the volume (the usual case): a warp copies a row in
     // chunks of 32 columns at fixed offsets from one address per row, so that a copy is the
-    // cp.async and its predicate, not 18 instructions of 64-bit index arithmetic and loop control
-    // (Nsight Compute, seventh pass).
+    // cp.async and its predicate, not 64-bit index arithmetic and loop control per column.
     bool chunk[kCopyChunks];
     NDCONV_UNROLL
     for (int k = 0; k < kCopyChunks; ++k)
@@ -641,9 +637,8 @@ NDCONV_HD void tiled_tap_block(float (&acc)[TX], const float (&lo)[TX], const fl
 /// window `lo` followed by `hi` (shared by all q) and t_q starts at taps - q * TX (tiled_load_taps:
 /// a compile-time offset, so the loads need no address arithmetic). With one output per thread
 /// along axis 3 (2D images, separable x passes) every plane holds its tap plane, so the branch
-/// compiles away: 2D 17^2 took 4.5% less time on the H100 (seventh pass). For KO > 1 a second,
-/// branch-free copy of the row code for the planes that hold every output's taps was 4-11% slower
-/// on the 3D and 4D rows (seventh pass, run 5), so the branch stays.
+/// compiles away. For KO > 1 a second, branch-free copy of the row code for the planes that hold
+/// every output's taps costs more (code size, register pressure) than the branch, so it stays.
 template <typename S, int kFirst, int kTaps>
 NDCONV_HD void tiled_tap_block_all_q(float (&acc)[S::KO][S::TX], const float (&lo)[S::TX],
                                      const float (&hi)[S::TX], const float* taps, int q_first,
@@ -700,10 +695,9 @@ NDCONV_HD void tiled_row_blocks(float (&acc)[S::KO][S::TX], float (&lo)[S::TX], 
 /// readable up to the next multiple of TX.
 ///
 /// Shapes that skip lead taps (S::kLeads) take the first block outside the loop, since it alone
-/// skips them. The others start the loop at block 0: with the first block outside the loop in
-/// every shape the Gaussian's fused x filter took 9% and the 2D row 3.5% longer on the H100, and
-/// with the loop from block 0 plus a peeled iteration for lead taps the KO 4 shape spilled at its
-/// register cap (different compiled schedules; eighth pass, run 1 and ptxas).
+/// skips them. The others start the loop at block 0: the first block outside the loop slows the
+/// shapes without lead taps, and the loop from block 0 plus a peeled iteration for lead taps makes
+/// the KO 4 shape spill at its register cap (the compiled schedules differ).
 template <typename S, int kFirst, int kLast>
 NDCONV_HD void tiled_row(float (&acc)[S::KO][S::TX], const float* row, const float* taps,
                          int block_floats, int q_first, int q_last, int full) {
@@ -780,9 +774,8 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
   // Block 0 of tap row (j2, j3 = s - q, j1) = taps + j1 * row_floats - q * plane_floats, with
   // plane_floats = TX wherever KO > 1 (tiled_load_taps).
   const float* taps = taps_s + j2 * l.slice_floats + s * l.plane_floats;
-  // The lead-tap shape counts its tap rows down: counting up, it spilled at its register cap
-  // (ptxas, twelfth pass). The others count up, the form they were timed with (2D 17^2 took 0.9%
-  // longer counting down on the H100).
+  // The lead-tap shape counts its tap rows down: counting up, it spills at its register cap. The
+  // others count up, which compiles to a slightly faster loop for them.
   if constexpr (S::kLeads) {
     for (int j1 = k1; j1 > 0; --j1, row += pitch, taps += l.row_floats)
       tiled_row<S, kFirst, kLast>(acc, row, taps, l.block_floats, q_first, q_last, full);
@@ -796,8 +789,8 @@ NDCONV_HD void tiled_compute_plane_last(const Geometry& g, const TiledLayout& l,
 /// plane, warp-uniform), counting down from TX. Shapes with lead taps (the 3D/4D shape) take tap
 /// rows of one or two blocks (filters up to TX or 2 * TX taps wide with their lead taps: 7^4 and
 /// 5^3, 11^3) with the block count, and so the row pitch and the row's block loop, known at compile
-/// time: read from the constant bank every tap row, they made 5^3 and 7^4 5-7% and 11^3 5% slower
-/// on the H100 (twelfth pass); wider filters read them at run time.
+/// time, instead of reading them from the constant bank every tap row; wider filters read them at
+/// run time.
 template <typename S, int kFirst, int kLast = S::TX>
 NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const TiledLayout& l,
                                             const float* taps_s, const float* tile,
@@ -823,7 +816,7 @@ NDCONV_HD void tiled_compute_plane_dispatch(int last, const Geometry& g, const T
 /// lead taps, the last block's taps and the blocks per tap row (TiledRowsAny: one kernel serves
 /// every filter width), or fixed at compile time (TiledRowsFixed: a kernel for one filter width,
 /// whose compute phase is that width's row code alone). Fixed, a plane spends no instructions on
-/// the choice (22 of 745 per plane and warp on 256^3 with 5^3, Nsight Compute), and the kernel's
+/// the choice, and the kernel's
 /// hot loop is a few kilobytes of code instead of one path through 96 instantiations.
 struct TiledRowsAny {
   static constexpr bool kFixed = false;
@@ -847,10 +840,9 @@ NDCONV_HD bool tiled_rows_fit(const Geometry& g, const TiledLayout& l) {
 }
 
 /// Compute phase for plane p = j2 * (KO + K3 - 1) + s (see tiled_load_plane; the caller counts j2
-/// and s instead of dividing p, part of the 75-81 instructions per plane and warp that Nsight
-/// Compute counted outside the row loop on the 5^3 and 4D rows, eighth pass): thread (tx, ty)
-/// adds the plane's contributions to its outputs. The lead taps and the last block's tap count are
-/// resolved here, once per plane (or at compile time: R), so the per-row loop carries no
+/// and s instead of dividing p, which short filters would pay outside the row loop): thread (tx,
+/// ty) adds the plane's contributions to its outputs. The lead taps and the last block's tap count
+/// are resolved here, once per plane (or at compile time: R), so the per-row loop carries no
 /// partial-block branches.
 template <typename S, typename R = TiledRowsAny>
 NDCONV_HD void tiled_compute_plane(const Geometry& g, const TiledLayout& l, const float* taps_s,

@@ -1,7 +1,7 @@
 // 128-bit memory accesses of four consecutive floats, written as explicit PTX on the GPU.
 //
 // Why not a float4 cast: in the column kernel NVVM split `*reinterpret_cast<float4*>(p) = ...`
-// into four 32-bit stores (its SASS on the H100, 2026-11-22: no STG.E.128 or STS.128 at all), so a
+// into four 32-bit stores (its SASS held no STG.E.128 or STS.128 at all), so a
 // warp's store of 512 contiguous bytes took four instructions that each touched every sector. An
 // asm statement is not split. Every pointer here must be 16-byte aligned; the callers check that
 // (ColumnLayout::vector_in / vector_out and the staged row's x origin).

@@ -83,7 +83,8 @@ Options engine_options(const CommonOptions& c) {
     o.backend = Backend::Cuda;
     o.cuda_device = c.device.size() > 5 ? std::stoi(c.device.substr(5)) : 0;
   }
-  o.outputs_per_thread = c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
+  o.expert.outputs_per_thread =
+      c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
   o.threads = c.threads;
   return o;
 }

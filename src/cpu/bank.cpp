@@ -17,6 +17,7 @@
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
 #include "cpu/slab_rows.h"
+#include "cpu/tuning.h"
 #include "cpu/parallel_for.h"
 #include "engine/adaptive/bank_problem.h"
 
@@ -99,6 +100,11 @@ struct Scratch {
 }  // namespace
 
 void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report) {
+  run_bank(p, options, report, Tuning{});
+}
+
+void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report,
+              const Tuning& tuning) {
   const auto t0 = std::chrono::steady_clock::now();
   const int dims = p.input.dims;
   const KernelSet& row_kernels = select_kernel_set();
@@ -113,7 +119,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   const Index k = to_canonical(dims, p.filter_extent, 1);
   const int64_t filter_taps = k[0] * k[1] * k[2] * k[3];
 
-  const BankShape shape = choose_bank_shape(p.count, options.outputs_per_thread, k[3], n_out[3],
+  const BankShape shape = choose_bank_shape(p.count, options.expert.outputs_per_thread, k[3], n_out[3],
                                             kernels, has_non_finite(p.input, threads));
   const int factor = shape.factor;
   int max_fp = 0;
@@ -125,7 +131,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
 
   const int64_t nx = round_up(n_out[0], kBankRowMultiple);  // kernels' row length
   const int64_t row_length = round_up(nx + k[0] - 1, kMaxLanes);
-  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor);
+  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor, tuning.pad_limit_bytes);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
 
   std::vector<CanonicalView<float>> outs;

@@ -4,7 +4,7 @@
 //  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
 //     rows o + j for every tap j: no boundary test in the hot loop; along the blocked axis the
 //     padded volume is rounded up to whole blocks. Large volumes are processed in slabs along
-//     the last axis so that the copy stays under pad_limit_bytes() (256 MiB by default);
+//     the last axis so that the copy stays under Tuning::pad_limit_bytes (cpu/tuning.h);
 //  3. build the weight table of a block: the source (j3', j2, j1, jx), with j3' < k3 + B - 1,
 //     is padded row (j3', j2, j1) shifted by jx and feeds output b of the block with the tap
 //     (j3' - b, j2, j1, jx), zero where that tap does not exist;
@@ -18,6 +18,7 @@
 #include "cpu/canonical_axes.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
+#include "cpu/tuning.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
 #include "cpu/slab_rows.h"
@@ -57,6 +58,11 @@ std::vector<float> block_weights(const float* taps, const Index& k, int factor) 
 }  // namespace
 
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report) {
+  run_dense(p, options, report, Tuning{});
+}
+
+void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report,
+               const Tuning& tuning) {
   const auto t0 = std::chrono::steady_clock::now();
   const int dims = p.input.dims;
   const KernelSet& kernels = select_kernel_set();
@@ -71,14 +77,14 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
   const Index k = to_canonical(dims, p.filter_extent, 1);
 
-  const BlockingChoice blocking = choose_blocking(options.outputs_per_thread, k[3], n_out[3],
+  const BlockingChoice blocking = choose_blocking(options.expert.outputs_per_thread, k[3], n_out[3],
                                                   kernels, has_non_finite(p.input, threads));
   const int factor = blocking.factor;
   const RowBlockFn kernel = kernels.block[blocking.index];
 
-  // Slabs along the last axis bound the padded copy (slab_rows.h).
+  // Slabs along the last axis bound the padded copy (slab_rows.h, Tuning::pad_limit_bytes).
   const int64_t row_length = padded_row_length(n_out[0], k[0]);
-  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor);
+  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor, tuning.pad_limit_bytes);
 
   const std::vector<float> weights = block_weights(p.taps, k, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];

@@ -3,22 +3,11 @@
 #include "cpu/padding.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "engine/problem.h"
 
 namespace ndconv::cpu {
-
-int64_t pad_limit_bytes() {
-  if (const char* env = std::getenv("NDCONV_CPU_PAD_LIMIT")) {
-    char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0)
-      return v;
-  }
-  return int64_t{256} << 20;
-}
 
 void gather_line(const float* src, int64_t stride, int64_t n, int64_t offset, int64_t count,
                  int64_t length, Boundary boundary, float* line) {

@@ -16,11 +16,6 @@ inline int64_t round_up(int64_t n, int64_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
 
-/// Largest boundary-padded copy the dense driver makes at once (larger volumes are processed in
-/// slabs along the last axis): 256 MiB, or NDCONV_CPU_PAD_LIMIT bytes (tests use it to force
-/// slabbing).
-int64_t pad_limit_bytes();
-
 /// Length to allocate for a row that must feed `outputs` outputs with `taps` taps along x.
 inline int64_t padded_row_length(int64_t outputs, int64_t taps) {
   return round_up(round_up(outputs, kMaxLanes) + taps - 1, kMaxLanes);

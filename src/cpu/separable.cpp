@@ -245,8 +245,8 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
       pass_x(c, current, next, taps, p.offset[0], progress);
     } else {
       const BlockingChoice blocking =
-          choose_blocking(options.outputs_per_thread, static_cast<int64_t>(taps.size()), extent[a],
-                          *c.kernels, non_finite_input);
+          choose_blocking(options.expert.outputs_per_thread, static_cast<int64_t>(taps.size()),
+                          extent[a], *c.kernels, non_finite_input);
       pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
       reported_factor = blocking.factor;
       reasons += std::string(reasons.empty() ? "" : "; ") + "axis " + std::to_string(a) +
@@ -257,7 +257,7 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
   }
   if (axes.size() == 1) {
     // Only the x pass ran; still check the request so that a bad value never passes silently.
-    choose_blocking(options.outputs_per_thread, 1, 1, *c.kernels, false);
+    choose_blocking(options.expert.outputs_per_thread, 1, 1, *c.kernels, false);
     reasons = "only the x pass ran (B does not apply along x)";
   }
 

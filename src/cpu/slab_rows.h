@@ -12,7 +12,7 @@
 namespace ndconv::cpu {
 
 /// Blocks of `factor` outputs along the last axis, grouped into slabs whose padded copy stays
-/// under pad_limit_bytes(); each slab pads its own rows plus the k3 - 1 rows of halo it shares
+/// under `pad_limit_bytes` (cpu_backend::Tuning); each slab pads its own rows plus the k3 - 1 rows of halo it shares
 /// with the next.
 struct SlabPlan {
   int64_t blocks = 0;       ///< blocks along the last axis
@@ -20,12 +20,13 @@ struct SlabPlan {
   int64_t slabs = 0;
 };
 
-inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_length, int factor) {
+inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_length, int factor,
+                           int64_t pad_limit_bytes) {
   SlabPlan plan;
   plan.blocks = (n_out[3] + factor - 1) / factor;
   const int64_t slab_row_bytes =
       (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
-  const int64_t rows_in_limit = pad_limit_bytes() / slab_row_bytes;
+  const int64_t rows_in_limit = pad_limit_bytes / slab_row_bytes;
   plan.slab_blocks = std::clamp<int64_t>((rows_in_limit - (k[3] - 1)) / factor, 1, plan.blocks);
   plan.slabs = (plan.blocks + plan.slab_blocks - 1) / plan.slab_blocks;
   return plan;

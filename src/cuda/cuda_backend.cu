@@ -20,6 +20,7 @@
 #include "cuda/check.h"
 #include "cuda/chunk_plan.h"
 #include "cuda/convert/convert.h"
+#include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
@@ -53,15 +54,13 @@ CudaStatus probe() {
       return s;
     }
     for (int d = 0; d < count; ++d) {
-      cudaDeviceProp prop{};
-      NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
+      const DeviceAttributes& a = device_attributes(d);
       DeviceInfo info;
       info.index = d;
-      info.name = prop.name;
-      info.compute_capability_major = prop.major;
-      info.compute_capability_minor = prop.minor;
-      info.multiprocessors = prop.multiProcessorCount;
-      info.total_memory = prop.totalGlobalMem;
+      info.name = a.name;
+      info.compute_capability_major = a.cc_major;
+      info.compute_capability_minor = a.cc_minor;
+      info.multiprocessors = a.multiprocessors;
       NDCONV_CUDA_CHECK(cudaSetDevice(d));
       NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
       mark_started(d);
@@ -443,16 +442,36 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
-  run_dense_stored(problem, stored_view(problem.input), options, report);
+  DenseKernelRequest request;
+  request.outputs_per_thread = options.expert.outputs_per_thread;
+  run_dense(problem, options, report, request, Tuning{});
+}
+
+void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
+               const DenseKernelRequest& request, const Tuning& tuning) {
+  run_dense_stored(problem, stored_view(problem.input), options, report, request, tuning);
 }
 
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report) {
-  run_separable_stored(problem, stored_view(problem.input), options, report);
+  run_separable(problem, options, report, Tuning{});
+}
+
+void run_separable(const detail::SeparableProblem& problem, const Options& options,
+                   RunReport& report, const Tuning& tuning) {
+  run_separable_stored(problem, stored_view(problem.input), options, report, tuning);
 }
 
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
                       const Options& options, RunReport& report) {
+  DenseKernelRequest request;
+  request.outputs_per_thread = options.expert.outputs_per_thread;
+  run_dense_stored(problem, input, options, report, request, Tuning{});
+}
+
+void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
+                      const Options& options, RunReport& report, const DenseKernelRequest& request,
+                      const Tuning& tuning) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   // Large filters keep their taps in device memory (at most 31^3 or 15^4 floats).
@@ -470,8 +489,7 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
                   p.output = out;
                   if (!one_pass)
                     p.offset[last] = 0;  // the halo is staged
-                  plan = launch_dense_device(p, options.outputs_per_thread, options.cuda_device,
-                                             stream);
+                  plan = launch_dense_device(p, request, options.cuda_device, stream, tuning);
                 });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
@@ -480,6 +498,11 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
 
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
                           const Options& options, RunReport& report) {
+  run_separable_stored(problem, input, options, report, Tuning{});
+}
+
+void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
+                          const Options& options, RunReport& report, const Tuning& tuning) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   const int64_t k_last = std::max<int64_t>(1, problem.taps[last].size());
@@ -499,7 +522,7 @@ void run_separable_stored(const detail::SeparableProblem& problem, const StoredV
                   if (separable_scratch_floats(p) * sizeof(float) > scratch.bytes())
                     throw InvalidArgument("internal: the chunk's separable scratch is too small");
                   plan = launch_separable_device(p, scratch.floats(), options.cuda_device, stream,
-                                                 options.outputs_per_thread);
+                                                 options.expert.outputs_per_thread, tuning);
                 });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
@@ -539,7 +562,7 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
-    return launch_dense_device(problem, options.outputs_per_thread, options.cuda_device, stream);
+    return launch_dense_device(problem, options.expert.outputs_per_thread, options.cuda_device, stream);
   });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
@@ -562,7 +585,7 @@ void run_separable_device(const detail::SeparableProblem& problem, const Options
   }
   const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
     return launch_separable_device(problem, scratch ? scratch->get() : nullptr, options.cuda_device,
-                                   stream, options.outputs_per_thread);
+                                   stream, options.expert.outputs_per_thread);
   });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;

@@ -1,5 +1,6 @@
 // The CUDA backend of a build without CUDA: probe() says so, and the run and launch functions
 // refuse, so that CPU-only builds link and report the reason.
+#include "cuda/launch.h"
 #include "engine/cuda_backend.h"
 #include "ndconv/errors.h"
 
@@ -37,12 +38,25 @@ std::vector<KernelVariant> separable_variants(int) {
   return {};
 }
 
-LaunchPlan launch_dense_device(const detail::CorrelationProblem&, int, int, void*) {
+void run_dense(const detail::CorrelationProblem&, const Options&, RunReport&,
+               const DenseKernelRequest&, const Tuning&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void run_separable(const detail::SeparableProblem&, const Options&, RunReport&, const Tuning&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::vector<KernelVariant> dense_variants_global_taps(int) {
+  return {};
+}
+
+LaunchPlan launch_dense_device(const detail::CorrelationProblem&, int, int, void*, const Tuning&) {
   throw InvalidArgument(kNoCuda);
 }
 
 LaunchPlan launch_dense_device(const detail::CorrelationProblem&, const DenseKernelRequest&, int,
-                               void*) {
+                               void*, const Tuning&) {
   throw InvalidArgument(kNoCuda);
 }
 
@@ -54,7 +68,8 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem&) {
   return 0;
 }
 
-LaunchPlan launch_separable_device(const detail::SeparableProblem&, float*, int, void*) {
+LaunchPlan launch_separable_device(const detail::SeparableProblem&, float*, int, void*, int,
+                                   const Tuning&) {
   throw InvalidArgument(kNoCuda);
 }
 

@@ -1,29 +1,23 @@
 // Kernel launches that may overlap the kernel before them on the stream (programmatic dependent
 // launch, kernels/grid_dependency.h): cudaLaunchKernelEx with the programmatic stream
-// serialization attribute where the device supports it (compute capability 9.0 and later) and
-// NDCONV_CUDA_PDL is not "off" (for before/after comparisons in one run); else a plain launch.
+// serialization attribute where the device supports it (compute capability 9.0 and later); else a
+// plain launch.
 // Only kernels that call grid_dependency_wait before their first dependent global access may be
 // launched with `after_kernel` set.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
 #include "cuda/check.h"
+#include "cuda/device_facts.h"
 
 namespace ndconv::cuda_backend {
 
 /// Whether a launch on `device` may overlap the kernel before it.
 inline bool dependent_launch_enabled(int device) {
-  const char* v = std::getenv("NDCONV_CUDA_PDL");
-  if (v != nullptr && std::strcmp(v, "off") == 0)
-    return false;
-  int major = 0;
-  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
+  return device_attributes(device).cc_major >= 9;
 }
 
 /// Launches kernel<<<grid, block, shared_bytes, stream>>>(args...); with `after_kernel` (the

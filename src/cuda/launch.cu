@@ -1,8 +1,8 @@
-// The dispatch layer of the CUDA backend (the low-level API of engine/cuda_backend.h): two small
-// tables of instantiations, the tiled dense kernel's (TX x KO x block shape; the default for dense
-// filters it can implement) and the blocked kernel's (KO x tap memory; separable passes, large
-// dense filters, forced KO 2/16), each entry's can_implement check, the resource query that feeds
-// the rules, and the stream-ordered launches.
+// The dispatch layer of the CUDA backend (the low-level API of cuda/launch.h): the tables of
+// instantiations, the tiled dense kernel's (TX x KO x block shape; the default for dense filters
+// it can implement), the blocked kernel's (KO x tap memory; separable passes, large dense filters,
+// forced KO 2/8/16) and the column kernel's, each entry's can_implement check, the resource query
+// that feeds the rules, and the stream-ordered launches. Every choice follows a Tuning (tuning.h).
 //
 // Blocked kernel, compiled KO: 1, 2, 4, 8, 16. Each has a constant-memory and a global-memory tap
 // flavour; the constant one serves any filter whose taps fit in 64 KiB (every separable filter, and
@@ -20,15 +20,14 @@
 
 #include "cuda/check.h"
 #include "cuda/dependent_launch.h"
+#include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
-#include "cuda/launch_fused.h"
 #include "cuda/plan.h"
-#include "cuda/shared_memory.h"
 #include "cuda/stream_scratch.h"
 #include "cuda/tensor_map.h"
 #include "cuda/uploaded_taps.h"
-#include "engine/ko_rule.h"
+#include "cuda/ko_rule.h"
 #include "kernels/kernels.cuh"
 #include "kernels/schedule.h"
 
@@ -86,7 +85,7 @@ std::string compiled_ko_list() {
 // input plane fit in shared memory: (KO, block rows) -> instantiation, all with TX = 8 outputs
 // along x per thread. 32 block rows: 4 x 32 threads (a warp is 4 threads along x by 8 rows, so a
 // quarter warp's 128-bit shared loads fall on distinct banks); 1 block row: 128 threads along x
-// (2D images). Throughput once measured: see docs/performance.md, "CUDA kernels" section.
+// (2D images).
 using TiledLaunch = void (*)(int, bool, dim3, dim3, int, cudaStream_t, const Geometry&,
                              const kernels::TiledLayout&, const float*, float*, const float*,
                              const kernels::TiledMaps&, int, int);
@@ -134,29 +133,16 @@ struct TiledEntry {
         &kernels::tiled_index_fits<NDCONV_TILED_SHAPE(TX, KO, BX, BY, LEADS)>, BX *BY, TX, LEADS \
   }
 
-// (TX, KO, BX, BY, lead taps). Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, float32, zero
-// boundary, median device time, % of the FMA peak measured in the same run: the defaults from
-// the twelfth pass's final run (docs/performance.md; 64.5 TFLOP/s), the forced KO from the study
-// sweep of 611781a (docs/study.md).
+// (TX, KO, BX, BY, lead taps): the shapes the automatic plan takes.
 const TiledEntry kTiledTable[] = {
-    // forced KO 8 (the rule's choice nowhere): 256^3 11^3 1.50 ms 45.5%, 5^3 0.32 ms 20.0%;
-    // 128^3x16 9^4 15.9 ms 42.4% (faster than KO 4 there, the study's one rule miss)
-    NDCONV_TILED_ENTRY(8, 8, 4, 32, false),
-    // default 3D/4D, the one shape with lead taps: 256^3 11^3 0.958 ms 72.2%, 5^3 0.143 ms 45.5%;
-    // 96^3x16 7^4 1.618 ms 65.1% (bulk copies with 3 / 2 / 1 lead taps; twelfth pass, run 6);
-    // 256^3 15^3 2.87 ms 60.3% (study, third pass). With its row code fixed per width
-    // (kTiledFixedTable; sixteenth pass, run 6, 64.8 TFLOP/s): 11^3 0.937 ms 73.6%, 5^3 0.128 ms
-    // 50.8%, 7^4 1.520 ms 69.0%
+    // 3D/4D: KO 4 along the last axis, 4 x 32 threads, the one shape that skips lead taps.
     NDCONV_TILED_ENTRY(8, 4, 4, 32, true),
-    // default 2D below 9 taps wide: 4096^2 5^2 0.10 ms 12.4%; forced KO 1 in 3D: 11^3 1.95 ms 35%
+    // 2D filters narrower than Tuning::tiled_wide_x_min_taps, a unit last axis, a forced KO 1,
+    // and separable x passes over at least 16 rows.
     NDCONV_TILED_ENTRY(8, 1, 4, 32, false),
-    // axis 1 shorter than 16 outputs (not timed)
-    NDCONV_TILED_ENTRY(8, 8, 128, 1, false), NDCONV_TILED_ENTRY(8, 4, 128, 1, false),
-    NDCONV_TILED_ENTRY(8, 1, 128, 1, false),
-    // forced TX 16 x KO 2 (study block shapes): 11^3 1.52 ms 45.4%, 5^3 0.42 ms 15.6%
-    NDCONV_TILED_ENTRY(16, 2, 2, 64, false),
-    // default 2D from 9 taps wide (prefer_wide_x): 4096^2 17^2 0.230 ms 65.4% (bulk plane copies,
-    // taps laid out on the host; twelfth pass, run 6), 11^2 0.17 ms 36% (third pass)
+    // Axis 1 shorter than 16 outputs: one row of 128 threads along x.
+    NDCONV_TILED_ENTRY(8, 4, 128, 1, false), NDCONV_TILED_ENTRY(8, 1, 128, 1, false),
+    // 2D filters at least Tuning::tiled_wide_x_min_taps wide: 16 outputs along x per thread.
     NDCONV_TILED_ENTRY(16, 1, 2, 64, false)};
 #undef NDCONV_TILED_ENTRY
 #undef NDCONV_TILED_SHAPE
@@ -166,9 +152,8 @@ const TiledEntry kTiledTable[] = {
 // row code fits its geometry (kernels::tiled_rows_fit) and whose halo code its layout
 // (kernels::tiled_halo_code_fits: none, or copied within the plane), else the entry's kernel.
 // Each width comes twice: kNone (zero boundary, padded input) and kWithin (replicate, mirror,
-// periodic from the wrap boxes). H100 80GB HBM3, CUDA 13.0, 256^3 with 5^3 taps (eighteenth pass,
-// docs/performance.md): zero 0.129 ms (50.3% of the measured FMA peak); replicate/mirror/periodic
-// +5.5/+6.0/+8.7% over zero, from +8.5-9.4/+8.9-9.4/+10.5-11.1% with one kernel for every halo.
+// periodic from the wrap boxes): a kernel per halo code drops the halo branches from the plane
+// loop that the other codes would need.
 struct TiledFixedRows {
   bool (*fits)(const Geometry&, const kernels::TiledLayout&);
   bool (*halo_fits)(const kernels::TiledLayout&, int);
@@ -238,14 +223,10 @@ constexpr ColumnEntry column_entry() {
           &kernels::column_launch_shape<S>};
 }
 
-// Throughput: NVIDIA H100 80GB HBM3, CUDA 13.0, the bench's Gaussian (256^3, 17 taps per axis,
-// zero boundary), ncu durations (docs/performance.md): eleventh pass, run 4: fused with bulk rows
-// 69.6 us (36.5 M warp instructions against 44.1 M), the filter 0.1262-0.1265 ms (2.81x the memory
-// floor) against 0.1374-0.1376 with NDCONV_CUDA_COLUMN_BULK=off in the same binary; tenth pass,
-// runs 7-8 (x-filtered rows taken over along each column, 16-byte staging branch outside the loop):
-// staged (z pass) 49.6-49.9 us, fused (x+y pass) 82.6-83.2 us, the whole filter 0.1367-0.1385 ms
-// (3.05-3.09x the memory floor); sixth pass, run 5: staged 50.8-51.1 us, DRAM 66% of its peak,
-// fused 85.2-86.4 us, 0.141 ms; 0.152 ms with the direct z pass (fifth pass: 62-63 us).
+// The forms: staged (rows staged in shared memory, the next tile's loaded meanwhile) for plain
+// passes, direct (rows read per lane) where a staged tile does not fit, fused (x filtered into the
+// first other pass) with its raw rows by bulk copy where the copy engine can read them, which
+// issues fewer instructions than staging them lane by lane.
 const ColumnEntry kColumnTable[] = {column_entry<ColumnPlainShape, ColumnForm::kDirect>(),
                                     column_entry<ColumnStagedShape, ColumnForm::kStaged>(),
                                     column_entry<ColumnFusedShape, ColumnForm::kFusedX>(),
@@ -259,149 +240,23 @@ const ColumnEntry& find_column(ColumnForm form, bool bulk) {
   throw InvalidArgument("no column kernel for this form");  // cannot happen: see the table
 }
 
-// NDCONV_CUDA_DENSE_KERNEL=blocked selects the blocked kernel for every dense filter (for
-// before/after comparisons in one run); unset or "tiled": the tiled kernel where it can implement.
-// The value of environment variable `name` (the switches below, for comparisons in one run), or ""
-// where it is not set.
-std::string env_setting(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-// NDCONV_CUDA_SEPARABLE=tiled: every pass of a separable filter on the tiled kernel (experiment);
-// =blocked: the x-row and blocked kernels (for before/after comparisons in one run); "tiled-x": the
-// x pass on the tiled kernel, the others blocked (the default before the column kernel); unset: the
-// column kernel with x fused into the first other pass, the other passes staging their rows in
-// shared memory (SeparableKernels::kColumns); "columns-direct": the same with the other passes
-// reading their rows per lane (the default of the fourth pass); "fused":
-// the fused x/y/z kernel where it can implement the problem (launch_separable_device), an
-// experiment: on the H100 it took 0.388 ms for the 256^3 sigma 2 Gaussian against 0.257 ms for the
-// default (docs/performance.md, third pass).
-SeparableKernels separable_kernels() {
-  const std::string s = env_setting("NDCONV_CUDA_SEPARABLE");
-  if (s == "blocked")
-    return SeparableKernels::kRowAndBlocked;
-  if (s == "tiled")
-    return SeparableKernels::kTiled;
-  if (s == "tiled-x")
-    return SeparableKernels::kTiledX;
-  if (s == "columns-direct")
-    return SeparableKernels::kColumnsDirect;
-  return SeparableKernels::kColumns;
-}
-
-// NDCONV_CUDA_COLUMN_GRID=full: one block per column tile instead of blocks that walk several
-// (for comparisons in one run).
-bool column_full_grid() {
-  return env_setting("NDCONV_CUDA_COLUMN_GRID") == "full";
-}
-
-// NDCONV_CUDA_COLUMN_BULK=off: the column kernel's fused form stages its raw rows lane by lane
-// even where the bulk copy could (for comparisons in one run).
-bool column_bulk_disabled() {
-  return env_setting("NDCONV_CUDA_COLUMN_BULK") == "off";
-}
-
-// NDCONV_CUDA_TILED_LOAD=copy: the tiled kernel copies its planes thread by thread even where the
-// bulk tensor copy could load them (for comparisons in one run).
-bool tiled_bulk_disabled() {
-  return env_setting("NDCONV_CUDA_TILED_LOAD") == "copy";
-}
-
-// Whether a tiled launch loads its planes by bulk tensor copy (`map` then holds the tensor map):
-// where the copy engine can load them and NDCONV_CUDA_TILED_LOAD is not "copy"; else thread by
-// thread.
+// Whether a tiled launch can load its planes by bulk tensor copy (`map` then holds the tensor map);
+// else it copies them thread by thread.
 bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout& l, const float* in,
                       kernels::TensorMap& map) {
-  return !tiled_bulk_disabled() && plane_tensor_map(device, g, l, in, map).empty();
+  return plane_tensor_map(device, g, l, in, map).empty();
 }
 
-// NDCONV_CUDA_TILED_HALO=off: bulk-copied dense launches with a boundary other than zero do not
-// patch their face tiles' halo (kernels/tiled_halo.h) but correct their face shell with the border
-// kernel or pad their input, the rules before the halo; =on: they patch it wherever it fits,
-// whatever tiled_loads's rule says (for comparisons in one run).
-std::string tiled_halo_setting() {
-  return env_setting("NDCONV_CUDA_TILED_HALO");
-}
-
-// NDCONV_CUDA_TILED_GRID=full: one block per tile instead of a grid of the blocks the device holds
-// at once (for comparisons in one run).
-bool tiled_full_grid() {
-  return env_setting("NDCONV_CUDA_TILED_GRID") == "full";
-}
-
-// NDCONV_CUDA_TILED_WRAP=off: periodic launches whose face tiles would copy the opposite faces'
-// boxes (kernels/tiled_halo.h, kWrap) fetch their halo instead (staged or direct; for comparisons
-// in one run).
-bool tiled_wrap_disabled() {
-  return env_setting("NDCONV_CUDA_TILED_WRAP") == "off";
-}
-
-// NDCONV_CUDA_TILED_DEAL=off: launches with a halo keep their tiles in number order instead of
-// dealing the face tiles evenly over the blocks (tiled_deal_face_tiles; for comparisons in one
-// run).
-std::string tiled_deal_setting() {
-  return env_setting("NDCONV_CUDA_TILED_DEAL");
-}
-
-// NDCONV_CUDA_TILED_FIXED=off: the lead-tap shape's launches take the entry's kernel for every
-// filter width (for comparisons in one run).
-bool tiled_fixed_rows_enabled() {
-  return env_setting("NDCONV_CUDA_TILED_FIXED") != "off";
-}
-
-// NDCONV_CUDA_TILED_PAD=off: where the halo does not serve, bulk-copied dense launches with a
-// boundary other than zero copy their planes thread by thread instead of padding their input (for
-// comparisons in one run).
-bool tiled_pad_disabled() {
-  return env_setting("NDCONV_CUDA_TILED_PAD") == "off";
-}
-
-// NDCONV_CUDA_TILED_BORDER=off: bulk-copied dense launches never correct their face shell with
-// the border kernel; =on: wherever the border kernel fits, whatever the halo and
-// tiled_border_pays say (for comparisons in one run).
-std::string tiled_border_setting() {
-  return env_setting("NDCONV_CUDA_TILED_BORDER");
-}
-
-bool tiled_disabled() {
-  return env_setting("NDCONV_CUDA_DENSE_KERNEL") == "blocked";
-}
-
-// Resource queries are cached per (device, kernel, dynamic shared bytes): they do not change during
-// a process.
-std::mutex g_mutex;
-std::map<std::tuple<int, const void*, int>, KernelVariant> g_variants;
+std::mutex g_mutex;                         // the tap buffers and their upload records
 std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
 // What each device's constant and global tap buffers last received (upload_taps).
 std::map<int, UploadedTaps> g_constant_uploads, g_global_uploads;
 
-// `dynamic_shared_bytes`: 0 for a kernel's own resources (the tables), or a launch's dynamic shared
-// memory, which lowers the blocks per SM of a kernel with a large tile (the tiled kernel).
+// A kernel's resources (device_facts.h): `dynamic_shared_bytes` 0 for its own (the tables), or a
+// launch's dynamic shared memory, which lowers the blocks per SM of a kernel with a large tile.
 KernelVariant query_variant(int device, const void* kernel, int ko,
                             int threads = kernels::kBlockedThreads, int dynamic_shared_bytes = 0) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  const auto key = std::make_tuple(device, kernel, dynamic_shared_bytes);
-  auto it = g_variants.find(key);
-  if (it != g_variants.end())
-    return it->second;
-  cudaFuncAttributes attr{};
-  NDCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  int blocks = 0;
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
-                                                                  dynamic_shared_bytes));
-  int max_threads = 0;
-  NDCONV_CUDA_CHECK(
-      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  KernelVariant v;
-  v.outputs_per_thread = ko;
-  v.registers_per_thread = attr.numRegs;
-  v.local_bytes = attr.localSizeBytes;
-  v.block_threads = threads;
-  v.blocks_per_sm = blocks;
-  v.occupancy = max_threads > 0 ? double(blocks) * threads / max_threads : 0.0;
-  g_variants.emplace(key, v);
-  return v;
+  return kernel_resources(device, kernel, ko, threads, dynamic_shared_bytes);
 }
 
 KoCandidate as_candidate(const KernelVariant& v) {
@@ -462,12 +317,6 @@ dim3 to_dim3(const int v[3]) {
               static_cast<unsigned>(v[2]));
 }
 
-// NDCONV_CUDA_TAP_CACHE=off: every launch uploads its taps even when the device already holds them
-// (for comparisons in one run).
-bool tap_cache_disabled() {
-  return env_setting("NDCONV_CUDA_TAP_CACHE") == "off";
-}
-
 // Copies taps to the device, stream-ordered: constant memory when `constant`, else the device's
 // global tap buffer (returned). Pageable sources are staged by the runtime before return. Skipped
 // when the buffer already holds these taps (uploaded_taps.h): `stream` then waits for the upload
@@ -483,7 +332,7 @@ const float* upload_taps(int device, const std::vector<float>& taps, bool consta
     NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
     buffer.allocate(taps.size());
   }
-  if (tap_cache_disabled() || !uploaded.holds(taps, stream)) {
+  if (!uploaded.holds(taps, stream)) {
     uploaded.forget();
     if (constant) {
       NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
@@ -637,18 +486,14 @@ struct TiledLoads {
 
 // Where the entry can skip lead taps and the bulk copy can then load the planes (their boxes start
 // on 16-byte boundaries only with them): kernels::tiled_lead(tg) lead taps and bulk copies. Else no
-// lead taps, and bulk copies where the copy engine can load tg's planes. With
-// NDCONV_CUDA_TILED_LOAD=copy: neither. Bulk launches whose tiles read outside the volume along x
-// or axis 1 with a boundary other than zero patch their face tiles' halo (kernels/tiled_halo.h)
-// where it fits and either their tiles have one plane (4096^2 with 17^2 +2-4% over zero on the
-// H100) or the face shell is small (tiled_border_pays: 256^3 with 5^3 replicate and mirror +11-12%
-// copied within the plane, periodic +26% fetched, +9-13% from the opposite faces' boxes, against
-// the border kernel's +29% and padding's +35%; 3^3 +9-11% and +28%). Else they pad their input:
-// from 7^3 it costs less (11^3 +4-6% padded, +4-5% local halo; 96^3 x 16 with 7^4 +2-7% padded
-// against +9-12% local and +23% fetched, fifteenth pass), else copy their planes thread by thread.
-// NDCONV_CUDA_TILED_HALO=off restores the border kernel where it pays, =on takes the halo wherever
-// it fits; NDCONV_CUDA_TILED_BORDER and _PAD override the rules.
-TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in) {
+// lead taps, and bulk copies where the copy engine can load tg's planes. Bulk launches whose tiles
+// read outside the volume along x or axis 1 with a boundary other than zero patch their face
+// tiles' halo (kernels/tiled_halo.h) where it fits and either their tiles have one plane or the
+// face shell is small (tiled_border_pays): the halo then costs least. Else the border kernel where
+// the shell is small, else they pad their input (which costs less than any halo for wider
+// filters), else copy their planes thread by thread.
+TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, const float* in,
+                       const Tuning& tuning) {
   TiledLoads loads;
   const int lead = kernels::tiled_lead(tg);
   if (lead > 0 && e.leads) {
@@ -664,28 +509,23 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
     return loads;
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
   const int halo = tiled_halo_slots(lg, tiled_entry_layout(e, lg, loads.lead, 0), tiled_tile_x(e),
-                                    e.block_rows, e.threads);
+                                    e.block_rows, e.threads, tuning.tiled_max_halo_slots);
   if (halo == 0)
     return loads;  // zero boundary, or no tile reads outside the volume
-  const std::string border = tiled_border_setting();
   const kernels::BorderPlan plan = kernels::border_plan(tg);
-  const bool small_shell = tiled_border_pays(tg, plan);
-  const std::string halo_setting = tiled_halo_setting();
-  if (halo > 0 && halo_setting != "off" && border != "on" &&
-      (tiled_one_plane_tiles(lg, e.ko) || small_shell || halo_setting == "on")) {
+  const bool small_shell = tiled_border_pays(tg, plan, tuning.border_fmas_per_voxel);
+  if (halo > 0 && (tiled_one_plane_tiles(lg, e.ko) || small_shell)) {
     loads.halo_slots = halo;
     // Periodic: from the opposite faces' boxes where they serve and their maps encode.
     const kernels::TiledLayout wrapped = tiled_entry_layout(e, lg, loads.lead, halo, true);
-    loads.wrap_boxes = !tiled_wrap_disabled() && wrapped.halo_wrap &&
-                       wrap_tensor_maps(device, lg, wrapped, in, loads.maps).empty();
+    loads.wrap_boxes =
+        wrapped.halo_wrap && wrap_tensor_maps(device, lg, wrapped, in, loads.maps).empty();
     return loads;
   }
-  loads.border = border != "off" && border_fits(plan) &&
-                 taps_fit_constant(int64_t{tg.filter_extent[0]} * tg.filter_extent[1] *
-                                   tg.filter_extent[2] * tg.filter_extent[3]) &&
-                 (border == "on" || small_shell);
-  loads.pad = !loads.border && !tiled_pad_disabled() &&
-              tiled_input_padding_pays(tg, tiled_tile_x(e), e.block_rows);
+  loads.border =
+      small_shell && taps_fit_constant(int64_t{tg.filter_extent[0]} * tg.filter_extent[1] *
+                                       tg.filter_extent[2] * tg.filter_extent[3]);
+  loads.pad = !loads.border && tiled_input_padding_pays(tg, tiled_tile_x(e), e.block_rows);
   // Without a halo, border kernel or padding, the face tiles would keep the copy's zeros.
   if (!loads.border && !loads.pad)
     loads = TiledLoads{};
@@ -729,9 +569,8 @@ void launch_border(int device, const Geometry& g, const float* in, float* out,
                    cudaStream_t stream) {
   const kernels::BorderPlan plan = kernels::border_plan(g);
   const int64_t grid = std::min<int64_t>(plan.blocks, int64_t{1} << 30);
-  // A plain launch: as the tiled kernel's dependent (with grid_dependents_launch in that kernel)
-  // its blocks shared the SMs with the tiled kernel's last wave and the pair took 20 us longer
-  // on 256^3 with 5^3 (H100, thirteenth pass).
+  // A plain launch: as the tiled kernel's dependent its blocks would share the SMs with the tiled
+  // kernel's last wave and slow it down more than the overlap saves.
   launch_kernel(device, false, &kernels::border_kernel, dim3(static_cast<unsigned>(grid)),
                 dim3(kernels::kBorderThreads), plan.patch_floats * static_cast<int>(sizeof(float)),
                 stream, g, plan, in, out);
@@ -739,9 +578,7 @@ void launch_border(int device, const Geometry& g, const float* in, float* out,
 
 // The blocks of a kernel that `device` holds at once, `blocks_per_sm` on each multiprocessor.
 int64_t resident_blocks(int device, int blocks_per_sm) {
-  int sms = 0;
-  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return int64_t{sms} * blocks_per_sm;
+  return int64_t{device_attributes(device).multiprocessors} * blocks_per_sm;
 }
 
 // The lead-tap shape's kernel whose row code is the filter width of `lg` (kTiledFixedTable), for
@@ -749,14 +586,14 @@ int64_t resident_blocks(int device, int blocks_per_sm) {
 // shared memory and the entry's resources `v`: where one is compiled, its halo code serves the
 // launch (none, or copied within the plane: a staged or fetched halo takes the entry's kernel) and
 // it holds as many blocks per SM (null: the entry's kernel). It may use
-// kTiledFixedRowsLocalBytes of local memory (cuda_backend.h): ptxas spills 20-24 bytes in each
-// (CUDA 13.0, sm_90, at the shape's 96-register cap), stored and loaded once per tile where it
-// stores its outputs and takes the next (cuobjdump, sixteenth pass), never in a plane's work;
-// measured with them, they are faster than the entry's kernel, which spills nothing.
+// kTiledFixedRowsLocalBytes of local memory (cuda/launch.h): ptxas spills a few bytes in each at
+// the shape's register cap, stored and loaded once per tile where it stores its outputs and takes
+// the next, never in a plane's work, so they still outrun the entry's kernel, which spills
+// nothing.
 const TiledFixedRows* tiled_fixed_rows(int device, const TiledEntry& e, const Geometry& lg,
                                        const kernels::TiledLayout& l, int plane_loads,
                                        int shared_bytes, const KernelVariant& v) {
-  if (!e.leads || !tiled_fixed_rows_enabled())
+  if (!e.leads)
     return nullptr;
   for (const TiledFixedRows& f : kTiledFixedTable) {
     if (!f.fits(lg, l) || !f.halo_fits(l, plane_loads))
@@ -772,9 +609,7 @@ const TiledFixedRows* tiled_fixed_rows(int device, const TiledEntry& e, const Ge
 
 // Launches entry e on `lg`: the tiled geometry of p with loads.lead lead taps (tiled_loads), whose
 // launch shape is `shape` and resources `v` (tiled_unfit). The grid is the blocks the device holds
-// at once (each walks several tiles and loads the next tile's first plane while it finishes one:
-// on the H100 256^3 with 5^3 took 1.5% and 4096^2 with 17^2 4.5% less time than with one block per
-// tile, the other rows the same), unless NDCONV_CUDA_TILED_GRID=full.
+// at once: each walks several tiles and loads the next tile's first plane while it finishes one.
 LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, const Geometry& lg,
                               const TiledLoads& loads, const TiledEntry& e,
                               const kernels::LaunchShape& shape, const KernelVariant& v,
@@ -809,12 +644,10 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const bool padded = in != p.input.data;
   const bool bulk_planes = bulk && (padded || !loads.pad);
   // A grid of the blocks the device holds, but one block per tile after the pad kernel: launched
-  // as its dependent, the resident grid made 256^3 with 11^3 16% slower than zero instead of 6%
-  // (H100).
-  if (!tiled_full_grid() && !padded)
+  // as its dependent, a resident grid's blocks would all wait on the pad kernel's last wave.
+  if (!padded)
     kernels::tiled_resident_grid(s, resident_blocks(device, v.blocks_per_sm));
-  if (tiled_deal_setting() != "off")
-    tiled_deal_face_tiles(l, tiled_tile_x(e), e.block_rows, s.grid[0]);
+  tiled_deal_face_tiles(l, tiled_tile_x(e), e.block_rows, s.grid[0]);
   // The border kernel's taps (constant memory) go up with the tiled kernel's.
   if (loads.border)
     upload_taps(device, tiled_tap_rows(p), true, stream);
@@ -880,31 +713,29 @@ LaunchPlan launch_blocked_dense(const detail::CorrelationProblem& p, int outputs
 // kernel. A forced KO means outputs along the last axis, which the tiled kernel does not block in
 // 2D.
 LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_per_thread,
-                             int device, cudaStream_t stream) {
+                             int device, cudaStream_t stream, const Tuning& tuning) {
   const int dims = p.input.dims;
-  const bool tiled_allowed = !tiled_disabled() && (outputs_per_thread == 0 ||
-                                                   (dims > 2 && tiled_has_ko(outputs_per_thread)));
+  const bool tiled_allowed =
+      outputs_per_thread == 0 || (dims > 2 && tiled_has_ko(outputs_per_thread));
   if (tiled_allowed) {
     const Geometry tg = tiled_geometry(p);
-    // NDCONV_CUDA_TILED_TX=16 or =8 overrides the rule (same-run comparisons).
-    const std::string tx_override = env_setting("NDCONV_CUDA_TILED_TX");
-    const bool wide_first =
-        tx_override == "16" || (tx_override != "8" && prefer_wide_x(dims, p.filter_extent[0]));
+    const bool wide_first = prefer_wide_x(dims, p.filter_extent[0], tuning.tiled_wide_x_min_taps);
     // The wide shape first where chosen, else (or when it does not fit) the default shape.
     for (const bool wide_x : {wide_first, false}) {
-      const TiledChoice tc =
-          choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
+      const TiledChoice tc = choose_tiled_shape(tg.out_extent[1], tg.out_extent[3],
+                                                outputs_per_thread, wide_x, tuning.tiled_ko);
       const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
       if (te == nullptr)
         continue;
       kernels::LaunchShape s;
       KernelVariant v;
-      const TiledLoads loads = tiled_loads(device, *te, tg, p.input.data);
+      const TiledLoads loads = tiled_loads(device, *te, tg, p.input.data, tuning);
       const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
-      // At least two blocks per SM, so that one block's barriers and plane loads overlap
-      // another's FMAs; filters whose taps fill the shared memory (31^3) go to the blocked kernel.
+      // Enough blocks per SM that one block's barriers and plane loads overlap another's FMAs
+      // (Tuning::tiled_min_blocks_per_sm); filters whose taps fill the shared memory go to the
+      // blocked kernel.
       if (tiled_unfit(device, *te, lg, loads.halo_slots, loads.wrap_boxes, s, v).empty() &&
-          v.blocks_per_sm >= 2)
+          v.blocks_per_sm >= tuning.tiled_min_blocks_per_sm)
         return launch_tiled_entry(device, p, lg, loads, *te, s, v, tc.reason, stream);
     }
   }
@@ -913,14 +744,15 @@ LaunchPlan launch_auto_dense(const detail::CorrelationProblem& p, int outputs_pe
 
 // The tiled kernel as requested, or InvalidArgument saying why it cannot serve the problem.
 LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const DenseKernelRequest& r,
-                                  int device, cudaStream_t stream) {
+                                  int device, cudaStream_t stream, const Tuning& tuning) {
   const Geometry tg = tiled_geometry(p);
   const int tx = r.tiled_outputs_along_x == 0 ? 8 : r.tiled_outputs_along_x;
   const bool tall = tg.out_extent[1] >= 16;
   int ko = r.outputs_per_thread;
   if (ko == 0) {
     // The automatic plan's KO for this TX (axis 1 only decides the block rows, chosen below).
-    ko = choose_tiled_shape(std::max<int64_t>(tg.out_extent[1], 16), tg.out_extent[3], 0, tx == 16)
+    ko = choose_tiled_shape(std::max<int64_t>(tg.out_extent[1], 16), tg.out_extent[3], 0, tx == 16,
+                            tuning.tiled_ko)
              .outputs_per_thread;
   }
   if (p.input.dims == 2 && ko != 1) {
@@ -952,7 +784,7 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   }
   kernels::LaunchShape s;
   KernelVariant v;
-  const TiledLoads loads = tiled_loads(device, *e, tg, p.input.data);
+  const TiledLoads loads = tiled_loads(device, *e, tg, p.input.data, tuning);
   const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
   const std::string unfit = tiled_unfit(device, *e, lg, loads.halo_slots, loads.wrap_boxes, s, v);
   if (!unfit.empty())
@@ -965,7 +797,8 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
 }  // namespace
 
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
-                               const DenseKernelRequest& request, int device, void* stream_handle) {
+                               const DenseKernelRequest& request, int device, void* stream_handle,
+                               const Tuning& tuning) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   if (request.kernel != DenseKernel::Tiled &&
@@ -973,43 +806,34 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
     throw InvalidArgument("a tiled kernel shape (TX, block rows) needs DenseKernel::Tiled");
   switch (request.kernel) {
     case DenseKernel::Tiled:
-      return launch_requested_tiled(p, request, device, stream);
+      return launch_requested_tiled(p, request, device, stream, tuning);
     case DenseKernel::Blocked:
       return launch_blocked_dense(p, request.outputs_per_thread, device, stream);
     case DenseKernel::Auto:
       break;
   }
-  return launch_auto_dense(p, request.outputs_per_thread, device, stream);
+  return launch_auto_dense(p, request.outputs_per_thread, device, stream, tuning);
 }
 
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
-                               int device, void* stream_handle) {
+                               int device, void* stream_handle, const Tuning& tuning) {
   DenseKernelRequest request;
   request.outputs_per_thread = outputs_per_thread;
-  return launch_dense_device(p, request, device, stream_handle);
+  return launch_dense_device(p, request, device, stream_handle, tuning);
 }
 
 std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
-  // The most passes any kernel choice plans (x not fused), so that the scratch serves every
-  // NDCONV_CUDA_SEPARABLE mode and every forced KO.
+  // The most passes any kernel choice plans (x not fused), so that the scratch serves the column
+  // plan and every forced KO.
   const SeparablePlan plan = plan_separable(
       p, [](int, int64_t, int64_t) { return 1; }, SeparableKernels::kTiledX);
   return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
 }
 
 LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
-                                   void* stream_handle, int outputs_per_thread) {
+                                   void* stream_handle, int outputs_per_thread,
+                                   const Tuning& tuning) {
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
-  // The fused x/y/z kernel (launch_fused.cu) when NDCONV_CUDA_SEPARABLE=fused asks for it and it
-  // can implement the problem (why not then leads the plan's reason); else the passes.
-  const std::string separable_choice = env_setting("NDCONV_CUDA_SEPARABLE");
-  std::string not_fused;
-  if (separable_choice == "fused") {
-    LaunchPlan fused;
-    if (launch_fused_separable(p, device, stream_handle, fused, not_fused))
-      return fused;
-    not_fused = "not fused: " + not_fused + "; ";
-  }
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   int last_ko = 0;
   const SeparablePlan plan = plan_separable(
@@ -1017,7 +841,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       [&](int, int64_t n, int64_t k) {
         return choose_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
       },
-      separable_kernels(), outputs_per_thread);
+      SeparableKernels::kColumns, outputs_per_thread);
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   static const char* names[] = {"x", "y", "z", "t"};
@@ -1069,7 +893,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   LaunchPlan result;
   result.outputs_per_thread = last_ko;
   result.taps_in_constant = true;
-  result.reason = not_fused + reasons;
+  result.reason = reasons;
   result.kernel = "separable passes " + kernels_per_pass;
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
@@ -1078,7 +902,7 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
       // The fused form's raw rows by bulk copy where the copy engine can read them.
       kernels::TensorMap map{};
-      l.bulk_rows = pass.column_form == ColumnForm::kFusedX && !column_bulk_disabled() &&
+      l.bulk_rows = pass.column_form == ColumnForm::kFusedX &&
                     row_tensor_map(device, pass.geometry, l, src, map).empty();
       const ColumnEntry& ce = find_column(pass.column_form, l.bulk_rows);
       const int shared_bytes = ce.shape(pass.geometry, l, 0).shared_bytes;
@@ -1087,15 +911,12 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
                               " bytes of shared memory per block, more than this device allows");
       }
       // Staged and fused: a grid of about the blocks the device holds at once, each walking
-      // several tiles (NDCONV_CUDA_COLUMN_GRID=full: one block per tile, for comparisons in one
-      // run). Direct: one block per tile (capped, its Gaussian took 0.178 ms against 0.162 on the
-      // H100, sixth pass run 2; it has nothing to load ahead).
+      // several tiles and loading the next while it filters one. Direct: one block per tile
+      // (capped): it has nothing to load ahead, and a walking grid only lengthens its tail.
       const KernelVariant v = query_variant(device, ce.kernel, ce.ko, ce.threads, shared_bytes);
-      int sms = 0;
-      NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      const bool full_grid = column_full_grid() || pass.column_form == ColumnForm::kDirect;
+      const bool full_grid = pass.column_form == ColumnForm::kDirect;
       const kernels::LaunchShape s =
-          ce.shape(pass.geometry, l, full_grid ? 0 : int64_t(v.blocks_per_sm) * sms);
+          ce.shape(pass.geometry, l, full_grid ? 0 : resident_blocks(device, v.blocks_per_sm));
       ce.launch(to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, pass.geometry, l, map,
                 src, dst, global_taps);
       NDCONV_CUDA_CHECK_LAUNCH("column_kernel");
@@ -1115,9 +936,9 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       bool bulk = tiled_bulk_loads(device, pass.geometry, l, src, maps.plane);
       // Bulk copies with a halo where the boundary needs one and it fits the default shared
       // memory (tiled_pass_rows sized the pass for that), else thread by thread.
-      const int halo =
-          bulk ? tiled_halo_slots(pass.geometry, l, tiled_tile_x(te), te.block_rows, te.threads)
-               : 0;
+      const int halo = bulk ? tiled_halo_slots(pass.geometry, l, tiled_tile_x(te), te.block_rows,
+                                               te.threads, tuning.tiled_max_halo_slots)
+                            : 0;
       const kernels::TiledLayout with_halo =
           tiled_entry_layout(te, pass.geometry, 0, std::max(halo, 0));
       if (halo < 0 || with_halo.total_floats * int64_t{sizeof(float)} > kTiledMaxSharedBytes)
@@ -1125,9 +946,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       else
         l = with_halo;
       s.shared_bytes = l.total_floats * static_cast<int>(sizeof(float));
-      // Not a dependent launch (dependent_launch.h): with the column passes launched so, the
-      // Gaussian's median rose 3-5% (0.1437-0.1454 ms against 0.1388-0.1389 in the same binary,
-      // tenth pass run 2).
+      // Not a dependent launch (dependent_launch.h): the separable passes each read the whole
+      // output of the pass before, so an early start only makes their blocks wait on the SMs.
       te.launch(device, false, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream,
                 pass.geometry, l, src, dst, global_taps, maps, bulk ? 1 : 0, 0);
       NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel (separable pass)");
@@ -1153,11 +973,6 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     }
   }
   return result;
-}
-
-LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
-                                   void* stream) {
-  return launch_separable_device(p, scratch, device, stream, 0);
 }
 
 }  // namespace ndconv::cuda_backend

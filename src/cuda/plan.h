@@ -197,11 +197,6 @@ inline bool tiled_input_padding_pays(const kernels::Geometry& g, int tile_x, int
   return false;
 }
 
-/// The most halo elements per thread a tiled launch stages (kernels/tiled_halo.h): 8 slots of
-/// 128 threads hold the halo of a corner tile of filters up to about 15^3 (5^3: 140 elements,
-/// 11^3: 740); past that the staging costs more shared memory than the tile itself.
-inline constexpr int kTiledMaxHaloSlots = 8;
-
 /// Calls column(h) with the halo (kernels/tiled_halo.h) of the first tile of each column of tiles
 /// of a launch on g (layout l, tiles of tile_x x block_rows outputs), then row(h) with that of the
 /// first tile of each row: a tile's halo columns are set by its column of tiles, its halo rows by
@@ -255,16 +250,17 @@ inline int64_t tiled_halo_elements(const kernels::Geometry& g, const kernels::Ti
 }
 
 /// Halo elements per thread (`threads` per block) of that launch: 0 where it has no halo, -1 where
-/// the halo cannot serve it (more than kTiledMaxHaloSlots, or in-plane offsets past 32 bits).
+/// the halo cannot serve it (more than `max_slots`, Tuning::tiled_max_halo_slots, or in-plane
+/// offsets past 32 bits).
 inline int tiled_halo_slots(const kernels::Geometry& g, const kernels::TiledLayout& l, int tile_x,
-                            int block_rows, int threads) {
+                            int block_rows, int threads, int max_slots) {
   const int64_t elements = tiled_halo_elements(g, l, tile_x, block_rows);
   if (elements == 0)
     return 0;
   if ((g.in_extent[0] - 1) * g.in_stride[0] + (g.in_extent[1] - 1) * g.in_stride[1] > INT32_MAX)
     return -1;
   const int64_t slots = (elements + threads - 1) / threads;
-  return slots > kTiledMaxHaloSlots ? -1 : static_cast<int>(slots);
+  return slots > max_slots ? -1 : static_cast<int>(slots);
 }
 
 /// Whether every halo element (kernels/tiled_halo.h) of a bulk launch on g (layout l, tiles of
@@ -352,12 +348,11 @@ inline bool tiled_one_plane_tiles(const kernels::Geometry& g, int ko) {
 /// along axis 3) patches its face tiles' halo (kernels/tiled_halo.h): within the plane where the
 /// halo's values lie in it (tiled_halo_local: no global load at all); else (periodic), where its
 /// tiles have one plane (2D images, separable x passes), straight into the plane once its bulk
-/// copy has landed: the wait costs once per tile, and the staging buffers' shared memory would
-/// cost 4096^2 with 17^2 a block per SM (16% slower than zero on the H100), the opposite faces'
-/// boxes 4-5% more than the direct fetch (+8.5-9.3% over zero against +3.9-4.9%, seventeenth
-/// pass); else, where the launch can copy those boxes (`wrap_boxes`: its tensor maps) and they
-/// serve (tiled_wrap_extent), from them (256^3 with 5^3 +9-11% over zero against +18-20% staged);
-/// else fetched a plane ahead into a staging buffer.
+/// copy has landed: the wait costs once per tile, where the staging buffers' shared memory would
+/// cost a block per SM and the opposite faces' boxes more copies than the fetch; else, where the
+/// launch can copy those boxes (`wrap_boxes`: its tensor maps) and they serve
+/// (tiled_wrap_extent), from them (a copy within shared memory instead of global loads); else
+/// fetched a plane ahead into a staging buffer.
 inline kernels::TiledHaloMode tiled_halo_mode(const kernels::Geometry& g,
                                               const kernels::TiledLayout& l, int tile_x,
                                               int block_rows, int ko, bool wrap_boxes) {
@@ -387,9 +382,8 @@ inline void tiled_add_halo_in_mode(kernels::TiledLayout& l, const kernels::Geome
 /// walks tiles b, b + grid, ..., so along the tiles_x * tiles_y positions of a chunk it steps by
 /// grid mod positions; the face positions are spread evenly along each such cycle, so that the
 /// tiles of any block (a run along one cycle) hold about as many face tiles as the others' (a
-/// face tile or two apart, with the tile more that some blocks walk). On 256^3 with 5^3 (660
-/// blocks, 8 x 8 positions, 28 with a face) blocks held 0 to 5 of them, and those with more
-/// finished later (Nsight Compute: SMs active 89.4% of a replicate launch against 92.8% with zero).
+/// face tile or two apart, with the tile more that some blocks walk). In number order some blocks
+/// hold several face tiles and others none, and those with more finish later, leaving SMs idle.
 /// Tiles keep their chunk, so the tiles in flight at once are the same. Only where the positions
 /// fit TiledLayout::deal and the launch has a halo.
 inline void tiled_deal_face_tiles(kernels::TiledLayout& l, int tile_x, int block_rows,
@@ -428,14 +422,6 @@ inline void tiled_deal_face_tiles(kernels::TiledLayout& l, int tile_x, int block
 /// Without opting in to more, a block may use 48 KiB of shared memory.
 inline constexpr int kTiledMaxSharedBytes = 48 * 1024;
 
-/// The size of the border kernel's work on a launch, in FMAs per input voxel, up to which a bulk
-/// launch corrects its face shell (kernels/border_thread.h) instead of padding its input: padding
-/// costs one read and one write of the volume whatever the filter, the shell grows with the filter
-/// in width and in taps. NVIDIA H100, 256^3, other boundaries over zero, border / padded
-/// (thirteenth pass, run 5): 3^3 (1.4 FMAs per voxel) +43 / +65%, 5^3 (3.9) +30 / +37%, 7^3 (10)
-/// +28 / +18%, 9^3 (21) +22 / +9%.
-inline constexpr double kBorderFmasPerVoxel = 8.0;
-
 /// The size of the border kernel's work on geometry g (its plan): every output of its boxes
 /// against every tap (the kernel adds only the taps that read outside, a fixed share per filter).
 inline double border_fmas(const kernels::Geometry& g, const kernels::BorderPlan& plan) {
@@ -457,12 +443,14 @@ inline bool border_fits(const kernels::BorderPlan& plan) {
 
 /// Whether a bulk launch on g whose input would be padded (tiled_input_padding_pays) corrects its
 /// face shell with the border kernel (plan: kernels::border_plan(g)) instead: where the border
-/// kernel fits and its work stays within kBorderFmasPerVoxel per input voxel.
-inline bool tiled_border_pays(const kernels::Geometry& g, const kernels::BorderPlan& plan) {
+/// kernel fits and its work stays within `fmas_per_voxel` per input voxel
+/// (Tuning::border_fmas_per_voxel).
+inline bool tiled_border_pays(const kernels::Geometry& g, const kernels::BorderPlan& plan,
+                              double fmas_per_voxel) {
   double voxels = 1;
   for (int a = 0; a < kernels::kAxes; ++a)
     voxels *= double(g.in_extent[a]);
-  return border_fits(plan) && border_fmas(g, plan) <= kBorderFmasPerVoxel * voxels;
+  return border_fits(plan) && border_fmas(g, plan) <= fmas_per_voxel * voxels;
 }
 
 /// The tiled kernel's instantiation for a separable pass: KO 1 (a pass has no second filtered
@@ -484,15 +472,10 @@ inline int tiled_pass_rows(const kernels::Geometry& g) {
 
 /// Which kernels serve the passes of a separable filter. kColumns (the default): the x pass fused
 /// into the first other filtered axis on the column kernel (kernels/column_thread.h), the other
-/// axes on the column kernel, an x-only filter on the tiled kernel; kTiledX: the x pass on the
-/// tiled kernel where its tile fits, the other axes on the blocked kernel (the default before the
-/// column kernel); kTiled (experiment): every pass on the tiled kernel (on the H100 the y and z
-/// passes were 2x slower than blocked: docs/performance.md); kRowAndBlocked: the x-row kernel and
-/// the blocked kernel; kColumnsDirect: as kColumns, with the passes that do not filter x reading
-/// their rows per lane from global memory (ColumnForm::kDirect) instead of staging them in shared
-/// memory (ColumnForm::kStaged; 4% faster on the H100's Gaussian, docs/performance.md).
-/// NDCONV_CUDA_SEPARABLE (launch.cu) selects one for comparisons.
-enum class SeparableKernels { kColumns, kColumnsDirect, kTiledX, kTiled, kRowAndBlocked };
+/// axes on the column kernel, an x-only filter on the tiled kernel. kTiledX, for a KO the column
+/// kernel does not have (forced for the blocked kernel): the x pass on the tiled kernel where its
+/// tile fits (else the x-row kernel), the other axes on the blocked kernel.
+enum class SeparableKernels { kColumns, kTiledX };
 
 /// The column kernel's compiled outputs per thread along the filtered axis, and its default.
 inline constexpr int kColumnKos[] = {8};
@@ -508,7 +491,7 @@ using ColumnFusedShape = kernels::ColumnShape<8, 8>;
 using ColumnStagedShape = kernels::ColumnShape<8, 8>;
 /// Shared memory the fused and staged forms may use (opted in; every device from sm_80 allows
 /// more). Fused: 17 taps per axis take 63 KiB. Staged: two tiles, 88 KiB at 17 taps; up to
-/// 112 KiB two blocks still fit an H100's 228 KiB per SM (40 taps; longer filters read their
+/// 112 KiB two blocks still fit an SM's 228 KiB (sm_90; 40 taps; longer filters read their
 /// rows per lane, ColumnForm::kDirect).
 inline int column_max_shared_bytes(kernels::ColumnForm form) {
   return (form == kernels::ColumnForm::kStaged ? 112 : 96) * 1024;
@@ -636,9 +619,6 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     axes.push_back(0);
     taps[0] = {1.0f};
   }
-  const bool staged = kernels == SeparableKernels::kColumns;
-  if (kernels == SeparableKernels::kColumnsDirect)
-    kernels = SeparableKernels::kColumns;
   if (kernels == SeparableKernels::kColumns) {
     if (column_ko == 0)
       column_ko = kColumnDefaultKo;
@@ -658,9 +638,7 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     const auto [axis, fuse_x] = order[i];
     pass = SeparablePass{};
     pass.axis = axis;
-    pass.column_form = fuse_x   ? kernels::ColumnForm::kFusedX
-                       : staged ? kernels::ColumnForm::kStaged
-                                : kernels::ColumnForm::kDirect;
+    pass.column_form = fuse_x ? kernels::ColumnForm::kFusedX : kernels::ColumnForm::kStaged;
     pass.source = i == 0 ? kInputBuffer : (i % 2 == 1 ? kScratchA : kScratchB);
     pass.destination = i == count - 1 ? kOutputBuffer : (i % 2 == 0 ? kScratchA : kScratchB);
     // The pass's input and output views: given strides at the ends, contiguous in between.
@@ -693,9 +671,7 @@ inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
     }
     if (pass.column_ko == 0) {
       pass.ko = axis == 0 ? 0 : choose_ko(axis, out_extent[axis], k);
-      const bool try_tiled = kernels == SeparableKernels::kTiled ||
-                             (kernels != SeparableKernels::kRowAndBlocked && axis == 0);
-      if (try_tiled) {
+      if (axis == 0) {
         // Tap rows run along canonical axis 3, which a tiled pass does not filter: one tap per
         // row.
         pass.geometry = make_geometry(src, dst, filter_extent, offset, p.boundary,

@@ -26,9 +26,8 @@ inline constexpr int kBulkBoxMax = 256;
 /// Why the copy engine cannot read boxes of an input at `address` with geometry g (empty when it
 /// can): x must be contiguous, the address and the other axes' strides multiples of 16 bytes, and
 /// every coordinate a 32-bit integer. Every box must also start on a 16-byte boundary along x (the
-/// copy engine stops with an illegal-instruction error otherwise: measured on the H100, seventh
-/// pass); the callers' tiles start every multiple of 4 outputs, so their boxes do exactly when the
-/// x offset is a multiple of 4.
+/// copy engine stops with an illegal-instruction error otherwise); the callers' tiles start every
+/// multiple of 4 outputs, so their boxes do exactly when the x offset is a multiple of 4.
 inline std::string bulk_input_unfit(const kernels::Geometry& g, uintptr_t address) {
   if (g.in_stride[0] != 1)
     return "x is not contiguous in memory";

@@ -1,17 +1,8 @@
-// The CUDA backend (src/cuda/, kernels/). When ndconv is built without CUDA,
-// src/cuda/cuda_unavailable.cpp implements these so that probe() says why and run_* throw.
-//
-// Two levels:
-//  - run_dense / run_separable: host views in and out; the backend stages strided views, uploads,
-//    filters (in slabs along the last axis when the volume does not fit in device memory or under
-//    the cap), downloads and fills the RunReport. Used by the engine's front end.
-//  - launch_*_device: the ITK-free low-level API for benchmarks and sweeps. Data already on the
-//    device, contiguous; the call only enqueues work on `stream` (no synchronisation).
+// What the engine's front end calls in the CUDA backend (src/cuda/): the backend interface the
+// engine owns. When ndconv is built without CUDA, src/cuda/cuda_unavailable.cpp implements it so
+// that probe() says why and run_* throw. The backend's own low-level API for benchmarks, sweeps
+// and tests (launch_*_device, kernel variants, Tuning) is src/cuda/launch.h.
 #pragma once
-
-#include <cstddef>
-#include <string>
-#include <vector>
 
 #include "engine/problem.h"
 #include "ndconv/types.h"
@@ -27,121 +18,5 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
                RunReport& report);
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report);
-
-/// One compiled instantiation of a kernel (outputs per thread along the filtered/last axis) with
-/// its resources on a device, as the CUDA runtime reports them.
-struct KernelVariant {
-  int outputs_per_thread = 0;
-  int registers_per_thread = 0;
-  std::size_t local_bytes = 0;  ///< local memory per thread (spills); 0 for a healthy variant
-  int block_threads = 0;
-  int blocks_per_sm = 0;  ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor at block_threads
-  double occupancy = 0;   ///< resident warps / maximum warps per SM
-};
-
-/// The dense kernel's instantiations (one per compiled KO, ascending) on `device`. `dims` is
-/// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.
-std::vector<KernelVariant> dense_variants(int device, int dims);
-
-/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order, then
-/// the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
-/// outputs_per_thread is KO along the last axis (each thread also computes 8 outputs along x).
-std::vector<KernelVariant> tiled_variants(int device);
-
-/// Local memory a tiled kernel with fixed row code may use (the dispatch table's use none): ptxas
-/// spills 20-24 bytes in each, once per tile, and they still outrun the shape's kernel for every
-/// width (src/cuda/launch.cu, kTiledFixedTable).
-inline constexpr size_t kTiledFixedRowsLocalBytes = 32;
-
-/// The register-blocked 1D pass used by separable filters along a non-x axis.
-std::vector<KernelVariant> separable_variants(int device);
-
-/// What a launch did.
-struct LaunchPlan {
-  int outputs_per_thread = 0;
-  std::string reason;              ///< why this KO (rule or forced)
-  int block[3] = {0, 0, 0};        ///< threads per block (x, y, z)
-  int grid[3] = {0, 0, 0};         ///< blocks (the kernel loops when a dimension is capped)
-  bool taps_in_constant = false;   ///< taps read from __constant__ memory (else global __ldg)
-  int launches = 0;                ///< kernels enqueued (separable: one per filtered axis)
-  std::string kernel = "blocked";  ///< "blocked" (blocked_thread.h) or "tiled ..." (tiled_thread.h)
-  /// The launched kernel's family: "blocked", "tiled" or "row" (the x-row kernel of separable
-  /// filters); `kernel` is the same with details, for people.
-  std::string family = "blocked";
-  int outputs_along_x = 1;  ///< TX: outputs per thread along x (tiled kernel), else 1
-  /// The launched kernel's resources as the CUDA runtime reports them, so that a sweep records
-  /// what ran rather than what a table says. blocks_per_sm and occupancy count the launch's
-  /// dynamic shared memory (the tiled kernel's depends on the filter). Separable plans: the first
-  /// pass's kernel, like block and grid.
-  KernelVariant resources;
-  /// One line, e.g. "KO=8 block 128x1x1 grid 2x256x32 taps const".
-  std::string describe() const {
-    auto xyz = [](const int* v) {
-      return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
-    };
-    return kernel + " KO=" + std::to_string(outputs_per_thread) + " block " + xyz(block) +
-           " grid " + xyz(grid) + (taps_in_constant ? " taps const" : " taps global") +
-           " launches " + std::to_string(launches);
-  }
-};
-
-/// Enqueues a dense correlation on `stream` (a cudaStream_t; nullptr = default stream). The
-/// problem's input/output data are DEVICE pointers to contiguous volumes; `taps` is a HOST
-/// pointer (copied to the device inside the call, stream-ordered). outputs_per_thread 0 = the KO
-/// rule (ko_rule.h); a value without an instantiation throws InvalidArgument. No synchronisation.
-/// Taps live in one per-device buffer: concurrent launches with different filters on different
-/// streams of the same device are not supported.
-LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
-                               int device, void* stream);
-
-/// Which dense kernel a launch may use. Auto: the automatic plan (the tiled kernel where it can
-/// implement the problem, else the blocked kernel; NDCONV_CUDA_DENSE_KERNEL and
-/// NDCONV_CUDA_TILED_TX apply). Tiled / Blocked: that kernel or an InvalidArgument saying in one
-/// line why it cannot serve the problem (not compiled, too large for shared memory, spills, or
-/// in 2D a KO other than 1), never another kernel; the environment variables do not apply.
-enum class DenseKernel { Auto, Tiled, Blocked };
-
-/// An explicit dense launch: kernel family and shape, for sweeps and comparisons.
-struct DenseKernelRequest {
-  DenseKernel kernel = DenseKernel::Auto;
-  /// KO along the last axis; 0 = the family's own choice (Auto: the plan's; Tiled: the automatic
-  /// plan's for the TX, 4 for TX 8 and 2 for TX 16, or 1 when the last axis has one output, as a
-  /// 2D image in the tiled kernel's geometry; Blocked: the KO rule). The tiled kernel puts a 2D
-  /// image's y on its tile rows and has no last axis to block there: in 2D it implements KO 1 only.
-  int outputs_per_thread = 0;
-  /// Tiled only: outputs per thread along x, 0 = 8 (the default), or 16 (the experiment).
-  int tiled_outputs_along_x = 0;
-  /// Tiled only: threads per block along axis 1 (y), 0 = as the automatic plan (the most
-  /// compiled for the TX and KO when axis 1 has at least 16 outputs, else the fewest).
-  int tiled_block_rows = 0;
-};
-
-/// Enqueues a dense correlation like the overload above, with the kernel chosen by `request`.
-LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
-                               const DenseKernelRequest& request, int device, void* stream);
-
-/// One compiled dense kernel instantiation: family, shape and resources (without dynamic shared
-/// memory, which depends on the filter). Each blocked KO has a constant-memory and a global-memory
-/// tap flavour (listed both); the tiled kernel's taps are in shared memory.
-struct DenseKernelVariant {
-  DenseKernel kernel = DenseKernel::Blocked;  ///< Tiled or Blocked
-  int outputs_along_x = 1;                    ///< TX (tiled), 1 (blocked)
-  int block_x = 0;                            ///< threads per block along x
-  int block_rows = 1;                         ///< threads per block along axis 1
-  bool constant_taps = false;                 ///< blocked: the constant-memory tap flavour
-  KernelVariant resources;                    ///< resources.outputs_per_thread is the KO
-};
-
-/// Every compiled dense instantiation of both families on `device`, in dispatch-table order
-/// (blocked, then tiled). Throws CudaError.
-std::vector<DenseKernelVariant> dense_kernel_variants(int device);
-
-/// Floats of device scratch that launch_separable_device needs for `p` (0 when one axis only).
-std::size_t separable_scratch_floats(const detail::SeparableProblem& p);
-
-/// Enqueues the 1D passes of a separable correlation (device pointers, contiguous). `scratch`
-/// must hold separable_scratch_floats(p) floats (may be null when that is 0).
-LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
-                                   void* stream);
 
 }  // namespace ndconv::cuda_backend

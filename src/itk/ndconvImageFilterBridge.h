@@ -252,7 +252,7 @@ inline Options MakeOptions(bool use_gpu, int device_index, unsigned int outputs_
   options.boundary = Boundary::Zero;
   options.backend = use_gpu ? Backend::Auto : Backend::Cpu;
   options.cuda_device = device_index;
-  options.outputs_per_thread = static_cast<int>(outputs_per_thread);
+  options.expert.outputs_per_thread = static_cast<int>(outputs_per_thread);
   options.threads = threads;
   return options;
 }

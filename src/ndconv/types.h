@@ -130,14 +130,20 @@ enum class Operation { Convolution, Correlation };
 
 enum class Backend { Auto, Cpu, Cuda };
 
+/// Knobs for experts and benchmarks: how the work is split, not what is computed. The defaults
+/// are the engine's automatic choices; every value gives the same result.
+struct ExpertOptions {
+  /// Outputs per thread along the last axis (GPU) or per inner iteration (CPU); 0 = automatic.
+  /// A value the backend has not compiled is an InvalidArgument.
+  int outputs_per_thread = 0;
+};
+
 struct Options {
   Operation operation = Operation::Convolution;
   Boundary boundary = Boundary::Replicate;
   OutputRegion region = OutputRegion::Same;
   Backend backend = Backend::Auto;  ///< Auto: the GPU when one is usable, else the CPU
   int cuda_device = 0;
-  /// Outputs per thread along the last axis (GPU) or per inner iteration (CPU); 0 = automatic.
-  int outputs_per_thread = 0;
   /// CPU worker threads; 0 = all hardware threads.
   int threads = 0;
   /// Device memory the GPU backend may use, in bytes; 0 = no cap beyond free memory. The
@@ -147,6 +153,8 @@ struct Options {
   /// Called with the fraction done (0..1) between pieces of work; returning false aborts the run
   /// (the engine then throws ndconv::Aborted). May be empty.
   std::function<bool(double)> progress;
+  /// Tuning for experts and benchmarks (ExpertOptions); the defaults suit every use.
+  ExpertOptions expert;
 };
 
 /// What the engine did, for --verbose and for the ITK filter's getters.

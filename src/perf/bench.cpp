@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
+#include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 #include "perf/context.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/device_facts.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf::gpu {
@@ -63,21 +64,7 @@ void require(int device) {
 
 DeviceFacts facts(int device) {
   require(device);
-  cudaDeviceProp p{};
-  PERF_CUDA(cudaGetDeviceProperties(&p, device));
-  DeviceFacts f;
-  f.index = device;
-  f.name = p.name;
-  f.cc_major = p.major;
-  f.cc_minor = p.minor;
-  f.multiprocessors = p.multiProcessorCount;
-  f.l2_bytes = p.l2CacheSize;
-  f.total_memory = static_cast<int64_t>(p.totalGlobalMem);
-  f.registers_per_sm = p.regsPerMultiprocessor;
-  f.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-  PERF_CUDA(cudaRuntimeGetVersion(&f.runtime_version));
-  PERF_CUDA(cudaDriverGetVersion(&f.driver_version));
-  return f;
+  return cuda_backend::device_attributes(device);
 }
 
 Buffer::Buffer(std::size_t count) : count_(count) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/device_facts.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::perf {
@@ -45,18 +46,8 @@ namespace gpu {
 /// Throws GpuUnavailable with the reason when the CUDA backend cannot run on `device`.
 void require(int device);
 
-struct DeviceFacts {
-  int index = 0;
-  std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int multiprocessors = 0;
-  int64_t l2_bytes = 0;
-  int64_t total_memory = 0;
-  int runtime_version = 0;  ///< e.g. 13000
-  int driver_version = 0;   ///< CUDA version the driver supports, e.g. 13000
-  int registers_per_sm = 0;
-  int max_threads_per_sm = 0;
-};
+/// The device's attributes, from the CUDA backend's cache (cuda/device_facts.h).
+using DeviceFacts = cuda_backend::DeviceAttributes;
 DeviceFacts facts(int device);
 
 /// The device's ceilings, measured now on `device`.

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cuda_backend.h"
+#include "cuda/launch.h"
 
 namespace ndconv::perf {
 

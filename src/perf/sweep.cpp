@@ -9,7 +9,7 @@
 #include <set>
 
 #include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
+#include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "perf/check.h"
 #include "perf/context.h"
@@ -324,7 +324,7 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
       progress.step(label_of(pr, is_auto ? "auto" : "factor " + std::to_string(f)));
       Json row = base_row("cpu", text(cpu, "model"), pr, is_auto, c.seed);
       Options o = base;
-      o.outputs_per_thread = f;
+      o.expert.outputs_per_thread = f;
       std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
       const RunReport report = filter_dense_case(c, out, o);
       set_kernel(row, "cpu", 1, report.outputs_per_thread, "");

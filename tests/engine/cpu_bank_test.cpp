@@ -13,11 +13,12 @@
 #include "cpu/bank_kernel_set.h"
 #include "cpu/bank_rule.h"
 #include "cpu/isa_dispatch.h"
+#include "cpu/tuning.h"
 #include "cpu_cases.h"
+#include "engine/adaptive/bank_problem.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "reference.h"
-#include "scoped_env.h"
 #include "strided_views.h"
 #include "test_data.h"
 
@@ -95,7 +96,7 @@ TEST_P(CpuBank, MatchesFloat64Reference) {
         ScopedIsa use(isa.c_str());
         for (int factor : {0, 1, 2, 4}) {
           SCOPED_TRACE("isa " + isa + ", B request " + std::to_string(factor));
-          options.outputs_per_thread = factor;
+          options.expert.outputs_per_thread = factor;
           options.threads = 1;
           std::vector<std::vector<float>> outs(count, std::vector<float>(n));
           std::vector<VolumeView> views;
@@ -153,11 +154,13 @@ INSTANTIATE_TEST_SUITE_P(AllCases, CpuBank,
                                   to_string(std::get<1>(info.param));
                          });
 
-// One block per slab (a 1-byte padding limit) gives the same result as one slab.
+// One block per slab (a 1-byte padding limit, cpu_backend::Tuning) gives the same result as one
+// slab. The CPU bank is called directly, on the correlation problem the front end would build.
 TEST(CpuBankSlabs, OneBlockPerSlabMatchesTheReference) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  ScopedEnv tiny("NDCONV_CPU_PAD_LIMIT", "1");
+  cpu_backend::Tuning tiny;
+  tiny.pad_limit_bytes = 1;
   for (int dims : {3, 4}) {
     const Index extent = bank_volume(dims);
     const std::vector<float> values = random_values(count_of(dims, extent), seed);
@@ -172,21 +175,33 @@ TEST(CpuBankSlabs, OneBlockPerSlabMatchesTheReference) {
     for (int f = 0; f < bank.count; ++f) {
       const DenseFilter one{dims, bank.extent, taps.data() + f * bank.tap_count()};
       const auto ref =
-          reference_dense(input, one, Operation::Convolution, Boundary::Mirror, OutputRegion::Same);
+          reference_dense(input, one, Operation::Correlation, Boundary::Mirror, OutputRegion::Same);
       weights.push_back(make_view(weight_values.data() + f * n, dims, extent));
       for (int64_t i = 0; i < n; ++i)
         weighted_ref[i] += weight_values[f * n + i] * ref[i];
     }
     Options options;
     options.backend = Backend::Cpu;
+    options.operation = Operation::Correlation;
     options.boundary = Boundary::Mirror;
     options.threads = 2;
     for (int factor : {1, 2}) {
-      options.outputs_per_thread = factor;
+      options.expert.outputs_per_thread = factor;
       std::vector<float> sum(n);
       poison(sum);
-      const RunReport report = filter_bank_weighted_sum(
-          input, bank, weights, make_view(sum.data(), dims, extent), options);
+      detail::BankProblem p;
+      p.input = input;
+      p.filter_extent = bank.extent;
+      p.count = bank.count;
+      p.taps = bank.taps;
+      p.boundary = Boundary::Mirror;
+      p.output_extent = extent;
+      for (int a = 0; a < dims; ++a)
+        p.offset[a] = -(bank.extent[a] / 2);  // correlation, same region
+      p.weights = weights;
+      p.sum_output = make_view(sum.data(), dims, extent);
+      RunReport report;
+      cpu_backend::run_bank(p, options, report, tiny);
       EXPECT_GT(report.slabs, 1);
       EXPECT_LT(relative_l2_error(sum, weighted_ref), kTolerance) << dims << "D, B " << factor;
     }

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cpu/tuning.h"
 #include "cpu_cases.h"
 #include "every_isa_and_layout.h"
 #include "ndconv/engine.h"
@@ -79,11 +80,13 @@ TEST_P(CpuDense, MatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(AllCases, CpuDense, all_cases(), case_name);
 
 // Volumes whose padded copy exceeds the limit are processed in slabs along the last axis; a tiny
-// limit (NDCONV_CPU_PAD_LIMIT) forces one block per slab, which must give the same result.
+// limit (cpu_backend::Tuning::pad_limit_bytes) forces one block per slab, which must give the same
+// result.
 TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  ScopedEnv tiny("NDCONV_CPU_PAD_LIMIT", "1");
+  cpu_backend::Tuning tiny;
+  tiny.pad_limit_bytes = 1;
   for (int dims : {2, 3, 4}) {
     const Index extent = volume_shape(dims, 0);
     const Index k = filter_extent(FilterCase::Mixed, dims, extent, kMaxDenseExtent4D);
@@ -100,12 +103,21 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
                      std::to_string(factor));
         Options options;
         options.backend = Backend::Cpu;
+        options.operation = Operation::Correlation;
         options.boundary = boundary;
-        options.outputs_per_thread = factor;
+        options.expert.outputs_per_thread = factor;
         std::vector<float> out(values.size());
         poison(out);
-        const RunReport report =
-            filter_dense(input, filter, make_view(out.data(), dims, extent), options);
+        detail::CorrelationProblem p;  // correlation, same region: reads from -k / 2
+        p.input = input;
+        p.output = make_view(out.data(), dims, extent);
+        p.filter_extent = k;
+        p.taps = taps.data();
+        p.boundary = boundary;
+        for (int a = 0; a < dims; ++a)
+          p.offset[a] = -(k[a] / 2);
+        RunReport report;
+        cpu_backend::run_dense(p, options, report, tiny);
         EXPECT_EQ(report.slabs, static_cast<int>((extent[dims - 1] + factor - 1) / factor));
         EXPECT_LT(relative_l2_error(out, reference_dense(input, filter, options.operation, boundary,
                                                          options.region)),
@@ -150,7 +162,7 @@ TEST(CpuNonFinite, NaNAndInfReachOnlyTheirFootprint) {
     Options options;
     options.backend = Backend::Cpu;
     options.boundary = Boundary::Mirror;
-    options.outputs_per_thread = factor;
+    options.expert.outputs_per_thread = factor;
     for (bool dense : {true, false}) {
       SCOPED_TRACE(dense ? "dense" : "separable");
       std::vector<float> out(values.size());

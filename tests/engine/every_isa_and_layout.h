@@ -30,7 +30,7 @@ void check_every_isa_and_layout(const ConstVolumeView& input, const StridedBuffe
     for (int factor : blocking_requests()) {
       SCOPED_TRACE("isa " + isa + ", blocking factor request " + std::to_string(factor));
       options.backend = Backend::Cpu;
-      options.outputs_per_thread = factor;
+      options.expert.outputs_per_thread = factor;
 
       // Contiguous views, one thread.
       std::vector<float> out(count_of(dims, out_extent));

@@ -224,7 +224,7 @@ TEST(CpuOptions, InvalidBlockingFactorAndThreads) {
   Case c(3, {9, 7, 5, 1}, {3, 3, 3, 1});
   for (int bad : {-1, 3, 5, 16}) {
     Options o = cpu_options();
-    o.outputs_per_thread = bad;
+    o.expert.outputs_per_thread = bad;
     expect_invalid([&] { filter_dense(c.input(), c.filter, c.output(), o); },
                    "outputs per thread " + std::to_string(bad));
     SeparableFilter s;

@@ -78,7 +78,7 @@ TEST(GpuBank, MatchesTheFloat64ReferenceAndTheCpuBank) {
         options.boundary = boundary;
         for (int ko : {0, 1, 2, 4, 8}) {
           SCOPED_TRACE("KO request " + std::to_string(ko));
-          options.outputs_per_thread = ko;
+          options.expert.outputs_per_thread = ko;
           std::vector<std::vector<float>> outs(count, std::vector<float>(voxels));
           std::vector<VolumeView> views;
           for (auto& o : outs) {

@@ -61,25 +61,6 @@ inline std::vector<ShapeCase> shape_cases() {
   };
 }
 
-/// Shapes for the fused separable kernel (kernels/separable_fused.h): dims 2, 3 and 4 (no t
-/// filter), extents 1, 2, 3, 5 and 17 per axis, volumes smaller than its 32 x 16 tile and odd sizes
-/// larger than one, z long enough for several chunks. Small: the reference is dense.
-inline std::vector<ShapeCase> fused_cases() {
-  return {
-      {2, {37, 23, 1, 1}, {3, 2, 1, 1}},
-      {2, {13, 9, 1, 1}, {17, 5, 1, 1}},    // filter wider than the volume
-      {2, {70, 41, 1, 1}, {17, 17, 1, 1}},  // several tiles, odd sizes
-      {3, {19, 11, 13, 1}, {3, 3, 3, 1}},
-      {3, {9, 7, 5, 1}, {2, 17, 1, 1}},     // smaller than a tile
-      {3, {21, 6, 70, 1}, {17, 3, 17, 1}},  // Gaussian-like x and z, several z chunks
-      {3, {67, 35, 17, 1}, {5, 17, 2, 1}},
-      {3, {1, 21, 9, 1}, {3, 4, 2, 1}},      // one column
-      {3, {35, 5, 3, 1}, {1, 1, 1, 1}},      // nothing to filter
-      {3, {100, 18, 20, 1}, {17, 3, 5, 1}},  // interior tiles take 16-byte row copies
-      {4, {9, 5, 7, 6}, {3, 3, 5, 1}},       // frames filtered independently
-  };
-}
-
 inline int64_t voxels(int dims, const Index& e) {
   int64_t n = 1;
   for (int a = 0; a < dims; ++a)
@@ -190,15 +171,6 @@ void for_each_request(const ShapeCase& shape, Fn fn) {
       }
     }
   }
-}
-
-/// The fused kernel's tests' filter: axes x, y, z with extent > 1, and extent-1 ones (a single
-/// tap: a scale) when seed % 3 == 0; never t (the fused kernel does not filter along t).
-inline SeparableFilter random_fused_filter(const ShapeCase& shape, uint64_t seed,
-                                           Index& filter_extent) {
-  return random_separable_filter(
-      shape, seed, [&](int a) { return a < 3 && (shape.filter[a] > 1 || seed % 3 == 0); },
-      filter_extent);
 }
 
 /// Counts voxels where `got` and `ref` disagree on being NaN, or differ by more than `tolerance`

@@ -59,13 +59,6 @@ TEST(ColumnPlan, FusesXIntoTheFirstOtherFilteredAxis) {
   EXPECT_EQ(plan.passes[0].column_form, kernels::ColumnForm::kFusedX);
   EXPECT_EQ(plan.passes[1].column_form, kernels::ColumnForm::kStaged);
   EXPECT_EQ(plan.scratch_halves, 1);
-  // Rows per lane: the same passes, the second one direct.
-  const auto direct = columns_plan(problem_with_taps(3, {300, 20, 10, 1}, {17, 17, 17, 0}, in, out),
-                                   0, SeparableKernels::kColumnsDirect);
-  ASSERT_EQ(direct.passes.size(), 2u);
-  EXPECT_EQ(direct.passes[0].column_form, kernels::ColumnForm::kFusedX);
-  EXPECT_EQ(direct.passes[1].column_form, kernels::ColumnForm::kDirect);
-  EXPECT_EQ(direct.passes[1].column_ko, cuda_backend::kColumnDefaultKo);
   // The fused pass's taps: its own axis, then x.
   EXPECT_EQ(plan.passes[0].geometry.tap_base, 0);
   EXPECT_EQ(plan.passes[1].geometry.tap_base, 34);
@@ -129,11 +122,8 @@ class ColumnEmulation : public ::testing::TestWithParam<ColumnCase> {};
 TEST_P(ColumnEmulation, MatchesReference) {
   const ColumnCase c = GetParam();
   const ShapeCase shape{c.dims, c.volume, c.filter};
-  // The fused pass stages lane by lane, or by bulk copy where the launcher would use it (the
-  // direct variant differs only in the other passes).
-  for (auto [kernels, bulk] :
-       {std::pair{SeparableKernels::kColumns, false}, std::pair{SeparableKernels::kColumns, true},
-        std::pair{SeparableKernels::kColumnsDirect, false}}) {
+  // The fused pass stages lane by lane, or by bulk copy where the launcher would use it.
+  for (const bool bulk : {false, true}) {
     for (Boundary b : kBoundaries) {
       for (Operation op : {Operation::Correlation, Operation::Convolution}) {
         for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
@@ -157,7 +147,7 @@ TEST_P(ColumnEmulation, MatchesReference) {
           poison(out);
           const detail::SeparableProblem p = make_separable_problem(
               in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
-          const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko, kernels);
+          const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko);
           ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
           EXPECT_EQ(plan.passes[0].fuse_x(), c.filter[0] > 1) << c;
           emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
@@ -165,8 +155,7 @@ TEST_P(ColumnEmulation, MatchesReference) {
           const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
           EXPECT_LT(relative_l2_error(out, ref), kTolerance)
               << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-              << " direct " << (kernels == SeparableKernels::kColumnsDirect) << " bulk " << bulk
-              << " seed=" << seed;
+              << " bulk " << bulk << " seed=" << seed;
         }
       }
     }
@@ -203,7 +192,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ColumnCase{3, {200, 6, 9, 1}, {5, 3, 4, 1}, 8, 3},
                       ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 3},
                       // Padded by 4: aligned rows inside a wider allocation (128-bit path).
-                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 4}));
+                      ColumnCase{3, {200, 6, 9, 1}, {1, 5, 4, 1}, 8, 4},
+                      // A z filter too long for a staged tile: rows per lane (ColumnForm::kDirect)
+                      // after the staged y pass.
+                      ColumnCase{3, {130, 4, 150, 1}, {1, 3, 130, 1}, 8, 0}));
 
 // The pass-by-pass float64 reference (for the GPU suite's large volumes) against the dense one.
 TEST(ReferenceSeparablePasses, MatchesTheDenseReference) {

@@ -687,16 +687,15 @@ TEST(TiledEmulationNan, StaysInsideTheFootprint) {
   }
 }
 
-// (kernels of the passes, KO of the blocked passes): the default (x pass tiled) at KO 1 and 16,
-// every pass tiled, and the x-row kernel with every blocked KO.
+// (kernels of the passes, KO of the blocked passes): the column kernel (the default) at its own
+// and a forced KO, and the tiled x pass with the blocked kernel at every blocked KO (a forced KO
+// the column kernel does not have).
 using SeparableKernels = cuda_backend::SeparableKernels;
 const std::pair<SeparableKernels, int> kSeparableModes[] = {
-    {SeparableKernels::kColumns, 0},       {SeparableKernels::kColumns, 8},
-    {SeparableKernels::kColumnsDirect, 0}, {SeparableKernels::kTiledX, 1},
-    {SeparableKernels::kTiledX, 16},       {SeparableKernels::kTiled, 1},
-    {SeparableKernels::kRowAndBlocked, 1}, {SeparableKernels::kRowAndBlocked, 2},
-    {SeparableKernels::kRowAndBlocked, 4}, {SeparableKernels::kRowAndBlocked, 8},
-    {SeparableKernels::kRowAndBlocked, 16}};
+    {SeparableKernels::kColumns, 0}, {SeparableKernels::kColumns, 8},
+    {SeparableKernels::kTiledX, 1},  {SeparableKernels::kTiledX, 2},
+    {SeparableKernels::kTiledX, 4},  {SeparableKernels::kTiledX, 8},
+    {SeparableKernels::kTiledX, 16}};
 
 using SeparableParam = std::tuple<ShapeCase, std::pair<SeparableKernels, int>>;
 

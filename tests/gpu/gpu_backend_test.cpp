@@ -16,8 +16,8 @@
 #include <tuple>
 
 #include "cases.h"
-#include "engine/cuda_backend.h"
-#include "engine/ko_rule.h"
+#include "cuda/ko_rule.h"
+#include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
@@ -37,23 +37,45 @@ Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko) {
   o.operation = op;
   o.boundary = b;
   o.region = region;
-  o.outputs_per_thread = ko;
+  o.expert.outputs_per_thread = ko;
   return o;
 }
 
-// Filters `in` densely on the GPU and returns the output; checks the report.
+// What the CUDA backend is asked for beyond the options: the dense kernel family and the tuning
+// (the engine's front end uses the defaults).
+struct BackendChoice {
+  cuda_backend::DenseKernel kernel = cuda_backend::DenseKernel::Auto;
+  cuda_backend::Tuning tuning;
+};
+
+// Filters `in` densely on the GPU and returns the output; checks the report. With `choice`, through
+// the CUDA backend with that kernel family and tuning, else through the engine's front end.
 std::vector<float> gpu_dense(const ShapeCase& s, const std::vector<float>& in,
                              const std::vector<float>& taps, const Options& o,
-                             RunReport* report_out = nullptr) {
+                             RunReport* report_out = nullptr,
+                             const BackendChoice* choice = nullptr) {
   const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
   const DenseFilter f{s.dims, s.filter, taps.data()};
   const Index out_extent = reference_output_extent(in_view, s.filter, o.region);
   std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
   poison(out);
-  const RunReport r = filter_dense(in_view, f, make_view(out.data(), s.dims, out_extent), o);
+  const VolumeView out_view = make_view(out.data(), s.dims, out_extent);
+  RunReport r;
+  if (choice == nullptr) {
+    r = filter_dense(in_view, f, out_view, o);
+  } else {
+    std::vector<float> flipped;
+    const detail::CorrelationProblem p =
+        make_problem(in_view, out_view, f, o.operation, o.region, o.boundary, flipped);
+    cuda_backend::DenseKernelRequest request;
+    request.kernel = choice->kernel;
+    request.outputs_per_thread = o.expert.outputs_per_thread;
+    r.backend = Backend::Cuda;
+    cuda_backend::run_dense(p, o, r, request, choice->tuning);
+  }
   EXPECT_EQ(r.backend, Backend::Cuda);
-  if (o.outputs_per_thread != 0) {
-    EXPECT_EQ(r.outputs_per_thread, o.outputs_per_thread);
+  if (o.expert.outputs_per_thread != 0) {
+    EXPECT_EQ(r.outputs_per_thread, o.expert.outputs_per_thread);
   }
   EXPECT_FALSE(r.outputs_per_thread_reason.empty());
   if (report_out)
@@ -118,25 +140,11 @@ INSTANTIATE_TEST_SUITE_P(AllKo, CudaDense,
 
 class CudaSeparable : public ::testing::TestWithParam<Param> {};
 
-/// Sets NDCONV_CUDA_SEPARABLE for the lifetime of the object (left as it is for an empty value).
-struct SeparableKernelsEnv {
-  explicit SeparableKernelsEnv(const char* value) {
-    if (value[0] != '\0')
-      env.set("NDCONV_CUDA_SEPARABLE", value);
-  }
-  ScopedEnvs env;
-};
-
-// KO 0 (the rule): the default kernels (the column kernel, x fused into the first other pass);
-// KO 8: the same with the other passes reading their rows per lane (=columns-direct);
-// KO 1, 2, 4: the x-row and blocked kernels (=blocked); KO 16: every pass tiled (=tiled).
+// KO 0 (the rule): the column kernel, x fused into the first other pass; KO 8: the same at a
+// forced KO; KO 1, 2, 4, 16 (no column instantiation): the tiled x pass and the blocked kernel.
 TEST_P(CudaSeparable, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
-  const SeparableKernelsEnv env(ko == 0    ? ""
-                                : ko == 8  ? "columns-direct"
-                                : ko == 16 ? "tiled"
-                                           : "blocked");
   for (Boundary b : kBoundaries) {
     for (Operation op : {Operation::Correlation, Operation::Convolution}) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
@@ -170,8 +178,8 @@ INSTANTIATE_TEST_SUITE_P(AllKo, CudaSeparable,
                                             ::testing::Values(0, 1, 2, 4, 8, 16)));
 
 // A volume like the bench's Gaussian (two x tiles, three block tiles along y, two along z, 17 taps
-// along x and y) through each column form: the shape cases above are too small to give the staged
-// and fused forms more than one tile along the filtered axis. The float64 reference runs one axis
+// along x and y) through the staged and fused column forms: the shape cases above are too small to
+// give them more than one tile along the filtered axis. The float64 reference runs one axis
 // at a time (the dense outer product would take minutes here) and once for all forms.
 TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
   NDCONV_REQUIRE_GPU();
@@ -185,17 +193,13 @@ TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
         s, seed, [](int) { return true; }, filter_extent);
     const std::vector<double> ref =
         reference_separable_passes(in_view, f, Operation::Correlation, b);
-    for (const char* mode : {"", "columns-direct"}) {
-      const SeparableKernelsEnv env(mode);
-      std::vector<float> out(in.size());
-      poison(out);
-      const RunReport r =
-          filter_separable(in_view, f, make_view(out.data(), s.dims, s.volume),
-                           cuda_options(Operation::Correlation, b, OutputRegion::Same, 0));
-      EXPECT_EQ(r.backend, Backend::Cuda);
-      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-          << "mode '" << mode << "' " << to_string(b) << " seed=" << seed;
-    }
+    std::vector<float> out(in.size());
+    poison(out);
+    const RunReport r =
+        filter_separable(in_view, f, make_view(out.data(), s.dims, s.volume),
+                         cuda_options(Operation::Correlation, b, OutputRegion::Same, 0));
+    EXPECT_EQ(r.backend, Backend::Cuda);
+    EXPECT_LT(relative_l2_error(out, ref), kTolerance) << to_string(b) << " seed=" << seed;
   }
 }
 
@@ -203,8 +207,7 @@ TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
 // its raw rows start 16-byte aligned (x offsets that are multiples of 4), and under a boundary
 // other than zero every block has at most kFaceColumns face columns per step (two rows of 8 for
 // 17 taps on a volume whose width is a multiple of 128; a block that reads far past the volume's
-// last column has more). With and without it (NDCONV_CUDA_COLUMN_BULK=off), every boundary gives
-// the reference's result.
+// last column has more). Every boundary gives the reference's result.
 TEST(CudaSeparable, FusedRowsByBulkCopy) {
   NDCONV_REQUIRE_GPU();
   const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
@@ -236,23 +239,17 @@ TEST(CudaSeparable, FusedRowsByBulkCopy) {
       const std::vector<double> ref =
           s.volume[0] == 256 ? reference_separable_passes(in_view, f, Operation::Correlation, b)
                              : reference_separable(in_view, f, Operation::Correlation, b, c.region);
-      for (bool off : {false, true}) {
-        ScopedEnvs env;
-        if (off)
-          env.set("NDCONV_CUDA_COLUMN_BULK", "off");
-        std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
-        poison(out);
-        const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
-                                             cuda_options(Operation::Correlation, b, c.region, 0));
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << s << " " << to_string(b) << " " << to_string(c.region) << " bulk off " << off
-            << " seed=" << seed;
-        const bool bulk = bulk_device && !off && (b == Boundary::Zero ? c.zero : c.other);
-        EXPECT_EQ(r.outputs_per_thread_reason.find("raw rows by bulk copy") != std::string::npos,
-                  bulk)
-            << s << " " << to_string(b) << " " << to_string(c.region) << " bulk off " << off << ": "
-            << r.outputs_per_thread_reason;
-      }
+      std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
+      poison(out);
+      const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
+                                           cuda_options(Operation::Correlation, b, c.region, 0));
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << s << " " << to_string(b) << " " << to_string(c.region) << " seed=" << seed;
+      const bool bulk = bulk_device && (b == Boundary::Zero ? c.zero : c.other);
+      EXPECT_EQ(r.outputs_per_thread_reason.find("raw rows by bulk copy") != std::string::npos,
+                bulk)
+          << s << " " << to_string(b) << " " << to_string(c.region) << ": "
+          << r.outputs_per_thread_reason;
     }
   }
 }
@@ -324,8 +321,7 @@ TEST(CudaDense, NanStaysInsideTheFootprint) {
 
 // The tiled kernel with 32 block rows (axis 1 of at least 16 outputs, or y of a 2D image; the 3D
 // and 4D shape cases above are mostly narrower and take the 1-row shape), for every boundary, with
-// the blocked kernel selected through NDCONV_CUDA_DENSE_KERNEL=blocked as a second opinion on the
-// same input.
+// the blocked kernel (DenseKernel::Blocked) as a second opinion on the same input.
 TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase shapes[] = {{3, {70, 40, 21, 1}, {5, 3, 4, 1}},
@@ -334,7 +330,7 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
                               {2, {100, 50, 1, 1}, {9, 7, 1, 1}}};
   for (const ShapeCase& s : shapes) {
     for (Boundary b : kBoundaries) {
-      for (int ko : {0, 1, 4, 8}) {
+      for (int ko : {0, 1, 4}) {  // the tiled kernel's KO (a forced 8 takes the blocked kernel)
         if (s.dims == 2 && ko != 0)
           continue;  // a forced KO (along the last axis) takes the blocked kernel in 2D
         const uint64_t seed = fresh_seed();
@@ -359,30 +355,14 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
             << r.outputs_per_thread_reason;
 
         RunReport rb;
-        std::vector<float> out_blocked;
-        {
-          const ScopedEnv blocked("NDCONV_CUDA_DENSE_KERNEL", "blocked");
-          out_blocked = gpu_dense(s, in, taps, o, &rb);
-        }
+        BackendChoice blocked;
+        blocked.kernel = cuda_backend::DenseKernel::Blocked;
+        const std::vector<float> out_blocked = gpu_dense(s, in, taps, o, &rb, &blocked);
         EXPECT_LT(relative_l2_error(out_blocked, ref), kTolerance) << s << " blocked";
         notes.clear();
         for (const std::string& n : rb.notes)
           notes += n + "\n";
         EXPECT_NE(notes.find("dense plan: blocked"), std::string::npos) << notes;
-
-        if (ko == 0) {  // the TX 16 experiment (64 block rows), automatic KO only
-          RunReport rw;
-          std::vector<float> out_wide;
-          {
-            const ScopedEnv wide("NDCONV_CUDA_TILED_TX", "16");
-            out_wide = gpu_dense(s, in, taps, o, &rw);
-          }
-          EXPECT_LT(relative_l2_error(out_wide, ref), kTolerance) << s << " TX 16";
-          notes.clear();
-          for (const std::string& n : rw.notes)
-            notes += n + "\n";
-          EXPECT_NE(notes.find("dense plan: tiled TX=16"), std::string::npos) << notes;
-        }
       }
     }
   }
@@ -391,15 +371,13 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
 // The tiled kernel's two ways of loading input planes: the bulk tensor copy (sm_90) where rows,
 // slices and frames start 16 bytes apart (x a multiple of 4 floats here) and every box starts on a
 // 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x);
-// thread-by-thread copies elsewhere or with NDCONV_CUDA_TILED_LOAD=copy. For the other boundaries
-// the bulk launches patch their face tiles' halo (kernels/tiled_halo.h) by default where tiles have
-// one plane (2D) or the face shell is small (cuda_backend::tiled_border_pays), else pad their
-// input; with NDCONV_CUDA_TILED_HALO=off they correct
-// the face shell with the border kernel (NDCONV_CUDA_TILED_BORDER=on) or pad the input (=off), or,
-// with NDCONV_CUDA_TILED_PAD=off too, copy their planes thread by thread. Every boundary, tiles at
+// thread-by-thread copies elsewhere. For the other boundaries the bulk launches patch their face
+// tiles' halo (kernels/tiled_halo.h) by default where tiles have one plane (2D) or the face shell
+// is small (cuda_backend::tiled_border_pays), else pad their input; without a halo
+// (Tuning::tiled_max_halo_slots 0) they correct the face shell with the border kernel (with
+// Tuning::border_fmas_per_voxel large) or pad the input (with it 0). Every boundary, tiles at
 // every face, planes outside the volume (filters longer than the last axis), the valid region (no
-// output reads outside: no halo), 2D to 4D, grids of one block per tile
-// (NDCONV_CUDA_TILED_GRID=full) and of the blocks the device holds.
+// output reads outside: no halo), 2D to 4D.
 TEST(CudaDense, TiledBulkAndCopiedPlanes) {
   NDCONV_REQUIRE_GPU();
   const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
@@ -420,7 +398,7 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                         {{3, {36, 33, 9, 1}, {5, 5, 3, 1}}, true},
                         {{4, {36, 17, 5, 11}, {7, 3, 3, 4}}, true},
                         {{3, {40, 36, 7, 1}, {4, 3, 3, 1}}, true}};
-  int border_runs = 0;  // with NDCONV_CUDA_TILED_BORDER=on
+  int border_runs = 0;  // with the border kernel wherever it fits
   for (const Case& c : cases) {
     const ShapeCase& s = c.shape;
     for (Boundary b : kBoundaries) {
@@ -436,25 +414,18 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
                                          Operation::Correlation, b, region);
         // The same region reads K0 / 2 columns left of each output.
         const int lead = region == OutputRegion::Valid ? 0 : (4 - s.filter[0] / 2 % 4) % 4;
-        for (const std::string mode : {"", "full grid", "copy", "pad", "border", "no pad"}) {
-          const bool force_copy = mode == "copy";
-          if (mode != "" && mode != "full grid" && mode != "copy" && b == Boundary::Zero)
+        for (const std::string mode : {"", "pad", "border"}) {
+          if (mode != "" && b == Boundary::Zero)
             continue;
-          ScopedEnvs env;
-          if (force_copy)
-            env.set("NDCONV_CUDA_TILED_LOAD", "copy");
-          if (mode == "full grid")
-            env.set("NDCONV_CUDA_TILED_GRID", "full");
-          if (mode == "pad" || mode == "border" || mode == "no pad")
-            env.set("NDCONV_CUDA_TILED_HALO", "off");
-          if (mode == "pad" || mode == "no pad")
-            env.set("NDCONV_CUDA_TILED_BORDER", "off");
+          BackendChoice choice;
+          if (mode != "")
+            choice.tuning.tiled_max_halo_slots = 0;
+          if (mode == "pad")
+            choice.tuning.border_fmas_per_voxel = 0;
           if (mode == "border")
-            env.set("NDCONV_CUDA_TILED_BORDER", "on");
-          if (mode == "no pad")
-            env.set("NDCONV_CUDA_TILED_PAD", "off");
+            choice.tuning.border_fmas_per_voxel = 1e30;
           RunReport r;
-          const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+          const std::vector<float> out = gpu_dense(s, in, taps, o, &r, &choice);
           std::string notes;
           for (const std::string& n : r.notes)
             notes += n + "\n";
@@ -468,12 +439,11 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           const bool narrow_box = notes.find("block 128x1") == std::string::npos;
           // Only the 3D/4D default shape (TX 8, KO 4, 32 block rows) skips lead taps.
           const bool leads = notes.find("KO=4 block 4x32") != std::string::npos;
-          const bool can_bulk =
-              c.rows_aligned && (lead == 0 || leads) && narrow_box && bulk_device && !force_copy;
+          const bool can_bulk = c.rows_aligned && (lead == 0 || leads) && narrow_box && bulk_device;
           // The same region's face tiles read outside the volume (every case's filter is wider
           // than 1 along x and axis 1); no output of the valid region does.
           const bool shell = can_bulk && b != Boundary::Zero && region == OutputRegion::Same;
-          const bool bulk = can_bulk && !(shell && mode == "no pad");
+          const bool bulk = can_bulk;
           EXPECT_EQ(notes.find(" bulk") != std::string::npos, bulk) << s << "\n" << notes;
           EXPECT_EQ(notes.find(" lead " + std::to_string(lead)) != std::string::npos,
                     bulk && lead > 0)
@@ -488,8 +458,8 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
           const std::string what = case_text.str();
           // By default the halo (always in 2D; in 3D and 4D where the face shell is small, else
           // the padded input), on request the border kernel or the padded input.
-          const bool default_mode = mode == "" || mode == "full grid";
-          EXPECT_EQ(halo || padded || border, shell && mode != "no pad") << what;
+          const bool default_mode = mode == "";
+          EXPECT_EQ(halo || padded || border, shell) << what;
           EXPECT_TRUE(!halo || (shell && default_mode)) << what;
           if (shell && default_mode && s.dims == 2) {
             EXPECT_TRUE(halo) << what;
@@ -511,9 +481,9 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
 // A small filter on a volume large enough that correcting the face shell with the border kernel
 // costs less than padding the input (cuda_backend::tiled_border_pays): the dense launcher's default
 // for every boundary other than zero is the halo (kernels/tiled_halo.h; copied within the plane for
-// replicate and mirror, from the opposite faces' boxes for periodic, fetched for periodic with
-// NDCONV_CUDA_TILED_WRAP=off); with NDCONV_CUDA_TILED_HALO=off the border kernel, with
-// NDCONV_CUDA_TILED_BORDER=off too the padded input. All match the reference.
+// replicate and mirror, from the opposite faces' boxes for periodic); without a halo
+// (Tuning::tiled_max_halo_slots 0) the border kernel, with Tuning::border_fmas_per_voxel 0 too the
+// padded input. All match the reference.
 TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
   NDCONV_REQUIRE_GPU();
   if (cuda_status().devices.at(0).compute_capability_major < 9)
@@ -527,17 +497,15 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                      Operation::Correlation, b, OutputRegion::Same);
-    for (const std::string expected : {" halo", " halo fetched", " border", " padded"}) {
-      const bool halo = expected.rfind(" halo", 0) == 0;
-      ScopedEnvs env;
+    for (const std::string expected : {" halo", " border", " padded"}) {
+      const bool halo = expected == " halo";
+      BackendChoice choice;
       if (!halo)
-        env.set("NDCONV_CUDA_TILED_HALO", "off");
+        choice.tuning.tiled_max_halo_slots = 0;
       if (expected == " padded")
-        env.set("NDCONV_CUDA_TILED_BORDER", "off");
-      if (expected == " halo fetched")
-        env.set("NDCONV_CUDA_TILED_WRAP", "off");
+        choice.tuning.border_fmas_per_voxel = 0;
       RunReport r;
-      const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+      const std::vector<float> out = gpu_dense(s, in, taps, o, &r, &choice);
       std::string notes;
       for (const std::string& n : r.notes)
         notes += n + "\n";
@@ -546,13 +514,12 @@ TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {
           << notes;
       EXPECT_NE(notes.find(halo ? " halo" : expected), std::string::npos) << notes;
       // Replicate and mirror copy the halo within the plane; periodic from the opposite faces'
-      // boxes, or fetches it.
+      // boxes.
       if (halo) {
         EXPECT_EQ(notes.find(" halo local") != std::string::npos, b != Boundary::Periodic)
             << to_string(b) << "\n"
             << notes;
-        EXPECT_EQ(notes.find(" halo wrap") != std::string::npos,
-                  b == Boundary::Periodic && expected == " halo")
+        EXPECT_EQ(notes.find(" halo wrap") != std::string::npos, b == Boundary::Periodic)
             << to_string(b) << expected << "\n"
             << notes;
       }
@@ -576,10 +543,9 @@ int dense_plan_grid(const RunReport& r) {
 
 // A grid of the blocks the device holds walks the tiles in rounds (block b: b, b + grid, ...; the
 // next tile's first plane copied in during the last plane of one): on a volume of several rounds
-// and a partial one, the launch gives bit for bit the output of one block per tile
-// (NDCONV_CUDA_TILED_GRID=full), which matches the float64 reference; twice, and from two host
-// threads at once. Zero, a halo copied within the plane (mirror) and a fetched one (periodic) take
-// the next tile at different places.
+// and a partial one, the launch matches the float64 reference and gives bit for bit the same
+// output twice and from two host threads at once. Zero, a halo copied within the plane (mirror)
+// and one from the opposite faces' boxes (periodic) take the next tile at different places.
 TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase s{3, {256, 256, 164, 1}, {3, 3, 3, 1}};  // 2624 tiles of 32 x 32 x 4
@@ -588,17 +554,12 @@ TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
     const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
     const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
     const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
-    RunReport full_report;
-    std::vector<float> full;
-    {
-      const ScopedEnv full_grid("NDCONV_CUDA_TILED_GRID", "full");
-      full = gpu_dense(s, in, taps, o, &full_report);
-    }
-    ASSERT_EQ(dense_plan_grid(full_report), 2624) << dense_plan(full_report);
+    RunReport first_report;
+    const std::vector<float> first = gpu_dense(s, in, taps, o, &first_report);
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
                                      Operation::Correlation, b, OutputRegion::Same);
-    EXPECT_LT(relative_l2_error(full, ref), kTolerance) << to_string(b) << " seed=" << seed;
+    EXPECT_LT(relative_l2_error(first, ref), kTolerance) << to_string(b) << " seed=" << seed;
     std::vector<float> outs[2][2];
     RunReport reports[2];
     auto calls = [&](int k) {
@@ -613,7 +574,7 @@ TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
       EXPECT_TRUE(grid < 2624 && 2624 % grid != 0)
           << "not several rounds and a partial one: " << dense_plan(reports[k]);
       for (int run = 0; run < 2; ++run) {
-        EXPECT_EQ(std::memcmp(outs[k][run].data(), full.data(), full.size() * sizeof(float)), 0)
+        EXPECT_EQ(std::memcmp(outs[k][run].data(), first.data(), first.size() * sizeof(float)), 0)
             << to_string(b) << " thread " << k << " run " << run << " seed=" << seed;
       }
     }
@@ -621,47 +582,32 @@ TEST(CudaDense, TilesWalkedInRoundsMatchOneBlockPerTile) {
 }
 
 // The lead-tap shape's launches take the kernel whose row code is fixed for their filter width
-// (3, 5, ..., 15 taps along x: kernels::TiledFixedRowsList) unless NDCONV_CUDA_TILED_FIXED=off, and
-// other widths the shape's kernel for every width; with zero, without halo code, with mirror and
-// periodic (wrap boxes), with the halo copied within the plane; periodic with a fetched halo
-// (NDCONV_CUDA_TILED_WRAP=off; or a padded input there, without halo code) takes the shape's
-// kernel. All against the reference.
+// (3, 5, ..., 15 taps along x: kernels::TiledFixedRowsList), and other widths the shape's kernel
+// for every width; with zero, without halo code, with mirror and periodic (wrap boxes), with the
+// halo copied within the plane. All against the reference.
 TEST(CudaDense, FixedRowCodeForOddWidthsUpTo15) {
   NDCONV_REQUIRE_GPU();
   if (cuda_status().devices.at(0).compute_capability_major < 9)
     GTEST_SKIP() << "lead taps come with the bulk copy (compute capability 9.0)";
   for (const int k0 : {3, 5, 11, 15, 17}) {
     for (const Boundary b : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
-      for (const std::string setting : {"", "fixed off", "wrap off"}) {
-        if (setting == "wrap off" && b != Boundary::Periodic)
-          continue;
-        const ShapeCase s{3, {96, 64, 20, 1}, {k0, 5, 3, 1}};
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
-        const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
-        const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
-        ScopedEnvs env;
-        if (setting == "fixed off")
-          env.set("NDCONV_CUDA_TILED_FIXED", "off");
-        if (setting == "wrap off")
-          env.set("NDCONV_CUDA_TILED_WRAP", "off");
-        RunReport r;
-        const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
-        const DenseFilter f{s.dims, s.filter, taps.data()};
-        const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
-                                         Operation::Correlation, b, OutputRegion::Same);
-        const std::string plan = dense_plan(r);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << k0 << " " << to_string(b) << " " << setting << " seed=" << seed << "\n"
-            << plan;
-        EXPECT_NE(plan.find("tiled"), std::string::npos) << plan;
-        // Without the wrap boxes, periodic fetches its halo (the shape's kernel) or pads the
-        // input (no halo code).
-        const bool fetched = plan.find(" halo") != std::string::npos && setting == "wrap off";
-        EXPECT_EQ(plan.find(" rows fixed") != std::string::npos,
-                  k0 <= 15 && setting != "fixed off" && !fetched)
-            << to_string(b) << " " << setting << ": " << plan;
-      }
+      const ShapeCase s{3, {96, 64, 20, 1}, {k0, 5, 3, 1}};
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+      const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+      const Options o = cuda_options(Operation::Correlation, b, OutputRegion::Same, 0);
+      RunReport r;
+      const std::vector<float> out = gpu_dense(s, in, taps, o, &r);
+      const DenseFilter f{s.dims, s.filter, taps.data()};
+      const auto ref = reference_dense(make_view<const float>(in.data(), s.dims, s.volume), f,
+                                       Operation::Correlation, b, OutputRegion::Same);
+      const std::string plan = dense_plan(r);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << k0 << " " << to_string(b) << " seed=" << seed << "\n"
+          << plan;
+      EXPECT_NE(plan.find("tiled"), std::string::npos) << plan;
+      EXPECT_EQ(plan.find(" rows fixed") != std::string::npos, k0 <= 15)
+          << to_string(b) << ": " << plan;
     }
   }
 }
@@ -682,14 +628,11 @@ TEST(CudaTaps, RepeatedAndChangedTapsReachTheKernels) {
   a_changed.back() = -a_changed.back();
   const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
   const Options o = cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same, 0);
-  auto check_dense = [&](const std::vector<float>& taps, const char* kernel, const char* what) {
-    std::vector<float> out;
-    {
-      ScopedEnvs env;
-      if (kernel[0] != '\0')
-        env.set("NDCONV_CUDA_DENSE_KERNEL", kernel);
-      out = gpu_dense(s, in, taps, o);
-    }
+  auto check_dense = [&](const std::vector<float>& taps, cuda_backend::DenseKernel kernel,
+                         const char* what) {
+    BackendChoice choice;
+    choice.kernel = kernel;
+    const std::vector<float> out = gpu_dense(s, in, taps, o, nullptr, &choice);
     const DenseFilter f{s.dims, s.filter, taps.data()};
     EXPECT_LT(relative_l2_error(out, reference_dense(in_view, f, Operation::Correlation,
                                                      Boundary::Zero, OutputRegion::Same)),
@@ -708,7 +651,8 @@ TEST(CudaTaps, RepeatedAndChangedTapsReachTheKernels) {
               kTolerance)
         << "separable seed=" << taps_seed;
   };
-  for (const char* kernel : {"", "blocked"}) {
+  for (const cuda_backend::DenseKernel kernel :
+       {cuda_backend::DenseKernel::Auto, cuda_backend::DenseKernel::Blocked}) {
     check_dense(a, kernel, "a");
     check_dense(a, kernel, "a again");
     check_dense(b, kernel, "b");
@@ -853,11 +797,11 @@ TEST(CudaResources, NoInstantiationSpills) {
   const auto tiled = cuda_backend::tiled_variants(0);
   // The table's, and the fixed row code of 3, 5, ..., 15 taps without a halo and with one copied
   // within the plane.
-  ASSERT_EQ(tiled.size(), 8u + 2u * 7u);
+  ASSERT_EQ(tiled.size(), 5u + 2u * 7u);
   for (size_t i = 0; i < tiled.size(); ++i) {
     const auto& v = tiled[i];
-    // The fixed-row kernels spill a little, once per tile (cuda_backend.h).
-    EXPECT_LE(v.local_bytes, i < 8 ? 0u : cuda_backend::kTiledFixedRowsLocalBytes)
+    // The fixed-row kernels spill a little, once per tile (cuda/launch.h).
+    EXPECT_LE(v.local_bytes, i < 5 ? 0u : cuda_backend::kTiledFixedRowsLocalBytes)
         << "tiled KO " << v.outputs_per_thread << " (entry " << i << ")";
     EXPECT_GT(v.blocks_per_sm, 0) << "tiled KO " << v.outputs_per_thread;
     std::printf(

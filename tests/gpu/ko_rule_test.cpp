@@ -1,11 +1,11 @@
-// The KO rule (src/engine/ko_rule.h) on recorded numbers: what cudaFuncGetAttributes and
+// The KO rule (src/cuda/ko_rule.h) on recorded numbers: what cudaFuncGetAttributes and
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor reported for the blocked kernel's instantiations
 // (128 threads per block). See docs/gpu-validation.md for the run they come from.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "engine/ko_rule.h"
+#include "cuda/ko_rule.h"
 
 namespace ndconv::cuda_backend {
 namespace {
@@ -110,6 +110,7 @@ TEST(TiledShapeRule, WideTilesFor2dFiltersFromNineTaps) {
   EXPECT_FALSE(prefer_wide_x(2, 5));
   EXPECT_FALSE(prefer_wide_x(3, 17));
   EXPECT_FALSE(prefer_wide_x(4, 9));
+  EXPECT_TRUE(prefer_wide_x(2, 7, 7));  // Tuning::tiled_wide_x_min_taps
 }
 
 TEST(TiledShapeRule, BlockRowsFollowAxisOne) {
@@ -126,20 +127,20 @@ TEST(TiledShapeRule, KoFollowsTheLastAxisAndTheCaller) {
   EXPECT_EQ(choose_tiled_shape(256, 5, 0).outputs_per_thread, 4);
   EXPECT_EQ(choose_tiled_shape(256, 4, 0).outputs_per_thread, 4);
   EXPECT_EQ(choose_tiled_shape(256, 2, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);   // 2D: y on axis 1
-  EXPECT_EQ(choose_tiled_shape(256, 256, 8).outputs_per_thread, 8);  // forced
-  // The TX 16 experiment: 64 block rows, KO 2 (1 for a unit last axis), not when KO is forced.
-  const TiledChoice wide = choose_tiled_shape(256, 256, 0, true);
+  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);             // 2D: y on axis 1
+  EXPECT_EQ(choose_tiled_shape(256, 256, 8).outputs_per_thread, 8);            // forced
+  EXPECT_EQ(choose_tiled_shape(256, 256, 0, false, 8).outputs_per_thread, 8);  // Tuning::tiled_ko
+  // The wide 2D shape: 64 block rows, KO 1, not when KO is forced.
+  const TiledChoice wide = choose_tiled_shape(4096, 1, 0, true);
   EXPECT_EQ(wide.outputs_along_x, 16);
   EXPECT_EQ(wide.block_rows, 64);
-  EXPECT_EQ(wide.outputs_per_thread, 2);
   EXPECT_EQ(choose_tiled_shape(4096, 1, 0, true).outputs_per_thread, 1);
   EXPECT_EQ(choose_tiled_shape(256, 256, 8, true).outputs_along_x, 8);
   EXPECT_EQ(choose_tiled_shape(8, 256, 0, true).outputs_along_x, 8);
   EXPECT_FALSE(choose_tiled_shape(1, 1, 0).reason.empty());
   EXPECT_TRUE(tiled_has_ko(1));
   EXPECT_TRUE(tiled_has_ko(4));
-  EXPECT_TRUE(tiled_has_ko(8));
+  EXPECT_FALSE(tiled_has_ko(8));
   EXPECT_FALSE(tiled_has_ko(16));
 }
 

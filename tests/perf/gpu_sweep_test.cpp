@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "engine/cuda_backend.h"
+#include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "perf/sweep.h"
 

@@ -179,7 +179,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
     first += fp;
   }
   const int ko =
-      bank_outputs_per_thread(passes.front().second, options.outputs_per_thread, n_out[3]);
+      bank_outputs_per_thread(passes.front().second, options.expert.outputs_per_thread, n_out[3]);
   const int64_t blocks = (n_out[3] + ko - 1) / ko;
 
   const int threads = cpu::resolve_thread_count(options.threads);
@@ -271,7 +271,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   report.backend = Backend::Cuda;
   report.outputs_per_thread = ko;
   report.outputs_per_thread_reason =
-      options.outputs_per_thread != 0
+      options.expert.outputs_per_thread != 0
           ? std::string("requested")
           : "automatic: the largest of 1, 2, 4, 8 with FP * KO <= 32 accumulators (FP = " +
                 std::to_string(passes.front().second) + ")";

@@ -1,6 +1,6 @@
 // The KO rule (see ko_rule.h and docs/design.md): a cost model over the instantiations the CUDA
 // runtime reports, spilling ones excluded.
-#include "engine/ko_rule.h"
+#include "cuda/ko_rule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,21 +71,21 @@ bool tiled_has_ko(int ko) {
 }
 
 TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
-                               bool wide_x) {
+                               bool wide_x, int default_ko) {
   TiledChoice c;
   const bool unit_last = last_axis_extent <= 1;
   if (wide_x && forced_ko == 0 && axis1_extent >= 16) {
     c.outputs_along_x = 16;
     c.block_rows = 64;
-    c.outputs_per_thread = unit_last ? 1 : 2;
-    c.reason = "tiled kernel, TX 16 (2 x 64 threads), KO " + std::to_string(c.outputs_per_thread);
+    c.outputs_per_thread = 1;
+    c.reason = "tiled kernel, TX 16 (2 x 64 threads), KO 1";
   } else {
     c.block_rows = axis1_extent >= 16 ? 32 : 1;
     if (forced_ko != 0) {
       c.outputs_per_thread = forced_ko;
       c.reason = "tiled kernel, KO forced by the caller";
     } else {
-      c.outputs_per_thread = unit_last ? 1 : 4;
+      c.outputs_per_thread = unit_last ? 1 : default_ko;
       c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
                  (unit_last ? " (unit last axis)" : " (default)");
     }
@@ -95,8 +95,8 @@ TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, i
   return c;
 }
 
-bool prefer_wide_x(int dims, int64_t filter_extent_x) {
-  return dims == 2 && filter_extent_x >= 9;
+bool prefer_wide_x(int dims, int64_t filter_extent_x, int min_taps) {
+  return dims == 2 && filter_extent_x >= min_taps;
 }
 
 }  // namespace ndconv::cuda_backend

@@ -13,10 +13,9 @@
 //
 // Cap: no KO above the smallest usable KO that is >= K. Beyond it the loads per output,
 // (K+KO-1)/KO, are already below 2 and shrink little, while registers grow and occupancy falls,
-// which the model underrates: on the H100 (docs/gpu-validation.md) the uncapped model chose KO 16
-// for K = 5 (256^3) and K = 7 (96^3x16), 35% and 13% slower than the best KO, and KO 16 was the
-// best for K = 17 (4096^2), where the cap does not bind. With K = 1 the cap gives KO 1: each output
-// reads one row, so there is nothing to reuse.
+// which the model underrates: uncapped, it picks KO 16 for short filters, where a smaller KO runs
+// faster (docs/performance.md, design decisions), while for long filters the cap does not bind.
+// With K = 1 the cap gives KO 1: each output reads one row, so there is nothing to reuse.
 #pragma once
 
 #include <cstddef>
@@ -58,13 +57,11 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
 
 /// The tiled dense kernel's shape (kernels/tiled_thread.h): which compiled instantiation serves a
 /// problem. Block rows (threads along axis 1): 32 when axis 1 has at least 16 outputs, else 1 (a
-/// 1-row image would leave 31 of 32 threads idle). KO: 4 (on the H100, KO 4 at 118 registers,
-/// 4 blocks per SM, was 5-12% faster than KO 8 at 150 registers, 3 blocks per SM, on the 3D and
-/// 4D bench workloads: docs/performance.md), or 1 when the last axis has a single output (a 2D
-/// image, whose y the kernel puts on axis 1). A forced KO (Options::outputs_per_thread) is kept
-/// when the tiled kernel has it (1, 4 or 8); `tiled_has_ko` says whether it does.
-/// `wide_x` (experimental, NDCONV_CUDA_TILED_TX=16): 16 outputs along x per thread, 2 x 64
-/// threads per block, KO 2 (or 1), when axis 1 has at least 16 outputs and KO is not forced.
+/// 1-row image would leave 31 of 32 threads idle). KO: `default_ko` (Tuning::tiled_ko), or 1 when
+/// the last axis has a single output (a 2D image, whose y the kernel puts on axis 1). A forced KO
+/// (ExpertOptions::outputs_per_thread) is kept when the tiled kernel has it; `tiled_has_ko` says
+/// whether it does. `wide_x` (prefer_wide_x): 16 outputs along x per thread, 2 x 64 threads per
+/// block, KO 1, when axis 1 has at least 16 outputs and KO is not forced.
 struct TiledChoice {
   int outputs_per_thread = 0;
   int block_rows = 0;
@@ -72,18 +69,16 @@ struct TiledChoice {
   std::string reason;
 };
 
-inline constexpr int kTiledKo[] = {1, 4, 8};
+/// The tiled kernel's compiled KO along the last axis.
+inline constexpr int kTiledKo[] = {1, 4};
 
 bool tiled_has_ko(int ko);
 
 TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
-                               bool wide_x = false);
+                               bool wide_x = false, int default_ko = 4);
 
 /// Whether the automatic plan takes the wide tiled shape (TX 16, 2 x 64 threads) first: for 2D
-/// images with filters at least 9 taps wide. On the H100 (study block-shape sweep of
-/// 2026-11-21, docs/study.md) TX 16 was 9-10% faster than TX 8 on 4096^2 with 11^2 and 17^2
-/// filters (more FMAs per shared load and per row set-up) and 3% slower with 5^2 (fewer tiles
-/// per SM for a short row loop); in 3D/4D its KO 2 lost to TX 8 with KO 4 on every problem.
-bool prefer_wide_x(int dims, int64_t filter_extent_x);
+/// images with filters at least `min_taps` (Tuning::tiled_wide_x_min_taps) wide.
+bool prefer_wide_x(int dims, int64_t filter_extent_x, int min_taps = 9);
 
 }  // namespace ndconv::cuda_backend

@@ -1,0 +1,38 @@
+// Every choice the CUDA launchers make, in one plain struct with the defaults that won on the
+// bench (docs/performance.md, design decisions). The library uses the defaults; the sweep and
+// bench tools and the tests set fields and pass the struct down the low-level API (launch.h) or
+// cuda_backend::run_dense / run_separable. Nothing here is read from the environment.
+#pragma once
+
+namespace ndconv::cuda_backend {
+
+struct Tuning {
+  /// Outputs per thread along the last axis of the tiled kernel in 3D/4D: KO 4 holds fewer
+  /// registers than KO 8, so more blocks share an SM and hide each other's plane loads, while it
+  /// still reuses each input plane across four outputs.
+  int tiled_ko = 4;
+
+  /// 2D filters at least this wide along x take the wide tiled shape (16 outputs along x per
+  /// thread): more FMAs per shared load and per row set-up; narrower ones keep more tiles per SM
+  /// with 8 outputs along x.
+  int tiled_wide_x_min_taps = 9;
+
+  /// The tiled kernel serves a problem only with at least this many resident blocks per SM, so
+  /// that one block's barriers and plane loads overlap another's FMAs; fewer (filters whose taps
+  /// fill the shared memory) go to the blocked kernel.
+  int tiled_min_blocks_per_sm = 2;
+
+  /// The most halo elements per thread a bulk-copied tiled launch patches into its face tiles
+  /// (kernels/tiled_halo.h); past that the staging costs more shared memory than the tile itself,
+  /// and the launch corrects its face shell with the border kernel or pads its input instead.
+  /// 0: never patch the halo.
+  int tiled_max_halo_slots = 8;
+
+  /// The border kernel's work, in FMAs per input voxel, up to which a bulk launch without a halo
+  /// corrects its face shell (kernels/border_thread.h) instead of padding its input: padding costs
+  /// one read and one write of the volume whatever the filter, while the shell's work grows with
+  /// the filter. 0: pad wherever padding pays; a huge value: the border kernel wherever it fits.
+  double border_fmas_per_voxel = 8.0;
+};
+
+}  // namespace ndconv::cuda_backend
