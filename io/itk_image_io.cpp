@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <mutex>
@@ -21,7 +22,9 @@
 
 #include "io/image.h"
 #include "io/nifti2_reader.h"
+#include "io/output_encode.h"
 #include "io/output_file.h"
+#include "io/parallel_deflate.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
@@ -412,6 +415,46 @@ bool writable_components(const std::string& io_name, int components) {
   return true;
 }
 
+// ITK's PNG writer aborts and its JPEG writer calls exit() when the disk is full, and the BMP
+// writer does not report a short write: these formats are written in a forked child (they are
+// small), whose exit status says whether the file is complete, and then read back. `write`
+// makes, uses and destroys the writer, so that its stream is flushed before the child exits.
+void write_in_child(const std::function<void()>& write, const std::string& written,
+                    const std::string& label, uint64_t bytes) {
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  bool ok = false;
+  if (child < 0) {
+    write();
+    ok = true;
+  } else if (child == 0) {
+    int code = 1;
+    try {
+      write();
+      code = 0;
+    } catch (...) {
+    }
+    ::_exit(code);
+  } else {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  if (ok) {
+    try {
+      (void)read_image(written);
+    } catch (const IoError&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    const std::string why = write_failure_reason(folder_of(written), bytes);
+    throw IoError(
+        label + ": cannot write: " + (why.empty() ? std::string("the image writer failed") : why));
+  }
+}
+
 itk::ImageIOBase::Pointer writer_for(const std::string& path) {
   register_formats();
   itk::ImageIOBase::Pointer io =
@@ -555,6 +598,47 @@ class QuietStderr {
   int saved_fd_ = -1;
 };
 
+// A writer for `itk_path` set up with the image's geometry, pixel type and `type`.
+itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const Image& image,
+                                            ComponentType type) {
+  itk::ImageIOBase::Pointer io = writer_for(itk_path);
+  const std::string name = io->GetNameOfClass();
+  io->SetFileName(itk_path);
+  const Geometry& g = image.info.geometry;
+  const int components = static_cast<int>(image.planes.size());
+  io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    io->SetDimensions(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    io->SetSpacing(a, g.spacing[a]);
+    io->SetOrigin(a, g.origin[a]);
+    std::vector<double> column(g.dims);
+    for (int r = 0; r < g.dims; ++r)
+      column[r] = g.direction[r * kMaxDims + a];
+    io->SetDirection(a, column);
+    region.SetIndex(a, 0);
+    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io->SetIORegion(region);
+  io->SetComponentType(itk_component(type));
+  io->SetNumberOfComponents(static_cast<unsigned>(components));
+  IOPixel pixel = IOPixel::SCALAR;
+  if (components > 1) {
+    // NIfTI stores colour only as 8-bit RGB(A); other colour images become vectors there.
+    const bool colour_ok = name != "NiftiImageIO" || type == ComponentType::UInt8;
+    if (image.info.pixel_kind == "rgb" && components == 3 && colour_ok)
+      pixel = IOPixel::RGB;
+    else if (image.info.pixel_kind == "rgba" && components == 4 && colour_ok)
+      pixel = IOPixel::RGBA;
+    else
+      pixel = IOPixel::VECTOR;
+  }
+  io->SetPixelType(pixel);
+  // ITK writes NIfTI and MetaImage uncompressed; finish_staged_output compresses on all cores.
+  io->SetUseCompression(false);
+  return io;
+}
+
 }  // namespace
 
 std::string itk_version() {
@@ -606,6 +690,12 @@ Image read_image(const std::string& path) {
 
 void check_output_format(const std::string& path, int dims, int components, ComponentType type) {
   itk::ImageIOBase::Pointer io = writer_for(path);
+  if (output_names(path, 0).kind == OutputKind::MetaHeader &&
+      name_of(path).find('%') != std::string::npos) {
+    throw RequestError(path +
+                       ": a .mhd output whose name holds '%' would name a data file that "
+                       "MetaImage readers take for a slice pattern; rename it or write .mha");
+  }
   const std::string name = io->GetNameOfClass();
   const std::string label = format_label(name);
   if (!writable_dimension(name, dims)) {
@@ -644,60 +734,54 @@ ComponentType default_output_type(const std::string& path, ComponentType input_t
 }
 
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
-                        bool overwrite) {
+                        bool overwrite, const WriteSettings& settings) {
+  static_assert(WriteSettings{}.compression == kDefaultCompressionLevel);
   const Geometry& g = image.info.geometry;
   const int components = static_cast<int>(image.planes.size());
   check_output_format(path, g.dims, components, type);
+  if (settings.compression < 0 || settings.compression > kMaxCompressionLevel) {
+    throw RequestError("the compression level must be 0 to " +
+                       std::to_string(kMaxCompressionLevel));
+  }
   struct stat st;
   if (!overwrite && ::lstat(path.c_str(), &st) == 0)
     throw RequestError(path + ": exists; use --force to overwrite it");
+  OutputNames names = output_names(path, settings.compression);
+  check_companions(path, names, overwrite);
+  if (settings.itk_encoder) {
+    names.kind = OutputKind::ItkDirect;
+    names.itk_name = name_of(path);
+  }
 
   StagingFolder stage(path);
+  const std::string itk_path = join_path(stage.folder(), names.itk_name);
   QuietStderr quiet;
-  itk::ImageIOBase::Pointer io = writer_for(stage.staged_path());
-  const std::string name = io->GetNameOfClass();
-  io->SetFileName(stage.staged_path());
-  io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
-  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-  for (int a = 0; a < g.dims; ++a) {
-    io->SetDimensions(a, static_cast<itk::SizeValueType>(g.extent[a]));
-    io->SetSpacing(a, g.spacing[a]);
-    io->SetOrigin(a, g.origin[a]);
-    std::vector<double> column(g.dims);
-    for (int r = 0; r < g.dims; ++r)
-      column[r] = g.direction[r * kMaxDims + a];
-    io->SetDirection(a, column);
-    region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
-  }
-  io->SetIORegion(region);
-  io->SetComponentType(itk_component(type));
-  io->SetNumberOfComponents(static_cast<unsigned>(components));
-  IOPixel pixel = IOPixel::SCALAR;
-  if (components > 1) {
-    // NIfTI stores colour only as 8-bit RGB(A); other colour images become vectors there.
-    const bool colour_ok = name != "NiftiImageIO" || type == ComponentType::UInt8;
-    if (image.info.pixel_kind == "rgb" && components == 3 && colour_ok)
-      pixel = IOPixel::RGB;
-    else if (image.info.pixel_kind == "rgba" && components == 4 && colour_ok)
-      pixel = IOPixel::RGBA;
-    else
-      pixel = IOPixel::VECTOR;
-  }
-  io->SetPixelType(pixel);
-  io->SetUseCompression(name == "MetaImageIO");
-
+  const std::string name = writer_for(itk_path)->GetNameOfClass();
   WriteReport report;
   std::vector<char> buffer;
   planes_to_native(image.planes, type, g.voxel_count(), buffer, report);
-  try {
+  const uint64_t data_bytes = buffer.size();
+  auto write = [&] {
+    itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type);
+    io->SetUseCompression(settings.itk_encoder && name == "MetaImageIO");
     io->WriteImageInformation();
     io->Write(buffer.data());
+  };
+  try {
+    if (names.kind == OutputKind::Other)
+      write_in_child(write, itk_path, path, data_bytes);
+    else
+      write();
   } catch (const itk::ExceptionObject& e) {
-    throw IoError(path + ": writing failed: " + one_line(e));
+    const std::string why = write_failure_reason(stage.folder(), data_bytes);
+    throw IoError(path + ": writing failed: " + (why.empty() ? one_line(e) : why));
   }
-  if (name == "NiftiImageIO" && g.dims == 4)
-    mark_time_in_seconds(stage.staged_path());
+  buffer = std::vector<char>();  // the pixels are on disk now; compression maps that file
+  const bool time_in_seconds = name == "NiftiImageIO" && g.dims == 4;
+  if (names.kind == OutputKind::ItkDirect && time_in_seconds)
+    mark_time_in_seconds(itk_path);
+  finish_staged_output(stage.folder(), path, names, data_bytes, settings.compression,
+                       settings.threads, time_in_seconds);
   stage.commit(overwrite);
   return report;
 }

@@ -1,9 +1,12 @@
 #include "io/output_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +17,19 @@
 namespace ndconv::io {
 
 namespace {
+
+// A hidden name built from the target's name, short enough that a legal target name (up to
+// NAME_MAX bytes) still gives a legal hidden name with its suffix.
+std::string hidden_name(const std::string& target_name, const char* suffix) {
+  const size_t room = NAME_MAX - 1 - std::strlen(suffix);
+  return "." + target_name.substr(0, std::min(target_name.size(), room)) + suffix;
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+}  // namespace
 
 std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -29,9 +45,68 @@ std::string name_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string join(const std::string& dir, const std::string& name) {
+std::string join_path(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
+
+std::string resolved_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) != nullptr)
+    return buf;
+  const std::string dir = folder_of(path);
+  if (::realpath(dir.c_str(), buf) != nullptr)
+    return join_path(buf, name_of(path));
+  return path;
+}
+
+void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
+                    const std::string& label) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+  auto fail = [&](const std::string& reason) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw IoError(label + ": cannot write: " + reason);
+  };
+  for (const ByteSpan& piece : pieces) {
+    const char* p = static_cast<const char*>(piece.data);
+    size_t left = piece.size;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, std::min<size_t>(left, size_t(1) << 30));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  if (::fsync(fd) != 0)
+    fail(errno_text());
+  if (::close(fd) != 0) {
+    const std::string reason = errno_text();
+    ::unlink(path.c_str());
+    throw IoError(label + ": cannot write: " + reason);
+  }
+}
+
+void sync_path(const std::string& path, const std::string& label) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+  // Folders of some file systems refuse fsync (EINVAL); their entries are then as durable as
+  // the file system makes them.
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    const std::string reason = errno_text();
+    ::close(fd);
+    throw IoError(label + ": cannot write: " + reason);
+  }
+  if (::close(fd) != 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+}
+
+namespace {
 
 bool exists(const std::string& p) {
   struct stat st;
@@ -68,7 +143,7 @@ void check_output_location(const std::string& path) {
     throw IoError(path + ": cannot write: " + dir + " is not a folder");
   // Root passes access(W_OK) even on read-only places (/sys, read-only mounts): try for real,
   // with the same kind of hidden folder the write itself will use.
-  std::string probe = join(dir, "." + name_of(path) + ".probeXXXXXX");
+  std::string probe = join_path(dir, hidden_name(name_of(path), ".probeXXXXXX"));
   std::vector<char> buf(probe.begin(), probe.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr)
@@ -80,14 +155,13 @@ bool same_file(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  auto normal = [](const std::string& p) { return p.rfind("./", 0) == 0 ? p.substr(2) : p; };
-  return normal(a) == normal(b);
+  return resolved_path(a) == resolved_path(b);
 }
 
 StagingFolder::StagingFolder(const std::string& target) : target_(target) {
   check_output_location(target);
   target_dir_ = folder_of(target);
-  std::string templ = join(target_dir_, "." + name_of(target) + ".tmpXXXXXX");
+  std::string templ = join_path(target_dir_, hidden_name(name_of(target), ".tmpXXXXXX"));
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -95,7 +169,7 @@ StagingFolder::StagingFolder(const std::string& target) : target_(target) {
                   std::strerror(errno));
   }
   folder_ = buf.data();
-  staged_ = join(folder_, name_of(target));
+  staged_ = join_path(folder_, name_of(target));
 }
 
 StagingFolder::~StagingFolder() {
@@ -106,7 +180,7 @@ void StagingFolder::remove_folder() noexcept {
   if (folder_.empty())
     return;
   for (const auto& n : list_files(folder_))
-    ::unlink(join(folder_, n).c_str());
+    ::unlink(join_path(folder_, n).c_str());
   ::rmdir(folder_.c_str());
 }
 
@@ -117,12 +191,14 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
     throw IoError(target_ + ": the image writer produced no file");
   if (!overwrite) {
     for (const auto& n : names) {
-      const std::string final_path = join(target_dir_, n);
+      const std::string final_path = join_path(target_dir_, n);
       if (exists(final_path)) {
         throw RequestError(final_path + ": exists; use --force to overwrite it");
       }
     }
   }
+  for (const auto& n : names)
+    sync_path(join_path(folder_, n), join_path(target_dir_, n));
   // Companion files (e.g. the .raw of a .mhd) first, so that the header never names missing data.
   std::vector<std::string> ordered;
   for (const auto& n : names)
@@ -131,13 +207,14 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
   ordered.push_back(main_name);
   std::vector<std::string> moved;
   for (const auto& n : ordered) {
-    const std::string final_path = join(target_dir_, n);
-    if (::rename(join(folder_, n).c_str(), final_path.c_str()) != 0) {
+    const std::string final_path = join_path(target_dir_, n);
+    if (::rename(join_path(folder_, n).c_str(), final_path.c_str()) != 0) {
       throw IoError(final_path +
                     ": cannot move the written file into place: " + std::strerror(errno));
     }
     moved.push_back(final_path);
   }
+  sync_path(target_dir_, target_);
   return moved;
 }
 

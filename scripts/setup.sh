@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # libfftw3-dev: ITK's FFT module links FFTW, and libinsighttoolkit5-dev only recommends it (the
 # install below skips recommendations), so a new machine failed to link without it.
 packages=(cmake ninja-build g++ pkg-config libinsighttoolkit5-dev libfftw3-dev libcli11-dev
-  googletest libgtest-dev)
+  googletest libgtest-dev libdeflate-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 
+#include "io/output_encode.h"
 #include "io/output_file.h"
+#include "io/parallel_deflate.h"
 #include "ndconv/engine.h"
 #include "preview.h"
 #include "progress.h"
@@ -59,6 +61,11 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
         return "unknown type '" + s +
                "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
       });
+  sub.add_option("--compression", o.compression,
+                 "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
+                 "slowest); compressed on all cores")
+      ->capture_default_str()
+      ->check(CLI::Range(0, io::kMaxCompressionLevel));
   sub.add_option("--preview", o.preview,
                  "also write a PNG with the middle slices of input and output side by side");
 }
@@ -88,19 +95,22 @@ void warn(const std::string& text) {
 }
 
 namespace {
+// The output's place first, so that a folder is called a folder, not "exists"; paths are compared
+// by what they resolve to (`..`, symlinks).
 void check_target(const std::string& in, const std::string& target, const CommonOptions& c) {
+  io::check_output_location(target);
   if (!c.force && io::same_file(in, target)) {
     throw UsageError(target + ": is the input file; use --force to replace it");
   }
   if (!c.force && ::access(target.c_str(), F_OK) == 0)
     throw io::RequestError(target + ": exists; use --force to overwrite it");
-  io::check_output_location(target);
 }
 }  // namespace
 
 Plan plan_output(const std::string& in, const std::string& out, const CommonOptions& c,
                  const OutputOptions& o, int output_dims_hint) {
   check_target(in, out, c);
+  io::check_companions(out, io::output_names(out, o.compression), c.force);
   if (!o.preview.empty()) {
     if (io::same_file(o.preview, out))
       throw UsageError(o.preview + ": the preview and the output are the same file");
@@ -129,7 +139,10 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
                   double& seconds_write) {
   const auto t0 = std::chrono::steady_clock::now();
   Progress::check_interrupted();
-  const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force);
+  io::WriteSettings settings;
+  settings.compression = o.compression;
+  settings.threads = c.threads;
+  const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force, settings);
   if (r.clamped > 0) {
     char range[160];
     std::snprintf(range, sizeof range, "[%.17g, %.17g]; the values ranged from %g to %g",

@@ -36,6 +36,7 @@ struct CommonOptions {
 struct OutputOptions {
   std::string type;  ///< empty: float32 (or what the format holds); "same"; or a type name
   std::string preview;
+  int compression = 1;  ///< deflate level of .nii.gz / .mha / .mhd (io::WriteSettings)
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);

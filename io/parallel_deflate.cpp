@@ -1,0 +1,231 @@
+#include "io/parallel_deflate.h"
+
+#include <libdeflate.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace ndconv::io {
+
+namespace {
+
+// Runs task(i) for i in [0, count) on up to `threads` threads; rethrows the first exception.
+template <typename Task>
+void run_parallel(size_t count, int threads, const Task& task) {
+  const size_t workers = std::min<size_t>(static_cast<size_t>(threads), count);
+  if (workers <= 1) {
+    for (size_t i = 0; i < count; ++i)
+      task(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i = next++; i < count; i = next++)
+        task(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure)
+        failure = std::current_exception();
+      next = count;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
+  if (failure)
+    std::rethrow_exception(failure);
+}
+
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+void put_le32(unsigned char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+uint32_t get_le32(const unsigned char* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+// A gzip member header with FEXTRA and one "ND" subfield (4 bytes: the member's length).
+constexpr size_t kGzipHeaderBytes = 10 + 2 + 4 + 4;
+constexpr size_t kGzipTrailerBytes = 8;
+
+std::vector<unsigned char> gzip_member(libdeflate_compressor* c, const unsigned char* in,
+                                       size_t n) {
+  const size_t bound = libdeflate_deflate_compress_bound(c, n);
+  std::vector<unsigned char> out(kGzipHeaderBytes + bound + kGzipTrailerBytes);
+  unsigned char* h = out.data();
+  const unsigned char header[12] = {0x1f, 0x8b, 8, 4 /* FEXTRA */, 0, 0,
+                                    0,    0,    0, 3 /* Unix */,   8, 0 /* XLEN */};
+  std::copy(header, header + 12, h);
+  h[12] = 'N';
+  h[13] = 'D';
+  h[14] = 4;
+  h[15] = 0;
+  const size_t deflated = libdeflate_deflate_compress(c, in, n, h + kGzipHeaderBytes, bound);
+  if (deflated == 0)
+    throw std::runtime_error("deflate: the output bound was too small");
+  const size_t total = kGzipHeaderBytes + deflated + kGzipTrailerBytes;
+  put_le32(h + 16, static_cast<uint32_t>(total));
+  put_le32(h + kGzipHeaderBytes + deflated, libdeflate_crc32(0, in, n));
+  put_le32(h + kGzipHeaderBytes + deflated + 4, static_cast<uint32_t>(n));
+  out.resize(total);
+  return out;
+}
+
+// One piece of a raw deflate stream: ends on a byte boundary (sync flush) unless `last`, which
+// ends the stream.
+std::vector<unsigned char> deflate_piece(const unsigned char* in, size_t n, int level, bool last) {
+  z_stream s{};
+  if (deflateInit2(&s, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("deflate: cannot make a compressor");
+  std::vector<unsigned char> out(deflateBound(&s, static_cast<uLong>(n)) + 64);
+  s.next_in = const_cast<unsigned char*>(in);
+  s.avail_in = static_cast<uInt>(n);
+  s.next_out = out.data();
+  s.avail_out = static_cast<uInt>(out.size());
+  const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
+  int rc = deflate(&s, flush);
+  while (rc == Z_OK && (s.avail_in > 0 || s.avail_out == 0)) {
+    const size_t used = out.size() - s.avail_out;
+    out.resize(out.size() * 2);
+    s.next_out = out.data() + used;
+    s.avail_out = static_cast<uInt>(out.size() - used);
+    rc = deflate(&s, flush);
+  }
+  const bool done = last ? rc == Z_STREAM_END : rc == Z_OK;
+  out.resize(out.size() - s.avail_out);
+  deflateEnd(&s);
+  if (!done)
+    throw std::runtime_error("deflate: compression failed");
+  return out;
+}
+
+std::vector<unsigned char> zlib_header(int level) {
+  // FLEVEL as zlib sets it; 0x78 0x01 / 0x5E / 0x9C / 0xDA each pass the header check.
+  const unsigned char flg = level <= 1 ? 0x01 : level <= 5 ? 0x5E : level == 6 ? 0x9C : 0xDA;
+  return {0x78, flg};
+}
+
+}  // namespace
+
+int worker_threads(int requested) {
+  if (requested > 0)
+    return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+uint64_t CompressedStream::size() const {
+  uint64_t n = 0;
+  for (const auto& p : pieces)
+    n += p.size();
+  return n;
+}
+
+CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,
+                                   int level, int threads, size_t chunk_bytes) {
+  if (level < 0 || level > kMaxCompressionLevel)
+    throw std::runtime_error("compression level " + std::to_string(level) + " is not in 0..9");
+  chunk_bytes = std::max<size_t>(chunk_bytes, 1);
+  const auto* in = static_cast<const unsigned char*>(data);
+  const size_t chunks = size == 0 ? 1 : (size + chunk_bytes - 1) / chunk_bytes;
+  auto chunk_length = [&](size_t i) { return std::min(chunk_bytes, size - i * chunk_bytes); };
+  const int workers = worker_threads(threads);
+  CompressedStream result;
+
+  if (container == DeflateContainer::Gzip) {
+    result.pieces.resize(chunks);
+    // One compressor per chunk keeps the work independent; making one costs far less than a
+    // chunk's compression.
+    run_parallel(chunks, workers, [&](size_t i) {
+      std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(
+          libdeflate_alloc_compressor(level));
+      if (!c)
+        throw std::runtime_error("deflate: cannot make a compressor");
+      result.pieces[i] =
+          gzip_member(c.get(), in + i * chunk_bytes, size == 0 ? 0 : chunk_length(i));
+    });
+    return result;
+  }
+
+  result.pieces.resize(chunks + 2);
+  result.pieces.front() = zlib_header(level);
+  std::vector<uint32_t> adlers(chunks);
+  run_parallel(chunks, workers, [&](size_t i) {
+    const size_t n = size == 0 ? 0 : chunk_length(i);
+    result.pieces[i + 1] = deflate_piece(in + i * chunk_bytes, n, level, i + 1 == chunks);
+    adlers[i] = libdeflate_adler32(1, in + i * chunk_bytes, n);
+  });
+  uLong adler = adlers[0];
+  for (size_t i = 1; i < chunks; ++i)
+    adler = adler32_combine64(adler, adlers[i], static_cast<z_off64_t>(chunk_length(i)));
+  std::vector<unsigned char> trailer(4);
+  for (int b = 0; b < 4; ++b)  // big-endian, as RFC 1950 stores it
+    trailer[b] = static_cast<unsigned char>(adler >> (24 - 8 * b));
+  result.pieces.back() = std::move(trailer);
+  return result;
+}
+
+std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size) {
+  std::vector<GzipMember> members;
+  size_t at = 0;
+  while (at < size) {
+    const unsigned char* h = data + at;
+    const bool ours = size - at >= kGzipHeaderBytes + kGzipTrailerBytes && h[0] == 0x1f &&
+                      h[1] == 0x8b && h[2] == 8 && h[3] == 4 && h[10] == 8 && h[11] == 0 &&
+                      h[12] == 'N' && h[13] == 'D' && h[14] == 4 && h[15] == 0;
+    if (!ours)
+      return {};
+    const size_t length = get_le32(h + 16);
+    if (length < kGzipHeaderBytes + kGzipTrailerBytes || length > size - at)
+      return {};
+    members.push_back({at, length, get_le32(h + length - 4)});
+    at += length;
+  }
+  return members;
+}
+
+bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMember>& members,
+                          unsigned char* out, int threads, std::string& why) {
+  std::vector<size_t> out_offset(members.size() + 1, 0);
+  for (size_t i = 0; i < members.size(); ++i)
+    out_offset[i + 1] = out_offset[i] + members[i].uncompressed;
+  std::atomic<bool> ok{true};
+  run_parallel(members.size(), worker_threads(threads), [&](size_t i) {
+    if (!ok)
+      return;
+    std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(
+        libdeflate_alloc_decompressor());
+    size_t produced = 0;
+    const auto rc =
+        d ? libdeflate_gzip_decompress(d.get(), data + members[i].offset, members[i].length,
+                                       out + out_offset[i], members[i].uncompressed, &produced)
+          : LIBDEFLATE_INSUFFICIENT_SPACE;
+    if (rc != LIBDEFLATE_SUCCESS || produced != members[i].uncompressed)
+      ok = false;
+  });
+  if (!ok)
+    why = "a compressed block is damaged (CRC or length mismatch)";
+  return ok;
+}
+
+}  // namespace ndconv::io
