@@ -484,7 +484,9 @@ void read_complete(itk::ImageIOBase& io, std::vector<char>& buffer, const std::s
 }
 
 // NIfTI's reader copies through its own buffer, so the marker above cannot see a short file;
-// count the bytes of the data file (decompressing a .gz) against what the header needs.
+// the data file's length is checked against what the header needs instead: its size when
+// uncompressed; for gzip, the members' recorded lengths (files ndconv wrote) or the bytes the
+// stream inflates to (libdeflate, counted, not kept).
 void check_nifti_length(const std::string& path) {
   nifti_image* header = nifti_image_read(path.c_str(), 0);
   if (header == nullptr)
@@ -493,18 +495,16 @@ void check_nifti_length(const std::string& path) {
                         static_cast<double>(header->nvox) * header->nbyper;
   const std::string data_file = header->iname ? header->iname : path;
   nifti_image_free(header);
-  znzFile f = znzopen(data_file.c_str(), "rb", 1);
-  if (znz_isnull(f))
-    throw IoError(path + ": cannot open the data file " + data_file);
-  std::vector<char> chunk(1 << 20);
   double have = 0;
-  while (true) {
-    const size_t n = znzread(chunk.data(), 1, chunk.size(), f);
-    have += static_cast<double>(n);
-    if (n < chunk.size() || have >= needed)
-      break;
+  try {
+    const MappedFile file(data_file, path);
+    const bool gzip = file.size() >= 2 && file.data()[0] == 0x1f && file.data()[1] == 0x8b;
+    have = gzip ? static_cast<double>(
+                      gzip_length_up_to(file.data(), file.size(), static_cast<uint64_t>(needed)))
+                : static_cast<double>(file.size());
+  } catch (const IoError&) {
+    throw IoError(path + ": cannot open the data file " + data_file);
   }
-  znzclose(f);
   if (have < needed) {
     throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
   }
@@ -672,10 +672,14 @@ Image read_image(const std::string& path) {
   try {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
-    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
-    read_complete(*io, buffer, path);
-    if (image.info.format == "NiftiImageIO")
+    const bool nifti = image.info.format == "NiftiImageIO";
+    if (nifti)
       check_nifti_length(path);
+    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
+    if (nifti)
+      io->Read(buffer.data());  // one pass: the length was checked above
+    else
+      read_complete(*io, buffer, path);
     check_2d_length(path, image.info.format);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
@@ -759,7 +763,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   const std::string name = writer_for(itk_path)->GetNameOfClass();
   WriteReport report;
   std::vector<char> buffer;
-  planes_to_native(image.planes, type, g.voxel_count(), buffer, report);
+  planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
   const uint64_t data_bytes = buffer.size();
   auto write = [&] {
     itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type);

@@ -1,7 +1,6 @@
 #include "io/output_encode.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,40 +31,6 @@ std::string lower(std::string s) {
 std::string base_name(const std::string& name, const std::string& extension) {
   return name.substr(0, name.size() - extension.size());
 }
-
-// A file ITK wrote, mapped read-only.
-class MappedFile {
- public:
-  MappedFile(const std::string& path, const std::string& label) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0)
-      throw IoError(label + ": cannot reopen the written file: " + std::strerror(errno));
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
-      if (p == MAP_FAILED)
-        throw IoError(label + ": cannot reopen the written file: " + std::strerror(errno));
-      ::madvise(p, size_, MADV_SEQUENTIAL);
-      data_ = static_cast<const unsigned char*>(p);
-    }
-  }
-  ~MappedFile() {
-    if (data_ != nullptr)
-      ::munmap(const_cast<unsigned char*>(data_), size_);
-    if (fd_ >= 0)
-      ::close(fd_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const unsigned char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  int fd_ = -1;
-  const unsigned char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 uint64_t file_size(const std::string& path) {
   struct stat st;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,6 +105,35 @@ void sync_path(const std::string& path, const std::string& label) {
   }
   if (::close(fd) != 0)
     throw IoError(label + ": cannot write: " + errno_text());
+}
+
+MappedFile::MappedFile(const std::string& path, const std::string& label) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+    const std::string why = errno_text();
+    if (fd_ >= 0)
+      ::close(fd_);
+    throw IoError(label + ": cannot reopen the written file: " + why);
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      const std::string why = errno_text();
+      ::close(fd_);
+      throw IoError(label + ": cannot reopen the written file: " + why);
+    }
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const unsigned char*>(p);
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr)
+    ::munmap(const_cast<unsigned char*>(data_), size_);
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 namespace {

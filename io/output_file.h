@@ -42,6 +42,23 @@ void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces
 /// fsync of an existing file (or folder), checked; IoError "`label`: cannot write: <reason>".
 void sync_path(const std::string& path, const std::string& label);
 
+/// A whole file mapped read-only (for encoding or checking it without copying it).
+class MappedFile {
+ public:
+  /// Throws IoError "`label`: cannot reopen the written file: <reason>".
+  MappedFile(const std::string& path, const std::string& label);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const unsigned char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 /// A hidden folder `.NAME.tmpXXXXXX` beside the target; removed with everything in it on
 /// destruction unless committed.
 class StagingFolder {

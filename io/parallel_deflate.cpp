@@ -1,52 +1,19 @@
 #include "io/parallel_deflate.h"
 
+#include "io/parallel_for.h"
+
 #include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 namespace ndconv::io {
 
 namespace {
-
-// Runs task(i) for i in [0, count) on up to `threads` threads; rethrows the first exception.
-template <typename Task>
-void run_parallel(size_t count, int threads, const Task& task) {
-  const size_t workers = std::min<size_t>(static_cast<size_t>(threads), count);
-  if (workers <= 1) {
-    for (size_t i = 0; i < count; ++i)
-      task(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (size_t i = next++; i < count; i = next++)
-        task(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure)
-        failure = std::current_exception();
-      next = count;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t)
-    pool.emplace_back(work);
-  work();
-  for (auto& t : pool)
-    t.join();
-  if (failure)
-    std::rethrow_exception(failure);
-}
 
 struct CompressorDeleter {
   void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
@@ -202,6 +169,56 @@ std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size
     at += length;
   }
   return members;
+}
+
+uint64_t gzip_length_up_to(const unsigned char* data, size_t size, uint64_t enough) {
+  const auto members = find_gzip_members(data, size);
+  if (!members.empty()) {
+    uint64_t total = 0;
+    for (const auto& m : members)
+      total += m.uncompressed;
+    return total;
+  }
+  std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
+  if (!d)
+    throw std::runtime_error("inflate: cannot make a decompressor");
+  // Inflated in pieces into one scratch buffer that is overwritten: only the count matters.
+  std::vector<unsigned char> scratch(static_cast<size_t>(std::min<uint64_t>(enough, 1u << 30)));
+  uint64_t produced = 0;
+  size_t at = 0;
+  while (produced < enough && at < size) {
+    size_t in_used = 0, out_used = 0;
+    const auto rc = libdeflate_gzip_decompress_ex(d.get(), data + at, size - at, scratch.data(),
+                                                  scratch.size(), &in_used, &out_used);
+    if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      // The member is longer than the scratch buffer: count it with zlib in pieces.
+      z_stream s{};
+      if (inflateInit2(&s, 15 + 16) != Z_OK)
+        throw std::runtime_error("inflate: cannot make a decompressor");
+      s.next_in = const_cast<unsigned char*>(data + at);
+      s.avail_in = static_cast<uInt>(std::min<size_t>(size - at, 1u << 30));
+      int z = Z_OK;
+      while (z == Z_OK && produced < enough) {
+        s.next_out = scratch.data();
+        s.avail_out = static_cast<uInt>(scratch.size());
+        z = inflate(&s, Z_NO_FLUSH);
+        produced += scratch.size() - s.avail_out;
+        if (z == Z_OK && s.avail_in == 0 && at + s.total_in < size) {
+          s.avail_in = static_cast<uInt>(std::min<size_t>(size - at - s.total_in, 1u << 30));
+        }
+      }
+      at += s.total_in;
+      inflateEnd(&s);
+      if (z != Z_STREAM_END)
+        break;
+      continue;
+    }
+    if (rc != LIBDEFLATE_SUCCESS)
+      break;
+    produced += out_used;
+    at += in_used;
+  }
+  return std::min(produced, enough);
 }
 
 bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMember>& members,

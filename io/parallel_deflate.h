@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "io/parallel_for.h"
+
 namespace ndconv::io {
 
 /// The compression level used when the user gives none: the fastest level that still compresses
@@ -52,7 +54,11 @@ std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size
 bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMember>& members,
                           unsigned char* out, int threads, std::string& why);
 
-/// Threads to use for `requested` (0: all hardware threads, at least 1).
-int worker_threads(int requested);
+/// How many bytes a gzip file inflates to, counted up to `enough` (a length check that needs
+/// no buffer of the whole data): for members written by compress_parallel, the sum of their
+/// ISIZE fields, read without inflating (zlib checks each member's CRC when the file is then
+/// read); for any other gzip file, the bytes its members inflate to (libdeflate, member after
+/// member) until `enough` are seen or the data ends or is damaged.
+uint64_t gzip_length_up_to(const unsigned char* data, size_t size, uint64_t enough);
 
 }  // namespace ndconv::io

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,65 @@ TEST(IoEncode, CompressedOutputsEqualItksAndAreStandard) {
                       static_cast<float>(io::convert_value(im.planes[k][v], c.type)));
         for (const auto& n : ours.list())
           std::remove((ours / n).c_str());
+      }
+    }
+  }
+}
+
+// Type conversion on all cores gives the bytes and the report of one thread, block boundaries
+// and NaN / out-of-range values included.
+TEST(IoEncode, ConversionOnManyThreadsEqualsOneThread) {
+  const int64_t voxels = (int64_t(1) << 18) * 3 + 12345;
+  const auto noise = random_values(voxels * 2, fresh_seed());
+  std::vector<std::vector<float>> planes(2, std::vector<float>(static_cast<size_t>(voxels)));
+  for (int64_t v = 0; v < voxels; ++v) {
+    planes[0][v] = static_cast<float>(noise[v] * 400.0);
+    planes[1][v] = static_cast<float>(noise[voxels + v] * 40000.0);
+  }
+  planes[0][5] = std::nanf("");
+  planes[1][(1 << 18) + 1] = -INFINITY;
+  for (const ComponentType t :
+       {ComponentType::UInt8, ComponentType::Int16, ComponentType::Float32}) {
+    SCOPED_TRACE(io::to_string(t));
+    std::vector<char> one, many;
+    io::WriteReport r1, r4;
+    io::planes_to_native(planes, t, voxels, one, r1, 1);
+    io::planes_to_native(planes, t, voxels, many, r4, 4);
+    EXPECT_TRUE(one == many);
+    EXPECT_EQ(r1.clamped, r4.clamped);
+    EXPECT_EQ(r1.nan_zeroed, r4.nan_zeroed);
+    EXPECT_EQ(r1.min, r4.min);
+    EXPECT_EQ(r1.max, r4.max);
+    std::vector<std::vector<float>> back1, back4;
+    io::native_to_planes(one.data(), t, 2, voxels, back1, 1);
+    io::native_to_planes(one.data(), t, 2, voxels, back4, 4);
+    for (int c = 0; c < 2; ++c)  // bytes, since a float32 NaN is not equal to itself
+      EXPECT_EQ(std::memcmp(back1[c].data(), back4[c].data(), back1[c].size() * sizeof(float)), 0);
+    for (int64_t v = 0; v < voxels; v += 997)
+      ASSERT_EQ(back4[1][v], static_cast<float>(io::convert_value(planes[1][v], t)));
+  }
+}
+
+// A .nii.gz from another program (one gzip member, zlib) reads; cut short, it is refused.
+TEST(IoEncode, ForeignGzipIsReadAndItsLengthChecked) {
+  TempDir dir;
+  const io::Image im = make_image(3, 1, fresh_seed());
+  io::write_image(dir / "v.nii", im, ComponentType::Float32, false);
+  const std::string raw = read_bytes(dir / "v.nii");
+  for (const size_t keep : {raw.size(), raw.size() - 1000}) {
+    gzFile f = gzopen((dir / "g.nii.gz").c_str(), "wb6");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(gzwrite(f, raw.data(), static_cast<unsigned>(keep)), static_cast<int>(keep));
+    gzclose(f);
+    if (keep == raw.size()) {
+      const io::Image back = io::read_image(dir / "g.nii.gz");
+      EXPECT_TRUE(back.planes == io::read_image(dir / "v.nii").planes);
+    } else {
+      try {
+        io::read_image(dir / "g.nii.gz");
+        ADD_FAILURE() << "a short file was read";
+      } catch (const io::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
       }
     }
   }
