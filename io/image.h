@@ -9,9 +9,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "io/parallel_deflate.h"
 #include "ndconv/errors.h"
 #include "ndconv/types.h"
 
@@ -117,14 +119,15 @@ ComponentType default_output_type(const std::string& path, ComponentType input_t
 
 /// How write_image encodes.
 struct WriteSettings {
-  /// Deflate level of compressed outputs (.nii.gz, .mha, .mhd), 0 (stored) to 9 (smallest); 1
-  /// (io/parallel_deflate.h: kDefaultCompressionLevel) by default. MetaImage at level 0 is
-  /// written uncompressed.
-  int compression = 1;
+  /// Deflate level of compressed outputs (.nii.gz, .mha, .mhd), 0 (stored) to 9 (smallest).
+  /// MetaImage at level 0 is written uncompressed.
+  int compression = kDefaultCompressionLevel;
   int threads = 0;  ///< compression threads; 0: all hardware threads
   /// Reference for tests: ITK's own single-threaded encoders write the file under its final
   /// name (MetaImage compressed), as ndconv wrote before its parallel encoders.
   bool itk_encoder = false;
+  /// Called with the fraction of the write done (0 to 1), from any thread; may be empty.
+  std::function<void(double)> progress;
 };
 
 /// Writes `image` to `path` as `type` (rounded to nearest, clamped to the type's range), through

@@ -739,7 +739,6 @@ ComponentType default_output_type(const std::string& path, ComponentType input_t
 
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
                         bool overwrite, const WriteSettings& settings) {
-  static_assert(WriteSettings{}.compression == kDefaultCompressionLevel);
   const Geometry& g = image.info.geometry;
   const int components = static_cast<int>(image.planes.size());
   check_output_format(path, g.dims, components, type);
@@ -759,13 +758,23 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
 
   StagingFolder stage(path);
   const std::string itk_path = join_path(stage.folder(), names.itk_name);
-  QuietStderr quiet;
-  const std::string name = writer_for(itk_path)->GetNameOfClass();
+  // ITK's chatter is silenced only while ITK works, so that the caller's progress shows.
+  std::string name;
+  {
+    QuietStderr quiet;
+    name = writer_for(itk_path)->GetNameOfClass();
+  }
+  auto report_progress = [&](double f) {
+    if (settings.progress)
+      settings.progress(f);
+  };
+  report_progress(0.0);
   WriteReport report;
   std::vector<char> buffer;
   planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
   const uint64_t data_bytes = buffer.size();
   auto write = [&] {
+    QuietStderr quiet;
     itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type);
     io->SetUseCompression(settings.itk_encoder && name == "MetaImageIO");
     io->WriteImageInformation();
@@ -782,11 +791,24 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   }
   buffer = std::vector<char>();  // the pixels are on disk now; compression maps that file
   const bool time_in_seconds = name == "NiftiImageIO" && g.dims == 4;
-  if (names.kind == OutputKind::ItkDirect && time_in_seconds)
+  if (names.kind == OutputKind::ItkDirect && time_in_seconds) {
+    QuietStderr quiet;
     mark_time_in_seconds(itk_path);
+  }
+  // Shares of the write: the uncompressed file first, then its compression where there is one.
+  const bool compressing =
+      (names.kind == OutputKind::NiftiGz || names.kind == OutputKind::MetaSingle ||
+       names.kind == OutputKind::MetaHeader) &&
+      settings.compression > 0;
+  const double written = compressing ? 0.3 : 0.9;
+  report_progress(written);
+  std::function<void(double)> compression_progress;
+  if (settings.progress)
+    compression_progress = [&](double f) { report_progress(written + (0.95 - written) * f); };
   finish_staged_output(stage.folder(), path, names, data_bytes, settings.compression,
-                       settings.threads, time_in_seconds);
+                       settings.threads, time_in_seconds, compression_progress);
   stage.commit(overwrite);
+  report_progress(1.0);
   return report;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,11 @@ void check_companions(const std::string& target, const OutputNames& names, bool 
 /// header plus `data_bytes` of pixels), compresses where the kind asks for it, marks a 4D
 /// NIfTI's time unit as seconds when `time_in_seconds`, and leaves only the final files in
 /// `folder`. Throws IoError naming `target` and the reason (e.g. "No space left on device").
+/// `progress` (may be empty) follows the compression from 0 to 1.
 void finish_staged_output(const std::string& folder, const std::string& target,
                           const OutputNames& names, uint64_t data_bytes, int compression_level,
-                          int threads, bool time_in_seconds);
+                          int threads, bool time_in_seconds,
+                          const std::function<void(double)>& progress = {});
 
 /// Why writing into `folder` fails now (errno text of a probe write reaching `bytes` bytes), or
 /// "" when a probe succeeds.

@@ -2,12 +2,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +33,72 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
+// The staging folders that exist, for the signal handler: fixed slots (no allocation in the
+// handler), each a path and a flag saying it is in use.
+constexpr int kStagingSlots = 16;
+struct StagingSlot {
+  std::atomic<bool> claimed{false};  ///< taken by a StagingFolder
+  std::atomic<bool> ready{false};    ///< `path` is complete: the handler may use it
+  char path[PATH_MAX];
+};
+StagingSlot g_staging[kStagingSlots];
+
+int register_staging(const std::string& folder) {
+  if (folder.size() >= PATH_MAX)
+    return -1;
+  for (int i = 0; i < kStagingSlots; ++i) {
+    bool expected = false;
+    if (!g_staging[i].claimed.compare_exchange_strong(expected, true))
+      continue;
+    std::memcpy(g_staging[i].path, folder.c_str(), folder.size() + 1);
+    g_staging[i].ready = true;
+    return i;
+  }
+  return -1;
+}
+
+void unregister_staging(int slot) {
+  if (slot < 0)
+    return;
+  g_staging[slot].ready = false;
+  g_staging[slot].claimed = false;
+}
+
+// Removes the files in `folder` and the folder, with system calls only (getdents64, unlinkat).
+void remove_folder_raw(const char* folder) noexcept {
+  const int fd = ::open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    alignas(8) char buf[4096];
+    long n;
+    while ((n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+      for (long at = 0; at < n;) {
+        struct Entry {
+          uint64_t ino;
+          int64_t off;
+          unsigned short reclen;
+          unsigned char type;
+          char name[1];
+        };
+        const auto* e = reinterpret_cast<const Entry*>(buf + at);
+        const bool dots =
+            e->name[0] == '.' && (e->name[1] == '\0' || (e->name[1] == '.' && e->name[2] == '\0'));
+        if (!dots)
+          ::unlinkat(fd, e->name, 0);
+        at += e->reclen;
+      }
+    }
+    ::close(fd);
+  }
+  ::rmdir(folder);
+}
+
 }  // namespace
+
+void remove_staging_folders_now() noexcept {
+  for (auto& slot : g_staging)
+    if (slot.ready.load())
+      remove_folder_raw(slot.path);
+}
 
 std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -200,6 +268,7 @@ StagingFolder::StagingFolder(const std::string& target) : target_(target) {
   }
   folder_ = buf.data();
   staged_ = join_path(folder_, name_of(target));
+  slot_ = register_staging(folder_);
 }
 
 StagingFolder::~StagingFolder() {
@@ -209,6 +278,8 @@ StagingFolder::~StagingFolder() {
 void StagingFolder::remove_folder() noexcept {
   if (folder_.empty())
     return;
+  unregister_staging(slot_);
+  slot_ = -1;
   for (const auto& n : list_files(folder_))
     ::unlink(join_path(folder_, n).c_str());
   ::rmdir(folder_.c_str());
@@ -236,14 +307,21 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
       ordered.push_back(n);
   ordered.push_back(main_name);
   std::vector<std::string> moved;
+  sigset_t interrupts, before;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
   for (const auto& n : ordered) {
     const std::string final_path = join_path(target_dir_, n);
     if (::rename(join_path(folder_, n).c_str(), final_path.c_str()) != 0) {
-      throw IoError(final_path +
-                    ": cannot move the written file into place: " + std::strerror(errno));
+      const std::string why = std::strerror(errno);
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      throw IoError(final_path + ": cannot move the written file into place: " + why);
     }
     moved.push_back(final_path);
   }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   sync_path(target_dir_, target_);
   return moved;
 }

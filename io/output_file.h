@@ -59,8 +59,14 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+/// Removes every staging folder that exists now, with what is in it. Async-signal-safe (only
+/// system calls, no allocation): for a SIGINT/SIGTERM handler that ends the process at once.
+void remove_staging_folders_now() noexcept;
+
 /// A hidden folder `.NAME.tmpXXXXXX` beside the target; removed with everything in it on
-/// destruction unless committed.
+/// destruction unless committed, and by remove_staging_folders_now() (it is registered while it
+/// exists). The renames of commit() run with SIGINT and SIGTERM blocked, so that an interrupt
+/// never leaves half of a header/data pair in place.
 class StagingFolder {
  public:
   explicit StagingFolder(const std::string& target);
@@ -82,6 +88,7 @@ class StagingFolder {
 
  private:
   std::string target_, folder_, staged_, target_dir_;
+  int slot_ = -1;  ///< in the signal handler's registry
   void remove_folder() noexcept;
 };
 

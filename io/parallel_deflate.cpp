@@ -109,7 +109,8 @@ uint64_t CompressedStream::size() const {
 }
 
 CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,
-                                   int level, int threads, size_t chunk_bytes) {
+                                   int level, int threads, size_t chunk_bytes,
+                                   const std::function<void(double)>& progress) {
   if (level < 0 || level > kMaxCompressionLevel)
     throw std::runtime_error("compression level " + std::to_string(level) + " is not in 0..9");
   chunk_bytes = std::max<size_t>(chunk_bytes, 1);
@@ -118,6 +119,12 @@ CompressedStream compress_parallel(const void* data, size_t size, DeflateContain
   auto chunk_length = [&](size_t i) { return std::min(chunk_bytes, size - i * chunk_bytes); };
   const int workers = worker_threads(threads);
   CompressedStream result;
+  std::atomic<size_t> done{0};
+  auto chunk_done = [&] {
+    const size_t n = ++done;
+    if (progress)
+      progress(static_cast<double>(n) / static_cast<double>(chunks));
+  };
 
   if (container == DeflateContainer::Gzip) {
     result.pieces.resize(chunks);
@@ -130,6 +137,7 @@ CompressedStream compress_parallel(const void* data, size_t size, DeflateContain
         throw std::runtime_error("deflate: cannot make a compressor");
       result.pieces[i] =
           gzip_member(c.get(), in + i * chunk_bytes, size == 0 ? 0 : chunk_length(i));
+      chunk_done();
     });
     return result;
   }
@@ -141,6 +149,7 @@ CompressedStream compress_parallel(const void* data, size_t size, DeflateContain
     const size_t n = size == 0 ? 0 : chunk_length(i);
     result.pieces[i + 1] = deflate_piece(in + i * chunk_bytes, n, level, i + 1 == chunks);
     adlers[i] = libdeflate_adler32(1, in + i * chunk_bytes, n);
+    chunk_done();
   });
   uLong adler = adlers[0];
   for (size_t i = 1; i < chunks; ++i)

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,10 @@ struct CompressedStream {
 /// Compresses `size` bytes at `data` into `container` at `level` (0..9) on `threads` threads
 /// (0: all hardware threads). `chunk_bytes` is the unit of parallel work (tests use small
 /// chunks to get many). Throws std::runtime_error when a compressor cannot be made.
+/// `progress` (may be empty) is called with the fraction of chunks done, from the worker threads.
 CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,
-                                   int level, int threads = 0, size_t chunk_bytes = 1 << 20);
+                                   int level, int threads = 0, size_t chunk_bytes = 1 << 20,
+                                   const std::function<void(double)>& progress = {});
 
 /// The members of a gzip file written by compress_parallel (found through their "ND" subfield):
 /// offset and length of each member. Empty when the file is not made of such members (e.g. a

@@ -134,14 +134,26 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
   return plan;
 }
 
+io::Image read_input(const std::string& path, Progress& progress, double& seconds_read) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto share = progress.span(0.0, kReadShare);
+  share(0.0);
+  io::Image image = io::read_image(path);
+  share(1.0);
+  seconds_read = seconds_since(t0);
+  return image;
+}
+
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
                   const Plan& plan, const CommonOptions& c, const OutputOptions& o,
-                  double& seconds_write) {
+                  double& seconds_write, const std::function<bool(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   Progress::check_interrupted();
   io::WriteSettings settings;
   settings.compression = o.compression;
   settings.threads = c.threads;
+  if (progress)
+    settings.progress = [progress](double f) { progress(f); };
   const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force, settings);
   if (r.clamped > 0) {
     char range[160];
@@ -225,7 +237,8 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
     out.planes[c].assign(static_cast<size_t>(geo.voxel_count()), 0.0f);
-    options.progress = progress.callback(c, parts);
+    const double share = (kFilterShare - kReadShare) / parts;
+    options.progress = progress.span(kReadShare + share * c, kReadShare + share * (c + 1));
     Progress::check_interrupted();
     RunReport r;
     try {
@@ -243,7 +256,6 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
     total += r.seconds_total;
     report = r;
   }
-  progress.finish();
   report.seconds_compute = compute;
   report.seconds_upload = upload;
   report.seconds_download = download;
@@ -253,16 +265,17 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
 
 }  // namespace
 
-void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read) {
-  Progress progress(!common.quiet, label);
   RunReport report;
   const io::Image result = filter_components(input, g, options, progress, filter, report);
-  print_run_report(report, common);
   double seconds_write = 0;
-  write_result(out, input, result, plan, common, output, seconds_write);
+  write_result(out, input, result, plan, common, output, seconds_write,
+               progress.span(kFilterShare, 1.0));
+  progress.finish();
+  print_run_report(report, common);
   print_timings(common, seconds_read, report, seconds_write);
 }
 

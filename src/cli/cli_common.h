@@ -17,6 +17,8 @@ class App;
 
 namespace ndconv::cli {
 
+class Progress;
+
 /// The command line asks for something impossible (bad value, conflicting options); exit code 2.
 class UsageError : public Error {
  public:
@@ -36,7 +38,7 @@ struct CommonOptions {
 struct OutputOptions {
   std::string type;  ///< empty: float32 (or what the format holds); "same"; or a type name
   std::string preview;
-  int compression = 1;  ///< deflate level of .nii.gz / .mha / .mhd (io::WriteSettings)
+  int compression = io::kDefaultCompressionLevel;  ///< deflate level of .nii.gz / .mha / .mhd
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
@@ -59,10 +61,19 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
 void note(const CommonOptions& common, const std::string& text);
 void warn(const std::string& text);
 
-/// Writes `image` as planned and reports clamping; then the preview if asked for.
+/// Shares of the progress bar: reading up to kReadShare, filtering up to kFilterShare, writing
+/// the rest (the shares of a compressed 4D output's typical timings).
+constexpr double kReadShare = 0.1, kFilterShare = 0.6;
+
+/// Reads the input, the first share of `progress`.
+io::Image read_input(const std::string& path, Progress& progress, double& seconds_read);
+
+/// Writes `image` as planned and reports clamping; then the preview if asked for. `progress`
+/// (may be empty) follows the write from 0 to 1.
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
                   const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                  double& seconds_write);
+                  double& seconds_write,
+                  const std::function<bool(double)>& progress = std::function<bool(double)>());
 
 /// "zero", "replicate", "mirror", "periodic" (already checked by CLI11).
 Boundary parse_boundary(const std::string& name);
@@ -78,11 +89,11 @@ void print_run_report(const RunReport& report, const CommonOptions& common);
 using PlaneFilter =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
 
-/// The end of every filtering subcommand: runs `filter` on every component plane of `input` (a
-/// progress bar titled `label`; the result has the extents of `g` and the input's geometry moved
-/// by g.start voxels, the `valid` region), prints the --verbose run report, writes the result as
-/// planned and prints the --verbose timings.
-void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+/// The end of every filtering subcommand: runs `filter` on every component plane of `input` (the
+/// filtering share of `progress`; the result has the extents of `g` and the input's geometry
+/// moved by g.start voxels, the `valid` region), prints the --verbose run report, writes the
+/// result as planned (the writing share) and prints the --verbose timings.
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read);

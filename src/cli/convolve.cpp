@@ -10,6 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "io/image.h"
+#include "progress.h"
 #include "ndconv/engine.h"
 
 namespace ndconv::cli {
@@ -105,12 +106,12 @@ void run_convolve(const ConvolveArgs& a) {
                  to_string(options.region));
   }
 
-  const auto t_read = std::chrono::steady_clock::now();
-  const io::Image input = io::read_image(a.in);
-  const double seconds_read = seconds_since(t_read);
+  Progress progress(!a.common.quiet, "convolve");
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
 
   filter_and_write(
-      "convolve", input, g, options,
+      progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_dense(in, filter, out, o);
       },

@@ -7,14 +7,22 @@
 #include <atomic>
 #include <cstdio>
 
+#include "io/output_file.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cli {
 
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
+// Ends the process at once, in whatever stage (reading, filtering, writing): the staging
+// folders of unfinished writes are removed first, so nothing half-written remains. Only
+// async-signal-safe calls.
 extern "C" void on_interrupt(int) {
   g_interrupted = 1;
+  io::remove_staging_folders_now();
+  static const char message[] = "ndconv: error: interrupted; no output was written\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message, sizeof message - 1);
+  ::_exit(130);
 }
 }  // namespace
 
@@ -49,6 +57,14 @@ std::function<bool(double)> Progress::callback(int part, int parts) {
   return [this, part, parts](double f) {
     if (enabled_)
       update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
+    return !interrupted();
+  };
+}
+
+std::function<bool(double)> Progress::span(double from, double to) {
+  return [this, from, to](double f) {
+    if (enabled_)
+      update(from + (to - from) * std::clamp(f, 0.0, 1.0));
     return !interrupted();
   };
 }

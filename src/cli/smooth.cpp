@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "io/image.h"
+#include "progress.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 
@@ -88,9 +89,9 @@ void run_smooth(const SmoothArgs& a) {
     }
   }
 
-  const auto t_read = std::chrono::steady_clock::now();
-  const io::Image input = io::read_image(a.in);
-  const double seconds_read = seconds_since(t_read);
+  Progress progress(!a.common.quiet, "smooth");
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
 
   Options options = engine_options(a.common);
   options.operation = Operation::Correlation;  // symmetric taps: the same either way
@@ -101,7 +102,7 @@ void run_smooth(const SmoothArgs& a) {
   const OutputGeometry g = output_geometry(dims, input.info.geometry.extent, filter_extent,
                                            options.operation, OutputRegion::Same);
   filter_and_write(
-      "smooth", input, g, options,
+      progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_separable(in, filter, out, o);
       },

@@ -4,7 +4,10 @@
 // compared by what they resolve to; companion files are counted; awkward but legal names work.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -172,6 +175,49 @@ TEST_F(CliOutput, AwkwardButLegalNamesWork) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("'%'"), std::string::npos) << r.err;
   EXPECT_TRUE(out_.list().empty());
+}
+
+// SIGINT or SIGTERM at any moment (reading, filtering, compressing, renaming) ends ndconv with
+// 130 and leaves no temporary file; an output is either complete or absent.
+TEST_F(CliOutput, InterruptAtAnyStageLeavesNoTemporaryFile) {
+  write_meta(in_ / "big.mha", volume(4, {64, 64, 48, 6}, fresh_seed()));
+  const std::string out = out_ / "o.nii.gz";
+  int completed = 0, interrupted = 0;
+  for (const int delay_ms : {40, 400, 900}) {
+    for (const int sig : {SIGINT, SIGTERM}) {
+      SCOPED_TRACE("signal " + std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms");
+      const pid_t child = ::fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(null_fd, STDERR_FILENO);
+        ::execl(NDCONV_CLI_PATH, "ndconv", "smooth", (in_ / "big.mha").c_str(), out.c_str(),
+                "--sigma", "2vox", "--compression", "9", "--threads", "1", "--device", "cpu", "-q",
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      ::usleep(static_cast<useconds_t>(delay_ms) * 1000);
+      ::kill(child, sig);
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+      const int code = WEXITSTATUS(status);
+      const auto names = out_.list();
+      if (code == 0) {
+        ++completed;
+        EXPECT_EQ(names, std::vector<std::string>{"o.nii.gz"});
+        EXPECT_EQ(io::read_image(out).info.geometry.extent, (Index{64, 64, 48, 6}));
+      } else {
+        ++interrupted;
+        EXPECT_EQ(code, 130);
+        EXPECT_TRUE(names.empty()) << names.front();
+      }
+      for (const auto& n : names)
+        fs::remove(out_ / n);
+    }
+  }
+  EXPECT_GT(interrupted, 0);  // the run is long enough for the early signals to land
+  (void)completed;
 }
 
 TEST_F(CliOutput, AFolderAsTheOutputIsCalledAFolder) {
