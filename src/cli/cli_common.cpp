@@ -2,9 +2,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <set>
 
 #include "io/output_encode.h"
 #include "io/output_file.h"
@@ -83,6 +87,82 @@ Options engine_options(const CommonOptions& c) {
   o.outputs_per_thread = c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
   o.threads = c.threads;
   return o;
+}
+
+void add_batch_options(CLI::App& sub, BatchOptions& b) {
+  sub.add_option("-o,--output-dir", b.output_dir,
+                 "batch: every positional file is an input, each written to this folder under "
+                 "its own file name");
+  sub.add_option("--list", b.list_file,
+                 "batch: a text file of input paths, one a line (needs --output-dir)");
+}
+
+std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& b) {
+  if (b.output_dir.empty()) {
+    if (!b.list_file.empty())
+      throw UsageError("--list: needs --output-dir (-o DIR) for the outputs");
+    if (names.size() < 2)
+      throw UsageError("OUT is required: give IN OUT, or IN... -o DIR for a batch");
+    if (names.size() > 2)
+      throw UsageError("too many files: give IN OUT, or IN... -o DIR for a batch");
+    return {{names[0], names[1]}};
+  }
+  std::vector<std::string> inputs = names;
+  if (!b.list_file.empty()) {
+    std::FILE* f = std::fopen(b.list_file.c_str(), "r");
+    if (f == nullptr)
+      throw UsageError("--list: " + b.list_file + ": " + std::strerror(errno));
+    char line[4096];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      std::string s = line;
+      while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+        s.pop_back();
+      if (!s.empty() && s[0] != '#')
+        inputs.push_back(s);
+    }
+    std::fclose(f);
+  }
+  if (inputs.empty())
+    throw UsageError("no input files for the batch");
+  struct stat st;
+  if (::stat(b.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError("--output-dir: " + b.output_dir + " is not a folder");
+  std::vector<Job> jobs;
+  std::set<std::string> outputs;
+  for (const auto& in : inputs) {
+    const std::string out = io::join_path(b.output_dir, io::name_of(in));
+    if (!outputs.insert(io::resolved_path(out)).second)
+      throw UsageError(out + ": two inputs of the batch would both write it");
+    jobs.push_back({in, out});
+  }
+  return jobs;
+}
+
+void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
+              const std::function<void(const Job&)>& one) {
+  if (jobs.size() == 1)
+    return one(jobs[0]);
+  int failed = 0;
+  for (const Job& job : jobs) {
+    try {
+      one(job);
+    } catch (const Aborted&) {
+      throw;
+    } catch (const std::exception& e) {
+      ++failed;
+      const std::string what = e.what();
+      // Errors name their file; those about an option name the input here.
+      const bool named =
+          what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
+      std::fprintf(stderr, "ndconv: error: %s%s\n", named ? "" : (job.in + ": ").c_str(),
+                   what.c_str());
+    }
+  }
+  if (failed > 0) {
+    throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
+                " inputs failed (named above); the others were written");
+  }
+  note(c, "batch: " + std::to_string(jobs.size()) + " inputs written");
 }
 
 void note(const CommonOptions& c, const std::string& text) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "io/image.h"
 #include "ndconv/errors.h"
@@ -56,6 +57,29 @@ struct Plan {
 };
 Plan plan_output(const std::string& in, const std::string& out, const CommonOptions& common,
                  const OutputOptions& output, int output_dims_hint = 0);
+
+/// Batches: `IN... -o DIR/` (and `--list FILE`, one input path a line) filter many inputs in one
+/// process, each written as DIR/<its file name>.
+struct BatchOptions {
+  std::string output_dir, list_file;
+};
+void add_batch_options(CLI::App& sub, BatchOptions& batch);
+
+/// One input and its output.
+struct Job {
+  std::string in, out;
+};
+
+/// The jobs of a command: without -o, exactly `IN OUT` (`singles` names, e.g. {"IN", "OUT"});
+/// with -o DIR, every name (and every line of --list) is an input. Throws UsageError on a
+/// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
+std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
+
+/// Runs `one` for every job in turn. A job that fails is reported by name on stderr
+/// ("ndconv: error: ...") and the others go on; an interrupt ends them all. Throws Error
+/// ("N of M inputs failed") at the end when any failed, so that the exit code says so.
+void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
+              const std::function<void(const Job&)>& one);
 
 /// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
 void note(const CommonOptions& common, const std::string& text);

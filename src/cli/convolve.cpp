@@ -18,6 +18,8 @@ namespace ndconv::cli {
 namespace {
 
 struct ConvolveArgs {
+  std::vector<std::string> files;  ///< IN KERNEL OUT, or the inputs and then KERNEL of a batch
+  BatchOptions batch;
   std::string in, kernel, out, boundary = "replicate", region = "same";
   bool correlate = false, normalize = false;
   CommonOptions common;
@@ -125,12 +127,11 @@ void add_convolve_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "convolve",
       "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.");
-  sub->add_option("IN", a->in, "input image (2D/3D/4D)")->required();
-  sub->add_option("KERNEL", a->kernel,
-                  "kernel image of the same dimension (any readable format), at most 31 taps per "
-                  "axis (15 in 4D)")
-      ->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  "IN KERNEL OUT: input image (2D/3D/4D); kernel image of the same dimension (any "
+                  "readable format), at most 31 taps per axis (15 in 4D); output image (the "
+                  "format follows the extension). With -o DIR: IN... KERNEL");
+  add_batch_options(*sub, a->batch);
   sub->add_flag("--correlate", a->correlate, "correlate instead (do not flip the kernel)");
   sub->add_flag("--normalize", a->normalize, "divide the kernel by the sum of its values");
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
@@ -142,7 +143,23 @@ void add_convolve_command(CLI::App& app) {
       ->check(CLI::IsMember({"same", "valid"}));
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
-  sub->callback([a] { run_convolve(*a); });
+  sub->callback([a] {
+    std::vector<std::string> names = a->files;
+    // IN KERNEL OUT, or IN... KERNEL -o DIR: the kernel is the last name before OUT.
+    const bool batch = !a->batch.output_dir.empty();
+    if (names.size() < (batch ? 1u : 2u))
+      throw UsageError("KERNEL is required: give IN KERNEL OUT, or IN... KERNEL -o DIR");
+    const size_t k = batch ? names.size() - 1 : 1;
+    const std::string kernel = names[k];
+    names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
+    run_jobs(make_jobs(names, a->batch), a->common, [&](const Job& job) {
+      ConvolveArgs one = *a;
+      one.in = job.in;
+      one.kernel = kernel;
+      one.out = job.out;
+      run_convolve(one);
+    });
+  });
 }
 
 }  // namespace ndconv::cli

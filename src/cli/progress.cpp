@@ -15,12 +15,13 @@ namespace ndconv::cli {
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
 // Ends the process at once, in whatever stage (reading, filtering, writing): the staging
-// folders of unfinished writes are removed first, so nothing half-written remains. Only
+// folders of unfinished writes are removed first, so nothing half-written remains (an output
+// whose renames had begun is complete: they run with the signals blocked). Only
 // async-signal-safe calls.
 extern "C" void on_interrupt(int) {
   g_interrupted = 1;
   io::remove_staging_folders_now();
-  static const char message[] = "ndconv: error: interrupted; no output was written\n";
+  static const char message[] = "ndconv: error: interrupted; unfinished outputs were removed\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message, sizeof message - 1);
   ::_exit(130);
 }

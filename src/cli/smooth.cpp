@@ -20,6 +20,8 @@ namespace ndconv::cli {
 namespace {
 
 struct SmoothArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out, sigma, fwhm, time_sigma, boundary = "replicate";
   double truncate = 4.0;
   CommonOptions common;
@@ -116,9 +118,10 @@ void add_smooth_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "smooth",
       "Gaussian smoothing (separable). 4D series: each 3D frame on its own unless --time-sigma.");
-  sub->add_option("IN", a->in, "input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D)")
-      ->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  "IN OUT: input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D) and "
+                  "output image (the format follows the extension); with -o DIR: IN...");
+  add_batch_options(*sub, a->batch);
   auto* sigma = sub->add_option("--sigma", a->sigma,
                                 "standard deviation: one value or one per axis (1x1x2), unit mm "
                                 "(default) or vox, e.g. 1.5, 2vox, 1x1x2mm");
@@ -134,7 +137,14 @@ void add_smooth_command(CLI::App& app) {
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
-  sub->callback([a] { run_smooth(*a); });
+  sub->callback([a] {
+    run_jobs(make_jobs(a->files, a->batch), a->common, [&](const Job& job) {
+      SmoothArgs one = *a;
+      one.in = job.in;
+      one.out = job.out;
+      run_smooth(one);
+    });
+  });
 }
 
 }  // namespace ndconv::cli
