@@ -598,9 +598,10 @@ class QuietStderr {
   int saved_fd_ = -1;
 };
 
-// A writer for `itk_path` set up with the image's geometry, pixel type and `type`.
+// A writer for `itk_path` set up with the image's geometry, pixel type and `type`; with
+// `one_voxel`, for an image of one voxel with that geometry (its header is what is wanted).
 itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const Image& image,
-                                            ComponentType type) {
+                                            ComponentType type, bool one_voxel) {
   itk::ImageIOBase::Pointer io = writer_for(itk_path);
   const std::string name = io->GetNameOfClass();
   io->SetFileName(itk_path);
@@ -609,7 +610,7 @@ itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const I
   io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
   itk::ImageIORegion region(static_cast<unsigned>(g.dims));
   for (int a = 0; a < g.dims; ++a) {
-    io->SetDimensions(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    io->SetDimensions(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
     io->SetSpacing(a, g.spacing[a]);
     io->SetOrigin(a, g.origin[a]);
     std::vector<double> column(g.dims);
@@ -617,7 +618,7 @@ itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const I
       column[r] = g.direction[r * kMaxDims + a];
     io->SetDirection(a, column);
     region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    region.SetSize(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
   }
   io->SetIORegion(region);
   io->SetComponentType(itk_component(type));
@@ -773,12 +774,21 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   std::vector<char> buffer;
   planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
   const uint64_t data_bytes = buffer.size();
+  // Scalar NIfTI and any MetaImage hold the buffer as it is: ITK then writes only a one-voxel
+  // image for its header, and the pixels go to the file once, from memory.
+  bool from_memory = !settings.itk_encoder &&
+                     (((names.kind == OutputKind::Nifti || names.kind == OutputKind::NiftiGz) &&
+                       components == 1) ||
+                      names.kind == OutputKind::MetaSingle || names.kind == OutputKind::MetaHeader);
+  for (int a = 0; a < g.dims; ++a)
+    from_memory = from_memory && g.extent[a] <= 32767;  // NIfTI-1 holds int16 extents
+  const std::vector<char> one_voxel(buffer.size() / static_cast<size_t>(g.voxel_count()), 0);
   auto write = [&] {
     QuietStderr quiet;
-    itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type);
+    itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type, from_memory);
     io->SetUseCompression(settings.itk_encoder && name == "MetaImageIO");
     io->WriteImageInformation();
-    io->Write(buffer.data());
+    io->Write(from_memory ? one_voxel.data() : buffer.data());
   };
   try {
     if (names.kind == OutputKind::Other)
@@ -789,7 +799,17 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
     const std::string why = write_failure_reason(stage.folder(), data_bytes);
     throw IoError(path + ": writing failed: " + (why.empty() ? one_line(e) : why));
   }
-  buffer = std::vector<char>();  // the pixels are on disk now; compression maps that file
+  MemoryPixels pixels;
+  if (from_memory) {
+    pixels.data = reinterpret_cast<const unsigned char*>(buffer.data());
+    pixels.bytes = buffer.size();
+    pixels.dims = g.dims;
+    for (int a = 0; a < g.dims; ++a)
+      pixels.extent[a] = g.extent[a];
+    pixels.itk_bytes = one_voxel.size();
+  } else {
+    buffer = std::vector<char>();  // the pixels are on disk now; compression maps that file
+  }
   const bool time_in_seconds = name == "NiftiImageIO" && g.dims == 4;
   if (names.kind == OutputKind::ItkDirect && time_in_seconds) {
     QuietStderr quiet;
@@ -800,13 +820,14 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
       (names.kind == OutputKind::NiftiGz || names.kind == OutputKind::MetaSingle ||
        names.kind == OutputKind::MetaHeader) &&
       settings.compression > 0;
-  const double written = compressing ? 0.3 : 0.9;
+  const double written = from_memory ? 0.05 : compressing ? 0.3 : 0.9;
   report_progress(written);
   std::function<void(double)> compression_progress;
   if (settings.progress)
     compression_progress = [&](double f) { report_progress(written + (0.95 - written) * f); };
   finish_staged_output(stage.folder(), path, names, data_bytes, settings.compression,
-                       settings.threads, time_in_seconds, compression_progress);
+                       settings.threads, time_in_seconds, compression_progress,
+                       from_memory ? &pixels : nullptr);
   stage.commit(overwrite);
   report_progress(1.0);
   return report;

@@ -235,6 +235,111 @@ void finish_meta(const std::string& folder, const std::string& target, const Out
   write_new_file(join_path(folder, final_name), {{header.data(), header.size()}}, target);
 }
 
+// The pixels as they go into a file: deflated into pieces, or the caller's bytes as they are.
+struct Body {
+  CompressedStream deflated;
+  ByteSpan raw{nullptr, 0};
+  bool is_deflated = false;
+  uint64_t size() const { return is_deflated ? deflated.size() : raw.size; }
+  void append_to(std::vector<ByteSpan>& pieces) const {
+    if (!is_deflated) {
+      pieces.push_back(raw);
+      return;
+    }
+    for (const auto& p : deflated.pieces)
+      pieces.push_back({p.data(), p.size()});
+  }
+};
+
+Body encode(const MemoryPixels& px, bool deflate, DeflateContainer container, int level,
+            int threads, const ProgressFn& progress) {
+  Body b;
+  b.is_deflated = deflate;
+  if (deflate)
+    b.deflated =
+        compress_parallel(px.data, px.bytes, container, level, threads, kChunkBytes, progress);
+  else
+    b.raw = {px.data, px.bytes};
+  return b;
+}
+
+// ITK's file without its one voxel of data: the header it wrote for this geometry.
+std::string itk_header(const std::string& folder, const std::string& path, uint64_t itk_bytes,
+                       const std::string& label) {
+  const MappedFile file(path, label);
+  if (file.size() < itk_bytes + 16)
+    incomplete(folder, label, itk_bytes + 16);
+  return std::string(reinterpret_cast<const char*>(file.data()), file.size() - itk_bytes);
+}
+
+void finish_nifti_from_memory(const std::string& folder, const std::string& target,
+                              const OutputNames& names, const MemoryPixels& px, int level,
+                              int threads, bool time_in_seconds, const ProgressFn& progress) {
+  const std::string itk_path = join_path(folder, names.itk_name);
+  std::string header = itk_header(folder, itk_path, px.itk_bytes, target);
+  float vox_offset = 0;
+  if (header.size() >= 348)
+    std::memcpy(&vox_offset, header.data() + 108, sizeof vox_offset);
+  if (header.size() < 348 || static_cast<double>(vox_offset) != static_cast<double>(header.size()))
+    throw IoError(target + ": the NIfTI header ITK wrote has an unexpected layout");
+  for (int a = 0; a < px.dims; ++a) {  // dim[1..]: int16 from byte 42
+    const int16_t d = static_cast<int16_t>(px.extent[a]);
+    std::memcpy(&header[42 + 2 * a], &d, sizeof d);
+  }
+  if (time_in_seconds)
+    header[kNiftiUnitsByte] =
+        static_cast<char>(with_seconds(static_cast<unsigned char>(header[kNiftiUnitsByte])));
+  const bool gz = names.kind == OutputKind::NiftiGz;
+  const Body body = encode(px, gz, DeflateContainer::Gzip, level, threads, progress);
+  CompressedStream head;
+  std::vector<ByteSpan> pieces;
+  if (gz) {
+    head = compress_parallel(header.data(), header.size(), DeflateContainer::Gzip, level, 1);
+    for (const auto& p : head.pieces)
+      pieces.push_back({p.data(), p.size()});
+  } else {
+    pieces.push_back({header.data(), header.size()});
+  }
+  body.append_to(pieces);
+  ::unlink(itk_path.c_str());
+  write_new_file(join_path(folder, name_of(target)), pieces, target);
+}
+
+void finish_meta_from_memory(const std::string& folder, const std::string& target,
+                             const OutputNames& names, const MemoryPixels& px, int level,
+                             int threads, const ProgressFn& progress) {
+  const std::string itk_path = join_path(folder, names.itk_name);
+  const bool single = names.kind == OutputKind::MetaSingle;
+  std::string header = itk_header(folder, itk_path, single ? px.itk_bytes : 0, target);
+  // The one-voxel image's "DimSize = 1 1 1" becomes the real extents.
+  const std::string key = "DimSize = ";
+  const auto at = header.find("\n" + key);
+  const auto eol = at == std::string::npos ? at : header.find('\n', at + 1);
+  if (eol == std::string::npos)
+    throw IoError(target + ": the MetaImage header ITK wrote has an unexpected layout");
+  std::string dims_line = key;
+  for (int a = 0; a < px.dims; ++a)
+    dims_line += (a ? " " : "") + std::to_string(px.extent[a]);
+  header.replace(at + 1, eol - at - 1, dims_line);
+  const Body body = encode(px, level > 0, DeflateContainer::Zlib, level, threads, progress);
+  const uint64_t compressed = level > 0 ? body.size() : 0;
+  ::unlink(itk_path.c_str());
+  if (single) {
+    header = meta_header(header, compressed, "LOCAL", target);
+    std::vector<ByteSpan> pieces{{header.data(), header.size()}};
+    body.append_to(pieces);
+    write_new_file(join_path(folder, name_of(target)), pieces, target);
+    return;
+  }
+  ::unlink((itk_path.substr(0, itk_path.size() - 4) + ".raw").c_str());
+  const std::string data_name = names.companions.at(0);
+  std::vector<ByteSpan> pieces;
+  body.append_to(pieces);
+  write_new_file(join_path(folder, data_name), pieces, target);
+  header = meta_header(header, compressed, data_name, target);
+  write_new_file(join_path(folder, name_of(target)), {{header.data(), header.size()}}, target);
+}
+
 }  // namespace
 
 OutputNames output_names(const std::string& target, int compression_level) {
@@ -293,7 +398,16 @@ void check_companions(const std::string& target, const OutputNames& names, bool 
 
 void finish_staged_output(const std::string& folder, const std::string& target,
                           const OutputNames& names, uint64_t data_bytes, int level, int threads,
-                          bool time_in_seconds, const ProgressFn& progress) {
+                          bool time_in_seconds, const ProgressFn& progress,
+                          const MemoryPixels* pixels) {
+  if (pixels != nullptr) {
+    if (names.kind == OutputKind::Nifti || names.kind == OutputKind::NiftiGz)
+      return finish_nifti_from_memory(folder, target, names, *pixels, level, threads,
+                                      time_in_seconds, progress);
+    if (names.kind == OutputKind::MetaSingle || names.kind == OutputKind::MetaHeader)
+      return finish_meta_from_memory(folder, target, names, *pixels, level, threads, progress);
+    throw IoError(target + ": this format cannot be written from memory");
+  }
   switch (names.kind) {
     case OutputKind::Nifti:
     case OutputKind::NiftiGz:

@@ -46,10 +46,23 @@ void check_companions(const std::string& target, const OutputNames& names, bool 
 /// NIfTI's time unit as seconds when `time_in_seconds`, and leaves only the final files in
 /// `folder`. Throws IoError naming `target` and the reason (e.g. "No space left on device").
 /// `progress` (may be empty) follows the compression from 0 to 1.
+///
+/// With `pixels`, ITK wrote only a one-voxel image of the same geometry (its header is all that
+/// is used: the extents are set from `pixels`) and the file's data comes from `pixels` itself,
+/// so that the pixels are not written twice. For scalar NIfTI (.nii, .nii.gz) and MetaImage
+/// (.mha, .mhd), whose data ITK writes as the buffer is.
+struct MemoryPixels {
+  const unsigned char* data = nullptr;
+  uint64_t bytes = 0;
+  int dims = 0;
+  int64_t extent[4] = {1, 1, 1, 1};
+  uint64_t itk_bytes = 0;  ///< the one voxel's bytes at the end of ITK's file
+};
 void finish_staged_output(const std::string& folder, const std::string& target,
                           const OutputNames& names, uint64_t data_bytes, int compression_level,
                           int threads, bool time_in_seconds,
-                          const std::function<void(double)>& progress = {});
+                          const std::function<void(double)>& progress = {},
+                          const MemoryPixels* pixels = nullptr);
 
 /// Why writing into `folder` fails now (errno text of a probe write reaching `bytes` bytes), or
 /// "" when a probe succeeds.
