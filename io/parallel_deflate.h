@@ -4,9 +4,9 @@
 //    members; zlib's gzread, gzip and Python's gzip read them in sequence). Each member carries an
 //    FEXTRA subfield "ND" holding the member's own length, so that a reader can find the members
 //    without inflating and decode them in parallel (as BGZF does with its "BC" subfield).
-//  - zlib: one zlib stream (what MetaImage's CompressedData needs): the chunks are compressed as
-//    independent raw-deflate pieces that end on a byte boundary (a sync flush) and only the last
-//    one final, as pigz does, behind one zlib header and one Adler-32 combined from the chunks'.
+//  - zlib: one zlib stream (what MetaImage's CompressedData needs): the chunks are compressed
+//    (libdeflate) as raw-deflate pieces that end on a byte boundary, only the last one final, as
+//    pigz does, behind one zlib header and one Adler-32 combined from the chunks'.
 // ITK-free.
 #pragma once
 

@@ -65,9 +65,16 @@ struct Case {
 };
 
 TEST(ParallelDeflate, GzipMembersAndZlibStreamInflateWithZlib) {
-  const Case cases[] = {{0, 1 << 20, 1, 0},      {1, 1 << 20, 1, 0},   {4096, 4096, 6, 2},
-                        {4097, 4096, 9, 3},      {100000, 7000, 0, 4}, {300001, 65536, 1, 0},
-                        {1 << 20, 1 << 16, 5, 8}};
+  const Case cases[] = {{0, 1 << 20, 1, 0},
+                        {1, 1 << 20, 1, 0},
+                        {4096, 4096, 6, 2},
+                        {4097, 4096, 9, 3},
+                        {100000, 7000, 0, 4},
+                        {300001, 65536, 1, 0},
+                        {1 << 20, 1 << 16, 5, 8},
+                        // chunks of several deflate blocks each (libdeflate splits long input)
+                        {3 << 20, 1 << 20, 1, 2},
+                        {(3 << 20) + 17, 1 << 20, 9, 3}};
   for (const Case& c : cases) {
     SCOPED_TRACE("size " + std::to_string(c.size) + " chunk " + std::to_string(c.chunk) +
                  " level " + std::to_string(c.level));
