@@ -770,10 +770,6 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
       settings.progress(f);
   };
   report_progress(0.0);
-  WriteReport report;
-  std::vector<char> buffer;
-  planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
-  const uint64_t data_bytes = buffer.size();
   // Scalar NIfTI and any MetaImage hold the buffer as it is: ITK then writes only a one-voxel
   // image for its header, and the pixels go to the file once, from memory.
   bool from_memory = !settings.itk_encoder &&
@@ -782,13 +778,25 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
                       names.kind == OutputKind::MetaSingle || names.kind == OutputKind::MetaHeader);
   for (int a = 0; a < g.dims; ++a)
     from_memory = from_memory && g.extent[a] <= 32767;  // NIfTI-1 holds int16 extents
-  const std::vector<char> one_voxel(buffer.size() / static_cast<size_t>(g.voxel_count()), 0);
+  // A float32 scalar plane already is the file's data: no converted copy.
+  const bool plane_as_is = from_memory && type == ComponentType::Float32 && components == 1;
+  WriteReport report;
+  std::vector<char> buffer;
+  if (plane_as_is)
+    report = float_report(image.planes, g.voxel_count(), settings.threads);
+  else
+    planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
+  const char* data =
+      plane_as_is ? reinterpret_cast<const char*>(image.planes[0].data()) : buffer.data();
+  const uint64_t data_bytes = static_cast<uint64_t>(g.voxel_count()) * components *
+                              static_cast<uint64_t>(component_bytes(type));
+  const std::vector<char> one_voxel(data_bytes / static_cast<uint64_t>(g.voxel_count()), 0);
   auto write = [&] {
     QuietStderr quiet;
     itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type, from_memory);
     io->SetUseCompression(settings.itk_encoder && name == "MetaImageIO");
     io->WriteImageInformation();
-    io->Write(from_memory ? one_voxel.data() : buffer.data());
+    io->Write(from_memory ? one_voxel.data() : data);
   };
   try {
     if (names.kind == OutputKind::Other)
@@ -801,8 +809,8 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   }
   MemoryPixels pixels;
   if (from_memory) {
-    pixels.data = reinterpret_cast<const unsigned char*>(buffer.data());
-    pixels.bytes = buffer.size();
+    pixels.data = reinterpret_cast<const unsigned char*>(data);
+    pixels.bytes = data_bytes;
     pixels.dims = g.dims;
     for (int a = 0; a < g.dims; ++a)
       pixels.extent[a] = g.extent[a];

@@ -69,11 +69,9 @@ T store(float x, WriteReport& r) {
   }
 }
 
-// One block of voxels: the finite range, then the conversion, counted in `r`.
-template <typename T>
-void from_planes(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end, T* out,
-                 WriteReport& r, bool& any) {
-  const int components = static_cast<int>(planes.size());
+// The finite range of one block of voxels, into `r`; `any` says whether there was one.
+void scan_range(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end,
+                WriteReport& r, bool& any) {
   for (const auto& p : planes) {
     for (int64_t v = begin; v < end; ++v) {
       const float x = p[v];
@@ -86,10 +84,33 @@ void from_planes(const std::vector<std::vector<float>>& planes, int64_t begin, i
       any = true;
     }
   }
+}
+
+// One block of voxels: the finite range, then the conversion, counted in `r`.
+template <typename T>
+void from_planes(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end, T* out,
+                 WriteReport& r, bool& any) {
+  scan_range(planes, begin, end, r, any);
+  const int components = static_cast<int>(planes.size());
   for (int c = 0; c < components; ++c) {
     const float* in = planes[c].data();
     for (int64_t v = begin; v < end; ++v)
       out[v * components + c] = store<T>(in[v], r);
+  }
+}
+
+// Per-block reports merged in block order, so that the result does not depend on the threads.
+void merge_reports(const std::vector<WriteReport>& parts, const std::vector<char>& seen,
+                   WriteReport& report) {
+  bool any = false;
+  for (size_t b = 0; b < parts.size(); ++b) {
+    report.clamped += parts[b].clamped;
+    report.nan_zeroed += parts[b].nan_zeroed;
+    if (!seen[b])
+      continue;
+    report.min = any ? std::min(report.min, parts[b].min) : parts[b].min;
+    report.max = any ? std::max(report.max, parts[b].max) : parts[b].max;
+    any = true;
   }
 }
 
@@ -146,17 +167,23 @@ void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentTy
       seen[b] = any;
     });
   });
-  // Merged in block order, so that the report does not depend on the thread count.
-  bool any = false;
-  for (size_t b = 0; b < blocks; ++b) {
-    report.clamped += parts[b].clamped;
-    report.nan_zeroed += parts[b].nan_zeroed;
-    if (!seen[b])
-      continue;
-    report.min = any ? std::min(report.min, parts[b].min) : parts[b].min;
-    report.max = any ? std::max(report.max, parts[b].max) : parts[b].max;
-    any = true;
-  }
+  merge_reports(parts, seen, report);
+}
+
+WriteReport float_report(const std::vector<std::vector<float>>& planes, int64_t voxels,
+                         int threads) {
+  WriteReport report;
+  report.type = ComponentType::Float32;
+  const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
+  std::vector<WriteReport> parts(blocks);
+  std::vector<char> seen(blocks, 0);
+  for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t b) {
+    bool any = false;
+    scan_range(planes, begin, end, parts[b], any);
+    seen[b] = any;
+  });
+  merge_reports(parts, seen, report);
+  return report;
 }
 
 double convert_value(float value, ComponentType type) {
