@@ -147,8 +147,10 @@ void add_convolve_command(CLI::App& app) {
     std::vector<std::string> names = a->files;
     // IN KERNEL OUT, or IN... KERNEL -o DIR: the kernel is the last name before OUT.
     const bool batch = !a->batch.output_dir.empty();
-    if (names.size() < (batch ? 1u : 2u))
-      throw UsageError("KERNEL is required: give IN KERNEL OUT, or IN... KERNEL -o DIR");
+    if (names.size() < (batch ? 2u : 3u)) {
+      throw UsageError(std::string(names.size() < 2 ? "KERNEL and OUT are" : "OUT is") +
+                       " required: give IN KERNEL OUT, or IN... KERNEL -o DIR");
+    }
     const size_t k = batch ? names.size() - 1 : 1;
     const std::string kernel = names[k];
     names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
