@@ -9,9 +9,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "io/parallel_deflate.h"
 #include "ndconv/errors.h"
 #include "ndconv/types.h"
 
@@ -115,11 +117,27 @@ void check_output_format(const std::string& path, int dims, int components, Comp
 ComponentType default_output_type(const std::string& path, ComponentType input_type,
                                   std::string& note);
 
+/// How write_image encodes.
+struct WriteSettings {
+  /// Deflate level of compressed outputs (.nii.gz, .mha, .mhd), 0 (stored) to 9 (smallest).
+  /// MetaImage at level 0 is written uncompressed.
+  int compression = kDefaultCompressionLevel;
+  int threads = 0;  ///< compression threads; 0: all hardware threads
+  /// Reference for tests: ITK's own single-threaded encoders write the file under its final
+  /// name (MetaImage compressed), as ndconv wrote before its parallel encoders.
+  bool itk_encoder = false;
+  /// Called with the fraction of the write done (0 to 1), from any thread; may be empty.
+  std::function<void(double)> progress;
+};
+
 /// Writes `image` to `path` as `type` (rounded to nearest, clamped to the type's range), through
-/// a temporary folder beside `path` and a rename, so that a failure leaves no partial output.
-/// An existing file is replaced only when `overwrite`; otherwise RequestError.
+/// a temporary folder beside `path` and a rename, so that a failure leaves no partial output:
+/// every file is checked complete and flushed (fsync) before it is renamed into place; a full
+/// disk is an IoError with the system's reason. An existing file is replaced only when
+/// `overwrite`; otherwise RequestError. A companion file (the .img of a .hdr, the data file of a
+/// .mhd) is replaced only together with its existing target.
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
-                        bool overwrite);
+                        bool overwrite, const WriteSettings& settings = {});
 
 /// "5.2.1"
 std::string itk_version();

@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <mutex>
@@ -28,7 +29,9 @@
 #include "io/memory_check.h"
 #include "io/nifti2_reader.h"
 #include "io/nrrd_header.h"
+#include "io/output_encode.h"
 #include "io/output_file.h"
+#include "io/parallel_deflate.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
@@ -392,6 +395,46 @@ bool writable_components(const std::string& io_name, int components) {
   return true;
 }
 
+// ITK's PNG writer aborts and its JPEG writer calls exit() when the disk is full, and the BMP
+// writer does not report a short write: these formats are written in a forked child (they are
+// small), whose exit status says whether the file is complete, and then read back. `write`
+// makes, uses and destroys the writer, so that its stream is flushed before the child exits.
+void write_in_child(const std::function<void()>& write, const std::string& written,
+                    const std::string& label, uint64_t bytes) {
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  bool ok = false;
+  if (child < 0) {
+    write();
+    ok = true;
+  } else if (child == 0) {
+    int code = 1;
+    try {
+      write();
+      code = 0;
+    } catch (...) {
+    }
+    ::_exit(code);
+  } else {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  if (ok) {
+    try {
+      (void)read_image(written);
+    } catch (const IoError&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    const std::string why = write_failure_reason(folder_of(written), bytes);
+    throw IoError(
+        label + ": cannot write: " + (why.empty() ? std::string("the image writer failed") : why));
+  }
+}
+
 itk::ImageIOBase::Pointer writer_for(const std::string& path) {
   register_formats();
   itk::ImageIOBase::Pointer io =
@@ -421,7 +464,9 @@ void read_complete(itk::ImageIOBase& io, std::vector<char>& buffer, const std::s
 }
 
 // NIfTI's reader copies through its own buffer, so the marker above cannot see a short file;
-// count the bytes of the data file (decompressing a .gz) against what the header needs.
+// the data file's length is checked against what the header needs instead: its size when
+// uncompressed; for gzip, the members' recorded lengths (files ndconv wrote) or the bytes the
+// stream inflates to (libdeflate, counted, not kept).
 void check_nifti_length(const std::string& path) {
   nifti_image* header = nifti_image_read(path.c_str(), 0);
   if (header == nullptr)
@@ -430,18 +475,16 @@ void check_nifti_length(const std::string& path) {
                         static_cast<double>(header->nvox) * header->nbyper;
   const std::string data_file = header->iname ? header->iname : path;
   nifti_image_free(header);
-  znzFile f = znzopen(data_file.c_str(), "rb", 1);
-  if (znz_isnull(f))
-    throw IoError(path + ": cannot open the data file " + data_file);
-  std::vector<char> chunk(1 << 20);
   double have = 0;
-  while (true) {
-    const size_t n = znzread(chunk.data(), 1, chunk.size(), f);
-    have += static_cast<double>(n);
-    if (n < chunk.size() || have >= needed)
-      break;
+  try {
+    const MappedFile file(data_file, path);
+    const bool gzip = file.size() >= 2 && file.data()[0] == 0x1f && file.data()[1] == 0x8b;
+    have = gzip ? static_cast<double>(
+                      gzip_length_up_to(file.data(), file.size(), static_cast<uint64_t>(needed)))
+                : static_cast<double>(file.size());
+  } catch (const IoError&) {
+    throw IoError(path + ": cannot open the data file " + data_file);
   }
-  znzclose(f);
   if (have < needed) {
     throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
   }
@@ -535,6 +578,48 @@ class QuietStderr {
   int saved_fd_ = -1;
 };
 
+// A writer for `itk_path` set up with the image's geometry, pixel type and `type`; with
+// `one_voxel`, for an image of one voxel with that geometry (its header is what is wanted).
+itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const Image& image,
+                                            ComponentType type, bool one_voxel) {
+  itk::ImageIOBase::Pointer io = writer_for(itk_path);
+  const std::string name = io->GetNameOfClass();
+  io->SetFileName(itk_path);
+  const Geometry& g = image.info.geometry;
+  const int components = static_cast<int>(image.planes.size());
+  io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    io->SetDimensions(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
+    io->SetSpacing(a, g.spacing[a]);
+    io->SetOrigin(a, g.origin[a]);
+    std::vector<double> column(g.dims);
+    for (int r = 0; r < g.dims; ++r)
+      column[r] = g.direction[r * kMaxDims + a];
+    io->SetDirection(a, column);
+    region.SetIndex(a, 0);
+    region.SetSize(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io->SetIORegion(region);
+  io->SetComponentType(itk_component(type));
+  io->SetNumberOfComponents(static_cast<unsigned>(components));
+  IOPixel pixel = IOPixel::SCALAR;
+  if (components > 1) {
+    // NIfTI stores colour only as 8-bit RGB(A); other colour images become vectors there.
+    const bool colour_ok = name != "NiftiImageIO" || type == ComponentType::UInt8;
+    if (image.info.pixel_kind == "rgb" && components == 3 && colour_ok)
+      pixel = IOPixel::RGB;
+    else if (image.info.pixel_kind == "rgba" && components == 4 && colour_ok)
+      pixel = IOPixel::RGBA;
+    else
+      pixel = IOPixel::VECTOR;
+  }
+  io->SetPixelType(pixel);
+  // ITK writes NIfTI and MetaImage uncompressed; finish_staged_output compresses on all cores.
+  io->SetUseCompression(false);
+  return io;
+}
+
 }  // namespace
 
 std::string itk_version() {
@@ -572,10 +657,14 @@ Image read_image(const std::string& path) {
   try {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
-    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
-    read_complete(*io, buffer, path);
-    if (image.info.format == "NiftiImageIO")
+    const bool nifti = image.info.format == "NiftiImageIO";
+    if (nifti)
       check_nifti_length(path);
+    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
+    if (nifti)
+      io->Read(buffer.data());  // one pass: the length was checked above
+    else
+      read_complete(*io, buffer, path);
     check_2d_length(path, image.info.format);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
@@ -591,6 +680,12 @@ Image read_image(const std::string& path) {
 
 void check_output_format(const std::string& path, int dims, int components, ComponentType type) {
   itk::ImageIOBase::Pointer io = writer_for(path);
+  if (output_names(path, 0).kind == OutputKind::MetaHeader &&
+      name_of(path).find('%') != std::string::npos) {
+    throw RequestError(path +
+                       ": a .mhd output whose name holds '%' would name a data file that "
+                       "MetaImage readers take for a slice pattern; rename it or write .mha");
+  }
   const std::string name = io->GetNameOfClass();
   const std::string label = format_label(name);
   if (name == "NrrdImageIO")
@@ -631,61 +726,105 @@ ComponentType default_output_type(const std::string& path, ComponentType input_t
 }
 
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
-                        bool overwrite) {
+                        bool overwrite, const WriteSettings& settings) {
   const Geometry& g = image.info.geometry;
   const int components = static_cast<int>(image.planes.size());
   check_output_format(path, g.dims, components, type);
+  if (settings.compression < 0 || settings.compression > kMaxCompressionLevel) {
+    throw RequestError("the compression level must be 0 to " +
+                       std::to_string(kMaxCompressionLevel));
+  }
   struct stat st;
   if (!overwrite && ::lstat(path.c_str(), &st) == 0)
     throw RequestError(path + ": exists; use --force to overwrite it");
+  OutputNames names = output_names(path, settings.compression);
+  check_companions(path, names, overwrite);
+  if (settings.itk_encoder) {
+    names.kind = OutputKind::ItkDirect;
+    names.itk_name = name_of(path);
+  }
 
   StagingFolder stage(path);
-  QuietStderr quiet;
-  itk::ImageIOBase::Pointer io = writer_for(stage.staged_path());
-  const std::string name = io->GetNameOfClass();
-  io->SetFileName(stage.staged_path());
-  io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
-  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-  for (int a = 0; a < g.dims; ++a) {
-    io->SetDimensions(a, static_cast<itk::SizeValueType>(g.extent[a]));
-    io->SetSpacing(a, g.spacing[a]);
-    io->SetOrigin(a, g.origin[a]);
-    std::vector<double> column(g.dims);
-    for (int r = 0; r < g.dims; ++r)
-      column[r] = g.direction[r * kMaxDims + a];
-    io->SetDirection(a, column);
-    region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  const std::string itk_path = join_path(stage.folder(), names.itk_name);
+  // ITK's chatter is silenced only while ITK works, so that the caller's progress shows.
+  std::string name;
+  {
+    QuietStderr quiet;
+    name = writer_for(itk_path)->GetNameOfClass();
   }
-  io->SetIORegion(region);
-  io->SetComponentType(itk_component(type));
-  io->SetNumberOfComponents(static_cast<unsigned>(components));
-  IOPixel pixel = IOPixel::SCALAR;
-  if (components > 1) {
-    // NIfTI stores colour only as 8-bit RGB(A); other colour images become vectors there.
-    const bool colour_ok = name != "NiftiImageIO" || type == ComponentType::UInt8;
-    if (image.info.pixel_kind == "rgb" && components == 3 && colour_ok)
-      pixel = IOPixel::RGB;
-    else if (image.info.pixel_kind == "rgba" && components == 4 && colour_ok)
-      pixel = IOPixel::RGBA;
-    else
-      pixel = IOPixel::VECTOR;
-  }
-  io->SetPixelType(pixel);
-  io->SetUseCompression(name == "MetaImageIO" || name == "NrrdImageIO");
-
+  auto report_progress = [&](double f) {
+    if (settings.progress)
+      settings.progress(f);
+  };
+  report_progress(0.0);
+  // Scalar NIfTI and any MetaImage hold the buffer as it is: ITK then writes only a one-voxel
+  // image for its header, and the pixels go to the file once, from memory.
+  bool from_memory = !settings.itk_encoder &&
+                     (((names.kind == OutputKind::Nifti || names.kind == OutputKind::NiftiGz) &&
+                       components == 1) ||
+                      names.kind == OutputKind::MetaSingle || names.kind == OutputKind::MetaHeader);
+  for (int a = 0; a < g.dims; ++a)
+    from_memory = from_memory && g.extent[a] <= 32767;  // NIfTI-1 holds int16 extents
+  // A float32 scalar plane already is the file's data: no converted copy.
+  const bool plane_as_is = from_memory && type == ComponentType::Float32 && components == 1;
   WriteReport report;
   std::vector<char> buffer;
-  planes_to_native(image.planes, type, g.voxel_count(), buffer, report);
-  try {
+  if (plane_as_is)
+    report = float_report(image.planes, g.voxel_count(), settings.threads);
+  else
+    planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
+  const char* data =
+      plane_as_is ? reinterpret_cast<const char*>(image.planes[0].data()) : buffer.data();
+  const uint64_t data_bytes = static_cast<uint64_t>(g.voxel_count()) * components *
+                              static_cast<uint64_t>(component_bytes(type));
+  const std::vector<char> one_voxel(data_bytes / static_cast<uint64_t>(g.voxel_count()), 0);
+  auto write = [&] {
+    QuietStderr quiet;
+    itk::ImageIOBase::Pointer io = configured_writer(itk_path, image, type, from_memory);
+    io->SetUseCompression((settings.itk_encoder && name == "MetaImageIO") || name == "NrrdImageIO");
     io->WriteImageInformation();
-    io->Write(buffer.data());
+    io->Write(from_memory ? one_voxel.data() : data);
+  };
+  try {
+    if (names.kind == OutputKind::Other)
+      write_in_child(write, itk_path, path, data_bytes);
+    else
+      write();
   } catch (const itk::ExceptionObject& e) {
-    throw IoError(path + ": writing failed: " + one_line(e));
+    const std::string why = write_failure_reason(stage.folder(), data_bytes);
+    throw IoError(path + ": writing failed: " + (why.empty() ? one_line(e) : why));
   }
-  if (name == "NiftiImageIO" && g.dims == 4)
-    mark_time_in_seconds(stage.staged_path());
+  MemoryPixels pixels;
+  if (from_memory) {
+    pixels.data = reinterpret_cast<const unsigned char*>(data);
+    pixels.bytes = data_bytes;
+    pixels.dims = g.dims;
+    for (int a = 0; a < g.dims; ++a)
+      pixels.extent[a] = g.extent[a];
+    pixels.itk_bytes = one_voxel.size();
+  } else {
+    buffer = std::vector<char>();  // the pixels are on disk now; compression maps that file
+  }
+  const bool time_in_seconds = name == "NiftiImageIO" && g.dims == 4;
+  if (names.kind == OutputKind::ItkDirect && time_in_seconds) {
+    QuietStderr quiet;
+    mark_time_in_seconds(itk_path);
+  }
+  // Shares of the write: the uncompressed file first, then its compression where there is one.
+  const bool compressing =
+      (names.kind == OutputKind::NiftiGz || names.kind == OutputKind::MetaSingle ||
+       names.kind == OutputKind::MetaHeader) &&
+      settings.compression > 0;
+  const double written = from_memory ? 0.05 : compressing ? 0.3 : 0.9;
+  report_progress(written);
+  std::function<void(double)> compression_progress;
+  if (settings.progress)
+    compression_progress = [&](double f) { report_progress(written + (0.95 - written) * f); };
+  finish_staged_output(stage.folder(), path, names, data_bytes, settings.compression,
+                       settings.threads, time_in_seconds, compression_progress,
+                       from_memory ? &pixels : nullptr);
   stage.commit(overwrite);
+  report_progress(1.0);
   return report;
 }
 

@@ -1,9 +1,16 @@
 #include "io/output_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +21,84 @@
 namespace ndconv::io {
 
 namespace {
+
+// A hidden name built from the target's name, short enough that a legal target name (up to
+// NAME_MAX bytes) still gives a legal hidden name with its suffix.
+std::string hidden_name(const std::string& target_name, const char* suffix) {
+  const size_t room = NAME_MAX - 1 - std::strlen(suffix);
+  return "." + target_name.substr(0, std::min(target_name.size(), room)) + suffix;
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// The staging folders that exist, for the signal handler: fixed slots (no allocation in the
+// handler), each a path and a flag saying it is in use.
+constexpr int kStagingSlots = 16;
+struct StagingSlot {
+  std::atomic<bool> claimed{false};  ///< taken by a StagingFolder
+  std::atomic<bool> ready{false};    ///< `path` is complete: the handler may use it
+  char path[PATH_MAX];
+};
+StagingSlot g_staging[kStagingSlots];
+
+int register_staging(const std::string& folder) {
+  if (folder.size() >= PATH_MAX)
+    return -1;
+  for (int i = 0; i < kStagingSlots; ++i) {
+    bool expected = false;
+    if (!g_staging[i].claimed.compare_exchange_strong(expected, true))
+      continue;
+    std::memcpy(g_staging[i].path, folder.c_str(), folder.size() + 1);
+    g_staging[i].ready = true;
+    return i;
+  }
+  return -1;
+}
+
+void unregister_staging(int slot) {
+  if (slot < 0)
+    return;
+  g_staging[slot].ready = false;
+  g_staging[slot].claimed = false;
+}
+
+// Removes the files in `folder` and the folder, with system calls only (getdents64, unlinkat).
+void remove_folder_raw(const char* folder) noexcept {
+  const int fd = ::open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    alignas(8) char buf[4096];
+    long n;
+    while ((n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+      for (long at = 0; at < n;) {
+        struct Entry {
+          uint64_t ino;
+          int64_t off;
+          unsigned short reclen;
+          unsigned char type;
+          char name[1];
+        };
+        const auto* e = reinterpret_cast<const Entry*>(buf + at);
+        const bool dots =
+            e->name[0] == '.' && (e->name[1] == '\0' || (e->name[1] == '.' && e->name[2] == '\0'));
+        if (!dots)
+          ::unlinkat(fd, e->name, 0);
+        at += e->reclen;
+      }
+    }
+    ::close(fd);
+  }
+  ::rmdir(folder);
+}
+
+}  // namespace
+
+void remove_staging_folders_now() noexcept {
+  for (auto& slot : g_staging)
+    if (slot.ready.load())
+      remove_folder_raw(slot.path);
+}
 
 std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -29,9 +114,97 @@ std::string name_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string join(const std::string& dir, const std::string& name) {
+std::string join_path(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
+
+std::string resolved_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) != nullptr)
+    return buf;
+  const std::string dir = folder_of(path);
+  if (::realpath(dir.c_str(), buf) != nullptr)
+    return join_path(buf, name_of(path));
+  return path;
+}
+
+void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
+                    const std::string& label) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+  auto fail = [&](const std::string& reason) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw IoError(label + ": cannot write: " + reason);
+  };
+  for (const ByteSpan& piece : pieces) {
+    const char* p = static_cast<const char*>(piece.data);
+    size_t left = piece.size;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, std::min<size_t>(left, size_t(1) << 30));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  if (::fsync(fd) != 0)
+    fail(errno_text());
+  if (::close(fd) != 0) {
+    const std::string reason = errno_text();
+    ::unlink(path.c_str());
+    throw IoError(label + ": cannot write: " + reason);
+  }
+}
+
+void sync_path(const std::string& path, const std::string& label) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+  // Folders of some file systems refuse fsync (EINVAL); their entries are then as durable as
+  // the file system makes them.
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    const std::string reason = errno_text();
+    ::close(fd);
+    throw IoError(label + ": cannot write: " + reason);
+  }
+  if (::close(fd) != 0)
+    throw IoError(label + ": cannot write: " + errno_text());
+}
+
+MappedFile::MappedFile(const std::string& path, const std::string& label) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+    const std::string why = errno_text();
+    if (fd_ >= 0)
+      ::close(fd_);
+    throw IoError(label + ": cannot reopen the written file: " + why);
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      const std::string why = errno_text();
+      ::close(fd_);
+      throw IoError(label + ": cannot reopen the written file: " + why);
+    }
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const unsigned char*>(p);
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr)
+    ::munmap(const_cast<unsigned char*>(data_), size_);
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+namespace {
 
 bool exists(const std::string& p) {
   struct stat st;
@@ -68,7 +241,7 @@ void check_output_location(const std::string& path) {
     throw IoError(path + ": cannot write: " + dir + " is not a folder");
   // Root passes access(W_OK) even on read-only places (/sys, read-only mounts): try for real,
   // with the same kind of hidden folder the write itself will use.
-  std::string probe = join(dir, "." + name_of(path) + ".probeXXXXXX");
+  std::string probe = join_path(dir, hidden_name(name_of(path), ".probeXXXXXX"));
   std::vector<char> buf(probe.begin(), probe.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr)
@@ -80,14 +253,13 @@ bool same_file(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  auto normal = [](const std::string& p) { return p.rfind("./", 0) == 0 ? p.substr(2) : p; };
-  return normal(a) == normal(b);
+  return resolved_path(a) == resolved_path(b);
 }
 
 StagingFolder::StagingFolder(const std::string& target) : target_(target) {
   check_output_location(target);
   target_dir_ = folder_of(target);
-  std::string templ = join(target_dir_, "." + name_of(target) + ".tmpXXXXXX");
+  std::string templ = join_path(target_dir_, hidden_name(name_of(target), ".tmpXXXXXX"));
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -95,7 +267,8 @@ StagingFolder::StagingFolder(const std::string& target) : target_(target) {
                   std::strerror(errno));
   }
   folder_ = buf.data();
-  staged_ = join(folder_, name_of(target));
+  staged_ = join_path(folder_, name_of(target));
+  slot_ = register_staging(folder_);
 }
 
 StagingFolder::~StagingFolder() {
@@ -105,8 +278,10 @@ StagingFolder::~StagingFolder() {
 void StagingFolder::remove_folder() noexcept {
   if (folder_.empty())
     return;
+  unregister_staging(slot_);
+  slot_ = -1;
   for (const auto& n : list_files(folder_))
-    ::unlink(join(folder_, n).c_str());
+    ::unlink(join_path(folder_, n).c_str());
   ::rmdir(folder_.c_str());
 }
 
@@ -117,12 +292,14 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
     throw IoError(target_ + ": the image writer produced no file");
   if (!overwrite) {
     for (const auto& n : names) {
-      const std::string final_path = join(target_dir_, n);
+      const std::string final_path = join_path(target_dir_, n);
       if (exists(final_path)) {
         throw RequestError(final_path + ": exists; use --force to overwrite it");
       }
     }
   }
+  for (const auto& n : names)
+    sync_path(join_path(folder_, n), join_path(target_dir_, n));
   // Companion files (e.g. the .raw of a .mhd) first, so that the header never names missing data.
   std::vector<std::string> ordered;
   for (const auto& n : names)
@@ -130,14 +307,22 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
       ordered.push_back(n);
   ordered.push_back(main_name);
   std::vector<std::string> moved;
+  sigset_t interrupts, before;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
   for (const auto& n : ordered) {
-    const std::string final_path = join(target_dir_, n);
-    if (::rename(join(folder_, n).c_str(), final_path.c_str()) != 0) {
-      throw IoError(final_path +
-                    ": cannot move the written file into place: " + std::strerror(errno));
+    const std::string final_path = join_path(target_dir_, n);
+    if (::rename(join_path(folder_, n).c_str(), final_path.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      throw IoError(final_path + ": cannot move the written file into place: " + why);
     }
     moved.push_back(final_path);
   }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  sync_path(target_dir_, target_);
   return moved;
 }
 

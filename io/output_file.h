@@ -4,6 +4,7 @@
 // A failure at any point leaves the target folder as it was. ITK-free.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,59 @@ namespace ndconv::io {
 /// `path` is a folder.
 void check_output_location(const std::string& path);
 
-/// True when both paths name the same existing file (same device and inode), or are equal after
-/// lexical normalisation when they do not exist.
+/// True when both paths name the same file: the same device and inode when both exist, else the
+/// same resolved path (`..` and symlinked folders followed).
 bool same_file(const std::string& a, const std::string& b);
 
+/// The folder part of `path` ("." when it has none) and its last component.
+std::string folder_of(const std::string& path);
+std::string name_of(const std::string& path);
+std::string join_path(const std::string& folder, const std::string& name);
+
+/// What `path` resolves to: symlinks and `..` followed (realpath) for an existing file, else the
+/// resolved folder joined with the name. Used to compare outputs with each other and the input.
+std::string resolved_path(const std::string& path);
+
+/// Bytes to write, without owning them.
+struct ByteSpan {
+  const void* data;
+  size_t size;
+};
+
+/// Creates `path` (which must not exist), writes `pieces` one after the other with large
+/// writes, then fsync and close; every call is checked. On failure the file is removed and
+/// IoError says "`label`: cannot write: <reason>" (e.g. "No space left on device").
+void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
+                    const std::string& label);
+
+/// fsync of an existing file (or folder), checked; IoError "`label`: cannot write: <reason>".
+void sync_path(const std::string& path, const std::string& label);
+
+/// A whole file mapped read-only (for encoding or checking it without copying it).
+class MappedFile {
+ public:
+  /// Throws IoError "`label`: cannot reopen the written file: <reason>".
+  MappedFile(const std::string& path, const std::string& label);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const unsigned char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// Removes every staging folder that exists now, with what is in it. Async-signal-safe (only
+/// system calls, no allocation): for a SIGINT/SIGTERM handler that ends the process at once.
+void remove_staging_folders_now() noexcept;
+
 /// A hidden folder `.NAME.tmpXXXXXX` beside the target; removed with everything in it on
-/// destruction unless committed.
+/// destruction unless committed, and by remove_staging_folders_now() (it is registered while it
+/// exists). The renames of commit() run with SIGINT and SIGTERM blocked, so that an interrupt
+/// never leaves half of a header/data pair in place.
 class StagingFolder {
  public:
   explicit StagingFolder(const std::string& target);
@@ -29,13 +77,18 @@ class StagingFolder {
   /// Where to write: the staging folder plus the target's file name.
   const std::string& staged_path() const { return staged_; }
 
+  /// The staging folder itself.
+  const std::string& folder() const { return folder_; }
+
   /// Moves every file written into the staging folder beside the target, the target itself
-  /// last. Without `overwrite`, fails (RequestError) before moving anything if any of them
+  /// last, after each was flushed to disk (fsync); the target's folder is synced after the
+  /// renames. Without `overwrite`, fails (RequestError) before moving anything if any of them
   /// exists. Returns the final paths.
   std::vector<std::string> commit(bool overwrite);
 
  private:
   std::string target_, folder_, staged_, target_dir_;
+  int slot_ = -1;  ///< in the signal handler's registry
   void remove_folder() noexcept;
 };
 

@@ -2,6 +2,9 @@
 // C++ type keeps it to one loop each way, with no ITK templates involved.
 #include "io/pixel_convert.h"
 
+#include "io/parallel_for.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,15 +14,32 @@ namespace ndconv::io {
 
 namespace {
 
+// Voxels per unit of parallel work: large enough that a thread's start-up is noise.
+constexpr int64_t kBlockVoxels = int64_t(1) << 18;
+
+// Calls body(begin, end, block) for consecutive voxel blocks on all cores.
+template <typename Body>
+void for_blocks(int64_t voxels, int threads, const Body& body) {
+  const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
+  run_parallel(blocks, worker_threads(threads), [&](size_t b) {
+    const int64_t begin = static_cast<int64_t>(b) * kBlockVoxels;
+    body(begin, std::min(voxels, begin + kBlockVoxels), b);
+  });
+}
+
 template <typename T>
-void to_planes(const T* in, int components, int64_t voxels,
-               std::vector<std::vector<float>>& planes) {
-  planes.assign(components, std::vector<float>(static_cast<size_t>(voxels)));
-  for (int c = 0; c < components; ++c) {
-    float* out = planes[c].data();
-    for (int64_t v = 0; v < voxels; ++v)
-      out[v] = static_cast<float>(in[v * components + c]);
-  }
+void to_planes(const T* in, int components, int64_t voxels, std::vector<std::vector<float>>& planes,
+               int threads) {
+  planes.assign(components, std::vector<float>());
+  for (auto& p : planes)
+    p.resize(static_cast<size_t>(voxels));
+  for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t) {
+    for (int c = 0; c < components; ++c) {
+      float* out = planes[c].data();
+      for (int64_t v = begin; v < end; ++v)
+        out[v] = static_cast<float>(in[v * components + c]);
+    }
+  });
 }
 
 // Rounds and clamps one value into T; counts what had to change.
@@ -49,14 +69,48 @@ T store(float x, WriteReport& r) {
   }
 }
 
+// The finite range of one block of voxels, into `r`; `any` says whether there was one.
+void scan_range(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end,
+                WriteReport& r, bool& any) {
+  for (const auto& p : planes) {
+    for (int64_t v = begin; v < end; ++v) {
+      const float x = p[v];
+      if (!std::isfinite(x))
+        continue;
+      if (!any || x < r.min)
+        r.min = x;
+      if (!any || x > r.max)
+        r.max = x;
+      any = true;
+    }
+  }
+}
+
+// One block of voxels: the finite range, then the conversion, counted in `r`.
 template <typename T>
-void from_planes(const std::vector<std::vector<float>>& planes, int64_t voxels, T* out,
-                 WriteReport& r) {
+void from_planes(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end, T* out,
+                 WriteReport& r, bool& any) {
+  scan_range(planes, begin, end, r, any);
   const int components = static_cast<int>(planes.size());
   for (int c = 0; c < components; ++c) {
     const float* in = planes[c].data();
-    for (int64_t v = 0; v < voxels; ++v)
+    for (int64_t v = begin; v < end; ++v)
       out[v * components + c] = store<T>(in[v], r);
+  }
+}
+
+// Per-block reports merged in block order, so that the result does not depend on the threads.
+void merge_reports(const std::vector<WriteReport>& parts, const std::vector<char>& seen,
+                   WriteReport& report) {
+  bool any = false;
+  for (size_t b = 0; b < parts.size(); ++b) {
+    report.clamped += parts[b].clamped;
+    report.nan_zeroed += parts[b].nan_zeroed;
+    if (!seen[b])
+      continue;
+    report.min = any ? std::min(report.min, parts[b].min) : parts[b].min;
+    report.max = any ? std::max(report.max, parts[b].max) : parts[b].max;
+    any = true;
   }
 }
 
@@ -90,34 +144,46 @@ void with_type(ComponentType type, F&& f) {
 }  // namespace
 
 void native_to_planes(const void* buffer, ComponentType type, int components, int64_t voxels,
-                      std::vector<std::vector<float>>& planes) {
+                      std::vector<std::vector<float>>& planes, int threads) {
   with_type(type, [&](auto tag) {
     using T = decltype(tag);
-    to_planes(static_cast<const T*>(buffer), components, voxels, planes);
+    to_planes(static_cast<const T*>(buffer), components, voxels, planes, threads);
   });
 }
 
 void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentType type,
-                      int64_t voxels, std::vector<char>& buffer, WriteReport& report) {
+                      int64_t voxels, std::vector<char>& buffer, WriteReport& report, int threads) {
+  report = WriteReport{};
   report.type = type;
-  bool any = false;
-  for (const auto& p : planes) {
-    for (int64_t v = 0; v < voxels; ++v) {
-      const float x = p[v];
-      if (!std::isfinite(x))
-        continue;
-      if (!any || x < report.min)
-        report.min = x;
-      if (!any || x > report.max)
-        report.max = x;
-      any = true;
-    }
-  }
-  buffer.assign(static_cast<size_t>(voxels) * planes.size() * component_bytes(type), 0);
+  buffer.resize(static_cast<size_t>(voxels) * planes.size() * component_bytes(type));
+  const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
+  std::vector<WriteReport> parts(blocks);
+  std::vector<char> seen(blocks, 0);
   with_type(type, [&](auto tag) {
     using T = decltype(tag);
-    from_planes(planes, voxels, reinterpret_cast<T*>(buffer.data()), report);
+    for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t b) {
+      bool any = false;
+      from_planes(planes, begin, end, reinterpret_cast<T*>(buffer.data()), parts[b], any);
+      seen[b] = any;
+    });
   });
+  merge_reports(parts, seen, report);
+}
+
+WriteReport float_report(const std::vector<std::vector<float>>& planes, int64_t voxels,
+                         int threads) {
+  WriteReport report;
+  report.type = ComponentType::Float32;
+  const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
+  std::vector<WriteReport> parts(blocks);
+  std::vector<char> seen(blocks, 0);
+  for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t b) {
+    bool any = false;
+    scan_range(planes, begin, end, parts[b], any);
+    seen[b] = any;
+  });
+  merge_reports(parts, seen, report);
+  return report;
 }
 
 double convert_value(float value, ComponentType type) {

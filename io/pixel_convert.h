@@ -9,14 +9,22 @@
 
 namespace ndconv::io {
 
-/// Splits an interleaved buffer (`components` values per voxel, type `type`) into float planes.
+/// Splits an interleaved buffer (`components` values per voxel, type `type`) into float planes,
+/// on `threads` threads (0: all hardware threads).
 void native_to_planes(const void* buffer, ComponentType type, int components, int64_t voxels,
-                      std::vector<std::vector<float>>& planes);
+                      std::vector<std::vector<float>>& planes, int threads = 0);
 
 /// Interleaves float planes into `buffer` as `type`: integers are rounded to nearest (halves
-/// away from zero) and clamped to the type's range, NaN becomes 0; counts go to `report`.
+/// away from zero) and clamped to the type's range, NaN becomes 0; counts go to `report`. On
+/// `threads` threads (0: all hardware threads).
 void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentType type,
-                      int64_t voxels, std::vector<char>& buffer, WriteReport& report);
+                      int64_t voxels, std::vector<char>& buffer, WriteReport& report,
+                      int threads = 0);
+
+/// What planes_to_native reports for float32, without converting: the finite range (float32
+/// outputs are written from the planes themselves).
+WriteReport float_report(const std::vector<std::vector<float>>& planes, int64_t voxels,
+                         int threads = 0);
 
 /// One value as `planes_to_native` stores it (as a double), for tests and previews.
 double convert_value(float value, ComponentType type);

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # install below skips recommendations), so a new machine failed to link without it.
 # nlohmann-json3-dev: the JSON of `ndconv sweep` and `ndconv bench` (src/perf).
 packages=(cmake ninja-build g++ pkg-config libinsighttoolkit5-dev libfftw3-dev libcli11-dev
-  nlohmann-json3-dev googletest libgtest-dev)
+  nlohmann-json3-dev googletest libgtest-dev libdeflate-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

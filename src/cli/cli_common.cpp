@@ -2,13 +2,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <set>
 
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
+#include "io/output_encode.h"
 #include "io/output_file.h"
+#include "io/parallel_deflate.h"
 #include "ndconv/engine.h"
 #include "preview.h"
 #include "progress.h"
@@ -69,6 +75,11 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
         return "unknown type '" + s +
                "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
       });
+  sub.add_option("--compression", o.compression,
+                 "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
+                 "slowest); compressed on all cores")
+      ->capture_default_str()
+      ->check(CLI::Range(0, io::kMaxCompressionLevel));
   sub.add_option("--preview", o.preview,
                  "also write a PNG with the middle slices of input and output side by side");
 }
@@ -89,6 +100,82 @@ Options engine_options(const CommonOptions& c) {
   return o;
 }
 
+void add_batch_options(CLI::App& sub, BatchOptions& b) {
+  sub.add_option("-o,--output-dir", b.output_dir,
+                 "batch: every positional file is an input, each written to this folder under "
+                 "its own file name");
+  sub.add_option("--list", b.list_file,
+                 "batch: a text file of input paths, one a line (needs --output-dir)");
+}
+
+std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& b) {
+  if (b.output_dir.empty()) {
+    if (!b.list_file.empty())
+      throw UsageError("--list: needs --output-dir (-o DIR) for the outputs");
+    if (names.size() < 2)
+      throw UsageError("OUT is required: give IN OUT, or IN... -o DIR for a batch");
+    if (names.size() > 2)
+      throw UsageError("too many files: give IN OUT, or IN... -o DIR for a batch");
+    return {{names[0], names[1]}};
+  }
+  std::vector<std::string> inputs = names;
+  if (!b.list_file.empty()) {
+    std::FILE* f = std::fopen(b.list_file.c_str(), "r");
+    if (f == nullptr)
+      throw UsageError("--list: " + b.list_file + ": " + std::strerror(errno));
+    char line[4096];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      std::string s = line;
+      while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+        s.pop_back();
+      if (!s.empty() && s[0] != '#')
+        inputs.push_back(s);
+    }
+    std::fclose(f);
+  }
+  if (inputs.empty())
+    throw UsageError("no input files for the batch");
+  struct stat st;
+  if (::stat(b.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError("--output-dir: " + b.output_dir + " is not a folder");
+  std::vector<Job> jobs;
+  std::set<std::string> outputs;
+  for (const auto& in : inputs) {
+    const std::string out = io::join_path(b.output_dir, io::name_of(in));
+    if (!outputs.insert(io::resolved_path(out)).second)
+      throw UsageError(out + ": two inputs of the batch would both write it");
+    jobs.push_back({in, out});
+  }
+  return jobs;
+}
+
+void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
+              const std::function<void(const Job&)>& one) {
+  if (jobs.size() == 1)
+    return one(jobs[0]);
+  int failed = 0;
+  for (const Job& job : jobs) {
+    try {
+      one(job);
+    } catch (const Aborted&) {
+      throw;
+    } catch (const std::exception& e) {
+      ++failed;
+      const std::string what = e.what();
+      // Errors name their file; those about an option name the input here.
+      const bool named =
+          what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
+      std::fprintf(stderr, "ndconv: error: %s%s\n", named ? "" : (job.in + ": ").c_str(),
+                   what.c_str());
+    }
+  }
+  if (failed > 0) {
+    throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
+                " inputs failed (named above); the others were written");
+  }
+  note(c, "batch: " + std::to_string(jobs.size()) + " inputs written");
+}
+
 void note(const CommonOptions& c, const std::string& text) {
   if (!c.quiet)
     std::fprintf(stderr, "ndconv: %s\n", text.c_str());
@@ -99,19 +186,22 @@ void warn(const std::string& text) {
 }
 
 namespace {
+// The output's place first, so that a folder is called a folder, not "exists"; paths are compared
+// by what they resolve to (`..`, symlinks).
 void check_target(const std::string& in, const std::string& target, const CommonOptions& c) {
+  io::check_output_location(target);
   if (!c.force && io::same_file(in, target)) {
     throw UsageError(target + ": is the input file; use --force to replace it");
   }
   if (!c.force && ::access(target.c_str(), F_OK) == 0)
     throw io::RequestError(target + ": exists; use --force to overwrite it");
-  io::check_output_location(target);
 }
 }  // namespace
 
 Plan plan_output(const std::string& in, const std::string& out, const CommonOptions& c,
                  const OutputOptions& o, int output_dims_hint) {
   check_target(in, out, c);
+  io::check_companions(out, io::output_names(out, o.compression), c.force);
   if (!o.preview.empty()) {
     if (io::same_file(o.preview, out))
       throw UsageError(o.preview + ": the preview and the output are the same file");
@@ -157,12 +247,27 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   io::check_plan_fits(in, m);
 }
 
+io::Image read_input(const std::string& path, Progress& progress, double& seconds_read) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto share = progress.span(0.0, kReadShare);
+  share(0.0);
+  io::Image image = io::read_image(path);
+  share(1.0);
+  seconds_read = seconds_since(t0);
+  return image;
+}
+
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
                   const Plan& plan, const CommonOptions& c, const OutputOptions& o,
-                  double& seconds_write) {
+                  double& seconds_write, const std::function<bool(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   Progress::check_interrupted();
-  const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force);
+  io::WriteSettings settings;
+  settings.compression = o.compression;
+  settings.threads = c.threads;
+  if (progress)
+    settings.progress = [progress](double f) { progress(f); };
+  const io::WriteReport r = io::write_image(out, result, plan.output_type, c.force, settings);
   if (r.clamped > 0) {
     char range[160];
     std::snprintf(range, sizeof range, "[%.17g, %.17g]; the values ranged from %g to %g",
@@ -245,7 +350,8 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
     out.planes[c].assign(static_cast<size_t>(geo.voxel_count()), 0.0f);
-    options.progress = progress.callback(c, parts);
+    const double share = (kFilterShare - kReadShare) / parts;
+    options.progress = progress.span(kReadShare + share * c, kReadShare + share * (c + 1));
     Progress::check_interrupted();
     RunReport r;
     try {
@@ -263,7 +369,6 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
     total += r.seconds_total;
     report = r;
   }
-  progress.finish();
   report.seconds_compute = compute;
   report.seconds_upload = upload;
   report.seconds_download = download;
@@ -273,17 +378,17 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
 
 }  // namespace
 
-void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read) {
-  const Progress::CooperativeInterrupts cooperative;
-  Progress progress(!common.quiet, label);
   RunReport report;
   const io::Image result = filter_components(input, g, options, progress, filter, report);
-  print_run_report(report, common);
   double seconds_write = 0;
-  write_result(out, input, result, plan, common, output, seconds_write);
+  write_result(out, input, result, plan, common, output, seconds_write,
+               progress.span(kFilterShare, 1.0));
+  progress.finish();
+  print_run_report(report, common);
   print_timings(common, seconds_read, report, seconds_write);
 }
 

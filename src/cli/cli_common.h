@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "io/image.h"
 #include "ndconv/errors.h"
@@ -16,6 +17,8 @@ class App;
 }
 
 namespace ndconv::cli {
+
+class Progress;
 
 /// The command line asks for something impossible (bad value, conflicting options); exit code 2.
 class UsageError : public Error {
@@ -36,6 +39,7 @@ struct CommonOptions {
 struct OutputOptions {
   std::string type;  ///< empty: float32 (or what the format holds); "same"; or a type name
   std::string preview;
+  int compression = io::kDefaultCompressionLevel;  ///< deflate level of .nii.gz / .mha / .mhd
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
@@ -62,14 +66,46 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
 void check_memory_plan(const std::string& in, const std::string& out, const Plan& plan,
                        const Index& out_extent, double filter_copies, const CommonOptions& common);
 
+/// Batches: `IN... -o DIR/` (and `--list FILE`, one input path a line) filter many inputs in one
+/// process, each written as DIR/<its file name>.
+struct BatchOptions {
+  std::string output_dir, list_file;
+};
+void add_batch_options(CLI::App& sub, BatchOptions& batch);
+
+/// One input and its output.
+struct Job {
+  std::string in, out;
+};
+
+/// The jobs of a command: without -o, exactly `IN OUT` (`singles` names, e.g. {"IN", "OUT"});
+/// with -o DIR, every name (and every line of --list) is an input. Throws UsageError on a
+/// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
+std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
+
+/// Runs `one` for every job in turn. A job that fails is reported by name on stderr
+/// ("ndconv: error: ...") and the others go on; an interrupt ends them all. Throws Error
+/// ("N of M inputs failed") at the end when any failed, so that the exit code says so.
+void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
+              const std::function<void(const Job&)>& one);
+
 /// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
 void note(const CommonOptions& common, const std::string& text);
 void warn(const std::string& text);
 
-/// Writes `image` as planned and reports clamping; then the preview if asked for.
+/// Shares of the progress bar: reading up to kReadShare, filtering up to kFilterShare, writing
+/// the rest (the shares of a compressed 4D output's typical timings).
+constexpr double kReadShare = 0.1, kFilterShare = 0.6;
+
+/// Reads the input, the first share of `progress`.
+io::Image read_input(const std::string& path, Progress& progress, double& seconds_read);
+
+/// Writes `image` as planned and reports clamping; then the preview if asked for. `progress`
+/// (may be empty) follows the write from 0 to 1.
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
                   const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                  double& seconds_write);
+                  double& seconds_write,
+                  const std::function<bool(double)>& progress = std::function<bool(double)>());
 
 /// "zero", "replicate", "mirror", "periodic" (already checked by CLI11).
 Boundary parse_boundary(const std::string& name);
@@ -85,11 +121,11 @@ void print_run_report(const RunReport& report, const CommonOptions& common);
 using PlaneFilter =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
 
-/// The end of every filtering subcommand: runs `filter` on every component plane of `input` (a
-/// progress bar titled `label`; the result has the extents of `g` and the input's geometry moved
-/// by g.start voxels, the `valid` region), prints the --verbose run report, writes the result as
-/// planned and prints the --verbose timings.
-void filter_and_write(const std::string& label, const io::Image& input, const OutputGeometry& g,
+/// The end of every filtering subcommand: runs `filter` on every component plane of `input` (the
+/// filtering share of `progress`; the result has the extents of `g` and the input's geometry
+/// moved by g.start voxels, the `valid` region), prints the --verbose run report, writes the
+/// result as planned (the writing share) and prints the --verbose timings.
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read);

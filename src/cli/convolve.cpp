@@ -10,6 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "io/image.h"
+#include "progress.h"
 #include "ndconv/engine.h"
 
 namespace ndconv::cli {
@@ -17,6 +18,8 @@ namespace ndconv::cli {
 namespace {
 
 struct ConvolveArgs {
+  std::vector<std::string> files;  ///< IN KERNEL OUT, or the inputs and then KERNEL of a batch
+  BatchOptions batch;
   std::string in, kernel, out, boundary = "replicate", region = "same";
   bool correlate = false, normalize = false;
   CommonOptions common;
@@ -113,12 +116,12 @@ void run_convolve(const ConvolveArgs& a) {
               static_cast<double>(plan.input.geometry.extent[ax]);
   check_memory_plan(a.in, a.out, plan, g.extent, padded + 0.2, a.common);
 
-  const auto t_read = std::chrono::steady_clock::now();
-  const io::Image input = io::read_image(a.in);
-  const double seconds_read = seconds_since(t_read);
+  Progress progress(!a.common.quiet, "convolve");
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
 
   filter_and_write(
-      "convolve", input, g, options,
+      progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_dense(in, filter, out, o);
       },
@@ -132,12 +135,11 @@ void add_convolve_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "convolve",
       "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.");
-  sub->add_option("IN", a->in, "input image (2D/3D/4D)")->required();
-  sub->add_option("KERNEL", a->kernel,
-                  "kernel image of the same dimension (any readable format), at most 31 taps per "
-                  "axis (15 in 4D)")
-      ->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  "IN KERNEL OUT: input image (2D/3D/4D); kernel image of the same dimension (any "
+                  "readable format), at most 31 taps per axis (15 in 4D); output image (the "
+                  "format follows the extension). With -o DIR: IN... KERNEL");
+  add_batch_options(*sub, a->batch);
   sub->add_flag("--correlate", a->correlate, "correlate instead (do not flip the kernel)");
   sub->add_flag("--normalize", a->normalize, "divide the kernel by the sum of its values");
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
@@ -150,7 +152,25 @@ void add_convolve_command(CLI::App& app) {
   add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
-  sub->callback([a] { run_convolve(*a); });
+  sub->callback([a] {
+    std::vector<std::string> names = a->files;
+    // IN KERNEL OUT, or IN... KERNEL -o DIR: the kernel is the last name before OUT.
+    const bool batch = !a->batch.output_dir.empty();
+    if (names.size() < (batch ? 2u : 3u)) {
+      throw UsageError(std::string(names.size() < 2 ? "KERNEL and OUT are" : "OUT is") +
+                       " required: give IN KERNEL OUT, or IN... KERNEL -o DIR");
+    }
+    const size_t k = batch ? names.size() - 1 : 1;
+    const std::string kernel = names[k];
+    names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
+    run_jobs(make_jobs(names, a->batch), a->common, [&](const Job& job) {
+      ConvolveArgs one = *a;
+      one.in = job.in;
+      one.kernel = kernel;
+      one.out = job.out;
+      run_convolve(one);
+    });
+  });
 }
 
 }  // namespace ndconv::cli

@@ -4,6 +4,8 @@
 // Nothing escapes main.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -100,6 +102,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   ndconv::cli::Progress::install_interrupt_handler();
   ndconv::cli::set_preview_caption(argc, argv);
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which the writers report
+  // and clean up after, instead of the signal killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return run(argc, argv);
   } catch (const ndconv::Aborted&) {

@@ -8,34 +8,27 @@
 #include <atomic>
 #include <cstdio>
 
+#include "io/output_file.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cli {
 
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
-volatile sig_atomic_t g_cooperative = 0;
 // A copy of the original stderr: while ITK reads, fd 2 points at /dev/null (io/itk_image_io.cpp).
 int g_stderr_copy = STDERR_FILENO;
+// Ends the process at once, in whatever stage (reading, filtering, writing): the staging
+// folders of unfinished writes are removed first, so nothing half-written remains (an output
+// whose renames had begun is complete: they run with the signals blocked); a sandboxed decoder
+// child dies with the process (PR_SET_PDEATHSIG). Only async-signal-safe calls.
 extern "C" void on_interrupt(int) {
   g_interrupted = 1;
-  if (g_cooperative)
-    return;
-  // Only async-signal-safe calls here: write and _exit.
-  static const char message[] = "ndconv: error: interrupted; no output was written\n";
-  const ssize_t ignored = ::write(g_stderr_copy, message, sizeof message - 1);
-  (void)ignored;
+  io::remove_staging_folders_now();
+  static const char message[] = "ndconv: error: interrupted; unfinished outputs were removed\n";
+  [[maybe_unused]] const ssize_t n = ::write(g_stderr_copy, message, sizeof message - 1);
   ::_exit(130);
 }
 }  // namespace
-
-Progress::CooperativeInterrupts::CooperativeInterrupts() {
-  g_cooperative = 1;
-}
-
-Progress::CooperativeInterrupts::~CooperativeInterrupts() {
-  g_cooperative = 0;
-}
 
 void Progress::install_interrupt_handler() {
   const int copy = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -71,6 +64,14 @@ std::function<bool(double)> Progress::callback(int part, int parts) {
   return [this, part, parts](double f) {
     if (enabled_)
       update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
+    return !interrupted();
+  };
+}
+
+std::function<bool(double)> Progress::span(double from, double to) {
+  return [this, from, to](double f) {
+    if (enabled_)
+      update(from + (to - from) * std::clamp(f, 0.0, 1.0));
     return !interrupted();
   };
 }

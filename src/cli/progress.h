@@ -18,24 +18,16 @@ class Progress {
   /// A callback for ndconv::Options::progress covering part `part` of `parts` of the work; it
   /// returns false (stop) after Ctrl-C, also when progress is not shown.
   std::function<bool(double)> callback(int part, int parts);
+  /// The same for the fraction [from, to] of the whole bar (reading, filtering and writing each
+  /// have their share).
+  std::function<bool(double)> span(double from, double to);
   /// Ends the bar (newline on a terminal).
   void finish();
 
-  /// Ctrl-C and SIGTERM end ndconv at once (exit 130, one line on stderr) while nothing of the
-  /// output exists yet: checks, header and pixel reading, which may sit in ITK code that never
-  /// returns to ndconv (a looping decoder's sandboxed child is killed with it). Inside a
-  /// CooperativeInterrupts scope (filtering and writing) they set a flag instead, so that the
-  /// filter stops at its next progress report and the staging folder of a write is removed;
-  /// interrupted() then says so. Installed once by main().
+  /// Ctrl-C and SIGTERM end the process at once, in any stage, with exit code 130, after
+  /// removing the staging folders of unfinished writes (io::remove_staging_folders_now), so that
+  /// nothing half-written remains. Installed once by main().
   static void install_interrupt_handler();
-  /// While alive, a signal only sets the flag (see install_interrupt_handler).
-  class CooperativeInterrupts {
-   public:
-    CooperativeInterrupts();
-    ~CooperativeInterrupts();
-    CooperativeInterrupts(const CooperativeInterrupts&) = delete;
-    CooperativeInterrupts& operator=(const CooperativeInterrupts&) = delete;
-  };
   static bool interrupted();
   /// Throws ndconv::Aborted when interrupted.
   static void check_interrupted();

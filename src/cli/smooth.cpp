@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "io/image.h"
+#include "progress.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 
@@ -20,6 +21,8 @@ namespace ndconv::cli {
 namespace {
 
 struct SmoothArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out, sigma, fwhm, time_sigma, boundary = "replicate";
   double truncate = 4.0;
   CommonOptions common;
@@ -116,9 +119,9 @@ void run_smooth(const SmoothArgs& a) {
   check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
                     a.common);
 
-  const auto t_read = std::chrono::steady_clock::now();
-  const io::Image input = io::read_image(a.in);
-  const double seconds_read = seconds_since(t_read);
+  Progress progress(!a.common.quiet, "smooth");
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
 
   Options options = engine_options(a.common);
   options.operation = Operation::Correlation;  // symmetric taps: the same either way
@@ -129,7 +132,7 @@ void run_smooth(const SmoothArgs& a) {
   const OutputGeometry g = output_geometry(dims, input.info.geometry.extent, filter_extent,
                                            options.operation, OutputRegion::Same);
   filter_and_write(
-      "smooth", input, g, options,
+      progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_separable(in, filter, out, o);
       },
@@ -143,9 +146,10 @@ void add_smooth_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "smooth",
       "Gaussian smoothing (separable). 4D series: each 3D frame on its own unless --time-sigma.");
-  sub->add_option("IN", a->in, "input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D)")
-      ->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  "IN OUT: input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D) and "
+                  "output image (the format follows the extension); with -o DIR: IN...");
+  add_batch_options(*sub, a->batch);
   auto* sigma = sub->add_option("--sigma", a->sigma,
                                 "standard deviation: one value or one per axis (1x1x2), unit mm "
                                 "(default) or vox, e.g. 1.5, 2vox, 1x1x2mm");
@@ -162,7 +166,14 @@ void add_smooth_command(CLI::App& app) {
   add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
-  sub->callback([a] { run_smooth(*a); });
+  sub->callback([a] {
+    run_jobs(make_jobs(a->files, a->batch), a->common, [&](const Job& job) {
+      SmoothArgs one = *a;
+      one.in = job.in;
+      one.out = job.out;
+      run_smooth(one);
+    });
+  });
 }
 
 }  // namespace ndconv::cli

@@ -1,0 +1,67 @@
+// Deflate compression on all cores, producing standard containers that any single-threaded
+// reader (zlib, gzip -t, ITK, nibabel) accepts:
+//  - gzip: the input cut into chunks, each its own gzip member (RFC 1952 allows a file of several
+//    members; zlib's gzread, gzip and Python's gzip read them in sequence). Each member carries an
+//    FEXTRA subfield "ND" holding the member's own length, so that a reader can find the members
+//    without inflating and decode them in parallel (as BGZF does with its "BC" subfield).
+//  - zlib: one zlib stream (what MetaImage's CompressedData needs): the chunks are compressed
+//    (libdeflate) as raw-deflate pieces that end on a byte boundary, only the last one final, as
+//    pigz does, behind one zlib header and one Adler-32 combined from the chunks'.
+// ITK-free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/parallel_for.h"
+
+namespace ndconv::io {
+
+/// The compression level used when the user gives none: the fastest level that still compresses
+/// (deflate level 1).
+constexpr int kDefaultCompressionLevel = 1;
+/// Levels accepted by --compression: 0 (stored, no compression) to 9 (smallest), zlib's scale.
+constexpr int kMaxCompressionLevel = 9;
+
+enum class DeflateContainer { Gzip, Zlib };
+
+/// Compressed bytes in pieces that are written one after another (no copy into one buffer).
+struct CompressedStream {
+  std::vector<std::vector<unsigned char>> pieces;
+  uint64_t size() const;
+};
+
+/// Compresses `size` bytes at `data` into `container` at `level` (0..9) on `threads` threads
+/// (0: all hardware threads). `chunk_bytes` is the unit of parallel work (tests use small
+/// chunks to get many). Throws std::runtime_error when a compressor cannot be made.
+/// `progress` (may be empty) is called with the fraction of chunks done, from the worker threads.
+CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,
+                                   int level, int threads = 0, size_t chunk_bytes = 1 << 20,
+                                   const std::function<void(double)>& progress = {});
+
+/// The members of a gzip file written by compress_parallel (found through their "ND" subfield):
+/// offset and length of each member. Empty when the file is not made of such members (e.g. a
+/// gzip file from another program), so that the caller falls back to a sequential reader.
+struct GzipMember {
+  size_t offset = 0, length = 0;
+  uint32_t uncompressed = 0;  ///< ISIZE: the member's uncompressed length
+};
+std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size);
+
+/// Inflates the members found by find_gzip_members into `out` (which must hold the sum of their
+/// ISIZE) on `threads` threads, checking each member's CRC-32 and length. Returns false with
+/// `why` set when a member is damaged.
+bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMember>& members,
+                          unsigned char* out, int threads, std::string& why);
+
+/// How many bytes a gzip file inflates to, counted up to `enough` (a length check that needs
+/// no buffer of the whole data): for members written by compress_parallel, the sum of their
+/// ISIZE fields, read without inflating (zlib checks each member's CRC when the file is then
+/// read); for any other gzip file, the bytes its members inflate to (libdeflate, member after
+/// member) until `enough` are seen or the data ends or is damaged.
+uint64_t gzip_length_up_to(const unsigned char* data, size_t size, uint64_t enough);
+
+}  // namespace ndconv::io
