@@ -10,6 +10,7 @@
 #include "axis_values.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "filter_args.h"
 #include "io/image.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
@@ -23,6 +24,7 @@ struct SmoothArgs {
   double truncate = 4.0;
   CommonOptions common;
   OutputOptions output;
+  MaskArgs mask;
 };
 
 // Sigma per axis in voxels, from the options and the input's header.
@@ -71,6 +73,7 @@ void run_smooth(const SmoothArgs& a) {
   parse_axis_values(a.fwhm.empty() ? a.sigma : a.fwhm, a.fwhm.empty() ? "--sigma" : "--fwhm");
   if (!a.time_sigma.empty())
     parse_time_value(a.time_sigma, "--time-sigma");
+  const MaskedOptions masked = masked_options(a.mask);
 
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const auto sigma = sigma_voxels(a, plan.input);
@@ -81,12 +84,16 @@ void run_smooth(const SmoothArgs& a) {
   } catch (const InvalidArgument& e) {
     throw UsageError(std::string("smooth: ") + e.what());
   }
+  warn_if_one_tap(sigma, dims, a.truncate, "smooth");
   if (a.common.verbose) {
     for (int ax = 0; ax < dims; ++ax) {
-      std::fprintf(stderr, "plan: axis %d: sigma %.4g voxels, %zu taps\n", ax, sigma[ax],
-                   filter.taps[ax].size());
+      std::fprintf(stderr, "plan: axis %d: sigma %.4g %s, %zu taps\n", ax, sigma[ax],
+                   ax == 3 ? "frames" : "voxels", filter.taps[ax].size());
     }
   }
+  std::vector<float> mask;
+  if (!a.mask.path.empty())
+    mask = read_mask(a.mask, plan.input);
 
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
@@ -103,7 +110,11 @@ void run_smooth(const SmoothArgs& a) {
   filter_and_write(
       "smooth", input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-        return filter_separable(in, filter, out, o);
+        if (mask.empty())
+          return filter_separable(in, filter, out, o);
+        const ConstVolumeView m =
+            make_view(static_cast<const float*>(mask.data()), in.dims, in.extent);
+        return masked_filter_separable(in, m, filter, out, masked, o);
       },
       a.out, plan, a.common, a.output, seconds_read);
 }
@@ -131,6 +142,7 @@ void add_smooth_command(CLI::App& app) {
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_mask_options(*sub, a->mask);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_smooth(*a); });

@@ -1,1 +1,7 @@
 set(NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/ko_rule.cpp)
+# Filters on the engine (issue 32): kernel specs, derived filters, the median's front end.
+list(APPEND NDCONV_ENGINE_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/kernel_spec.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/derived_filters.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/median.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/median.cpp)
