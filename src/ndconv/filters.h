@@ -112,8 +112,9 @@ inline constexpr int64_t kMaxMedianRadius = 7;
 
 /// The median of the (2 r_a + 1) per axis voxels around each voxel (r_a = 0: the axis is not
 /// filtered), the boundary extending the input as for the other filters. NaN voxels sort above
-/// every number. Runs on the CPU (all threads); Backend::Cuda is refused until the GPU kernel is
-/// in the engine, Auto reports the CPU with the reason.
+/// every number. Runs on the GPU (its own selection kernel, windows of at most 343 voxels: radius
+/// 3 in 3D) when the backend allows it, else on the CPU (all threads); Backend::Cuda throws when
+/// the GPU cannot run it.
 RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
                         const Options& options);
 

@@ -1,4 +1,5 @@
-// The median filter's front end: checks the request and runs the CPU selection (src/cpu/median).
+// The median filter's front end: checks the request, chooses the backend and runs the selection
+// on the GPU (src/cuda/median/) or the CPU (src/cpu/median).
 #include <chrono>
 #include <string>
 
@@ -6,8 +7,52 @@
 #include "cpu/parallel_for.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
+#ifdef NDCONV_HAVE_CUDA
+#include "cuda/median/median.h"
+#endif
 
 namespace ndconv {
+
+namespace {
+
+// Whether the GPU runs this median; the reason goes into the report either way. Throws when the
+// caller insisted on the GPU and it cannot.
+bool use_gpu(const ConstVolumeView& input, const Index& radius, const Options& options,
+             RunReport& report) {
+  if (options.backend == Backend::Cpu) {
+    report.backend_reason = "CPU requested";
+    return false;
+  }
+  std::string why;
+#ifdef NDCONV_HAVE_CUDA
+  const CudaStatus status = cuda_status();
+  const int d = options.cuda_device;
+  if (!status.usable) {
+    why = status.reason;
+  } else if (d < 0 || d >= static_cast<int>(status.devices.size())) {
+    why = "no CUDA device " + std::to_string(d);
+  } else if (!cuda_median::can_implement(input.dims, radius, why)) {
+  } else if (static_cast<double>(status.devices[d].free_memory) <
+             2.2 * static_cast<double>(input.voxel_count()) * sizeof(float)) {
+    why = "the volume and its median do not fit in the GPU's free memory";
+  } else {
+    report.backend_reason =
+        std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
+        ": device " + std::to_string(d) + " (" + status.devices[d].name + ")";
+    return true;
+  }
+#else
+  (void)input;
+  (void)radius;
+  why = "ndconv was built without CUDA support";
+#endif
+  if (options.backend == Backend::Cuda)
+    throw InvalidArgument("the GPU median cannot run: " + why);
+  report.backend_reason = "the median on the CPU: " + why;
+  return false;
+}
+
+}  // namespace
 
 RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
                         const Options& options) {
@@ -27,8 +72,6 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
                             std::to_string(radius[a]) + "; it must be 0.." + std::to_string(limit));
     }
   }
-  if (options.backend == Backend::Cuda)
-    throw InvalidArgument("the median has no GPU kernel in this build; use --device cpu or auto");
   const auto first = reinterpret_cast<const char*>(input.data);
   const auto last = reinterpret_cast<const char*>(input.data + input.voxel_count());
   const auto out_first = reinterpret_cast<const char*>(output.data);
@@ -36,16 +79,21 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
       first < reinterpret_cast<const char*>(output.data + output.voxel_count()))
     throw InvalidArgument("input and output volumes overlap");
   RunReport report;
-  report.backend = Backend::Cpu;
-  report.backend_reason = options.backend == Backend::Cpu
-                              ? "CPU requested"
-                              : "the median runs on the CPU (no GPU kernel in this build)";
-  report.threads = cpu::resolve_thread_count(options.threads);
-  const auto tc = std::chrono::steady_clock::now();
-  cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
-  const auto t1 = std::chrono::steady_clock::now();
-  report.seconds_compute = std::chrono::duration<double>(t1 - tc).count();
-  report.seconds_total = std::chrono::duration<double>(t1 - t0).count();
+  if (use_gpu(input, radius, options, report)) {
+#ifdef NDCONV_HAVE_CUDA
+    report.backend = Backend::Cuda;
+    cuda_median::run(input, output, radius, options.boundary, options.cuda_device, report);
+#endif
+  } else {
+    report.backend = Backend::Cpu;
+    report.threads = cpu::resolve_thread_count(options.threads);
+    const auto tc = std::chrono::steady_clock::now();
+    cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
+    report.seconds_compute =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
+  }
+  report.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }
 
