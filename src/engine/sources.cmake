@@ -4,7 +4,9 @@ list(APPEND NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/kernel_spec.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/derived_filters.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/median.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/median.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/filters/recursive_gaussian.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/median.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/recursive_gaussian.cpp)
 if(NDCONV_HAVE_CUDA)
   list(APPEND NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu)
 endif()

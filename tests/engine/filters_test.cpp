@@ -438,3 +438,94 @@ TEST(Filters, MedianSortsNanAboveNumbersAndRefusesBadRadii) {
 
 }  // namespace
 }  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// The exact Gaussian in float64 taps of radius 6 sigma (no tap limit: the reference has none).
+SeparableFilter exact_gaussian(int dims, const std::array<double, 4>& sigma) {
+  SeparableFilter f;
+  f.dims = dims;
+  for (int a = 0; a < dims; ++a) {
+    if (!(sigma[a] > 0))
+      continue;
+    const int64_t r = static_cast<int64_t>(std::ceil(6 * sigma[a]));
+    double sum = 0;
+    std::vector<double> w;
+    for (int64_t m = -r; m <= r; ++m) {
+      w.push_back(std::exp(-0.5 * m * m / (sigma[a] * sigma[a])));
+      sum += w.back();
+    }
+    for (double v : w)
+      f.taps[a].push_back(static_cast<float>(v / sum));
+  }
+  return f;
+}
+
+// Relative L2 error of the recursive Gaussian against the exact one, on random data.
+double recursive_error(int dims, const Index& extent, const std::array<double, 4>& sigma,
+                       Boundary b) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  const std::vector<float> in = random_values(n, fresh_seed());
+  std::vector<float> out(n);
+  poison(out);
+  const ConstVolumeView iv = make_view(in.data(), dims, extent);
+  Options o;
+  o.boundary = b;
+  o.backend = Backend::Cpu;
+  recursive_gaussian(iv, make_view(out.data(), dims, extent), sigma, o);
+  return relative_l2_error(
+      out, reference_separable_passes(iv, exact_gaussian(dims, sigma), Operation::Correlation, b));
+}
+
+TEST(RecursiveGaussian, AccuracyAgainstTheExactGaussian) {
+  // White noise is the hardest input (the error is the impulse responses' relative L2
+  // difference); the bounds are the third-order filter's own accuracy at each sigma.
+  struct Case {
+    int dims;
+    Index extent;
+    std::array<double, 4> sigma;
+    double bound;
+  };
+  const Case cases[] = {
+      {2, {64, 48, 1, 1}, {0.5, 0.8, 0, 0}, 0.15}, {2, {64, 48, 1, 1}, {1, 1.5, 0, 0}, 0.08},
+      {3, {24, 20, 16, 1}, {2, 3, 2.5, 0}, 0.05},  {4, {14, 12, 10, 6}, {1.2, 2, 1.5, 0.9}, 0.1},
+      {2, {160, 40, 1, 1}, {8, 20, 0, 0}, 0.03},   {2, {900, 6, 1, 1}, {200, 0, 0, 0}, 0.015},
+  };
+  for (const Case& c : cases) {
+    for (Boundary b : kBoundaries) {
+      const double e = recursive_error(c.dims, c.extent, c.sigma, b);
+      std::printf("recursive Gaussian %dD sigma %gx%gx%gx%g %s: relative L2 %.2e\n", c.dims,
+                  c.sigma[0], c.sigma[1], c.sigma[2], c.sigma[3], to_string(b), e);
+      EXPECT_LT(e, c.bound) << c.dims << "D " << to_string(b);
+    }
+  }
+}
+
+TEST(RecursiveGaussian, KeepsConstantsAndRefusesTinySigmas) {
+  // Unit gain and the boundary extension: a constant stays that constant (every boundary but
+  // zero), along all axes, also for sigmas far beyond the volume.
+  const Index extent{17, 9, 5, 1};
+  std::vector<float> in(17 * 9 * 5, 2.5f), out(in.size());
+  const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 3, extent);
+  for (Boundary b : {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+    poison(out);
+    Options o;
+    o.boundary = b;
+    o.backend = Backend::Cpu;
+    recursive_gaussian(iv, make_view(out.data(), 3, extent), {3, 40, 250, 0}, o);
+    for (float v : out)
+      ASSERT_NEAR(v, 2.5f, 2e-5) << to_string(b);
+  }
+  Options o;
+  o.backend = Backend::Cpu;
+  EXPECT_THROW(recursive_gaussian(iv, make_view(out.data(), 3, extent), {0.3, 1, 1, 0}, o),
+               InvalidArgument);
+  EXPECT_TRUE(recursive_gaussian_needed({128, 0, 0, 0}, 4.0));
+  EXPECT_FALSE(recursive_gaussian_needed({127.5, 0, 0, 0}, 4.0));
+}
+
+}  // namespace
+}  // namespace ndconv::test

@@ -232,14 +232,9 @@ RunReport unsharp_mask(const ConstVolumeView& input, const VolumeView& output,
   return r;
 }
 
-namespace {
-
-using EngineCall =
-    std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
-
 RunReport masked_filter(const ConstVolumeView& input, const ConstVolumeView& mask,
                         const VolumeView& output, const MaskedOptions& masked,
-                        const Options& options, const EngineCall& call) {
+                        const Options& options, const VolumeFilter& call) {
   check_same_extents(input, mask, "the mask");
   check_same_extents(input, as_const(output), "the output volume");
   Scratch weighted(input), weight(input), filtered(input), filtered_weight(input);
@@ -263,8 +258,6 @@ RunReport masked_filter(const ConstVolumeView& input, const ConstVolumeView& mas
   });
   return runs.total();
 }
-
-}  // namespace
 
 RunReport masked_filter_separable(const ConstVolumeView& input, const ConstVolumeView& mask,
                                   const SeparableFilter& filter, const VolumeView& output,

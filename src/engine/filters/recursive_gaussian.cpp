@@ -1,0 +1,62 @@
+// The recursive Gaussian's front end: checks the request and runs the CPU recursion
+// (src/cpu/recursive_gaussian).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "cpu/parallel_for.h"
+#include "cpu/recursive_gaussian.h"
+#include "ndconv/errors.h"
+#include "ndconv/filters.h"
+
+namespace ndconv {
+
+bool recursive_gaussian_needed(const std::array<double, kMaxDims>& sigma, double truncate) {
+  for (double s : sigma) {
+    if (s > 0 && 2 * std::floor(truncate * s + 0.5) + 1 > static_cast<double>(kMaxSeparableExtent))
+      return true;
+  }
+  return false;
+}
+
+RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
+                             const std::array<double, kMaxDims>& sigma, const Options& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  static const char* names[] = {"x", "y", "z", "t"};
+  if (input.dims < 2 || input.dims > 4)
+    throw InvalidArgument("the recursive Gaussian filters 2D, 3D and 4D volumes");
+  if (input.data == nullptr || output.data == nullptr || output.dims != input.dims)
+    throw InvalidArgument("the recursive Gaussian needs an input and an output volume");
+  for (int a = 0; a < input.dims; ++a) {
+    if (input.extent[a] < 1 || output.extent[a] != input.extent[a])
+      throw InvalidArgument("the output volume does not have the input's extents");
+    if (!std::isfinite(sigma[a]) || sigma[a] < 0 ||
+        (sigma[a] > 0 && sigma[a] < kMinRecursiveSigma)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "the recursive Gaussian needs sigma 0 or >= %g voxels along %s, got %g (the "
+                    "exact method takes smaller ones)",
+                    kMinRecursiveSigma, names[a], sigma[a]);
+      throw InvalidArgument(text);
+    }
+  }
+  if (options.backend == Backend::Cuda)
+    throw InvalidArgument("the recursive Gaussian has no GPU kernel yet; use --device cpu or auto");
+  RunReport report;
+  report.backend = Backend::Cpu;
+  report.backend_reason = options.backend == Backend::Cpu
+                              ? "CPU requested"
+                              : "the recursive Gaussian runs on the CPU (no GPU kernel yet)";
+  report.threads = cpu::resolve_thread_count(options.threads);
+  report.notes.push_back("recursive (IIR) Gaussian, Young-van Vliet third order");
+  const auto tc = std::chrono::steady_clock::now();
+  cpu::recursive_gaussian(input, output, sigma, options.boundary, options.threads,
+                          options.progress);
+  const auto t1 = std::chrono::steady_clock::now();
+  report.seconds_compute = std::chrono::duration<double>(t1 - tc).count();
+  report.seconds_total = std::chrono::duration<double>(t1 - t0).count();
+  return report;
+}
+
+}  // namespace ndconv
