@@ -156,7 +156,7 @@ void add_median(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "median",
       "Median over a box of 2r+1 voxels per axis (fslmaths -fmedian, mrfilter median); "
-      "the speckle filter. CPU, all cores.");
+      "the speckle filter. GPU up to 343 voxels per window (radius 3 in 3D), else the CPU.");
   add_filter_args(*sub, *a, "output image");
   sub->add_option("--radius", a->radius,
                   "radius in voxels, one or one per spatial axis (1 = 3x3x3, 1x1x0 = 3x3 in each "

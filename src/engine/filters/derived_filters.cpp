@@ -180,35 +180,49 @@ SeparableFilter gaussian_derivative_filter(int dims, const std::array<double, kM
   return f;
 }
 
+namespace {
+
+// Sums term(derivative) of the given order over the spatial axes, in float64, and writes
+// finish(sum) into the output.
+RunReport combine_derivatives(const ConstVolumeView& input, const VolumeView& output,
+                              const std::array<double, kMaxDims>& sigma, int order,
+                              const Options& options, double truncate, double (*term)(double),
+                              double (*finish)(double)) {
+  check_same_extents(input, as_const(output), "the output volume");
+  std::vector<double> sum(static_cast<size_t>(input.voxel_count()), 0.0);
+  RunReport r = per_axis_derivatives(input, sigma, order, truncate, options,
+                                     [&](int, const std::vector<float>& d) {
+                                       for (size_t i = 0; i < d.size(); ++i)
+                                         sum[i] += term(d[i]);
+                                     });
+  for_each_voxel(input.dims, input.extent, [&](int64_t i, const Index& at) {
+    output.at(at) = static_cast<float>(finish(sum[i]));
+  });
+  return r;
+}
+
+double square(double v) {
+  return v * v;
+}
+double identity(double v) {
+  return v;
+}
+double square_root(double v) {
+  return std::sqrt(v);
+}
+
+}  // namespace
+
 RunReport gradient_magnitude(const ConstVolumeView& input, const VolumeView& output,
                              const std::array<double, kMaxDims>& sigma, const Options& options,
                              double truncate) {
-  check_same_extents(input, as_const(output), "the output volume");
-  std::vector<double> sum_of_squares(static_cast<size_t>(input.voxel_count()), 0.0);
-  RunReport r = per_axis_derivatives(input, sigma, 1, truncate, options,
-                                     [&](int, const std::vector<float>& d) {
-                                       for (size_t i = 0; i < d.size(); ++i)
-                                         sum_of_squares[i] += static_cast<double>(d[i]) * d[i];
-                                     });
-  for_each_voxel(input.dims, input.extent, [&](int64_t i, const Index& at) {
-    output.at(at) = static_cast<float>(std::sqrt(sum_of_squares[i]));
-  });
-  return r;
+  return combine_derivatives(input, output, sigma, 1, options, truncate, square, square_root);
 }
 
 RunReport laplacian_of_gaussian(const ConstVolumeView& input, const VolumeView& output,
                                 const std::array<double, kMaxDims>& sigma, const Options& options,
                                 double truncate) {
-  check_same_extents(input, as_const(output), "the output volume");
-  std::vector<double> sum(static_cast<size_t>(input.voxel_count()), 0.0);
-  RunReport r = per_axis_derivatives(input, sigma, 2, truncate, options,
-                                     [&](int, const std::vector<float>& d) {
-                                       for (size_t i = 0; i < d.size(); ++i)
-                                         sum[i] += d[i];
-                                     });
-  for_each_voxel(input.dims, input.extent,
-                 [&](int64_t i, const Index& at) { output.at(at) = static_cast<float>(sum[i]); });
-  return r;
+  return combine_derivatives(input, output, sigma, 2, options, truncate, identity, identity);
 }
 
 RunReport unsharp_mask(const ConstVolumeView& input, const VolumeView& output,

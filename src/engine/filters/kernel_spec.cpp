@@ -108,25 +108,32 @@ void check_extent(const std::string& spec, const Kernel& k) {
   }
 }
 
-// The outer product of one 1D filter per axis (an empty one is a single tap 1).
-Kernel outer_product(int dims, const std::array<std::vector<float>, kMaxDims>& axes) {
+// A kernel of `extent` whose tap at each index (x fastest) is `tap(index)`.
+template <typename Tap>
+Kernel make_kernel(int dims, const Index& extent, Tap tap) {
   Kernel k;
   k.dims = dims;
-  for (int a = 0; a < dims; ++a)
-    k.extent[a] = axes[a].empty() ? 1 : static_cast<int64_t>(axes[a].size());
-  k.taps.assign(static_cast<size_t>(k.extent[0] * k.extent[1] * k.extent[2] * k.extent[3]), 1.0f);
-  size_t i = 0;
-  for (int64_t t = 0; t < k.extent[3]; ++t)
-    for (int64_t z = 0; z < k.extent[2]; ++z)
-      for (int64_t y = 0; y < k.extent[1]; ++y)
-        for (int64_t x = 0; x < k.extent[0]; ++x, ++i) {
-          const Index at{x, y, z, t};
-          double v = 1;
-          for (int a = 0; a < dims; ++a)
-            v *= axes[a].empty() ? 1.0 : axes[a][at[a]];
-          k.taps[i] = static_cast<float>(v);
-        }
+  k.extent = extent;
+  k.taps.reserve(static_cast<size_t>(extent[0] * extent[1] * extent[2] * extent[3]));
+  for (int64_t t = 0; t < extent[3]; ++t)
+    for (int64_t z = 0; z < extent[2]; ++z)
+      for (int64_t y = 0; y < extent[1]; ++y)
+        for (int64_t x = 0; x < extent[0]; ++x)
+          k.taps.push_back(static_cast<float>(tap(Index{x, y, z, t})));
   return k;
+}
+
+// The outer product of one 1D filter per axis (an empty one is a single tap 1).
+Kernel outer_product(int dims, const std::array<std::vector<float>, kMaxDims>& axes) {
+  Index extent{1, 1, 1, 1};
+  for (int a = 0; a < dims; ++a)
+    extent[a] = axes[a].empty() ? 1 : static_cast<int64_t>(axes[a].size());
+  return make_kernel(dims, extent, [&](const Index& at) {
+    double v = 1;
+    for (int a = 0; a < dims; ++a)
+      v *= axes[a].empty() ? 1.0 : axes[a][at[a]];
+    return v;
+  });
 }
 
 Kernel difference_kernel(const std::string& spec, const SpecText& s, int dims, float side) {
@@ -251,26 +258,19 @@ Kernel ellipsoid_mean_kernel(int dims, const std::array<double, kMaxDims>& radiu
                             "; the dense limit is " + std::to_string(limit));
     }
   }
-  k.taps.assign(static_cast<size_t>(k.extent[0] * k.extent[1] * k.extent[2] * k.extent[3]), 0.0f);
   int64_t inside = 0;
-  size_t i = 0;
-  for (int64_t t = 0; t < k.extent[3]; ++t)
-    for (int64_t z = 0; z < k.extent[2]; ++z)
-      for (int64_t y = 0; y < k.extent[1]; ++y)
-        for (int64_t x = 0; x < k.extent[0]; ++x, ++i) {
-          const Index at{x, y, z, t};
-          double r2 = 0;
-          for (int a = 0; a < dims; ++a) {
-            if (radius[a] > 0) {
-              const double d = static_cast<double>(at[a] - k.extent[a] / 2) / radius[a];
-              r2 += d * d;
-            }
-          }
-          if (r2 <= 1.0 + 1e-12) {
-            k.taps[i] = 1;
-            ++inside;
-          }
-        }
+  k = make_kernel(dims, k.extent, [&](const Index& at) {
+    double r2 = 0;
+    for (int a = 0; a < dims; ++a) {
+      if (radius[a] > 0) {
+        const double d = static_cast<double>(at[a] - k.extent[a] / 2) / radius[a];
+        r2 += d * d;
+      }
+    }
+    const bool in = r2 <= 1.0 + 1e-12;
+    inside += in;
+    return in ? 1.0 : 0.0;
+  });
   for (float& t : k.taps)
     t = static_cast<float>(t / static_cast<double>(inside));
   return k;
