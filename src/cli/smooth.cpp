@@ -174,7 +174,7 @@ void add_smooth_command(CLI::App& app) {
   sub->add_option("--method", a->method,
                   "auto: exact up to sigma x truncate = 511 voxels, recursive beyond; exact: the "
                   "sampled Gaussian (at most 1023 taps); recursive: IIR (Young-van Vliet), any "
-                  "sigma >= 0.5 voxels at a constant cost, about 1% from the exact Gaussian, CPU")
+                  "sigma >= 0.5 voxels at a constant cost, about 1% from the exact Gaussian")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "exact", "recursive"}));
   add_mask_options(*sub, a->mask);

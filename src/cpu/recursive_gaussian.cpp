@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "cpu/parallel_for.h"
-#include "engine/problem.h"
 
 namespace ndconv::cpu {
 
@@ -28,7 +27,7 @@ double filter_variance(double q) {
 
 }  // namespace
 
-RecursiveCoefficients young_van_vliet(double sigma) {
+recursive::Coefficients young_van_vliet(double sigma) {
   // The scale q whose filter has variance sigma^2 exactly (Newton's method from sigma / 2, which
   // converges in a few steps: the variance grows smoothly, about as q^2).
   double q = sigma / 2;
@@ -47,7 +46,7 @@ RecursiveCoefficients young_van_vliet(double sigma) {
     for (int k = 3; k >= 1; --k)
       c[k] -= p * c[k - 1];
   }
-  RecursiveCoefficients r;
+  recursive::Coefficients r;
   r.a1 = -c[1].real();
   r.a2 = -c[2].real();
   r.a3 = -c[3].real();
@@ -67,12 +66,9 @@ namespace {
 template <typename T>
 void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis, double sigma,
                  Boundary boundary, int threads, const ProgressSpan& progress) {
-  const RecursiveCoefficients c = young_van_vliet(sigma);
+  const recursive::Coefficients c = young_van_vliet(sigma);
   const int64_t n = from.extent[axis], margin = recursive_margin(sigma);
   const int64_t padded = n + 2 * margin;
-  std::vector<int64_t> source(static_cast<size_t>(padded));
-  for (int64_t i = 0; i < padded; ++i)
-    source[i] = detail::boundary_index(i - margin, n, boundary);
   // The other axes, in order, for turning a line number into its first voxel.
   int others[kMaxDims - 1];
   int other_count = 0;
@@ -99,32 +95,12 @@ void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis,
             out_offset += i * to.stride[a];
           }
           const T* in = from.data + in_offset;
-          const int64_t sin = from.stride[axis];
-          auto x = [&](int64_t i) {
-            const int64_t s = source[i];
-            return s < 0 ? 0.0 : static_cast<double>(in[s * sin]);
-          };
-          // Causal pass, started in the steady state of the first extended value.
-          double y1 = x(0), y2 = y1, y3 = y1;
-          for (int64_t i = 0; i < padded; ++i) {
-            const double y = c.B * x(i) + c.a1 * y1 + c.a2 * y2 + c.a3 * y3;
-            w[i] = y;
-            y3 = y2;
-            y2 = y1;
-            y1 = y;
-          }
-          // Anti-causal pass, started in the steady state of the last causal value.
-          y1 = y2 = y3 = w[padded - 1];
-          for (int64_t i = padded - 1; i >= 0; --i) {
-            const double y = c.B * w[i] + c.a1 * y1 + c.a2 * y2 + c.a3 * y3;
-            w[i] = y;
-            y3 = y2;
-            y2 = y1;
-            y1 = y;
-          }
           float* out = to.data + out_offset;
-          for (int64_t i = 0; i < n; ++i)
-            out[i * to.stride[axis]] = static_cast<float>(w[i + margin]);
+          const int64_t step_in = from.stride[axis], step_out = to.stride[axis];
+          recursive::filter_line(
+              c, n, margin, static_cast<int>(boundary), [&](int64_t i) { return in[i * step_in]; },
+              [&](int64_t i) -> double& { return w[i]; },
+              [&](int64_t i, double v) { out[i * step_out] = static_cast<float>(v); });
         }
       },
       progress);

@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "cuda/recursive_gaussian/recursive_line.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu {
@@ -17,12 +18,8 @@ void recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
                         const std::array<double, kMaxDims>& sigma_voxels, Boundary boundary,
                         int threads, const std::function<bool(double)>& progress);
 
-/// The recursion's coefficients for one sigma (>= 0.5 voxels): y[n] = B x[n] + a1 y[n-1] +
-/// a2 y[n-2] + a3 y[n-3], and the same backwards.
-struct RecursiveCoefficients {
-  double B = 0, a1 = 0, a2 = 0, a3 = 0;
-};
-RecursiveCoefficients young_van_vliet(double sigma_voxels);
+/// The recursion's coefficients for one sigma (>= 0.5 voxels).
+recursive::Coefficients young_van_vliet(double sigma_voxels);
 
 /// Voxels of boundary extension on each side of a line.
 int64_t recursive_margin(double sigma_voxels);

@@ -8,5 +8,6 @@ list(APPEND NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/median.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/recursive_gaussian.cpp)
 if(NDCONV_HAVE_CUDA)
-  list(APPEND NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu)
+  list(APPEND NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu
+                                    ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu)
 endif()

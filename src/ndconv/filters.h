@@ -127,8 +127,9 @@ inline constexpr double kMinRecursiveSigma = 0.5;
 bool recursive_gaussian_needed(const std::array<double, kMaxDims>& sigma_voxels, double truncate);
 
 /// Recursive Gaussian smoothing along every axis with sigma_voxels[a] > 0 (each >=
-/// kMinRecursiveSigma), the boundary extending each line. Runs on the CPU (all threads);
-/// Backend::Cuda throws (no GPU kernel yet), Auto reports the CPU with the reason.
+/// kMinRecursiveSigma), the boundary extending each line. Runs on the GPU (one thread per line)
+/// when the backend allows it and the volume fits, else on the CPU (all threads); Backend::Cuda
+/// throws when the GPU cannot run it.
 RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
                              const std::array<double, kMaxDims>& sigma_voxels,
                              const Options& options);
