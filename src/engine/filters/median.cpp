@@ -5,6 +5,7 @@
 
 #include "cpu/median.h"
 #include "cpu/parallel_for.h"
+#include "engine/filters/gpu_choice.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 #ifdef NDCONV_HAVE_CUDA
@@ -12,47 +13,6 @@
 #endif
 
 namespace ndconv {
-
-namespace {
-
-// Whether the GPU runs this median; the reason goes into the report either way. Throws when the
-// caller insisted on the GPU and it cannot.
-bool use_gpu(const ConstVolumeView& input, const Index& radius, const Options& options,
-             RunReport& report) {
-  if (options.backend == Backend::Cpu) {
-    report.backend_reason = "CPU requested";
-    return false;
-  }
-  std::string why;
-#ifdef NDCONV_HAVE_CUDA
-  const CudaStatus status = cuda_status();
-  const int d = options.cuda_device;
-  if (!status.usable) {
-    why = status.reason;
-  } else if (d < 0 || d >= static_cast<int>(status.devices.size())) {
-    why = "no CUDA device " + std::to_string(d);
-  } else if (!cuda_median::can_implement(input.dims, radius, why)) {
-  } else if (static_cast<double>(status.devices[d].free_memory) <
-             2.2 * static_cast<double>(input.voxel_count()) * sizeof(float)) {
-    why = "the volume and its median do not fit in the GPU's free memory";
-  } else {
-    report.backend_reason =
-        std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
-        ": device " + std::to_string(d) + " (" + status.devices[d].name + ")";
-    return true;
-  }
-#else
-  (void)input;
-  (void)radius;
-  why = "ndconv was built without CUDA support";
-#endif
-  if (options.backend == Backend::Cuda)
-    throw InvalidArgument("the GPU median cannot run: " + why);
-  report.backend_reason = "the median on the CPU: " + why;
-  return false;
-}
-
-}  // namespace
 
 RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
                         const Options& options) {
@@ -79,7 +39,12 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
       first < reinterpret_cast<const char*>(output.data + output.voxel_count()))
     throw InvalidArgument("input and output volumes overlap");
   RunReport report;
-  if (use_gpu(input, radius, options, report)) {
+  std::string kernel_why;
+#ifdef NDCONV_HAVE_CUDA
+  cuda_median::can_implement(input.dims, radius, kernel_why);
+#endif
+  if (filters::use_gpu("median", options, 2.2 * static_cast<double>(input.voxel_count()) * 4,
+                       kernel_why, report)) {
 #ifdef NDCONV_HAVE_CUDA
     report.backend = Backend::Cuda;
     cuda_median::run(input, output, radius, options.boundary, options.cuda_device, report);

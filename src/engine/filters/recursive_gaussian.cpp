@@ -7,6 +7,7 @@
 
 #include "cpu/parallel_for.h"
 #include "cpu/recursive_gaussian.h"
+#include "engine/filters/gpu_choice.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 #ifdef NDCONV_HAVE_CUDA
@@ -46,44 +47,26 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
   }
   RunReport report;
   report.notes.push_back("recursive (IIR) Gaussian, Young-van Vliet-van Ginkel third order");
-  std::string why = "ndconv was built without CUDA support";
-  if (options.backend != Backend::Cpu) {
+  const double device_bytes = static_cast<double>(input.voxel_count()) * 4 + (320 << 20);
+  if (filters::use_gpu("recursive Gaussian", options, device_bytes, "", report)) {
 #ifdef NDCONV_HAVE_CUDA
-    const CudaStatus status = cuda_status();
-    const int d = options.cuda_device;
-    if (!status.usable) {
-      why = status.reason;
-    } else if (d < 0 || d >= static_cast<int>(status.devices.size())) {
-      why = "no CUDA device " + std::to_string(d);
-    } else if (static_cast<double>(status.devices[d].free_memory) <
-               static_cast<double>(input.voxel_count()) * sizeof(float) + (320 << 20)) {
-      why = "the volume does not fit in the GPU's free memory";
-    } else {
-      std::array<recursive::Coefficients, kMaxDims> coefficients{};
-      std::array<int64_t, kMaxDims> margin{0, 0, 0, 0};
-      for (int a = 0; a < input.dims; ++a) {
-        if (sigma[a] > 0) {
-          coefficients[a] = cpu::young_van_vliet(sigma[a]);
-          margin[a] = cpu::recursive_margin(sigma[a]);
-        }
+    std::array<recursive::Coefficients, kMaxDims> coefficients{};
+    std::array<int64_t, kMaxDims> margin{0, 0, 0, 0};
+    for (int a = 0; a < input.dims; ++a) {
+      if (sigma[a] > 0) {
+        coefficients[a] = cpu::young_van_vliet(sigma[a]);
+        margin[a] = cpu::recursive_margin(sigma[a]);
       }
-      report.backend = Backend::Cuda;
-      report.backend_reason =
-          std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
-          ": device " + std::to_string(d) + " (" + status.devices[d].name + ")";
-      cuda_recursive::run(input, output, sigma, coefficients, margin, options.boundary, d, report);
-      report.seconds_total =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return report;
     }
+    report.backend = Backend::Cuda;
+    cuda_recursive::run(input, output, sigma, coefficients, margin, options.boundary,
+                        options.cuda_device, report);
+    report.seconds_total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return report;
 #endif
-    if (options.backend == Backend::Cuda)
-      throw InvalidArgument("the GPU recursive Gaussian cannot run: " + why);
   }
   report.backend = Backend::Cpu;
-  report.backend_reason = options.backend == Backend::Cpu
-                              ? "CPU requested"
-                              : "the recursive Gaussian on the CPU: " + why;
   report.threads = cpu::resolve_thread_count(options.threads);
   const auto tc = std::chrono::steady_clock::now();
   cpu::recursive_gaussian(input, output, sigma, options.boundary, options.threads,
