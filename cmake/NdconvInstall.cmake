@@ -3,6 +3,7 @@
 #   P/include/ndconv/itk/*.h,hxx  the ITK filter layer (when built with ITK)
 #   P/lib/libndconv_core.a        the engine
 #   P/lib/cmake/ndconv/           ndconvConfig.cmake, its version file and the exported targets
+#   P/bin/ndconv                  the command line (when built with ITK and CLI11)
 # so that a downstream project does find_package(ndconv REQUIRED) and links ndconv::ndconv (the
 # ITK filters; it brings ndconv::core, ITK, CUDA's runtime and Threads along) or ndconv::core
 # (the engine alone).
@@ -21,6 +22,10 @@ install(TARGETS ${ndconv_install_targets} EXPORT ndconvTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+if(TARGET ndconv)
+  install(TARGETS ndconv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 file(GLOB ndconv_public_headers ${PROJECT_SOURCE_DIR}/src/ndconv/*.h)
 install(FILES ${ndconv_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndconv)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Summaries of Nsight Compute's per-instruction counts (the SASS source page exported as CSV by
-scripts/perf_hotspots.sh: `ncu -i REPORT --page source --csv --print-source sass`).
+scripts/perf_profile.sh: `ncu -i REPORT --page source --csv --print-source sass`).
 
-Used in docs/performance.md to decide where a kernel's instructions go before changing it:
+Used to decide where a kernel's instructions go before changing it:
   opcodes  warp instructions and stall samples per opcode, per profiled kernel
   blocks   runs of instructions with equal execution counts (basic blocks, in practice) that
            hold at least THRESHOLD of a kernel's instructions, with their opcode mix

@@ -2,7 +2,7 @@
 """Runs ndconv's bench and, in the same run on the same GPU and sizes, the peers a user would
 reach for: CuPy (cupyx.scipy.ndimage.correlate / gaussian_filter) and PyTorch (conv2d/conv3d
 through cuDNN, TF32 off, benchmark mode on; the Gaussian as three 1D conv3d passes). Prints a
-table of times and ratios and writes one JSON file with everything (issue 6).
+table of times and ratios and writes one JSON file with everything.
 
 Peers are timed like ndconv's device times: data already on the GPU, CUDA events around the
 call, warm-up first, median of repetitions, L2 flushed (a buffer of twice the L2 overwritten)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The perf study in one batch on a GPU machine without ITK (issues 5 and 6): build ndconv-perf
-# (unless a working binary is given), record the GPU, run the quick sweep, the study sweep and
-# the block-shape sweep (the tiled kernel's other compiled shapes on a few 2D/3D problems) and the
-# bench with its peers (scripts/peers.py). Everything lands in OUTDIR:
+# The study and the bench in one batch on a GPU machine without ITK: build ndconv-perf (unless a
+# working binary is given; the build needs CMake, the CUDA toolkit and nlohmann-json3-dev), record
+# the GPU, run the quick sweep, the study sweep and the block-shape sweep (the tiled kernel's
+# other compiled shapes on a few 2D/3D problems) and the bench with its peers (scripts/peers.py:
+# CuPy and PyTorch on the same GPU in the same run). Everything lands in OUTDIR:
 #   env.txt (nvidia-smi, versions), quick.csv, sweep.csv, sweep.json, blockshapes.csv,
 #   blockshapes.json, bench.json, peers.json, log.txt
+# The figures and tables of docs/study.md then come from scripts/plot_study.py OUTDIR/sweep.csv
+# and scripts/perf_tables.py study OUTDIR/sweep.json; docs/performance.md's table from
+# scripts/perf_tables.py bench OUTDIR/peers.json.
 # SKIP_PEERS=1 leaves out the bench and its peers (the study alone: about 2 minutes on an H100
 # after the build).
 #
@@ -23,8 +27,9 @@ if [[ -z $bin ]] || ! "$bin" --help >/dev/null 2>&1; then
   cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DNDCONV_WITH_ITK=OFF \
     -DNDCONV_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.txt" 2>&1 \
     || { cat "$out/configure.txt"; exit 1; }
+  grep "ndconv-perf) off" "$out/configure.txt" && exit 1  # says what is missing
   rm -f "$out/configure.txt"
-  cmake --build build-dev -j16 --target ndconv-perf || exit 1
+  cmake --build build-dev -j"$(nproc)" --target ndconv-perf || exit 1
   bin=build-dev/src/perf/ndconv-perf
 fi
 
@@ -38,7 +43,7 @@ fi
 } >"$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-echo "== quick sweep (issue 5: under a minute)"
+echo "== quick sweep (under a minute)"
 start=$(date +%s)
 "$bin" sweep --quick --csv "$out/quick.csv" --json "$out/quick.json" --force
 echo "quick sweep rc=$? in $(($(date +%s) - start)) s"

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what ndconv needs from Debian 12's packages (when run as root and something is
-# missing), then configures and builds ndconv in build/. The CUDA toolkit is used when nvcc is
-# found (PATH or /usr/local/cuda); without it ndconv builds CPU-only.
+# missing), then configures and builds ndconv in build/: everything, or only the targets named
+# (e.g. `scripts/setup.sh ndconv`). The CUDA toolkit is used when nvcc is found (PATH or
+# /usr/local/cuda); without it ndconv builds CPU-only.
 # Used by scripts/demo.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libfftw3-dev: ITK's FFT module links FFTW, and libinsighttoolkit5-dev only recommends it (the
 # install below skips recommendations), so a new machine failed to link without it.
+# nlohmann-json3-dev: the JSON of `ndconv sweep` and `ndconv bench` (src/perf).
 packages=(cmake ninja-build g++ pkg-config libinsighttoolkit5-dev libfftw3-dev libcli11-dev
-  googletest libgtest-dev)
+  nlohmann-json3-dev googletest libgtest-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,4 +33,6 @@ fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${NDCONV_CMAKE_ARGS:-} >build.configure.log 2>&1 \
   || { cat build.configure.log >&2; exit 1; }
-cmake --build build -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build build -j "$(nproc)" "${targets[@]}"

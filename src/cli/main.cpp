@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "ndconv/engine.h"
 #include "perf_commands.h"
+#include "preview.h"
 #include "progress.h"
 
 namespace {
@@ -41,7 +42,12 @@ std::string version_text() {
   return s;
 }
 
-int fail(int code, const std::string& message) {
+int fail(int code, std::string message) {
+  // One line whatever a hostile file put into the message (a path or header text quoted in it):
+  // control characters are shown as '?'.
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
   std::fprintf(stderr, "ndconv: error: %s\n", message.c_str());
   return code;
 }
@@ -60,6 +66,7 @@ int run(int argc, char** argv) {
   ndconv::cli::add_filter_commands(app);
   ndconv::cli::add_kernel_command(app);
   ndconv::cli::add_info_command(app);
+  ndconv::cli::add_adaptive_command(app);
   ndconv::cli::add_perf_commands(app);
   // CLI11 would take an unknown subcommand for a stray argument; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -94,6 +101,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   ndconv::cli::Progress::install_interrupt_handler();
+  ndconv::cli::set_preview_caption(argc, argv);
   try {
     return run(argc, argv);
   } catch (const ndconv::Aborted&) {

@@ -1,6 +1,6 @@
 // The researchers' and benchmarking subcommands of `ndconv`: `sweep` (register-blocking study)
-// and `bench` (fixed workloads against the device's measured ceilings). Implemented in
-// src/cli/perf_commands.cpp on top of the ITK-free measurement library in src/perf/.
+// and `bench` (fixed workloads against the device's measured ceilings), the commands of the
+// ITK-free measurement library in src/perf/ with the bench's ITK peer added.
 #pragma once
 
 namespace CLI {

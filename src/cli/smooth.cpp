@@ -3,6 +3,7 @@
 // frame by frame (t skipped) unless --time-sigma asks for smoothing along time too.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -65,6 +66,25 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
   return s;
 }
 
+// The engine's limit on taps, checked here so that the message names the option and the axis
+// (an absurd sigma such as 1e300 would otherwise overflow the tap count).
+void check_filter_width(const SmoothArgs& a, const std::array<double, kMaxDims>& sigma, int dims) {
+  const double max_radius = (static_cast<double>(kMaxSeparableExtent) - 1) / 2 + 0.5;
+  for (int ax = 0; ax < dims; ++ax) {
+    if (std::isfinite(sigma[ax]) && sigma[ax] * a.truncate < max_radius)
+      continue;
+    const std::string option = ax == 3 ? "--time-sigma" : (a.fwhm.empty() ? "--sigma" : "--fwhm");
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "%s: %.4g voxels along axis %d, truncated at %.4g sigmas, needs a filter wider "
+                  "than the limit of %lld taps (sigma times --truncate must stay under %.1f "
+                  "voxels)",
+                  option.c_str(), sigma[ax], ax, a.truncate,
+                  static_cast<long long>(kMaxSeparableExtent), max_radius);
+    throw UsageError(text);
+  }
+}
+
 void run_smooth(const SmoothArgs& a) {
   if (a.sigma.empty() == a.fwhm.empty())
     throw UsageError("smooth: give one of --sigma or --fwhm");
@@ -79,10 +99,21 @@ void run_smooth(const SmoothArgs& a) {
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const auto sigma = sigma_voxels(a, plan.input);
   const int dims = plan.input.geometry.dims;
-  const bool recursive = a.method == "recursive" ||
-                         (a.method == "auto" && recursive_gaussian_needed(sigma, a.truncate));
+  // auto: the recursive filter past the exact one's taps, up to sigmas wider than any image (those
+  // get the exact filter's limit message).
+  bool within_recursive = true;
+  for (double v : sigma)
+    within_recursive = within_recursive && v <= kMaxRecursiveSigma;
+  const bool recursive = a.method == "recursive" || (a.method == "auto" && within_recursive &&
+                                                     recursive_gaussian_needed(sigma, a.truncate));
   SeparableFilter filter;
   if (!recursive) {
+    try {
+      check_filter_width(a, sigma, dims);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string(e.what()) +
+                       (a.method == "exact" ? "; --method recursive takes any sigma" : ""));
+    }
     try {
       filter = gaussian_filter(dims, sigma, a.truncate);
     } catch (const InvalidArgument& e) {
@@ -92,6 +123,14 @@ void run_smooth(const SmoothArgs& a) {
     warn_if_one_tap(sigma, dims, a.truncate, "smooth");
   } else {
     for (int ax = 0; ax < dims; ++ax) {
+      if (!(sigma[ax] <= kMaxRecursiveSigma)) {
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "smooth: sigma %.4g voxels along axis %d is beyond %g voxels, wider than "
+                      "any image",
+                      sigma[ax], ax, kMaxRecursiveSigma);
+        throw UsageError(text);
+      }
       if (sigma[ax] > 0 && sigma[ax] < kMinRecursiveSigma) {
         char text[200];
         std::snprintf(text, sizeof text,
@@ -118,6 +157,13 @@ void run_smooth(const SmoothArgs& a) {
   std::vector<float> mask;
   if (!a.mask.path.empty())
     mask = read_mask(a.mask, plan.input);
+
+  int passes = 0;
+  for (int ax = 0; ax < dims; ++ax)
+    passes += filter.taps[ax].empty() ? 0 : 1;
+  // The CPU path keeps up to two float32 intermediates between its passes.
+  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
+                    a.common);
 
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
@@ -178,6 +224,7 @@ void add_smooth_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "exact", "recursive"}));
   add_mask_options(*sub, a->mask);
+  add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_smooth(*a); });

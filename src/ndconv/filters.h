@@ -121,15 +121,17 @@ RunReport masked_filter_dense(const ConstVolumeView& input, const ConstVolumeVie
 /// Exact while it fits and Recursive past it (sigma * truncate > 511 voxels along some axis).
 enum class GaussianMethod { Auto, Exact, Recursive };
 inline constexpr double kMinRecursiveSigma = 0.5;
+/// Largest sigma the recursive Gaussian takes (its margins must stay countable).
+inline constexpr double kMaxRecursiveSigma = 1e6;
 
 /// Whether Auto picks the recursive filter for these sigmas: when the sampled Gaussian needs more
 /// than kMaxSeparableExtent taps along some axis.
 bool recursive_gaussian_needed(const std::array<double, kMaxDims>& sigma_voxels, double truncate);
 
-/// Recursive Gaussian smoothing along every axis with sigma_voxels[a] > 0 (each >=
-/// kMinRecursiveSigma), the boundary extending each line. Runs on the GPU (one thread per line)
-/// when the backend allows it and the volume fits, else on the CPU (all threads); Backend::Cuda
-/// throws when the GPU cannot run it.
+/// Recursive Gaussian smoothing along every axis with sigma_voxels[a] > 0 (each in
+/// [kMinRecursiveSigma, kMaxRecursiveSigma]), the boundary extending each line. Runs on the GPU
+/// (one thread per line) when the backend allows it and the volume fits, else on the CPU (all
+/// threads); Backend::Cuda throws when the GPU cannot run it.
 RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
                              const std::array<double, kMaxDims>& sigma_voxels,
                              const Options& options);

@@ -13,39 +13,31 @@
 #include "ndconv/gaussian.h"
 #include "perf/context.h"
 #include "perf/gpu.h"
+#include "perf/outcome.h"
+#include "perf/points.h"
 #include "perf/sweep.h"
 
 namespace ndconv::perf {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using Kind = Workload::Kind;
-
-std::string block_text(const cuda_backend::LaunchPlan& p) {
-  return std::to_string(p.block[0]) + "x" + std::to_string(p.block[1]) + "x" +
-         std::to_string(p.block[2]);
-}
 
 // What a launch ran: kernel, KO, shape and the launched kernel's resources (separable: its first
 // pass's).
 Json plan_json(const cuda_backend::LaunchPlan& plan) {
-  return Json::object()
-      .set("kernel", plan.kernel)
-      .set("ko", plan.outputs_per_thread)
-      .set("ko_reason", plan.reason)
-      .set("block", block_text(plan))
-      .set("launches", plan.launches)
-      .set("registers", plan.resources.registers_per_thread)
-      .set("spill_bytes", static_cast<int64_t>(plan.resources.local_bytes))
-      .set("occupancy", plan.resources.occupancy)
-      .set("describe", plan.describe());
+  return {{"kernel", plan.kernel},
+          {"ko", plan.outputs_per_thread},
+          {"ko_reason", plan.reason},
+          {"block", block_text(plan)},
+          {"launches", plan.launches},
+          {"registers", plan.resources.registers_per_thread},
+          {"spill_bytes", plan.resources.local_bytes},
+          {"occupancy", plan.resources.occupancy},
+          {"describe", plan.describe()}};
 }
 
 Json timing_json(const Timing& t) {
-  return Json::object()
-      .set("median_ms", t.median_ms)
-      .set("min_ms", t.min_ms)
-      .set("repetitions", static_cast<int>(t.samples_ms.size()));
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"repetitions", t.samples_ms.size()}};
 }
 
 std::array<std::vector<float>, kMaxDims> gaussian_axes(int dims, double sigma) {
@@ -95,21 +87,21 @@ void add_other_boundaries(Json& row, const BenchConfig& cfg, GpuContext& g, gpu:
     cuda_backend::LaunchPlan plan;
     const double e =
         validate_launch(g, out, run.check, volume, [&](void* s) { plan = run.launch(s); });
-    Json o = Json::object().set("rel_l2_error", e).set("plan", plan_json(plan));
+    Json o = {{"rel_l2_error", e}, {"plan", plan_json(plan)}};
     if (e <= cfg.tolerance) {
       const Timing tb = g.timer->time(run.launch, cfg.warmup, cfg.repetitions, cfg.flush_l2);
       const double extra = tb.median_ms / zero_ms - 1.0;
       worst = std::max(worst, extra);
-      o.set("median_ms", tb.median_ms).set("extra_vs_zero_pct", 100.0 * extra);
+      o.update({{"median_ms", tb.median_ms}, {"extra_vs_zero_pct", 100.0 * extra}});
     } else {
       ++failures;
-      o.set("error", "validation failed");
+      o["error"] = "validation failed";
     }
-    other.set(to_string(b), o);
+    other[to_string(b)] = o;
   }
-  row.set("other_boundaries", other)
-      .set("worst_boundary_extra_pct", 100.0 * worst)
-      .set("boundaries_within_10pct", worst <= 0.10);
+  row.update({{"other_boundaries", other},
+              {"worst_boundary_extra_pct", 100.0 * worst},
+              {"boundaries_within_10pct", worst <= 0.10}});
 }
 
 using EngineCall =
@@ -123,21 +115,19 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, const 
   std::vector<float> out(static_cast<std::size_t>(volume.count()));
   const ConstVolumeView in = make_view(input.data(), volume.dims, volume.extent);
   const VolumeView ov = make_view(out.data(), volume.dims, volume.extent);
-  Options o;
-  o.backend = Backend::Cuda;
+  Options o = run_options(Backend::Cuda, Operation::Correlation, Boundary::Zero);
   o.cuda_device = g.dev;
-  o.operation = Operation::Correlation;
-  o.boundary = Boundary::Zero;
   const Timing call_timing = time_host([&] { report = call(in, ov, o); }, 1, cfg.call_repetitions);
   const double call_err = window_error(check, volume, out);
   if (!(call_err <= cfg.tolerance))
     ++failures;
-  return timing_json(call_timing)
-      .set("rel_l2_error", call_err)
-      .set("upload_ms", report.seconds_upload * 1e3)
-      .set("compute_ms", report.seconds_compute * 1e3)
-      .set("download_ms", report.seconds_download * 1e3)
-      .set("slabs", report.slabs);
+  Json timing = timing_json(call_timing);
+  timing.update({{"rel_l2_error", call_err},
+                 {"upload_ms", report.seconds_upload * 1e3},
+                 {"compute_ms", report.seconds_compute * 1e3},
+                 {"download_ms", report.seconds_download * 1e3},
+                 {"slabs", report.slabs}});
+  return timing;
 }
 
 Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t seed,
@@ -157,27 +147,31 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
   const double err = validate_launch(g, dout, check, w.volume, [&](void* s) {
     plan = cuda_backend::launch_dense_device(p, 0, g.dev, s);
   });
-  row.set("rel_l2_error", err).set("checked_fraction", check.covered_fraction);
+  row.update({{"rel_l2_error", err}, {"checked_fraction", check.covered_fraction}});
   if (!(err <= cfg.tolerance)) {
     ++failures;
-    return row.set("error", "validation failed");
+    row["error"] = "validation failed";
+    return row;
   }
   const Timing t =
       g.timer->time([&](void* s) { cuda_backend::launch_dense_device(p, 0, g.dev, s); }, cfg.warmup,
                     cfg.repetitions, cfg.flush_l2);
   const double s = t.median_ms * 1e-3;
   const double pct = 100.0 * flops / s / g.ceil.fma_flops;
-  row.set("device_time", timing_json(t))
-      .set("voxels_per_s", voxels / s)
-      .set("gflops", flops / s * 1e-9)
-      .set("pct_fma_peak", pct)
-      .set("compute_floor_ms", flops / g.ceil.fma_flops * 1e3)
-      .set("target_met", w.target < 0 ? Json() : Json(pct >= w.target))
-      .set("plan", plan_json(plan));
+  row.update({{"device_time", timing_json(t)},
+              {"voxels_per_s", voxels / s},
+              {"gflops", flops / s * 1e-9},
+              {"pct_fma_peak", pct},
+              {"compute_floor_ms", flops / g.ceil.fma_flops * 1e3},
+              {"target_met", w.target < 0 ? Json() : Json(pct >= w.target)},
+              {"plan", plan_json(plan)}});
 
   if (cfg.all_kos) {
     Json kos = Json::array();
-    std::vector<std::pair<int, double>> timed;
+    // The automatic plan, then every other KO (the rule's KO was timed above under the same
+    // conditions: that time stands for it).
+    std::vector<TimedPoint> timed{
+        {PointKey{plan.kernel, 1, plan.outputs_per_thread, ""}, true, t.median_ms}};
     for (const auto& v : cuda_backend::dense_variants(g.dev, w.volume.dims)) {
       const int ko = v.outputs_per_thread;
       cuda_backend::LaunchPlan ko_plan;
@@ -186,39 +180,32 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
       });
       // The resources of the kernel that ran: a forced KO runs the tiled kernel where it has one.
       const cuda_backend::KernelVariant& res = ko_plan.resources;
-      Json k = Json::object()
-                   .set("ko", ko)
-                   .set("kernel", ko_plan.kernel)
-                   .set("registers", res.registers_per_thread)
-                   .set("spill_bytes", static_cast<int64_t>(res.local_bytes))
-                   .set("occupancy", res.occupancy)
-                   .set("rel_l2_error", e);
+      Json k = {{"ko", ko},
+                {"kernel", ko_plan.kernel},
+                {"registers", res.registers_per_thread},
+                {"spill_bytes", res.local_bytes},
+                {"occupancy", res.occupancy},
+                {"rel_l2_error", e}};
       if (e <= cfg.tolerance) {
         const Timing tk =
             g.timer->time([&](void* st) { cuda_backend::launch_dense_device(p, ko, g.dev, st); },
                           cfg.warmup, cfg.repetitions, cfg.flush_l2);
-        k.set("median_ms", tk.median_ms)
-            .set("pct_fma_peak", 100.0 * flops / (tk.median_ms * 1e-3) / g.ceil.fma_flops);
-        timed.emplace_back(ko, tk.median_ms);
+        k.update({{"median_ms", tk.median_ms},
+                  {"pct_fma_peak", 100.0 * flops / (tk.median_ms * 1e-3) / g.ceil.fma_flops}});
+        if (ko != plan.outputs_per_thread)
+          timed.push_back({PointKey{ko_plan.kernel, 1, ko, ""}, false, tk.median_ms});
       } else {
         ++failures;
-        k.set("error", "validation failed");
+        k["error"] = "validation failed";
       }
-      kos.push(k);
+      kos.push_back(k);
     }
-    // The rule's KO was timed above under the same conditions; use that time for it.
-    for (auto& [ko, ms] : timed)
-      if (ko == plan.outputs_per_thread)
-        ms = t.median_ms;
-    if (std::none_of(timed.begin(), timed.end(),
-                     [&](const auto& x) { return x.first == plan.outputs_per_thread; }))
-      timed.emplace_back(plan.outputs_per_thread, t.median_ms);
-    const KoOutcome o = ko_outcome(timed, plan.outputs_per_thread);
-    row.set("per_ko", kos)
-        .set("best_ko", o.best_ko)
-        .set("best_ms", o.best_ms)
-        .set("auto_loss_pct", 100.0 * o.auto_loss)
-        .set("auto_within_10pct", o.auto_loss <= 0.10);
+    const ProblemOutcome o = problem_outcome(timed);
+    row.update({{"per_ko", kos},
+                {"best_ko", o.best.key.ko},
+                {"best_ms", o.best.ms},
+                {"auto_loss_pct", 100.0 * o.auto_loss},
+                {"auto_within_10pct", o.auto_loss <= 0.10}});
   }
 
   if (cfg.all_boundaries) {
@@ -241,7 +228,8 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
         return filter_dense(in, f, out, o);
       },
       rep, failures);
-  row.set("call_time", call.set("ko", rep.outputs_per_thread));
+  call["ko"] = rep.outputs_per_thread;
+  row["call_time"] = call;
   return row;
 }
 
@@ -264,26 +252,27 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
   const double err = validate_launch(g, dout, check, w.volume, [&](void* s) {
     plan = cuda_backend::launch_separable_device(p0, scratch.data(), g.dev, s);
   });
-  row.set("taps_per_axis", static_cast<int64_t>(taps[0].size()))
-      .set("rel_l2_error", err)
-      .set("checked_fraction", check.covered_fraction);
+  row.update({{"taps_per_axis", taps[0].size()},
+              {"rel_l2_error", err},
+              {"checked_fraction", check.covered_fraction}});
   if (!(err <= cfg.tolerance)) {
     ++failures;
-    return row.set("error", "validation failed");
+    row["error"] = "validation failed";
+    return row;
   }
   const Timing t = g.timer->time(
       [&](void* s) { cuda_backend::launch_separable_device(p0, scratch.data(), g.dev, s); },
       cfg.warmup, cfg.repetitions, cfg.flush_l2);
   const double s = t.median_ms * 1e-3;
   const double ratio = s / floor_s;
-  row.set("device_time", timing_json(t))
-      .set("voxels_per_s", voxels / s)
-      .set("gflops", flops / s * 1e-9)
-      .set("memory_floor_ms", floor_s * 1e3)
-      .set("floor_ratio", ratio)
-      .set("pct_bandwidth_of_floor_traffic", 100.0 / ratio)
-      .set("target_met", ratio <= w.target)
-      .set("plan", plan_json(plan));
+  row.update({{"device_time", timing_json(t)},
+              {"voxels_per_s", voxels / s},
+              {"gflops", flops / s * 1e-9},
+              {"memory_floor_ms", floor_s * 1e3},
+              {"floor_ratio", ratio},
+              {"pct_bandwidth_of_floor_traffic", 100.0 / ratio},
+              {"target_met", ratio <= w.target},
+              {"plan", plan_json(plan)}});
   if (cfg.all_boundaries) {
     add_other_boundaries(row, cfg, g, dout, w.volume, t.median_ms, failures, [&](Boundary b) {
       SeparableCase cb = c;
@@ -299,12 +288,12 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
   f.dims = w.volume.dims;
   f.taps = taps;
   RunReport rep;
-  row.set("call_time", call_time_json(
-                           w.volume, c.input, cfg, g, check,
-                           [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-                             return filter_separable(in, f, out, o);
-                           },
-                           rep, failures));
+  row["call_time"] = call_time_json(
+      w.volume, c.input, cfg, g, check,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_separable(in, f, out, o);
+      },
+      rep, failures);
   return row;
 }
 
@@ -326,48 +315,41 @@ Json cpu_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& fail
   const double flops = 2.0 * c.fmas();
   const std::size_t n = static_cast<std::size_t>(w.volume.count());
   std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
-  const ConstVolumeView in =
-      make_view(static_cast<const float*>(c.input.data()), w.volume.dims, w.volume.extent);
-  const VolumeView ov = make_view(out.data(), w.volume.dims, w.volume.extent);
-  const DenseFilter f = dense_filter(c);
-  Options o;
-  o.backend = Backend::Cpu;
-  o.operation = Operation::Convolution;
-  o.boundary = Boundary::Replicate;
-  o.threads = cfg.threads;
+  const Options o =
+      run_options(Backend::Cpu, Operation::Convolution, Boundary::Replicate, cfg.threads);
   RunReport rep;
   const Timing t =
-      time_host([&] { rep = filter_dense(in, f, ov, o); }, 1, std::max(3, cfg.call_repetitions));
+      time_host([&] { rep = filter_dense_case(c, out, o); }, 1, std::max(3, cfg.call_repetitions));
   const double s = t.median_ms * 1e-3;
-  row.set("device_time", timing_json(t))
-      .set("voxels_per_s", static_cast<double>(n) / s)
-      .set("gflops", flops / s * 1e-9)
-      .set("threads", rep.threads)
-      .set("plan",
-           Json::object()
-               .set("ko", rep.outputs_per_thread)
-               .set("ko_reason", rep.outputs_per_thread_reason)
-               .set("block", "")
-               .set("describe", "CPU blocking factor " + std::to_string(rep.outputs_per_thread) +
-                                    ", " + std::to_string(rep.threads) + " threads"));
+  row.update({{"device_time", timing_json(t)},
+              {"voxels_per_s", static_cast<double>(n) / s},
+              {"gflops", flops / s * 1e-9},
+              {"threads", rep.threads},
+              {"plan",
+               {{"ko", rep.outputs_per_thread},
+                {"ko_reason", rep.outputs_per_thread_reason},
+                {"block", ""},
+                {"describe", "CPU blocking factor " + std::to_string(rep.outputs_per_thread) +
+                                 ", " + std::to_string(rep.threads) + " threads"}}}});
   if (!cfg.cpu_peer) {
-    return row
-        .set("peer",
-             "itk::ConvolutionImageFilter not run: this build has no ITK "
-             "(run `ndconv bench --workload cpu3d_7`)")
-        .set("target_met", Json());
+    row.update({{"peer",
+                 "itk::ConvolutionImageFilter not run: this build has no ITK "
+                 "(run `ndconv bench --workload cpu3d_7`)"},
+                {"target_met", nullptr}});
+    return row;
   }
-  const PeerRun peer = cfg.cpu_peer(c, rep.threads);
+  const PeerRun peer = cfg.cpu_peer(c, rep.threads, cfg.cpu_peer_repetitions);
   const double err = rel_l2(out, peer.output);
   const double speedup = peer.median_ms / t.median_ms;
   if (!(err <= cfg.tolerance))
     ++failures;
-  return row.set("peer", peer.name)
-      .set("peer_median_ms", peer.median_ms)
-      .set("peer_repetitions", peer.repetitions)
-      .set("rel_l2_error_vs_peer", err)
-      .set("speedup_vs_peer", speedup)
-      .set("target_met", speedup >= w.target);
+  row.update({{"peer", peer.name},
+              {"peer_median_ms", peer.median_ms},
+              {"peer_repetitions", peer.repetitions},
+              {"rel_l2_error_vs_peer", err},
+              {"speedup_vs_peer", speedup},
+              {"target_met", speedup >= w.target}});
+  return row;
 }
 
 }  // namespace
@@ -467,11 +449,10 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   const bool need_gpu = std::any_of(chosen.begin(), chosen.end(),
                                     [](const Workload& w) { return w.kind != Kind::CpuDense; });
   BenchResult result;
-  result.summary = Json::object()
-                       .set("tool", "ndconv bench")
-                       .set("date", utc_now())
-                       .set("command", cfg.command_line)
-                       .set("cpu", cpu_json(cfg.threads));
+  result.summary = {{"tool", "ndconv bench"},
+                    {"date", utc_now()},
+                    {"command", cfg.command_line},
+                    {"cpu", cpu_json(cfg.threads)}};
   GpuContext g;
   std::unique_ptr<gpu::Timer> timer;
   if (need_gpu) {
@@ -483,22 +464,19 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
     g.ceil = gpu::measure_ceilings(g.dev, 10);
     timer = std::make_unique<gpu::Timer>(g.dev);
     g.timer = timer.get();
-    result.summary.set("device", device_json(g.facts)).set("ceilings", ceilings_json(g.ceil));
+    result.summary.update({{"device", device_json(g.facts)}, {"ceilings", ceilings_json(g.ceil)}});
   }
-  result.summary.set("timing",
-                     Json::object()
-                         .set("device_time",
-                              "the filter alone on data already on the device: CUDA events "
-                              "around the launch, median of repetitions after warm-up, L2 "
-                              "flushed before each (the taps' small host-to-device copy that "
-                              "the launch API makes is included)")
-                         .set("call_time",
-                              "the whole ndconv::filter_* call on host buffers (upload, filter, "
-                              "download, allocation): host clock, median of repetitions after "
-                              "one warm-up")
-                         .set("warmup", cfg.warmup)
-                         .set("repetitions", cfg.repetitions)
-                         .set("call_repetitions", cfg.call_repetitions));
+  result.summary["timing"] = {
+      {"device_time",
+       "the filter alone on data already on the device: CUDA events around the launch, median "
+       "of repetitions after warm-up, L2 flushed before each (the taps' small host-to-device "
+       "copy that the launch API makes is included)"},
+      {"call_time",
+       "the whole ndconv::filter_* call on host buffers (upload, filter, download, allocation): "
+       "host clock, median of repetitions after one warm-up"},
+      {"warmup", cfg.warmup},
+      {"repetitions", cfg.repetitions},
+      {"call_repetitions", cfg.call_repetitions}};
   Json rows = Json::array();
   Progress progress(progress_out, static_cast<int>(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -511,79 +489,71 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = separable_gpu_row(w, cfg, g, seed, result.failures);
     else
       row = cpu_row(w, cfg, seed, result.failures);
-    Json head = Json::object()
-                    .set("workload", w.name)
-                    .set("description", w.description)
-                    .set("backend", w.kind == Kind::CpuDense ? "cpu" : "gpu")
-                    .set("volume", format_shape(w.volume))
-                    .set("voxels", w.volume.count())
-                    .set("target", w.target_text);
+    Json head = {{"workload", w.name},
+                 {"description", w.description},
+                 {"backend", w.kind == Kind::CpuDense ? "cpu" : "gpu"},
+                 {"volume", format_shape(w.volume)},
+                 {"voxels", w.volume.count()},
+                 {"target", w.target_text}};
     if (w.kind == Kind::GpuSeparable) {
-      head.set("filter", "gaussian sigma " + std::to_string(w.sigma).substr(0, 4));
+      head["filter"] = "gaussian sigma " + std::to_string(w.sigma).substr(0, 4);
     } else {
-      head.set("filter", format_shape(w.filter)).set("taps", w.filter.count());
+      head.update({{"filter", format_shape(w.filter)}, {"taps", w.filter.count()}});
     }
-    for (const auto& [k, v] : row.members())
-      head.set(k, v);
-    head.set("seed", std::to_string(seed));
-    rows.push(head);
+    head.update(row);
+    head["seed"] = std::to_string(seed);
+    rows.push_back(head);
     progress.step(w.name);
   }
   progress.finish();
-  result.summary.set("workloads", rows).set("validation_failures", result.failures);
+  result.summary.update({{"workloads", rows}, {"validation_failures", result.failures}});
   return result;
 }
 
 void print_bench_table(std::ostream& out, const BenchResult& result) {
-  if (const Json* c = result.summary.find("ceilings")) {
-    out << "device: " << result.summary.find("device")->find("name")->scalar_text()
-        << "; measured FP32 FMA peak " << c->find("fma_peak_gflops")->scalar_text()
-        << " GFLOP/s, copy bandwidth " << c->find("copy_bandwidth_gbs")->scalar_text()
-        << " GB/s (read+write)\n";
+  const Json& doc = result.summary;
+  if (doc.contains("ceilings")) {
+    out << "device: " << text(doc["device"], "name") << "; measured FP32 FMA peak "
+        << text(doc["ceilings"], "fma_peak_gflops") << " GFLOP/s, copy bandwidth "
+        << text(doc["ceilings"], "copy_bandwidth_gbs") << " GB/s (read+write)\n";
   }
   char line[320];
   std::snprintf(line, sizeof line, "%-11s %10s %10s %9s %9s %-24s %-4s %-7s %8s %10s\n", "workload",
                 "device_ms", "min_ms", "GVox/s", "GFLOP/s", "vs ceiling", "met", "plan", "call_ms",
                 "auto/best");
   out << line;
-  for (const Json& r : result.summary.find("workloads")->items()) {
-    auto s = [&](const Json* j, const char* k) {
-      const Json* v = j ? j->find(k) : nullptr;
-      return v ? v->scalar_text() : std::string();
-    };
-    auto d = [&](const Json* j, const char* k) {
-      const std::string t = s(j, k);
-      return t.empty() || t == "true" || t == "false" ? kNaN : std::stod(t);
-    };
-    const Json* dt = r.find("device_time");
-    const Json* ct = r.find("call_time");
+  const Json none = Json::object();
+  for (const Json& r : doc["workloads"]) {
+    const Json& dt = r.contains("device_time") ? r["device_time"] : none;
+    const Json& ct = r.contains("call_time") ? r["call_time"] : none;
     std::string ceiling;
     char buf[64];
-    if (r.find("pct_fma_peak")) {
-      std::snprintf(buf, sizeof buf, "%.1f%% FMA peak", d(&r, "pct_fma_peak"));
+    if (r.contains("pct_fma_peak")) {
+      std::snprintf(buf, sizeof buf, "%.1f%% FMA peak", number(r, "pct_fma_peak"));
       ceiling = buf;
-    } else if (r.find("floor_ratio")) {
-      std::snprintf(buf, sizeof buf, "%.2fx memory floor", d(&r, "floor_ratio"));
+    } else if (r.contains("floor_ratio")) {
+      std::snprintf(buf, sizeof buf, "%.2fx memory floor", number(r, "floor_ratio"));
       ceiling = buf;
-    } else if (r.find("speedup_vs_peer")) {
-      std::snprintf(buf, sizeof buf, "%.1fx ITK", d(&r, "speedup_vs_peer"));
+    } else if (r.contains("speedup_vs_peer")) {
+      std::snprintf(buf, sizeof buf, "%.1fx ITK", number(r, "speedup_vs_peer"));
       ceiling = buf;
-    } else if (r.find("error")) {
-      ceiling = s(&r, "error");
+    } else if (r.contains("error")) {
+      ceiling = text(r, "error");
     }
-    std::string plan = "KO=" + s(r.find("plan"), "ko");
+    const std::string plan = "KO=" + (r.contains("plan") ? text(r["plan"], "ko") : "");
     std::string ratio;
-    if (r.find("auto_loss_pct")) {
-      std::snprintf(buf, sizeof buf, "+%.1f%%", d(&r, "auto_loss_pct"));
+    if (r.contains("auto_loss_pct")) {
+      std::snprintf(buf, sizeof buf, "+%.1f%%", number(r, "auto_loss_pct"));
       ratio = buf;
     }
+    const std::string met = text(r, "target_met");
     std::snprintf(line, sizeof line, "%-11s %10.4f %10.4f %9.2f %9.1f %-24s %-4s %-7s %8.3f %10s\n",
-                  s(&r, "workload").c_str(), d(dt, "median_ms"), d(dt, "min_ms"),
-                  d(&r, "voxels_per_s") * 1e-9, d(&r, "gflops"), ceiling.c_str(),
-                  s(&r, "target_met") == "true"    ? "yes"
-                  : s(&r, "target_met") == "false" ? "NO"
-                                                   : "-",
-                  plan.c_str(), d(ct, "median_ms"), ratio.c_str());
+                  text(r, "workload").c_str(), number(dt, "median_ms"), number(dt, "min_ms"),
+                  number(r, "voxels_per_s") * 1e-9, number(r, "gflops"), ceiling.c_str(),
+                  met == "true"    ? "yes"
+                  : met == "false" ? "NO"
+                                   : "-",
+                  plan.c_str(), number(ct, "median_ms"), ratio.c_str());
     out << line;
   }
   out << "device_ms: filter on data already on the device (CUDA events; CPU row: host clock); "

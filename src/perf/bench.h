@@ -1,4 +1,4 @@
-// The benchmark (issue 6): a fixed list of workloads, each validated against the CPU backend and
+// The benchmark: a fixed list of workloads, each validated against the CPU backend and
 // then timed twice: the filter alone on data already on the device ("device"), and the whole
 // engine call with host buffers, uploads and downloads ("call"). Reported against the device's
 // FP32 FMA peak and copy bandwidth measured at the start of the same run.
@@ -26,7 +26,8 @@ struct Workload {
   std::string target_text;
 };
 
-/// The issue's table, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, cpu3d_7.
+/// The fixed workloads, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2,
+/// cpu3d_7.
 const std::vector<Workload>& bench_workloads();
 
 /// What a CPU peer (itk::ConvolutionImageFilter, supplied by the ITK-linked front end) returns for
@@ -37,8 +38,9 @@ struct PeerRun {
   int repetitions = 0;
   std::vector<float> output;
 };
-/// Runs the peer on `c` (convolution with c.taps, replicate boundary) with `threads` threads.
-using CpuPeer = std::function<PeerRun(const DenseCase& c, int threads)>;
+/// Runs the peer on `c` (convolution with c.taps, replicate boundary) with `threads` threads,
+/// timing `repetitions` runs.
+using CpuPeer = std::function<PeerRun(const DenseCase& c, int threads, int repetitions)>;
 
 struct BenchConfig {
   std::vector<std::string> workloads;  ///< empty = all (GPU rows need a GPU)

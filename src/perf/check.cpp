@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/cpu_backend.h"
+#include "ndconv/engine.h"
 
 namespace ndconv::perf {
 
@@ -37,14 +38,24 @@ int64_t anchor(int64_t k) {
 
 }  // namespace
 
+RandomInput make_random_input(const Shape& volume, Boundary boundary, uint64_t seed) {
+  return {volume, boundary, random_volume(volume.count(), seed), seed};
+}
+
+Options run_options(Backend backend, Operation operation, Boundary boundary, int threads) {
+  Options o;
+  o.backend = backend;
+  o.operation = operation;
+  o.boundary = boundary;
+  o.threads = threads;
+  return o;
+}
+
 DenseCase make_dense_case(const Shape& volume, const Shape& filter, Boundary boundary,
                           uint64_t seed) {
   DenseCase c;
-  c.volume = volume;
+  static_cast<RandomInput&>(c) = make_random_input(volume, boundary, seed);
   c.filter = filter;
-  c.boundary = boundary;
-  c.seed = seed;
-  c.input = random_volume(volume.count(), seed);
   // Taps scaled so that outputs stay of order 1 whatever the filter size.
   c.taps = random_volume(filter.count(), seed ^ 0x5bd1e995u);
   const float scale = 1.0f / std::sqrt(static_cast<float>(filter.count()));
@@ -73,6 +84,12 @@ DenseFilter dense_filter(const DenseCase& c) {
   return f;
 }
 
+RunReport filter_dense_case(const DenseCase& c, std::vector<float>& output,
+                            const Options& options) {
+  return filter_dense(make_view(c.input.data(), c.volume.dims, c.volume.extent), dense_filter(c),
+                      make_view(output.data(), c.volume.dims, c.volume.extent), options);
+}
+
 double SeparableCase::fmas() const {
   double per_voxel = 0;
   for (int a = 0; a < volume.dims; ++a)
@@ -84,11 +101,8 @@ SeparableCase make_separable_case(const Shape& volume,
                                   const std::array<std::vector<float>, kMaxDims>& taps,
                                   Boundary boundary, uint64_t seed) {
   SeparableCase c;
-  c.volume = volume;
+  static_cast<RandomInput&>(c) = make_random_input(volume, boundary, seed);
   c.taps = taps;
-  c.boundary = boundary;
-  c.seed = seed;
-  c.input = random_volume(volume.count(), seed);
   return c;
 }
 

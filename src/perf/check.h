@@ -24,14 +24,23 @@ std::vector<float> random_volume(int64_t count, uint64_t seed);
 /// A seed from the clock and a counter (different on every call and every run).
 uint64_t fresh_seed();
 
-/// A correlation with `same` output region: what the sweep and the dense bench rows run.
-struct DenseCase {
+/// What every case holds: a random input volume (random_volume of `seed`) and the boundary.
+struct RandomInput {
   Shape volume;
-  Shape filter;
   Boundary boundary = Boundary::Zero;
   std::vector<float> input;
-  std::vector<float> taps;
   uint64_t seed = 0;
+};
+RandomInput make_random_input(const Shape& volume, Boundary boundary, uint64_t seed);
+
+/// The engine's options for a run of a case: `backend`, `operation`, `boundary`, `threads` (CPU;
+/// 0 = all), everything else at its default (`same` region).
+Options run_options(Backend backend, Operation operation, Boundary boundary, int threads = 0);
+
+/// A correlation with `same` output region: what the sweep and the dense bench rows run.
+struct DenseCase : RandomInput {
+  Shape filter;
+  std::vector<float> taps;
 
   double fmas() const { return static_cast<double>(volume.count()) * filter.count(); }
 };
@@ -45,13 +54,13 @@ detail::CorrelationProblem dense_problem(const DenseCase& c, const float* input,
 /// The engine's dense filter of `c` (its taps borrowed from c).
 DenseFilter dense_filter(const DenseCase& c);
 
+/// `c` through the engine's front end (ndconv::filter_dense, `options` as given) on host buffers:
+/// c.input into `output`, which must hold c.volume.count() values.
+RunReport filter_dense_case(const DenseCase& c, std::vector<float>& output, const Options& options);
+
 /// A separable correlation (`same`), e.g. a Gaussian.
-struct SeparableCase {
-  Shape volume;
+struct SeparableCase : RandomInput {
   std::array<std::vector<float>, kMaxDims> taps;
-  Boundary boundary = Boundary::Zero;
-  std::vector<float> input;
-  uint64_t seed = 0;
 
   double fmas() const;
 };

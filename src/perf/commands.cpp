@@ -2,13 +2,173 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
 #include "perf/gpu.h"
 
 namespace ndconv::perf {
+
+namespace {
+
+Option text_option(const char* name, const char* value_name, const char* help, std::string& to) {
+  return {name, value_name, help, [&to](const std::string& v) { to = v; }};
+}
+
+template <typename Int>
+Option int_option(const char* name, const char* help, Int& to, int64_t min_value) {
+  const auto max_value = static_cast<int64_t>(
+      std::min<uint64_t>(std::numeric_limits<Int>::max(), std::numeric_limits<int64_t>::max()));
+  return {name, "N", help, [&to, name, min_value, max_value](const std::string& v) {
+            to = static_cast<Int>(parse_int(v, name, min_value, max_value));
+          }};
+}
+
+Option flag(const char* name, const char* help, bool& to) {
+  return {name, "", help, [&to](const std::string&) { to = true; }};
+}
+
+}  // namespace
+
+CommandLine sweep_command_line(SweepArgs& a) {
+  return {
+      "sweep",
+      "Register-blocking study: every kernel instantiation and the automatic plan, validated and "
+      "timed",
+      "Times every kernel instantiation (blocked and tiled, each KO) "
+      "and the automatic plan over dimensions, volume and filter extents, each point validated "
+      "against the CPU backend first, against the FMA peak and copy bandwidth measured at the "
+      "start of the run (--device cpu: the CPU backend's blocking factor). Writes one CSV row and "
+      "one JSON object per point, and a JSON summary per problem.",
+      {text_option("--device", "gpu|cpu",
+                   "gpu: the GPU kernels' KO; cpu: the CPU backend's blocking factor (gpu)",
+                   a.device),
+       int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
+       text_option("--dims", "LIST", "dimensions to keep, e.g. 2,3", a.dims),
+       text_option("--volumes", "LIST",
+                   "volume extents, e.g. 4096x4096,256x256x256 (default: the study's)", a.volumes),
+       text_option("--filters", "LIST",
+                   "cube filter extents, e.g. 3:15:2 or 3,5,7 (default: per dimension)", a.filters),
+       text_option("--ko", "LIST", "KO values, e.g. 1,2,4,8 (default: every compiled one)", a.ko),
+       flag("--block-shapes",
+            "also the tiled kernel's other compiled block shapes (GPU; TX 16 with 2x64 threads, "
+            "128x1 threads)",
+            a.block_shapes),
+       flag("--quick", "a small grid that runs in under a minute", a.quick),
+       int_option("--warmup", "untimed runs per point (default: the preset's)", a.warmup, 0),
+       int_option("--reps", "timed runs per point (default: the preset's)", a.repetitions, 1),
+       flag("--no-flush", "do not flush L2 between repetitions", a.no_flush),
+       int_option("--threads", "CPU threads (0: all)", a.threads, 0),
+       {"--check-budget", "F", "CPU FMAs per validation window (default 2e9)",
+        [&a](const std::string& v) { a.check_budget = parse_number(v, "--check-budget"); }},
+       int_option("--seed", "fixed random seed (0: fresh)", a.seed, 0),
+       text_option("--csv", "PATH", "one row per point (ndconv-sweep.csv; \"\": none)", a.csv),
+       text_option("--json", "PATH", "points and summary (ndconv-sweep.json; \"\": none)", a.json),
+       flag("--force", "overwrite existing outputs", a.force)}};
+}
+
+CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
+  CommandLine c{
+      "bench",
+      "Fixed workloads against the measured FMA peak and bandwidth; the CPU row against ITK",
+      "Each workload is validated against the CPU backend, then timed on data already on the "
+      "device and as a whole call (transfers included), against the FMA peak and copy bandwidth "
+      "measured at the start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv "
+      "only: ndconv-perf has no ITK).",
+      {text_option("--device", "gpu|cpu", "gpu: all workloads; cpu: the CPU row only (gpu)",
+                   a.device),
+       int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
+       text_option("--workload", "NAMES",
+                   "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
+                   "cpu3d_7 (default: all); also denseND_K, a K^N filter on the volume of that "
+                   "dense row, without a target",
+                   a.workload),
+       text_option("--json", "PATH", "also write the JSON here (-: JSON on stdout instead)",
+                   a.json),
+       flag("--force", "overwrite an existing JSON file", a.force),
+       int_option("--threads", "CPU threads for the CPU row (0: all)", a.threads, 0),
+       int_option("--reps", "timed device repetitions (20)", a.repetitions, 1),
+       int_option("--call-reps", "timed whole-call repetitions (5)", a.call_repetitions, 1),
+       flag("--quick", "fewer repetitions, no per-KO or boundary timings", a.quick),
+       flag("--boundaries", "with --quick: time the other boundaries all the same", a.boundaries),
+       int_option("--seed", "fixed random seed (0: fresh)", a.seed, 0)}};
+  if (itk_peer) {
+    c.options.push_back(
+        int_option("--itk-reps", "timed ITK repetitions (1; ITK is slow)", a.itk_repetitions, 1));
+  }
+  return c;
+}
+
+void parse_options(const CommandLine& command, const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i], value;
+    const auto eq = name.find('=');
+    const bool inline_value = name.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inline_value) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    const auto o = std::find_if(command.options.begin(), command.options.end(),
+                                [&](const Option& opt) { return opt.name == name; });
+    if (o == command.options.end())
+      throw InvalidArgument("unknown option " + name + " (see --help)");
+    if (o->value_name.empty() && inline_value)
+      throw InvalidArgument(name + " takes no value");
+    if (!o->value_name.empty() && !inline_value) {
+      if (i + 1 >= args.size())
+        throw InvalidArgument(name + " needs a value");
+      value = args[++i];
+    }
+    o->set(value);
+  }
+}
+
+std::string wrapped(const std::string& text, std::size_t indent) {
+  std::string out;
+  std::size_t column = indent;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (column > indent && column + 1 + w.size() > 100) {
+      out += '\n' + std::string(indent, ' ');
+      column = indent;
+    } else if (column > indent) {
+      out += ' ';
+      ++column;
+    }
+    out += w;
+    column += w.size();
+  }
+  return out;
+}
+
+void print_help(std::ostream& out, const std::string& program, const CommandLine& command) {
+  out << "usage: " << program << ' ' << command.name << " [options]\n\n"
+      << wrapped(command.summary + ".", 0) << "\n\n"
+      << wrapped(command.description, 0) << "\n\noptions:\n";
+  constexpr std::size_t kHelpColumn = 26;
+  for (const Option& o : command.options) {
+    std::string head = "  " + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    if (head.size() + 1 > kHelpColumn) {
+      out << head << '\n';
+      head.clear();
+    }
+    out << head << std::string(kHelpColumn - head.size(), ' ') << wrapped(o.help, kHelpColumn)
+        << '\n';
+  }
+}
+
+std::string typed_command_line(const std::string& fallback) {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::replace(all.begin(), all.end(), '\0', ' ');
+  while (!all.empty() && all.back() == ' ')
+    all.pop_back();
+  return all.empty() ? fallback : all;
+}
 
 SweepConfig sweep_config(const SweepArgs& a) {
   if (a.device != "gpu" && a.device != "cpu")
@@ -80,6 +240,7 @@ BenchConfig bench_config(const BenchArgs& a) {
   c.threads = a.threads;
   c.repetitions = a.repetitions;
   c.call_repetitions = a.call_repetitions;
+  c.cpu_peer_repetitions = a.itk_repetitions;
   c.seed = a.seed;
   if (a.quick) {
     c.repetitions = std::min(c.repetitions, 5);
@@ -150,15 +311,16 @@ void sweep_command(const SweepArgs& args, const std::string& command_line, std::
     write_file(args.csv, csv.str(), true);
   }
   if (!args.json.empty())
-    write_file(args.json, r.summary.dump() + "\n", true);
-  const Json* o = r.summary.find("overall");
-  out << "points: " << o->find("points")->scalar_text() << ", validation failures: " << r.failures
-      << ", not implementable: " << o->find("not_implementable")->scalar_text()
-      << ", automatic plan within 5% of the best point: "
-      << o->find("auto_within_5pct_of_best")->scalar_text() << " of "
-      << o->find("problems")->scalar_text() << " problems\n";
-  if (!args.csv.empty())
-    out << "wrote " << args.csv << (args.json.empty() ? "" : " and " + args.json) << "\n";
+    write_file(args.json, json_text(r.summary), true);
+  const Json& o = r.summary["overall"];
+  out << "points: " << text(o, "points") << ", validation failures: " << r.failures
+      << ", not implementable: " << text(o, "not_implementable")
+      << ", automatic plan within 5% of the best point: " << text(o, "auto_within_5pct_of_best")
+      << " of " << text(o, "problems") << " problems\n";
+  if (!args.csv.empty() || !args.json.empty()) {
+    out << "wrote " << args.csv << (args.csv.empty() || args.json.empty() ? "" : " and ")
+        << args.json << "\n";
+  }
   if (r.failures) {
     throw ValidationFailed(std::to_string(r.failures) +
                            " point(s) failed validation against the CPU backend (see "
@@ -174,11 +336,11 @@ void bench_command(const BenchArgs& args, const std::string& command_line, CpuPe
   refuse_existing(args.json, args.force);
   const BenchResult r = run_bench(config, progress);
   if (args.json == "-") {
-    out << r.summary.dump() << "\n";
+    out << json_text(r.summary);
   } else {
     print_bench_table(out, r);
     if (!args.json.empty()) {
-      write_file(args.json, r.summary.dump() + "\n", true);
+      write_file(args.json, json_text(r.summary), true);
       out << "wrote " << args.json << "\n";
     }
   }

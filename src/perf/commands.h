@@ -1,19 +1,23 @@
-// The sweep and bench commands as both front ends run them: `ndconv sweep|bench` (CLI11, with
-// ITK for the CPU peer) and the ITK-free `ndconv-perf sweep|bench` (its own small parser, for
-// machines without ITK or CLI11, such as the GPU machine). The options arrive as text and are
-// turned into configurations here, so both front ends accept and reject the same things.
+// The sweep and the bench as commands, with one definition of their options that both front ends
+// mount: `ndconv sweep|bench` (CLI11, with ITK for the bench's CPU peer) adds each option to its
+// subcommand, and the ITK-free, CLI11-free `ndconv-perf sweep|bench` (for machines with only a
+// CUDA toolchain, such as the GPU machine) parses its arguments with parse_options. The options
+// arrive as text and become configurations here, so both accept and reject the same things and
+// print the same help.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "perf/bench.h"
 #include "perf/sweep.h"
 
 namespace ndconv::perf {
 
-/// Exit codes of the commands.
+/// Exit codes of ndconv-perf.
 enum ExitCode : int {
   kExitOk = 0,
   kExitError = 1,            ///< bad input or a failure (one line on stderr)
@@ -50,10 +54,47 @@ struct BenchArgs {
   int threads = 0;
   int repetitions = 20;
   int call_repetitions = 5;
+  int itk_repetitions = 1;
   bool quick = false;       ///< fewer repetitions, no per-KO and boundary timings
   bool boundaries = false;  ///< with quick: the boundary timings all the same
   uint64_t seed = 0;
 };
+
+/// One option of a command.
+struct Option {
+  std::string name;        ///< "--reps"
+  std::string value_name;  ///< "N"; empty for a flag
+  std::string help;
+  /// Stores the value (a flag gets ""); throws InvalidArgument for text it cannot take.
+  std::function<void(const std::string& value)> set;
+};
+
+/// A command's name, one-line summary (for a list of commands), description and options (bound to
+/// the arguments it fills).
+struct CommandLine {
+  std::string name;
+  std::string summary;
+  std::string description;
+  std::vector<Option> options;
+};
+
+CommandLine sweep_command_line(SweepArgs& args);
+/// `itk_peer`: the front end runs itk::ConvolutionImageFilter for the CPU row (adds --itk-reps).
+CommandLine bench_command_line(BenchArgs& args, bool itk_peer);
+
+/// Applies `args` (the words after the command's name) to the command's options: "--name value",
+/// "--name=value" or "--flag". Throws InvalidArgument for an unknown option or a missing value.
+void parse_options(const CommandLine& command, const std::vector<std::string>& args);
+
+/// The words of `text` in lines of at most 100 columns, each line after the first indented by
+/// `indent` spaces (as the first is taken to be).
+std::string wrapped(const std::string& text, std::size_t indent);
+
+/// The command's usage line, summary, description and options, wrapped for a terminal.
+void print_help(std::ostream& out, const std::string& program, const CommandLine& command);
+
+/// The command as typed, for the JSON record (Linux: /proc/self/cmdline; else `fallback`).
+std::string typed_command_line(const std::string& fallback);
 
 /// Builds the sweep's configuration from the options; throws InvalidArgument.
 SweepConfig sweep_config(const SweepArgs& args);

@@ -24,28 +24,26 @@ std::string cuda_version_text(int v) {
 }  // namespace
 
 Json device_json(const gpu::DeviceFacts& f) {
-  return Json::object()
-      .set("index", f.index)
-      .set("name", f.name)
-      .set("compute_capability", std::to_string(f.cc_major) + "." + std::to_string(f.cc_minor))
-      .set("multiprocessors", f.multiprocessors)
-      .set("l2_bytes", f.l2_bytes)
-      .set("memory_bytes", f.total_memory)
-      .set("registers_per_sm", f.registers_per_sm)
-      .set("cuda_runtime", cuda_version_text(f.runtime_version))
-      .set("cuda_driver_api", cuda_version_text(f.driver_version));
+  return {{"index", f.index},
+          {"name", f.name},
+          {"compute_capability", std::to_string(f.cc_major) + "." + std::to_string(f.cc_minor)},
+          {"multiprocessors", f.multiprocessors},
+          {"l2_bytes", f.l2_bytes},
+          {"memory_bytes", f.total_memory},
+          {"registers_per_sm", f.registers_per_sm},
+          {"cuda_runtime", cuda_version_text(f.runtime_version)},
+          {"cuda_driver_api", cuda_version_text(f.driver_version)}};
 }
 
 Json ceilings_json(const gpu::Ceilings& c) {
-  return Json::object()
-      .set("fma_peak_gflops", c.fma_flops * 1e-9)
-      .set("fma_kernel_ms", c.fma_ms)
-      .set("copy_bandwidth_gbs", c.copy_bytes_per_s * 1e-9)
-      .set("copy_bytes", c.copy_bytes)
-      .set("copy_ms", c.copy_ms)
-      .set("how",
+  return {{"fma_peak_gflops", c.fma_flops * 1e-9},
+          {"fma_kernel_ms", c.fma_ms},
+          {"copy_bandwidth_gbs", c.copy_bytes_per_s * 1e-9},
+          {"copy_bytes", c.copy_bytes},
+          {"copy_ms", c.copy_ms},
+          {"how",
            "measured at the start of this run: FP32 FMA microkernel (2 flops per FMA); "
-           "cudaMemcpy device to device counting bytes read + written");
+           "cudaMemcpy device to device counting bytes read + written"}};
 }
 
 Json cpu_json(int threads) {
@@ -57,11 +55,10 @@ Json cpu_json(int threads) {
       break;
     }
   }
-  return Json::object()
-      .set("model", model)
-      .set("hardware_threads", static_cast<int>(std::thread::hardware_concurrency()))
-      .set("threads_used",
-           threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  return {{"model", model},
+          {"hardware_threads", hardware},
+          {"threads_used", threads > 0 ? threads : hardware}};
 }
 
 Progress::Progress(std::ostream* out, int total)

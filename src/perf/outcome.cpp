@@ -12,19 +12,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string text(const Json& row, const char* key) {
-  const Json* v = row.find(key);
-  return v ? v->scalar_text() : std::string();
-}
-
-double number(const Json& row, const char* key) {
-  const std::string t = text(row, key);
-  return t.empty() ? kNaN : std::stod(t);
-}
-
 int integer(const Json& row, const char* key, int fallback) {
-  const std::string t = text(row, key);
-  return t.empty() ? fallback : std::stoi(t);
+  const double v = number(row, key);
+  return std::isfinite(v) ? static_cast<int>(v) : fallback;
 }
 
 // The series of `key` in `o`, or nullptr.
@@ -36,11 +26,7 @@ const SeriesOutcome* series_of(const ProblemOutcome& o, const PointKey& key) {
 }
 
 Json key_json(const PointKey& k) {
-  return Json::object()
-      .set("kernel", k.kernel)
-      .set("tx", k.tx)
-      .set("ko", k.ko)
-      .set("block", k.block);
+  return {{"kernel", k.kernel}, {"tx", k.tx}, {"ko", k.ko}, {"block", k.block}};
 }
 
 }  // namespace
@@ -115,70 +101,73 @@ Json summarize_problem(std::vector<Json>& rows, std::size_t first, int dims,
     points.push_back(timed_point(rows[r]));
     not_implementable += text(rows[r], "status") == "not_implementable";
   }
-  Json summary = Json::object().set("dims", dims).set("volume", volume).set("filter", k);
+  Json summary = {{"dims", dims}, {"volume", volume}, {"filter", k}};
   ProblemOutcome o;
   bool ok = true;
   try {
     o = problem_outcome(points);
   } catch (const std::exception& e) {
     ok = false;
-    summary.set("error", e.what());
+    summary["error"] = e.what();
   }
   for (std::size_t r = first; r < rows.size(); ++r) {
     const TimedPoint& p = points[r - first];
     const SeriesOutcome* s = ok ? series_of(o, p.key) : nullptr;
-    rows[r]
-        .set("load_factor_theory", theoretical_load_factor(k, std::max(1, p.key.ko)))
-        .set("speedup_vs_ko1", s ? s->ko1_ms / p.ms : kNaN)
-        .set("best_point", ok ? o.best.label() : "")
-        .set("auto_point", ok ? o.automatic.key.label() : "")
-        .set("auto_loss_pct", ok ? 100.0 * o.auto_loss : kNaN);
+    Json& row = rows[r];
+    row["load_factor_theory"] = theoretical_load_factor(k, std::max(1, p.key.ko));
+    row["speedup_vs_ko1"] = s ? s->ko1_ms / p.ms : kNaN;
+    row["best_point"] = ok ? o.best.label() : "";
+    row["auto_point"] = ok ? o.automatic.key.label() : "";
+    row["auto_loss_pct"] = ok ? 100.0 * o.auto_loss : kNaN;
   }
-  summary.set("points", static_cast<int>(points.size()))
-      .set("not_implementable", not_implementable);
+  summary["points"] = points.size();
+  summary["not_implementable"] = not_implementable;
   if (!ok)
     return summary;
   const double flops = 2.0 * static_cast<double>(voxels) * std::pow(static_cast<double>(k), dims);
   Json series = Json::array();
   for (const SeriesOutcome& s : o.series) {
-    series.push(key_json(s.series)
-                    .set("ko1_ms", s.ko1_ms)
-                    .set("best_ko", s.best_ko)
-                    .set("best_ms", s.best_ms)
-                    .set("speedup_best_vs_ko1", s.ko1_ms / s.best_ms)
-                    .set("theoretical_load_factor_best", theoretical_load_factor(k, s.best_ko)));
+    Json curve = key_json(s.series);
+    curve["ko1_ms"] = s.ko1_ms;
+    curve["best_ko"] = s.best_ko;
+    curve["best_ms"] = s.best_ms;
+    curve["speedup_best_vs_ko1"] = s.ko1_ms / s.best_ms;
+    curve["theoretical_load_factor_best"] = theoretical_load_factor(k, s.best_ko);
+    series.push_back(curve);
   }
-  return summary.set("best", key_json(o.best.key).set("auto", o.best.is_auto))
-      .set("best_point", o.best.label())
-      .set("best_ms", o.best.ms)
-      .set("best_gflops", flops / (o.best.ms * 1e-3) * 1e-9)
-      .set("best_pct_fma_peak", 100.0 * flops / (o.best.ms * 1e-3) / fma_flops)
-      .set("auto", key_json(o.automatic.key))
-      .set("auto_point", o.automatic.key.label())
-      .set("auto_ms", o.automatic.ms)
-      .set("auto_loss_pct", 100.0 * o.auto_loss)
-      .set("auto_within_5pct", o.auto_loss <= 0.05)
-      .set("series", series);
+  Json best = key_json(o.best.key);
+  best["auto"] = o.best.is_auto;
+  summary.update({{"best", best},
+                  {"best_point", o.best.label()},
+                  {"best_ms", o.best.ms},
+                  {"best_gflops", flops / (o.best.ms * 1e-3) * 1e-9},
+                  {"best_pct_fma_peak", 100.0 * flops / (o.best.ms * 1e-3) / fma_flops},
+                  {"auto", key_json(o.automatic.key)},
+                  {"auto_point", o.automatic.key.label()},
+                  {"auto_ms", o.automatic.ms},
+                  {"auto_loss_pct", 100.0 * o.auto_loss},
+                  {"auto_within_5pct", o.auto_loss <= 0.05},
+                  {"series", series}});
+  return summary;
 }
 
 Json overall_outcome(const std::vector<Json>& problems, const std::vector<Json>& rows) {
   int within = 0, counted = 0, failures = 0, not_implementable = 0;
   for (const Json& p : problems) {
-    if (const Json* w = p.find("auto_within_5pct")) {
+    if (p.contains("auto_within_5pct")) {
       ++counted;
-      within += w->scalar_text() == "true";
+      within += p["auto_within_5pct"].get<bool>();
     }
   }
   for (const Json& r : rows) {
     failures += text(r, "status") == "invalid";
     not_implementable += text(r, "status") == "not_implementable";
   }
-  return Json::object()
-      .set("points", static_cast<int>(rows.size()))
-      .set("validation_failures", failures)
-      .set("not_implementable", not_implementable)
-      .set("problems", counted)
-      .set("auto_within_5pct_of_best", within);
+  return {{"points", rows.size()},
+          {"validation_failures", failures},
+          {"not_implementable", not_implementable},
+          {"problems", counted},
+          {"auto_within_5pct_of_best", within}};
 }
 
 }  // namespace ndconv::perf

@@ -1,6 +1,7 @@
 #include "perf/params.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "ndconv/errors.h"
@@ -38,6 +39,27 @@ int64_t parse_integer(const std::string& token, const std::string& what, const s
 }
 
 }  // namespace
+
+int64_t parse_int(const std::string& text, const std::string& what, int64_t min_value,
+                  int64_t max_value) {
+  if (text.empty() || text.find_first_not_of("0123456789+-") != std::string::npos)
+    throw InvalidArgument(what + ": '" + text + "' is not an integer");
+  const int64_t v = parse_integer(text, what, text);
+  if (v < min_value || v > max_value) {
+    throw InvalidArgument(what + ": " + text + " is outside [" + std::to_string(min_value) + ", " +
+                          std::to_string(max_value) + "]");
+  }
+  return v;
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || *end != '\0' || !std::isfinite(v))
+    throw InvalidArgument(what + ": '" + text + "' is not a number");
+  return v;
+}
 
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& what,
                                     int64_t min_value, int64_t max_value) {

@@ -26,6 +26,13 @@ struct Shape {
   bool operator==(const Shape& o) const { return dims == o.dims && extent == o.extent; }
 };
 
+/// One integer in [min_value, max_value]; `what` names the option in error messages.
+int64_t parse_int(const std::string& text, const std::string& what, int64_t min_value,
+                  int64_t max_value);
+
+/// One finite floating-point number, e.g. "2e9".
+double parse_number(const std::string& text, const std::string& what);
+
 /// Comma-separated items, each a number or a range first:last[:step] (last included, step > 0).
 /// `what` names the option in error messages. Values must lie in [min_value, max_value].
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& what,

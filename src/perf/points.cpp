@@ -35,6 +35,11 @@ const char* family_name(DenseKernel kernel) {
   return "auto";
 }
 
+std::string block_text(const cuda_backend::LaunchPlan& plan) {
+  return std::to_string(plan.block[0]) + "x" + std::to_string(plan.block[1]) + "x" +
+         std::to_string(plan.block[2]);
+}
+
 std::string PointRequest::label() const {
   if (is_auto)
     return "auto";

@@ -38,4 +38,7 @@ void check_compiled_kos(const std::vector<cuda_backend::DenseKernelVariant>& var
 /// "blocked" or "tiled".
 const char* family_name(cuda_backend::DenseKernel kernel);
 
+/// The launch's threads per block, "4x32x1".
+std::string block_text(const cuda_backend::LaunchPlan& plan);
+
 }  // namespace ndconv::perf

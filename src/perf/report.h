@@ -1,67 +1,37 @@
-// Output of the sweep and the bench: a tiny JSON value (objects keep their keys in insertion
-// order) and a CSV writer over flat objects, one row per object with a header line taken from the
-// first. Non-finite numbers (a ceiling that could not be measured, a column that does not apply)
-// are written as JSON null and as an empty CSV field, never as a made-up number.
+// Output of the sweep and the bench: JSON documents (nlohmann::ordered_json, so that keys keep
+// the order they were written in; a non-finite number, such as a ceiling that could not be
+// measured or a column that does not apply, is written as null, never as a made-up number), the
+// sweep's points as CSV for scripts/plot_study.py, and files written whole or not at all.
 #pragma once
 
-#include <cstdint>
 #include <iosfwd>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ndconv::perf {
 
-class Json {
- public:
-  enum class Kind { Null, Bool, Integer, Number, Text, Array, Object };
+using Json = nlohmann::ordered_json;
 
-  Json() = default;
-  Json(bool v) : kind_(Kind::Bool), bool_(v) {}
-  Json(int v) : kind_(Kind::Integer), int_(v) {}
-  Json(int64_t v) : kind_(Kind::Integer), int_(v) {}
-  Json(double v) : kind_(Kind::Number), number_(v) {}
-  Json(std::string v) : kind_(Kind::Text), text_(std::move(v)) {}
-  Json(const char* v) : kind_(Kind::Text), text_(v) {}
+/// The document as written to a file: indented, one line at the end; bytes that are not UTF-8
+/// (a path or a CPU name as the system gave it) replaced rather than failing after a long run.
+std::string json_text(const Json& document);
 
-  static Json array();
-  static Json object();
+/// The member `key` of `object` as one field of text: a string as it is, a number or a boolean as
+/// JSON writes it, and "" where the member is missing, null or not a finite number.
+std::string text(const Json& object, const char* key);
 
-  Kind kind() const { return kind_; }
-  /// Adds or replaces `key` of an object; returns *this for chaining.
-  Json& set(const std::string& key, Json value);
-  /// Appends to an array; returns *this.
-  Json& push(Json value);
-  /// The member `key` of an object, or nullptr.
-  const Json* find(const std::string& key) const;
-  const std::vector<std::pair<std::string, Json>>& members() const { return members_; }
-  const std::vector<Json>& items() const { return items_; }
+/// The member `key` of `object` as a number; NaN where it is missing, null or not a number.
+double number(const Json& object, const char* key);
 
-  /// The value as one CSV field or JSON scalar text (objects and arrays: JSON).
-  std::string scalar_text() const;
-  void write(std::ostream& out, int indent = 0) const;
-  std::string dump() const;
-
- private:
-  Kind kind_ = Kind::Null;
-  bool bool_ = false;
-  int64_t int_ = 0;
-  double number_ = 0;
-  std::string text_;
-  std::vector<Json> items_;
-  std::vector<std::pair<std::string, Json>> members_;
-};
-
-/// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(const std::string& text);
-
-/// Writes a header line (the keys of rows[0]) and one line per row. Every row must have the same
-/// keys in the same order; throws std::invalid_argument otherwise.
+/// A header line (the keys of rows[0]) and one line per row with the fields in the header's order
+/// (text() of each; quoted where a field holds a comma, a quote or a line break).
 void write_csv(std::ostream& out, const std::vector<Json>& rows);
 
-/// Writes `text` to `path` through a temporary file renamed into place, so that a failed run
+/// Writes `contents` to `path` through a temporary file renamed into place, so that a failed run
 /// never leaves a half-written file; refuses to overwrite an existing file unless `overwrite`.
 /// Throws ndconv::InvalidArgument with a one-line message.
-void write_file(const std::string& path, const std::string& text, bool overwrite);
+void write_file(const std::string& path, const std::string& contents, bool overwrite);
 
 }  // namespace ndconv::perf

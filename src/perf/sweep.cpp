@@ -59,32 +59,6 @@ double theoretical_load_factor(int64_t k, int ko) {
   return static_cast<double>(k) * ko / static_cast<double>(k + ko - 1);
 }
 
-KoOutcome ko_outcome(const std::vector<std::pair<int, double>>& timed, int auto_ko) {
-  KoOutcome o;
-  o.auto_ko = auto_ko;
-  bool have_auto = false;
-  bool have_best = false;
-  for (const auto& [ko, ms] : timed) {
-    if (!std::isfinite(ms))
-      continue;
-    if (!have_best || ms < o.best_ms) {
-      o.best_ko = ko;
-      o.best_ms = ms;
-      have_best = true;
-    }
-    if (ko == auto_ko) {
-      o.auto_ms = ms;
-      have_auto = true;
-    }
-  }
-  if (!have_best)
-    throw std::invalid_argument("no valid timed KO");
-  if (!have_auto)
-    throw std::invalid_argument("the rule's KO " + std::to_string(auto_ko) + " was not timed");
-  o.auto_loss = o.auto_ms / o.best_ms - 1.0;
-  return o;
-}
-
 namespace {
 
 struct Problem {
@@ -108,48 +82,36 @@ std::string label_of(const Problem& p, const std::string& point) {
          " k=" + std::to_string(p.k) + " " + point;
 }
 
-std::string block_text(const int* block) {
-  return std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" + std::to_string(block[2]);
-}
-
-// Columns shared by both modes, so that the CSV has one layout: the problem, then which point
-// and the kernel it ran (filled by the caller), its resources, its check and its timing.
+// Columns shared by both modes, so that the points have one layout: the problem, then which
+// point and the kernel it ran (filled by the caller), its resources, its check and its timing.
 Json base_row(const char* mode, const std::string& device, const Problem& p, bool is_auto,
               uint64_t seed) {
   const Shape f = cube(p.volume.dims, p.k);
-  return Json::object()
-      .set("mode", mode)
-      .set("device", device)
-      .set("dims", p.volume.dims)
-      .set("volume", format_shape(p.volume))
-      .set("filter", format_shape(f))
-      .set("taps", f.count())
-      .set("point", is_auto ? "auto" : "forced")
-      .set("kernel", "")
-      .set("tx", Json())
-      .set("ko", Json())
-      .set("block", "")
-      .set("status", "")
-      .set("note", "")
-      .set("registers", Json())
-      .set("spill_bytes", Json())
-      .set("blocks_per_sm", Json())
-      .set("occupancy", Json())
-      .set("rel_l2_error", Json())
-      .set("checked_fraction", Json())
-      .set("valid", false)
-      .set("seed", std::to_string(seed));
+  return {{"mode", mode},
+          {"device", device},
+          {"dims", p.volume.dims},
+          {"volume", format_shape(p.volume)},
+          {"filter", format_shape(f)},
+          {"taps", f.count()},
+          {"point", is_auto ? "auto" : "forced"},
+          {"kernel", ""},
+          {"tx", nullptr},
+          {"ko", nullptr},
+          {"block", ""},
+          {"status", ""},
+          {"note", ""},
+          {"registers", nullptr},
+          {"spill_bytes", nullptr},
+          {"blocks_per_sm", nullptr},
+          {"occupancy", nullptr},
+          {"rel_l2_error", nullptr},
+          {"checked_fraction", nullptr},
+          {"valid", false},
+          {"seed", std::to_string(seed)}};
 }
 
 void set_kernel(Json& row, const std::string& kernel, Json tx, Json ko, const std::string& block) {
-  row.set("kernel", kernel).set("tx", std::move(tx)).set("ko", std::move(ko)).set("block", block);
-}
-
-void set_check(Json& row, double err, const CheckPlan& check, bool valid) {
-  row.set("status", valid ? "valid" : "invalid")
-      .set("rel_l2_error", err)
-      .set("checked_fraction", check.covered_fraction)
-      .set("valid", valid);
+  row.update({{"kernel", kernel}, {"tx", std::move(tx)}, {"ko", std::move(ko)}, {"block", block}});
 }
 
 void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
@@ -158,46 +120,88 @@ void set_timing(Json& row, const Problem& p, const Timing* t, double fma_flops,
   const double flops = 2.0 * voxels * static_cast<double>(cube(p.volume.dims, p.k).count());
   const double bytes = 2.0 * voxels * sizeof(float);
   const double s = t ? t->median_ms * 1e-3 : kNaN;
-  row.set("median_ms", t ? t->median_ms : kNaN)
-      .set("min_ms", t ? t->min_ms : kNaN)
-      .set("reps", t ? static_cast<int>(t->samples_ms.size()) : 0)
-      .set("voxels_per_s", voxels / s)
-      .set("gflops", flops / s * 1e-9)
-      .set("pct_fma_peak", 100.0 * flops / s / fma_flops)
-      .set("pct_bandwidth", 100.0 * bytes / s / copy_bytes_per_s)
-      // Per-problem columns, filled by summarize_problem.
-      .set("load_factor_theory", kNaN)
-      .set("speedup_vs_ko1", kNaN)
-      .set("best_point", "")
-      .set("auto_point", "")
-      .set("auto_loss_pct", kNaN);
+  row.update({{"median_ms", t ? t->median_ms : kNaN},
+              {"min_ms", t ? t->min_ms : kNaN},
+              {"reps", t ? t->samples_ms.size() : 0},
+              {"voxels_per_s", voxels / s},
+              {"gflops", flops / s * 1e-9},
+              {"pct_fma_peak", 100.0 * flops / s / fma_flops},
+              {"pct_bandwidth", 100.0 * bytes / s / copy_bytes_per_s},
+              // Per-problem columns, filled by summarize_problem.
+              {"load_factor_theory", kNaN},
+              {"speedup_vs_ko1", kNaN},
+              {"best_point", ""},
+              {"auto_point", ""},
+              {"auto_loss_pct", kNaN}});
 }
 
-Json close_problem(std::vector<Json>& rows, std::size_t first, const Problem& p, double fma_flops) {
-  return summarize_problem(rows, first, p.volume.dims, format_shape(p.volume), p.volume.count(),
-                           p.k, fma_flops);
+// Records a point's check against the CPU backend (relative L2 error `err`) and, where it
+// passed, its timing (`time` runs the warm-up and the repetitions); then appends the row.
+void add_point(SweepResult& result, Json row, const SweepConfig& config, const Problem& p,
+               const CheckPlan& check, double err, const gpu::Ceilings& ceil,
+               const std::function<Timing()>& time) {
+  const bool valid = err <= config.tolerance;
+  row.update({{"status", valid ? "valid" : "invalid"},
+              {"rel_l2_error", err},
+              {"checked_fraction", check.covered_fraction},
+              {"valid", valid}});
+  Timing t;
+  if (valid)
+    t = time();
+  else
+    ++result.failures;
+  set_timing(row, p, valid ? &t : nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
+  result.rows.push_back(std::move(row));
+}
+
+// The loop both modes share: each problem's random case (seeded) and CPU check, the points
+// `measure` appends to result.rows, then the problem's summary; on_problem_done after each.
+template <typename Measure>
+std::vector<Json> sweep_problems(const SweepConfig& config, const std::vector<Problem>& problems,
+                                 double fma_flops, SweepResult& result, Measure measure) {
+  std::vector<Json> summaries;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const Problem& p = problems[i];
+    const uint64_t seed = config.seed ? config.seed + i : fresh_seed();
+    const DenseCase c = make_dense_case(p.volume, cube(p.volume.dims, p.k), Boundary::Zero, seed);
+    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+    const std::size_t first = result.rows.size();
+    measure(p, c, check);
+    summaries.push_back(summarize_problem(result.rows, first, p.volume.dims, format_shape(p.volume),
+                                          p.volume.count(), p.k, fma_flops));
+    if (config.on_problem_done)
+      config.on_problem_done(result.rows);
+  }
+  return summaries;
 }
 
 Json config_json(const SweepConfig& c) {
-  return Json::object()
-      .set("warmup", c.warmup)
-      .set("repetitions", c.repetitions)
-      .set("flush_l2", c.flush_l2)
-      .set("check_budget_fmas", c.check_budget_fmas)
-      .set("tolerance", c.tolerance)
-      .set("block_shapes", c.block_shapes)
-      .set("operation", "correlation")
-      .set("boundary", "zero")
-      .set("region", "same");
+  return {{"warmup", c.warmup},
+          {"repetitions", c.repetitions},
+          {"flush_l2", c.flush_l2},
+          {"check_budget_fmas", c.check_budget_fmas},
+          {"tolerance", c.tolerance},
+          {"block_shapes", c.block_shapes},
+          {"operation", "correlation"},
+          {"boundary", "zero"},
+          {"region", "same"}};
 }
 
-// The start of a sweep's JSON summary: the tool, the mode, when and how it was run.
-Json summary_head(const char* mode, const SweepConfig& config) {
-  return Json::object()
-      .set("tool", "ndconv sweep")
-      .set("mode", mode)
-      .set("date", utc_now())
-      .set("command", config.command_line);
+// The JSON document of a sweep: the tool, the mode, when and how it was run, what it ran on
+// (`machine`: "device" and "ceilings", or "cpu"), the configuration, every point, each problem's
+// outcome and the totals.
+Json sweep_json(const char* mode, const SweepConfig& config, Json machine,
+                const SweepResult& result, Json problems) {
+  Json doc = {{"tool", "ndconv sweep"},
+              {"mode", mode},
+              {"date", utc_now()},
+              {"command", config.command_line}};
+  doc.update(machine);
+  doc["config"] = config_json(config);
+  doc["points"] = result.rows;
+  doc["overall"] = overall_outcome(problems, result.rows);
+  doc["problems"] = std::move(problems);
+  return doc;
 }
 
 SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
@@ -225,26 +229,19 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
 
   SweepResult result;
-  Json problem_summaries = Json::array();
   gpu::Timer timer(dev);
   Progress progress(progress_out, static_cast<int>(steps));
-  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    const Problem& pr = problems[pi];
-    const uint64_t seed = config.seed ? config.seed + pi : fresh_seed();
-    const DenseCase c =
-        make_dense_case(pr.volume, cube(pr.volume.dims, pr.k), Boundary::Zero, seed);
-    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+  auto measure = [&](const Problem& pr, const DenseCase& c, const CheckPlan& check) {
     const std::size_t n = static_cast<std::size_t>(pr.volume.count());
     gpu::Buffer din(n), dout(n);
     din.upload(c.input.data(), n);
     const detail::CorrelationProblem prob = dense_problem(c, din.data(), dout.data());
     std::vector<float> host(n);
     std::set<std::string> ran;  // forced kernels already measured (--block-shapes overlaps)
-    const std::size_t first = result.rows.size();
     for (const PointRequest& point :
          sweep_points(variants, pr.volume.dims, config.kos, config.block_shapes)) {
       progress.step(label_of(pr, point.label()));
-      Json row = base_row("gpu", facts.name, pr, point.is_auto, seed);
+      Json row = base_row("gpu", facts.name, pr, point.is_auto, c.seed);
       const cuda_backend::DenseKernelRequest& req = point.request;
       dout.poison();
       cuda_backend::LaunchPlan plan;
@@ -255,51 +252,38 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
           throw;  // the automatic plan serves every problem the engine accepts
         // Recorded as asked for: no kernel ran, so no resources, check or time.
         set_kernel(row, family_name(req.kernel),
-                   req.kernel == cuda_backend::DenseKernel::Tiled ? Json(req.tiled_outputs_along_x)
-                                                                  : Json(1),
-                   Json(req.outputs_per_thread),
+                   req.kernel == cuda_backend::DenseKernel::Tiled ? req.tiled_outputs_along_x : 1,
+                   req.outputs_per_thread,
                    req.tiled_block_rows ? "rows=" + std::to_string(req.tiled_block_rows) : "");
-        row.set("status", "not_implementable").set("note", e.what());
+        row.update({{"status", "not_implementable"}, {"note", e.what()}});
         set_timing(row, pr, nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
         result.rows.push_back(std::move(row));
         continue;
       }
       timer.synchronize();
-      set_kernel(row, plan.family, plan.outputs_along_x, plan.outputs_per_thread,
-                 block_text(plan.block));
+      set_kernel(row, plan.family, plan.outputs_along_x, plan.outputs_per_thread, block_text(plan));
       if (!point.is_auto && !ran.insert(timed_point(row).key.label()).second)
         continue;  // the same kernel and shape as an earlier forced point
       dout.download(host.data(), n);
-      const double err = window_error(check, pr.volume, host);
-      const bool valid = err <= config.tolerance;
       const cuda_backend::KernelVariant& res = plan.resources;
-      row.set("note", plan.reason)
-          .set("registers", res.registers_per_thread)
-          .set("spill_bytes", static_cast<int64_t>(res.local_bytes))
-          .set("blocks_per_sm", res.blocks_per_sm)
-          .set("occupancy", res.occupancy);
-      set_check(row, err, check, valid);
-      Timing t;
-      if (valid) {
-        t = timer.time([&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
-                       config.warmup, config.repetitions, config.flush_l2);
-      } else {
-        ++result.failures;
-      }
-      set_timing(row, pr, valid ? &t : nullptr, ceil.fma_flops, ceil.copy_bytes_per_s);
-      result.rows.push_back(std::move(row));
+      row.update({{"note", plan.reason},
+                  {"registers", res.registers_per_thread},
+                  {"spill_bytes", res.local_bytes},
+                  {"blocks_per_sm", res.blocks_per_sm},
+                  {"occupancy", res.occupancy}});
+      add_point(result, std::move(row), config, pr, check, window_error(check, pr.volume, host),
+                ceil, [&] {
+                  return timer.time(
+                      [&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
+                      config.warmup, config.repetitions, config.flush_l2);
+                });
     }
-    problem_summaries.push(close_problem(result.rows, first, pr, ceil.fma_flops));
-    if (config.on_problem_done)
-      config.on_problem_done(result.rows);
-  }
+  };
+  std::vector<Json> summaries = sweep_problems(config, problems, ceil.fma_flops, result, measure);
   progress.finish();
-  result.summary = summary_head("gpu", config)
-                       .set("device", device_json(facts))
-                       .set("ceilings", ceilings_json(ceil))
-                       .set("config", config_json(config))
-                       .set("problems", problem_summaries)
-                       .set("overall", overall_outcome(problem_summaries.items(), result.rows));
+  result.summary =
+      sweep_json("gpu", config, {{"device", device_json(facts)}, {"ceilings", ceilings_json(ceil)}},
+                 result, std::move(summaries));
   return result;
 }
 
@@ -320,66 +304,40 @@ SweepResult cpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
   }
   if (factors.empty())
     factors = supported;
-  Options base;
-  base.backend = Backend::Cpu;
-  base.operation = Operation::Correlation;
-  base.boundary = Boundary::Zero;
-  base.threads = config.threads;
+  const Options base =
+      run_options(Backend::Cpu, Operation::Correlation, Boundary::Zero, config.threads);
 
   SweepResult result;
-  Json problem_summaries = Json::array();
   Progress progress(progress_out, static_cast<int>(problems.size() * (factors.size() + 1)));
-  const std::string device = cpu_json(config.threads).find("model")->scalar_text();
-  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    const Problem& pr = problems[pi];
-    const uint64_t seed = config.seed ? config.seed + pi : fresh_seed();
-    const DenseCase c =
-        make_dense_case(pr.volume, cube(pr.volume.dims, pr.k), Boundary::Zero, seed);
-    // The reference for the CPU mode is the CPU backend with its automatic factor.
-    const CheckPlan check = cpu_check(c, config.check_budget_fmas);
+  const Json cpu = cpu_json(config.threads);
+  gpu::Ceilings none;  // no ceilings are measured on the CPU
+  none.fma_flops = none.copy_bytes_per_s = kNaN;
+  // The check's reference here is the CPU backend with its automatic factor.
+  auto measure = [&](const Problem& pr, const DenseCase& c, const CheckPlan& check) {
     const std::size_t n = static_cast<std::size_t>(pr.volume.count());
     std::vector<float> out(n);
-    const ConstVolumeView in = make_view(c.input.data(), pr.volume.dims, pr.volume.extent);
-    const VolumeView ov = make_view(out.data(), pr.volume.dims, pr.volume.extent);
-    const DenseFilter filter = dense_filter(c);
-    const std::size_t first = result.rows.size();
     // Every factor, then the automatic choice (factor 0) as a point of its own.
     std::vector<int> points = factors;
     points.push_back(0);
     for (int f : points) {
       const bool is_auto = f == 0;
       progress.step(label_of(pr, is_auto ? "auto" : "factor " + std::to_string(f)));
-      Json row = base_row("cpu", device, pr, is_auto, seed);
+      Json row = base_row("cpu", text(cpu, "model"), pr, is_auto, c.seed);
       Options o = base;
       o.outputs_per_thread = f;
       std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
-      const RunReport report = filter_dense(in, filter, ov, o);
-      set_kernel(row, "cpu", Json(1), Json(report.outputs_per_thread), "");
-      const double err = window_error(check, pr.volume, out);
-      const bool valid = err <= config.tolerance;
-      set_check(row, err, check, valid);
-      Timing t;
-      if (valid) {
-        t = time_host([&] { filter_dense(in, filter, ov, o); }, config.warmup, config.repetitions);
-      } else {
-        ++result.failures;
-      }
-      set_timing(row, pr, valid ? &t : nullptr, kNaN, kNaN);
-      result.rows.push_back(std::move(row));
+      const RunReport report = filter_dense_case(c, out, o);
+      set_kernel(row, "cpu", 1, report.outputs_per_thread, "");
+      add_point(result, std::move(row), config, pr, check, window_error(check, pr.volume, out),
+                none, [&] {
+                  return time_host([&] { filter_dense_case(c, out, o); }, config.warmup,
+                                   config.repetitions);
+                });
     }
-    problem_summaries.push(close_problem(result.rows, first, pr, kNaN));
-    if (config.on_problem_done)
-      config.on_problem_done(result.rows);
-  }
+  };
+  std::vector<Json> summaries = sweep_problems(config, problems, kNaN, result, measure);
   progress.finish();
-  result.summary = summary_head("cpu", config)
-                       .set("cpu", cpu_json(config.threads))
-                       .set("config", config_json(config))
-                       .set("reference",
-                            "each blocking factor is checked against the CPU backend with its "
-                            "automatic factor")
-                       .set("problems", problem_summaries)
-                       .set("overall", overall_outcome(problem_summaries.items(), result.rows));
+  result.summary = sweep_json("cpu", config, {{"cpu", cpu}}, result, std::move(summaries));
   return result;
 }
 
@@ -397,14 +355,14 @@ void print_sweep_table(std::ostream& out, const SweepResult& result) {
                 "median_ms", "min_ms", "GFLOP/s", "%FMA", "%BW", "relerr");
   out << line;
   for (const Json& r : result.rows) {
-    auto s = [&](const char* k) { return r.find(k)->scalar_text(); };
+    auto s = [&](const char* k) { return text(r, k); };
     // A number with printf `spec`, or "-" where the column does not apply or was not measured.
     auto f = [&](const char* k, const char* spec) {
-      const std::string t = s(k);
-      if (t.empty())
+      const double v = number(r, k);
+      if (!std::isfinite(v))
         return std::string("-");
       char buf[32];
-      std::snprintf(buf, sizeof buf, spec, std::stod(t));
+      std::snprintf(buf, sizeof buf, spec, v);
       return std::string(buf);
     };
     auto or_dash = [](std::string t) { return t.empty() ? std::string("-") : t; };

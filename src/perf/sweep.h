@@ -1,4 +1,4 @@
-// The register-blocking sweep (issue 5): dimension x volume extents x filter extents x kernel
+// The register-blocking sweep: dimension x volume extents x filter extents x kernel
 // instantiation (family, KO, block shape: points.h) on the GPU, plus the automatic plan as a point
 // of its own; or the CPU backend's blocking factor with --device cpu. Every point is validated
 // against the CPU backend (check.h) before it is timed (gpu.h: warm-up, events, repetitions, L2
@@ -38,7 +38,7 @@ struct SweepConfig {
   std::function<void(const std::vector<Json>& rows)> on_problem_done;
 };
 
-/// The study's grid (issue 5): 2D 4096^2 with 3..17, 3D 256^3 with 3..15, 4D 128^3x16 and
+/// The study's grid: 2D 4096^2 with 3..17, 3D 256^3 with 3..15, 4D 128^3x16 and
 /// 160^3x20 with 3..9 (odd sizes).
 SweepConfig study_config();
 /// A grid that runs in well under a minute on an H100 (and in seconds on the CPU).
@@ -46,26 +46,15 @@ SweepConfig quick_config();
 /// The study's default filter sizes for a dimension.
 std::vector<int64_t> default_filters(int dims, bool quick);
 
-/// Bookkeeping of (KO, time) pairs of one kernel: the best KO, the rule's KO and the time lost
-/// (the bench's per-KO rows; the sweep keys its points on the kernel too: outcome.h).
-struct KoOutcome {
-  int best_ko = 0;
-  double best_ms = 0;
-  int auto_ko = 0;
-  double auto_ms = 0;
-  double auto_loss = 0;  ///< auto_ms / best_ms - 1 (0 when the rule picked the best)
-};
-/// From (KO, median ms) pairs of valid points and the rule's KO; throws if auto_ko is not among
-/// them or there are none.
-KoOutcome ko_outcome(const std::vector<std::pair<int, double>>& timed, int auto_ko);
-
 /// The seed method's factor of fewer loads along the blocked axis: k*KO/(k+KO-1).
 double theoretical_load_factor(int64_t k, int ko);
 
 struct SweepResult {
-  std::vector<Json> rows;  ///< one flat object per point (CSV)
-  Json summary;            ///< JSON summary: device, ceilings, per-problem outcomes
-  int failures = 0;        ///< points whose validation failed
+  std::vector<Json> rows;  ///< one flat object per point (the CSV's rows)
+  /// The JSON document: tool, mode, date, command; device and ceilings (GPU) or cpu; config;
+  /// points (the rows); overall; problems (each problem's outcome).
+  Json summary;
+  int failures = 0;  ///< points whose validation failed
 };
 
 /// Runs the sweep; `progress` (may be null) receives a progress bar. Throws GpuUnavailable in GPU

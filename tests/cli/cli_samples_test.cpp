@@ -130,6 +130,47 @@ TEST(CliSamples, DemoCommandWritesVolumeAndPreview) {
   EXPECT_LT(std::abs(left - right) / left, 0.5);
 }
 
+// The preview shows input and output through one intensity window, under a caption: an output
+// that is the input halved is drawn about half as bright, and the caption's text is white.
+TEST(CliSamples, PreviewUsesOneWindowAndHasACaption) {
+  TempDir dir;
+  RawImage im;
+  im.dims = 3;
+  im.extent = {24, 20, 16, 1};
+  im.type = io::ComponentType::Float32;
+  im.values = random_for_type(im.voxels(), im.type, fresh_seed());
+  for (double& v : im.values)
+    v = 10 + std::abs(v) / 1e5;  // positive, so that halving darkens every voxel
+  write_meta(dir / "in.mha", im);
+  RawImage half;
+  half.dims = 3;
+  half.values = {0.5};
+  write_meta(dir / "half.mha", half);
+  const CliResult r = run_ndconv(with_device(
+      {"convolve", dir / "in.mha", dir / "half.mha", dir / "out.nii", "--preview", dir / "p.png"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const io::Image pic = io::read_image(dir / "p.png");
+  const int64_t w = pic.info.geometry.extent[0], h = pic.info.geometry.extent[1];
+  const auto& px = pic.planes[0];
+  // The caption's first line: white text on the grey background.
+  int64_t white = 0;
+  for (int64_t y = 0; y < 20; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      white += px[y * w + x] == 255;
+  EXPECT_GT(white, 50);
+  // The middle band of each column (below the caption and labels): the right one about half as
+  // bright as the left one. With a window per column they would be about equal.
+  double left = 0, right = 0;
+  for (int64_t y = h / 3; y < 2 * h / 3; ++y)
+    for (int64_t x = w / 8; x < 3 * w / 8; ++x) {
+      left += px[y * w + x];
+      right += px[y * w + x + w / 2];
+    }
+  EXPECT_GT(left, 0);
+  EXPECT_LT(right / left, 0.75);
+  EXPECT_GT(right / left, 0.25);
+}
+
 TEST(CliSamples, PreviewOf2DAnd4D) {
   TempDir dir;
   CliResult r =

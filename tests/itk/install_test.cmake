@@ -1,6 +1,7 @@
 # The installed-package test (run with cmake -P): installs the build tree into a temporary
 # prefix, configures and builds docs/examples against it using only find_package, then runs the
-# example on a tiny generated image (MetaImage in, NIfTI out, then that NIfTI in again).
+# example on a tiny generated image (MetaImage in, NIfTI out, then that NIfTI in again), and the
+# installed `bin/ndconv` on the same image.
 # Variables: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, MAKE_PROGRAM, C_COMPILER, CXX_COMPILER.
 function(run_step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -15,7 +16,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 
 run_step("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
-foreach(f include/ndconv/engine.h include/ndconv/itk/ndconvConvolutionImageFilter.h
+foreach(f bin/ndconv include/ndconv/engine.h include/ndconv/itk/ndconvConvolutionImageFilter.h
           lib/cmake/ndconv/ndconvConfig.cmake lib/cmake/ndconv/ndconvConfigVersion.cmake)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "install did not produce ${f}")
@@ -42,3 +43,8 @@ foreach(f box.nii.gz smooth.nii.gz)
     message(FATAL_ERROR "the example did not write ${f}")
   endif()
 endforeach()
+
+# The installed command works on its own: the README's smoothing example on the same image.
+run_step("installed ndconv" "${prefix}/bin/ndconv" smooth "${WORK_DIR}/tiny.mhd"
+  "${WORK_DIR}/cli.nii.gz" --sigma 1 --device cpu)
+run_step("installed ndconv info" "${prefix}/bin/ndconv" info "${WORK_DIR}/cli.nii.gz")

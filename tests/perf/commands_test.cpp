@@ -1,5 +1,6 @@
-// The commands as the front ends run them: option checking, the CPU sweep end to end on a tiny
-// grid (rows, columns, rule vs best), and the GPU modes on a machine without a usable GPU.
+// The commands as the front ends run them: the option table both front ends mount, option
+// checking, the CPU sweep end to end on a tiny grid (rows, columns, rule vs best, the JSON
+// document), and the GPU modes on a machine without a usable GPU.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,9 +10,73 @@
 #include "ndconv/engine.h"
 #include "ndconv/errors.h"
 #include "perf/commands.h"
+#include "perf/gpu.h"
 
 namespace ndconv::perf {
 namespace {
+
+std::vector<std::string> words(std::initializer_list<const char*> list) {
+  return std::vector<std::string>(list.begin(), list.end());
+}
+
+TEST(Options, ParsedIntoTheArguments) {
+  SweepArgs s;
+  parse_options(sweep_command_line(s),
+                words({"--device", "cpu", "--volumes=64x64", "--reps", "9", "--quick",
+                       "--check-budget", "5e8", "--seed", "12345678901", "--csv", ""}));
+  EXPECT_EQ(s.device, "cpu");
+  EXPECT_EQ(s.volumes, "64x64");
+  EXPECT_EQ(s.repetitions, 9);
+  EXPECT_TRUE(s.quick);
+  EXPECT_EQ(s.check_budget, 5e8);
+  EXPECT_EQ(s.seed, 12345678901u);
+  EXPECT_EQ(s.csv, "");
+  BenchArgs b;
+  parse_options(bench_command_line(b, true),
+                words({"--workload", "dense3d_5", "--call-reps", "2", "--itk-reps", "3"}));
+  EXPECT_EQ(b.workload, "dense3d_5");
+  EXPECT_EQ(b.call_repetitions, 2);
+  EXPECT_EQ(b.itk_repetitions, 3);
+  EXPECT_EQ(bench_config(b).cpu_peer_repetitions, 3);
+}
+
+TEST(Options, BadWordsAreOneLineErrors) {
+  auto rejects = [](std::initializer_list<const char*> list, const char* says) {
+    SweepArgs s;
+    try {
+      parse_options(sweep_command_line(s), words(list));
+      ADD_FAILURE() << "accepted " << *list.begin();
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  rejects({"--bogus"}, "unknown option --bogus");
+  rejects({"--reps"}, "--reps needs a value");
+  rejects({"--reps", "x"}, "--reps: 'x' is not an integer");
+  rejects({"--reps", "0"}, "outside [1,");
+  rejects({"--warmup", "-1"}, "outside [0,");
+  rejects({"--check-budget", "lots"}, "not a number");
+  rejects({"--quick=yes"}, "takes no value");
+  BenchArgs b;  // the ITK peer's option only where the front end has the peer
+  EXPECT_THROW(parse_options(bench_command_line(b, false), words({"--itk-reps", "2"})),
+               InvalidArgument);
+}
+
+TEST(Options, HelpListsEveryOptionAndNoIssueNumbers) {
+  SweepArgs s;
+  BenchArgs b;
+  for (const CommandLine& c : {sweep_command_line(s), bench_command_line(b, true)}) {
+    std::ostringstream help;
+    print_help(help, "ndconv", c);
+    EXPECT_EQ(help.str().rfind("usage: ndconv " + c.name + " [options]\n", 0), 0u);
+    for (const Option& o : c.options)
+      EXPECT_NE(help.str().find("  " + o.name), std::string::npos) << o.name;
+    EXPECT_EQ(help.str().find("issue"), std::string::npos) << help.str();
+    std::istringstream lines(help.str());
+    for (std::string line; std::getline(lines, line);)
+      EXPECT_LE(line.size(), 100u) << line;
+  }
+}
 
 TEST(SweepConfig, PresetsAndOverrides) {
   SweepArgs a;
@@ -98,27 +163,37 @@ TEST(CpuSweep, TinyGridEndToEnd) {
       "speedup_vs_ko1,best_point,auto_point,auto_loss_pct");
   int autos = 0;
   for (const Json& row : r.rows) {
-    EXPECT_EQ(row.find("valid")->scalar_text(), "true");
-    EXPECT_EQ(row.find("status")->scalar_text(), "valid");
-    EXPECT_EQ(row.find("kernel")->scalar_text(), "cpu");
-    EXPECT_FALSE(row.find("median_ms")->scalar_text().empty());
-    EXPECT_TRUE(row.find("pct_fma_peak")->scalar_text().empty());  // no CPU ceiling measured
-    EXPECT_GE(std::stod(row.find("auto_loss_pct")->scalar_text()), 0.0);
-    autos += row.find("point")->scalar_text() == "auto";
+    EXPECT_EQ(row["valid"], true);
+    EXPECT_EQ(row["status"], "valid");
+    EXPECT_EQ(row["kernel"], "cpu");
+    EXPECT_GT(number(row, "median_ms"), 0.0);
+    EXPECT_EQ(text(row, "pct_fma_peak"), "");  // no CPU ceiling measured
+    EXPECT_GE(number(row, "auto_loss_pct"), 0.0);
+    autos += row["point"] == "auto";
   }
-  const Json* problems = r.summary.find("problems");
-  ASSERT_NE(problems, nullptr);
-  ASSERT_EQ(problems->items().size(), 4u);
   EXPECT_EQ(autos, 4);  // one automatic point per problem, timed on its own
   // Each problem's rows: every supported factor, then the auto point.
   EXPECT_EQ(r.rows.size(), 4 * (cpu_backend_factor_count() + 1));
-  for (const Json& p : problems->items()) {
-    EXPECT_NE(p.find("best_point"), nullptr);
-    EXPECT_NE(p.find("auto_point"), nullptr);
-    EXPECT_GE(std::stod(p.find("auto_loss_pct")->scalar_text()), 0.0);
-    EXPECT_FALSE(p.find("series")->items().empty());
+
+  // The JSON document as written: it parses back and holds the run, every point and each
+  // problem's outcome.
+  const Json doc = Json::parse(r.summary.dump(2));
+  for (const char* key :
+       {"tool", "mode", "date", "command", "cpu", "config", "points", "overall", "problems"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["mode"], "cpu");
+  ASSERT_EQ(doc["points"].size(), r.rows.size());
+  EXPECT_EQ(doc["points"][0]["volume"], "40x24");
+  EXPECT_TRUE(doc["points"][0]["pct_fma_peak"].is_null());
+  ASSERT_EQ(doc["problems"].size(), 4u);
+  for (const Json& p : doc["problems"]) {
+    EXPECT_TRUE(p.contains("best_point"));
+    EXPECT_TRUE(p.contains("auto_point"));
+    EXPECT_GE(number(p, "auto_loss_pct"), 0.0);
+    EXPECT_FALSE(p["series"].empty());
   }
-  EXPECT_EQ(r.summary.find("overall")->find("not_implementable")->scalar_text(), "0");
+  EXPECT_EQ(doc["overall"]["not_implementable"], 0);
+  EXPECT_EQ(doc["overall"]["problems"], 4);
 }
 
 TEST(GpuModes, NoUsableGpuIsAClearErrorWithoutNumbers) {
@@ -143,6 +218,54 @@ TEST(GpuModes, NoUsableGpuIsAClearErrorWithoutNumbers) {
   std::ostringstream bout, berr;
   EXPECT_EQ(run_bench_command(b, "test", nullptr, bout, berr), kExitNoGpu);
   EXPECT_EQ(bout.str(), "");
+}
+
+TEST(Bench, CpuRowJsonWithItsPeer) {
+  // A stand-in peer that runs the CPU backend on the case it is given (convolution, replicate
+  // boundary, as ITK's filter): the row's peer fields, and the repetitions reaching the peer.
+  int peer_repetitions = 0;
+  const CpuPeer peer = [&](const DenseCase& c, int threads, int repetitions) {
+    peer_repetitions = repetitions;
+    PeerRun run;
+    run.name = "stand-in";
+    run.repetitions = repetitions;
+    run.output.resize(static_cast<std::size_t>(c.volume.count()));
+    run.median_ms = time_host(
+                        [&] {
+                          filter_dense_case(c, run.output,
+                                            run_options(Backend::Cpu, Operation::Convolution,
+                                                        c.boundary, threads));
+                        },
+                        0, repetitions)
+                        .median_ms;
+    return run;
+  };
+  BenchArgs b;
+  b.device = "cpu";
+  b.threads = 2;
+  b.call_repetitions = 1;
+  b.itk_repetitions = 2;
+  b.seed = 7;
+  b.json = "-";
+  std::ostringstream out;
+  bench_command(b, "test", peer, out, nullptr);
+  EXPECT_EQ(peer_repetitions, 2);
+  const Json doc = Json::parse(out.str());
+  EXPECT_EQ(doc["tool"], "ndconv bench");
+  EXPECT_FALSE(doc.contains("ceilings"));  // no GPU row, no ceilings measured
+  EXPECT_EQ(doc["validation_failures"], 0);
+  ASSERT_EQ(doc["workloads"].size(), 1u);
+  const Json& row = doc["workloads"][0];
+  EXPECT_EQ(row["workload"], "cpu3d_7");
+  EXPECT_EQ(row["backend"], "cpu");
+  EXPECT_EQ(row["seed"], "7");
+  EXPECT_GT(number(row["device_time"], "median_ms"), 0.0);
+  EXPECT_GE(row["plan"]["ko"].get<int>(), 1);
+  EXPECT_EQ(row["peer"], "stand-in");
+  EXPECT_EQ(row["peer_repetitions"], 2);
+  EXPECT_LT(number(row, "rel_l2_error_vs_peer"), 1e-6);
+  EXPECT_GT(number(row, "speedup_vs_peer"), 0.0);
+  EXPECT_TRUE(row["target_met"].is_boolean());
 }
 
 TEST(Bench, UnknownWorkloadAndOptions) {

@@ -1,4 +1,4 @@
-// The GPU sweep with --quick (issue 5): on a machine with a usable GPU every point validates
+// The GPU sweep with --quick: on a machine with a usable GPU every point validates
 // against the CPU backend, the numbers are physically possible (below the measured ceilings), each
 // problem has its automatic plan as a point of its own, and each row's resources are those of the
 // kernel that ran (the instantiation list's entry for the row's family, TX, KO and block), not of
@@ -17,11 +17,7 @@ namespace ndconv::perf {
 namespace {
 
 double value(const Json& row, const char* key) {
-  return std::stod(row.find(key)->scalar_text());
-}
-
-std::string text(const Json& row, const char* key) {
-  return row.find(key)->scalar_text();
+  return number(row, key);
 }
 
 // Registers of the compiled instantiations that a row of (kernel, TX, KO, block rows) can be.
@@ -83,10 +79,11 @@ TEST(GpuSweep, QuickGridValidatesAndRecordsTheKernelThatRan) {
   ASSERT_TRUE(regs.count({"tiled", 4}) && regs.count({"blocked", 4}));
   const int tiled4 = regs[{"tiled", 4}], blocked4 = regs[{"blocked", 4}];
   EXPECT_NE(tiled4, blocked4);
-  for (const Json& p : r.summary.find("problems")->items())
+  for (const Json& p : r.summary["problems"])
     EXPECT_GE(value(p, "auto_loss_pct"), 0.0);
-  EXPECT_GT(value(*r.summary.find("ceilings"), "fma_peak_gflops"), 1000.0);
-  EXPECT_GT(value(*r.summary.find("ceilings"), "copy_bandwidth_gbs"), 100.0);
+  EXPECT_EQ(r.summary["points"].size(), r.rows.size());
+  EXPECT_GT(value(r.summary["ceilings"], "fma_peak_gflops"), 1000.0);
+  EXPECT_GT(value(r.summary["ceilings"], "copy_bandwidth_gbs"), 100.0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The sweep's per-problem bookkeeping (outcome.h) on recorded numbers: the automatic plan scored as
 // a point of its own against the best point (also when it runs a kernel no forced point runs),
 // each family's KO curve, invalid and not-implementable points, and the columns and summary the
-// CSV and JSON get from it.
+// CSV and JSON get from it; the seed method's load factor and the study's grid. (The KO rule's
+// own cases are in tests/gpu/ko_rule_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,17 +70,16 @@ TEST(ProblemOutcome, AutoMissingOrInvalidOrNothingValidThrows) {
 }
 
 // Rows as the GPU sweep writes them (only the columns the bookkeeping reads, plus a few).
-Json row(const char* point, const char* kernel, Json tx, Json ko, const char* block,
+Json row(const char* point, const char* kernel, int tx, int ko, const char* block,
          const char* status, double ms) {
-  return Json::object()
-      .set("point", point)
-      .set("kernel", kernel)
-      .set("tx", std::move(tx))
-      .set("ko", std::move(ko))
-      .set("block", block)
-      .set("status", status)
-      .set("registers", std::string(status) == "not_implementable" ? Json() : Json(64))
-      .set("median_ms", ms);
+  return {{"point", point},
+          {"kernel", kernel},
+          {"tx", tx},
+          {"ko", ko},
+          {"block", block},
+          {"status", status},
+          {"registers", std::string(status) == "not_implementable" ? Json() : Json(64)},
+          {"median_ms", ms}};
 }
 
 std::vector<Json> recorded_problem() {
@@ -94,22 +94,22 @@ std::vector<Json> recorded_problem() {
 TEST(SummarizeProblem, ColumnsAndSummary) {
   std::vector<Json> rows = recorded_problem();
   const Json s = summarize_problem(rows, 0, 4, "128x128x128x16", 128 * 128 * 128 * 16, 9, 64.9e12);
-  EXPECT_EQ(s.find("best_point")->scalar_text(), "blocked KO=16 128x1x1");
-  EXPECT_EQ(s.find("auto_point")->scalar_text(), "blocked KO=16 128x1x1");
-  EXPECT_NEAR(std::stod(s.find("auto_loss_pct")->scalar_text()), 100 * (86.0 / 85.5 - 1), 1e-4);
-  EXPECT_EQ(s.find("auto_within_5pct")->scalar_text(), "true");
-  EXPECT_EQ(s.find("not_implementable")->scalar_text(), "1");
-  ASSERT_EQ(s.find("series")->items().size(), 1u);
-  const Json& series = s.find("series")->items()[0];
-  EXPECT_EQ(series.find("best_ko")->scalar_text(), "16");
-  EXPECT_NEAR(std::stod(series.find("speedup_best_vs_ko1")->scalar_text()), 254.7 / 85.5, 1e-4);
-  EXPECT_GT(std::stod(s.find("best_pct_fma_peak")->scalar_text()), 0.0);
+  EXPECT_EQ(text(s, "best_point"), "blocked KO=16 128x1x1");
+  EXPECT_EQ(text(s, "auto_point"), "blocked KO=16 128x1x1");
+  EXPECT_NEAR(std::stod(text(s, "auto_loss_pct")), 100 * (86.0 / 85.5 - 1), 1e-4);
+  EXPECT_EQ(text(s, "auto_within_5pct"), "true");
+  EXPECT_EQ(text(s, "not_implementable"), "1");
+  ASSERT_EQ(s["series"].size(), 1u);
+  const Json& series = s["series"][0];
+  EXPECT_EQ(text(series, "best_ko"), "16");
+  EXPECT_NEAR(std::stod(text(series, "speedup_best_vs_ko1")), 254.7 / 85.5, 1e-4);
+  EXPECT_GT(std::stod(text(s, "best_pct_fma_peak")), 0.0);
   // Row columns: the speedup over the row's own KO 1, empty where there is no time.
-  EXPECT_NEAR(std::stod(rows[1].find("speedup_vs_ko1")->scalar_text()), 254.7 / 85.5, 1e-4);
-  EXPECT_EQ(rows[2].find("speedup_vs_ko1")->scalar_text(), "");
-  EXPECT_EQ(rows[3].find("speedup_vs_ko1")->scalar_text(), "");
+  EXPECT_NEAR(std::stod(text(rows[1], "speedup_vs_ko1")), 254.7 / 85.5, 1e-4);
+  EXPECT_EQ(text(rows[2], "speedup_vs_ko1"), "");
+  EXPECT_EQ(text(rows[3], "speedup_vs_ko1"), "");
   for (const Json& r : rows)
-    EXPECT_EQ(r.find("best_point")->scalar_text(), "blocked KO=16 128x1x1");
+    EXPECT_EQ(text(r, "best_point"), "blocked KO=16 128x1x1");
 
   // The CSV keeps one layout with the not-implementable row's empty fields.
   std::ostringstream csv;
@@ -117,36 +117,29 @@ TEST(SummarizeProblem, ColumnsAndSummary) {
   EXPECT_NE(csv.str().find("tiled,8,4,,not_implementable,,"), std::string::npos) << csv.str();
 
   const Json overall = overall_outcome({s}, rows);
-  EXPECT_EQ(overall.find("points")->scalar_text(), "5");
-  EXPECT_EQ(overall.find("validation_failures")->scalar_text(), "1");
-  EXPECT_EQ(overall.find("not_implementable")->scalar_text(), "1");
-  EXPECT_EQ(overall.find("auto_within_5pct_of_best")->scalar_text(), "1");
-  EXPECT_EQ(overall.find("problems")->scalar_text(), "1");
+  EXPECT_EQ(text(overall, "points"), "5");
+  EXPECT_EQ(text(overall, "validation_failures"), "1");
+  EXPECT_EQ(text(overall, "not_implementable"), "1");
+  EXPECT_EQ(text(overall, "auto_within_5pct_of_best"), "1");
+  EXPECT_EQ(text(overall, "problems"), "1");
 }
 
 TEST(SummarizeProblem, WithoutAValidAutoPointTheProblemIsAnError) {
   std::vector<Json> rows = recorded_problem();
-  rows.back().set("status", "invalid");
+  rows.back()["status"] = "invalid";
   const Json s = summarize_problem(rows, 0, 4, "128x128x128x16", 100, 9, 64.9e12);
-  EXPECT_NE(s.find("error"), nullptr);
-  EXPECT_EQ(s.find("auto_within_5pct"), nullptr);
-  EXPECT_EQ(overall_outcome({s}, rows).find("problems")->scalar_text(), "0");
-  EXPECT_EQ(rows[0].find("auto_loss_pct")->scalar_text(), "");
+  EXPECT_TRUE(s.contains("error"));
+  EXPECT_FALSE(s.contains("auto_within_5pct"));
+  EXPECT_EQ(text(overall_outcome({s}, rows), "problems"), "0");
+  EXPECT_EQ(text(rows[0], "auto_loss_pct"), "");
 }
 
 TEST(SweepTable, MarksAutoBestAndNotImplementable) {
   std::vector<Json> rows = recorded_problem();
   summarize_problem(rows, 0, 4, "128x128x128x16", 100, 9, 64.9e12);
-  rows[3].set("note", "tiled kernel: the taps and two input planes need 60000 bytes");
+  rows[3]["note"] = "tiled kernel: the taps and two input planes need 60000 bytes";
   SweepResult r;
-  for (Json& row : rows) {
-    for (const char* col : {"dims", "volume", "filter", "spill_bytes", "occupancy", "min_ms",
-                            "gflops", "pct_fma_peak", "pct_bandwidth", "rel_l2_error", "note"}) {
-      if (!row.find(col))
-        row.set(col, Json());
-    }
-    r.rows.push_back(row);
-  }
+  r.rows = rows;  // the columns the table shows and the rows lack are printed as "-"
   std::ostringstream out;
   print_sweep_table(out, r);
   std::vector<std::string> lines;
@@ -159,6 +152,25 @@ TEST(SweepTable, MarksAutoBestAndNotImplementable) {
   EXPECT_NE(lines[5].find("<- auto"), std::string::npos) << lines[5];
   EXPECT_NE(lines[4].find("not implementable: tiled kernel: the taps"), std::string::npos)
       << lines[4];
+}
+
+TEST(LoadFactor, SeedMethod) {
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(11, 1), 1.0);
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(1, 16), 1.0);  // nothing to reuse
+  EXPECT_DOUBLE_EQ(theoretical_load_factor(11, 8), 88.0 / 18.0);
+  EXPECT_LT(theoretical_load_factor(3, 16), 3.0);  // tends to k as KO grows
+}
+
+TEST(Presets, StudyGrid) {
+  const SweepConfig s = study_config();
+  ASSERT_EQ(s.volumes.size(), 4u);
+  EXPECT_EQ(format_shape(s.volumes[0]), "4096x4096");
+  EXPECT_EQ(format_shape(s.volumes[3]), "160x160x160x20");
+  EXPECT_EQ(default_filters(2, false).back(), 17);
+  EXPECT_EQ(default_filters(3, false).back(), 15);
+  EXPECT_EQ(default_filters(4, false), (std::vector<int64_t>{3, 5, 7, 9}));
+  EXPECT_TRUE(s.flush_l2);
+  EXPECT_GE(s.repetitions, 5);
 }
 
 }  // namespace

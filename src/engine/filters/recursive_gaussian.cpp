@@ -35,13 +35,13 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
   for (int a = 0; a < input.dims; ++a) {
     if (input.extent[a] < 1 || output.extent[a] != input.extent[a])
       throw InvalidArgument("the output volume does not have the input's extents");
-    if (!std::isfinite(sigma[a]) || sigma[a] < 0 ||
+    if (!std::isfinite(sigma[a]) || sigma[a] < 0 || sigma[a] > kMaxRecursiveSigma ||
         (sigma[a] > 0 && sigma[a] < kMinRecursiveSigma)) {
-      char text[160];
+      char text[200];
       std::snprintf(text, sizeof text,
-                    "the recursive Gaussian needs sigma 0 or >= %g voxels along %s, got %g (the "
-                    "exact method takes smaller ones)",
-                    kMinRecursiveSigma, names[a], sigma[a]);
+                    "the recursive Gaussian needs sigma 0 or %g to %g voxels along %s, got %g "
+                    "(the exact method takes smaller ones)",
+                    kMinRecursiveSigma, kMaxRecursiveSigma, names[a], sigma[a]);
       throw InvalidArgument(text);
     }
   }
