@@ -16,6 +16,7 @@ void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
   sub.add_option("--boundary", a.boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_input_options(sub);
   add_output_options(sub, a.output);
   add_common_options(sub, a.common);
 }
@@ -110,7 +111,8 @@ std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
 }
 
 void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       const PlaneFilter& filter) {
+                       double filter_copies, const PlaneFilter& filter) {
+  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, filter_copies, a.common);
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
   const double seconds_read = seconds_since(t_read);

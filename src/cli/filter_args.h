@@ -23,7 +23,7 @@ struct FilterArgs {
   OutputOptions output;
 };
 
-/// IN, OUT, --boundary, the output options and the common options.
+/// IN, OUT, --boundary, the input, output and common options.
 void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 
 /// Lengths per spatial axis in voxels from "V", "VxVxV", with mm (default) or vox: the syntax of
@@ -47,8 +47,10 @@ MaskedOptions masked_options(const MaskArgs& m);
 /// input. Returns one plane with the input's extents.
 std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input);
 
-/// Reads `a.in`, runs `filter` on every component plane (same extents as the input), writes.
+/// Refuses a run that would not fit in memory (`filter_copies` float32 volumes of scratch besides
+/// the output), then reads `a.in`, runs `filter` on every component plane (same extents as the
+/// input) and writes.
 void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       const PlaneFilter& filter);
+                       double filter_copies, const PlaneFilter& filter);
 
 }  // namespace ndconv::cli

@@ -90,16 +90,18 @@ void run_mean(const MeanArgs& a) {
   if (!a.mask.path.empty())
     mask = read_mask(a.mask, plan.input);
   const DenseFilter dense = sphere.filter();
-  filter_same_shape(
-      "mean", a, plan, [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-        if (!mask.empty()) {
-          const ConstVolumeView m =
-              make_view(static_cast<const float*>(mask.data()), in.dims, in.extent);
-          return a.box.empty() ? masked_filter_dense(in, m, dense, out, masked, o)
-                               : masked_filter_separable(in, m, box, out, masked, o);
-        }
-        return a.box.empty() ? filter_dense(in, dense, out, o) : filter_separable(in, box, out, o);
-      });
+  // Scratch: the separable passes' intermediates; with a mask, its plane and four volumes more.
+  filter_same_shape("mean", a, plan, mask.empty() ? 2 : 7,
+                    [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+                      if (!mask.empty()) {
+                        const ConstVolumeView m =
+                            make_view(static_cast<const float*>(mask.data()), in.dims, in.extent);
+                        return a.box.empty() ? masked_filter_dense(in, m, dense, out, masked, o)
+                                             : masked_filter_separable(in, m, box, out, masked, o);
+                      }
+                      return a.box.empty() ? filter_dense(in, dense, out, o)
+                                           : filter_separable(in, box, out, o);
+                    });
 }
 
 void add_mean(CLI::App& app) {
@@ -145,7 +147,7 @@ void run_median(const MedianArgs& a) {
   parse_axis_values(a.radius, "--radius");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const Index radius = median_radius(a.radius, plan.input.geometry.dims);
-  filter_same_shape("median", a, plan,
+  filter_same_shape("median", a, plan, 0,
                     [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
                       return median_filter(in, out, radius, o);
                     });
@@ -195,7 +197,8 @@ void run_gradient(const GaussianArgs& a, bool laplacian) {
   parse_axis_values(a.sigma, "--sigma");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const auto sigma = sigma_of(a, plan);
-  filter_same_shape(laplacian ? "laplacian" : "gradient", a, plan,
+  // Scratch: one derivative, its passes' intermediates and a float64 sum.
+  filter_same_shape(laplacian ? "laplacian" : "gradient", a, plan, 5,
                     [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
                       return laplacian ? laplacian_of_gaussian(in, out, sigma, o, a.truncate)
                                        : gradient_magnitude(in, out, sigma, o, a.truncate);
@@ -243,7 +246,7 @@ void run_derivative(const GaussianArgs& a) {
     throw UsageError("--order " + a.orders + ": give one order per spatial axis of " + a.in + " (" +
                      std::to_string(spatial_axes(dims)) + "), e.g. 1x0x0");
   filter_same_shape(
-      "derivative", a, plan, [&](const ConstVolumeView& in, const VolumeView& out, Options o) {
+      "derivative", a, plan, 2, [&](const ConstVolumeView& in, const VolumeView& out, Options o) {
         o.operation = Operation::Correlation;
         const SeparableFilter f =
             gaussian_derivative_filter(in.dims, sigma, orders, in.spacing, a.truncate);
@@ -284,7 +287,7 @@ void run_unsharp(const UnsharpArgs& a) {
   p.truncate = a.truncate;
   if (a.amount == 0)
     warn("--amount 0: the output is the input");
-  filter_same_shape("unsharp", a, plan,
+  filter_same_shape("unsharp", a, plan, 3,
                     [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
                       return unsharp_mask(in, out, p, o);
                     });
