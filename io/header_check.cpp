@@ -239,7 +239,9 @@ HeaderFacts check_metaimage(const std::string& path) {
   double values = static_cast<double>(channels);
   for (long long d : dim_size)
     values *= static_cast<double>(d);
-  const double needed = values * element_bytes;
+  // BinaryData = False: the values are text, at least one character and a separator each.
+  const bool text = lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
+  const double needed = text ? 2 * values - 1 : values * element_bytes;
 
   const auto dw = words(data_file);
   if (data_file.empty())

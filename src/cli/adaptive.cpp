@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "progress.h"
 #include "io/image.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
@@ -93,9 +94,9 @@ void run_adaptive(const AdaptiveArgs& a) {
     throw UsageError(std::string("adaptive: ") + e.what());
   }
 
-  const auto t_read = std::chrono::steady_clock::now();
-  const io::Image input = io::read_image(a.in);
-  const double seconds_read = seconds_since(t_read);
+  Progress progress(!a.common.quiet, "adaptive");
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
 
   Options options = engine_options(a.common);
   options.boundary = parse_boundary(a.boundary);
@@ -103,7 +104,7 @@ void run_adaptive(const AdaptiveArgs& a) {
   g.dims = dims;
   g.extent = input.info.geometry.extent;
   filter_and_write(
-      "adaptive", input, g, options,
+      progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
         if (a.common.verbose) {

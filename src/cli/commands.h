@@ -11,5 +11,9 @@ void add_smooth_command(CLI::App& app);
 void add_convolve_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_adaptive_command(CLI::App& app);
+/// kernel (kernel_command.cpp).
+void add_kernel_command(CLI::App& app);
+/// mean, median, gradient, laplacian, derivative, unsharp (filter_commands.cpp).
+void add_filter_commands(CLI::App& app);
 
 }  // namespace ndconv::cli

@@ -12,6 +12,7 @@
 #include "io/image.h"
 #include "progress.h"
 #include "ndconv/engine.h"
+#include "ndconv/filters.h"
 
 namespace ndconv::cli {
 
@@ -20,14 +21,14 @@ namespace {
 struct ConvolveArgs {
   std::vector<std::string> files;  ///< IN KERNEL OUT, or the inputs and then KERNEL of a batch
   BatchOptions batch;
-  std::string in, kernel, out, boundary = "replicate", region = "same";
+  std::string in, kernel, out, spec, boundary = "replicate", region = "same";
   bool correlate = false, normalize = false;
   CommonOptions common;
   OutputOptions output;
 };
 
-// Reads the kernel and turns it into the engine's dense filter for an image of `dims`.
-std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& filter) {
+// Reads the kernel file into the engine's dense filter for an image of `dims`; returns the taps.
+std::vector<float> read_kernel_file(const ConvolveArgs& a, int dims, DenseFilter& filter) {
   const io::ImageInfo info = io::read_info(a.kernel);
   const int kd = info.geometry.dims;
   if (info.components != 1) {
@@ -58,17 +59,36 @@ std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& fil
     throw Error(a.kernel + ": " + e.what());
   }
   io::Image k = io::read_image(a.kernel);
-  std::vector<float> taps = std::move(k.planes[0]);
+  return std::move(k.planes[0]);
+}
+
+// The kernel (a file, or --kernel SPEC) as the engine's dense filter for an image of `dims`.
+std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& filter) {
+  std::vector<float> taps;
+  const std::string source = a.spec.empty() ? a.kernel : "--kernel " + a.spec;
+  if (a.spec.empty()) {
+    taps = read_kernel_file(a, dims, filter);
+  } else {
+    Kernel k;
+    try {
+      k = parse_kernel_spec(a.spec, dims);
+    } catch (const InvalidArgument& e) {
+      throw UsageError(std::string("--kernel: ") + e.what());
+    }
+    filter.dims = k.dims;
+    filter.extent = k.extent;
+    taps = std::move(k.taps);
+  }
   double sum = 0, sum_abs = 0;
   for (float t : taps) {
     if (!std::isfinite(t))
-      throw Error(a.kernel + ": the kernel has NaN or Inf values");
+      throw Error(source + ": the kernel has NaN or Inf values");
     sum += t;
     sum_abs += std::abs(t);
   }
   if (a.normalize) {
     if (!(std::abs(sum) > 1e-12 * sum_abs) || sum_abs == 0)
-      throw Error(a.kernel + ": the kernel sums to 0; --normalize needs a non-zero sum");
+      throw Error(source + ": the kernel sums to 0; --normalize needs a non-zero sum");
     for (float& t : taps)
       t = static_cast<float>(t / sum);
   }
@@ -76,13 +96,14 @@ std::vector<float> load_kernel(const ConvolveArgs& a, int dims, DenseFilter& fil
   try {
     validate_dense_filter(filter);
   } catch (const InvalidArgument& e) {
-    throw Error(a.kernel + ": " + e.what());
+    throw Error(source + ": " + e.what());
   }
   return taps;
 }
 
 void run_convolve(const ConvolveArgs& a) {
-  io::read_info(a.kernel);  // a missing or unreadable kernel fails before anything else
+  if (a.spec.empty())
+    io::read_info(a.kernel);  // a missing or unreadable kernel fails before anything else
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const int dims = plan.input.geometry.dims;
   DenseFilter filter;
@@ -101,10 +122,11 @@ void run_convolve(const ConvolveArgs& a) {
     throw Error(a.in + ": " + e.what());
   }
   if (a.common.verbose) {
-    std::fprintf(stderr, "plan: %s with a %lldx%lldx%lldx%lld kernel, boundary %s, region %s\n",
-                 to_string(options.operation), static_cast<long long>(filter.extent[0]),
-                 static_cast<long long>(filter.extent[1]), static_cast<long long>(filter.extent[2]),
-                 static_cast<long long>(filter.extent[3]), to_string(options.boundary),
+    std::string shape;
+    for (int ax = 0; ax < dims; ++ax)
+      shape += (ax ? "x" : "") + std::to_string(filter.extent[ax]);
+    std::fprintf(stderr, "plan: %s with a %s kernel, boundary %s, region %s\n",
+                 to_string(options.operation), shape.c_str(), to_string(options.boundary),
                  to_string(options.region));
   }
 
@@ -137,9 +159,12 @@ void add_convolve_command(CLI::App& app) {
       "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.");
   sub->add_option("FILES", a->files,
                   "IN KERNEL OUT: input image (2D/3D/4D); kernel image of the same dimension (any "
-                  "readable format), at most 31 taps per axis (15 in 4D); output image (the "
-                  "format follows the extension). With -o DIR: IN... KERNEL");
+                  "readable format), at most 31 taps per axis (15 in 4D), left out with --kernel; "
+                  "output image (the format follows the extension). With -o DIR: IN... KERNEL");
   add_batch_options(*sub, a->batch);
+  sub->add_option(
+      "--kernel", a->spec,
+      std::string("a built-in kernel instead of a KERNEL file: ") + kernel_spec_grammar());
   sub->add_flag("--correlate", a->correlate, "correlate instead (do not flip the kernel)");
   sub->add_flag("--normalize", a->normalize, "divide the kernel by the sum of its values");
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
@@ -154,15 +179,24 @@ void add_convolve_command(CLI::App& app) {
   add_common_options(*sub, a->common);
   sub->callback([a] {
     std::vector<std::string> names = a->files;
-    // IN KERNEL OUT, or IN... KERNEL -o DIR: the kernel is the last name before OUT.
     const bool batch = !a->batch.output_dir.empty();
-    if (names.size() < (batch ? 2u : 3u)) {
-      throw UsageError(std::string(names.size() < 2 ? "KERNEL and OUT are" : "OUT is") +
-                       " required: give IN KERNEL OUT, or IN... KERNEL -o DIR");
+    std::string kernel;
+    if (!a->spec.empty()) {
+      // --kernel SPEC: IN OUT, or IN... -o DIR.
+      if (!batch && names.size() > 2)
+        throw UsageError("convolve: give a KERNEL file or --kernel SPEC, not both");
+    } else {
+      // IN KERNEL OUT, or IN... KERNEL -o DIR: the kernel is the last name before OUT.
+      if (names.size() < (batch ? 2u : 3u)) {
+        throw UsageError(std::string("convolve: ") +
+                         (names.size() < 2 ? "KERNEL and OUT are" : "OUT is") +
+                         " required: give IN KERNEL OUT, IN OUT --kernel SPEC, or IN... KERNEL "
+                         "-o DIR");
+      }
+      const size_t k = batch ? names.size() - 1 : 1;
+      kernel = names[k];
+      names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
     }
-    const size_t k = batch ? names.size() - 1 : 1;
-    const std::string kernel = names[k];
-    names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
     run_jobs(make_jobs(names, a->batch), a->common, [&](const Job& job) {
       ConvolveArgs one = *a;
       one.in = job.in;

@@ -65,6 +65,8 @@ int run(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   ndconv::cli::add_smooth_command(app);
   ndconv::cli::add_convolve_command(app);
+  ndconv::cli::add_filter_commands(app);
+  ndconv::cli::add_kernel_command(app);
   ndconv::cli::add_info_command(app);
   ndconv::cli::add_adaptive_command(app);
   ndconv::cli::add_perf_commands(app);

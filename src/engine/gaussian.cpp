@@ -1,25 +1,32 @@
 #include "ndconv/gaussian.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "ndconv/errors.h"
 
 namespace ndconv {
 
+namespace {
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+}  // namespace
+
 std::vector<float> gaussian_taps(double sigma_voxels, double truncate) {
   if (!(sigma_voxels > 0) || !std::isfinite(sigma_voxels)) {
-    throw InvalidArgument("sigma must be a positive number of voxels, got " +
-                          std::to_string(sigma_voxels));
+    throw InvalidArgument("sigma must be a positive number of voxels, got " + number(sigma_voxels));
   }
   if (!(truncate > 0) || !std::isfinite(truncate)) {
-    throw InvalidArgument("truncate must be a positive number of sigmas, got " +
-                          std::to_string(truncate));
+    throw InvalidArgument("truncate must be a positive number of sigmas, got " + number(truncate));
   }
   const double radius_real = std::floor(truncate * sigma_voxels + 0.5);
   if (2 * radius_real + 1 > static_cast<double>(kMaxSeparableExtent)) {
-    throw InvalidArgument("a Gaussian of sigma " + std::to_string(sigma_voxels) +
-                          " voxels truncated at " + std::to_string(truncate) + " sigmas needs " +
+    throw InvalidArgument("a Gaussian of sigma " + number(sigma_voxels) + " voxels truncated at " +
+                          number(truncate) + " sigmas needs " +
                           std::to_string(static_cast<long long>(2 * radius_real + 1)) +
                           " taps; the limit is " + std::to_string(kMaxSeparableExtent));
   }

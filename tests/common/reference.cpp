@@ -1,5 +1,7 @@
 #include "reference.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ndconv::test {
@@ -154,6 +156,36 @@ std::vector<double> reference_separable_passes(const ConstVolumeView& input,
     cur.swap(next);
   }
   return cur;
+}
+
+std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,
+                                     Boundary boundary) {
+  const int dims = input.dims;
+  int64_t count = 1, window = 1;
+  Index span{1, 1, 1, 1};
+  for (int a = 0; a < dims; ++a) {
+    count *= input.extent[a];
+    span[a] = 2 * radius[a] + 1;
+    window *= span[a];
+  }
+  std::vector<double> out(count), values;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    const Index o = unflatten(flat, input.extent, dims);
+    values.clear();
+    for (int64_t w = 0; w < window; ++w) {
+      const Index j = unflatten(w, span, dims);
+      Index src{0, 0, 0, 0};
+      bool inside = true;
+      for (int a = 0; a < dims && inside; ++a)
+        inside = resolve(o[a] + j[a] - radius[a], input.extent[a], boundary, src[a]);
+      values.push_back(inside ? static_cast<double>(input.at(src)) : 0.0);
+    }
+    // Sort the whole window (NaN last), then take the middle: plainly the median.
+    std::sort(values.begin(), values.end(),
+              [](double a, double b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
+    out[flat] = values[values.size() / 2];
+  }
+  return out;
 }
 
 }  // namespace ndconv::test

@@ -26,6 +26,11 @@ std::vector<double> reference_separable_passes(const ConstVolumeView& input,
                                                const SeparableFilter& filter, Operation operation,
                                                Boundary boundary);
 
+/// Reference median of the (2 radius[a] + 1) per axis voxels around each voxel (the window
+/// sorted, NaN last, its middle element), outside voxels given by the boundary.
+std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,
+                                     Boundary boundary);
+
 /// Output extents as the reference computes them (independent of the engine).
 Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
                               OutputRegion region);

@@ -1,0 +1,130 @@
+#include "filter_args.h"
+
+#include "progress.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+
+#include "axis_values.h"
+#include "ndconv/engine.h"
+
+namespace ndconv::cli {
+
+void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
+  sub.add_option("IN", a.in, "input image (NIfTI, MetaImage, PNG, TIFF, ...; 2D/3D/4D)")
+      ->required();
+  sub.add_option("OUT", a.out, what + "; the format follows the extension")->required();
+  sub.add_option("--boundary", a.boundary, "what lies outside the image")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_input_options(sub);
+  add_output_options(sub, a.output);
+  add_common_options(sub, a.common);
+}
+
+std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const std::string& option,
+                                               const io::ImageInfo& info) {
+  const io::Geometry& g = info.geometry;
+  const int spatial = spatial_axes(g.dims);
+  const AxisValues v = parse_axis_values(text, option);
+  const std::vector<double> per_axis = expand_to_axes(v, spatial, option, info.path);
+  std::array<double, kMaxDims> out{0, 0, 0, 0};
+  for (int ax = 0; ax < spatial; ++ax) {
+    out[ax] = per_axis[ax];
+    if (v.unit == LengthUnit::Millimetre) {
+      const double h = std::abs(g.spacing[ax]);
+      if (!(h > 0))
+        throw Error(info.path + ": the spacing along axis " + std::to_string(ax) + " is 0; give " +
+                    option + " in voxels (e.g. 2vox)");
+      out[ax] /= h;
+    }
+  }
+  return out;
+}
+
+void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                     const std::string& option) {
+  static const char* names[] = {"x", "y", "z", "t"};
+  for (int ax = 0; ax < dims; ++ax) {
+    if (sigma[ax] > 0 && std::floor(truncate * sigma[ax] + 0.5) < 1) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "%s: sigma %.3g voxels along %s is a single tap (radius %g x %.3g < 0.5); "
+                    "nothing is smoothed along that axis",
+                    option.c_str(), sigma[ax], names[ax], truncate, sigma[ax]);
+      warn(text);
+    }
+  }
+}
+
+void add_mask_options(CLI::App& sub, MaskArgs& m) {
+  sub.add_option("--mask", m.path,
+                 "normalized convolution inside a mask (non-zero voxels): the image times the "
+                 "mask and the mask are filtered and divided, so values outside do not leak in");
+  sub.add_option("--outside", m.outside,
+                 "with --mask: the value written outside the mask, a number or 'input' (keep the "
+                 "input's value)")
+      ->capture_default_str();
+}
+
+MaskedOptions masked_options(const MaskArgs& m) {
+  MaskedOptions o;
+  if (m.outside == "input") {
+    o.keep_input_outside = true;
+    return o;
+  }
+  double v = 0;
+  if (!parse_number(m.outside, v))
+    throw UsageError("--outside " + m.outside + ": expected a number or 'input'");
+  o.outside_value = static_cast<float>(v);
+  return o;
+}
+
+std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
+  const io::ImageInfo info = io::read_info(m.path);
+  const io::Geometry &mg = info.geometry, &ig = input.geometry;
+  if (info.components != 1)
+    throw Error(m.path + ": the mask has " + std::to_string(info.components) +
+                "-component pixels; a mask must be scalar");
+  const bool per_frame = ig.dims == 4 && mg.dims == 3;
+  bool same = mg.dims == ig.dims || per_frame;
+  for (int a = 0; same && a < mg.dims; ++a)
+    same = mg.extent[a] == ig.extent[a];
+  if (!same) {
+    auto shape = [](const io::Geometry& g) {
+      std::string s;
+      for (int a = 0; a < g.dims; ++a)
+        s += (a ? "x" : "") + std::to_string(g.extent[a]);
+      return s;
+    };
+    throw Error(m.path + ": the mask is " + shape(mg) + " but " + input.path + " is " + shape(ig) +
+                "; the mask needs the image's extents" + (ig.dims == 4 ? " (or its frame's)" : ""));
+  }
+  io::Image mask = io::read_image(m.path);
+  std::vector<float> plane = std::move(mask.planes[0]);
+  if (per_frame) {
+    const size_t frame = plane.size();
+    plane.resize(frame * static_cast<size_t>(ig.extent[3]));
+    for (int64_t t = 1; t < ig.extent[3]; ++t)
+      std::copy(plane.begin(), plane.begin() + frame, plane.begin() + frame * t);
+  }
+  return plane;
+}
+
+void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
+                       double filter_copies, const PlaneFilter& filter) {
+  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, filter_copies, a.common);
+  Progress progress(!a.common.quiet, label);
+  double seconds_read = 0;
+  const io::Image input = read_input(a.in, progress, seconds_read);
+  Options options = engine_options(a.common);
+  options.boundary = parse_boundary(a.boundary);
+  OutputGeometry g;
+  g.dims = plan.input.geometry.dims;
+  g.extent = input.info.geometry.extent;
+  filter_and_write(progress, input, g, options, filter, a.out, plan, a.common, a.output,
+                   seconds_read);
+}
+
+}  // namespace ndconv::cli

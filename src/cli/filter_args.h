@@ -1,0 +1,56 @@
+// What the filter subcommands (mean, median, gradient, laplacian, derivative, unsharp, and smooth's
+// --mask) share: input/output/boundary options, lengths in mm or voxels per spatial axis, the mask
+// file, and the read-filter-write flow for an output of the input's shape.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "io/image.h"
+#include "ndconv/filters.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ndconv::cli {
+
+struct FilterArgs {
+  std::string in, out, boundary = "replicate";
+  CommonOptions common;
+  OutputOptions output;
+};
+
+/// IN, OUT, --boundary, the input, output and common options.
+void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
+
+/// Lengths per spatial axis in voxels from "V", "VxVxV", with mm (default) or vox: the syntax of
+/// smooth's --sigma. Axes past the spatial ones (t of a 4D series) are 0.
+std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const std::string& option,
+                                               const io::ImageInfo& info);
+
+/// Warns when a Gaussian of `sigma` voxels is a single tap along an axis (a copy of the input).
+void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                     const std::string& option);
+
+/// --mask FILE and --outside VALUE|input.
+struct MaskArgs {
+  std::string path;
+  std::string outside = "0";
+};
+void add_mask_options(CLI::App& sub, MaskArgs& m);
+/// The parsed --outside (UsageError when it is neither a number nor "input").
+MaskedOptions masked_options(const MaskArgs& m);
+/// Reads the mask: a scalar image with the input's extents, or a 3D mask for each frame of a 4D
+/// input. Returns one plane with the input's extents.
+std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input);
+
+/// Refuses a run that would not fit in memory (`filter_copies` float32 volumes of scratch besides
+/// the output), then reads `a.in`, runs `filter` on every component plane (same extents as the
+/// input) and writes.
+void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
+                       double filter_copies, const PlaneFilter& filter);
+
+}  // namespace ndconv::cli

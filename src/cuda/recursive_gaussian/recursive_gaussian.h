@@ -1,0 +1,20 @@
+// The GPU recursive Gaussian (src/cuda/recursive_gaussian/): one thread per line runs the same
+// per-line code as the CPU backend (recursive_line.h). Plain C++ interface for the engine's front
+// end (src/engine/filters/recursive_gaussian.cpp), compiled only with the CUDA backend.
+#pragma once
+
+#include "cuda/recursive_gaussian/recursive_line.h"
+#include "ndconv/types.h"
+
+namespace ndconv::cuda_recursive {
+
+/// Filters `input` into `output` (host views, same extents) along every axis with sigma > 0,
+/// with coefficients[a] and margin[a] for axis a, on device `device`. Fills the report's timings
+/// and device name.
+void run(const ConstVolumeView& input, const VolumeView& output,
+         const std::array<double, kMaxDims>& sigma,
+         const std::array<recursive::Coefficients, kMaxDims>& coefficients,
+         const std::array<int64_t, kMaxDims>& margin, Boundary boundary, int device,
+         RunReport& report);
+
+}  // namespace ndconv::cuda_recursive
