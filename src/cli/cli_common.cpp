@@ -48,17 +48,19 @@ void add_common_options(CLI::App& sub, CommonOptions& c) {
   quiet->excludes(verbose);
 }
 
+std::string output_type_error(const std::string& s) {
+  io::ComponentType t;
+  if (s == "same" || (s != "uint64" && s != "int64" && io::parse_component_type(s, t)))
+    return {};
+  return "unknown type '" + s +
+         "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
+}
+
 void add_output_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--type", o.type,
                  "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
                  "int32, double; integers are rounded and clamped")
-      ->check([](const std::string& s) -> std::string {
-        io::ComponentType t;
-        if (s == "same" || (s != "uint64" && s != "int64" && io::parse_component_type(s, t)))
-          return {};
-        return "unknown type '" + s +
-               "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
-      });
+      ->check(output_type_error);
   sub.add_option("--preview", o.preview,
                  "also write a PNG with the middle slices of input and output side by side");
 }

@@ -40,6 +40,8 @@ struct OutputOptions {
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
 void add_output_options(CLI::App& sub, OutputOptions& output);
+/// The --type check: "" for a type the writers take ("same" included), else the message.
+std::string output_type_error(const std::string& type);
 
 /// Engine options from the common options (device, KO, threads).
 Options engine_options(const CommonOptions& common);

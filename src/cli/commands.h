@@ -1,4 +1,4 @@
-// The subcommands of `ndconv`, one file each (smooth.cpp, convolve.cpp, info.cpp).
+// The subcommands of `ndconv`, one file each (smooth.cpp, convolve.cpp, info.cpp, convert.cpp).
 #pragma once
 
 namespace CLI {
@@ -10,5 +10,6 @@ namespace ndconv::cli {
 void add_smooth_command(CLI::App& app);
 void add_convolve_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 }  // namespace ndconv::cli
