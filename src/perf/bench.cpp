@@ -19,6 +19,13 @@
 #include "perf/points.h"
 #include "perf/sweep.h"
 
+// The api rows' pinned buffers come from ndconv's public pinned allocator where the tree has one,
+// else from cudaHostAlloc through the bench.
+#if __has_include("ndconv/memory.h")
+#include "ndconv/memory.h"
+#define NDCONV_PERF_PUBLIC_PINNED_ALLOCATOR 1
+#endif
+
 namespace ndconv::perf {
 
 namespace {
@@ -112,6 +119,21 @@ using EngineCall =
 // Where a whole call's host buffers live: ordinary (pageable) memory, or pinned memory.
 enum class HostMemory { Pageable, Pinned };
 
+#ifdef NDCONV_PERF_PUBLIC_PINNED_ALLOCATOR
+using PinnedFloats = PinnedBuffer<float>;
+const char* const kPinnedAllocator = "ndconv::PinnedBuffer (ndconv/memory.h, the public allocator)";
+bool page_locked(const PinnedFloats& b) {
+  return b.pinned();  // the public allocator falls back to ordinary memory without a GPU
+}
+#else
+using PinnedFloats = gpu::PinnedHostBuffer;
+const char* const kPinnedAllocator =
+    "cudaHostAlloc through the bench (perf/gpu.h): this tree has no public pinned allocator";
+bool page_locked(const PinnedFloats&) {
+  return true;  // cudaHostAlloc either pins or throws
+}
+#endif
+
 // Times the whole engine call on host buffers of `memory` (uploads and downloads included) and
 // checks its output (poisoned with NaN first): the row's call_time; `report` is the engine's
 // report of the last call.
@@ -120,12 +142,12 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, HostMe
                     const EngineCall& call, RunReport& report, int& failures) {
   const std::size_t n = static_cast<std::size_t>(volume.count());
   std::vector<float> pageable_in, pageable_out;
-  std::unique_ptr<gpu::PinnedHostBuffer> pinned_in, pinned_out;
+  std::unique_ptr<PinnedFloats> pinned_in, pinned_out;
   float* in_data = nullptr;
   float* out_data = nullptr;
   if (memory == HostMemory::Pinned) {
-    pinned_in = std::make_unique<gpu::PinnedHostBuffer>(n);
-    pinned_out = std::make_unique<gpu::PinnedHostBuffer>(n);
+    pinned_in = std::make_unique<PinnedFloats>(n);
+    pinned_out = std::make_unique<PinnedFloats>(n);
     std::copy(input.begin(), input.end(), pinned_in->data());
     in_data = pinned_in->data();
     out_data = pinned_out->data();
@@ -150,6 +172,8 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, HostMe
                  {"compute_ms", report.seconds_compute * 1e3},
                  {"download_ms", report.seconds_download * 1e3},
                  {"slabs", report.slabs}});
+  if (memory == HostMemory::Pinned)
+    timing["page_locked"] = page_locked(*pinned_in) && page_locked(*pinned_out);
   return timing;
 }
 
@@ -425,8 +449,7 @@ Json api_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t 
                                            {"ratio_to_floor", ratio},
                                            {"target_met", ratio <= kMaxRatioToFloor}};
   }
-  row["pinned_allocator"] =
-      "cudaHostAlloc through the bench (perf/gpu.h): ndconv has no public pinned allocator";
+  row["pinned_allocator"] = kPinnedAllocator;
   row["target_met"] = met;
   return row;
 }

@@ -78,8 +78,13 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
       "Each workload is validated against the CPU backend, then timed on data already on the "
       "device and as a whole call (transfers included), against the FMA peak and copy bandwidth "
       "measured at the start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv "
-      "only: ndconv-perf has no ITK).",
-      {text_option("--device", "gpu|cpu", "gpu: all workloads; cpu: the CPU row only (gpu)",
+      "only: ndconv-perf has no ITK). api_* rows: the whole call on pageable and on pinned host "
+      "buffers against max(upload, kernel, download) at the host bandwidth measured in the run. "
+      "e2e_* and batch rows (ndconv only): whole ndconv commands on generated echo-like files, "
+      "timed as child processes against ndconv convert of the same files (the I/O-only floor).",
+      {text_option("--device", "gpu|cpu",
+                   "gpu: all workloads; cpu: those that need no GPU in this process (cpu3d_7, "
+                   "e2e_*, batch) (gpu)",
                    a.device),
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
        text_option("--workload", "NAMES",

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -97,6 +98,10 @@ void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
     double total = 0;
     for (const auto& argv : c.processes) {
       const ProcessRun r = run_process(argv);
+      // Ctrl-C reaches the children too: stop the bench rather than record the runs it cut
+      // short (the work folder goes with the EndToEndBench).
+      if (r.exit_code == 130 || r.exit_code == 128 + SIGINT || r.exit_code == 128 + SIGTERM)
+        throw Aborted();
       if (r.exit_code != 0) {
         std::string out = r.output;
         while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
@@ -135,7 +140,7 @@ Json timing_seconds_json(const TimedCommand& c, const std::string& binary,
     j["error"] = c.error;
     return j;
   }
-  const Timing t = summarize(c.samples_s);
+  const Timing t = summarize(c.samples_s);  // in seconds here, whatever its fields' names say
   j.update({{"median_s", t.median_ms}, {"min_s", t.min_ms}, {"samples_s", t.samples_ms}});
   return j;
 }
