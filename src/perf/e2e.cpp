@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <random>
 #include <regex>
+#include <sstream>
 
 #include "ndconv/errors.h"
 #include "perf/floors.h"
@@ -53,7 +56,7 @@ ProcessRun run_process(const std::vector<std::string>& argv) {
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   const off_t size = lseek(log, 0, SEEK_END);
-  const off_t keep = std::min<off_t>(size, 4096);
+  const off_t keep = std::min<off_t>(size, 1 << 16);
   run.output.resize(static_cast<std::size_t>(keep));
   if (keep > 0 && pread(log, run.output.data(), run.output.size(), size - keep) != keep)
     run.output.clear();
@@ -76,6 +79,8 @@ struct TimedCommand {
   std::function<void()> clean;
   std::function<std::string()> check_outputs;  ///< after the first run: "" or what is wrong
   std::vector<double> samples_s;
+  /// The commands' own --verbose account, per timed run (summed over its processes and files).
+  std::vector<double> read_s, filter_s, write_s;
   std::string error;
 };
 
@@ -91,11 +96,36 @@ std::string joined(const std::vector<std::string>& argv, const std::string& bina
   return s;
 }
 
+}  // namespace
+
+StageSeconds stage_seconds(const std::string& output) {
+  StageSeconds t;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("timings: read ", 0) != 0)
+      continue;
+    auto value = [&](const char* key, double& sum) {
+      const auto at = line.find(key);
+      double v = 0;
+      if (at != std::string::npos &&
+          std::sscanf(line.c_str() + at + std::strlen(key), "%lf", &v) == 1)
+        sum += v;
+    };
+    value("timings: read ", t.read);
+    value(", filter ", t.filter);
+    value(", write ", t.write);
+  }
+  return t;
+}
+
+namespace {
+
 // Runs every command once untimed, then `repetitions` rounds of each in turn.
 void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
   auto run_all = [](TimedCommand& c) {
     c.clean();
     double total = 0;
+    StageSeconds stages;
     for (const auto& argv : c.processes) {
       const ProcessRun r = run_process(argv);
       // Ctrl-C reaches the children too: stop the bench rather than record the runs it cut
@@ -112,13 +142,23 @@ void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
         return 0.0;
       }
       total += r.seconds;
+      const StageSeconds own = stage_seconds(r.output);
+      stages.read += own.read;
+      stages.filter += own.filter;
+      stages.write += own.write;
     }
+    c.read_s.push_back(stages.read);
+    c.filter_s.push_back(stages.filter);
+    c.write_s.push_back(stages.write);
     return total;
   };
   for (TimedCommand& c : commands) {
     run_all(c);
     if (c.error.empty() && c.check_outputs)
       c.error = c.check_outputs();
+    c.read_s.clear();  // the untimed run's account goes with it
+    c.filter_s.clear();
+    c.write_s.clear();
   }
   for (int r = 0; r < repetitions; ++r) {
     for (TimedCommand& c : commands) {
@@ -142,7 +182,31 @@ Json timing_seconds_json(const TimedCommand& c, const std::string& binary,
   }
   const Timing t = summarize(c.samples_s);  // in seconds here, whatever its fields' names say
   j.update({{"median_s", t.median_ms}, {"min_s", t.min_ms}, {"samples_s", t.samples_ms}});
+  // What the command says it spent (--verbose), medians: where the time went, and why a floor
+  // can exceed its command (deflate's speed depends on what it compresses).
+  j["own_account_s"] = {{"read", summarize(c.read_s).median_ms},
+                        {"filter", summarize(c.filter_s).median_ms},
+                        {"write", summarize(c.write_s).median_ms}};
   return j;
+}
+
+using Processes = std::vector<std::vector<std::string>>;
+
+// The floor's processes, then for each device the filtering command's, all sharing `clean` and
+// `check`.
+std::vector<TimedCommand> floor_and_runs(
+    const Processes& floor, const std::vector<std::string>& devices,
+    const std::function<Processes(const std::string& device)>& filtering,
+    const std::function<void()>& clean, const std::function<std::string()>& check) {
+  std::vector<TimedCommand> commands(1 + devices.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    TimedCommand& c = commands[i];
+    c.device = i ? devices[i - 1] : "";
+    c.processes = i ? filtering(c.device) : floor;
+    c.clean = clean;
+    c.check_outputs = check;
+  }
+  return commands;
 }
 
 // The floor (commands[0]) and the filtering commands after it as the row's "floor" and "runs";
@@ -260,7 +324,6 @@ Json EndToEndBench::sequence_row(const std::string& command, FileFormat format, 
     return not_available("this build has no zlib to write the .nii.gz input");
   const std::string in = m.ensure_sequence(format);
   const std::string out = m.work + "/output" + extension(format);
-  std::vector<TimedCommand> commands;
   const int64_t float_bytes = m.cfg.sequence.count() * 4;
   auto check = [out, format, float_bytes]() -> std::string {
     const int64_t bytes = file_bytes(out);
@@ -272,25 +335,19 @@ Json EndToEndBench::sequence_row(const std::string& command, FileFormat format, 
     return "";
   };
   auto clean = [&m, out] { m.remove_file(out); };
-  TimedCommand floor;
-  floor.processes = {{m.cfg.ndconv, "convert", in, out, "--type", "float", "-q"}};
-  floor.clean = clean;
-  floor.check_outputs = check;
-  commands.push_back(floor);
-  for (const std::string& device : m.cfg.devices) {
-    TimedCommand c;
-    c.device = device;
-    std::vector<std::string> argv{m.cfg.ndconv, command, in};
-    if (command == "convolve")
-      argv.push_back(m.ensure_kernel());
-    argv.insert(argv.end(), {out, "--type", "float", "--device", device, "-q"});
-    if (command == "smooth")
-      argv.insert(argv.end(), {"--sigma", "1"});
-    c.processes = {argv};
-    c.clean = clean;
-    c.check_outputs = check;
-    commands.push_back(c);
-  }
+  const std::string kernel = command == "convolve" ? m.ensure_kernel() : "";
+  std::vector<TimedCommand> commands = floor_and_runs(
+      {{m.cfg.ndconv, "convert", in, out, "--type", "float", "-v"}}, m.cfg.devices,
+      [&](const std::string& device) {
+        std::vector<std::string> argv{m.cfg.ndconv, command, in};
+        if (!kernel.empty())
+          argv.push_back(kernel);
+        argv.insert(argv.end(), {out, "--type", "float", "--device", device, "-v"});
+        if (command == "smooth")
+          argv.insert(argv.end(), {"--sigma", "1"});
+        return Processes{argv};
+      },
+      clean, check);
   time_interleaved(commands, m.cfg.repetitions);
   m.remove_file(out);
 
@@ -336,10 +393,10 @@ Json EndToEndBench::batch_row(int& failures) {
     const ProcessRun r = run_process({m.cfg.ndconv, command, "--help"});
     return r.exit_code == 0 && help_lists_output_folder(r.output);
   };
-  const std::vector<std::string> type{"--type", "float", "-q"};
+  const std::vector<std::string> type{"--type", "float", "-v"};
   // One command over all volumes when the tree's command takes -o DIR/, else one per volume.
   auto processes = [&](const std::string& command, bool batch, std::vector<std::string> extra) {
-    std::vector<std::vector<std::string>> p;
+    Processes p;
     extra.insert(extra.end(), type.begin(), type.end());
     if (batch) {
       std::vector<std::string> argv{m.cfg.ndconv, command};
@@ -373,20 +430,12 @@ Json EndToEndBench::batch_row(int& failures) {
                ? ""
                : std::to_string(n) + " outputs written for " + std::to_string(count) + " inputs";
   };
-  std::vector<TimedCommand> commands;
-  TimedCommand floor;
-  floor.processes = processes("convert", convert_batch, {});
-  floor.clean = clean;
-  floor.check_outputs = check;
-  commands.push_back(floor);
-  for (const std::string& device : m.cfg.devices) {
-    TimedCommand c;
-    c.device = device;
-    c.processes = processes("smooth", smooth_batch, {"--sigma", "1", "--device", device});
-    c.clean = clean;
-    c.check_outputs = check;
-    commands.push_back(c);
-  }
+  std::vector<TimedCommand> commands = floor_and_runs(
+      processes("convert", convert_batch, {}), m.cfg.devices,
+      [&](const std::string& device) {
+        return processes("smooth", smooth_batch, {"--sigma", "1", "--device", device});
+      },
+      clean, check);
   time_interleaved(commands, m.cfg.repetitions);
   clean();
   int64_t input_bytes = 0;

@@ -43,6 +43,12 @@ struct ProcessRun {
 /// process cannot be started.
 ProcessRun run_process(const std::vector<std::string>& argv);
 
+/// What an ndconv command says it spent (its --verbose "timings:" lines, summed), seconds.
+struct StageSeconds {
+  double read = 0, filter = 0, write = 0;
+};
+StageSeconds stage_seconds(const std::string& output);
+
 /// Whether `help` (a command's --help text) lists the option `-o` (a batch's output folder).
 bool help_lists_output_folder(const std::string& help);
 

@@ -37,6 +37,11 @@ TEST(E2eBenchRows, RunThroughTheNdconvBinary) {
     const double ratio = perf::number(run, measure);
     EXPECT_TRUE(std::isfinite(ratio) && ratio > 0) << name;
     EXPECT_TRUE(run["target_met"].is_boolean()) << name;
+    // Both commands' own --verbose account was read (milliseconds, so 0.000 s on tiny files).
+    for (const perf::Json* j : {&floor, &run}) {
+      for (const char* stage : {"read", "filter", "write"})
+        EXPECT_GE(perf::number((*j)["own_account_s"], stage), 0.0) << name << " " << stage;
+    }
     EXPECT_TRUE(row["target_met"].is_boolean()) << name;
   }
   EXPECT_TRUE(work.list().empty()) << "the bench left files in its work folder";
