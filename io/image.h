@@ -121,10 +121,6 @@ ComponentType default_output_type(const std::string& path, ComponentType input_t
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
                         bool overwrite);
 
-/// Throws IoError when `values` of `bytes_per_value` each, plus their float32 copy, exceed the
-/// machine's physical memory (a corrupt header's absurd size).
-void check_memory(const std::string& path, double values, int bytes_per_value);
-
 /// "5.2.1"
 std::string itk_version();
 

@@ -4,12 +4,14 @@
 // buffer that pixel_convert.cpp turns into float32 planes. This is the only translation unit of
 // ndconv_io that includes ITK headers, which keeps ITK's compile and link cost in one place.
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <csignal>
 #include <cstring>
@@ -19,7 +21,9 @@
 #include <mutex>
 #include <new>
 
+#include "io/header_check.h"
 #include "io/image.h"
+#include "io/memory_check.h"
 #include "io/nifti2_reader.h"
 #include "io/output_file.h"
 #include "io/pixel_convert.h"
@@ -176,93 +180,6 @@ double nifti_time_unit_in_seconds(const std::string& path) {
   return scale;
 }
 
-// Checks that can be made before ITK sees the file, with plain-language messages.
-void check_input_file(const std::string& path) {
-  struct stat st;
-  if (path.empty())
-    throw IoError("the input path is empty");
-  if (::stat(path.c_str(), &st) != 0)
-    throw IoError(path + ": cannot read: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    throw IoError(path + ": is a folder, not an image file");
-  if (::access(path.c_str(), R_OK) != 0)
-    throw IoError(path + ": cannot read: " + std::strerror(errno));
-  if (S_ISREG(st.st_mode) && st.st_size == 0)
-    throw IoError(path + ": the file is empty");
-}
-
-}  // namespace
-
-namespace {
-
-// Bytes of the files that hold an image's data: the file itself, plus the data file of a MetaImage
-// header (.mhd: ElementDataFile) or of an Analyze-style NIfTI pair (.hdr/.img). -1 when unknown
-// (a MetaImage LIST of slice files).
-double data_file_bytes(const std::string& path) {
-  auto size_of = [](const std::string& p) -> double {
-    struct stat st;
-    return ::stat(p.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
-  };
-  double total = size_of(path);
-  const auto dot = path.rfind('.');
-  const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
-  const std::string folder = path.substr(0, path.rfind('/') + 1);
-  if (ext == ".hdr")
-    return total + size_of(path.substr(0, dot) + ".img");
-  if (ext != ".mhd")
-    return total;
-  std::ifstream header(path);
-  std::string line;
-  while (std::getline(header, line)) {
-    if (line.rfind("ElementDataFile", 0) != 0)
-      continue;
-    std::string name =
-        line.substr(line.find('=') == std::string::npos ? line.size() : line.find('=') + 1);
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t\r") + 1);
-    if (name == "LIST" || name.rfind("LIST ", 0) == 0 || name.find('%') != std::string::npos)
-      return -1;
-    if (name == "LOCAL")
-      return total;
-    return total + size_of(name.front() == '/' ? name : folder + name);
-  }
-  return total;
-}
-
-}  // namespace
-
-void check_memory(const std::string& path, double values, int bytes_per_value) {
-  // A corrupt header can claim absurd sizes. No format ndconv reads expands its data more than
-  // deflate's limit of about 1032:1 (gzip, zlib, PNG; JPEG, TIFF and BMP codecs of real images stay
-  // far below it), so a header describing more than that many bytes per byte on disk is refused
-  // at once: otherwise a damaged 1 kB file could make ndconv allocate, read and filter gigabytes.
-  const double stored = values * bytes_per_value;
-  const double on_disk = data_file_bytes(path);
-  if (on_disk >= 0 && stored > 1100.0 * on_disk + (1 << 20)) {
-    char text[200];
-    std::snprintf(text, sizeof text,
-                  ": the header describes %.4g values (%.3g MB) but the file holds only %.0f bytes "
-                  "(corrupt header or truncated file?)",
-                  values, stored / 1e6, on_disk);
-    throw IoError(path + text);
-  }
-  // Refuse what cannot fit in this machine's memory (the file's values plus the float32 planes)
-  // before allocating, rather than be killed for it.
-  const double needed = values * (bytes_per_value + 4.0);
-  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  if (!(needed <= physical) && physical > 0) {
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  ": the header describes %.4g values (%.1f GiB to filter), more than this "
-                  "machine's %.1f GiB of memory (corrupt header?)",
-                  values, needed / (1ull << 30), physical / (1ull << 30));
-    throw IoError(path + text);
-  }
-}
-
-namespace {
-
 // ITK 5.2's PNG and JPEG readers crash on some damaged files (libpng aborts in
 // PNGImageIO::ReadImageInformation, which sets no error handler; JPEGImageIO::CanReadFile calls
 // jpeg_destroy on a half-built decoder). Files that start like PNG, JPEG, TIFF or BMP are therefore
@@ -280,14 +197,28 @@ bool looks_like_2d_format(const std::string& path) {
   return png || jpeg || tiff || bmp;
 }
 
+// Wall-clock bound on the sandboxed decode: a looping decoder (a TIFF whose IFD chain points back
+// on itself) is killed and the file refused. Real 2D images decode far faster than this.
+double decoder_time_limit_seconds(const std::string& path) {
+  struct stat st;
+  const double mib =
+      ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) / (1 << 20) : 0;
+  return 5.0 + 2.0 * mib;
+}
+
 void check_decoder_survives(const std::string& path) {
   if (!looks_like_2d_format(path))
     return;
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0)
     return;  // cannot sandbox: decode directly
   if (child == 0) {
+    // Dies with ndconv: a Ctrl-C or kill that ends the parent must not leave a decoder spinning.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(1);
     int code = 1;
     try {
       itk::ImageIOBase::Pointer io =
@@ -308,8 +239,27 @@ void check_decoder_survives(const std::string& path) {
     }
     ::_exit(code);
   }
+  // Polled rather than blocking in waitpid, so that the time limit holds and a signal handler
+  // that ends the process is never held up here.
+  const double limit = decoder_time_limit_seconds(path);
+  const auto start = std::chrono::steady_clock::now();
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (true) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR))
+      break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit) {
+      ::kill(child, SIGKILL);
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    ": corrupt image (ITK's decoder for this format did not finish within %.0f s; "
+                    "a looping or damaged file)",
+                    limit);
+      throw IoError(path + text);
+    }
+    ::usleep(2000);
   }
   if (WIFSIGNALED(status)) {
     throw IoError(path + ": corrupt image (ITK's decoder for this format failed on it: " +
@@ -317,9 +267,23 @@ void check_decoder_survives(const std::string& path) {
   }
 }
 
+// The formats whose headers name other files or carry transforms are checked by check_header
+// first; a file ITK would read with one of those readers although check_header did not take it
+// for that format (an unusual name or layout) is refused rather than passed on unchecked.
+void check_reader_matches(const std::string& path, const std::string& reader,
+                          const HeaderFacts& facts) {
+  const bool meta = reader == "MetaImageIO", nifti = reader == "NiftiImageIO";
+  if ((meta && facts.kind != HeaderFacts::Kind::MetaImage) ||
+      (nifti && facts.kind != HeaderFacts::Kind::Nifti1)) {
+    throw IoError(path + ": ITK would read it as " + format_label(reader) +
+                  ", but its header is not one ndconv can check first; refused");
+  }
+}
+
 // Opens `path` and reads its header; everything ndconv needs is checked here.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
+  const HeaderFacts facts = check_header(path);
   register_formats();
   check_decoder_survives(path);
   io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
@@ -328,6 +292,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
                   ": not an image ndconv can read (formats: NIfTI, MetaImage, PNG, JPEG, TIFF, "
                   "BMP); the file is of another kind or its header is corrupt");
   }
+  check_reader_matches(path, io->GetNameOfClass(), facts);
   io->SetFileName(path);
   try {
     io->ReadImageInformation();
@@ -375,7 +340,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
       g.direction[r * kMaxDims + a] = g.direction[a * kMaxDims + r] = (r == a) ? 1.0 : 0.0;
   }
   if (info.format == "NiftiImageIO" && g.dims == 4)
-    g.spacing[3] *= nifti_time_unit_in_seconds(path);
+    g.spacing[3] = facts.zero_time_step ? 0.0 : g.spacing[3] * nifti_time_unit_in_seconds(path);
   check_memory(path, voxels * info.components, io->GetComponentSize());
   return info;
 }
@@ -598,8 +563,9 @@ Image read_image(const std::string& path) {
   } catch (const itk::ExceptionObject& e) {
     throw IoError(path + ": cannot read the pixels (truncated or corrupt file?): " + one_line(e));
   } catch (const std::bad_alloc&) {
-    throw IoError(path + ": not enough memory to read " +
-                  std::to_string(image.info.native_bytes() >> 20) + " MiB of pixels");
+    throw IoError(path + ": not enough memory to read its " +
+                  human_bytes(static_cast<double>(image.info.native_bytes())) +
+                  " of pixels and their float32 copy");
   }
   return image;
 }

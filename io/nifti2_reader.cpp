@@ -1,10 +1,14 @@
 #include "io/nifti2_reader.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "io/header_check.h"
+#include "io/memory_check.h"
 #include "io/pixel_convert.h"
 #include "znzlib.h"
 
@@ -47,13 +51,7 @@ struct Header {
 
   template <typename T>
   T get(size_t offset) const {
-    char b[sizeof(T)];
-    std::memcpy(b, bytes.data() + offset, sizeof(T));
-    if (swap)
-      std::reverse(b, b + sizeof(T));
-    T v;
-    std::memcpy(&v, b, sizeof(T));
-    return v;
+    return header_field<T>(bytes.data(), offset, swap);
   }
 };
 
@@ -168,6 +166,34 @@ Image read_nifti2(const std::string& path, bool pixels) {
     dim[i] = h.get<int64_t>(16 + 8 * i);
   if (dim[0] < 1 || dim[0] > 7)
     throw IoError(path + ": corrupt NIfTI-2 header (dim[0] = " + std::to_string(dim[0]) + ")");
+  // Extents and counts are ints further on (and in every tool that reads NIfTI-2 as NIfTI-1 would):
+  // one that does not fit in 32 bits is refused, not wrapped.
+  for (int i = 1; i <= dim[0]; ++i) {
+    if (dim[i] < 1 || dim[i] > INT32_MAX)
+      throw IoError(path + ": corrupt NIfTI-2 header (dim[" + std::to_string(i) +
+                    "] = " + std::to_string(dim[i]) + " is not an extent from 1 to 2147483647)");
+  }
+  for (int i = 0; i <= dim[0]; ++i) {
+    if (!sane_geometry(h.get<double>(104 + 8 * i)))
+      throw IoError(path + ": corrupt NIfTI-2 header (pixdim[" + std::to_string(i) +
+                    "] is not a finite number within +-1e15)");
+  }
+  const double vox_offset_field = static_cast<double>(h.get<int64_t>(168));
+  if (vox_offset_field < kHeaderSize)
+    throw IoError(path +
+                  ": corrupt NIfTI-2 header (vox_offset = " + std::to_string(h.get<int64_t>(168)) +
+                  " lies inside the header; the pixels start at byte 540 or later)");
+  const bool has_sform = h.get<int32_t>(348) > 0, has_qform = h.get<int32_t>(344) > 0;
+  for (int i = 0; i < 12; ++i) {
+    if (has_sform && !sane_geometry(h.get<double>(400 + 8 * i)))
+      throw IoError(path +
+                    ": corrupt NIfTI-2 header (the sform holds NaN, Inf or a value beyond "
+                    "+-1e15)");
+    if (has_qform && i < 6 && !sane_geometry(h.get<double>(352 + 8 * i)))
+      throw IoError(path +
+                    ": corrupt NIfTI-2 header (the qform holds NaN, Inf or a value beyond "
+                    "+-1e15)");
+  }
   int components = 1;
   int dims = static_cast<int>(dim[0]);
   if (dims >= 5) {
@@ -196,7 +222,8 @@ Image read_nifti2(const std::string& path, bool pixels) {
       throw IoError(path + ": the header gives an empty axis " + std::to_string(a));
     voxels *= static_cast<double>(g.extent[a]);
     const double p = std::abs(h.get<double>(104 + 8 * (a + 1)));
-    g.spacing[a] = p > 0 ? p : 1.0;
+    // A zero time step stays 0 (and is reported so), as ITK's NIfTI-1 path does in ndconv.
+    g.spacing[a] = p > 0 || a == 3 ? p : 1.0;
   }
   check_memory(path, voxels * components, component_bytes(stored));
   const int32_t units = h.get<int32_t>(500);

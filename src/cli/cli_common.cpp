@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "io/data_file_policy.h"
+#include "io/memory_check.h"
 #include "io/output_file.h"
 #include "ndconv/engine.h"
 #include "preview.h"
@@ -54,6 +56,14 @@ std::string output_type_error(const std::string& s) {
     return {};
   return "unknown type '" + s +
          "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
+}
+
+void add_input_options(CLI::App& sub) {
+  sub.add_flag_callback(
+      "--allow-external-data", [] { io::set_external_data_allowed(true); },
+      "let an image header (MetaImage ElementDataFile or LIST, NIfTI .hdr/.img) name data "
+      "files outside its own folder; by default only regular files in the header's folder are "
+      "read");
 }
 
 void add_output_options(CLI::App& sub, OutputOptions& o) {
@@ -124,6 +134,28 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
   if (!why.empty())
     note(c, out + ": " + why);
   return plan;
+}
+
+void check_memory_plan(const std::string& in, const std::string& out, const Plan& plan,
+                       const Index& out_extent, double filter_copies, const CommonOptions& c) {
+  io::MemoryPlan m;
+  const io::Geometry& g = plan.input.geometry;
+  m.input_values = static_cast<double>(g.voxel_count()) * plan.input.components;
+  m.input_bytes = io::component_bytes(plan.input.component_type);
+  m.input_nifti = plan.input.format == "NiftiImageIO";
+  m.output_values = static_cast<double>(plan.input.components);
+  for (int a = 0; a < g.dims; ++a)
+    m.output_values *= static_cast<double>(out_extent[a]);
+  m.output_bytes = io::component_bytes(plan.output_type);
+  const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
+  m.output_metaimage = ext == ".mha" || ext == ".mhd";
+  m.filter_copies = filter_copies;
+  if (c.verbose) {
+    std::fprintf(stderr, "plan: memory: about %s at peak; %s usable\n",
+                 io::human_bytes(io::peak_bytes(m)).c_str(),
+                 io::human_bytes(io::usable_memory_bytes()).c_str());
+  }
+  io::check_plan_fits(in, m);
 }
 
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
@@ -246,6 +278,7 @@ void filter_and_write(const std::string& label, const io::Image& input, const Ou
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read) {
+  const Progress::CooperativeInterrupts cooperative;
   Progress progress(!common.quiet, label);
   RunReport report;
   const io::Image result = filter_components(input, g, options, progress, filter, report);

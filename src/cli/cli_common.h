@@ -39,6 +39,8 @@ struct OutputOptions {
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
+/// --allow-external-data, on every subcommand that reads an image (io/data_file_policy.h).
+void add_input_options(CLI::App& sub);
 void add_output_options(CLI::App& sub, OutputOptions& output);
 /// The --type check: "" for a type the writers take ("same" included), else the message.
 std::string output_type_error(const std::string& type);
@@ -55,6 +57,12 @@ struct Plan {
 };
 Plan plan_output(const std::string& in, const std::string& out, const CommonOptions& common,
                  const OutputOptions& output, int output_dims_hint = 0);
+
+/// Refuses, before the input's pixels are read, a command whose peak memory (reading the input,
+/// filtering it with `filter_copies` float32 copies of the output besides the output itself,
+/// writing `out`) exceeds what this process may use; --verbose prints the estimate.
+void check_memory_plan(const std::string& in, const std::string& out, const Plan& plan,
+                       const Index& out_extent, double filter_copies, const CommonOptions& common);
 
 /// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
 void note(const CommonOptions& common, const std::string& text);

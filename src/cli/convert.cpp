@@ -65,6 +65,7 @@ void add_convert_command(CLI::App& app) {
   auto* quiet = sub->add_flag("-q,--quiet", a->common.quiet, "no notes (warnings still)");
   auto* verbose = sub->add_flag("-v,--verbose", a->common.verbose, "print the timings");
   quiet->excludes(verbose);
+  add_input_options(*sub);
   sub->callback([a] { run_convert(*a); });
 }
 

@@ -105,6 +105,14 @@ void run_convolve(const ConvolveArgs& a) {
                  to_string(options.region));
   }
 
+  // The CPU path filters a float32 copy of the input padded by the kernel's halo (and keeps
+  // per-thread rows, a small part more).
+  double padded = 1;
+  for (int ax = 0; ax < dims; ++ax)
+    padded *= static_cast<double>(plan.input.geometry.extent[ax] + filter.extent[ax] - 1) /
+              static_cast<double>(plan.input.geometry.extent[ax]);
+  check_memory_plan(a.in, a.out, plan, g.extent, padded + 0.2, a.common);
+
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
   const double seconds_read = seconds_since(t_read);
@@ -139,6 +147,7 @@ void add_convolve_command(CLI::App& app) {
                   "same: output as large as the input; valid: only where the kernel fits inside")
       ->capture_default_str()
       ->check(CLI::IsMember({"same", "valid"}));
+  add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_convolve(*a); });

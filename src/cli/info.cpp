@@ -104,6 +104,7 @@ void add_info_command(CLI::App& app) {
                                      "geometry, time step, value range, memory");
   sub->add_option("IN", a->in, "image file")->required();
   sub->add_flag("--header-only", a->header_only, "read only the header (no value range)");
+  add_input_options(*sub);
   sub->callback([a] { run_info(*a); });
 }
 

@@ -42,7 +42,12 @@ std::string version_text() {
   return s;
 }
 
-int fail(int code, const std::string& message) {
+int fail(int code, std::string message) {
+  // One line whatever a hostile file put into the message (a path or header text quoted in it):
+  // control characters are shown as '?'.
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
   std::fprintf(stderr, "ndconv: error: %s\n", message.c_str());
   return code;
 }
@@ -59,6 +64,7 @@ int run(int argc, char** argv) {
   ndconv::cli::add_smooth_command(app);
   ndconv::cli::add_convolve_command(app);
   ndconv::cli::add_info_command(app);
+  ndconv::cli::add_adaptive_command(app);
   ndconv::cli::add_convert_command(app);
   ndconv::cli::add_perf_commands(app);
   // CLI11 would take an unknown subcommand for a stray argument; name it instead.

@@ -1,5 +1,6 @@
 #include "progress.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,12 +14,33 @@ namespace ndconv::cli {
 
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
+volatile sig_atomic_t g_cooperative = 0;
+// A copy of the original stderr: while ITK reads, fd 2 points at /dev/null (io/itk_image_io.cpp).
+int g_stderr_copy = STDERR_FILENO;
 extern "C" void on_interrupt(int) {
   g_interrupted = 1;
+  if (g_cooperative)
+    return;
+  // Only async-signal-safe calls here: write and _exit.
+  static const char message[] = "ndconv: error: interrupted; no output was written\n";
+  const ssize_t ignored = ::write(g_stderr_copy, message, sizeof message - 1);
+  (void)ignored;
+  ::_exit(130);
 }
 }  // namespace
 
+Progress::CooperativeInterrupts::CooperativeInterrupts() {
+  g_cooperative = 1;
+}
+
+Progress::CooperativeInterrupts::~CooperativeInterrupts() {
+  g_cooperative = 0;
+}
+
 void Progress::install_interrupt_handler() {
+  const int copy = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (copy >= 0)
+    g_stderr_copy = copy;
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);

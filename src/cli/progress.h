@@ -21,10 +21,21 @@ class Progress {
   /// Ends the bar (newline on a terminal).
   void finish();
 
-  /// Ctrl-C and SIGTERM set a flag instead of killing the process, so that the filter stops at
-  /// its next progress report and the staging folder of a write is removed; interrupted() then
-  /// says so. Installed once by main().
+  /// Ctrl-C and SIGTERM end ndconv at once (exit 130, one line on stderr) while nothing of the
+  /// output exists yet: checks, header and pixel reading, which may sit in ITK code that never
+  /// returns to ndconv (a looping decoder's sandboxed child is killed with it). Inside a
+  /// CooperativeInterrupts scope (filtering and writing) they set a flag instead, so that the
+  /// filter stops at its next progress report and the staging folder of a write is removed;
+  /// interrupted() then says so. Installed once by main().
   static void install_interrupt_handler();
+  /// While alive, a signal only sets the flag (see install_interrupt_handler).
+  class CooperativeInterrupts {
+   public:
+    CooperativeInterrupts();
+    ~CooperativeInterrupts();
+    CooperativeInterrupts(const CooperativeInterrupts&) = delete;
+    CooperativeInterrupts& operator=(const CooperativeInterrupts&) = delete;
+  };
   static bool interrupted();
   /// Throws ndconv::Aborted when interrupted.
   static void check_interrupted();

@@ -3,6 +3,7 @@
 // frame by frame (t skipped) unless --time-sigma asks for smoothing along time too.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -62,6 +63,25 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
   return s;
 }
 
+// The engine's limit on taps, checked here so that the message names the option and the axis
+// (an absurd sigma such as 1e300 would otherwise overflow the tap count).
+void check_filter_width(const SmoothArgs& a, const std::array<double, kMaxDims>& sigma, int dims) {
+  const double max_radius = (static_cast<double>(kMaxSeparableExtent) - 1) / 2 + 0.5;
+  for (int ax = 0; ax < dims; ++ax) {
+    if (std::isfinite(sigma[ax]) && sigma[ax] * a.truncate < max_radius)
+      continue;
+    const std::string option = ax == 3 ? "--time-sigma" : (a.fwhm.empty() ? "--sigma" : "--fwhm");
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "%s: %.4g voxels along axis %d, truncated at %.4g sigmas, needs a filter wider "
+                  "than the limit of %lld taps (sigma times --truncate must stay under %.1f "
+                  "voxels)",
+                  option.c_str(), sigma[ax], ax, a.truncate,
+                  static_cast<long long>(kMaxSeparableExtent), max_radius);
+    throw UsageError(text);
+  }
+}
+
 void run_smooth(const SmoothArgs& a) {
   if (a.sigma.empty() == a.fwhm.empty())
     throw UsageError("smooth: give one of --sigma or --fwhm");
@@ -75,6 +95,7 @@ void run_smooth(const SmoothArgs& a) {
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const auto sigma = sigma_voxels(a, plan.input);
   const int dims = plan.input.geometry.dims;
+  check_filter_width(a, sigma, dims);
   SeparableFilter filter;
   try {
     filter = gaussian_filter(dims, sigma, a.truncate);
@@ -87,6 +108,13 @@ void run_smooth(const SmoothArgs& a) {
                    filter.taps[ax].size());
     }
   }
+
+  int passes = 0;
+  for (int ax = 0; ax < dims; ++ax)
+    passes += filter.taps[ax].empty() ? 0 : 1;
+  // The CPU path keeps up to two float32 intermediates between its passes.
+  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
+                    a.common);
 
   const auto t_read = std::chrono::steady_clock::now();
   const io::Image input = io::read_image(a.in);
@@ -131,6 +159,7 @@ void add_smooth_command(CLI::App& app) {
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_smooth(*a); });

@@ -20,6 +20,7 @@
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/padding.h"
+#include "cpu/slab_rows.h"
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
 
@@ -74,41 +75,30 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
                                                   kernels, has_non_finite(p.input, threads));
   const int factor = blocking.factor;
   const RowBlockFn kernel = kernels.block[blocking.index];
-  const int64_t blocks = (n_out[3] + factor - 1) / factor;
 
-  // Slabs along the last axis bound the padded copy (padding.h, pad_limit_bytes); each slab
-  // pads its own rows plus the k3 - 1 rows of halo it shares with the next.
+  // Slabs along the last axis bound the padded copy (slab_rows.h).
   const int64_t row_length = padded_row_length(n_out[0], k[0]);
-  const int64_t slab_row_bytes =
-      (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
-  const int64_t rows_in_limit = pad_limit_bytes() / slab_row_bytes;
-  const int64_t slab_blocks = std::clamp<int64_t>((rows_in_limit - (k[3] - 1)) / factor, 1, blocks);
-  const int64_t slabs = (blocks + slab_blocks - 1) / slab_blocks;
+  const SlabPlan plan = plan_slabs(n_out, k, row_length, factor);
 
   const std::vector<float> weights = block_weights(p.taps, k, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
   const int64_t out_row = round_up(n_out[0], kMaxLanes);
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
   const int used_threads =
-      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * slab_blocks));
+      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
   std::vector<Scratch> scratch(used_threads);
   const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
   const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
   PaddedVolume padded;
   Index padded_extent{};
 
-  for (int64_t slab = 0; slab < slabs; ++slab) {
-    const int64_t first_block = slab * slab_blocks;
-    const int64_t slab_block_count = std::min(slab_blocks, blocks - first_block);
-    const double base = static_cast<double>(first_block) / static_cast<double>(blocks);
-    const double span = static_cast<double>(slab_block_count) / static_cast<double>(blocks);
-    padded_extent =
-        Index{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, slab_block_count * factor + k[3] - 1};
-    Index slab_offset = offset;
-    slab_offset[3] += first_block * factor;
-    build_padded(p.input.data, n_in, in_stride, slab_offset, padded_extent, n_out[0] + k[0] - 1,
-                 row_length, p.boundary, threads,
-                 ProgressSpan{&options.progress, base, span * pad_share}, padded);
+  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
+    const Slab sl = slab_at(plan, slab);
+    const int64_t first_block = sl.first_block;
+    const double base = sl.base, span = sl.span;
+    padded_extent = pad_slab(p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
+                             sl, p.boundary, threads,
+                             ProgressSpan{&options.progress, base, span * pad_share}, padded);
 
     auto body = [&](int64_t begin, int64_t end, int worker) {
       Scratch& s = scratch[worker];
@@ -119,14 +109,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
         const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
                       block = item / (n_out[1] * n_out[2]);
         const int64_t first = (first_block + block) * factor;  // output index along the last axis
-        int64_t t = 0;
-        for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
-          for (int64_t j2 = 0; j2 < k[2]; ++j2)
-            for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-              const float* row = padded.row(m1 + j1, m2 + j2, block * factor + j3);
-              for (int64_t jx = 0; jx < k[0]; ++jx)
-                s.sources[t++] = row + jx;
-            }
+        gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
         float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
         for (int b = 0; b < factor; ++b) {
           const bool inside = first + b < n_out[3];
@@ -150,7 +133,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
       }
     };
     parallel_for(
-        used_threads, n_out[1] * n_out[2] * slab_block_count, body,
+        used_threads, n_out[1] * n_out[2] * sl.block_count, body,
         ProgressSpan{&options.progress, base + span * pad_share, span * (1.0 - pad_share)});
   }
 
@@ -161,13 +144,14 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
                          std::to_string(kernels.lanes) + " floats per vector, strips of " +
                          std::to_string(kernels.strip_vectors[blocking.index]) + " vectors)");
-  report.slabs = static_cast<int>(slabs);
+  report.slabs = static_cast<int>(plan.slabs);
   report.notes.push_back(
       "boundary-padded input copy: " +
       std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] * row_length * 4 /
                      (1024 * 1024)) +
       " MiB" +
-      (slabs > 1 ? " per slab, " + std::to_string(slabs) + " slabs along the last axis" : ""));
+      (plan.slabs > 1 ? " per slab, " + std::to_string(plan.slabs) + " slabs along the last axis"
+                      : ""));
   report.seconds_compute =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

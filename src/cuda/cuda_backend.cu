@@ -1,20 +1,34 @@
-// The CUDA backend's host orchestration (engine/cuda_backend.h): probing the devices, staging
-// strided host views, uploading, filtering in slabs along the last axis when the volume does not
-// fit (staging.h explains the halo), downloading, and the RunReport. Kernels are launched through
-// the low-level API (launch.cu).
+// The CUDA backend's host path (engine/cuda_backend.h): probing the devices, and for each call a
+// pipeline of chunks along the last axis (chunk_plan.h; staging.h explains the halo) whose uploads,
+// kernels and downloads overlap on several streams, with device and pinned staging buffers kept
+// between calls (buffer_pools.h), and the RunReport. Kernels are launched through the low-level
+// API (launch.cu). Calls from several threads run at once: all state of a call is its own, except
+// the order of kernel launches per device (ordered_launch below).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cpu/parallel_for.h"
+#include "cuda/buffer_pools.h"
 #include "cuda/check.h"
+#include "cuda/chunk_plan.h"
+#include "cuda/convert/convert.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
 #include "cuda/staging.h"
+#include "cuda/stream_scratch.h"
 #include "engine/cuda_backend.h"
+#include "engine/cuda_host.h"
+#include "engine/stored_access.h"
+#include "ndconv/memory.h"
 
 namespace ndconv::cuda_backend {
 
@@ -50,6 +64,7 @@ CudaStatus probe() {
       info.total_memory = prop.totalGlobalMem;
       NDCONV_CUDA_CHECK(cudaSetDevice(d));
       NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
+      mark_started(d);
       s.devices.push_back(info);
     }
     s.usable = true;
@@ -71,13 +86,12 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// One filter at a time per process: the tap buffers are per device (see launch.cu).
-std::mutex g_run_mutex;
-
-// Floats the backend may allocate: 90% of the free memory less a 64 MiB reserve, under the cap.
+// Floats the call may allocate: 90% of the free memory (with the idle buffers this device keeps,
+// which the call reuses or frees) less a 64 MiB reserve, under the cap.
 int64_t device_budget_floats(const Options& options, RunReport& report) {
   size_t free_bytes = 0, total_bytes = 0;
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  free_bytes += device_cache(options.cuda_device).idle_bytes();
   const size_t reserve = size_t(64) << 20;
   size_t budget = free_bytes > reserve ? (free_bytes - reserve) / 10 * 9 : 0;
   const size_t cap = memory_cap(options);
@@ -88,112 +102,357 @@ int64_t device_budget_floats(const Options& options, RunReport& report) {
   return static_cast<int64_t>(budget / sizeof(float));
 }
 
+// A device's properties, queried once per process: cudaGetDeviceProperties reads every attribute
+// and would add its cost to each call.
+const cudaDeviceProp& device_properties(int device) {
+  static std::mutex mutex;
+  static auto* cache = new std::map<int, cudaDeviceProp>();
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto it = cache->find(device);
+  if (it != cache->end())
+    return it->second;
+  cudaDeviceProp prop{};
+  NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return cache->emplace(device, prop).first->second;
+}
+
 void set_device(const Options& options, RunReport& report) {
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
-  cudaDeviceProp prop{};
-  NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.cuda_device));
+  mark_started(options.cuda_device);
+  const cudaDeviceProp& prop = device_properties(options.cuda_device);
   report.device_name = prop.name;
   report.notes.push_back("registers per SM: " + std::to_string(prop.regsPerMultiprocessor) +
                          ", SMs: " + std::to_string(prop.multiProcessorCount));
 }
 
-// The shared slab loop of run_dense and run_separable. `launch(in_view, out_view, stream)`
-// enqueues the filtering of one slab problem whose input/output are device views; `halo` is the
-// filter extent along the last axis minus one and `offset_last` the problem's offset along it.
+// Copies `bytes` between host buffers on several threads when the copy is large enough for threads
+// to pay (a pageable source or destination is copied by the CPU into or out of pinned staging
+// memory, at the host's memory bandwidth).
+void copy_bytes(const void* src, void* dst, int64_t bytes, int threads) {
+  const int useful = static_cast<int>(std::min<int64_t>(threads, bytes / (int64_t{1} << 20)));
+  if (useful <= 1) {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+    return;
+  }
+  const int64_t pieces = int64_t{useful} * 4;
+  cpu::parallel_for(useful, pieces,
+                    [&](int64_t begin, int64_t end, int) {
+                      const int64_t b0 = bytes * begin / pieces, b1 = bytes * end / pieces;
+                      std::memcpy(static_cast<char*>(dst) + b0, static_cast<const char*>(src) + b0,
+                                  static_cast<size_t>(b1 - b0));
+                    },
+                    {});
+}
+
+bool needs_conversion(const StoredVolumeView& v) {
+  return v.type != ScalarType::Float32 || v.scale != 1.0 || v.offset != 0.0;
+}
+
+// Kernels launched on a device run in the order they were launched, whichever call and stream
+// launched them: launch.cu keeps one constant and one global tap buffer per device, which a launch
+// overwrites (stream-ordered on its own stream) when its taps differ; each launch's stream
+// therefore waits for the kernels launched before it. Copies are not ordered by this, so that the
+// transfers of concurrent calls still overlap with each other's kernels.
+struct DeviceLaunchOrder {
+  std::mutex mutex;
+  cudaEvent_t last = nullptr;  // recorded after the latest launch (never destroyed)
+};
+
+DeviceLaunchOrder& launch_order(int device) {
+  static std::mutex mutex;
+  static auto* orders = new std::map<int, std::unique_ptr<DeviceLaunchOrder>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& order = (*orders)[device];
+  if (!order)
+    order = std::make_unique<DeviceLaunchOrder>();
+  return *order;
+}
+
+// Runs `launch` (which enqueues kernels on `stream`, on the current device `device`) after every
+// kernel launched on the device before it.
 template <typename Launch>
-void run_in_slabs(const ConstVolumeView& input, const VolumeView& output, Boundary boundary,
-                  int64_t halo, int64_t offset_last, int64_t scratch_factor,
-                  int64_t reserved_floats, const Options& options, RunReport& report,
-                  Launch launch) {
+auto ordered_launch(int device, cudaStream_t stream, Launch launch) {
+  DeviceLaunchOrder& order = launch_order(device);
+  std::lock_guard<std::mutex> lock(order.mutex);
+  if (order.last == nullptr)
+    NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&order.last, cudaEventDisableTiming));
+  NDCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, order.last, 0));
+  struct RecordAfter {
+    cudaEvent_t event;
+    cudaStream_t stream;
+    ~RecordAfter() { cudaEventRecord(event, stream); }  // also after a launch that threw
+  } record_after{order.last, stream};
+  return launch();
+}
+
+// A CUDA event owned for one call.
+class Event {
+ public:
+  explicit Event(unsigned flags) { NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
+  ~Event() {
+    if (event_ != nullptr)
+      cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+  void record(cudaStream_t stream) const { NDCONV_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  void synchronize() const { NDCONV_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// One set of buffers in flight: a stream, device buffers for a chunk's input, output and scratch,
+// pinned staging where the caller's memory is not pinned or not contiguous, and timing events
+// (start, uploaded, computed, downloaded) for the report.
+struct BufferSet {
+  Stream stream;
+  Lease device_in, device_out, device_scratch;
+  Lease device_stored;  // the stored values of a chunk that is converted on the device
+  Lease staging_in, staging_out;
+  Event start{cudaEventDefault}, uploaded{cudaEventDefault}, computed{cudaEventDefault},
+      downloaded{cudaEventDefault};
+  Event staging_in_free{cudaEventDisableTiming};
+  bool staging_in_pending = false;  // staging_in_free recorded and not yet waited for
+};
+
+// The pipeline of one call. Its destructor waits for the streams before the buffers go back to the
+// caches, also when the call ends by an exception.
+class Pipeline {
+ public:
+  // `stored_bytes`: bytes per input value as stored (4 for float32); `convert`: converted on the
+  // device from a buffer of stored values.
+  Pipeline(const ChunkPlan& plan, int device, std::size_t kept_limit, std::size_t stored_bytes,
+           bool convert, bool stage_in, bool stage_out) {
+    for (int s = 0; s < plan.buffer_sets; ++s) {
+      auto set = std::make_unique<BufferSet>();
+      const auto floats = [](int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); };
+      set->device_in = Lease(device_cache(device), floats(plan.in_buffer_floats), kept_limit,
+                             "cudaMalloc (chunk input)");
+      set->device_out = Lease(device_cache(device), floats(plan.out_buffer_floats), kept_limit,
+                              "cudaMalloc (chunk output)");
+      set->device_scratch = Lease(device_cache(device), floats(plan.scratch_buffer_floats),
+                                  kept_limit, "cudaMalloc (separable scratch)");
+      const std::size_t stored = static_cast<std::size_t>(plan.in_buffer_floats) * stored_bytes;
+      if (convert)
+        set->device_stored =
+            Lease(device_cache(device), stored, kept_limit, "cudaMalloc (chunk stored values)");
+      if (stage_in)
+        set->staging_in =
+            Lease(staging_cache(), stored, kStagingKeptBytes, "cudaHostAlloc (input staging)");
+      if (stage_out)
+        set->staging_out = Lease(staging_cache(), floats(plan.out_buffer_floats), kStagingKeptBytes,
+                                 "cudaHostAlloc (output staging)");
+      sets_.push_back(std::move(set));
+    }
+  }
+  ~Pipeline() {
+    for (auto& set : sets_)
+      cudaStreamSynchronize(set->stream.get());  // errors were (or will be) reported by the call
+  }
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  BufferSet& set(std::size_t chunk) { return *sets_[chunk % sets_.size()]; }
+
+ private:
+  std::vector<std::unique_ptr<BufferSet>> sets_;
+};
+
+// The host path shared by run_dense and run_separable: the volume in chunks along the last axis
+// (chunk_plan.h), each uploaded, filtered and downloaded on the stream of its buffer set, so that
+// the copies of one chunk overlap the kernels of its neighbours. `launch(in_view, out_view,
+// one_pass, scratch, stream)` enqueues the filtering of one chunk whose input/output are device
+// views; `halo` is the filter extent along the last axis minus one and `offset_last` the problem's
+// offset along it.
+template <typename Launch>
+void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boundary boundary,
+                   int64_t halo, int64_t offset_last, int64_t scratch_factor,
+                   int64_t reserved_floats, const Options& options, RunReport& report,
+                   Launch launch) {
   const int dims = input.dims;
   const int last = dims - 1;
-  const int64_t in_row = input.voxel_count() / input.extent[last];
-  const int64_t out_row = output.voxel_count() / output.extent[last];
-  const int64_t out_rows = output.extent[last];
-  const int64_t budget = device_budget_floats(options, report) - reserved_floats;
+  ChunkRequest request;
+  request.out_rows = output.extent[last];
+  request.in_rows = input.extent[last];
+  request.in_row = input.voxel_count() / input.extent[last];
+  request.out_row = output.voxel_count() / output.extent[last];
+  request.halo = halo;
+  request.offset_last = offset_last;
+  request.scratch_factor = scratch_factor;
+  request.reserved_floats = reserved_floats;
+  request.budget_floats = device_budget_floats(options, report);
+  const ChunkPlan plan = plan_chunks(request);
+  const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
+  report.slabs = static_cast<int>(chunks);
 
-  const int64_t whole = input.voxel_count() * (1 + scratch_factor) + output.voxel_count();
-  int64_t rows = out_rows;
-  if (whole > budget) {
-    rows = std::min(out_rows, slab_rows(budget, in_row, out_row, halo, scratch_factor));
-    if (rows < 1) {
-      throw InvalidArgument(
-          "the device memory budget (" + std::to_string(std::max<int64_t>(0, budget) * 4) +
-          " bytes) is too small for one slab row: it needs " +
-          std::to_string(((halo + 1) * in_row * (1 + scratch_factor) + out_row) * 4) + " bytes");
+  // The caller's memory is read and written by the copy engines directly where it is pinned and
+  // contiguous; else through pinned staging buffers filled and emptied by the CPU.
+  const size_t stored_bytes = scalar_size(input.type);
+  const bool convert = needs_conversion(input);
+  const bool input_direct =
+      input.is_contiguous() &&
+      is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * stored_bytes);
+  const bool output_direct =
+      output.is_contiguous() &&
+      is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * sizeof(float));
+  const size_t cap = memory_cap(options);
+  const size_t kept_limit = cap > 0 ? std::min(cap, kDeviceKeptBytes) : kDeviceKeptBytes;
+  const int threads = cpu::resolve_thread_count(options.threads);
+  const int64_t in_row = request.in_row, out_row = request.out_row;
+
+  const auto t_start = Clock::now();
+  double host_staging = 0;
+  double gpu_upload_ms = 0, gpu_compute_ms = 0, gpu_download_ms = 0;
+  Pipeline pipeline(plan, options.cuda_device, kept_limit, stored_bytes, convert, !input_direct,
+                    !output_direct);
+
+  // Host side of a finished chunk: the output copied out of staging; the GPU times summed.
+  int64_t finished = 0;
+  auto finish_through = [&](int64_t chunk) {
+    for (; finished <= chunk; ++finished) {
+      BufferSet& set = pipeline.set(static_cast<size_t>(finished));
+      const Chunk& c = plan.chunks[static_cast<size_t>(finished)];
+      set.downloaded.synchronize();
+      float ms = 0;
+      NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, set.start.get(), set.uploaded.get()));
+      gpu_upload_ms += ms;
+      NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, set.uploaded.get(), set.computed.get()));
+      gpu_compute_ms += ms;
+      NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, set.computed.get(), set.downloaded.get()));
+      gpu_download_ms += ms;
+      if (output_direct)
+        continue;
+      const auto t0 = Clock::now();
+      const VolumeView host_out = last_axis_rows(output, c.out_first, c.out_rows);
+      if (output.is_contiguous()) {
+        copy_bytes(set.staging_out.get(), host_out.data,
+                   c.out_rows * out_row * static_cast<int64_t>(sizeof(float)), threads);
+      } else {
+        scatter(set.staging_out.floats(), host_out);
+      }
+      host_staging += seconds_since(t0);
     }
-  }
-  const bool one_pass = rows == out_rows;
-  const int64_t slabs = (out_rows + rows - 1) / rows;
-  report.slabs = static_cast<int>(slabs);
+  };
 
-  // In one pass the device boundary handling serves every axis; in slabs the halo along the last
-  // axis is staged on the host (staging.h).
-  const int64_t in_rows_max = one_pass ? input.extent[last] : rows + halo;
-  DeviceBuffer d_in(static_cast<size_t>(in_rows_max * in_row));
-  DeviceBuffer d_out(static_cast<size_t>(rows * out_row));
-  Stream stream;
-  std::vector<float> staging;
-  const bool output_contiguous = output.is_contiguous();
-
-  for (int64_t s = 0; s < slabs; ++s) {
-    if (s > 0 && options.progress && !options.progress(double(s) / double(slabs)))
+  for (int64_t i = 0; i < chunks; ++i) {
+    if (i > 0 && options.progress && !options.progress(double(i) / double(chunks)))
       throw Aborted();
-    const int64_t o0 = s * rows;
-    const int64_t n_rows = std::min(rows, out_rows - o0);
-    const int64_t in_rows = one_pass ? input.extent[last] : n_rows + halo;
+    const Chunk& c = plan.chunks[static_cast<size_t>(i)];
+    BufferSet& set = pipeline.set(static_cast<size_t>(i));
+    const cudaStream_t stream = set.stream.get();
+    // The set's buffers were last used by chunk i - sets: its output must be out of staging.
+    finish_through(i - plan.buffer_sets);
 
-    auto t0 = Clock::now();
-    const float* host_in = input.data;
-    if (!one_pass) {
-      staging.resize(static_cast<size_t>(in_rows * in_row));
-      stage_slab_input(input, o0 + offset_last, in_rows, boundary, staging.data());
-      host_in = staging.data();
-    } else if (!input.is_contiguous()) {
-      staging.resize(static_cast<size_t>(input.voxel_count()));
-      gather(input, staging.data());
-      host_in = staging.data();
+    // Upload: the staged rows as runs of consecutive source rows (one run in one pass and for
+    // interior chunks), zeros for a zero boundary. Stored values that need converting land in
+    // their own buffer first and are converted into the chunk's input on the device.
+    const std::vector<RowRun> runs =
+        plan.one_pass ? std::vector<RowRun>{{0, c.in_rows, 0}} : row_runs(c, [&](int64_t i_row) {
+          return detail::boundary_index(i_row, input.extent[last], boundary);
+        });
+    float* const d_in = set.device_in.floats();
+    char* const d_stored =
+        convert ? static_cast<char*>(set.device_stored.get()) : reinterpret_cast<char*>(d_in);
+    const int64_t row_bytes = in_row * static_cast<int64_t>(stored_bytes);
+    set.start.record(stream);
+    if (input_direct) {
+      for (const RowRun& run : runs) {
+        if (run.source < 0)
+          continue;  // cleared below
+        NDCONV_CUDA_CHECK(cudaMemcpyAsync(
+            d_stored + run.first * row_bytes,
+            reinterpret_cast<const char*>(input.data) + run.source * row_bytes,
+            static_cast<size_t>(run.rows * row_bytes), cudaMemcpyHostToDevice, stream));
+      }
+    } else {
+      if (set.staging_in_pending)
+        set.staging_in_free.synchronize();  // the upload of chunk i - sets has read it
+      const auto t0 = Clock::now();
+      char* staged = static_cast<char*>(set.staging_in.get());
+      for (const RowRun& run : runs) {
+        if (run.source < 0)
+          continue;  // cleared on the device below
+        char* dst = staged + run.first * row_bytes;
+        if (input.is_contiguous()) {
+          copy_bytes(reinterpret_cast<const char*>(input.data) + run.source * row_bytes, dst,
+                     run.rows * row_bytes, threads);
+        } else {
+          detail::gather_stored_rows(input, run.source, run.rows, dst);
+        }
+      }
+      host_staging += seconds_since(t0);
+      NDCONV_CUDA_CHECK(cudaMemcpyAsync(d_stored, staged,
+                                        static_cast<size_t>(c.in_rows * row_bytes),
+                                        cudaMemcpyHostToDevice, stream));
+      set.staging_in_free.record(stream);
+      set.staging_in_pending = true;
     }
-    NDCONV_CUDA_CHECK(cudaMemcpyAsync(d_in.get(), host_in, sizeof(float) * in_rows * in_row,
-                                      cudaMemcpyHostToDevice, stream.get()));
-    stream.synchronize();
-    report.seconds_upload += seconds_since(t0);
+    if (convert) {
+      enqueue_to_float(input.type, d_stored, d_in, c.in_rows * in_row, input.scale, input.offset,
+                       stream);
+    }
+    for (const RowRun& run : runs) {
+      if (run.source < 0) {
+        NDCONV_CUDA_CHECK(cudaMemsetAsync(d_in + run.first * in_row, 0,
+                                          static_cast<size_t>(run.rows * in_row) * sizeof(float),
+                                          stream));
+      }
+    }
+    set.uploaded.record(stream);
 
-    t0 = Clock::now();
     Index in_extent = input.extent, out_extent = output.extent;
-    in_extent[last] = in_rows;
-    out_extent[last] = n_rows;
-    const ConstVolumeView d_in_view = make_view<const float>(d_in.get(), dims, in_extent);
-    const VolumeView d_out_view = make_view(d_out.get(), dims, out_extent);
-    launch(d_in_view, d_out_view, one_pass, stream.get());
-    stream.synchronize();
-    report.seconds_compute += seconds_since(t0);
+    in_extent[last] = c.in_rows;
+    out_extent[last] = c.out_rows;
+    const ConstVolumeView d_in_view = make_view<const float>(d_in, dims, in_extent);
+    const VolumeView d_out_view = make_view(set.device_out.floats(), dims, out_extent);
+    ordered_launch(options.cuda_device, stream, [&] {
+      launch(d_in_view, d_out_view, plan.one_pass, set.device_scratch, stream);
+    });
+    set.computed.record(stream);
 
-    t0 = Clock::now();
-    const VolumeView host_out = last_axis_rows(output, o0, n_rows);
-    float* download_to = host_out.data;
-    if (!output_contiguous) {
-      staging.resize(static_cast<size_t>(n_rows * out_row));
-      download_to = staging.data();
-    }
-    NDCONV_CUDA_CHECK(cudaMemcpyAsync(download_to, d_out.get(), sizeof(float) * n_rows * out_row,
-                                      cudaMemcpyDeviceToHost, stream.get()));
-    stream.synchronize();
-    if (!output_contiguous)
-      scatter(staging.data(), host_out);
-    report.seconds_download += seconds_since(t0);
+    float* download_to = output_direct ? last_axis_rows(output, c.out_first, c.out_rows).data
+                                       : set.staging_out.floats();
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(download_to, set.device_out.floats(),
+                                      static_cast<size_t>(c.out_rows * out_row) * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream));
+    set.downloaded.record(stream);
   }
-  if (!one_pass) {
-    report.notes.push_back("processed in " + std::to_string(slabs) + " slabs of " +
-                           std::to_string(rows) + " rows along the last axis");
+  finish_through(chunks - 1);
+
+  // The GPU's own time per stage, summed over chunks (the stages of different chunks overlap,
+  // so the sum may exceed the call's wall time); the host's staging copies count as transfers.
+  report.seconds_upload = gpu_upload_ms / 1e3;
+  report.seconds_compute = gpu_compute_ms / 1e3;
+  report.seconds_download = gpu_download_ms / 1e3;
+  if (!plan.one_pass) {
+    report.notes.push_back(std::string(plan.memory_bound ? "processed in " : "pipelined in ") +
+                           std::to_string(chunks) + " slabs of " +
+                           std::to_string(plan.chunks[0].out_rows) + " rows along the last axis, " +
+                           std::to_string(plan.buffer_sets) + " in flight");
   }
+  report.notes.push_back(std::string("host memory: input ") +
+                         (input_direct ? "pinned, copied directly" : "staged") + ", output " +
+                         (output_direct ? "pinned, copied directly" : "staged") +
+                         "; host staging " + std::to_string(host_staging * 1e3) + " ms of " +
+                         std::to_string(seconds_since(t_start) * 1e3) + " ms");
 }
 
 }  // namespace
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+  run_dense_stored(problem, stored_view(problem.input), options, report);
+}
+
+void run_separable(const detail::SeparableProblem& problem, const Options& options,
+                   RunReport& report) {
+  run_separable_stored(problem, stored_view(problem.input), options, report);
+}
+
+void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
+                      const Options& options, RunReport& report) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   // Large filters keep their taps in device memory (at most 31^3 or 15^4 floats).
@@ -202,25 +461,25 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
     reserved_taps *= problem.filter_extent[a];
 
   LaunchPlan plan;
-  run_in_slabs(
-      problem.input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
-      problem.offset[last], 0, reserved_taps, options, report,
-      [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass, cudaStream_t stream) {
-        detail::CorrelationProblem p = problem;
-        p.input = in;
-        p.output = out;
-        if (!one_pass)
-          p.offset[last] = 0;  // the halo is staged
-        plan = launch_dense_device(p, options.outputs_per_thread, options.cuda_device, stream);
-      });
+  run_pipelined(input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
+                problem.offset[last], 0, reserved_taps, options, report,
+                [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass, const Lease&,
+                    cudaStream_t stream) {
+                  detail::CorrelationProblem p = problem;
+                  p.input = in;
+                  p.output = out;
+                  if (!one_pass)
+                    p.offset[last] = 0;  // the halo is staged
+                  plan = launch_dense_device(p, options.outputs_per_thread, options.cuda_device,
+                                             stream);
+                });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
   report.notes.push_back("dense plan: " + plan.describe());
 }
 
-void run_separable(const detail::SeparableProblem& problem, const Options& options,
-                   RunReport& report) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
+                          const Options& options, RunReport& report) {
   set_device(options, report);
   const int last = problem.input.dims - 1;
   const int64_t k_last = std::max<int64_t>(1, problem.taps[last].size());
@@ -228,20 +487,83 @@ void run_separable(const detail::SeparableProblem& problem, const Options& optio
       static_cast<int64_t>(separable_scratch_floats(problem) / problem.input.voxel_count());
 
   LaunchPlan plan;
-  DeviceBuffer scratch;
-  run_in_slabs(
-      problem.input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
-      scratch_halves, 0, options, report,
-      [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass, cudaStream_t stream) {
-        detail::SeparableProblem p = problem;
-        p.input = in;
-        p.output = out;
-        if (!one_pass)
-          p.offset[last] = 0;
-        scratch.reserve(separable_scratch_floats(p));
-        plan = launch_separable_device(p, scratch.get(), options.cuda_device, stream,
-                                       options.outputs_per_thread);
-      });
+  run_pipelined(input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
+                scratch_halves, 0, options, report,
+                [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass,
+                    const Lease& scratch, cudaStream_t stream) {
+                  detail::SeparableProblem p = problem;
+                  p.input = in;
+                  p.output = out;
+                  if (!one_pass)
+                    p.offset[last] = 0;
+                  if (separable_scratch_floats(p) * sizeof(float) > scratch.bytes())
+                    throw InvalidArgument("internal: the chunk's separable scratch is too small");
+                  plan = launch_separable_device(p, scratch.floats(), options.cuda_device, stream,
+                                                 options.outputs_per_thread);
+                });
+  report.outputs_per_thread = plan.outputs_per_thread;
+  report.outputs_per_thread_reason = plan.reason;
+  report.notes.push_back("separable plan: " + plan.describe());
+}
+
+namespace {
+
+// The device entry points' checks: contiguous views of memory the device can address.
+void check_device_view(const void* data, bool contiguous, int device, const char* what) {
+  if (!contiguous)
+    throw InvalidArgument(std::string(what) + " must be contiguous for the device entry points");
+  cudaPointerAttributes attributes{};
+  NDCONV_CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
+  const bool on_device = attributes.type == cudaMemoryTypeDevice && attributes.device == device;
+  if (!on_device && attributes.type != cudaMemoryTypeManaged) {
+    throw InvalidArgument(std::string(what) + " is not in the memory of CUDA device " +
+                          std::to_string(device) + " (use filter_dense / filter_separable for " +
+                          "host memory)");
+  }
+}
+
+void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
+                         const Options& options, RunReport& report) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
+  mark_started(options.cuda_device);
+  check_device_view(input.data, input.is_contiguous(), options.cuda_device, "the input volume");
+  check_device_view(output.data, output.is_contiguous(), options.cuda_device, "the output volume");
+  report.backend = Backend::Cuda;
+  report.backend_reason = "device memory on CUDA device " + std::to_string(options.cuda_device);
+}
+
+}  // namespace
+
+void run_dense_device(const detail::CorrelationProblem& problem, const Options& options,
+                      void* stream_handle, RunReport& report) {
+  prepare_device_call(problem.input, problem.output, options, report);
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
+    return launch_dense_device(problem, options.outputs_per_thread, options.cuda_device, stream);
+  });
+  report.outputs_per_thread = plan.outputs_per_thread;
+  report.outputs_per_thread_reason = plan.reason;
+  report.notes.push_back("dense plan: " + plan.describe());
+}
+
+void run_separable_device(const detail::SeparableProblem& problem, const Options& options,
+                          void* stream_handle, RunReport& report) {
+  prepare_device_call(problem.input, problem.output, options, report);
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const int64_t scratch_floats = static_cast<int64_t>(separable_scratch_floats(problem));
+  // Stream-ordered: freed on `stream` after the kernels that use it, without waiting here.
+  std::optional<StreamScratch> scratch;
+  if (scratch_floats > 0) {
+    scratch.emplace(options.cuda_device, scratch_floats, stream);
+    if (scratch->get() == nullptr) {
+      throw InvalidArgument("no device memory for the separable filter's scratch (" +
+                            std::to_string(scratch_floats * 4) + " bytes)");
+    }
+  }
+  const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
+    return launch_separable_device(problem, scratch ? scratch->get() : nullptr, options.cuda_device,
+                                   stream, options.outputs_per_thread);
+  });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
   report.notes.push_back("separable plan: " + plan.describe());

@@ -1,6 +1,6 @@
 // Host-side staging of the CUDA backend, free of CUDA so that CI tests it: strided views to and
-// from contiguous buffers, slab inputs with the last-axis halo already resolved through the
-// boundary condition, the slab size under a memory budget, and the memory cap setting.
+// from contiguous buffers, rows along the last axis, and the memory cap setting (chunk_plan.h
+// plans the slabs, which the pipeline stages run by run).
 //
 // Slabbing: a volume too large for the device is cut along its last axis L into slabs of output
 // rows [o0, o0 + rows). The slab's input holds input rows o0 + offset_L + r for r < rows + k_L - 1,
@@ -94,34 +94,6 @@ BasicVolumeView<T> last_axis_rows(const BasicVolumeView<T>& v, int64_t first, in
   s.data = v.data + first * v.stride[last];
   s.extent[last] = rows;
   return s;
-}
-
-/// Stages input rows first + r (r < rows) along the last axis, resolved by the boundary
-/// condition, into `dst` (contiguous, x fastest).
-inline void stage_slab_input(const ConstVolumeView& in, int64_t first, int64_t rows, Boundary b,
-                             float* dst) {
-  const int last = in.dims - 1;
-  const int64_t row_voxels = in.voxel_count() / in.extent[last];
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row_dst = dst + r * row_voxels;
-    const int64_t src = detail::boundary_index(first + r, in.extent[last], b);
-    if (src < 0) {
-      std::memset(row_dst, 0, sizeof(float) * row_voxels);
-    } else {
-      gather(last_axis_rows(in, src, 1), row_dst);
-    }
-  }
-}
-
-/// Output rows per slab so that (rows + halo) input rows, `rows` output rows and `scratch_factor`
-/// extra input-sized buffers fit in `budget_floats`; 0 when not even one row fits.
-inline int64_t slab_rows(int64_t budget_floats, int64_t in_row, int64_t out_row, int64_t halo,
-                         int64_t scratch_factor) {
-  const int64_t in_cost = in_row * (1 + scratch_factor);
-  const int64_t fixed = halo * in_cost;
-  if (budget_floats <= fixed)
-    return 0;
-  return (budget_floats - fixed) / (in_cost + out_row);
 }
 
 }  // namespace ndconv::cuda_backend

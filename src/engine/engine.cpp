@@ -7,11 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <future>
+#include <mutex>
 #include <string>
 
+#include "cpu/parallel_for.h"
+#include "engine/backend_cost.h"
 #include "engine/cpu_backend.h"
 #include "engine/cuda_backend.h"
+#include "engine/cuda_host.h"
 #include "engine/problem.h"
+#include "ndconv/device.h"
+#include "ndconv/memory.h"
+#include "ndconv/stored.h"
 
 namespace ndconv {
 
@@ -122,21 +130,72 @@ void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
     throw InvalidArgument("input and output volumes overlap");
 }
 
-// Decides the backend for Auto/Cuda requests. Returns Cpu with a reason when the GPU is not
-// usable under Auto; throws when the caller insisted on Cuda.
-Backend choose_backend(const Options& options, RunReport& report) {
+// The device list, probed once per process for the backend choice (a probe asks every device for
+// its properties; the list does not change while the process runs). Refreshed while unusable.
+CudaStatus cached_probe() {
+  static std::mutex mutex;
+  static CudaStatus status;
+  static bool usable_seen = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!usable_seen) {
+    status = cuda_backend::probe();
+    usable_seen = status.usable;
+  }
+  return status;
+}
+
+// What the cost model needs to know about a call besides the work.
+struct Work {
+  double taps_per_output = 1;
+  int passes = 1;
+  bool separable = false;
+  /// The input as uploaded, when it is not the float view's (stored values, ndconv/stored.h).
+  const void* stored_data = nullptr;
+  std::size_t stored_bytes_per_voxel = sizeof(float);
+};
+
+// Decides the backend. Cpu: as asked. Cuda: the GPU or an InvalidArgument saying why not. Auto:
+// the cost model (backend_cost.h) first, without starting CUDA where the CPU wins even with CUDA
+// already started, then the GPU when one is usable.
+Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, const Work& work,
+                       const Options& options, RunReport& report) {
   if (options.backend == Backend::Cpu) {
     report.backend_reason = "CPU requested";
     return Backend::Cpu;
   }
-  const CudaStatus status = cuda_backend::probe();
+  std::string estimate;
+  if (options.backend == Backend::Auto) {
+    detail::CostInput cost;
+    cost.input_voxels = input.voxel_count();
+    cost.output_voxels = output.voxel_count();
+    cost.taps_per_output = work.taps_per_output;
+    cost.passes = work.passes;
+    cost.separable = work.separable;
+    cost.cuda_started = cuda_backend::started(options.cuda_device);
+    // Asking CUDA whether memory is pinned would start it: only once it has started.
+    const void* uploaded = work.stored_data != nullptr ? work.stored_data : input.data;
+    cost.input_bytes_per_voxel = static_cast<double>(work.stored_bytes_per_voxel);
+    cost.input_pinned =
+        cost.cuda_started && input.is_contiguous() &&
+        is_pinned(uploaded, static_cast<size_t>(input.voxel_count()) * work.stored_bytes_per_voxel);
+    cost.output_pinned = cost.cuda_started && output.is_contiguous() &&
+                         is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
+    cost.cpu_threads = cpu::resolve_thread_count(options.threads);
+    const detail::CostEstimate e = detail::estimate_costs(cost);
+    if (!e.prefer_gpu) {
+      report.backend_reason = "auto: " + e.reason;
+      return Backend::Cpu;
+    }
+    estimate = e.reason;
+  }
+  const CudaStatus status = cached_probe();
   const bool device_exists = status.usable && options.cuda_device >= 0 &&
                              options.cuda_device < static_cast<int>(status.devices.size());
   if (device_exists) {
     const DeviceInfo& d = status.devices[options.cuda_device];
     report.device_name = d.name;
     report.backend_reason =
-        std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
+        (options.backend == Backend::Cuda ? std::string("CUDA requested") : "auto: " + estimate) +
         ": device " + std::to_string(d.index) + " (" + d.name + ")";
     return Backend::Cuda;
   }
@@ -149,11 +208,22 @@ Backend choose_backend(const Options& options, RunReport& report) {
   return Backend::Cpu;
 }
 
+// The device entry points need the GPU: an InvalidArgument saying why not, as Backend::Cuda.
+void require_gpu(const Options& options) {
+  if (options.backend == Backend::Cpu)
+    throw InvalidArgument("device memory needs the CUDA backend, not the CPU");
+  Options cuda = options;
+  cuda.backend = Backend::Cuda;
+  RunReport unused;
+  choose_backend(ConstVolumeView{}, VolumeView{}, Work{}, cuda, unused);
+}
+
 template <typename Problem, typename CpuRun, typename CudaRun>
-RunReport dispatch(const Problem& problem, const Options& options, CpuRun cpu, CudaRun cuda) {
+RunReport dispatch(const Problem& problem, const Work& work, const Options& options, CpuRun cpu,
+                   CudaRun cuda) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
-  report.backend = choose_backend(options, report);
+  report.backend = choose_backend(problem.input, problem.output, work, options, report);
   if (report.backend == Backend::Cuda) {
     cuda(problem, options, report);
   } else {
@@ -214,8 +284,13 @@ void validate_dense_filter(const DenseFilter& filter) {
   }
 }
 
-RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
-                       const VolumeView& output, const Options& options) {
+namespace {
+
+// The front end of a dense request: validation, and the correlation problem (`flipped` holds the
+// taps of a convolution, which the problem points to).
+detail::CorrelationProblem dense_problem(const ConstVolumeView& input, const DenseFilter& filter,
+                                         const VolumeView& output, const Options& options,
+                                         std::vector<float>& flipped) {
   validate_volume(input, "the input volume");
   validate_dense_filter(filter);
   if (filter.dims != input.dims) {
@@ -229,7 +304,6 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
 
   // Resolve convolution into correlation: flip every axis, and move the anchor accordingly.
   const int64_t taps = filter.tap_count();
-  std::vector<float> flipped;
   const float* correlation_taps = filter.taps;
   if (options.operation == Operation::Convolution) {
     flipped.assign(filter.taps, filter.taps + taps);
@@ -246,11 +320,13 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
     const int64_t anchor = correlation_anchor(filter.extent[a], options.operation);
     p.offset[a] = g.start[a] - anchor;  // same: -anchor; valid: 0
   }
-  return dispatch(p, options, cpu_backend::run_dense, cuda_backend::run_dense);
+  return p;
 }
 
-RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
-                           const VolumeView& output, const Options& options) {
+// The front end of a separable request.
+detail::SeparableProblem separable_problem(const ConstVolumeView& input,
+                                           const SeparableFilter& filter, const VolumeView& output,
+                                           const Options& options) {
   validate_volume(input, "the input volume");
   if (filter.dims != input.dims) {
     throw InvalidArgument("the separable filter is " + std::to_string(filter.dims) +
@@ -292,7 +368,168 @@ RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& 
       std::reverse(p.taps[a].begin(), p.taps[a].end());
     p.offset[a] = g.start[a] - correlation_anchor(filter_extent[a], options.operation);
   }
-  return dispatch(p, options, cpu_backend::run_separable, cuda_backend::run_separable);
+  return p;
+}
+
+Work separable_work(const detail::SeparableProblem& p) {
+  Work w;
+  w.separable = true;
+  w.taps_per_output = 0;
+  w.passes = 0;
+  for (const auto& taps : p.taps) {
+    if (taps.empty())
+      continue;
+    w.taps_per_output += static_cast<double>(taps.size());
+    ++w.passes;
+  }
+  w.passes = std::max(1, w.passes);
+  return w;
+}
+
+}  // namespace
+
+RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
+                       const VolumeView& output, const Options& options) {
+  std::vector<float> flipped;
+  const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
+  Work work;
+  work.taps_per_output = static_cast<double>(filter.tap_count());
+  return dispatch(p, work, options, cpu_backend::run_dense, cuda_backend::run_dense);
+}
+
+RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
+                           const VolumeView& output, const Options& options) {
+  const detail::SeparableProblem p = separable_problem(input, filter, output, options);
+  return dispatch(p, separable_work(p), options, cpu_backend::run_separable,
+                  cuda_backend::run_separable);
+}
+
+RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& filter,
+                              const VolumeView& output, const Options& options, void* stream) {
+  std::vector<float> flipped;
+  const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
+  require_gpu(options);
+  RunReport report;
+  cuda_backend::run_dense_device(p, options, stream, report);
+  return report;
+}
+
+RunReport filter_separable_device(const ConstVolumeView& input, const SeparableFilter& filter,
+                                  const VolumeView& output, const Options& options, void* stream) {
+  const detail::SeparableProblem p = separable_problem(input, filter, output, options);
+  require_gpu(options);
+  RunReport report;
+  cuda_backend::run_separable_device(p, options, stream, report);
+  return report;
+}
+
+namespace {
+
+// The data pointer of a stored input's float view, which carries its geometry only.
+const float kGeometryOnly = 0.0f;
+
+ConstVolumeView geometry_view(const StoredVolumeView& v) {
+  if (v.data == nullptr)
+    throw InvalidArgument("the input volume has no data");
+  if (!std::isfinite(v.scale) || !std::isfinite(v.offset))
+    throw InvalidArgument("the input volume's scale or offset is not finite");
+  return {v.dims, v.extent, v.stride, v.spacing, &kGeometryOnly};
+}
+
+void check_stored_no_overlap(const StoredVolumeView& in, const VolumeView& out) {
+  auto span = [](const auto& v, std::size_t element) {
+    int64_t last = 0;
+    for (int a = 0; a < v.dims; ++a)
+      last += (v.extent[a] - 1) * v.stride[a];
+    const char* begin = static_cast<const char*>(static_cast<const void*>(v.data));
+    return std::make_pair(begin, begin + (last + 1) * static_cast<int64_t>(element));
+  };
+  const auto [i0, i1] = span(in, scalar_size(in.type));
+  const auto [o0, o1] = span(out, sizeof(float));
+  if (i0 < o1 && o0 < i1)
+    throw InvalidArgument("input and output volumes overlap");
+}
+
+bool identity_float(const StoredVolumeView& v) {
+  return v.type == ScalarType::Float32 && v.scale == 1.0 && v.offset == 0.0;
+}
+
+ConstVolumeView as_float_view(const StoredVolumeView& v) {
+  ConstVolumeView f = geometry_view(v);
+  f.data = reinterpret_cast<const float*>(v.data);
+  return f;
+}
+
+// Runs a problem whose input geometry comes from `input`: on the GPU from the stored values, on
+// the CPU from a float copy converted on all cores.
+template <typename Problem, typename CpuRun, typename CudaStoredRun>
+RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work work,
+                          const Options& options, CpuRun cpu, CudaStoredRun cuda) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunReport report;
+  work.stored_data = input.data;
+  work.stored_bytes_per_voxel = scalar_size(input.type);
+  report.backend = choose_backend(problem.input, problem.output, work, options, report);
+  if (report.backend == Backend::Cuda) {
+    cuda(problem, input, options, report);
+    report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
+                           " and converted to float32 on the GPU");
+  } else {
+    std::vector<float> converted(static_cast<size_t>(input.voxel_count()));
+    const VolumeView converted_view =
+        make_view(converted.data(), input.dims, input.extent, input.spacing);
+    convert_to_float(input, converted_view, options.threads);
+    problem.input = as_const(converted_view);
+    cpu(problem, options, report);
+    report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
+                           " to float32 on the CPU");
+  }
+  report.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace
+
+RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& filter,
+                              const VolumeView& output, const Options& options) {
+  if (identity_float(input))
+    return filter_dense(as_float_view(input), filter, output, options);
+  std::vector<float> flipped;
+  const detail::CorrelationProblem p =
+      dense_problem(geometry_view(input), filter, output, options, flipped);
+  check_stored_no_overlap(input, output);
+  Work work;
+  work.taps_per_output = static_cast<double>(filter.tap_count());
+  return dispatch_stored(input, p, work, options, cpu_backend::run_dense,
+                         cuda_backend::run_dense_stored);
+}
+
+RunReport filter_separable_stored(const StoredVolumeView& input, const SeparableFilter& filter,
+                                  const VolumeView& output, const Options& options) {
+  if (identity_float(input))
+    return filter_separable(as_float_view(input), filter, output, options);
+  const detail::SeparableProblem p =
+      separable_problem(geometry_view(input), filter, output, options);
+  check_stored_no_overlap(input, output);
+  return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable,
+                         cuda_backend::run_separable_stored);
+}
+
+void warm_up_cuda_async(int device) noexcept {
+  // The future outlives main(): its destructor at exit waits for a start-up still under way.
+  static std::once_flag once;
+  static std::future<void> warm_up;
+  try {
+    std::call_once(once, [device] {
+      warm_up = std::async(std::launch::async, [device] {
+        cuda_backend::start(device);
+        (void)cached_probe();
+      });
+    });
+  } catch (...) {
+    // No thread could be started: CUDA starts in the first GPU call instead.
+  }
 }
 
 }  // namespace ndconv

@@ -1,1 +1,10 @@
-set(NDCONV_ENGINE_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp ${CMAKE_CURRENT_SOURCE_DIR}/engine/ko_rule.cpp)
+set(NDCONV_ENGINE_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/ko_rule.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/memory.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/backend_cost.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/stored.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/bank_front.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/pipeline.cpp)

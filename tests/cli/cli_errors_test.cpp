@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -328,6 +331,200 @@ TEST_F(CliErrors, ExistingOutputIsUntouchedWithoutForce) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(read_bytes(dir / "in.mha"), input);
   EXPECT_EQ(dir.list(), before_);
+}
+
+// A MetaImage header (text only) with the given extents, element type and ElementDataFile; the
+// lines after it (LIST entries) are `tail`.
+std::string meta_header(const std::string& dim_size, const std::string& type,
+                        const std::string& data_file, const std::string& tail = "") {
+  const int ndims = 1 + static_cast<int>(std::count(dim_size.begin(), dim_size.end(), ' '));
+  return "ObjectType = Image\nNDims = " + std::to_string(ndims) + "\nDimSize = " + dim_size +
+         "\nElementType = " + type + "\nElementDataFile = " + data_file + "\n" + tail;
+}
+
+// Issue 30, class 1: a header must not make ndconv read files the user did not name.
+TEST_F(CliErrors, DataFilesOutsideTheHeaderFolderAreRefused) {
+  fs::create_directory(dir / "sub");
+  write_bytes(dir / "secret.raw", std::string(64, 's'));
+  write_bytes(dir / "sl1.raw", std::string(16, 's'));
+  write_bytes(dir / "sl2.raw", std::string(16, 's'));
+  write_bytes(dir / "sub/inside.raw", std::string(64, 'i'));
+  write_bytes(dir / "sub/slice0.raw", std::string(16, 'i'));
+  fs::create_symlink("../secret.raw", dir / "sub/link.raw");
+  fs::create_symlink("inside.raw", dir / "sub/near.raw");
+  const std::string passwd = "/etc/passwd";
+  const auto passwd_size = fs::exists(passwd) ? fs::file_size(passwd) : 64;
+  write_bytes(dir / "sub/abs.mhd",
+              meta_header(std::to_string(passwd_size) + " 1", "MET_UCHAR", passwd));
+  write_bytes(dir / "sub/up.mhd", meta_header("4 4 4", "MET_UCHAR", "../secret.raw"));
+  write_bytes(dir / "sub/sym.mhd", meta_header("4 4 4", "MET_UCHAR", "link.raw"));
+  write_bytes(dir / "sub/list.mhd",
+              meta_header("4 4 2", "MET_UCHAR", "LIST", "slice0.raw\n../secret.raw\n"));
+  write_bytes(dir / "sub/pattern.mhd", meta_header("4 4 2", "MET_UCHAR", "../sl%d.raw 1 2 1"));
+  write_bytes(dir / "sub/fine.mhd", meta_header("4 4 4", "MET_UCHAR", "near.raw"));
+  // A NIfTI pair whose .img is a link out of the folder.
+  RawImage pair = volume(3, fresh_seed());
+  pair.type = ComponentType::UInt8;
+  for (double& v : pair.values)
+    v = std::abs(std::fmod(v, 200.0));
+  write_nifti(dir / "whole.nii", pair);
+  std::string nii = read_bytes(dir / "whole.nii");
+  fs::remove(dir / "whole.nii");
+  std::string hdr = nii.substr(0, 348);
+  std::memcpy(&hdr[344], "ni1", 4);
+  const float zero = 0;
+  std::memcpy(&hdr[108], &zero, 4);
+  write_bytes(dir / "sub/pair.hdr", hdr);
+  write_bytes(dir / "secret.img", nii.substr(352));
+  fs::create_symlink("../secret.img", dir / "sub/pair.img");
+  before_ = dir.list();
+
+  const std::string out = "@out.nii.gz", rule = "outside the header's folder";
+  const BadCase cases[] = {
+      {"absolute",
+       {"smooth", "@sub/abs.mhd", out, "--sigma", "1"},
+       1,
+       {"@sub/abs.mhd", passwd, rule, "--allow-external-data"}},
+      {"..", {"smooth", "@sub/up.mhd", out, "--sigma", "1"}, 1, {"../secret.raw", rule}},
+      {"symbolic link out",
+       {"smooth", "@sub/sym.mhd", out, "--sigma", "1"},
+       1,
+       {"link.raw", "secret.raw", rule}},
+      {"LIST entry", {"smooth", "@sub/list.mhd", out, "--sigma", "1"}, 1, {"../secret.raw", rule}},
+      {"slice pattern",
+       {"smooth", "@sub/pattern.mhd", out, "--sigma", "1"},
+       1,
+       {"../sl1.raw", rule}},
+      {"NIfTI pair",
+       {"smooth", "@sub/pair.hdr", out, "--sigma", "1"},
+       1,
+       {"@sub/pair.hdr", "pair.img", rule}},
+      {"as the kernel", {"convolve", "@in.mha", "@sub/up.mhd", out}, 1, {"@sub/up.mhd", rule}},
+      {"info", {"info", "@sub/list.mhd", "--header-only"}, 1, {rule}},
+  };
+  for (const auto& c : cases)
+    check(c);
+
+  // Inside the folder (also through a link that stays inside) is read as before, and the
+  // opt-in reads the others.
+  CliResult r = run_ndconv({"info", dir / "sub/fine.mhd"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = run_ndconv({"info", dir / "sub/up.mhd", "--allow-external-data"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("value range: 115 .. 115"), std::string::npos) << r.out;  // 's'
+  r = run_ndconv({"smooth", dir / "sub/pair.hdr", dir / "out.nii", "--sigma", "1vox", "--quiet",
+                  "--allow-external-data"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "out.nii"));
+}
+
+// Issue 30, classes 2, 7 and 9: header fields ITK, MetaIO or niftilib would trust are checked
+// first, and refused with a message that names the field.
+TEST_F(CliErrors, HeaderFieldsAreCheckedBeforeItkReadsThem) {
+  write_bytes(dir / "pct_s.mhd", meta_header("4 4 2", "MET_UCHAR", "slice%s.raw 1 2 1"));
+  write_bytes(dir / "pct_n.mhd", meta_header("4 4 2", "MET_UCHAR", "slice%n%n.raw"));
+  write_bytes(dir / "a%s%n.mhd", meta_header("4 4 4", "MET_UCHAR", "a%s%n.raw"));
+  write_bytes(dir / "string.mha",
+              meta_header("4 4 4", "MET_STRING", "LOCAL") + std::string(64, 'x'));
+  write_bytes(dir / "noend.mha",
+              "ObjectType = Image\nNDims = 3\nDimSize = 4 4 4\n"
+              "ElementType = MET_UCHAR\n");
+  write_bytes(dir / "nandir.mha", meta_header("4 4 4", "MET_UCHAR", "LOCAL")
+                                          .insert(0, "TransformMatrix = 1 0 0 0 nan 0 0 0 1\n") +
+                                      std::string(64, 'x'));
+  // NIfTI-1 variants of a good file, patched byte by byte.
+  write_nifti(dir / "good.nii", volume(3, fresh_seed()));
+  const std::string good = read_bytes(dir / "good.nii");
+  fs::remove(dir / "good.nii");
+  auto patched = [&](const std::string& name, size_t offset, const void* value, size_t n,
+                     int16_t sform_code = 0) {
+    std::string b = good;
+    std::memcpy(&b[offset], value, n);
+    if (sform_code)
+      std::memcpy(&b[254], &sform_code, 2);
+    write_bytes(dir / name, b);
+  };
+  const float nan = std::nanf(""), inf = INFINITY, inside = 100, negative = -352;
+  patched("nansform.nii", 280, &nan, 4, 1);
+  patched("infsform.nii", 300, &inf, 4, 1);
+  const float near_max = 3.4e38f;
+  patched("hugesform.nii", 292, &near_max, 4, 1);
+  patched("nanpixdim.nii", 80, &nan, 4);
+  patched("voxinside.nii", 108, &inside, 4);
+  patched("voxnegative.nii", 108, &negative, 4);
+  // NIfTI-2 whose dim[5] (components) does not fit in 32 bits: read as 2 if wrapped.
+  write_nifti2(dir / "wide.nii", volume(3, fresh_seed()));
+  std::string n2 = read_bytes(dir / "wide.nii");
+  const int64_t ndim = 5, wrapping = (int64_t{1} << 32) + 2;
+  std::memcpy(&n2[16], &ndim, 8);
+  std::memcpy(&n2[16 + 8 * 5], &wrapping, 8);
+  write_bytes(dir / "wide.nii", n2);
+  before_ = dir.list();
+
+  const std::string out = "@out.nii.gz";
+  const BadCase cases[] = {
+      {"%s pattern",
+       {"smooth", "@pct_s.mhd", out, "--sigma", "1"},
+       1,
+       {"@pct_s.mhd", "ElementDataFile", "single %d"}},
+      {"%n pattern", {"info", "@pct_n.mhd"}, 1, {"@pct_n.mhd", "single %d"}},
+      {"% in the input name", {"info", "@a%s%n.mhd"}, 1, {"@a%s%n.mhd", "single %d"}},
+      {"MET_STRING",
+       {"smooth", "@string.mha", out, "--sigma", "1"},
+       1,
+       {"@string.mha", "MET_STRING", "not a pixel type"}},
+      {"malformed header",
+       {"info", "@noend.mha"},
+       1,
+       {"@noend.mha", "malformed MetaImage header", "no ElementDataFile"}},
+      {"NaN direction", {"info", "@nandir.mha"}, 1, {"TransformMatrix", "not a finite number"}},
+      {"NaN sform",
+       {"smooth", "@nansform.nii", out, "--sigma", "1"},
+       1,
+       {"@nansform.nii", "sform", "NaN, Inf"}},
+      {"Inf sform", {"info", "@infsform.nii"}, 1, {"sform", "NaN, Inf"}},
+      {"sform offset near FLT_MAX (niftilib loops on it)",
+       {"info", "@hugesform.nii"},
+       1,
+       {"sform", "beyond +-1e15"}},
+      {"NaN pixdim", {"info", "@nanpixdim.nii"}, 1, {"pixdim[1]", "finite"}},
+      {"vox_offset inside the header",
+       {"info", "@voxinside.nii"},
+       1,
+       {"vox_offset = 100", "inside the header"}},
+      {"negative vox_offset", {"info", "@voxnegative.nii"}, 1, {"vox_offset"}},
+      {"NIfTI-2 extent wrapping 32 bits",
+       {"info", "@wide.nii"},
+       1,
+       {"@wide.nii", "dim[5] = 4294967298", "2147483647"}},
+      {"absurd sigma",
+       {"smooth", "@in.mha", out, "--sigma", "1e300"},
+       2,
+       {"--sigma", "1e+300 voxels along axis 0", "1023 taps"}},
+      {"device as input", {"info", "/dev/zero"}, 1, {"/dev/zero", "device", "regular files"}},
+  };
+  for (const auto& c : cases)
+    check(c);
+  // A % in a name is harmless where nothing formats it.
+  write_meta(dir / "b%d%s.mha", volume(3, fresh_seed()));
+  const CliResult r = run_ndconv({"info", dir / "b%d%s.mha", "--header-only"});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// Issue 30, class 7: a 4D NIfTI with a time step of 0 says so, and --time-sigma in seconds on
+// it is an error, not a silent step of 1.
+TEST_F(CliErrors, ZeroTimeStepIsReportedNotReplaced) {
+  RawImage series = volume(4, fresh_seed());
+  series.spacing[3] = 0;
+  write_nifti(dir / "t0.nii", series);
+  before_ = dir.list();
+  const CliResult r = run_ndconv({"info", dir / "t0.nii", "--header-only"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("time step:   0 "), std::string::npos) << r.out;
+  check({"seconds on a zero step",
+         {"smooth", "@t0.nii", "@out.nii", "--sigma", "1", "--time-sigma", "1s"},
+         1,
+         {"@t0.nii", "time step is 0"}});
 }
 
 TEST_F(CliErrors, CudaRequestedWithoutUsableGpuFailsCleanly) {

@@ -351,8 +351,9 @@ TEST(BackendChoice, AutoFallsBackToTheCpuWithoutAGpu) {
   Options o;  // Backend::Auto
   const RunReport r = filter_dense(c.input(), c.filter, c.output(), o);
   EXPECT_EQ(r.backend, Backend::Cpu);
-  EXPECT_NE(r.backend_reason.find("no usable GPU"), std::string::npos) << r.backend_reason;
-  EXPECT_NE(r.backend_reason.find(status.reason), std::string::npos) << r.backend_reason;
+  // So small a volume is the CPU's by the cost model, before the GPU is looked for.
+  EXPECT_NE(r.backend_reason.find("auto: CPU estimated faster"), std::string::npos)
+      << r.backend_reason;
   o.backend = Backend::Cuda;
   expect_invalid([&] { filter_dense(c.input(), c.filter, c.output(), o); },
                  "CUDA backend unavailable");

@@ -71,13 +71,14 @@ TEST(CudaNoDevice, AutoFallsBackAndCudaThrows) {
   o.backend = Backend::Auto;
   const RunReport r = filter_dense(make_view<const float>(in.data(), 2, {8, 6}), f,
                                    make_view(out.data(), 2, {8, 6}), o);
+  // So small a volume is the CPU's by the cost model (src/engine/backend_cost.h), GPU or not.
+  EXPECT_EQ(r.backend, Backend::Cpu);
+  EXPECT_NE(r.backend_reason.find("auto: CPU estimated faster"), std::string::npos)
+      << r.backend_reason;
   if (status.usable) {
-    EXPECT_EQ(r.backend, Backend::Cuda);
     EXPECT_FALSE(status.devices.empty());
     EXPECT_GT(status.runtime_version, 0);
   } else {
-    EXPECT_EQ(r.backend, Backend::Cpu);
-    EXPECT_NE(r.backend_reason.find("no usable GPU"), std::string::npos) << r.backend_reason;
     o.backend = Backend::Cuda;
     EXPECT_THROW(filter_dense(make_view<const float>(in.data(), 2, {8, 6}), f,
                               make_view(out.data(), 2, {8, 6}), o),

@@ -101,7 +101,11 @@ void RunCase(const Case& c) {
       << reference->GetOutput()->GetBufferedRegion();
   const double error = ndconv::test::RelativeL2(filter->GetOutput(), reference->GetOutput());
   EXPECT_LE(error, 1e-5) << filter->GetBackendDescription();
-  EXPECT_EQ(filter->GetGPUUsed(), ndconv::cuda_status().usable) << filter->GetBackendDescription();
+  // The GPU where the engine's cost model chooses it (small volumes stay on the CPU), never
+  // without one.
+  if (!ndconv::cuda_status().usable) {
+    EXPECT_FALSE(filter->GetGPUUsed()) << filter->GetBackendDescription();
+  }
 }
 
 class Equivalence : public ::testing::TestWithParam<Case> {};

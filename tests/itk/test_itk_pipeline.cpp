@@ -287,11 +287,14 @@ TEST(ItkFilter, CpuFallbackWhenGpuIsOff) {
   automatic->SetKernelImage(kernel);
   automatic->Update();
   const ndconv::CudaStatus status = ndconv::cuda_status();
-  EXPECT_EQ(automatic->GetGPUUsed(), status.usable);
+  // A volume this small is the CPU's by the engine's cost model, GPU or not; without a GPU the
+  // description says why the CPU ran.
   if (!status.usable) {
-    EXPECT_NE(std::string(automatic->GetBackendDescription()).find("no usable GPU"),
-              std::string::npos)
-        << automatic->GetBackendDescription();
+    EXPECT_FALSE(automatic->GetGPUUsed());
+    const std::string description = automatic->GetBackendDescription();
+    EXPECT_TRUE(description.find("no usable GPU") != std::string::npos ||
+                description.find("CPU estimated faster") != std::string::npos)
+        << description;
   }
   EXPECT_LE(ndconv::test::RelativeL2(automatic->GetOutput(), reference->GetOutput()), 1e-5);
 }

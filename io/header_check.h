@@ -1,0 +1,56 @@
+// Checks made by ndconv itself before ITK, niftilib or MetaIO see a file. Those libraries trust
+// their headers: MetaIO passes a data-file pattern to sprintf and loops over its slice range,
+// niftilib shifts the voxels by a vox_offset inside the header, vnl_svd aborts on a NaN in a
+// transform, and a FIFO given as an input blocks in open(). So every field they would act on is
+// parsed and checked here first, and a bad one is refused with a message that names the field.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+namespace ndconv::io {
+
+/// What the header check learnt, for the reader and the memory check.
+struct HeaderFacts {
+  enum class Kind { Other, MetaImage, Nifti1 } kind = Kind::Other;
+  /// Bytes of the files holding the pixels (the data files of a .mhd, LIST or pattern; the
+  /// .img of a NIfTI pair; the file itself otherwise); -1 when unknown.
+  double data_bytes = -1;
+  /// The pixels are stored compressed (gzip or zlib), so data_bytes may be far below their size.
+  bool compressed = true;
+  /// A 4D NIfTI whose time step (pixdim[4]) is 0: ITK reports 1 instead.
+  bool zero_time_step = false;
+};
+
+/// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written
+/// on a machine of the other byte order).
+template <typename T>
+T header_field(const void* bytes, size_t offset, bool swap) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, static_cast<const unsigned char*>(bytes) + offset, sizeof(T));
+  if (swap)
+    std::reverse(b, b + sizeof(T));
+  T v;
+  std::memcpy(&v, b, sizeof(T));
+  return v;
+}
+
+/// Geometry values (voxel sizes, positions, matrix entries in mm) beyond this are refused like NaN
+/// and Inf: niftilib computes in float, and a value near FLT_MAX overflows to Inf there, on which
+/// its iterative polar decomposition never converges (an sform offset of 3.4e38 hung ndconv).
+constexpr double kGeometryLimit = 1e15;
+/// Finite and within +-kGeometryLimit.
+bool sane_geometry(double v);
+
+/// Refuses what is not a regular, readable, non-empty file (folders, FIFOs, devices, sockets)
+/// without opening it.
+void check_input_file(const std::string& path);
+
+/// Parses and checks the header of a MetaImage (.mha/.mhd) or NIfTI-1 (.nii, .nii.gz, .hdr/.img)
+/// file, including the data-file policy (io/data_file_policy.h) for every file the header names.
+/// Other formats pass with Kind::Other. Throws IoError naming the file and the bad field.
+HeaderFacts check_header(const std::string& path);
+
+}  // namespace ndconv::io

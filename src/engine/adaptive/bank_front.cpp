@@ -1,0 +1,183 @@
+// The filter bank's front end: validates the request with the single-filter front end's rules
+// (each filter is checked as a dense filter), flips the filters for convolution, turns the output
+// region into an input offset (problem.h) and runs the CPU or the GPU bank driver.
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "engine/adaptive/bank_problem.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/engine.h"
+#if NDCONV_HAVE_CUDA
+#include "cuda/bank/bank_gpu.h"
+#endif
+
+namespace ndconv {
+
+namespace {
+
+template <typename T>
+void check_view(const BasicVolumeView<T>& v, const OutputGeometry& g, const std::string& what) {
+  if (v.data == nullptr)
+    throw InvalidArgument(what + " has no data");
+  if (v.dims != g.dims)
+    throw InvalidArgument(what + " has dimension " + std::to_string(v.dims) + ", expected " +
+                          std::to_string(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    if (v.extent[a] != g.extent[a])
+      throw InvalidArgument(what + " has " + std::to_string(v.extent[a]) + " voxels along axis " +
+                            std::to_string(a) + ", expected " + std::to_string(g.extent[a]));
+  }
+}
+
+template <typename A, typename B>
+bool overlap(const BasicVolumeView<A>& a, const BasicVolumeView<B>& b) {
+  auto span = [](auto& v) {
+    int64_t last = 0;
+    for (int i = 0; i < v.dims; ++i)
+      last += (v.extent[i] - 1) * v.stride[i];
+    return std::make_pair(reinterpret_cast<const char*>(v.data),
+                          reinterpret_cast<const char*>(v.data + last + 1));
+  };
+  auto [a0, a1] = span(a);
+  auto [b0, b1] = span(b);
+  return a0 < b1 && b0 < a1;
+}
+
+// Everything but the outputs: checks, flipped taps, offsets.
+detail::BankProblem prepare(const ConstVolumeView& input, const FilterBank& bank,
+                            const Options& options, std::vector<float>& flipped) {
+  if (input.data == nullptr)
+    throw InvalidArgument("the input volume has no data");
+  if (bank.count < 1)
+    throw InvalidArgument("the filter bank has no filters");
+  if (bank.taps == nullptr)
+    throw InvalidArgument("the filter bank has no taps");
+  if (bank.dims != input.dims)
+    throw InvalidArgument("the filter bank is " + std::to_string(bank.dims) +
+                          "D but the volume is " + std::to_string(input.dims) + "D");
+  const int64_t taps = bank.tap_count();
+  for (int f = 0; f < bank.count; ++f) {
+    DenseFilter one;
+    one.dims = bank.dims;
+    one.extent = bank.extent;
+    one.taps = bank.taps + f * taps;
+    validate_dense_filter(one);
+  }
+  const OutputGeometry g =
+      output_geometry(input.dims, input.extent, bank.extent, options.operation, options.region);
+  detail::BankProblem p;
+  p.input = input;
+  p.filter_extent = bank.extent;
+  p.count = bank.count;
+  p.taps = bank.taps;
+  if (options.operation == Operation::Convolution) {
+    flipped.assign(bank.taps, bank.taps + taps * bank.count);
+    for (int f = 0; f < bank.count; ++f)  // reversing a filter's buffer flips every axis
+      std::reverse(flipped.begin() + f * taps, flipped.begin() + (f + 1) * taps);
+    p.taps = flipped.data();
+  }
+  p.boundary = options.boundary;
+  p.output_extent = g.extent;
+  for (int a = 0; a < input.dims; ++a) {
+    const int64_t kk = bank.extent[a];
+    const int64_t anchor = options.operation == Operation::Correlation ? kk / 2 : kk - 1 - kk / 2;
+    p.offset[a] = g.start[a] - anchor;
+  }
+  return p;
+}
+
+}  // namespace
+
+RunReport detail::run_bank_problem(const BankProblem& p, const Options& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunReport report;
+  report.backend = Backend::Cpu;
+  if (options.backend == Backend::Cpu) {
+    report.backend_reason = "CPU requested";
+  } else {
+    const CudaStatus status = cuda_status();
+    const bool device = status.usable && options.cuda_device >= 0 &&
+                        options.cuda_device < static_cast<int>(status.devices.size());
+    if (device) {
+      report.backend = Backend::Cuda;
+      report.device_name = status.devices[options.cuda_device].name;
+      report.backend_reason =
+          std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
+          ": device " + std::to_string(options.cuda_device);
+    } else {
+      const std::string why =
+          status.usable ? "no CUDA device " + std::to_string(options.cuda_device) : status.reason;
+      if (options.backend == Backend::Cuda)
+        throw InvalidArgument("CUDA backend unavailable: " + why);
+      report.backend_reason = "no usable GPU (" + why + "); using the CPU";
+    }
+  }
+#if NDCONV_HAVE_CUDA
+  if (report.backend == Backend::Cuda)
+    cuda_bank::run_bank(p, options, report);
+  else
+    cpu_backend::run_bank(p, options, report);
+#else
+  cpu_backend::run_bank(p, options, report);
+#endif
+  report.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+namespace {
+
+OutputGeometry geometry_of(const detail::BankProblem& p) {
+  OutputGeometry g;
+  g.dims = p.input.dims;
+  g.extent = p.output_extent;
+  return g;
+}
+
+}  // namespace
+
+RunReport filter_bank(const ConstVolumeView& input, const FilterBank& bank,
+                      const std::vector<VolumeView>& outputs, const Options& options) {
+  std::vector<float> flipped;
+  detail::BankProblem p = prepare(input, bank, options, flipped);
+  if (static_cast<int>(outputs.size()) != bank.count)
+    throw InvalidArgument("the filter bank has " + std::to_string(bank.count) + " filters but " +
+                          std::to_string(outputs.size()) + " outputs");
+  const OutputGeometry g = geometry_of(p);
+  for (size_t f = 0; f < outputs.size(); ++f) {
+    check_view(outputs[f], g, "output " + std::to_string(f));
+    if (overlap(input, outputs[f]))
+      throw InvalidArgument("input and output " + std::to_string(f) + " overlap");
+    for (size_t e = 0; e < f; ++e)
+      if (overlap(outputs[e], outputs[f]))
+        throw InvalidArgument("outputs " + std::to_string(e) + " and " + std::to_string(f) +
+                              " overlap");
+  }
+  p.outputs = outputs;
+  return detail::run_bank_problem(p, options);
+}
+
+RunReport filter_bank_weighted_sum(const ConstVolumeView& input, const FilterBank& bank,
+                                   const std::vector<ConstVolumeView>& weights,
+                                   const VolumeView& output, const Options& options) {
+  std::vector<float> flipped;
+  detail::BankProblem p = prepare(input, bank, options, flipped);
+  if (static_cast<int>(weights.size()) != bank.count)
+    throw InvalidArgument("the filter bank has " + std::to_string(bank.count) + " filters but " +
+                          std::to_string(weights.size()) + " weight volumes");
+  const OutputGeometry g = geometry_of(p);
+  check_view(output, g, "the output volume");
+  if (overlap(input, output))
+    throw InvalidArgument("input and output volumes overlap");
+  for (size_t f = 0; f < weights.size(); ++f) {
+    check_view(weights[f], g, "weight volume " + std::to_string(f));
+    if (overlap(weights[f], output))
+      throw InvalidArgument("weight volume " + std::to_string(f) + " and the output overlap");
+  }
+  p.weights = weights;
+  p.sum_output = output;
+  return detail::run_bank_problem(p, options);
+}
+
+}  // namespace ndconv

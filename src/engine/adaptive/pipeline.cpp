@@ -1,0 +1,519 @@
+// The adaptive filter's stages (ndconv/adaptive.h):
+//  0. optionally, the input lowpass filtered and subsampled by 2 for the orientation estimate
+//     (the control tensor is interpolated back before the reconstruction);
+//  1. quadrature bank: the 2K real filters (real and imaginary parts of the K quadrature
+//     filters) in one filter-bank pass per slab of the last axis; T = sum_k |q_k| M_k per voxel;
+//  2. relaxation: Gaussian smoothing of T's components (filter_separable);
+//  3. control tensor: T / (the largest eigenvalue or norm in the volume), per voxel the
+//     eigen-decomposition T = sum_i l_i e_i e_i^T, C = m(x) sum_i mu(l_i / l_1) e_i e_i^T;
+//  4. reconstruction: out = LP * f + sum_k <C, M_k> (HP_k * f), the filter bank's weighted sum
+//     with the weights <C, M_k> written over C's components; then the blend with the input.
+// A 4D volume is filtered in true 4D, or frame by frame in 3D.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "cpu/parallel_for.h"
+#include "engine/adaptive/bank_problem.h"
+#include "engine/adaptive/symmetric_eigen.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/engine.h"
+#include "ndconv/gaussian.h"
+
+namespace ndconv {
+
+namespace {
+
+using Tensor = std::array<double, kMaxDims * kMaxDims>;
+
+int component_count(int dims) {
+  return dims * (dims + 1) / 2;
+}
+
+// Splits Options::progress into consecutive stages.
+Options stage_options(const Options& options, double base, double span) {
+  Options o = options;
+  if (options.progress) {
+    const std::function<bool(double)> outer = options.progress;
+    o.progress = [outer, base, span](double f) { return outer(base + span * f); };
+  }
+  return o;
+}
+
+bool report_progress(const Options& options, double fraction) {
+  if (options.progress && !options.progress(fraction))
+    throw Aborted();
+  return true;
+}
+
+int64_t voxels_of(int dims, const Index& extent) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
+// Voxels of one index along the last axis.
+int64_t plane_voxels(int dims, const Index& extent) {
+  int64_t n = 1;
+  for (int a = 0; a + 1 < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
+// x^b, with the common b = 2 without pow.
+double power(double x, double b) {
+  return b == 2.0 ? x * x : std::pow(x, b);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
+                                                 const std::vector<DesignedFilter>& quadrature,
+                                                 const Options& options, RunReport* report) {
+  const int dims = input.dims;
+  if (quadrature.empty() || quadrature[0].imag.empty())
+    throw InvalidArgument("structure_tensor needs complex quadrature filters");
+  std::vector<std::array<double, kMaxDims>> directions;
+  for (const DesignedFilter& f : quadrature)
+    directions.push_back(f.direction);
+  const std::vector<Tensor> duals = dual_tensors(dims, directions);
+  const int k = static_cast<int>(quadrature.size());
+  const int m = component_count(dims);
+
+  // The bank: real part of filter q at 2q, imaginary part at 2q + 1.
+  const int64_t taps = quadrature[0].real.size();
+  std::vector<float> bank_taps(2 * k * taps);
+  for (int q = 0; q < k; ++q) {
+    std::copy(quadrature[q].real.begin(), quadrature[q].real.end(),
+              bank_taps.begin() + 2 * q * taps);
+    std::copy(quadrature[q].imag.begin(), quadrature[q].imag.end(),
+              bank_taps.begin() + (2 * q + 1) * taps);
+  }
+  FilterBank bank;
+  bank.dims = dims;
+  bank.extent = quadrature[0].extent;
+  bank.count = 2 * k;
+  bank.taps = bank_taps.data();
+  // Validation (and the Same geometry) through the public front end on a one-plane output.
+  Options bank_options = options;
+  bank_options.operation = Operation::Convolution;
+  bank_options.region = OutputRegion::Same;
+
+  const Index extent = input.extent;
+  const int64_t voxels = input.voxel_count();
+  std::vector<std::vector<float>> tensor(m, std::vector<float>(static_cast<size_t>(voxels)));
+
+  // Slabs along the last axis keep the 2K responses under about 256 MiB.
+  const int last = dims - 1;
+  const int64_t plane = plane_voxels(dims, extent);
+  const int64_t slab_planes =
+      std::clamp<int64_t>((int64_t{256} << 20) / (2 * k * plane * 4), 1, extent[last]);
+  std::vector<std::vector<float>> responses(
+      2 * k, std::vector<float>(static_cast<size_t>(slab_planes * plane)));
+  std::vector<float> flipped(bank_taps.size());
+  for (int f = 0; f < 2 * k; ++f)  // convolution: each filter flipped along every axis
+    std::reverse_copy(bank_taps.begin() + f * taps, bank_taps.begin() + (f + 1) * taps,
+                      flipped.begin() + f * taps);
+  const int threads = cpu::resolve_thread_count(options.threads);
+  for (int64_t first = 0; first < extent[last]; first += slab_planes) {
+    const int64_t planes = std::min(slab_planes, extent[last] - first);
+    detail::BankProblem p;
+    p.input = input;
+    p.filter_extent = bank.extent;
+    p.count = bank.count;
+    p.taps = flipped.data();
+    p.boundary = options.boundary;
+    p.output_extent = extent;
+    p.output_extent[last] = planes;
+    for (int a = 0; a < dims; ++a) {
+      const int64_t kk = bank.extent[a];
+      p.offset[a] = -(kk - 1 - kk / 2) + (a == last ? first : 0);
+    }
+    for (auto& r : responses)
+      p.outputs.push_back(make_view(r.data(), dims, p.output_extent));
+    const Options slab_options =
+        stage_options(bank_options, static_cast<double>(first) / static_cast<double>(extent[last]),
+                      static_cast<double>(planes) / static_cast<double>(extent[last]));
+    const RunReport r = detail::run_bank_problem(p, slab_options);
+    if (report != nullptr) {
+      const double seconds = report->seconds_compute + r.seconds_compute;
+      *report = r;
+      report->seconds_compute = seconds;
+      report->seconds_total = seconds;
+    }
+    const int64_t base = first * plane;
+    cpu::parallel_for(threads, planes * plane,
+                      [&](int64_t begin, int64_t end, int) {
+                        for (int64_t v = begin; v < end; ++v) {
+                          double t[kMaxDims * kMaxDims] = {};
+                          for (int q = 0; q < k; ++q) {
+                            const double magnitude =
+                                std::hypot(static_cast<double>(responses[2 * q][v]),
+                                           static_cast<double>(responses[2 * q + 1][v]));
+                            for (int e = 0; e < dims * dims; ++e)
+                              t[e] += magnitude * duals[q][e];
+                          }
+                          int c = 0;
+                          for (int i = 0; i < dims; ++i)
+                            for (int j = i; j < dims; ++j)
+                              tensor[c++][base + v] = static_cast<float>(t[i * dims + j]);
+                        }
+                      },
+                      {});
+  }
+  return tensor;
+}
+
+std::vector<float> downsample_for_orientation(const ConstVolumeView& input, const Options& options,
+                                              Index& coarse_extent) {
+  const int dims = input.dims;
+  const int spatial = dims == 4 ? 3 : dims;
+  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
+  for (int a = 0; a < spatial; ++a)
+    sigmas[a] = 1.0;
+  Options o = options;
+  o.operation = Operation::Correlation;
+  o.region = OutputRegion::Same;
+  o.progress = {};
+  std::vector<float> smooth(static_cast<size_t>(input.voxel_count()));
+  filter_separable(input, gaussian_filter(dims, sigmas, 3.0),
+                   make_view(smooth.data(), dims, input.extent), o);
+  coarse_extent = input.extent;
+  for (int a = 0; a < spatial; ++a)
+    coarse_extent[a] = (input.extent[a] + 1) / 2;
+  const VolumeView fine = make_view(smooth.data(), dims, input.extent);
+  std::vector<float> coarse(static_cast<size_t>(voxels_of(dims, coarse_extent)));
+  for (int64_t v = 0; v < static_cast<int64_t>(coarse.size()); ++v) {
+    Index i{0, 0, 0, 0};
+    int64_t rest = v;
+    for (int a = 0; a < dims; ++a) {
+      i[a] = (rest % coarse_extent[a]) * (a < spatial ? 2 : 1);
+      rest /= coarse_extent[a];
+    }
+    coarse[v] = fine.at(i);
+  }
+  return coarse;
+}
+
+void upsample_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& coarse,
+                     const Index& fine, int threads) {
+  const int64_t voxels = voxels_of(dims, fine);
+  const int used = cpu::resolve_thread_count(threads);
+  for (auto& component : tensor) {
+    const VolumeView from = make_view(component.data(), dims, coarse);
+    std::vector<float> to(static_cast<size_t>(voxels));
+    cpu::parallel_for(used, voxels,
+                      [&](int64_t begin, int64_t end, int) {
+                        for (int64_t v = begin; v < end; ++v) {
+                          // Corners of the coarse cell around fine voxel v, and their weights along
+                          // each axis.
+                          Index base{0, 0, 0, 0};
+                          std::array<double, kMaxDims> frac{0, 0, 0, 0};
+                          int64_t rest = v;
+                          for (int a = 0; a < dims; ++a) {
+                            const int64_t i = rest % fine[a];
+                            rest /= fine[a];
+                            const bool subsampled = coarse[a] != fine[a];
+                            base[a] = subsampled ? i / 2 : i;
+                            frac[a] =
+                                subsampled && i % 2 == 1 && base[a] + 1 < coarse[a] ? 0.5 : 0.0;
+                          }
+                          double sum = 0;
+                          for (int corner = 0; corner < (1 << dims); ++corner) {
+                            double w = 1;
+                            Index at = base;
+                            for (int a = 0; a < dims; ++a) {
+                              const bool upper = (corner >> a) & 1;
+                              w *= upper ? frac[a] : 1 - frac[a];
+                              at[a] += upper ? 1 : 0;
+                            }
+                            if (w > 0)
+                              sum += w * from.at(at);
+                          }
+                          to[v] = static_cast<float>(sum);
+                        }
+                      },
+                      {});
+    component.swap(to);
+  }
+}
+
+void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,
+                  double sigma, const Options& options) {
+  if (sigma <= 0)
+    return;
+  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
+  for (int a = 0; a < dims; ++a)
+    sigmas[a] = sigma;
+  const SeparableFilter gaussian = gaussian_filter(dims, sigmas, 3.0);
+  Options o = options;
+  o.operation = Operation::Correlation;
+  o.region = OutputRegion::Same;
+  o.progress = {};
+  std::vector<float> smoothed(tensor.empty() ? 0 : tensor[0].size());
+  for (size_t c = 0; c < tensor.size(); ++c) {
+    filter_separable(as_const(make_view(tensor[c].data(), dims, extent)), gaussian,
+                     make_view(smoothed.data(), dims, extent), o);
+    tensor[c].swap(smoothed);
+    report_progress(options, static_cast<double>(c + 1) / static_cast<double>(tensor.size()));
+  }
+}
+
+void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
+                    const AdaptiveParameters& parameters, int threads) {
+  const int m = component_count(dims);
+  if (static_cast<int>(tensor.size()) != m)
+    throw InvalidArgument("the tensor has " + std::to_string(tensor.size()) +
+                          " components, expected " + std::to_string(m));
+  if (!(parameters.magnitude_sigma > 0) || !(parameters.magnitude_beta > 0) ||
+      !(parameters.eigen_alpha > 0 && parameters.eigen_alpha < 1) || !(parameters.eigen_beta > 0))
+    throw InvalidArgument(
+        "the control tensor needs magnitude sigma > 0, magnitude beta > 0, 0 < eigen alpha < 1 "
+        "and eigen beta > 0");
+  const int64_t voxels = static_cast<int64_t>(tensor[0].size());
+  const int used = cpu::resolve_thread_count(threads);
+  auto load = [&](int64_t v, double* t) {
+    int c = 0;
+    for (int i = 0; i < dims; ++i)
+      for (int j = i; j < dims; ++j, ++c) {
+        t[i * dims + j] = tensor[c][v];
+        t[j * dims + i] = tensor[c][v];
+      }
+  };
+  const bool by_norm = parameters.normalisation == TensorNormalisation::Norm;
+  const double a = parameters.eigen_alpha, b = parameters.eigen_beta;
+  // One eigen-decomposition per voxel: the eigenvalue mapping depends only on the ratios
+  // l_i / l_1, so the first pass stores sum_i mu(l_i / l_1) e_i e_i^T over T and the magnitude
+  // x (l_1 or |T|); the second scales by m(x / largest x) once the largest is known.
+  std::vector<float> magnitude(static_cast<size_t>(voxels));
+  std::vector<double> largest(used, 0.0);
+  cpu::parallel_for(used, voxels,
+                    [&](int64_t begin, int64_t end, int worker) {
+                      double t[kMaxDims * kMaxDims], values[kMaxDims], vectors[kMaxDims * kMaxDims];
+                      for (int64_t v = begin; v < end; ++v) {
+                        load(v, t);
+                        double norm = 0;
+                        for (int e = 0; e < dims * dims; ++e)
+                          norm += t[e] * t[e];
+                        symmetric_eigen(dims, t, values, vectors);
+                        double c[kMaxDims * kMaxDims] = {};
+                        double x = 0;
+                        if (values[0] > 0 && std::isfinite(values[0])) {
+                          x = by_norm ? std::sqrt(norm) : values[0];
+                          for (int i = 0; i < dims; ++i) {
+                            const double r = std::clamp(values[i] / values[0], 0.0, 1.0);
+                            const double p = power(r * (1 - a), b), q = power(a * (1 - r), b);
+                            const double mu = p + q > 0 ? p / (p + q) : 0.0;
+                            for (int row = 0; row < dims; ++row)
+                              for (int col = row; col < dims; ++col)
+                                c[row * dims + col] +=
+                                    mu * vectors[i * dims + row] * vectors[i * dims + col];
+                          }
+                        }
+                        magnitude[v] = static_cast<float>(x);
+                        largest[worker] = std::max(largest[worker], x);
+                        int k = 0;
+                        for (int i = 0; i < dims; ++i)
+                          for (int j = i; j < dims; ++j)
+                            tensor[k++][v] = static_cast<float>(c[i * dims + j]);
+                      }
+                    },
+                    {});
+  const double scale = *std::max_element(largest.begin(), largest.end());
+  const double sigma_beta = power(parameters.magnitude_sigma, parameters.magnitude_beta);
+  cpu::parallel_for(used, voxels,
+                    [&](int64_t begin, int64_t end, int) {
+                      for (int64_t v = begin; v < end; ++v) {
+                        const double xb =
+                            scale > 0 ? power(magnitude[v] / scale, parameters.magnitude_beta) : 0;
+                        const double gamma = xb / (xb + sigma_beta);
+                        for (int k = 0; k < m; ++k)
+                          tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
+                      }
+                    },
+                    {});
+}
+
+RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vector<float>>& control,
+                      const std::vector<DesignedFilter>& reconstruction, double blend,
+                      const VolumeView& output, const Options& options) {
+  const int dims = input.dims;
+  const int m = component_count(dims);
+  if (static_cast<int>(reconstruction.size()) != m + 1 || static_cast<int>(control.size()) != m)
+    throw InvalidArgument("reconstruct needs the lowpass, " + std::to_string(m) +
+                          " highpass filters and " + std::to_string(m) + " tensor components");
+  if (!(blend >= 0 && blend <= 1))
+    throw InvalidArgument("the blend with the input must lie in [0, 1]");
+  std::vector<std::array<double, kMaxDims>> directions;
+  for (int k = 1; k <= m; ++k)
+    directions.push_back(reconstruction[k].direction);
+  const std::vector<Tensor> duals = dual_tensors(dims, directions);
+  const int64_t voxels = input.voxel_count();
+  const Index extent = input.extent;
+
+  // Weights: 1 for the lowpass, <C, M_k> for highpass k.
+  std::vector<std::vector<float>> weights(m + 1, std::vector<float>(static_cast<size_t>(voxels)));
+  std::fill(weights[0].begin(), weights[0].end(), 1.0f);
+  const int threads = cpu::resolve_thread_count(options.threads);
+  cpu::parallel_for(threads, voxels,
+                    [&](int64_t begin, int64_t end, int) {
+                      for (int64_t v = begin; v < end; ++v) {
+                        for (int k = 0; k < m; ++k) {
+                          double s = 0;
+                          int c = 0;
+                          for (int i = 0; i < dims; ++i)
+                            for (int j = i; j < dims; ++j, ++c)
+                              s += (i == j ? 1.0 : 2.0) * control[c][v] * duals[k][i * dims + j];
+                          weights[k + 1][v] = static_cast<float>(s);
+                        }
+                      }
+                    },
+                    {});
+  const int64_t taps = reconstruction[0].real.size();
+  std::vector<float> bank_taps((m + 1) * taps);
+  for (int k = 0; k <= m; ++k)
+    std::copy(reconstruction[k].real.begin(), reconstruction[k].real.end(),
+              bank_taps.begin() + k * taps);
+  FilterBank bank;
+  bank.dims = dims;
+  bank.extent = reconstruction[0].extent;
+  bank.count = m + 1;
+  bank.taps = bank_taps.data();
+  std::vector<ConstVolumeView> weight_views;
+  for (const auto& w : weights)
+    weight_views.push_back(make_view(w.data(), dims, extent));
+  Options o = options;
+  o.operation = Operation::Convolution;
+  o.region = OutputRegion::Same;
+  RunReport report = filter_bank_weighted_sum(input, bank, weight_views, output, o);
+  if (blend > 0) {
+    Index i{0, 0, 0, 0};
+    for (int64_t v = 0; v < voxels; ++v) {
+      int64_t rest = v;
+      for (int a = 0; a < dims; ++a) {
+        i[a] = rest % extent[a];
+        rest /= extent[a];
+      }
+      float& out = output.at(i);
+      out = static_cast<float>((1 - blend) * out + blend * input.at(i));
+    }
+  }
+  return report;
+}
+
+namespace {
+
+// The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings.
+void filter_volume(const ConstVolumeView& input, const VolumeView& output,
+                   const AdaptiveParameters& parameters, const Options& options,
+                   const std::vector<DesignedFilter>& quadrature,
+                   const std::vector<DesignedFilter>& reconstruction, AdaptiveReport& report) {
+  const int dims = input.dims;
+  // Shares of the progress bar, roughly by work.
+  const double q_taps = static_cast<double>(quadrature[0].real.size()) * 2 * quadrature.size();
+  const double r_taps = static_cast<double>(reconstruction[0].real.size()) * reconstruction.size();
+  const double q_share = q_taps / (q_taps + r_taps) * 0.95,
+               r_share = r_taps / (q_taps + r_taps) * 0.95;
+
+  // Orientation estimation, on the input or on its subsampled lowpass version.
+  auto t0 = std::chrono::steady_clock::now();
+  const bool downsample = parameters.orientation_downsampling == 2;
+  Index coarse_extent = input.extent;
+  std::vector<float> coarse;
+  ConstVolumeView orientation_input = input;
+  if (downsample) {
+    coarse = downsample_for_orientation(input, options, coarse_extent);
+    orientation_input = as_const(make_view(coarse.data(), dims, coarse_extent));
+  }
+  report.stage_seconds.emplace_back("lowpass and downsampling", seconds_since(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<float>> tensor = structure_tensor(
+      orientation_input, quadrature, stage_options(options, 0, q_share), &report.bank);
+  report.stage_seconds.emplace_back("quadrature bank and structure tensor", seconds_since(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  relax_tensor(tensor, dims, coarse_extent, parameters.relaxation_sigma / (downsample ? 2.0 : 1.0),
+               stage_options(options, q_share, 0.03));
+  report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  control_tensor(tensor, dims, parameters, options.threads);
+  if (downsample)
+    upsample_tensor(tensor, dims, coarse_extent, input.extent, options.threads);
+  report_progress(options, q_share + 0.05);
+  report.stage_seconds.emplace_back("control tensor", seconds_since(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  report.bank = reconstruct(input, tensor, reconstruction, parameters.blend, output,
+                            stage_options(options, q_share + 0.05, r_share));
+  report.stage_seconds.emplace_back("reconstruction", seconds_since(t0));
+  report_progress(options, 1.0);
+}
+
+}  // namespace
+
+AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
+                               const AdaptiveParameters& parameters, const Options& options) {
+  const auto t_start = std::chrono::steady_clock::now();
+  AdaptiveReport report;
+  if (input.data == nullptr || output.data == nullptr)
+    throw InvalidArgument("the adaptive filter needs an input and an output volume");
+  if (input.dims < 2 || input.dims > 4)
+    throw InvalidArgument("the adaptive filter works on 2D, 3D and 4D volumes");
+  if (output.dims != input.dims || output.extent != input.extent)
+    throw InvalidArgument("the output volume must have the input's extents");
+  for (int a = 0; a < input.dims; ++a)
+    if (input.extent[a] < 1)
+      throw InvalidArgument("the input volume is empty");
+  if (parameters.orientation_downsampling != 1 && parameters.orientation_downsampling != 2)
+    throw InvalidArgument("the orientation downsampling factor must be 1 or 2");
+  const bool frames = input.dims == 4 && !parameters.time_as_axis;
+  const int dims = frames ? 3 : input.dims;
+
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<DesignedFilter> quadrature =
+      design_quadrature_filters(dims, parameters.quadrature);
+  const std::vector<DesignedFilter> reconstruction =
+      design_reconstruction_filters(dims, parameters.reconstruction);
+  const double design_seconds = seconds_since(t0);
+
+  if (!frames) {
+    report.stage_seconds.emplace_back("filter design", design_seconds);
+    filter_volume(input, output, parameters, options, quadrature, reconstruction, report);
+  } else {
+    // Each 3D frame on its own, with the same filters; stage timings summed over the frames.
+    const int64_t count = input.extent[3];
+    for (int64_t t = 0; t < count; ++t) {
+      ConstVolumeView in = input;
+      VolumeView out = output;
+      in.dims = out.dims = 3;
+      in.extent[3] = out.extent[3] = 1;
+      in.data += t * input.stride[3];
+      out.data += t * output.stride[3];
+      AdaptiveReport frame;
+      frame.stage_seconds.emplace_back("filter design", t == 0 ? design_seconds : 0.0);
+      filter_volume(in, out, parameters,
+                    stage_options(options, static_cast<double>(t) / static_cast<double>(count),
+                                  1.0 / static_cast<double>(count)),
+                    quadrature, reconstruction, frame);
+      if (t == 0) {
+        report.stage_seconds = frame.stage_seconds;
+      } else {
+        for (size_t i = 0; i < frame.stage_seconds.size(); ++i)
+          report.stage_seconds[i].second += frame.stage_seconds[i].second;
+      }
+      report.bank = frame.bank;
+    }
+  }
+  report.seconds_total = seconds_since(t_start);
+  return report;
+}
+
+}  // namespace ndconv

@@ -1,0 +1,65 @@
+// Eigen-decomposition of a small symmetric matrix (d <= 4) by cyclic Jacobi rotations, for the
+// control tensor (pipeline.cpp).
+#pragma once
+
+#include <cmath>
+#include <utility>
+
+#include "ndconv/types.h"
+
+namespace ndconv {
+
+/// a: d x d symmetric, row-major (destroyed). values: eigenvalues in decreasing order;
+/// vectors: row i is the unit eigenvector of values[i].
+inline void symmetric_eigen(int d, double* a, double* values, double* vectors) {
+  double v[kMaxDims * kMaxDims] = {};
+  for (int i = 0; i < d; ++i)
+    v[i * d + i] = 1;
+  for (int sweep = 0; sweep < 12; ++sweep) {
+    double off = 0, diag = 0;
+    for (int p = 0; p < d; ++p) {
+      diag += a[p * d + p] * a[p * d + p];
+      for (int q = p + 1; q < d; ++q)
+        off += a[p * d + q] * a[p * d + q];
+    }
+    if (off <= 1e-22 * diag || off == 0)  // off-diagonal below 1e-11 of the diagonal
+      break;
+    for (int p = 0; p < d; ++p)
+      for (int q = p + 1; q < d; ++q) {
+        const double apq = a[p * d + q];
+        if (apq == 0)
+          continue;
+        const double theta = (a[q * d + q] - a[p * d + p]) / (2 * apq);
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (int k = 0; k < d; ++k) {  // A <- A J (columns p, q)
+          const double akp = a[k * d + p], akq = a[k * d + q];
+          a[k * d + p] = c * akp - s * akq;
+          a[k * d + q] = s * akp + c * akq;
+        }
+        for (int k = 0; k < d; ++k) {  // A <- J^T A (rows p, q)
+          const double apk = a[p * d + k], aqk = a[q * d + k];
+          a[p * d + k] = c * apk - s * aqk;
+          a[q * d + k] = s * apk + c * aqk;
+        }
+        for (int k = 0; k < d; ++k) {  // V <- V J
+          const double vkp = v[k * d + p], vkq = v[k * d + q];
+          v[k * d + p] = c * vkp - s * vkq;
+          v[k * d + q] = s * vkp + c * vkq;
+        }
+      }
+  }
+  int order[kMaxDims] = {0, 1, 2, 3};
+  for (int i = 0; i < d; ++i)
+    for (int j = i + 1; j < d; ++j)
+      if (a[order[j] * d + order[j]] > a[order[i] * d + order[i]])
+        std::swap(order[i], order[j]);
+  for (int i = 0; i < d; ++i) {
+    values[i] = a[order[i] * d + order[i]];
+    for (int k = 0; k < d; ++k)
+      vectors[i * d + k] = v[k * d + order[i]];
+  }
+}
+
+}  // namespace ndconv

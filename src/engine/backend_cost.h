@@ -1,0 +1,75 @@
+// The cost model behind Backend::Auto: an estimate of a call's time on the CPU and on the GPU from
+// the work (output voxels x taps), the bytes that cross PCIe (and whether the caller's memory is
+// pinned), and whether this process has already paid CUDA's start-up. Pure and CUDA-free, so CI
+// tests it.
+//
+// The estimates lean towards the CPU on purpose: the CPU's rates are the fastest measured, the
+// GPU's the slowest, so that Auto never picks a GPU that loses to the CPU; where the GPU wins by
+// less than the model's error the CPU's loss is small.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ndconv::detail {
+
+/// The model's constants, each with the measurement it comes from.
+struct CostConstants {
+  /// CPU multiply-adds per second per thread: cpu3d_7 (160^3 volume, dense 7^3, 1.405e9
+  /// multiply-adds) in 0.046 s on 2 threads of the development VM (docs/cpu-backend.md,
+  /// "Measurements"), the faster of it and the H100 machine's 7.46 ms on 16 threads (11.8e9).
+  double cpu_taps_per_second_per_thread = 15.3e9;
+  /// CPU time a call costs besides its arithmetic (threads started, a pass over the volume).
+  double cpu_fixed_seconds = 50e-6;
+  /// GPU multiply-adds per second, dense: dense3d_5 (256^3, 5^3, 2.1e9 multiply-adds) in 0.129 ms
+  /// on the H100 (docs/performance.md, eighteenth pass), the slowest dense row.
+  double gpu_dense_taps_per_second = 16.2e12;
+  /// Separable: gauss3d_s2 (256^3, 3 x 17 taps) in 0.1265 ms on the H100, memory-bound.
+  double gpu_separable_taps_per_second = 6.7e12;
+  /// Device memory traffic per output voxel and pass, at the H100's measured copy rate (2.99 TB/s)
+  /// discounted to 2 TB/s: the floor of a small-filter call.
+  double gpu_bytes_per_second = 2.0e12;
+  /// Host-device copies: pinned 51.6 GB/s each way, pageable 16.9 GB/s up and 12.0 GB/s down
+  /// (issue 29, the public API on the H100 machine).
+  double pinned_bytes_per_second = 51.6e9;
+  double pageable_upload_bytes_per_second = 16.9e9;
+  double pageable_download_bytes_per_second = 12.0e9;
+  /// A call's fixed GPU cost (device choice, streams, events, launches, synchronisation).
+  double gpu_fixed_seconds = 300e-6;
+  /// CUDA's start-up (driver, context) the first GPU call of a process pays: the 0.3 s the CLI's
+  /// filter step spent beyond upload, compute and download (issue 29, H100 machine).
+  double cuda_startup_seconds = 0.3;
+  /// Input bytes per pipelined chunk (src/cuda/chunk_plan.h, kTargetChunkFloats).
+  double chunk_bytes = 8.0 * (1 << 20);
+};
+
+inline constexpr CostConstants kCostConstants{};
+
+struct CostInput {
+  int64_t input_voxels = 0;
+  int64_t output_voxels = 0;
+  double input_bytes_per_voxel = 4;  ///< as uploaded: the stored type's size (ndconv/stored.h)
+  double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
+  int passes = 1;              ///< separable: filtered axes; dense: 1
+  bool separable = false;
+  bool input_pinned = false;
+  bool output_pinned = false;
+  bool cuda_started = false;  ///< this process already has a CUDA context on the device
+  int cpu_threads = 1;
+};
+
+struct CostEstimate {
+  double cpu_seconds = 0;
+  double gpu_seconds = 0;  ///< start-up included when not yet paid
+  double gpu_kernel_seconds = 0;
+  double gpu_upload_seconds = 0;
+  double gpu_download_seconds = 0;
+  double gpu_startup_seconds = 0;
+  bool prefer_gpu = false;
+  std::string reason;  ///< one line: the two estimates and what decided
+};
+
+/// The estimates for `in` and the choice (GPU only when its estimate is below the CPU's).
+CostEstimate estimate_costs(const CostInput& in, const CostConstants& k = kCostConstants);
+
+}  // namespace ndconv::detail

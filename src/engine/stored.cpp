@@ -1,0 +1,87 @@
+// ndconv/stored.h: scalar types, stored views and the CPU conversion to float on all cores (the
+// filter entry points are in engine.cpp, beside the other front ends).
+#include "ndconv/stored.h"
+
+#include <cmath>
+#include <string>
+
+#include "cpu/parallel_for.h"
+#include "cuda/convert/convert_value.h"
+#include "engine/stored_access.h"
+
+namespace ndconv {
+
+std::size_t scalar_size(ScalarType type) {
+  return detail::visit_scalar_type(type, [](auto zero) { return sizeof(zero); });
+}
+
+const char* to_string(ScalarType type) {
+  switch (type) {
+    case ScalarType::UInt8:
+      return "uint8";
+    case ScalarType::Int8:
+      return "int8";
+    case ScalarType::UInt16:
+      return "uint16";
+    case ScalarType::Int16:
+      return "int16";
+    case ScalarType::UInt32:
+      return "uint32";
+    case ScalarType::Int32:
+      return "int32";
+    case ScalarType::Float32:
+      return "float32";
+    case ScalarType::Float64:
+      return "float64";
+  }
+  return "?";
+}
+
+StoredVolumeView make_stored_view(const void* data, ScalarType type, int dims, const Index& extent,
+                                  double scale, double offset) {
+  StoredVolumeView v;
+  static_cast<BasicVolumeView<const unsigned char>&>(v) =
+      make_view(static_cast<const unsigned char*>(data), dims, extent);
+  v.type = type;
+  v.scale = scale;
+  v.offset = offset;
+  return v;
+}
+
+StoredVolumeView stored_view(const ConstVolumeView& v) {
+  StoredVolumeView s;
+  static_cast<BasicVolumeView<const unsigned char>&>(s) = {
+      v.dims, v.extent, v.stride, v.spacing, reinterpret_cast<const unsigned char*>(v.data)};
+  return s;
+}
+
+void convert_to_float(const StoredVolumeView& input, const VolumeView& output, int threads) {
+  if (input.dims != output.dims || input.extent != output.extent)
+    throw InvalidArgument("the converted volume's extents differ from the stored volume's");
+  if (!std::isfinite(input.scale) || !std::isfinite(input.offset))
+    throw InvalidArgument("the stored volume's scale or offset is not finite");
+  const bool identity = input.scale == 1.0 && input.offset == 0.0;
+  // One work item per x row (all rows of every axis but x).
+  const int64_t rows = input.voxel_count() / input.extent[0];
+  const int64_t ny = input.extent[1], nz = input.extent[2];
+  detail::visit_scalar_type(input.type, [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = reinterpret_cast<const T*>(input.data);
+    cpu::parallel_for(cpu::resolve_thread_count(threads), rows,
+                      [&](int64_t begin, int64_t end, int) {
+                        for (int64_t r = begin; r < end; ++r) {
+                          const int64_t y = r % ny, z = (r / ny) % nz, t = r / (ny * nz);
+                          const T* in_row =
+                              src + y * input.stride[1] + z * input.stride[2] + t * input.stride[3];
+                          float* out_row = output.data + y * output.stride[1] +
+                                           z * output.stride[2] + t * output.stride[3];
+                          for (int64_t x = 0; x < input.extent[0]; ++x)
+                            out_row[x * output.stride[0]] = convert::stored_to_float(
+                                in_row[x * input.stride[0]], identity, input.scale, input.offset);
+                        }
+                      },
+                      {});
+  });
+}
+
+}  // namespace ndconv

@@ -1,0 +1,129 @@
+// ndconv::AdaptiveImageFilter: orientation-adaptive denoising (ndconv::adaptive_filter, see
+// docs/adaptive.md) as an ITK filter.
+#ifndef ndconvAdaptiveImageFilter_h
+#define ndconvAdaptiveImageFilter_h
+
+#include <type_traits>
+
+#include "itkImageToImageFilter.h"
+
+#include "ndconv/adaptive.h"
+#include "ndconvEngineImageFilter.h"
+
+namespace ndconv {
+
+/** \class AdaptiveImageFilter
+ * \brief Orientation-adaptive filtering (Knutsson, Westin and Granlund): smooths flat regions
+ * and along structures, keeps edges.
+ *
+ * A quadrature filter bank estimates the local structure tensor, which is relaxed (Gaussian
+ * smoothing), normalised by its largest value in the image and mapped to a control tensor C; the
+ * output is LP * f + sum_k <C, M_k> (HP_k * f) with a lowpass and d(d+1)/2 directional highpass
+ * filters. Parameters are those of ndconv::AdaptiveParameters (SetParameters), with setters for
+ * the common ones. Boundary: replicate (zero-flux Neumann) outside the image.
+ *
+ * The normalisation is global, so the filter always computes the whole image (it requests the
+ * largest possible region and does not stream). A 4D image is filtered in true 4D unless
+ * TimeAsAxis is off (then each 3D frame on its own).
+ *
+ * Settings from ndconv::EngineImageFilter: UseGPU, DeviceIndex, OutputsPerThread (the filter
+ * bank's outputs per block along the last axis: 0 = automatic, 1, 2 or 4 on the CPU, 1, 2, 4 or
+ * 8 on the GPU).
+ *
+ * \ingroup ndconv
+ */
+template <typename TInputImage, typename TOutputImage = TInputImage>
+class ITK_TEMPLATE_EXPORT AdaptiveImageFilter
+    : public EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>> {
+ public:
+  ITK_DISALLOW_COPY_AND_MOVE(AdaptiveImageFilter);
+
+  using Self = AdaptiveImageFilter;
+  using Superclass = EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>>;
+  using Pointer = itk::SmartPointer<Self>;
+  using ConstPointer = itk::SmartPointer<const Self>;
+
+  itkNewMacro(Self);
+  itkTypeMacro(AdaptiveImageFilter, ImageToImageFilter);
+
+  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
+  static_assert(ImageDimension >= 2 && ImageDimension <= 4,
+                "ndconv::AdaptiveImageFilter filters 2D, 3D and 4D images");
+  static_assert(TOutputImage::ImageDimension == ImageDimension,
+                "the output image must have the input's dimension");
+  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
+                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
+                "ndconv::AdaptiveImageFilter filters images of scalar pixel types");
+
+  using InputImageType = TInputImage;
+  using OutputImageType = TOutputImage;
+  using InputRegionType = typename InputImageType::RegionType;
+  using OutputRegionType = typename OutputImageType::RegionType;
+
+  /** Every parameter at once (ndconv::AdaptiveParameters and its defaults). */
+  void SetParameters(const AdaptiveParameters& parameters) {
+    m_Parameters = parameters;
+    this->Modified();
+  }
+  const AdaptiveParameters& GetParameters() const { return m_Parameters; }
+
+  /** Sigma in voxels of the smoothing in flat regions (the lowpass filter; default 1.5). */
+  void SetSmoothing(double sigma) {
+    m_Parameters.reconstruction.lowpass_sigma = sigma;
+    this->Modified();
+  }
+  double GetSmoothing() const { return m_Parameters.reconstruction.lowpass_sigma; }
+  /** Sigma in voxels of the structure tensor's relaxation (default 1; 0 = none). */
+  void SetRelaxation(double sigma) {
+    m_Parameters.relaxation_sigma = sigma;
+    this->Modified();
+  }
+  double GetRelaxation() const { return m_Parameters.relaxation_sigma; }
+  /** Structure threshold relative to the strongest structure (magnitude sigma; default 0.3). */
+  void SetThreshold(double threshold) {
+    m_Parameters.magnitude_sigma = threshold;
+    this->Modified();
+  }
+  double GetThreshold() const { return m_Parameters.magnitude_sigma; }
+  /** Weight of the input in the output, 0 to 1 (default 0). */
+  void SetBlend(double blend) {
+    m_Parameters.blend = blend;
+    this->Modified();
+  }
+  double GetBlend() const { return m_Parameters.blend; }
+  /** 4D: true 4D filtering (on, the default) or each 3D frame alone (off). */
+  void SetTimeAsAxis(bool on) {
+    m_Parameters.time_as_axis = on;
+    this->Modified();
+  }
+  bool GetTimeAsAxis() const { return m_Parameters.time_as_axis; }
+
+  /** Seconds per stage of the last Update. */
+  const std::vector<std::pair<std::string, double>>& GetStageSeconds() const {
+    return m_StageSeconds;
+  }
+
+ protected:
+  AdaptiveImageFilter() = default;
+  ~AdaptiveImageFilter() override = default;
+
+  void PrintSelf(std::ostream& os, itk::Indent indent) const override;
+
+  /** The whole image: the normalisation of the structure tensor is global. */
+  void EnlargeOutputRequestedRegion(itk::DataObject* output) override;
+  void GenerateInputRequestedRegion() override;
+
+  void GenerateData() override;
+
+ private:
+  AdaptiveParameters m_Parameters;
+  std::vector<std::pair<std::string, double>> m_StageSeconds;
+};
+
+}  // namespace ndconv
+
+#ifndef ITK_MANUAL_INSTANTIATION
+#include "ndconvAdaptiveImageFilter.hxx"
+#endif
+
+#endif

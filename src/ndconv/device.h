@@ -1,0 +1,42 @@
+// GPU entry points of the engine: filtering volumes that are already in device memory on the
+// caller's CUDA stream (no copies, no synchronisation), and starting CUDA early.
+//
+// ITK-free and CUDA-free: the stream is passed as a void* (a cudaStream_t; nullptr is the legacy
+// default stream), so callers need no CUDA headers to include this.
+//
+//   float *d_in, *d_out;  // contiguous 3D volumes of nx*ny*nz floats on device 0
+//   cudaStream_t stream;  // the caller's
+//   ndconv::SeparableFilter g = ndconv::gaussian_filter(3, {1.5, 1.5, 1.5, 0});
+//   ndconv::Options o;  // the boundary, operation and region as for filter_separable
+//   ndconv::filter_separable_device(ndconv::make_view<const float>(d_in, 3, {nx, ny, nz}), g,
+//                                   ndconv::make_view(d_out, 3, {nx, ny, nz}), o, stream);
+//   // ... more work on `stream`; the output is ready when the stream has reached this point.
+#pragma once
+
+#include "ndconv/errors.h"
+#include "ndconv/types.h"
+
+namespace ndconv {
+
+/// Filters `input` into `output`, both contiguous views of DEVICE memory on Options::cuda_device
+/// (or managed memory), like filter_dense: the same validation, semantics and results. The work is
+/// enqueued on `stream` and the call returns without waiting for it; the views must stay valid
+/// until the stream has run it. The taps are copied during the call (the caller may free them on
+/// return). Options::backend must be Auto or Cuda; memory cap and progress do not apply (nothing is
+/// allocated but the separable scratch, stream-ordered). The report's timings are zero.
+/// Throws InvalidArgument (bad request, host memory, strided views, no CUDA) or CudaError.
+RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& filter,
+                              const VolumeView& output, const Options& options, void* stream);
+
+/// The separable counterpart of filter_dense_device (scratch of up to two volumes is allocated
+/// stream-ordered on `stream` from ndconv's own memory pool and freed the same way).
+RunReport filter_separable_device(const ConstVolumeView& input, const SeparableFilter& filter,
+                                  const VolumeView& output, const Options& options, void* stream);
+
+/// Starts CUDA (driver, context on `device`, the device list) on a background thread and returns
+/// at once, so that the start-up (about 0.3 s) overlaps the caller's own work, e.g. reading the
+/// input. The first call starts it; later calls do nothing. Never throws; without a GPU or CUDA
+/// it does nothing that fails. Backend::Auto counts the start-up as paid once this has finished.
+void warm_up_cuda_async(int device = 0) noexcept;
+
+}  // namespace ndconv

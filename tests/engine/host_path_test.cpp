@@ -1,0 +1,166 @@
+// The engine's host-path services that run without a GPU, in CI: the pinned host allocator's
+// fallback to ordinary memory, the caches' public controls, and the cost model behind
+// Backend::Auto (src/engine/backend_cost.h).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/backend_cost.h"
+#include "ndconv/device.h"
+#include "ndconv/engine.h"
+#include "ndconv/memory.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+TEST(PinnedMemory, AllocatesUsableMemoryWithOrWithoutAGpu) {
+  const bool gpu = cuda_status().usable;
+  bool pinned = !gpu;
+  void* p = pinned_allocate(1000, &pinned);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(pinned, gpu);
+  EXPECT_EQ(is_pinned(p, 1000), gpu);
+  EXPECT_EQ(is_pinned(static_cast<char*>(p) + 10, 990), gpu);
+  EXPECT_FALSE(is_pinned(p, 1001));  // beyond the block
+  std::memset(p, 0xab, 1000);
+  pinned_free(p);
+  EXPECT_EQ(pinned_allocate(0), nullptr);
+  pinned_free(nullptr);
+  std::vector<float> ordinary(10);
+  EXPECT_FALSE(is_pinned(ordinary.data(), ordinary.size() * sizeof(float)));
+}
+
+TEST(PinnedMemory, BufferOwnsMovesAndFilters) {
+  PinnedBuffer<float> a(4096);
+  ASSERT_EQ(a.size(), 4096u);
+  EXPECT_EQ(a.pinned(), cuda_status().usable);
+  const std::vector<float> values = random_values(4096, fresh_seed());
+  std::copy(values.begin(), values.end(), a.begin());
+  PinnedBuffer<float> b(std::move(a));
+  EXPECT_EQ(a.data(), nullptr);
+  EXPECT_EQ(b[17], values[17]);
+  PinnedBuffer<float> c;
+  c = std::move(b);
+  EXPECT_EQ(c.size(), 4096u);
+  // The engine takes pinned buffers like any others.
+  PinnedBuffer<float> out(4096);
+  const float tap = 2.0f;
+  const DenseFilter f{2, {1, 1, 1, 1}, &tap};
+  filter_dense(make_view<const float>(c.data(), 2, {64, 64}), f,
+               make_view(out.data(), 2, {64, 64}));
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_EQ(out[i], 2.0f * values[i]) << i;
+  release_cached_memory();
+  const CachedMemory kept = cached_memory();
+  EXPECT_EQ(kept.device_bytes, 0u);
+  EXPECT_EQ(kept.pinned_staging_bytes, 0u);
+}
+
+TEST(DeviceEntryPoints, RefuseHostMemoryAndTheCpu) {
+  warm_up_cuda_async();  // harmless without a GPU, and again
+  warm_up_cuda_async();
+  std::vector<float> in = random_values(64, fresh_seed()), out(64);
+  const float tap = 1.0f;
+  const DenseFilter f{2, {1, 1, 1, 1}, &tap};
+  Options o;
+  EXPECT_THROW(filter_dense_device(make_view<const float>(in.data(), 2, {8, 8}), f,
+                                   make_view(out.data(), 2, {8, 8}), o, nullptr),
+               InvalidArgument);
+  o.backend = Backend::Cpu;
+  EXPECT_THROW(filter_dense_device(make_view<const float>(in.data(), 2, {8, 8}), f,
+                                   make_view(out.data(), 2, {8, 8}), o, nullptr),
+               InvalidArgument);
+}
+
+detail::CostInput dense_work(int64_t voxels, double taps) {
+  detail::CostInput in;
+  in.input_voxels = voxels;
+  in.output_voxels = voxels;
+  in.taps_per_output = taps;
+  in.cpu_threads = 16;
+  return in;
+}
+
+TEST(CostModel, SmallVolumesStayOnTheCpu) {
+  // An 8^3 volume with a 3^3 filter: microseconds on the CPU, the start-up alone on the GPU.
+  detail::CostInput in = dense_work(8 * 8 * 8, 27);
+  detail::CostEstimate e = detail::estimate_costs(in);
+  EXPECT_FALSE(e.prefer_gpu) << e.reason;
+  EXPECT_NEAR(e.gpu_startup_seconds, detail::kCostConstants.cuda_startup_seconds, 1e-12);
+  EXPECT_NE(e.reason.find("CPU estimated faster"), std::string::npos) << e.reason;
+  EXPECT_NE(e.reason.find("start-up"), std::string::npos) << e.reason;
+  // Even with CUDA started, the fixed cost of a GPU call loses.
+  in.cuda_started = true;
+  e = detail::estimate_costs(in);
+  EXPECT_FALSE(e.prefer_gpu) << e.reason;
+  EXPECT_EQ(e.gpu_startup_seconds, 0.0);
+  EXPECT_NE(e.reason.find("CUDA already started"), std::string::npos) << e.reason;
+}
+
+TEST(CostModel, LargeDenseWorkGoesToTheGpu) {
+  // 256^3 with 21^3 taps: over half a second on 16 CPU threads, milliseconds on the GPU, which
+  // wins even with the start-up still to pay.
+  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 21 * 21 * 21);
+  detail::CostEstimate e = detail::estimate_costs(in);
+  EXPECT_TRUE(e.prefer_gpu) << e.reason;
+  EXPECT_GT(e.cpu_seconds, 0.5);
+  in.cuda_started = true;
+  e = detail::estimate_costs(in);
+  EXPECT_TRUE(e.prefer_gpu) << e.reason;
+  EXPECT_LT(e.gpu_seconds, 0.05);
+}
+
+TEST(CostModel, StartUpAndCopiesDecideTheMiddle) {
+  // 128^3 with 7^3 taps: about 3 ms on 16 CPU threads; with CUDA started the GPU call takes
+  // about half of that, without it the start-up decides for the CPU.
+  detail::CostInput in = dense_work(128 * 128 * 128, 343);
+  in.cuda_started = true;
+  const detail::CostEstimate started = detail::estimate_costs(in);
+  EXPECT_TRUE(started.prefer_gpu) << started.reason;
+  in.cuda_started = false;
+  EXPECT_FALSE(detail::estimate_costs(in).prefer_gpu);
+  // Pinned memory makes the copies cheaper, never dearer.
+  in.cuda_started = true;
+  in.input_pinned = in.output_pinned = true;
+  const detail::CostEstimate pinned = detail::estimate_costs(in);
+  EXPECT_LT(pinned.gpu_upload_seconds, started.gpu_upload_seconds);
+  EXPECT_LT(pinned.gpu_download_seconds, started.gpu_download_seconds);
+  EXPECT_LE(pinned.gpu_seconds, started.gpu_seconds);
+}
+
+TEST(CostModel, TheEstimatesFollowTheConstants) {
+  detail::CostConstants k;
+  k.cpu_taps_per_second_per_thread = 1e9;
+  k.cpu_fixed_seconds = 0;
+  detail::CostInput in = dense_work(1000000, 10);
+  in.cpu_threads = 4;
+  const detail::CostEstimate e = detail::estimate_costs(in, k);
+  EXPECT_NEAR(e.cpu_seconds, 1e7 / 4e9, 1e-12);
+  EXPECT_NEAR(e.gpu_upload_seconds, 4e6 / k.pageable_upload_bytes_per_second, 1e-12);
+  EXPECT_NEAR(e.gpu_download_seconds, 4e6 / k.pageable_download_bytes_per_second, 1e-12);
+  // Separable work runs at the separable rate, with a pass's traffic per filtered axis.
+  in.separable = true;
+  in.passes = 3;
+  const detail::CostEstimate s = detail::estimate_costs(in, k);
+  EXPECT_GE(s.gpu_kernel_seconds, 1e6 * 8.0 * 3 / k.gpu_bytes_per_second);
+}
+
+TEST(CostModel, AutoPicksTheCpuForSmallVolumesThroughTheEngine) {
+  std::vector<float> in = random_values(8 * 8 * 8, fresh_seed()), out(8 * 8 * 8);
+  std::vector<float> taps = random_values(27, fresh_seed());
+  const DenseFilter f{3, {3, 3, 3, 1}, taps.data()};
+  const RunReport r = filter_dense(make_view<const float>(in.data(), 3, {8, 8, 8}), f,
+                                   make_view(out.data(), 3, {8, 8, 8}));
+  EXPECT_EQ(r.backend, Backend::Cpu);
+  EXPECT_NE(r.backend_reason.find("auto: CPU estimated faster"), std::string::npos)
+      << r.backend_reason;
+}
+
+}  // namespace
+}  // namespace ndconv::test
