@@ -12,19 +12,13 @@
 #include "engine/cuda_backend.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
+#include "ndconv/memory.h"
 #include "perf/context.h"
 #include "perf/floors.h"
 #include "perf/gpu.h"
 #include "perf/outcome.h"
 #include "perf/points.h"
 #include "perf/sweep.h"
-
-// The api rows' pinned buffers come from ndconv's public pinned allocator where the tree has one,
-// else from cudaHostAlloc through the bench.
-#if __has_include("ndconv/memory.h")
-#include "ndconv/memory.h"
-#define NDCONV_PERF_PUBLIC_PINNED_ALLOCATOR 1
-#endif
 
 namespace ndconv::perf {
 
@@ -119,20 +113,10 @@ using EngineCall =
 // Where a whole call's host buffers live: ordinary (pageable) memory, or pinned memory.
 enum class HostMemory { Pageable, Pinned };
 
-#ifdef NDCONV_PERF_PUBLIC_PINNED_ALLOCATOR
+// The api rows' pinned buffers: ndconv's public pinned allocator, which the CLI and the ITK
+// filters use for their images.
 using PinnedFloats = PinnedBuffer<float>;
-const char* const kPinnedAllocator = "ndconv::PinnedBuffer (ndconv/memory.h, the public allocator)";
-bool page_locked(const PinnedFloats& b) {
-  return b.pinned();  // the public allocator falls back to ordinary memory without a GPU
-}
-#else
-using PinnedFloats = gpu::PinnedHostBuffer;
-const char* const kPinnedAllocator =
-    "cudaHostAlloc through the bench (perf/gpu.h): this tree has no public pinned allocator";
-bool page_locked(const PinnedFloats&) {
-  return true;  // cudaHostAlloc either pins or throws
-}
-#endif
+const char* const kPinnedAllocator = "ndconv::PinnedBuffer (ndconv/memory.h)";
 
 // Times the whole engine call on host buffers of `memory` (uploads and downloads included) and
 // checks its output (poisoned with NaN first): the row's call_time; `report` is the engine's
@@ -172,8 +156,8 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, HostMe
                  {"compute_ms", report.seconds_compute * 1e3},
                  {"download_ms", report.seconds_download * 1e3},
                  {"slabs", report.slabs}});
-  if (memory == HostMemory::Pinned)
-    timing["page_locked"] = page_locked(*pinned_in) && page_locked(*pinned_out);
+  if (memory == HostMemory::Pinned)  // the allocator falls back to ordinary memory without a GPU
+    timing["page_locked"] = pinned_in->pinned() && pinned_out->pinned();
   return timing;
 }
 

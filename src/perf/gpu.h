@@ -98,8 +98,8 @@ class Buffer {
   std::size_t count_ = 0;
 };
 
-/// A float array in pinned (page-locked) host memory, from cudaHostAlloc (RAII): the bench's
-/// stand-in for a public pinned allocator of ndconv's.
+/// A float array in pinned (page-locked) host memory straight from cudaHostAlloc (RAII), for the
+/// pinned-bandwidth ceiling: a measure of the hardware, independent of ndconv's own allocator.
 class PinnedHostBuffer {
  public:
   explicit PinnedHostBuffer(std::size_t count);
