@@ -288,8 +288,10 @@ EndToEndBench::EndToEndBench(EndToEndConfig config) : impl_(std::make_unique<Imp
     return;
   std::string parent = impl_->cfg.work_parent;
   if (parent.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    parent = tmp && *tmp ? tmp : "/tmp";
+    std::error_code ec;  // the system's temporary folder (TMPDIR), else /tmp
+    parent = fs::temp_directory_path(ec).string();
+    if (ec || parent.empty())
+      parent = "/tmp";
   }
   std::string name = parent + "/ndconv-bench-XXXXXX";
   if (!mkdtemp(name.data()))

@@ -28,7 +28,7 @@ struct EndToEndConfig {
   int batch_count = 40;
   std::vector<std::string> devices{"auto"};  ///< --device of the filtering commands
   int repetitions = 3;
-  std::string work_parent;  ///< where the temporary work folder goes (empty: $TMPDIR or /tmp)
+  std::string work_parent;  ///< where the temporary work folder goes (empty: the system's)
   uint64_t seed = 1;
 };
 
