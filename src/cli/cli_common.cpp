@@ -56,6 +56,14 @@ void add_common_options(CLI::App& sub, CommonOptions& c) {
   quiet->excludes(verbose);
 }
 
+std::string output_type_error(const std::string& s) {
+  io::ComponentType t;
+  if (s == "same" || (s != "uint64" && s != "int64" && io::parse_component_type(s, t)))
+    return {};
+  return "unknown type '" + s +
+         "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
+}
+
 void add_input_options(CLI::App& sub) {
   sub.add_flag_callback(
       "--allow-external-data", [] { io::set_external_data_allowed(true); },
@@ -68,13 +76,7 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--type", o.type,
                  "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
                  "int32, double; integers are rounded and clamped")
-      ->check([](const std::string& s) -> std::string {
-        io::ComponentType t;
-        if (s == "same" || (s != "uint64" && s != "int64" && io::parse_component_type(s, t)))
-          return {};
-        return "unknown type '" + s +
-               "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
-      });
+      ->check(output_type_error);
   sub.add_option("--compression", o.compression,
                  "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
                  "slowest); compressed on all cores")

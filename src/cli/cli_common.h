@@ -46,6 +46,8 @@ void add_common_options(CLI::App& sub, CommonOptions& common);
 /// --allow-external-data, on every subcommand that reads an image (io/data_file_policy.h).
 void add_input_options(CLI::App& sub);
 void add_output_options(CLI::App& sub, OutputOptions& output);
+/// The --type check: "" for a type the writers take ("same" included), else the message.
+std::string output_type_error(const std::string& type);
 
 /// Engine options from the common options (device, KO, threads).
 Options engine_options(const CommonOptions& common);

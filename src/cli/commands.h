@@ -1,4 +1,5 @@
-// The subcommands of `ndconv`, one file each (smooth.cpp, convolve.cpp, info.cpp, adaptive.cpp).
+// The subcommands of `ndconv`, one file each (smooth.cpp, convolve.cpp, info.cpp, adaptive.cpp,
+// convert.cpp).
 #pragma once
 
 namespace CLI {
@@ -15,5 +16,6 @@ void add_adaptive_command(CLI::App& app);
 void add_kernel_command(CLI::App& app);
 /// mean, median, gradient, laplacian, derivative, unsharp (filter_commands.cpp).
 void add_filter_commands(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 }  // namespace ndconv::cli

@@ -1,7 +1,7 @@
-// `ndconv`: the command line. Subcommands live one per file (smooth.cpp, convolve.cpp, info.cpp;
-// sweep and bench in perf_commands.cpp). Every failure ends here as one line on stderr and an
-// exit code: 0 done, 2 the command line is wrong, 1 the work failed, 130 interrupted (Ctrl-C).
-// Nothing escapes main.
+// `ndconv`: the command line. Subcommands live one per file (smooth.cpp, convolve.cpp, info.cpp,
+// convert.cpp; sweep and bench in perf_commands.cpp). Every failure ends here as one line on stderr
+// and an exit code: 0 done, 2 the command line is wrong, 1 the work failed, 130 interrupted
+// (Ctrl-C). Nothing escapes main.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -69,6 +69,7 @@ int run(int argc, char** argv) {
   ndconv::cli::add_kernel_command(app);
   ndconv::cli::add_info_command(app);
   ndconv::cli::add_adaptive_command(app);
+  ndconv::cli::add_convert_command(app);
   ndconv::cli::add_perf_commands(app);
   // CLI11 would take an unknown subcommand for a stray argument; name it instead.
   if (argc > 1 && argv[1][0] != '-') {

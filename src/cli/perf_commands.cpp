@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -133,6 +134,9 @@ void add_perf_commands(CLI::App& app) {
     });
   });
   auto b = std::make_shared<perf::BenchArgs>();
+  // The e2e rows run this very binary's subcommands as child processes.
+  std::error_code ec;
+  b->ndconv_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   mount(app, perf::bench_command_line(*b, true))->callback([b] {
     run_mapped([&] {
       perf::bench_command(*b, perf::typed_command_line("ndconv bench"), itk_peer(), std::cout,

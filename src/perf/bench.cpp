@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <ostream>
 
 #include "engine/cpu_backend.h"
 #include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
+#include "ndconv/memory.h"
 #include "perf/context.h"
+#include "perf/floors.h"
 #include "perf/gpu.h"
 #include "perf/outcome.h"
 #include "perf/points.h"
@@ -107,18 +110,44 @@ void add_other_boundaries(Json& row, const BenchConfig& cfg, GpuContext& g, gpu:
 using EngineCall =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
 
-// Times the whole engine call on host buffers (uploads and downloads included) and checks its
-// output: the row's call_time; `report` is the engine's report of the last call.
-Json call_time_json(const Shape& volume, const std::vector<float>& input, const BenchConfig& cfg,
-                    const GpuContext& g, const CheckPlan& check, const EngineCall& call,
-                    RunReport& report, int& failures) {
-  std::vector<float> out(static_cast<std::size_t>(volume.count()));
-  const ConstVolumeView in = make_view(input.data(), volume.dims, volume.extent);
-  const VolumeView ov = make_view(out.data(), volume.dims, volume.extent);
+// Where a whole call's host buffers live: ordinary (pageable) memory, or pinned memory.
+enum class HostMemory { Pageable, Pinned };
+
+// The api rows' pinned buffers: ndconv's public pinned allocator, which the CLI and the ITK
+// filters use for their images.
+using PinnedFloats = PinnedBuffer<float>;
+const char* const kPinnedAllocator = "ndconv::PinnedBuffer (ndconv/memory.h)";
+
+// Times the whole engine call on host buffers of `memory` (uploads and downloads included) and
+// checks its output (poisoned with NaN first): the row's call_time; `report` is the engine's
+// report of the last call.
+Json call_time_json(const Shape& volume, const std::vector<float>& input, HostMemory memory,
+                    const BenchConfig& cfg, const GpuContext& g, const CheckPlan& check,
+                    const EngineCall& call, RunReport& report, int& failures) {
+  const std::size_t n = static_cast<std::size_t>(volume.count());
+  std::vector<float> pageable_in, pageable_out;
+  std::unique_ptr<PinnedFloats> pinned_in, pinned_out;
+  float* in_data = nullptr;
+  float* out_data = nullptr;
+  if (memory == HostMemory::Pinned) {
+    pinned_in = std::make_unique<PinnedFloats>(n);
+    pinned_out = std::make_unique<PinnedFloats>(n);
+    std::copy(input.begin(), input.end(), pinned_in->data());
+    in_data = pinned_in->data();
+    out_data = pinned_out->data();
+  } else {
+    pageable_in = input;
+    pageable_out.resize(n);
+    in_data = pageable_in.data();
+    out_data = pageable_out.data();
+  }
+  std::fill(out_data, out_data + n, std::numeric_limits<float>::quiet_NaN());
+  const ConstVolumeView in = make_view<const float>(in_data, volume.dims, volume.extent);
+  const VolumeView ov = make_view(out_data, volume.dims, volume.extent);
   Options o = run_options(Backend::Cuda, Operation::Correlation, Boundary::Zero);
   o.cuda_device = g.dev;
   const Timing call_timing = time_host([&] { report = call(in, ov, o); }, 1, cfg.call_repetitions);
-  const double call_err = window_error(check, volume, out);
+  const double call_err = window_error(check, volume, std::vector<float>(out_data, out_data + n));
   if (!(call_err <= cfg.tolerance))
     ++failures;
   Json timing = timing_json(call_timing);
@@ -127,11 +156,27 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, const 
                  {"compute_ms", report.seconds_compute * 1e3},
                  {"download_ms", report.seconds_download * 1e3},
                  {"slabs", report.slabs}});
+  if (memory == HostMemory::Pinned)  // the allocator falls back to ordinary memory without a GPU
+    timing["page_locked"] = pinned_in->pinned() && pinned_out->pinned();
   return timing;
 }
 
+// The row's call_time on pageable buffers and, with `pinned`, call_time_pinned.
+void add_call_times(Json& row, const Shape& volume, const std::vector<float>& input, bool pinned,
+                    const BenchConfig& cfg, const GpuContext& g, const CheckPlan& check,
+                    const EngineCall& call, int& failures) {
+  RunReport rep;
+  row["call_time"] =
+      call_time_json(volume, input, HostMemory::Pageable, cfg, g, check, call, rep, failures);
+  row["call_time"]["ko"] = rep.outputs_per_thread;
+  if (pinned) {
+    row["call_time_pinned"] =
+        call_time_json(volume, input, HostMemory::Pinned, cfg, g, check, call, rep, failures);
+  }
+}
+
 Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t seed,
-                   int& failures) {
+                   int& failures, bool pinned_call) {
   Json row = Json::object();
   DenseCase c = make_dense_case(w.volume, w.filter, Boundary::Zero, seed);
   const double flops = 2.0 * c.fmas();
@@ -221,20 +266,17 @@ Json dense_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uin
   }
 
   const DenseFilter f = dense_filter(c);
-  RunReport rep;
-  Json call = call_time_json(
-      w.volume, c.input, cfg, g, check,
+  add_call_times(
+      row, w.volume, c.input, pinned_call, cfg, g, check,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_dense(in, f, out, o);
       },
-      rep, failures);
-  call["ko"] = rep.outputs_per_thread;
-  row["call_time"] = call;
+      failures);
   return row;
 }
 
 Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t seed,
-                       int& failures) {
+                       int& failures, bool pinned_call) {
   Json row = Json::object();
   const auto taps = gaussian_axes(w.volume.dims, w.sigma);
   SeparableCase c = make_separable_case(w.volume, taps, Boundary::Zero, seed);
@@ -287,13 +329,12 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
   SeparableFilter f;
   f.dims = w.volume.dims;
   f.taps = taps;
-  RunReport rep;
-  row["call_time"] = call_time_json(
-      w.volume, c.input, cfg, g, check,
+  add_call_times(
+      row, w.volume, c.input, pinned_call, cfg, g, check,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_separable(in, f, out, o);
       },
-      rep, failures);
+      failures);
   return row;
 }
 
@@ -352,6 +393,51 @@ Json cpu_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& fail
   return row;
 }
 
+// The whole call of a GPU workload on pageable and on pinned host buffers, each against
+// max(upload, kernel, download) with the transfers at the bandwidth measured for that kind of
+// memory at the start of the run and the kernel at this row's device time.
+Json api_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t seed,
+             int& failures) {
+  const auto& all = bench_workloads();
+  const Workload& base =
+      *std::find_if(all.begin(), all.end(), [&](const Workload& b) { return b.name == w.base; });
+  BenchConfig quick = cfg;  // the kernel's time is what matters here, not its variants
+  quick.all_kos = false;
+  quick.all_boundaries = false;
+  Json row = base.kind == Kind::GpuDense ? dense_gpu_row(base, quick, g, seed, failures, true)
+                                         : separable_gpu_row(base, quick, g, seed, failures, true);
+  if (row.contains("error"))
+    return row;
+  const double kernel_ms = number(row["device_time"], "median_ms");
+  const double bytes = 4.0 * static_cast<double>(w.volume.count());  // float32 in and out
+  struct Memory {
+    const char* name;
+    const char* timing;
+    double h2d, d2h;
+  };
+  const Memory kinds[] = {
+      {"pageable", "call_time", g.ceil.h2d_pageable_bytes_per_s, g.ceil.d2h_pageable_bytes_per_s},
+      {"pinned", "call_time_pinned", g.ceil.h2d_pinned_bytes_per_s, g.ceil.d2h_pinned_bytes_per_s}};
+  bool met = true;
+  for (const Memory& m : kinds) {
+    const CallFloor f = call_floor(bytes, bytes, kernel_ms, m.h2d, m.d2h);
+    const double call_ms = number(row[m.timing], "median_ms");
+    const double ratio = ratio_to_floor(call_ms, f.floor_ms);
+    met = met && ratio <= kMaxRatioToFloor;
+    row[std::string("floor_") + m.name] = {{"upload_ms", f.upload_ms},
+                                           {"kernel_ms", f.kernel_ms},
+                                           {"download_ms", f.download_ms},
+                                           {"floor_ms", f.floor_ms},
+                                           {"bound", f.bound},
+                                           {"call_ms", call_ms},
+                                           {"ratio_to_floor", ratio},
+                                           {"target_met", ratio <= kMaxRatioToFloor}};
+  }
+  row["pinned_allocator"] = kPinnedAllocator;
+  row["target_met"] = met;
+  return row;
+}
+
 }  // namespace
 
 const std::vector<Workload>& bench_workloads() {
@@ -391,6 +477,45 @@ const std::vector<Workload>& bench_workloads() {
     c.target_text = ">= 20x itk::ConvolutionImageFilter";
     c.description = "CPU 3D 160x160x160, dense 7^3, all cores";
     l.push_back(c);
+    const std::size_t kernel_rows = l.size();
+    for (std::size_t i = 0; i < kernel_rows; ++i) {
+      if (l[i].kind == Kind::CpuDense)
+        continue;
+      Workload a = l[i];
+      a.name = "api_" + l[i].name;
+      a.kind = Kind::Api;
+      a.base = l[i].name;
+      a.target = kMaxRatioToFloor;
+      a.target_text = "<= 1.5x max(upload, kernel, download), pageable and pinned";
+      a.description = "whole filter call on host buffers: " + l[i].description;
+      l.push_back(a);
+    }
+    for (const char* command : {"smooth", "convolve"}) {
+      for (FileFormat f : {FileFormat::Mha, FileFormat::Nii, FileFormat::NiiGz}) {
+        Workload e;
+        std::string ext = extension(f);
+        ext.erase(std::remove(ext.begin(), ext.end(), '.'), ext.end());
+        e.name = std::string("e2e_") + command + "_" + ext;
+        e.kind = Kind::EndToEnd;
+        e.command = command;
+        e.format = f;
+        e.volume = parse_shape("160x160x160x20", "volume");
+        e.target = kMaxRatioToFloor;
+        e.target_text = "<= 1.5x the I/O-only floor (ndconv convert)";
+        e.description = std::string("ndconv ") + command + " on an echo-like uint8 sequence, " +
+                        (e.command == "smooth" ? "sigma 1 mm" : "dense 7^4 kernel") + ", float32 " +
+                        extension(f) + " out";
+        l.push_back(e);
+      }
+    }
+    Workload b;
+    b.name = "batch";
+    b.kind = Kind::Batch;
+    b.volume = parse_shape("160x160x160", "volume");
+    b.target = kMinBatchThroughputShare;
+    b.target_text = ">= 90% of the I/O-only floor's throughput";
+    b.description = "ndconv smooth --sigma 1 on 40 echo-like uint8 .nii.gz volumes";
+    l.push_back(b);
     return l;
   }();
   return list;
@@ -419,13 +544,33 @@ bool other_dense_workload(const std::string& name, Workload& out) {
   return false;
 }
 
+namespace {
+
+bool needs_gpu(const Workload& w) {
+  return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api;
+}
+
+const char* backend_text(Kind k) {
+  switch (k) {
+    case Kind::CpuDense:
+      return "cpu";
+    case Kind::EndToEnd:
+    case Kind::Batch:
+      return "ndconv command";
+    default:
+      return "gpu";
+  }
+}
+
+}  // namespace
+
 BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   std::vector<Workload> chosen;
   for (const Workload& w : bench_workloads()) {
     const bool named =
         cfg.workloads.empty() ||
         std::find(cfg.workloads.begin(), cfg.workloads.end(), w.name) != cfg.workloads.end();
-    if (named && (!cfg.cpu_only || w.kind == Kind::CpuDense))
+    if (named && (!cfg.cpu_only || !needs_gpu(w)))
       chosen.push_back(w);
   }
   for (const std::string& name : cfg.workloads) {
@@ -446,8 +591,12 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   }
   if (chosen.empty())
     throw InvalidArgument("no workload selected");
-  const bool need_gpu = std::any_of(chosen.begin(), chosen.end(),
-                                    [](const Workload& w) { return w.kind != Kind::CpuDense; });
+  const bool need_gpu = std::any_of(chosen.begin(), chosen.end(), needs_gpu);
+  std::unique_ptr<EndToEndBench> e2e;
+  if (std::any_of(chosen.begin(), chosen.end(), [](const Workload& w) {
+        return w.kind == Kind::EndToEnd || w.kind == Kind::Batch;
+      }))
+    e2e = std::make_unique<EndToEndBench>(cfg.e2e);
   BenchResult result;
   result.summary = {{"tool", "ndconv bench"},
                     {"date", utc_now()},
@@ -476,28 +625,50 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
        "host clock, median of repetitions after one warm-up"},
       {"warmup", cfg.warmup},
       {"repetitions", cfg.repetitions},
-      {"call_repetitions", cfg.call_repetitions}};
+      {"call_repetitions", cfg.call_repetitions},
+      {"e2e",
+       "e2e_* and batch: whole ndconv commands as child processes, wall clock from fork to exit, "
+       "median of e2e_repetitions after one untimed run (page cache warm); the floor, ndconv "
+       "convert on the same files with the same output type, is timed interleaved with them"},
+      {"e2e_repetitions", cfg.e2e.repetitions}};
   Json rows = Json::array();
   Progress progress(progress_out, static_cast<int>(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    const Workload& w = chosen[i];
-    const uint64_t seed = cfg.seed ? cfg.seed + i : fresh_seed();
+    Workload w = chosen[i];
+    if (w.kind == Kind::EndToEnd)
+      w.volume = cfg.e2e.sequence;
+    if (w.kind == Kind::Batch) {
+      w.volume = cfg.e2e.batch_volume;
+      w.description = "ndconv smooth --sigma 1 on " + std::to_string(cfg.e2e.batch_count) +
+                      " echo-like uint8 .nii.gz volumes";
+    }
+    // The command rows' inputs are the same from run to run (--seed changes them), so that trees
+    // are compared on the same files.
+    const bool command_row = w.kind == Kind::EndToEnd || w.kind == Kind::Batch;
+    const uint64_t seed = command_row ? cfg.e2e.seed : cfg.seed ? cfg.seed + i : fresh_seed();
     Json row;
     if (w.kind == Kind::GpuDense)
-      row = dense_gpu_row(w, cfg, g, seed, result.failures);
+      row = dense_gpu_row(w, cfg, g, seed, result.failures, false);
     else if (w.kind == Kind::GpuSeparable)
-      row = separable_gpu_row(w, cfg, g, seed, result.failures);
+      row = separable_gpu_row(w, cfg, g, seed, result.failures, false);
+    else if (w.kind == Kind::Api)
+      row = api_row(w, cfg, g, seed, result.failures);
+    else if (w.kind == Kind::EndToEnd)
+      row = e2e->sequence_row(w.command, w.format, result.failures);
+    else if (w.kind == Kind::Batch)
+      row = e2e->batch_row(result.failures);
     else
       row = cpu_row(w, cfg, seed, result.failures);
     Json head = {{"workload", w.name},
                  {"description", w.description},
-                 {"backend", w.kind == Kind::CpuDense ? "cpu" : "gpu"},
+                 {"backend", backend_text(w.kind)},
                  {"volume", format_shape(w.volume)},
                  {"voxels", w.volume.count()},
                  {"target", w.target_text}};
-    if (w.kind == Kind::GpuSeparable) {
-      head["filter"] = "gaussian sigma " + std::to_string(w.sigma).substr(0, 4);
-    } else {
+    if (command_row) {
+      head["filter"] = w.command == "convolve" ? "dense " + format_shape(cube(w.volume.dims, 7))
+                                               : "gaussian sigma 1 mm";
+    } else if (w.kind == Kind::GpuSeparable || w.sigma > 0) {
       head.update({{"filter", format_shape(w.filter)}, {"taps", w.filter.count()}});
     }
     head.update(row);
@@ -510,20 +681,21 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   return result;
 }
 
-void print_bench_table(std::ostream& out, const BenchResult& result) {
-  const Json& doc = result.summary;
-  if (doc.contains("ceilings")) {
-    out << "device: " << text(doc["device"], "name") << "; measured FP32 FMA peak "
-        << text(doc["ceilings"], "fma_peak_gflops") << " GFLOP/s, copy bandwidth "
-        << text(doc["ceilings"], "copy_bandwidth_gbs") << " GB/s (read+write)\n";
-  }
+namespace {
+
+const char* met_text(const Json& r) {
+  const std::string met = text(r, "target_met");
+  return met == "true" ? "yes" : met == "false" ? "NO" : "-";
+}
+
+void print_kernel_rows(std::ostream& out, const Json& rows) {
   char line[320];
   std::snprintf(line, sizeof line, "%-11s %10s %10s %9s %9s %-24s %-4s %-7s %8s %10s\n", "workload",
                 "device_ms", "min_ms", "GVox/s", "GFLOP/s", "vs ceiling", "met", "plan", "call_ms",
                 "auto/best");
   out << line;
   const Json none = Json::object();
-  for (const Json& r : doc["workloads"]) {
+  for (const Json& r : rows) {
     const Json& dt = r.contains("device_time") ? r["device_time"] : none;
     const Json& ct = r.contains("call_time") ? r["call_time"] : none;
     std::string ceiling;
@@ -546,18 +718,104 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
       std::snprintf(buf, sizeof buf, "+%.1f%%", number(r, "auto_loss_pct"));
       ratio = buf;
     }
-    const std::string met = text(r, "target_met");
     std::snprintf(line, sizeof line, "%-11s %10.4f %10.4f %9.2f %9.1f %-24s %-4s %-7s %8.3f %10s\n",
                   text(r, "workload").c_str(), number(dt, "median_ms"), number(dt, "min_ms"),
                   number(r, "voxels_per_s") * 1e-9, number(r, "gflops"), ceiling.c_str(),
-                  met == "true"    ? "yes"
-                  : met == "false" ? "NO"
-                                   : "-",
-                  plan.c_str(), number(ct, "median_ms"), ratio.c_str());
+                  met_text(r), plan.c_str(), number(ct, "median_ms"), ratio.c_str());
     out << line;
   }
   out << "device_ms: filter on data already on the device (CUDA events; CPU row: host clock); "
          "call_ms: whole call with transfers.\n";
+}
+
+void print_api_rows(std::ostream& out, const Json& rows) {
+  char line[320];
+  std::snprintf(line, sizeof line, "%-16s %-9s %9s %9s %9s %9s %-9s %9s %8s %-4s\n", "workload",
+                "memory", "call_ms", "upload", "kernel", "download", "bound", "floor_ms", "x floor",
+                "met");
+  out << line;
+  for (const Json& r : rows) {
+    if (r.contains("error")) {
+      out << text(r, "workload") << ": " << text(r, "error") << "\n";
+      continue;
+    }
+    for (const char* memory : {"pageable", "pinned"}) {
+      const Json& f = r[std::string("floor_") + memory];
+      std::snprintf(line, sizeof line, "%-16s %-9s %9.3f %9.3f %9.3f %9.3f %-9s %9.3f %8.2f %-4s\n",
+                    text(r, "workload").c_str(), memory, number(f, "call_ms"),
+                    number(f, "upload_ms"), number(f, "kernel_ms"), number(f, "download_ms"),
+                    text(f, "bound").c_str(), number(f, "floor_ms"), number(f, "ratio_to_floor"),
+                    met_text(f));
+      out << line;
+    }
+  }
+  out << "api rows: whole filter call on host buffers; floor = max(upload, kernel, download) at "
+         "the "
+         "host bandwidth measured for that memory (ms).\n";
+}
+
+void print_command_rows(std::ostream& out, const Json& rows) {
+  char line[320];
+  std::snprintf(line, sizeof line, "%-18s %-7s %10s %10s %9s %-4s\n", "workload", "device",
+                "median_s", "floor_s", "vs floor", "met");
+  out << line;
+  for (const Json& r : rows) {
+    if (r.contains("error")) {
+      out << text(r, "workload") << ": " << text(r, "error") << "\n";
+      continue;
+    }
+    const Json& floor = r["floor"];
+    if (floor.contains("error"))
+      out << text(r, "workload") << ": floor failed: " << text(floor, "error") << "\n";
+    for (const Json& run : r["runs"]) {
+      char measure[32] = "";
+      if (run.contains("ratio_to_floor"))
+        std::snprintf(measure, sizeof measure, "%.2fx", number(run, "ratio_to_floor"));
+      else if (run.contains("throughput_share_of_floor"))
+        std::snprintf(measure, sizeof measure, "%.0f%% thr",
+                      100.0 * number(run, "throughput_share_of_floor"));
+      std::snprintf(line, sizeof line, "%-18s %-7s %10.3f %10.3f %9s %-4s\n",
+                    text(r, "workload").c_str(), text(run, "device").c_str(),
+                    number(run, "median_s"), number(floor, "median_s"), measure, met_text(run));
+      out << line;
+      if (run.contains("error"))
+        out << "  failed: " << text(run, "error") << "\n";
+    }
+    if (r.contains("mode"))
+      out << "  batch: " << text(r, "mode") << "; floor: " << text(r, "floor_mode") << "\n";
+  }
+  out << "whole commands (wall clock, median); floor: ndconv convert of the same files to the same "
+         "output type; batch: throughput as a share of the floor's.\n";
+}
+
+}  // namespace
+
+void print_bench_table(std::ostream& out, const BenchResult& result) {
+  const Json& doc = result.summary;
+  if (doc.contains("ceilings")) {
+    const Json& c = doc["ceilings"];
+    out << "device: " << text(doc["device"], "name") << "; measured FP32 FMA peak "
+        << text(c, "fma_peak_gflops") << " GFLOP/s, copy bandwidth "
+        << text(c, "copy_bandwidth_gbs") << " GB/s (read+write); host->device / device->host "
+        << text(c, "h2d_pageable_gbs") << " / " << text(c, "d2h_pageable_gbs") << " GB/s pageable, "
+        << text(c, "h2d_pinned_gbs") << " / " << text(c, "d2h_pinned_gbs") << " GB/s pinned\n";
+  }
+  Json kernels = Json::array(), api = Json::array(), commands = Json::array();
+  for (const Json& r : doc["workloads"]) {
+    const std::string name = text(r, "workload");
+    if (name.rfind("api_", 0) == 0)
+      api.push_back(r);
+    else if (text(r, "backend") == "ndconv command")
+      commands.push_back(r);
+    else
+      kernels.push_back(r);
+  }
+  if (!kernels.empty())
+    print_kernel_rows(out, kernels);
+  if (!api.empty())
+    print_api_rows(out, api);
+  if (!commands.empty())
+    print_command_rows(out, commands);
 }
 
 }  // namespace ndconv::perf

@@ -2,6 +2,11 @@
 // then timed twice: the filter alone on data already on the device ("device"), and the whole
 // engine call with host buffers, uploads and downloads ("call"). Reported against the device's
 // FP32 FMA peak and copy bandwidth measured at the start of the same run.
+//
+// Rows beyond the kernels (issue 29): api_* (the whole call of a GPU workload on pageable and on
+// pinned host buffers, against max(upload, kernel, download) at the host bandwidths measured in
+// the same run), e2e_* and batch (whole `ndconv` commands against their I/O-only floor,
+// perf/e2e.h).
 #pragma once
 
 #include <functional>
@@ -10,6 +15,7 @@
 #include <vector>
 
 #include "perf/check.h"
+#include "perf/e2e.h"
 #include "perf/params.h"
 #include "perf/report.h"
 
@@ -18,16 +24,19 @@ namespace ndconv::perf {
 struct Workload {
   std::string name;
   std::string description;
-  enum class Kind { GpuDense, GpuSeparable, CpuDense } kind = Kind::GpuDense;
+  enum class Kind { GpuDense, GpuSeparable, CpuDense, Api, EndToEnd, Batch } kind = Kind::GpuDense;
   Shape volume;
   Shape filter;       ///< dense filters
   double sigma = 0;   ///< separable Gaussian, voxels
   double target = 0;  ///< % of FMA peak (dense), x memory floor (separable), x ITK (CPU)
   std::string target_text;
+  std::string base;                     ///< Api: the GPU workload whose call it times
+  std::string command;                  ///< EndToEnd: "smooth" or "convolve"
+  FileFormat format = FileFormat::Nii;  ///< EndToEnd: the input's and the output's format
 };
 
 /// The fixed workloads, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2,
-/// cpu3d_7.
+/// cpu3d_7, api_<each GPU workload>, e2e_{smooth,convolve}_{mha,nii,niigz}, batch.
 const std::vector<Workload>& bench_workloads();
 
 /// What a CPU peer (itk::ConvolutionImageFilter, supplied by the ITK-linked front end) returns for
@@ -59,6 +68,7 @@ struct BenchConfig {
   std::string command_line;
   CpuPeer cpu_peer;  ///< empty: the CPU row reports ndconv alone and says why
   int cpu_peer_repetitions = 1;
+  EndToEndConfig e2e;  ///< e2e.ndconv empty: the e2e_* and batch rows say they are not available
 };
 
 struct BenchResult {

@@ -78,13 +78,20 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
       "Each workload is validated against the CPU backend, then timed on data already on the "
       "device and as a whole call (transfers included), against the FMA peak and copy bandwidth "
       "measured at the start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv "
-      "only: ndconv-perf has no ITK).",
-      {text_option("--device", "gpu|cpu", "gpu: all workloads; cpu: the CPU row only (gpu)",
+      "only: ndconv-perf has no ITK). api_* rows: the whole call on pageable and on pinned host "
+      "buffers against max(upload, kernel, download) at the host bandwidth measured in the run. "
+      "e2e_* and batch rows (ndconv only): whole ndconv commands on generated echo-like files, "
+      "timed as child processes against ndconv convert of the same files (the I/O-only floor).",
+      {text_option("--device", "gpu|cpu",
+                   "gpu: all workloads; cpu: those that need no GPU in this process (cpu3d_7, "
+                   "e2e_*, batch) (gpu)",
                    a.device),
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
        text_option("--workload", "NAMES",
                    "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
-                   "cpu3d_7 (default: all); also denseND_K, a K^N filter on the volume of that "
+                   "cpu3d_7, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
+                   "e2e_smooth_niigz, e2e_convolve_mha, e2e_convolve_nii, e2e_convolve_niigz, "
+                   "batch (default: all); also denseND_K, a K^N filter on the volume of that "
                    "dense row, without a target",
                    a.workload),
        text_option("--json", "PATH", "also write the JSON here (-: JSON on stdout instead)",
@@ -95,7 +102,22 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
        int_option("--call-reps", "timed whole-call repetitions (5)", a.call_repetitions, 1),
        flag("--quick", "fewer repetitions, no per-KO or boundary timings", a.quick),
        flag("--boundaries", "with --quick: time the other boundaries all the same", a.boundaries),
-       int_option("--seed", "fixed random seed (0: fresh)", a.seed, 0)}};
+       int_option("--seed", "fixed random seed (0: fresh)", a.seed, 0),
+       text_option(
+           "--e2e-device", "LIST",
+           "e2e_* and batch rows: --device of the timed commands, e.g. auto,cpu,cuda (auto)",
+           a.e2e_devices),
+       int_option("--e2e-reps", "e2e_* and batch rows: timed runs of each command (3)",
+                  a.e2e_repetitions, 1),
+       text_option("--e2e-volume", "SHAPE",
+                   "e2e_* rows: the echo-like sequence's extents (160x160x160x20)", a.e2e_volume),
+       text_option("--batch-volume", "SHAPE", "batch row: each volume's extents (160x160x160)",
+                   a.batch_volume),
+       int_option("--batch-count", "batch row: number of volumes (40)", a.batch_count, 1),
+       text_option("--work-dir", "DIR",
+                   "e2e_* and batch rows: make the temporary folder for their files in DIR "
+                   "(default $TMPDIR or /tmp; removed at the end)",
+                   a.work_dir)}};
   if (itk_peer) {
     c.options.push_back(
         int_option("--itk-reps", "timed ITK repetitions (1; ITK is slow)", a.itk_repetitions, 1));
@@ -252,6 +274,28 @@ BenchConfig bench_config(const BenchArgs& a) {
   for (std::string n; std::getline(names, n, ',');)
     if (!n.empty())
       c.workloads.push_back(n);
+  c.e2e.ndconv = a.ndconv_binary;
+  c.e2e.sequence = parse_shape(a.e2e_volume, "--e2e-volume");
+  if (c.e2e.sequence.dims < 3)
+    throw InvalidArgument("--e2e-volume: a 3D volume or a 4D sequence is needed");
+  c.e2e.batch_volume = parse_shape(a.batch_volume, "--batch-volume");
+  if (c.e2e.batch_volume.dims != 3)
+    throw InvalidArgument("--batch-volume: a 3D volume is needed");
+  c.e2e.batch_count = a.batch_count;
+  c.e2e.repetitions = a.quick ? std::min(a.e2e_repetitions, 1) : a.e2e_repetitions;
+  c.e2e.work_parent = a.work_dir;
+  c.e2e.seed = a.seed ? a.seed : 1;
+  c.e2e.devices.clear();
+  std::stringstream devices(a.e2e_devices);
+  for (std::string d; std::getline(devices, d, ',');) {
+    const bool cuda_n = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() < 9 &&
+                        d.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (d != "auto" && d != "cpu" && d != "cuda" && !cuda_n)
+      throw InvalidArgument("--e2e-device: expected auto, cpu, cuda or cuda:N, got '" + d + "'");
+    c.e2e.devices.push_back(d);
+  }
+  if (c.e2e.devices.empty())
+    throw InvalidArgument("--e2e-device: no device given");
   return c;
 }
 

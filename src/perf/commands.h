@@ -58,6 +58,14 @@ struct BenchArgs {
   bool quick = false;       ///< fewer repetitions, no per-KO and boundary timings
   bool boundaries = false;  ///< with quick: the boundary timings all the same
   uint64_t seed = 0;
+  std::string e2e_devices = "auto";  ///< --device of the e2e_* and batch commands
+  int e2e_repetitions = 3;
+  std::string e2e_volume = "160x160x160x20";
+  std::string batch_volume = "160x160x160";
+  int batch_count = 40;
+  std::string work_dir;  ///< where the temporary folder of the e2e rows goes
+  /// Not an option: the front end's ndconv binary, which the e2e rows run (empty: not available).
+  std::string ndconv_binary;
 };
 
 /// One option of a command.

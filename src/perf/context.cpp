@@ -41,9 +41,16 @@ Json ceilings_json(const gpu::Ceilings& c) {
           {"copy_bandwidth_gbs", c.copy_bytes_per_s * 1e-9},
           {"copy_bytes", c.copy_bytes},
           {"copy_ms", c.copy_ms},
+          {"h2d_pageable_gbs", c.h2d_pageable_bytes_per_s * 1e-9},
+          {"d2h_pageable_gbs", c.d2h_pageable_bytes_per_s * 1e-9},
+          {"h2d_pinned_gbs", c.h2d_pinned_bytes_per_s * 1e-9},
+          {"d2h_pinned_gbs", c.d2h_pinned_bytes_per_s * 1e-9},
+          {"host_copy_bytes", c.host_copy_bytes},
           {"how",
            "measured at the start of this run: FP32 FMA microkernel (2 flops per FMA); "
-           "cudaMemcpy device to device counting bytes read + written"}};
+           "cudaMemcpy device to device counting bytes read + written; host <-> device: host "
+           "clock around one synchronous cudaMemcpy from or to pageable (std::vector) and pinned "
+           "(cudaHostAlloc) memory, counting the bytes once"}};
 }
 
 Json cpu_json(int threads) {

@@ -7,6 +7,7 @@
 // bytes read plus the bytes written, as the issue defines the memory floor.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,17 @@ void Buffer::poison() {
   PERF_CUDA(cudaMemset(data_, 0xFF, count_ * sizeof(float)));
 }
 
+PinnedHostBuffer::PinnedHostBuffer(std::size_t count) : count_(count) {
+  if (count)
+    PERF_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(float),
+                            cudaHostAllocDefault));
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() {
+  if (data_)
+    cudaFreeHost(data_);
+}
+
 struct Timer::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -170,6 +182,37 @@ Timing Timer::time(const std::function<void(void* stream)>& work, int warmup, in
   return summarize(samples);
 }
 
+namespace {
+
+// Host <-> device bandwidth as the engine's synchronous copies see it: the host clock around one
+// large cudaMemcpy (256 MiB, or the device buffer if smaller), from and to memory of each kind.
+void measure_host_bandwidth(int device, int repetitions, Buffer& on_device, Ceilings& c) {
+  PERF_CUDA(cudaSetDevice(device));
+  const std::size_t count = std::min<std::size_t>(on_device.size(), (std::size_t{1} << 28) / 4);
+  const double bytes = static_cast<double>(count * sizeof(float));
+  std::vector<float> pageable(count, 1.0f);  // written, so that its pages exist before timing
+  PinnedHostBuffer pinned(count);
+  std::fill(pinned.data(), pinned.data() + count, 1.0f);
+  auto rate = [&](float* host, bool upload) {
+    const Timing t = time_host(
+        [&] {
+          if (upload)
+            on_device.upload(host, count);
+          else
+            on_device.download(host, count);
+        },
+        1, repetitions);
+    return bytes / (t.median_ms * 1e-3);
+  };
+  c.h2d_pageable_bytes_per_s = rate(pageable.data(), true);
+  c.d2h_pageable_bytes_per_s = rate(pageable.data(), false);
+  c.h2d_pinned_bytes_per_s = rate(pinned.data(), true);
+  c.d2h_pinned_bytes_per_s = rate(pinned.data(), false);
+  c.host_copy_bytes = static_cast<int64_t>(bytes);
+}
+
+}  // namespace
+
 Ceilings measure_ceilings(int device, int repetitions) {
   const DeviceFacts f = facts(device);
   Timer timer(device);
@@ -204,6 +247,7 @@ Ceilings measure_ceilings(int device, int repetitions) {
   c.copy_ms = copy.median_ms;
   c.copy_bytes = static_cast<int64_t>(bytes);
   c.copy_bytes_per_s = 2.0 * static_cast<double>(bytes) / (copy.median_ms * 1e-3);
+  measure_host_bandwidth(device, repetitions, a, c);
   return c;
 }
 

@@ -1,5 +1,6 @@
-// The perf library's view of the GPU: device facts, the two ceilings measured at the start of a
-// run (FP32 FMA peak and device copy bandwidth), device buffers and the timing harness.
+// The perf library's view of the GPU: device facts, the ceilings measured at the start of a run
+// (FP32 FMA peak, device copy bandwidth, host <-> device bandwidth from pageable and from pinned
+// memory), device and pinned host buffers and the timing harness.
 // Implemented in gpu.cu when ndconv is built with CUDA, else in gpu_unavailable.cpp, whose
 // functions throw GpuUnavailable: a GPU mode never prints a number it did not measure.
 #pragma once
@@ -57,6 +58,11 @@ struct Ceilings {
   double fma_ms = 0;            ///< median time of the FMA kernel
   double copy_ms = 0;           ///< median time of the copy
   int64_t copy_bytes = 0;       ///< bytes copied per repetition (counted once)
+  /// Host <-> device bandwidth of one large cudaMemcpy (host clock around the synchronous copy),
+  /// from and to ordinary (pageable) and pinned (page-locked) host memory, bytes per second.
+  double h2d_pageable_bytes_per_s = 0, d2h_pageable_bytes_per_s = 0;
+  double h2d_pinned_bytes_per_s = 0, d2h_pinned_bytes_per_s = 0;
+  int64_t host_copy_bytes = 0;  ///< bytes per host <-> device copy
 };
 Ceilings measure_ceilings(int device, int repetitions);
 
@@ -77,6 +83,23 @@ class Buffer {
   void download(float* host, std::size_t count) const;
   /// Fills with NaN so that any element a kernel fails to write fails the validation.
   void poison();
+
+ private:
+  float* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// A float array in pinned (page-locked) host memory straight from cudaHostAlloc (RAII), for the
+/// pinned-bandwidth ceiling: a measure of the hardware, independent of ndconv's own allocator.
+class PinnedHostBuffer {
+ public:
+  explicit PinnedHostBuffer(std::size_t count);
+  ~PinnedHostBuffer();
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+
+  float* data() const { return data_; }
+  std::size_t size() const { return count_; }
 
  private:
   float* data_ = nullptr;

@@ -36,6 +36,10 @@ void Buffer::download(float*, std::size_t) const {
 void Buffer::poison() {
   unavailable();
 }
+PinnedHostBuffer::PinnedHostBuffer(std::size_t) {
+  unavailable();
+}
+PinnedHostBuffer::~PinnedHostBuffer() = default;
 struct Timer::Impl {};
 Timer::Timer(int) {
   unavailable();

@@ -247,6 +247,7 @@ TEST(Bench, CpuRowJsonWithItsPeer) {
   b.itk_repetitions = 2;
   b.seed = 7;
   b.json = "-";
+  b.workload = "cpu3d_7";  // --device cpu alone also runs the command rows (e2e_*, batch)
   std::ostringstream out;
   bench_command(b, "test", peer, out, nullptr);
   EXPECT_EQ(peer_repetitions, 2);
@@ -296,9 +297,11 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
   EXPECT_TRUE(bench_config(b).all_boundaries);
   EXPECT_FALSE(bench_config(b).all_kos);
-  ASSERT_EQ(bench_workloads().size(), 6u);
+  ASSERT_EQ(bench_workloads().size(), 18u);  // 6 kernel rows, 5 api_*, 6 e2e_*, batch
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
+  EXPECT_EQ(bench_workloads()[6].name, "api_dense3d_11");
+  EXPECT_EQ(bench_workloads()[17].name, "batch");
 }
 
 TEST(Sweep, RefusesToOverwriteResults) {
