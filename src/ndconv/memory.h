@@ -45,8 +45,12 @@ template <typename T>
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t count)
-      : data_(static_cast<T*>(pinned_allocate(count * sizeof(T), &pinned_))), size_(count) {}
+  // In the body, not the initialiser list: pinned_'s default initialiser runs after data_'s and
+  // would overwrite what pinned_allocate reported.
+  explicit PinnedBuffer(std::size_t count) {
+    data_ = static_cast<T*>(pinned_allocate(count * sizeof(T), &pinned_));
+    size_ = count;
+  }
   ~PinnedBuffer() { pinned_free(data_); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
