@@ -364,9 +364,14 @@ OutputNames output_names(const std::string& target, int compression_level) {
     n.kind = OutputKind::MetaHeader;
     n.itk_name = "image.mhd";
     n.companions = {base_name(name, ".mhd") + (compression_level > 0 ? ".zraw" : ".raw")};
-  } else if (ends_with(l, ".gz")) {
+  } else if (ends_with(l, ".gz") || ends_with(l, ".nrrd")) {
     n.kind = OutputKind::ItkDirect;
     n.itk_name = name;
+  } else if (ends_with(l, ".nhdr")) {
+    // The header names its data file, so ITK writes both under their final names.
+    n.kind = OutputKind::ItkDirect;
+    n.itk_name = name;
+    n.companions = {base_name(name, ".nhdr") + ".raw.gz"};
   } else {
     n.kind = OutputKind::Other;
     const auto dot = name.rfind('.');

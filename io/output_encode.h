@@ -23,7 +23,7 @@ enum class OutputKind {
   MetaSingle,  ///< .mha
   MetaHeader,  ///< .mhd + .raw / .zraw
   Other,       ///< PNG, JPEG, BMP, TIFF: written by ITK as they are
-  ItkDirect    ///< anything else ITK writes under the final name itself (e.g. .img.gz)
+  ItkDirect    ///< ITK writes under the final name itself (.img.gz, .nrrd, .nhdr + .raw.gz)
 };
 
 /// How `target` is written: its kind, the neutral name ITK writes in the staging folder, and the

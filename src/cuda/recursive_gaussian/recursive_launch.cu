@@ -31,7 +31,7 @@ void run(const ConstVolumeView& input, const VolumeView& output,
   report.seconds_upload = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  LineBatch b;
+  LineBatch b{};
   for (int a = 0; a < kMaxDims; ++a)
     b.extent[a] = a < input.dims ? input.extent[a] : 1;
   b.boundary = static_cast<int>(boundary);
