@@ -70,12 +70,16 @@ double peak_bytes(const MemoryPlan& p) {
   if (p.output_values <= 0)
     return kBaselineBytes + read;
   const double out_planes = 4.0 * p.output_values;
-  // Filtering: the input and output planes and the filter's own float32 copies.
-  const double filter = in_planes + out_planes + 4.0 * p.filter_copies * p.output_values;
-  // Writing: both sets of planes (the preview needs the input) and the output in its own type;
-  // MetaIO adds its copy and the compressed stream.
+  // Filtering: the input and output planes, the filter's own float32 copies, and what the run
+  // holds besides (part of the stored input's buffer, per-thread rows and chunk staging): fitted
+  // to peak RSS measured on the CPU path (CliHostile.MemoryEstimateIsWithinTwentyPercentAbove...).
+  const double filter = in_planes + out_planes + 4.0 * p.filter_copies * p.output_values +
+                        (3.25 + 0.5 * p.input_bytes) * p.input_values;
+  // Writing: both sets of planes (the preview needs the input), the output in its own type (half
+  // as much again for MetaImage's pieces), and the parallel compressor's buffers.
   const double out_native = p.output_values * p.output_bytes;
-  const double write = in_planes + out_planes + out_native * (p.output_metaimage ? 3.0 : 1.0);
+  const double write = in_planes + out_planes + out_native * (p.output_metaimage ? 1.5 : 1.0) +
+                       4.0 * p.output_values;
   return kBaselineBytes + std::max({read, filter, write});
 }
 
