@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -179,11 +180,31 @@ TEST_F(CliOutput, AwkwardButLegalNamesWork) {
 
 // SIGINT or SIGTERM at any moment (reading, filtering, compressing, renaming) ends ndconv with
 // 130 and leaves no temporary file; an output is either complete or absent.
+namespace {
+
+// Waits until process `pid` catches SIGINT and SIGTERM (its handler is installed, as /proc shows),
+// so that a signal sent afterwards tests ndconv's handling, not the start-up before main().
+void wait_for_signal_handlers(pid_t pid) {
+  const uint64_t wanted = (uint64_t{1} << (SIGINT - 1)) | (uint64_t{1} << (SIGTERM - 1));
+  for (int i = 0; i < 5000; ++i) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("SigCgt:", 0) == 0 &&
+          (std::stoull(line.substr(7), nullptr, 16) & wanted) == wanted)
+        return;
+    }
+    ::usleep(1000);
+  }
+}
+
+}  // namespace
+
 TEST_F(CliOutput, InterruptAtAnyStageLeavesNoTemporaryFile) {
   write_meta(in_ / "big.mha", volume(4, {64, 64, 48, 6}, fresh_seed()));
   const std::string out = out_ / "o.nii.gz";
   int interrupted = 0;
-  for (const int delay_ms : {40, 400, 900}) {
+  for (const int delay_ms : {0, 300, 800}) {
     for (const int sig : {SIGINT, SIGTERM}) {
       SCOPED_TRACE("signal " + std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms");
       const pid_t child = ::fork();
@@ -196,6 +217,7 @@ TEST_F(CliOutput, InterruptAtAnyStageLeavesNoTemporaryFile) {
                 static_cast<char*>(nullptr));
         ::_exit(127);
       }
+      wait_for_signal_handlers(child);
       ::usleep(static_cast<useconds_t>(delay_ms) * 1000);
       ::kill(child, sig);
       int status = 0;
