@@ -1,39 +1,20 @@
 // The __global__ entry points: thin wrappers that hand CUDA's built-in coordinates to the
-// per-thread functions of blocked_thread.h and row_tile.h, plus the tap readers. Include from
-// exactly one translation unit (src/cuda/launch.cu): the __constant__ tap buffer lives here.
-//
-// Taps are warp-uniform: every thread of a warp reads the same tap in the same FMA. They sit in
-// __constant__ memory (served by the constant cache as a broadcast) when they fit, else in global
-// memory read through the read-only path (__ldg).
+// per-thread functions of the blocked, tiled, column and row kernels. Include from exactly one
+// translation unit (src/cuda/launch.cu). The pad and border kernels are in src/cuda/border/.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "kernels/blocked_thread.h"
-#include "kernels/border_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/grid_dependency.h"
-#include "kernels/pad_thread.h"
 #include "kernels/row_tile.h"
+#include "kernels/tap_memory.cuh"
 #include "kernels/tiled_halo.h"
 #include "kernels/tiled_thread.h"
 
 namespace ndconv::kernels {
-
-/// 64 KiB of constant memory, all of it for taps.
-inline constexpr int kConstantTapFloats = 16384;
-
-__constant__ float c_taps[kConstantTapFloats];
-
-struct ConstantTaps {
-  __device__ __forceinline__ float operator()(int i) const { return c_taps[i]; }
-};
-
-struct GlobalTaps {
-  const float* __restrict__ taps;
-  __device__ __forceinline__ float operator()(int i) const { return __ldg(taps + i); }
-};
 
 __device__ __forceinline__ ThreadCoord thread_coord() {
   ThreadCoord c;
@@ -63,30 +44,6 @@ __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* 
     blocked_block_thread<KO>(g, in, out, ConstantTaps{}, thread_coord());
   } else {
     blocked_block_thread<KO>(g, in, out, GlobalTaps{global_taps}, thread_coord());
-  }
-}
-
-/// The border kernel (border_thread.h): after a tiled launch with kTiledBulkZeroFaces on the same
-/// stream, adds to the outputs whose footprint leaves the volume along x or axis 1 the terms of
-/// the boundary's values there. Taps in constant memory (the launcher uses it only where they
-/// fit).
-__global__ void __launch_bounds__(kBorderThreads)
-    border_kernel(Geometry g, BorderPlan plan, const float* __restrict__ in, float* out) {
-  extern __shared__ __align__(16) float patch[];
-  const int tid = threadIdx.x;
-  for (int64_t b = blockIdx.x; b < plan.blocks; b += gridDim.x) {
-    const BorderBlock k = border_block(g, plan, b);
-    border_stage(g, k, in, patch, tid);
-    tiled_commit();
-    tiled_wait(0);    // this thread's copies have landed
-    __syncthreads();  // ... and every thread's
-    int64_t o[kAxes];
-    if (border_outputs(g, plan, k, tid, o)) {
-      float acc[kBorderKO];
-      border_accumulate(g, k, patch, ConstantTaps{}, o, acc);
-      blocked_store<kBorderKO, false, true>(g, out, o[0], o[1], o[2], o[3], acc);
-    }
-    __syncthreads();  // the patch is read before the next block's staging
   }
 }
 
@@ -250,44 +207,6 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     if (tile >= tiles)
       return;
     t = tiled_origin<S>(l, tile);
-  }
-}
-
-/// The padded input of a dense tiled launch (pad_thread.h): each plane (axis 2 by axis 3, along
-/// grid z) is a run of quads (4 padded columns) counted row by row, which the blocks along grid y
-/// share, kPadQuads per thread; grid y and z capped, the rest covered by grid-stride loops. The
-/// host guarantees that a plane's quads count in 32 bits. One instantiation per boundary
-/// (kBoundary replaces g.boundary): with the boundary read at run time, mirror and periodic fall
-/// below the copy bandwidth that replicate reaches.
-template <int kBoundary>
-__global__ void __launch_bounds__(256)
-    pad_kernel(Geometry g, PadLayout p, const float* __restrict__ in, float* __restrict__ out) {
-  g.boundary = kBoundary;
-  grid_dependents_launch();  // the tiled kernel's prologue may overlap the end of this pass
-  const int quads = static_cast<int>(p.extent[0] / 4);
-  const int per_plane = quads * static_cast<int>(p.extent[1]);
-  const int64_t planes = g.in_extent[2] * g.in_extent[3];
-  const int step = static_cast<int>(blockDim.x) * kPadQuads;
-  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
-    const int64_t i2 = plane % g.in_extent[2], i3 = plane / g.in_extent[2];
-    for (int first = blockIdx.y * step + threadIdx.x; first < per_plane;
-         first += gridDim.y * step) {
-      PadQuad q[kPadQuads];
-      int row[kPadQuads], quad[kPadQuads];
-#pragma unroll
-      for (int k = 0; k < kPadQuads; ++k) {
-        const int i = first + k * static_cast<int>(blockDim.x);
-        row[k] = i / quads;
-        quad[k] = i - row[k] * quads;
-        if (i < per_plane)
-          q[k] = pad_read(g, p, in, quad[k], row[k], i2, i3);
-      }
-#pragma unroll
-      for (int k = 0; k < kPadQuads; ++k) {
-        if (first + k * static_cast<int>(blockDim.x) < per_plane)
-          pad_write(p, out, q[k], quad[k], row[k], i2, i3);
-      }
-    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cuda/border/border_launch.h"
 #include "cuda/check.h"
 #include "cuda/dependent_launch.h"
 #include "cuda/device_facts.h"
@@ -247,10 +248,10 @@ bool tiled_bulk_loads(int device, const Geometry& g, const kernels::TiledLayout&
   return plane_tensor_map(device, g, l, in, map).empty();
 }
 
-std::mutex g_mutex;                         // the tap buffers and their upload records
-std::map<int, DeviceBuffer> g_global_taps;  // per device, grow-only
-// What each device's constant and global tap buffers last received (upload_taps).
-std::map<int, UploadedTaps> g_constant_uploads, g_global_uploads;
+std::mutex g_mutex;                            // the global tap buffers and their upload records
+std::map<int, DeviceBuffer> g_global_taps;     // per device, grow-only
+std::map<int, UploadedTaps> g_global_uploads;  // what each device's global tap buffer last received
+ConstantTapUploads g_constant_uploads;  // this translation unit's kernels::c_taps, per device
 
 // A kernel's resources (device_facts.h): `dynamic_shared_bytes` 0 for its own (the tables), or a
 // launch's dynamic shared memory, which lowers the blocks per SM of a kernel with a large tile.
@@ -323,27 +324,25 @@ dim3 to_dim3(const int v[3]) {
 // that wrote them.
 const float* upload_taps(int device, const std::vector<float>& taps, bool constant,
                          cudaStream_t stream) {
-  const size_t bytes = taps.size() * sizeof(float);
+  if (constant) {
+    g_constant_uploads.upload(device, &kernels::c_taps, taps, stream);
+    return nullptr;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
-  UploadedTaps& uploaded = (constant ? g_constant_uploads : g_global_uploads)[device];
+  UploadedTaps& uploaded = g_global_uploads[device];
   DeviceBuffer& buffer = g_global_taps[device];
-  if (!constant && buffer.size() < taps.size()) {
+  if (buffer.size() < taps.size()) {
     uploaded.forget();
     NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
     buffer.allocate(taps.size());
   }
   if (!uploaded.holds(taps, stream)) {
     uploaded.forget();
-    if (constant) {
-      NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(kernels::c_taps, taps.data(), bytes, 0,
-                                                cudaMemcpyHostToDevice, stream));
-    } else {
-      NDCONV_CUDA_CHECK(
-          cudaMemcpyAsync(buffer.get(), taps.data(), bytes, cudaMemcpyHostToDevice, stream));
-    }
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), taps.data(), taps.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
     uploaded.wrote(taps, stream);
   }
-  return constant ? nullptr : buffer.get();
+  return buffer.get();
 }
 
 // Launches a blocked pass; a plan of several passes describes its first (shape and resources).
@@ -532,50 +531,6 @@ TiledLoads tiled_loads(int device, const TiledEntry& e, const Geometry& tg, cons
   return loads;
 }
 
-// Pads the input of a launch on lg into `padded` (pad_tiled_input's layout), on `stream`.
-void launch_pad(const PaddedInput& pi, const Geometry& lg, const float* in, float* padded,
-                cudaStream_t stream) {
-  kernels::PadLayout layout = pi.layout;
-  layout.vector_reads = layout.vector_reads && reinterpret_cast<uintptr_t>(in) % 16 == 0;
-  const int threads = 256;
-  const int64_t per_plane = layout.extent[0] / 4 * layout.extent[1];
-  const int64_t per_block = int64_t{threads} * kernels::kPadQuads;
-  const dim3 grid(1,
-                  static_cast<unsigned>(std::min<int64_t>(kernels::kMaxGridYZ,
-                                                          (per_plane + per_block - 1) / per_block)),
-                  static_cast<unsigned>(
-                      std::min<int64_t>(kernels::kMaxGridYZ, lg.in_extent[2] * lg.in_extent[3])));
-  switch (lg.boundary) {
-    case kernels::kReplicate:
-      kernels::pad_kernel<kernels::kReplicate>
-          <<<grid, threads, 0, stream>>>(lg, layout, in, padded);
-      break;
-    case kernels::kMirror:
-      kernels::pad_kernel<kernels::kMirror><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
-      break;
-    case kernels::kPeriodic:
-      kernels::pad_kernel<kernels::kPeriodic><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
-      break;
-    default:  // zero: the copy engine's zeros are the boundary; tiled_input_padding_pays says no
-      throw std::logic_error("pad_kernel: no padding for the zero boundary");
-  }
-  NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");
-}
-
-// Launches the border kernel (kernels/border_thread.h) on g, right after the tiled kernel that
-// left zeros in its face tiles' halo; its taps (tiled_tap_rows, in g's layout: g is
-// tiled_geometry's, without lead taps) are in the constant memory already.
-void launch_border(int device, const Geometry& g, const float* in, float* out,
-                   cudaStream_t stream) {
-  const kernels::BorderPlan plan = kernels::border_plan(g);
-  const int64_t grid = std::min<int64_t>(plan.blocks, int64_t{1} << 30);
-  // A plain launch: as the tiled kernel's dependent its blocks would share the SMs with the tiled
-  // kernel's last wave and slow it down more than the overlap saves.
-  launch_kernel(device, false, &kernels::border_kernel, dim3(static_cast<unsigned>(grid)),
-                dim3(kernels::kBorderThreads), plan.patch_floats * static_cast<int>(sizeof(float)),
-                stream, g, plan, in, out);
-}
-
 // The blocks of a kernel that `device` holds at once, `blocks_per_sm` on each multiprocessor.
 int64_t resident_blocks(int device, int blocks_per_sm) {
   return int64_t{device_attributes(device).multiprocessors} * blocks_per_sm;
@@ -650,7 +605,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   tiled_deal_face_tiles(l, tiled_tile_x(e), e.block_rows, s.grid[0]);
   // The border kernel's taps (constant memory) go up with the tiled kernel's.
   if (loads.border)
-    upload_taps(device, tiled_tap_rows(p), true, stream);
+    border_upload_taps(device, tiled_tap_rows(p), stream);
   // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
   const int plane_loads = kernels::tiled_plane_loads(bulk_planes, loads.border);
   const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, plane_loads, s.shared_bytes, v);

@@ -14,10 +14,10 @@
 
 #include "cuda/tensor_map.h"
 #include "engine/problem.h"
-#include "kernels/border_thread.h"
+#include "cuda/border/border_thread.h"
 #include "kernels/geometry.h"
 #include "kernels/column_thread.h"
-#include "kernels/pad_thread.h"
+#include "cuda/border/pad_thread.h"
 #include "kernels/tiled_halo.h"
 #include "kernels/tiled_thread.h"
 
@@ -121,7 +121,7 @@ inline std::vector<float> tiled_lead_tap_rows(const std::vector<float>& rows, in
   return led;
 }
 
-/// The padded input of a dense tiled launch (kernels/pad_thread.h) on geometry g, whose blocks
+/// The padded input of a dense tiled launch (cuda/border/pad_thread.h) on geometry g, whose blocks
 /// cover tile_x outputs along x and block_rows along axis 1: the columns and rows from the first
 /// that any tile reads to the last, the low side padded by a multiple of 4 columns so that the
 /// bulk copy's boxes keep their 16-byte alignment (and g's lead taps stay valid). `geometry`

@@ -4,6 +4,7 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/convert/convert.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/device_facts.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/border_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu)
 else()
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_unavailable.cpp

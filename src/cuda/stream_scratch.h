@@ -1,5 +1,5 @@
 // Stream-ordered scratch memory for a launch that stages a transformed copy of its input (the
-// padded input of kernels/pad_thread.h).
+// padded input of cuda/border/pad_thread.h).
 //
 // Why stream-ordered: launches on different streams may run at once, so one shared scratch buffer
 // would need events between them; a buffer allocated on the launch's stream and freed on it after

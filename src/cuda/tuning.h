@@ -29,9 +29,10 @@ struct Tuning {
   int tiled_max_halo_slots = 8;
 
   /// The border kernel's work, in FMAs per input voxel, up to which a bulk launch without a halo
-  /// corrects its face shell (kernels/border_thread.h) instead of padding its input: padding costs
-  /// one read and one write of the volume whatever the filter, while the shell's work grows with
-  /// the filter. 0: pad wherever padding pays; a huge value: the border kernel wherever it fits.
+  /// corrects its face shell (cuda/border/border_thread.h) instead of padding its input: padding
+  /// costs one read and one write of the volume whatever the filter, while the shell's work grows
+  /// with the filter. 0: pad wherever padding pays; a huge value: the border kernel wherever it
+  /// fits.
   double border_fmas_per_voxel = 8.0;
 };
 

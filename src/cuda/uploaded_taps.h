@@ -14,6 +14,8 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "cuda/check.h"
@@ -57,6 +59,29 @@ class UploadedTaps {
   std::vector<float> taps_;
   cudaEvent_t done_ = nullptr;
   bool valid_ = false;
+};
+
+/// The uploads into one translation unit's copy of the __constant__ taps (kernels/tap_memory.cuh),
+/// per device: each translation unit whose kernels read constant taps keeps one of these.
+class ConstantTapUploads {
+ public:
+  /// Copies `taps` (at most kernels::kConstantTapFloats) into `symbol`, that translation unit's
+  /// kernels::c_taps, on `stream`, unless it already holds them (then `stream` waits for the
+  /// upload that wrote them).
+  void upload(int device, const void* symbol, const std::vector<float>& taps, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    UploadedTaps& uploaded = uploads_[device];
+    if (uploaded.holds(taps, stream))
+      return;
+    uploaded.forget();
+    NDCONV_CUDA_CHECK(cudaMemcpyToSymbolAsync(symbol, taps.data(), taps.size() * sizeof(float), 0,
+                                              cudaMemcpyHostToDevice, stream));
+    uploaded.wrote(taps, stream);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, UploadedTaps> uploads_;
 };
 
 }  // namespace ndconv::cuda_backend

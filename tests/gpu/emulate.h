@@ -14,7 +14,7 @@
 #include "cuda/plan.h"
 #include "cuda/tensor_map.h"
 #include "kernels/blocked_thread.h"
-#include "kernels/border_thread.h"
+#include "cuda/border/border_thread.h"
 #include "kernels/column_thread.h"
 #include "kernels/row_tile.h"
 #include "kernels/schedule.h"

@@ -169,8 +169,8 @@ INSTANTIATE_TEST_SUITE_P(AllEntries, TiledEmulation,
                                             ::testing::ValuesIn(kTiledEntries)));
 
 // The padded input of the dense launcher's bulk launches for the other boundaries where the halo
-// does not fit (kernels/pad_thread.h, cuda_backend::pad_tiled_input): every element of the padded
-// buffer is written, no tile of the padded geometry has a halo, the boxes keep their 16-byte
+// does not fit (cuda/border/pad_thread.h, cuda_backend::pad_tiled_input): every element of the
+// padded buffer is written, no tile of the padded geometry has a halo, the boxes keep their 16-byte
 // alignment, and the tiled kernel on it (the 3D/4D shape, bulk copies, lead taps) matches the
 // reference for every boundary. Padding serves wherever tiles have a halo.
 TEST(TiledPaddedInput, MatchesReferenceWithoutHalo) {
@@ -486,10 +486,10 @@ TEST(TiledHalo, LocalWhereTheValuesLieInThePlaneBox) {
   }
 }
 
-// The border kernel (kernels/border_thread.h): its boxes cover exactly the outputs whose footprint
-// leaves the input along x or axis 1, each once; after the tiled kernel's bulk launch that keeps
-// the copy's zeros at the faces (kTiledBulkZeroFaces) its terms make the result match the
-// reference for every boundary, region and operation, where the tiled launch alone does not (a
+// The border kernel (cuda/border/border_thread.h): its boxes cover exactly the outputs whose
+// footprint leaves the input along x or axis 1, each once; after the tiled kernel's bulk launch
+// that keeps the copy's zeros at the faces (kTiledBulkZeroFaces) its terms make the result match
+// the reference for every boundary, region and operation, where the tiled launch alone does not (a
 // boundary other than zero with a shell to correct).
 TEST(BorderKernel, RecomputesTheFaceShell) {
   using S = kernels::TiledShape<8, 4, 4, 32, true>;
