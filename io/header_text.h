@@ -1,12 +1,25 @@
-// Small helpers for the headers and lists ndconv parses itself before ITK sees a file (NRRD
-// headers, DICOM slice lists and markers). ITK-free.
+// Small text helpers for the headers, lists and file names ndconv handles itself (NRRD and
+// MetaImage headers, DICOM slice lists and markers, output names). ITK-free.
 #pragma once
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <string>
 
 namespace ndconv::io {
+
+/// True when `s` ends with `tail`.
+inline bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// `s` in lower case (ASCII), for comparing extensions and header values without regard to case.
+inline std::string to_lower(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 /// `s` without leading and trailing blanks (spaces, tabs, and the '\r' of a CRLF line).
 inline std::string trim_blanks(const std::string& s) {
