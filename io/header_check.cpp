@@ -28,15 +28,6 @@ double file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
 }
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  std::string x;
-  while (in >> x)
-    w.push_back(x);
-  return w;
-}
-
 // A whole decimal number that fits in int64 (MetaIO and niftilib parse these with atoi/atof).
 bool parse_integer(const std::string& s, long long& out) {
   if (s.empty() || s.size() > 19)
@@ -164,7 +155,7 @@ HeaderFacts check_metaimage(const std::string& path) {
     throw bad("NDims = '" + fields["NDims"] + "' is not a dimension from 1 to 10");
   if (!fields.count("DimSize"))
     throw bad("no DimSize line");
-  const auto dim_words = words(fields["DimSize"]);
+  const auto dim_words = split_words(fields["DimSize"]);
   std::vector<long long> dim_size;
   for (const auto& w : dim_words) {
     long long v = 0;
@@ -199,7 +190,7 @@ HeaderFacts check_metaimage(const std::string& path) {
                           "TransformMatrix", "Rotation", "Orientation", "CenterOfRotation"}) {
     if (!fields.count(key))
       continue;
-    const auto values = words(fields[key]);
+    const auto values = split_words(fields[key]);
     for (const auto& w : values) {
       double v;
       if (!parse_finite(w, v))
@@ -227,7 +218,7 @@ HeaderFacts check_metaimage(const std::string& path) {
   const bool text = to_lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
   const double needed = text ? 2 * values - 1 : values * element_bytes;
 
-  const auto dw = words(data_file);
+  const auto dw = split_words(data_file);
   if (data_file.empty())
     throw bad("ElementDataFile is empty");
   if (data_file == "LOCAL") {

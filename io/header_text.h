@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace ndconv::io {
 
@@ -27,6 +29,16 @@ inline std::string trim_blanks(const std::string& s) {
   if (first == std::string::npos)
     return {};
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+/// The blank-separated words of `s`.
+inline std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  std::string word;
+  while (in >> word)
+    words.push_back(word);
+  return words;
 }
 
 /// True when the file `path` holds `marker` at byte `offset` (a format's magic number).
