@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/data_file_policy.h"
+#include "io/header_text.h"
 #include "io/image.h"
 #include "io/nrrd_header.h"
 #include "znzlib.h"
@@ -22,35 +23,9 @@ namespace ndconv::io {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 double file_size(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos)
-    return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") + 1 - b);
-}
-
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  std::string x;
-  while (in >> x)
-    w.push_back(x);
-  return w;
 }
 
 // A whole decimal number that fits in int64 (MetaIO and niftilib parse these with atoi/atof).
@@ -96,7 +71,7 @@ const char* const kMetaKeys[] = {"ObjectType",      "NDims",
                                  "Modality",        "CompressedData"};
 
 bool looks_like_metaimage(const std::string& path) {
-  const std::string ext = lower(path.substr(path.size() > 4 ? path.size() - 4 : 0));
+  const std::string ext = to_lower(path.substr(path.size() > 4 ? path.size() - 4 : 0));
   if (ext == ".mha" || ext == ".mhd")
     return true;
   std::ifstream f(path, std::ios::binary);
@@ -157,12 +132,12 @@ HeaderFacts check_metaimage(const std::string& path) {
   while (header_bytes < (1 << 20) && std::getline(f, line)) {
     header_bytes += static_cast<std::streamoff>(line.size() + 1);
     const auto eq = line.find('=');
-    if (trim(line).empty())
+    if (trim_blanks(line).empty())
       continue;
     if (eq == std::string::npos)
-      throw bad("the line '" + trim(line).substr(0, 60) + "' is not 'Key = value'");
-    const std::string key = trim(line.substr(0, eq));
-    const std::string value = trim(line.substr(eq + 1));
+      throw bad("the line '" + trim_blanks(line).substr(0, 60) + "' is not 'Key = value'");
+    const std::string key = trim_blanks(line.substr(0, eq));
+    const std::string value = trim_blanks(line.substr(eq + 1));
     if (key == "ElementDataFile") {
       data_file = value;
       have_data_file = true;
@@ -180,7 +155,7 @@ HeaderFacts check_metaimage(const std::string& path) {
     throw bad("NDims = '" + fields["NDims"] + "' is not a dimension from 1 to 10");
   if (!fields.count("DimSize"))
     throw bad("no DimSize line");
-  const auto dim_words = words(fields["DimSize"]);
+  const auto dim_words = split_words(fields["DimSize"]);
   std::vector<long long> dim_size;
   for (const auto& w : dim_words) {
     long long v = 0;
@@ -215,7 +190,7 @@ HeaderFacts check_metaimage(const std::string& path) {
                           "TransformMatrix", "Rotation", "Orientation", "CenterOfRotation"}) {
     if (!fields.count(key))
       continue;
-    const auto values = words(fields[key]);
+    const auto values = split_words(fields[key]);
     for (const auto& w : values) {
       double v;
       if (!parse_finite(w, v))
@@ -234,16 +209,16 @@ HeaderFacts check_metaimage(const std::string& path) {
   HeaderFacts facts;
   facts.kind = HeaderFacts::Kind::MetaImage;
   const std::string compressed =
-      lower(fields.count("CompressedData") ? fields["CompressedData"] : "");
+      to_lower(fields.count("CompressedData") ? fields["CompressedData"] : "");
   facts.compressed = compressed == "true";
   double values = static_cast<double>(channels);
   for (long long d : dim_size)
     values *= static_cast<double>(d);
   // BinaryData = False: the values are text, at least one character and a separator each.
-  const bool text = lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
+  const bool text = to_lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
   const double needed = text ? 2 * values - 1 : values * element_bytes;
 
-  const auto dw = words(data_file);
+  const auto dw = split_words(data_file);
   if (data_file.empty())
     throw bad("ElementDataFile is empty");
   if (data_file == "LOCAL") {
@@ -340,8 +315,8 @@ bool read_nifti1_header(const std::string& path, Nifti1Header& h) {
 
 std::string strip_nifti_extension(const std::string& path, std::string& ext) {
   for (const char* e : {".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".hdr", ".img"}) {
-    if (ends_with(lower(path), e)) {
-      ext = lower(e);
+    if (ends_with(to_lower(path), e)) {
+      ext = to_lower(e);
       return path.substr(0, path.size() - std::strlen(e));
     }
   }

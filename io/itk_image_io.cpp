@@ -25,6 +25,7 @@
 
 #include "io/dicom_series.h"
 #include "io/header_check.h"
+#include "io/header_text.h"
 #include "io/image.h"
 #include "io/memory_check.h"
 #include "io/nifti2_reader.h"
@@ -167,12 +168,6 @@ IOComponent itk_component(ComponentType t) {
       return IOComponent::DOUBLE;
   }
   return IOComponent::FLOAT;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // ITK 5.2 reports NIfTI's pixdim[4] as stored (e.g. 2000 for a TR of 2000 ms) but writes
@@ -335,7 +330,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
                   itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) + " of " +
                   itk::ImageIOBase::GetComponentTypeAsString(io->GetComponentType()));
   }
-  info.pixel_kind = lower(itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()));
+  info.pixel_kind = to_lower(itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()));
   info.components = static_cast<int>(io->GetNumberOfComponents());
   if (info.components < 1)
     throw IoError(path + ": the header gives no pixel components");

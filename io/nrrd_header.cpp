@@ -22,15 +22,6 @@ namespace {
 // A header longer than this is not a NRRD header (real ones are well under 4 kB).
 constexpr size_t kMaxHeaderBytes = 1 << 20;
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w)
-    out.push_back(w);
-  return out;
-}
-
 // NRRD's type names (NRRD0005 spec) and the bytes of one value; "block" is absent on purpose.
 int type_bytes(const std::string& type) {
   static const std::map<std::string, int> kTypes = {
@@ -122,7 +113,7 @@ bool parse_double(const std::string& s, double& out) {
 // "(1,0,0) none (0,1,0)" -> vectors; "none" is an empty vector. False when malformed.
 bool parse_vectors(const std::string& s, std::vector<std::vector<double>>& out) {
   out.clear();
-  for (const std::string& w : words(s)) {
+  for (const std::string& w : split_words(s)) {
     std::vector<double> v;
     if (w != "none") {
       if (w.size() < 2 || w.front() != '(' || w.back() != ')')
@@ -259,7 +250,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
               "float and double)");
   }
 
-  const std::vector<std::string> size_words = words(field("sizes"));
+  const std::vector<std::string> size_words = split_words(field("sizes"));
   if (size_words.size() != static_cast<size_t>(dimension))
     throw bad("sizes gives " + std::to_string(size_words.size()) + " values for dimension " +
               std::to_string(dimension));
@@ -284,7 +275,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   }
 
   // A leading axis of another kind than domain holds the pixel's components.
-  const std::vector<std::string> kinds = words(field("kinds"));
+  const std::vector<std::string> kinds = split_words(field("kinds"));
   if (!kinds.empty() && kinds.size() != static_cast<size_t>(dimension))
     throw bad("kinds gives " + std::to_string(kinds.size()) + " values for dimension " +
               std::to_string(dimension));
@@ -343,7 +334,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
                                "(a 4D image in a 4D space, as ITK writes it)"));
     }
   }
-  const std::vector<std::string> spacings = words(field("spacings"));
+  const std::vector<std::string> spacings = split_words(field("spacings"));
   for (size_t a = 0; a < spacings.size(); ++a) {
     double s;
     const bool nan_allowed =

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "io/header_text.h"
 #include "io/image.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
@@ -20,16 +21,6 @@ namespace {
 // The unit of parallel compression: large enough that splitting costs almost no ratio, small
 // enough that a 100 MB volume keeps 16 cores busy.
 constexpr size_t kChunkBytes = size_t(1) << 20;
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The target's name without the extension that picked its format ("scan" for scan.nii.gz).
 std::string base_name(const std::string& name, const std::string& extension) {
@@ -104,7 +95,7 @@ void finish_nifti(const std::string& folder, const std::string& target, const Ou
   const std::string final_name = name_of(target);
   if (names.kind == OutputKind::NiftiPair) {
     // ITK wrote image.hdr + image.img; the target is one of the pair, its companion the other.
-    const bool target_is_header = ends_with(lower(final_name), ".hdr");
+    const bool target_is_header = ends_with(to_lower(final_name), ".hdr");
     const std::string header_name = target_is_header ? final_name : names.companions.at(0);
     const std::string data_name = target_is_header ? names.companions.at(0) : final_name;
     check_length(folder, join_path(folder, "image.img"), data_bytes, target);
@@ -344,7 +335,7 @@ void finish_meta_from_memory(const std::string& folder, const std::string& targe
 
 OutputNames output_names(const std::string& target, int compression_level) {
   const std::string name = name_of(target);
-  const std::string l = lower(name);
+  const std::string l = to_lower(name);
   OutputNames n;
   if (ends_with(l, ".nii.gz")) {
     n.kind = OutputKind::NiftiGz;

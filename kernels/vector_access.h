@@ -6,12 +6,18 @@
 // asm statement is not split. Every pointer here must be 16-byte aligned; the callers check that
 // (ColumnLayout::vector_in / vector_out and the staged row's x origin).
 //
-// On the host (the CI emulation) each is a plain loop over the four floats.
+// On the host (the CI emulation) each is a plain copy of the four floats (copy_four).
 #pragma once
 
 #include "kernels/hd.h"
 
 namespace ndconv::kernels {
+
+/// The host's stand-in for every access below: the four floats one by one.
+NDCONV_HD void copy_four(float* dst, const float* src) {
+  for (int x = 0; x < 4; ++x)
+    dst[x] = src[x];
+}
 
 /// Four floats of global memory into registers through the read-only path (__ldg of a float4
 /// is one LDG.E.128; it is not split).
@@ -23,8 +29,7 @@ NDCONV_HD void vector_load_global(float (&v)[4], const float* p) {
   v[2] = f.z;
   v[3] = f.w;
 #else
-  for (int x = 0; x < 4; ++x)
-    v[x] = p[x];
+  copy_four(v, p);
 #endif
 }
 
@@ -35,8 +40,7 @@ NDCONV_HD void vector_store_global(float* p, const float* v) {
                "f"(v[2]), "f"(v[3])
                : "memory");
 #else
-  for (int x = 0; x < 4; ++x)
-    p[x] = v[x];
+  copy_four(p, v);
 #endif
 }
 
@@ -48,8 +52,7 @@ NDCONV_HD void vector_store_shared(float* p, const float* v) {
                "f"(v[2]), "f"(v[3])
                : "memory");
 #else
-  for (int x = 0; x < 4; ++x)
-    p[x] = v[x];
+  copy_four(p, v);
 #endif
 }
 
@@ -60,8 +63,7 @@ NDCONV_HD void vector_copy_async(float* dst, const float* src) {
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(src) : "memory");
 #else
-  for (int x = 0; x < 4; ++x)
-    dst[x] = src[x];
+  copy_four(dst, src);
 #endif
 }
 

@@ -10,8 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "progress.h"
-#include "io/image.h"
+#include "filter_args.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 
@@ -19,13 +18,11 @@ namespace ndconv::cli {
 
 namespace {
 
-struct AdaptiveArgs {
-  std::string in, out, preset = "default", boundary = "replicate";
+struct AdaptiveArgs : FilterArgs {
+  std::string preset = "default";
   double smoothing = 0, relaxation = -1, threshold = 0, anisotropy = 0, blend = 0;
   int quadrature_size = 0, reconstruction_size = 0;
   bool frames = false, coarse_orientation = false;
-  CommonOptions common;
-  OutputOptions output;
 };
 
 // The preset, then the options given on the command line over it.
@@ -94,29 +91,18 @@ void run_adaptive(const AdaptiveArgs& a) {
     throw UsageError(std::string("adaptive: ") + e.what());
   }
 
-  Progress progress(!a.common.quiet, "adaptive");
-  double seconds_read = 0;
-  const io::Image input = read_input(a.in, progress, seconds_read);
-
-  Options options = engine_options(a.common);
-  options.boundary = parse_boundary(a.boundary);
-  OutputGeometry g;
-  g.dims = dims;
-  g.extent = input.info.geometry.extent;
-  filter_and_write(
-      progress, input, g, options,
-      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-        const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
-        if (a.common.verbose) {
-          for (const auto& [stage, seconds] : r.stage_seconds)
-            std::fprintf(stderr, "timings: %s %.3f s\n", stage.c_str(), seconds);
-        }
-        RunReport report = r.bank;
-        report.seconds_total = r.seconds_total;
-        report.seconds_compute = r.seconds_total;
-        return report;
-      },
-      a.out, plan, a.common, a.output, seconds_read);
+  read_filter_write("adaptive", a, plan,
+                    [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+                      const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
+                      if (a.common.verbose) {
+                        for (const auto& [stage, seconds] : r.stage_seconds)
+                          std::fprintf(stderr, "timings: %s %.3f s\n", stage.c_str(), seconds);
+                      }
+                      RunReport report = r.bank;
+                      report.seconds_total = r.seconds_total;
+                      report.seconds_compute = r.seconds_total;
+                      return report;
+                    });
 }
 
 }  // namespace

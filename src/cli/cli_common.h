@@ -91,6 +91,18 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
               const std::function<void(const Job&)>& one);
 
+/// run_jobs over make_jobs(names, args.batch): each job runs `run` on a copy of `args` whose `in`
+/// and `out` are the job's.
+template <class Args, class Run>
+void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
+  run_jobs(make_jobs(names, args.batch), args.common, [&](const Job& job) {
+    Args one = args;
+    one.in = job.in;
+    one.out = job.out;
+    run(one);
+  });
+}
+
 /// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
 void note(const CommonOptions& common, const std::string& text);
 void warn(const std::string& text);

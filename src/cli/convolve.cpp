@@ -197,13 +197,9 @@ void add_convolve_command(CLI::App& app) {
       kernel = names[k];
       names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
     }
-    run_jobs(make_jobs(names, a->batch), a->common, [&](const Job& job) {
-      ConvolveArgs one = *a;
-      one.in = job.in;
-      one.kernel = kernel;
-      one.out = job.out;
-      run_convolve(one);
-    });
+    ConvolveArgs with_kernel = *a;
+    with_kernel.kernel = kernel;
+    run_jobs_of(names, with_kernel, run_convolve);
   });
 }
 

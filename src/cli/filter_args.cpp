@@ -112,9 +112,8 @@ std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
   return plane;
 }
 
-void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       double filter_copies, const PlaneFilter& filter) {
-  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, filter_copies, a.common);
+void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
+                       const PlaneFilter& filter) {
   Progress progress(!a.common.quiet, label);
   double seconds_read = 0;
   const io::Image input = read_input(a.in, progress, seconds_read);
@@ -125,6 +124,12 @@ void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan
   g.extent = input.info.geometry.extent;
   filter_and_write(progress, input, g, options, filter, a.out, plan, a.common, a.output,
                    seconds_read);
+}
+
+void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
+                       double filter_copies, const PlaneFilter& filter) {
+  check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, filter_copies, a.common);
+  read_filter_write(label, a, plan, filter);
 }
 
 }  // namespace ndconv::cli

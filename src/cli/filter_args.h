@@ -47,9 +47,13 @@ MaskedOptions masked_options(const MaskArgs& m);
 /// input. Returns one plane with the input's extents.
 std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input);
 
+/// Reads `a.in`, runs `filter` on every component plane (same extents as the input) with
+/// `a.boundary` and writes `a.out`.
+void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
+                       const PlaneFilter& filter);
+
 /// Refuses a run that would not fit in memory (`filter_copies` float32 volumes of scratch besides
-/// the output), then reads `a.in`, runs `filter` on every component plane (same extents as the
-/// input) and writes.
+/// the output), then read_filter_write.
 void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
                        double filter_copies, const PlaneFilter& filter);
 

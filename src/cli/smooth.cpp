@@ -231,14 +231,7 @@ void add_smooth_command(CLI::App& app) {
   add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
-  sub->callback([a] {
-    run_jobs(make_jobs(a->files, a->batch), a->common, [&](const Job& job) {
-      SmoothArgs one = *a;
-      one.in = job.in;
-      one.out = job.out;
-      run_smooth(one);
-    });
-  });
+  sub->callback([a] { run_jobs_of(a->files, *a, run_smooth); });
 }
 
 }  // namespace ndconv::cli

@@ -63,32 +63,6 @@ CanonicalView<T> canonical(const BasicVolumeView<T>& v) {
   return {v.data, to_canonical(v.dims, v.stride, 0)};
 }
 
-// Weights of one pass: source row r = (j3', j2, j1, jx) with j3' < k3 + B - 1 feeds output b of
-// filter f with the tap (j3' - b, j2, j1, jx) of that filter.
-std::vector<float> pass_weights(const float* taps, int64_t filter_taps, const Index& k,
-                                const BankPass& pass, int factor) {
-  const int fp = pass.filters;
-  const int64_t rows = (k[3] + factor - 1) * k[2] * k[1];
-  std::vector<float> w(rows * k[0] * fp * factor, 0.0f);
-  for (int64_t j3r = 0; j3r < k[3] + factor - 1; ++j3r)
-    for (int64_t j2 = 0; j2 < k[2]; ++j2)
-      for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-        const int64_t r = (j3r * k[2] + j2) * k[1] + j1;
-        for (int b = 0; b < factor; ++b) {
-          const int64_t j3 = j3r - b;
-          if (j3 < 0 || j3 >= k[3])
-            continue;
-          for (int f = 0; f < fp; ++f) {
-            const float* filter = taps + (pass.first_filter + f) * filter_taps;
-            for (int64_t jx = 0; jx < k[0]; ++jx)
-              w[((r * k[0] + jx) * fp + f) * factor + b] =
-                  filter[((j3 * k[2] + j2) * k[1] + j1) * k[0] + jx];
-          }
-        }
-      }
-  return w;
-}
-
 struct Scratch {
   std::vector<const float*> sources;
   std::vector<float> rows;       // FP_max * B filter rows (plain) or weight rows (weighted sum)
@@ -119,13 +93,14 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   const Index k = to_canonical(dims, p.filter_extent, 1);
   const int64_t filter_taps = k[0] * k[1] * k[2] * k[3];
 
-  const BankShape shape = choose_bank_shape(p.count, options.expert.outputs_per_thread, k[3], n_out[3],
-                                            kernels, has_non_finite(p.input, threads));
+  const BankShape shape = choose_bank_shape(p.count, options.expert.outputs_per_thread, k[3],
+                                            n_out[3], kernels, has_non_finite(p.input, threads));
   const int factor = shape.factor;
   int max_fp = 0;
   std::vector<std::vector<float>> weights;
   for (const BankPass& pass : shape.passes) {
-    weights.push_back(pass_weights(p.taps, filter_taps, k, pass, factor));
+    weights.push_back(tap_row_weights(p.taps + pass.first_filter * filter_taps, filter_taps,
+                                      pass.filters, k, factor));
     max_fp = std::max(max_fp, pass.filters);
   }
 
@@ -147,84 +122,73 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   std::vector<Scratch> scratch(used_threads);
   const double pad_share = 1.0 / (1.0 + static_cast<double>(filter_taps * p.count));
   PaddedVolume padded;
-  Index padded_extent{};
-
-  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
-    const Slab sl = slab_at(plan, slab);
-    const int64_t first_block = sl.first_block;
-    const double base = sl.base, span = sl.span;
-    padded_extent = pad_slab(p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
-                             sl, p.boundary, threads,
-                             ProgressSpan{&options.progress, base, span * pad_share}, padded);
-
-    auto body = [&](int64_t begin, int64_t end, int worker) {
-      Scratch& s = scratch[worker];
-      s.sources.resize(tap_count);
-      s.rows.assign(static_cast<size_t>(max_fp * factor * nx), 0.0f);
-      s.sums.assign(static_cast<size_t>(factor * nx), 0.0f);
-      s.row_ptrs.resize(max_fp * factor);
-      s.sum_ptrs.resize(factor);
-      for (int r = 0; r < max_fp * factor; ++r)
-        s.row_ptrs[r] = s.rows.data() + r * nx;
-      for (int b = 0; b < factor; ++b)
-        s.sum_ptrs[b] = s.sums.data() + b * nx;
-      for (int64_t item = begin; item < end; ++item) {
-        const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
-                      block = item / (n_out[1] * n_out[2]);
-        const int64_t first = (first_block + block) * factor;  // output index along the last axis
-        const int inside = static_cast<int>(std::min<int64_t>(factor, n_out[3] - first));
-        gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
-        for (size_t pi = 0; pi < shape.passes.size(); ++pi) {
-          const BankPass& pass = shape.passes[pi];
-          BankBlock args;
-          args.sources = s.sources.data();
-          args.tap_count = tap_count;
-          args.weights = weights[pi].data();
-          args.nx = nx;
-          args.dst = s.row_ptrs.data();
-          if (weighted) {
-            // Per-voxel weights of this pass's filters; rows past the volume's end stay zero.
-            for (int f = 0; f < pass.filters; ++f)
-              for (int b = 0; b < inside; ++b) {
-                const CanonicalView<const float>& wv = wvs[pass.first_filter + f];
-                const float* src = wv.row(m1, m2, first + b);
-                float* dst = s.row_ptrs[f * factor + b];
-                for (int64_t x = 0; x < n_out[0]; ++x)
-                  dst[x] = src[x * wv.stride[0]];
-              }
-            args.sum_weights = s.row_ptrs.data();
-            args.sum_dst = s.sum_ptrs.data();
-            args.accumulate = pi > 0;
-          }
-          kernels.block[pass.filters_index][shape.factor_index][shape.strip_index](args);
-          if (!weighted) {
-            for (int f = 0; f < pass.filters; ++f)
-              for (int b = 0; b < inside; ++b) {
-                const CanonicalView<float>& o = outs[pass.first_filter + f];
-                float* dst = o.row(m1, m2, first + b);
-                const float* src = s.row_ptrs[f * factor + b];
-                if (o.stride[0] == 1) {
-                  std::memcpy(dst, src, n_out[0] * sizeof(float));
-                } else {
-                  for (int64_t x = 0; x < n_out[0]; ++x)
-                    dst[x * o.stride[0]] = src[x];
-                }
-              }
-          }
-        }
+  auto slab_items = [&](int64_t begin, int64_t end, int worker, int64_t first_block) {
+    Scratch& s = scratch[worker];
+    s.sources.resize(tap_count);
+    s.rows.assign(static_cast<size_t>(max_fp * factor * nx), 0.0f);
+    s.sums.assign(static_cast<size_t>(factor * nx), 0.0f);
+    s.row_ptrs.resize(max_fp * factor);
+    s.sum_ptrs.resize(factor);
+    for (int r = 0; r < max_fp * factor; ++r)
+      s.row_ptrs[r] = s.rows.data() + r * nx;
+    for (int b = 0; b < factor; ++b)
+      s.sum_ptrs[b] = s.sums.data() + b * nx;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
+                    block = item / (n_out[1] * n_out[2]);
+      const int64_t first = (first_block + block) * factor;  // output index along the last axis
+      const int inside = static_cast<int>(std::min<int64_t>(factor, n_out[3] - first));
+      gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
+      for (size_t pi = 0; pi < shape.passes.size(); ++pi) {
+        const BankPass& pass = shape.passes[pi];
+        BankBlock args;
+        args.sources = s.sources.data();
+        args.tap_count = tap_count;
+        args.weights = weights[pi].data();
+        args.nx = nx;
+        args.dst = s.row_ptrs.data();
         if (weighted) {
-          for (int b = 0; b < inside; ++b) {
-            float* dst = sum_out.row(m1, m2, first + b);
-            for (int64_t x = 0; x < n_out[0]; ++x)
-              dst[x * sum_out.stride[0]] = s.sum_ptrs[b][x];
-          }
+          // Per-voxel weights of this pass's filters; rows past the volume's end stay zero.
+          for (int f = 0; f < pass.filters; ++f)
+            for (int b = 0; b < inside; ++b) {
+              const CanonicalView<const float>& wv = wvs[pass.first_filter + f];
+              const float* src = wv.row(m1, m2, first + b);
+              float* dst = s.row_ptrs[f * factor + b];
+              for (int64_t x = 0; x < n_out[0]; ++x)
+                dst[x] = src[x * wv.stride[0]];
+            }
+          args.sum_weights = s.row_ptrs.data();
+          args.sum_dst = s.sum_ptrs.data();
+          args.accumulate = pi > 0;
+        }
+        kernels.block[pass.filters_index][shape.factor_index][shape.strip_index](args);
+        if (!weighted) {
+          for (int f = 0; f < pass.filters; ++f)
+            for (int b = 0; b < inside; ++b) {
+              const CanonicalView<float>& o = outs[pass.first_filter + f];
+              float* dst = o.row(m1, m2, first + b);
+              const float* src = s.row_ptrs[f * factor + b];
+              if (o.stride[0] == 1) {
+                std::memcpy(dst, src, n_out[0] * sizeof(float));
+              } else {
+                for (int64_t x = 0; x < n_out[0]; ++x)
+                  dst[x * o.stride[0]] = src[x];
+              }
+            }
         }
       }
-    };
-    parallel_for(
-        used_threads, n_out[1] * n_out[2] * sl.block_count, body,
-        ProgressSpan{&options.progress, base + span * pad_share, span * (1.0 - pad_share)});
-  }
+      if (weighted) {
+        for (int b = 0; b < inside; ++b) {
+          float* dst = sum_out.row(m1, m2, first + b);
+          for (int64_t x = 0; x < n_out[0]; ++x)
+            dst[x * sum_out.stride[0]] = s.sum_ptrs[b][x];
+        }
+      }
+    }
+  };
+  for_each_padded_slab(plan, p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
+                       p.boundary, threads, used_threads, pad_share, &options.progress, padded,
+                       slab_items);
 
   report.threads = used_threads;
   report.outputs_per_thread = factor;

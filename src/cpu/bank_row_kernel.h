@@ -25,14 +25,7 @@ template <int FP, int B, int W>
 void block(const BankBlock& a) {
   constexpr int64_t wide = static_cast<int64_t>(W) * kLanes;
   for (int64_t x = 0; x < a.nx; x += wide) {
-    Vec acc[FP][B][W];
-#pragma GCC unroll 16
-    for (int f = 0; f < FP; ++f)
-#pragma GCC unroll 4
-      for (int b = 0; b < B; ++b)
-#pragma GCC unroll 2
-        for (int v = 0; v < W; ++v)
-          acc[f][b][v] = Vec{};
+    Vec acc[FP][B][W] = {};
     const float* w = a.weights;
     for (int64_t t = 0; t < a.tap_count; ++t, w += FP * B) {
       const float* row = a.sources[t] + x;
@@ -97,12 +90,7 @@ inline BankKernelSet make_bank_kernel_set(const char* isa) {
       kBankFiltersPerPassCount == 7 && kBankBlockFactorCount == 3 && kBankStripVectorCount == 2,
       "make_bank_kernel_set lists every shape");
   BankKernelSet s;
-  s.isa = isa;
-  s.lanes = kLanes;
-  s.registers = NDCONV_CPU_REGISTERS;
-#ifdef __FMA__
-  s.fma = true;
-#endif
+  describe_instruction_set(s, isa);
   fill_filters<1>(s, 0);
   fill_filters<2>(s, 1);
   fill_filters<3>(s, 2);

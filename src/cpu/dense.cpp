@@ -37,24 +37,6 @@ struct Scratch {
   std::vector<float> out;  // B rows for outputs with x stride != 1 or past the last axis' end
 };
 
-std::vector<float> block_weights(const float* taps, const Index& k, int factor) {
-  const int64_t rows = (k[3] + factor - 1) * k[2] * k[1];
-  std::vector<float> w(rows * k[0] * factor, 0.0f);
-  for (int64_t j3r = 0; j3r < k[3] + factor - 1; ++j3r)
-    for (int64_t j2 = 0; j2 < k[2]; ++j2)
-      for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-        const int64_t r = (j3r * k[2] + j2) * k[1] + j1;
-        for (int b = 0; b < factor; ++b) {
-          const int64_t j3 = j3r - b;
-          if (j3 < 0 || j3 >= k[3])
-            continue;
-          for (int64_t jx = 0; jx < k[0]; ++jx)
-            w[(r * k[0] + jx) * factor + b] = taps[((j3 * k[2] + j2) * k[1] + j1) * k[0] + jx];
-        }
-      }
-  return w;
-}
-
 }  // namespace
 
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report) {
@@ -86,7 +68,8 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const int64_t row_length = padded_row_length(n_out[0], k[0]);
   const SlabPlan plan = plan_slabs(n_out, k, row_length, factor, tuning.pad_limit_bytes);
 
-  const std::vector<float> weights = block_weights(p.taps, k, factor);
+  const std::vector<float> weights =
+      tap_row_weights(p.taps, k[0] * k[1] * k[2] * k[3], 1, k, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
   const int64_t out_row = round_up(n_out[0], kMaxLanes);
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
@@ -96,52 +79,41 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
   const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
   PaddedVolume padded;
-  Index padded_extent{};
-
-  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
-    const Slab sl = slab_at(plan, slab);
-    const int64_t first_block = sl.first_block;
-    const double base = sl.base, span = sl.span;
-    padded_extent = pad_slab(p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
-                             sl, p.boundary, threads,
-                             ProgressSpan{&options.progress, base, span * pad_share}, padded);
-
-    auto body = [&](int64_t begin, int64_t end, int worker) {
-      Scratch& s = scratch[worker];
-      s.sources.resize(tap_count);
-      s.out.resize(factor * out_row);
-      float* dst[8];
-      for (int64_t item = begin; item < end; ++item) {
-        const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
-                      block = item / (n_out[1] * n_out[2]);
-        const int64_t first = (first_block + block) * factor;  // output index along the last axis
-        gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
-        float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
-        for (int b = 0; b < factor; ++b) {
-          const bool inside = first + b < n_out[3];
-          dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
-                                          : s.out.data() + b * out_row;
-        }
-        RowBlock block_args;
-        block_args.sources = s.sources.data();
-        block_args.tap_count = tap_count;
-        block_args.weights = weights.data();
-        block_args.nx = n_out[0];
-        block_args.dst = dst;
-        kernel(block_args);
-        if (!direct_store) {
-          for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
-            float* out = out_base + (first + b) * out_stride[3];
-            for (int64_t x = 0; x < n_out[0]; ++x)
-              out[x * out_stride[0]] = dst[b][x];
-          }
+  auto slab_items = [&](int64_t begin, int64_t end, int worker, int64_t first_block) {
+    Scratch& s = scratch[worker];
+    s.sources.resize(tap_count);
+    s.out.resize(factor * out_row);
+    float* dst[8];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
+                    block = item / (n_out[1] * n_out[2]);
+      const int64_t first = (first_block + block) * factor;  // output index along the last axis
+      gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
+      float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
+      for (int b = 0; b < factor; ++b) {
+        const bool inside = first + b < n_out[3];
+        dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
+                                        : s.out.data() + b * out_row;
+      }
+      RowBlock block_args;
+      block_args.sources = s.sources.data();
+      block_args.tap_count = tap_count;
+      block_args.weights = weights.data();
+      block_args.nx = n_out[0];
+      block_args.dst = dst;
+      kernel(block_args);
+      if (!direct_store) {
+        for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
+          float* out = out_base + (first + b) * out_stride[3];
+          for (int64_t x = 0; x < n_out[0]; ++x)
+            out[x * out_stride[0]] = dst[b][x];
         }
       }
-    };
-    parallel_for(
-        used_threads, n_out[1] * n_out[2] * sl.block_count, body,
-        ProgressSpan{&options.progress, base + span * pad_share, span * (1.0 - pad_share)});
-  }
+    }
+  };
+  const Index padded_extent = for_each_padded_slab(
+      plan, p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length, p.boundary,
+      threads, used_threads, pad_share, &options.progress, padded, slab_items);
 
   report.threads = used_threads;
   report.outputs_per_thread = factor;

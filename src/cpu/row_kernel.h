@@ -98,14 +98,20 @@ void block(const RowBlock& a) {
     strip<B, 1>(a, x, a.nx - x < kLanes ? a.nx - x : kLanes);
 }
 
+/// Fills the instruction-set facts a kernel table reports (KernelSet, BankKernelSet).
+template <class Table>
+void describe_instruction_set(Table& table, const char* isa) {
+  table.isa = isa;
+  table.lanes = kLanes;
+  table.registers = NDCONV_CPU_REGISTERS;
+#ifdef __FMA__
+  table.fma = true;
+#endif
+}
+
 inline KernelSet make_kernel_set(const char* isa) {
   KernelSet s;
-  s.isa = isa;
-  s.lanes = kLanes;
-  s.registers = NDCONV_CPU_REGISTERS;
-#ifdef __FMA__
-  s.fma = true;
-#endif
+  describe_instruction_set(s, isa);
   s.block[0] = &block<1>;
   s.block[1] = &block<2>;
   s.block[2] = &block<4>;

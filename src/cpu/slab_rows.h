@@ -1,19 +1,21 @@
 // What the dense and the filter-bank drivers (dense.cpp, bank.cpp) share: the slabs along the
-// last axis that bound the boundary-padded copy, padding one slab, and the flat list of tap rows
-// of one work item (m1, m2, block along the last axis).
+// last axis that bound the boundary-padded copy, padding one slab, the flat list of tap rows
+// of one work item (m1, m2, block along the last axis) and the weight table in that order.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "cpu/padding.h"
+#include "cpu/parallel_for.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu {
 
 /// Blocks of `factor` outputs along the last axis, grouped into slabs whose padded copy stays
-/// under `pad_limit_bytes` (cpu_backend::Tuning); each slab pads its own rows plus the k3 - 1 rows of halo it shares
-/// with the next.
+/// under `pad_limit_bytes` (cpu_backend::Tuning); each slab pads its own rows plus the k3 - 1 rows
+/// of halo it shares with the next.
 struct SlabPlan {
   int64_t blocks = 0;       ///< blocks along the last axis
   int64_t slab_blocks = 0;  ///< blocks per slab
@@ -63,6 +65,31 @@ inline Index pad_slab(const float* in, const Index& n_in, const Index& in_stride
   return extent;
 }
 
+/// The slab loop of both drivers: pads each slab of `plan` in turn (pad_share of the slab's
+/// progress), then runs `items(begin, end, worker, first_block)` over the slab's
+/// n1 * n2 * block_count work items on `used_threads` threads. Returns the padded extents of the
+/// last slab.
+template <class SlabItems>
+Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n_in,
+                           const Index& in_stride, const Index& offset, const Index& n_out,
+                           const Index& k, int factor, int64_t row_length, Boundary boundary,
+                           int threads, int used_threads, double pad_share,
+                           const std::function<bool(double)>* progress, PaddedVolume& padded,
+                           const SlabItems& items) {
+  Index padded_extent{};
+  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
+    const Slab sl = slab_at(plan, slab);
+    padded_extent =
+        pad_slab(in, n_in, in_stride, offset, n_out, k, factor, row_length, sl, boundary, threads,
+                 ProgressSpan{progress, sl.base, sl.span * pad_share}, padded);
+    parallel_for(
+        used_threads, n_out[1] * n_out[2] * sl.block_count,
+        [&](int64_t begin, int64_t end, int worker) { items(begin, end, worker, sl.first_block); },
+        ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)});
+  }
+  return padded_extent;
+}
+
 /// The (k3 + factor - 1) * k2 * k1 * k0 tap rows of item (m1, m2, block of the slab), each a
 /// padded row shifted by its x tap, in the order of the drivers' weight tables.
 inline void gather_tap_rows(const PaddedVolume& padded, const Index& k, int factor, int64_t m1,
@@ -75,6 +102,33 @@ inline void gather_tap_rows(const PaddedVolume& padded, const Index& k, int fact
         for (int64_t jx = 0; jx < k[0]; ++jx)
           sources[t++] = row + jx;
       }
+}
+
+/// The weight table of `filters` filters of `filter_taps` taps each, stored one after the other
+/// from `taps`, in the order of gather_tap_rows: source row r = (j3', j2, j1, jx) with
+/// j3' < k3 + factor - 1 feeds output b of filter f with the tap (j3' - b, j2, j1, jx) of that
+/// filter; zero where j3' - b falls outside the filter.
+inline std::vector<float> tap_row_weights(const float* taps, int64_t filter_taps, int filters,
+                                          const Index& k, int factor) {
+  const int64_t rows = (k[3] + factor - 1) * k[2] * k[1];
+  std::vector<float> w(rows * k[0] * filters * factor, 0.0f);
+  for (int64_t j3r = 0; j3r < k[3] + factor - 1; ++j3r)
+    for (int64_t j2 = 0; j2 < k[2]; ++j2)
+      for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+        const int64_t r = (j3r * k[2] + j2) * k[1] + j1;
+        for (int b = 0; b < factor; ++b) {
+          const int64_t j3 = j3r - b;
+          if (j3 < 0 || j3 >= k[3])
+            continue;
+          for (int f = 0; f < filters; ++f) {
+            const float* filter = taps + f * filter_taps;
+            for (int64_t jx = 0; jx < k[0]; ++jx)
+              w[((r * k[0] + jx) * filters + f) * factor + b] =
+                  filter[((j3 * k[2] + j2) * k[1] + j1) * k[0] + jx];
+          }
+        }
+      }
+  return w;
 }
 
 }  // namespace ndconv::cpu
