@@ -113,8 +113,7 @@ void add_adaptive_command(CLI::App& app) {
       "adaptive",
       "Orientation-adaptive denoising: smooths flat regions and along structures, keeps edges "
       "(2D, 3D, true 4D). See docs/adaptive.md.");
-  sub->add_option("IN", a->in, "input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D)")
-      ->required();
+  sub->add_option("IN", a->in, kInputHelp)->required();
   sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
   sub->add_option("--preset", a->preset,
                   "parameter set: default, or echo (ultrasound speckle: stronger smoothing)")
@@ -123,27 +122,33 @@ void add_adaptive_command(CLI::App& app) {
   sub->add_option("--smoothing", a->smoothing,
                   "lowpass strength: the sigma in voxels of the smoothing in flat regions "
                   "(default 1.5, echo 2)")
+      ->default_str("")
       ->check(CLI::Range(0.1, 10.0));
   sub->add_option("--relaxation", a->relaxation,
                   "sigma in voxels of the smoothing of the orientation tensor; 0: none "
                   "(default 1, echo 2)")
+      ->default_str("")
       ->check(CLI::Range(0.0, 10.0));
   sub->add_option("--threshold", a->threshold,
                   "structure threshold, relative to the strongest structure in the image: below "
                   "it the image is smoothed in every direction (default 0.3)")
+      ->default_str("")
       ->check(CLI::Range(0.001, 10.0));
   sub->add_option("--anisotropy", a->anisotropy,
                   "eigenvalue mapping alpha in (0, 1): smaller keeps more of the weaker "
                   "orientations (default 0.5, echo 0.2)")
+      ->default_str("")
       ->check(CLI::Range(0.01, 0.99));
   sub->add_option("--blend", a->blend, "weight of the input in the output, 0 to 1")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--quadrature-size", a->quadrature_size,
                   "taps per axis of the orientation filters, odd (default 7)")
+      ->default_str("")
       ->check(CLI::Range(3, 15));
   sub->add_option("--reconstruction-size", a->reconstruction_size,
                   "taps per axis of the reconstruction filters, odd (default 11, echo 9)")
+      ->default_str("")
       ->check(CLI::Range(3, 15));
   sub->add_flag("--coarse-orientation", a->coarse_orientation,
                 "estimate the orientation on the image lowpass filtered and subsampled by 2 "
@@ -152,6 +157,7 @@ void add_adaptive_command(CLI::App& app) {
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_input_options(*sub);
   add_output_options(*sub, a->output);
   add_common_options(*sub, a->common);
   sub->callback([a] { run_adaptive(*a); });

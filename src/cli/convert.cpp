@@ -52,8 +52,7 @@ void add_convert_command(CLI::App& app) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand(
       "convert", "Convert an image to another format (or pixel type) without filtering it.");
-  sub->add_option("IN", a->in, "input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D)")
-      ->required();
+  sub->add_option("IN", a->in, kInputHelp)->required();
   sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
   sub->add_option("--type", a->output.type,
                   "output pixel type: same (default: the stored type, or float where the format "

@@ -12,8 +12,7 @@
 namespace ndconv::cli {
 
 void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
-  sub.add_option("IN", a.in, "input image (NIfTI, MetaImage, PNG, TIFF, ...; 2D/3D/4D)")
-      ->required();
+  sub.add_option("IN", a.in, kInputHelp)->required();
   sub.add_option("OUT", a.out, what + "; the format follows the extension")->required();
   sub.add_option("--boundary", a.boundary, "what lies outside the image")
       ->capture_default_str()

@@ -102,7 +102,7 @@ void add_info_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("info",
                                      "Describe an image: dimension, extents, pixel type, "
                                      "geometry, time step, value range, memory");
-  sub->add_option("IN", a->in, "image file")->required();
+  sub->add_option("IN", a->in, kInputHelp)->required();
   sub->add_flag("--header-only", a->header_only, "read only the header (no value range)");
   add_input_options(*sub);
   sub->callback([a] { run_info(*a); });

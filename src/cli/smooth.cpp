@@ -205,8 +205,9 @@ void add_smooth_command(CLI::App& app) {
       "smooth",
       "Gaussian smoothing (separable). 4D series: each 3D frame on its own unless --time-sigma.");
   sub->add_option("FILES", a->files,
-                  "IN OUT: input image (NIfTI, MetaImage, PNG, JPEG, TIFF, BMP; 2D/3D/4D) and "
-                  "output image (the format follows the extension); with -o DIR: IN...");
+                  "IN OUT: input image (NIfTI, MetaImage, NRRD, DICOM folder or @LIST, PNG, "
+                  "JPEG, TIFF, BMP; 2D/3D/4D) and output image (the format follows the "
+                  "extension); with -o DIR: IN...");
   add_batch_options(*sub, a->batch);
   auto* sigma = sub->add_option("--sigma", a->sigma,
                                 "standard deviation: one value or one per axis (1x1x2), unit mm "
