@@ -183,7 +183,8 @@ Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, c
     cost.cpu_threads = cpu::resolve_thread_count(options.threads);
     const detail::CostEstimate e = detail::estimate_costs(cost);
     if (!e.prefer_gpu) {
-      report.backend_reason = "auto: " + e.reason;
+      // CUDA is not started to find out whether a GPU is there: the estimate says why not.
+      report.backend_reason = "auto: " + e.reason + "; no GPU was probed";
       return Backend::Cpu;
     }
     estimate = e.reason;
