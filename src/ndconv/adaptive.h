@@ -35,8 +35,9 @@ struct FilterBank {
 
 /// Filters `input` with every filter of `bank` into outputs[f] (each with the extents of
 /// output_geometry(...)). Options as filter_dense (operation, boundary, region, backend, threads,
-/// outputs_per_thread = outputs per block along the last axis: 1, 2 or 4 on the CPU, 1, 2, 4 or 8
-/// on the GPU; progress). The backend is chosen as for filter_dense.
+/// outputs_per_thread = outputs per block along the last axis: 1, 2 or 4 on the CPU, 1 or 2 on
+/// the GPU; progress). The backend is chosen as for filter_dense; the GPU takes filters of 3, 5,
+/// 7, 9, 11, 13 or 15 taps along x, other filters run on the CPU (or fail where CUDA is required).
 RunReport filter_bank(const ConstVolumeView& input, const FilterBank& bank,
                       const std::vector<VolumeView>& outputs, const Options& options = {});
 

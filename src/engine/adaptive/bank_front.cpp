@@ -114,6 +114,15 @@ RunReport detail::run_bank_problem(const BankProblem& p, const Options& options)
     }
   }
 #if NDCONV_HAVE_CUDA
+  if (report.backend == Backend::Cuda) {
+    const std::string unfit = cuda_bank::bank_cannot_implement(p.filter_extent, p.input.dims);
+    if (!unfit.empty()) {
+      if (options.backend == Backend::Cuda)
+        throw InvalidArgument(unfit);
+      report.backend = Backend::Cpu;
+      report.backend_reason = unfit + "; using the CPU";
+    }
+  }
   if (report.backend == Backend::Cuda)
     cuda_bank::run_bank(p, options, report);
   else
