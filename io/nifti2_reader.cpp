@@ -231,6 +231,7 @@ Image read_nifti2(const std::string& path, bool pixels) {
     g.spacing[3] *= 1e-3;
   else if (dims == 4 && (units & 0x38) == 24)
     g.spacing[3] *= 1e-6;
+  describe_nifti_units(units, info);
 
   double R[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, offset[3] = {0, 0, 0};
   bool oriented = true;
