@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "cli_run.h"
 #include "io/image.h"
@@ -29,23 +28,9 @@ bool exists(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
+// 9 x 7 (x 6 (x 3)) voxels, spacing 0.5 x 1 x 2 (x 0.25), random float32 values.
 RawImage random_image(int dims) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {9, 8, dims >= 3 ? 7 : 1, dims == 4 ? 5 : 1};
-  im.spacing = {0.5, 1.0, 2.0, 0.5};
-  im.type = io::ComponentType::Float32;
-  im.values = random_for_type(im.voxels(), im.type, fresh_seed());
-  return im;
-}
-
-// Overwrites `size` bytes at `offset` of the file with `value`'s (little-endian machine).
-template <typename T>
-void patch(const std::string& path, size_t offset, T value) {
-  std::string bytes = read_bytes(path);
-  ASSERT_LE(offset + sizeof(T), bytes.size());
-  std::memcpy(&bytes[offset], &value, sizeof(T));
-  write_bytes(path, bytes);
+  return oriented_volume(dims, io::ComponentType::Float32, fresh_seed());
 }
 
 // NIfTI-1: xyzt_units is byte 123, pixdim[4] (the time step) a float at byte 92.
@@ -53,7 +38,7 @@ std::string nifti1(const TempDir& dir, const std::string& name, const RawImage& 
                    unsigned char xyzt_units) {
   const std::string path = dir / name;
   write_nifti(path, im);
-  patch<unsigned char>(path, 123, xyzt_units);
+  patch_field<unsigned char>(path, 123, xyzt_units);
   return path;
 }
 
@@ -119,11 +104,11 @@ TEST(CliUnits, NiftiTwoWithUnknownUnitsWarnsToo) {
   TempDir dir;
   const std::string path = dir / "two.nii";
   write_nifti2(path, random_image(3));
-  patch<int32_t>(path, 500, 0);  // NIfTI-2's xyzt_units
+  patch_field<int32_t>(path, 500, 0);  // NIfTI-2's xyzt_units
   CliResult r = run_ndconv({"smooth", path, dir / "o.nii", "--sigma", "1", "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(count_of(r.err, path + ": spatial units unknown (xyzt_units 0)"), 1) << r.err;
-  patch<int32_t>(path, 500, kMm);
+  patch_field<int32_t>(path, 500, kMm);
   r = run_ndconv({"smooth", path, dir / "p.nii", "--sigma", "1", "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(count_of(r.err, kSpatialWarning), 0) << r.err;
@@ -135,7 +120,7 @@ TEST(CliUnits, NrrdSpaceUnitsOtherThanMillimetresWarn) {
   std::vector<float> values(im.values.begin(), im.values.end());
   auto write = [&](const std::string& name, const std::string& units_line) {
     std::string text =
-        "NRRD0004\ntype: float\ndimension: 3\nspace: left-posterior-superior\nsizes: 9 8 7\n"
+        "NRRD0004\ntype: float\ndimension: 3\nspace: left-posterior-superior\nsizes: 9 7 6\n"
         "space directions: (0.5,0,0) (0,1,0) (0,0,2)\n" +
         units_line + "kinds: domain domain domain\nendian: little\nencoding: raw\n\n";
     text.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
@@ -160,9 +145,7 @@ TEST(CliUnits, NrrdSpaceUnitsOtherThanMillimetresWarn) {
 
 TEST(CliUnits, PngHasNoSpatialUnit) {
   TempDir dir;
-  RawImage im = random_image(2);
-  for (double& v : im.values)
-    v = (v + 1e6) / 2e6 * 255;  // within uint8
+  const RawImage im = oriented_volume(2, io::ComponentType::UInt8, fresh_seed());
   write_meta(dir / "flat.mha", im);
   CliResult r = run_ndconv({"convert", dir / "flat.mha", dir / "flat.png", "--type", "uint8"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -174,13 +157,13 @@ TEST(CliUnits, PngHasNoSpatialUnit) {
 TEST(CliUnits, TimeSigmaInSecondsNeedsATimeStepAndItsUnit) {
   TempDir dir;
   const RawImage im = random_image(4);
-  // Time unit 0: the step 0.5 could be seconds or milliseconds.
+  // Time unit 0: the step 0.25 could be seconds or milliseconds.
   const std::string no_unit = nifti1(dir, "no_unit.nii", im, kMm);
   CliResult r =
       run_ndconv({"smooth", no_unit, dir / "a.nii", "--sigma", "1", "--time-sigma", "1s", "-q"});
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("ndconv: error: " + no_unit +
-                       ": the time unit is unknown (xyzt_units 2, time step 0.5 in no stated "
+                       ": the time unit is unknown (xyzt_units 2, time step 0.25 in no stated "
                        "unit); give --time-sigma in frames"),
             std::string::npos)
       << r.err;
@@ -191,7 +174,7 @@ TEST(CliUnits, TimeSigmaInSecondsNeedsATimeStepAndItsUnit) {
 
   // A time step of 0.
   const std::string no_step = nifti1(dir, "no_step.nii", im, kMm | kSeconds);
-  patch<float>(no_step, 92, 0.0f);
+  patch_field<float>(no_step, 92, 0.0f);
   r = run_ndconv({"smooth", no_step, dir / "c.nii", "--sigma", "1", "--time-sigma", "1s", "-q"});
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find(no_step + ": the time step is 0; give --time-sigma in frames"),
@@ -218,7 +201,7 @@ TEST(CliUnits, InfoSaysWhichUnitIsUnknown) {
   r = run_ndconv({"info", time, "--header-only"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("spacing:     0.5 x 1 x 2 mm\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("time step:   0.5 (spacing of axis t; unit unknown: xyzt_units 2)"),
+  EXPECT_NE(r.out.find("time step:   0.25 (spacing of axis t; unit unknown: xyzt_units 2)"),
             std::string::npos)
       << r.out;
 }

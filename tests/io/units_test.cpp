@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "io/image.h"
 #include "io/nrrd_header.h"
@@ -14,21 +13,8 @@
 namespace ndconv::test {
 namespace {
 
-template <typename T>
-void patch(const std::string& path, size_t offset, T value) {
-  std::string bytes = read_bytes(path);
-  ASSERT_LE(offset + sizeof(T), bytes.size());
-  std::memcpy(&bytes[offset], &value, sizeof(T));
-  write_bytes(path, bytes);
-}
-
 RawImage image(int dims) {
-  RawImage im;
-  im.dims = dims;
-  im.extent = {5, 4, 3, dims == 4 ? 2 : 1};
-  im.spacing = {0.5, 1.0, 2.0, 0.25};
-  im.values = random_for_type(im.voxels(), im.type, fresh_seed());
-  return im;
+  return oriented_volume(dims, io::ComponentType::Float32, fresh_seed());
 }
 
 // NIfTI-1's xyzt_units is a byte at 123, NIfTI-2's an int32 at 500.
@@ -37,10 +23,10 @@ io::ImageInfo with_units(const TempDir& dir, int version, int dims, int units) {
                                   "d_" + std::to_string(units) + ".nii");
   if (version == 1) {
     write_nifti(path, image(dims));
-    patch<unsigned char>(path, 123, static_cast<unsigned char>(units));
+    patch_field<unsigned char>(path, 123, static_cast<unsigned char>(units));
   } else {
     write_nifti2(path, image(dims));
-    patch<int32_t>(path, 500, units);
+    patch_field<int32_t>(path, 500, units);
   }
   return io::read_info(path);
 }
