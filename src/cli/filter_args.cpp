@@ -90,9 +90,10 @@ void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double
     if (sigma[ax] > 0 && std::floor(truncate * sigma[ax] + 0.5) < 1) {
       char text[200];
       std::snprintf(text, sizeof text,
-                    "%s: sigma %.3g voxels along %s is a single tap (radius %g x %.3g < 0.5); "
+                    "%s: sigma %.3g %s along %s is a single tap (radius %g x %.3g < 0.5); "
                     "nothing is smoothed along that axis",
-                    option.c_str(), sigma[ax], names[ax], truncate, sigma[ax]);
+                    option.c_str(), sigma[ax], ax == 3 ? "frames" : "voxels", names[ax], truncate,
+                    sigma[ax]);
       warn(text);
     }
   }

@@ -212,6 +212,12 @@ TEST(CliUnits, ASigmaOfOneTapWarns) {
   const CliResult r = run_ndconv({"smooth", path, dir / "a.nii", "--sigma", "0.05vox", "-q"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("is a single tap"), std::string::npos) << r.err;
+  // Along time the sigma is in frames.
+  const std::string series = nifti1(dir, "series.nii", random_image(4), kMm | kSeconds);
+  const CliResult t =
+      run_ndconv({"smooth", series, dir / "b.nii", "--sigma", "1", "--time-sigma", "0.01s", "-q"});
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.err.find("sigma 0.04 frames along t is a single tap"), std::string::npos) << t.err;
 }
 
 }  // namespace
