@@ -348,6 +348,7 @@ HeaderFacts check_nifti1(const std::string& path, const std::string& header_path
                 ", not a finite voxel size within +-1e15");
   }
   facts.zero_time_step = ndim >= 4 && h.get<int16_t>(48) > 1 && h.get<float>(92) == 0.0f;
+  facts.xyzt_units = static_cast<unsigned char>(h.bytes[123]);
   if (h.get<int16_t>(252) > 0) {
     for (int i = 0; i < 6; ++i)
       if (!sane_geometry(h.get<float>(256 + 4 * i)))
@@ -399,6 +400,16 @@ HeaderFacts check_nifti1(const std::string& path, const std::string& header_path
 }
 
 }  // namespace
+
+void describe_nifti_units(int xyzt_units, ImageInfo& info) {
+  // NIfTI's unit codes: space in the low three bits (0 unknown), time in bits 3 to 5 (0 unknown).
+  const int space = xyzt_units & 0x07, time = xyzt_units & 0x38;
+  if (space == 0)
+    info.spatial_unit_unknown = "xyzt_units " + std::to_string(xyzt_units);
+  const Geometry& g = info.geometry;
+  if (g.dims == 4 && time == 0 && g.spacing[3] != 0)
+    info.time_unit_unknown = "xyzt_units " + std::to_string(xyzt_units);
+}
 
 bool sane_geometry(double v) {
   return std::isfinite(v) && std::abs(v) <= kGeometryLimit;

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "io/image.h"
+
 namespace ndconv::io {
 
 /// What the header check learnt, for the reader and the memory check.
@@ -22,6 +24,8 @@ struct HeaderFacts {
   bool compressed = true;
   /// A 4D NIfTI whose time step (pixdim[4]) is 0: ITK reports 1 instead.
   bool zero_time_step = false;
+  /// NIfTI-1: the xyzt_units byte; -1 for other formats.
+  int xyzt_units = -1;
 };
 
 /// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written
@@ -43,6 +47,11 @@ T header_field(const void* bytes, size_t offset, bool swap) {
 constexpr double kGeometryLimit = 1e15;
 /// Finite and within +-kGeometryLimit.
 bool sane_geometry(double v);
+
+/// Fills info.spatial_unit_unknown and info.time_unit_unknown from NIfTI's xyzt_units (NIfTI-1
+/// and NIfTI-2 alike), after the geometry: the time unit matters only for a 4D series with a time
+/// step.
+void describe_nifti_units(int xyzt_units, ImageInfo& info);
 
 /// Refuses what is not a regular, readable, non-empty file (folders, FIFOs, devices, sockets)
 /// without opening it.

@@ -74,6 +74,14 @@ struct ImageInfo {
   Geometry geometry;
   ComponentType component_type = ComponentType::Float32;
   int components = 1;
+  /// Set when the header does not say in which unit its voxel sizes are (NIfTI's xyzt_units 0; a
+  /// PNG, JPEG, BMP or TIFF file) or names one that is not applied (NRRD space units other than
+  /// mm): the reason, e.g. "xyzt_units 0". The spacing is then read as millimetres, as ITK does.
+  /// Empty when the unit is known (NIfTI, DICOM) or fixed by the format's convention (MetaImage
+  /// and NRRD without space units: millimetres).
+  std::string spatial_unit_unknown;
+  /// The same for the time step of a 4D NIfTI series (its time unit 0), which is read as seconds.
+  std::string time_unit_unknown;
   /// Bytes of the pixels in the file's own type (what the file holds uncompressed).
   int64_t native_bytes() const;
 };

@@ -285,12 +285,25 @@ void check_reader_matches(const std::string& path, const std::string& reader,
   }
 }
 
+// Says where the header leaves the unit of the spacing unknown (ImageInfo::spatial_unit_unknown).
+void describe_units(const HeaderFacts& facts, const std::string& nrrd_space_units,
+                    ImageInfo& info) {
+  const std::string& f = info.format;
+  if (facts.kind == HeaderFacts::Kind::Nifti1)
+    describe_nifti_units(facts.xyzt_units, info);
+  else if (f == "NrrdImageIO" && !space_units_are_mm(nrrd_space_units))
+    info.spatial_unit_unknown = "NRRD space units " + nrrd_space_units + ", not applied by ITK";
+  else if (f == "PNGImageIO" || f == "JPEGImageIO" || f == "BMPImageIO" || f == "TIFFImageIO")
+    info.spatial_unit_unknown = format_label(f) + " file";
+}
+
 // Opens `path` and reads its header; everything ndconv needs is checked here.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   check_input_file(path);
   const HeaderFacts facts = check_header(path);
+  std::string nrrd_space_units;
   if (is_nrrd(path))
-    check_nrrd_header(path);
+    nrrd_space_units = check_nrrd_header(path).space_units;
   // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
   // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
   const bool dicom = is_dicom_file(path);
@@ -354,6 +367,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   }
   if (info.format == "NiftiImageIO" && g.dims == 4)
     g.spacing[3] = facts.zero_time_step ? 0.0 : g.spacing[3] * nifti_time_unit_in_seconds(path);
+  describe_units(facts, nrrd_space_units, info);
   check_memory(path, voxels * info.components, io->GetComponentSize());
   return info;
 }

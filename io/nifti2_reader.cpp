@@ -227,10 +227,17 @@ Image read_nifti2(const std::string& path, bool pixels) {
   }
   check_memory(path, voxels * components, component_bytes(stored));
   const int32_t units = h.get<int32_t>(500);
+  // As ITK's NIfTI-1 reader: voxel sizes in metres or microns become millimetres (the origin is
+  // left as stored there too).
+  const int32_t space_unit = units & 0x07;
+  const double to_mm = space_unit == 1 ? 1e3 : space_unit == 3 ? 1e-3 : 1.0;
+  for (int a = 0; a < std::min(dims, 3); ++a)
+    g.spacing[a] *= to_mm;
   if (dims == 4 && (units & 0x38) == 16)
     g.spacing[3] *= 1e-3;
   else if (dims == 4 && (units & 0x38) == 24)
     g.spacing[3] *= 1e-6;
+  describe_nifti_units(units, info);
 
   double R[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, offset[3] = {0, 0, 0};
   bool oriented = true;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -227,6 +228,19 @@ std::string resolve_data_file(const std::string& header, const std::string& name
   return resolved;
 }
 
+bool space_units_are_mm(const std::string& space_units) {
+  // Quoted words, e.g. "mm" "mm" "mm"; an empty word is an axis without a unit.
+  for (std::string unit : split_words(space_units)) {
+    unit.erase(std::remove(unit.begin(), unit.end(), '"'), unit.end());
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (unit != "mm" && unit != "millimeter" && unit != "millimeters" && unit != "millimetre" &&
+        unit != "millimetres")
+      return false;
+  }
+  return true;
+}
+
 NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) {
   const RawHeader raw = read_fields(path);
   const auto& f = raw.fields;
@@ -236,6 +250,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   };
   auto bad = [&](const std::string& what) { return IoError(path + ": NRRD header: " + what); };
   NrrdHeader h;
+  h.space_units = field("spaceunits");
 
   int64_t dimension = 0;
   if (!parse_int(field("dimension"), dimension) || dimension < 1 || dimension > 16)

@@ -24,7 +24,13 @@ struct NrrdHeader {
   bool attached = true;     ///< the data follows the header in the same file
   int64_t data_offset = 0;  ///< attached raw data: the byte where it starts
   double values = 0;        ///< product of the sizes
+  /// The space units field as written (e.g. "mm" "mm" "mm"); empty when there is none.
+  std::string space_units;
 };
+
+/// Whether every unit of a NRRD space units field is millimetres (ITK's NRRD reader ignores the
+/// field and reads the spacing as millimetres); true for an empty field.
+bool space_units_are_mm(const std::string& space_units);
 
 /// Reads and checks the header of `path` (throws IoError naming the file and the field):
 /// dimension, sizes (positive, their product times the type's size at most this machine's

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Runs ndconv's bench and, in the same run on the same GPU and sizes, the peers a user would
-reach for: CuPy (cupyx.scipy.ndimage.correlate / gaussian_filter) and PyTorch (conv2d/conv3d
+reach for: CuPy (cupyx.scipy.ndimage.correlate / gaussian_filter / median_filter) and PyTorch (conv2d/conv3d
 through cuDNN, TF32 off, benchmark mode on; the Gaussian as three 1D conv3d passes). Prints a
 table of times and ratios and writes one JSON file with everything.
 
 Peers are timed like ndconv's device times: data already on the GPU, CUDA events around the
 call, warm-up first, median of repetitions, L2 flushed (a buffer of twice the L2 overwritten)
 before each repetition. Each peer's result is checked against the other peer (and the Gaussian's
-against CuPy's) by relative L2 error, so a peer that computes something else is noticed.
+against CuPy's) by relative L2 error, so a peer that computes something else is noticed; CuPy's
+median (median* rows, replicate boundary = mode "nearest") against scipy's on a corner crop.
 
 usage: scripts/peers.py --ndconv build-dev/src/perf/ndconv-perf --out peers.json
        [--bench-json bench.json] [--reps 20] [--workload dense3d_11,...]
@@ -27,6 +28,36 @@ WORKLOADS = {
     "dense2d_17": ((4096, 4096), 17, None),
     "gauss3d_s2": ((256, 256, 256), None, 2.0),
 }
+
+MEDIANS = {
+    # name: (numpy shape, slowest axis first; radius along every axis). ndconv's boundary is
+    # replicate, which is scipy's and CuPy's mode "nearest".
+    "median3d_r1": ((256, 256, 256), 1),
+    "median3d_r3": ((256, 256, 256), 3),
+    "median2d_r3": ((4096, 4096), 3),
+}
+
+
+def median_peer(cp, cnd, np, x_np, radius, timed):
+    """CuPy's median_filter on x_np (mode nearest), timed, and checked against scipy's on a crop
+    that holds a corner of the volume (both boundaries of every axis are checked by ndconv's own
+    row against its CPU median)."""
+    size = 2 * radius + 1
+    x_cp = cp.asarray(x_np)
+    out_cp = cnd.median_filter(x_cp, size=size, mode="nearest")
+    row = timed(lambda: cnd.median_filter(x_cp, size=size, mode="nearest"))
+    try:
+        import scipy.ndimage as snd
+    except ImportError:
+        row["rel_l2_vs_scipy"] = None  # scipy not installed: CuPy's result is not checked
+        return row
+    crop = tuple(slice(0, min(n, 48)) for n in x_np.shape)
+    ref = snd.median_filter(x_np[crop], size=size, mode="nearest").astype(np.float64)
+    inner = tuple(slice(0, min(n, 48) - radius) for n in x_np.shape)  # away from the crop's cut
+    got = cp.asnumpy(out_cp)[crop][inner].astype(np.float64)
+    row["rel_l2_vs_scipy"] = float(np.linalg.norm((got - ref[inner]).ravel()) /
+                                   np.linalg.norm(ref[inner].ravel()))
+    return row
 
 
 def run_ndconv(binary, bench_json, workloads, reps):
@@ -50,7 +81,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--workload", default="", help="comma-separated subset")
     args = ap.parse_args()
-    chosen = [w for w in args.workload.split(",") if w] or list(WORKLOADS) + ["cpu3d_7"]
+    chosen = [w for w in args.workload.split(",") if w] or list(WORKLOADS) + ["cpu3d_7"] + list(MEDIANS)
     bench_json = args.bench_json or os.path.splitext(args.out)[0] + "-ndconv.json"
     ndconv, ndconv_rc = run_ndconv(args.ndconv, bench_json, chosen, args.reps)
 
@@ -97,6 +128,12 @@ def main():
     rng = np.random.default_rng()
     rows = {}
     for name in chosen:
+        if name in MEDIANS:
+            shape, radius = MEDIANS[name]
+            x_np = rng.uniform(-1, 1, size=shape).astype(np.float32)
+            rows[name] = {"cupy_median_filter": median_peer(cp, cnd, np, x_np, radius, timed)}
+            cp.get_default_memory_pool().free_all_blocks()
+            continue
         if name not in WORKLOADS:
             continue
         shape, k, sigma = WORKLOADS[name]
@@ -175,7 +212,8 @@ def main():
                      "python": sys.version.split()[0]},
         "settings": {"tf32": False, "cudnn_benchmark": True, "warmup": args.warmup,
                      "repetitions": args.reps, "l2_flush": True,
-                     "boundary": "zero (cupy mode='constant'; torch zero padding)"},
+                     "boundary": "zero (cupy mode='constant'; torch zero padding); median rows: "
+                                 "replicate (cupy mode='nearest')"},
         "ndconv_exit_code": ndconv_rc,
         "ndconv": ndconv,
         "peers": rows,

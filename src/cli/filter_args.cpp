@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <set>
 
 #include "axis_values.h"
 #include "ndconv/engine.h"
@@ -39,7 +41,46 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
       out[ax] /= h;
     }
   }
+  if (v.unit == LengthUnit::Millimetre)
+    warn_if_spatial_unit_unknown(info);
   return out;
+}
+
+namespace {
+
+// Once per input, whichever options ask.
+bool first_time(const std::string& path) {
+  static std::set<std::string> warned;
+  return warned.insert(path).second;
+}
+
+}  // namespace
+
+void warn_if_spatial_unit_unknown(const io::ImageInfo& info) {
+  if (info.spatial_unit_unknown.empty() || !first_time(info.path))
+    return;
+  const io::Geometry& g = info.geometry;
+  std::string spacing;
+  char value[32];
+  for (int ax = 0; ax < spatial_axes(g.dims); ++ax) {
+    std::snprintf(value, sizeof value, "%s%g", ax ? " x " : "", g.spacing[ax]);
+    spacing += value;
+  }
+  warn(info.path + ": spatial units unknown (" + info.spatial_unit_unknown + "); spacing " +
+       spacing + " read as millimetres (lengths in voxels, e.g. 2vox, need no unit)");
+}
+
+double time_step_seconds(const io::ImageInfo& info, const std::string& option) {
+  const double step = std::abs(info.geometry.spacing[3]);
+  if (!(step > 0))
+    throw Error(info.path + ": the time step is 0; give " + option + " in frames");
+  if (!info.time_unit_unknown.empty()) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", step);
+    throw Error(info.path + ": the time unit is unknown (" + info.time_unit_unknown +
+                ", time step " + text + " in no stated unit); give " + option + " in frames");
+  }
+  return step;
 }
 
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
@@ -49,9 +90,10 @@ void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double
     if (sigma[ax] > 0 && std::floor(truncate * sigma[ax] + 0.5) < 1) {
       char text[200];
       std::snprintf(text, sizeof text,
-                    "%s: sigma %.3g voxels along %s is a single tap (radius %g x %.3g < 0.5); "
+                    "%s: sigma %.3g %s along %s is a single tap (radius %g x %.3g < 0.5); "
                     "nothing is smoothed along that axis",
-                    option.c_str(), sigma[ax], names[ax], truncate, sigma[ax]);
+                    option.c_str(), sigma[ax], ax == 3 ? "frames" : "voxels", names[ax], truncate,
+                    sigma[ax]);
       warn(text);
     }
   }

@@ -31,6 +31,15 @@ void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const std::string& option,
                                                const io::ImageInfo& info);
 
+/// Warns, once per input, that the header leaves the unit of its spacing unknown and that it is
+/// read as millimetres: for lengths given in mm (io::ImageInfo::spatial_unit_unknown).
+void warn_if_spatial_unit_unknown(const io::ImageInfo& info);
+
+/// The time step of a 4D series in seconds, for a time value that `option` gives in seconds.
+/// Throws Error when the header gives no time step (0) or no time unit: the value must then be
+/// given in frames.
+double time_step_seconds(const io::ImageInfo& info, const std::string& option);
+
 /// Warns when a Gaussian of `sigma` voxels is a single tap along an axis (a copy of the input).
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
                      const std::string& option);

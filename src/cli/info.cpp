@@ -50,7 +50,10 @@ void run_info(const InfoArgs& a) {
   std::printf("pixel type:  %s %s, %d component%s\n", io::to_string(info.component_type),
               info.pixel_kind.c_str(), info.components, info.components == 1 ? "" : "s");
   const int spatial = g.dims == 4 ? 3 : g.dims;
-  std::printf("spacing:     %s mm\n", join(g.spacing.data(), spatial, " x ").c_str());
+  const std::string unit_note =
+      info.spatial_unit_unknown.empty() ? "" : " (unit unknown: " + info.spatial_unit_unknown + ")";
+  std::printf("spacing:     %s mm%s\n", join(g.spacing.data(), spatial, " x ").c_str(),
+              unit_note.c_str());
   std::printf("origin:      %s mm\n", join(g.origin.data(), spatial, ", ").c_str());
   std::string dir;
   for (int r = 0; r < spatial; ++r) {
@@ -61,7 +64,10 @@ void run_info(const InfoArgs& a) {
   }
   std::printf("direction:   [%s]\n", dir.c_str());
   if (g.dims == 4)
-    std::printf("time step:   %.6g (spacing of axis t; seconds for NIfTI)\n", g.spacing[3]);
+    std::printf("time step:   %.6g (spacing of axis t; %s)\n", g.spacing[3],
+                info.time_unit_unknown.empty()
+                    ? "seconds for NIfTI"
+                    : ("unit unknown: " + info.time_unit_unknown).c_str());
   std::printf("in memory:   %s as %s, %s as float32 while filtering\n",
               mib(static_cast<double>(info.native_bytes())).c_str(),
               io::to_string(info.component_type),

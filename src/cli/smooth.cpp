@@ -52,6 +52,8 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
     }
     s[ax] = value;
   }
+  if (v.unit == LengthUnit::Millimetre)
+    warn_if_spatial_unit_unknown(info);
   if (!a.time_sigma.empty()) {
     if (g.dims != 4) {
       throw UsageError("--time-sigma: " + info.path + " is " + std::to_string(g.dims) +
@@ -59,11 +61,8 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
     }
     const TimeValue t = parse_time_value(a.time_sigma, "--time-sigma");
     double frames = t.value;
-    if (t.seconds) {
-      if (!(std::abs(g.spacing[3]) > 0))
-        throw Error(info.path + ": the time step is 0; give --time-sigma in frames");
-      frames = t.value / std::abs(g.spacing[3]);
-    }
+    if (t.seconds)
+      frames = t.value / time_step_seconds(info, "--time-sigma");
     s[3] = frames;
   }
   return s;

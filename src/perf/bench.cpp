@@ -16,6 +16,7 @@
 #include "perf/context.h"
 #include "perf/floors.h"
 #include "perf/gpu.h"
+#include "perf/median_rows.h"
 #include "perf/outcome.h"
 #include "perf/points.h"
 #include "perf/sweep.h"
@@ -490,6 +491,7 @@ const std::vector<Workload>& bench_workloads() {
       a.description = "whole filter call on host buffers: " + l[i].description;
       l.push_back(a);
     }
+    add_median_workloads(l);
     for (const char* command : {"smooth", "convolve"}) {
       for (FileFormat f : {FileFormat::Mha, FileFormat::Nii, FileFormat::NiiGz}) {
         Workload e;
@@ -547,7 +549,8 @@ bool other_dense_workload(const std::string& name, Workload& out) {
 namespace {
 
 bool needs_gpu(const Workload& w) {
-  return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api;
+  return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api ||
+         w.kind == Kind::GpuMedian;
 }
 
 const char* backend_text(Kind k) {
@@ -653,6 +656,8 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = separable_gpu_row(w, cfg, g, seed, result.failures, false);
     else if (w.kind == Kind::Api)
       row = api_row(w, cfg, g, seed, result.failures);
+    else if (w.kind == Kind::GpuMedian)
+      row = median_gpu_row(w, cfg, g.dev, *g.timer, g.ceil, seed, result.failures);
     else if (w.kind == Kind::EndToEnd)
       row = e2e->sequence_row(w.command, w.format, result.failures);
     else if (w.kind == Kind::Batch)

@@ -24,7 +24,15 @@ namespace ndconv::perf {
 struct Workload {
   std::string name;
   std::string description;
-  enum class Kind { GpuDense, GpuSeparable, CpuDense, Api, EndToEnd, Batch } kind = Kind::GpuDense;
+  enum class Kind {
+    GpuDense,
+    GpuSeparable,
+    CpuDense,
+    Api,
+    EndToEnd,
+    Batch,
+    GpuMedian
+  } kind = Kind::GpuDense;
   Shape volume;
   Shape filter;       ///< dense filters
   double sigma = 0;   ///< separable Gaussian, voxels
@@ -33,10 +41,12 @@ struct Workload {
   std::string base;                     ///< Api: the GPU workload whose call it times
   std::string command;                  ///< EndToEnd: "smooth" or "convolve"
   FileFormat format = FileFormat::Nii;  ///< EndToEnd: the input's and the output's format
+  int64_t median_radius = 0;            ///< GpuMedian: the radius along every axis
 };
 
 /// The fixed workloads, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2,
-/// cpu3d_7, api_<each GPU workload>, e2e_{smooth,convolve}_{mha,nii,niigz}, batch.
+/// cpu3d_7, api_<each GPU workload>, median3d_r1, median3d_r3, median2d_r3 (perf/median_rows.h),
+/// e2e_{smooth,convolve}_{mha,nii,niigz}, batch.
 const std::vector<Workload>& bench_workloads();
 
 /// What a CPU peer (itk::ConvolutionImageFilter, supplied by the ITK-linked front end) returns for

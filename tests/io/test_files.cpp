@@ -196,6 +196,14 @@ std::string read_bytes(const std::string& path) {
   return s.str();
 }
 
+void patch_bytes(const std::string& path, size_t offset, const void* value, size_t size) {
+  std::string bytes = read_bytes(path);
+  if (offset + size > bytes.size())
+    throw std::runtime_error(path + ": too short to patch at byte " + std::to_string(offset));
+  std::memcpy(&bytes[offset], value, size);
+  write_bytes(path, bytes);
+}
+
 void write_meta(const std::string& path, const RawImage& im, int ndims_override) {
   std::ostringstream h;
   h.precision(17);

@@ -60,6 +60,15 @@ void write_nifti_form(const std::string& path, const RawImage& image, const Nift
 /// Writes `bytes` to `path`.
 void write_bytes(const std::string& path, const std::string& bytes);
 std::string read_bytes(const std::string& path);
+/// Overwrites `size` bytes of the file at `offset` with `value`; throws std::runtime_error when
+/// the file is shorter.
+void patch_bytes(const std::string& path, size_t offset, const void* value, size_t size);
+/// The same with a field of type T in this machine's byte order (a header field of a file written
+/// little-endian, on a little-endian machine).
+template <typename T>
+void patch_field(const std::string& path, size_t offset, T value) {
+  patch_bytes(path, offset, &value, sizeof(T));
+}
 
 /// A fresh temporary folder, removed on destruction.
 class TempDir {

@@ -17,4 +17,11 @@ bool can_implement(int dims, const Index& radius, std::string& why);
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
          Boundary boundary, int device, RunReport& report);
 
+/// Filters `input` into `output`, both contiguous device volumes of `extent` (`dims` axes), on the
+/// current device, enqueued on `stream` (a cudaStream_t; nullptr: the default stream) without
+/// waiting for it: for callers that keep their data on the device (the bench). Throws
+/// InvalidArgument when the window is too large (can_implement).
+void launch_device(const float* input, float* output, int dims, const Index& extent,
+                   const Index& radius, Boundary boundary, void* stream);
+
 }  // namespace ndconv::cuda_median

@@ -42,6 +42,29 @@ bool can_implement(int dims, const Index& radius, std::string& why) {
   return true;
 }
 
+void launch_device(const float* input, float* output, int dims, const Index& extent,
+                   const Index& radius, Boundary boundary, void* stream) {
+  std::string why;
+  if (!can_implement(dims, radius, why))
+    throw InvalidArgument(why);
+  MedianShape shape;
+  int64_t voxels = 1;
+  for (int a = 0; a < kMaxDims; ++a) {
+    shape.extent[a] = a < dims ? extent[a] : 1;
+    shape.radius[a] = a < dims ? radius[a] : 0;
+    voxels *= shape.extent[a];
+  }
+  shape.boundary = static_cast<int>(boundary);
+  const auto s = static_cast<cudaStream_t>(stream);
+  const int64_t w = window_of(dims, radius);
+  if (w <= 27)
+    launch<27>(input, output, shape, voxels, s);
+  else if (w <= 125)
+    launch<125>(input, output, shape, voxels, s);
+  else
+    launch<kMaxWindow>(input, output, shape, voxels, s);
+}
+
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
          Boundary boundary, int device, RunReport& report) {
   using namespace cuda_filters;
@@ -49,12 +72,6 @@ void run(const ConstVolumeView& input, const VolumeView& output, const Index& ra
   if (!can_implement(input.dims, radius, why))
     throw InvalidArgument(why);
   report.device_name = select_device(device);
-  MedianShape shape;
-  for (int a = 0; a < kMaxDims; ++a) {
-    shape.extent[a] = a < input.dims ? input.extent[a] : 1;
-    shape.radius[a] = a < input.dims ? radius[a] : 0;
-  }
-  shape.boundary = static_cast<int>(boundary);
   const int64_t voxels = input.voxel_count();
 
   auto t0 = std::chrono::steady_clock::now();
@@ -63,13 +80,7 @@ void run(const ConstVolumeView& input, const VolumeView& output, const Index& ra
   report.seconds_upload = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  const int64_t w = window_of(input.dims, radius);
-  if (w <= 27)
-    launch<27>(d_in.data, d_out.data, shape, voxels, nullptr);
-  else if (w <= 125)
-    launch<125>(d_in.data, d_out.data, shape, voxels, nullptr);
-  else
-    launch<kMaxWindow>(d_in.data, d_out.data, shape, voxels, nullptr);
+  launch_device(d_in.data, d_out.data, input.dims, input.extent, radius, boundary, nullptr);
   NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
   report.seconds_compute = seconds_since(t0);
 
