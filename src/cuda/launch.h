@@ -21,8 +21,8 @@ namespace ndconv::cuda_backend {
 /// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.
 std::vector<KernelVariant> dense_variants(int device, int dims);
 
-/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order, then
-/// the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
+/// The tiled dense kernel's instantiations (cuda/tiled/tiled_thread.h), in dispatch-table order,
+/// then the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
 /// outputs_per_thread is KO along the last axis (each thread also computes 8 outputs along x).
 std::vector<KernelVariant> tiled_variants(int device);
 

@@ -11,7 +11,7 @@
 #include "cuda/border/pad_thread.h"
 #include "cuda/check.h"
 #include "cuda/dependent_launch.h"
-#include "cuda/plan.h"
+#include "cuda/border/border_plan.h"
 #include "cuda/uploaded_taps.h"
 #include "kernels/geometry.h"
 #include "kernels/grid_dependency.h"

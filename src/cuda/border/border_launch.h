@@ -10,7 +10,7 @@
 
 namespace ndconv::cuda_backend {
 
-struct PaddedInput;  // cuda/plan.h
+struct PaddedInput;  // border_plan.h
 
 /// Pads the input of a launch on lg into `padded` (pad_tiled_input's layout), on `stream`.
 /// Throws std::logic_error for the zero boundary (nothing to pad), CudaError on a failed launch.
