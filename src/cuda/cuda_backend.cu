@@ -2,7 +2,7 @@
 // pipeline of chunks along the last axis (chunk_plan.h; staging.h explains the halo) whose uploads,
 // kernels and downloads overlap on several streams, with device and pinned staging buffers kept
 // between calls (buffer_pools.h), and the RunReport. Kernels are launched through the low-level
-// API (launch.cu). Calls from several threads run at once: all state of a call is its own, except
+// API (launch.h). Calls from several threads run at once: all state of a call is its own, except
 // the order of kernel launches per device (ordered_launch below).
 #include <algorithm>
 #include <chrono>
@@ -54,15 +54,7 @@ CudaStatus probe() {
       return s;
     }
     for (int d = 0; d < count; ++d) {
-      const DeviceAttributes& a = device_attributes(d);
-      DeviceInfo info;
-      info.index = d;
-      info.name = a.name;
-      info.compute_capability_major = a.cc_major;
-      info.compute_capability_minor = a.cc_minor;
-      info.multiprocessors = a.multiprocessors;
-      NDCONV_CUDA_CHECK(cudaSetDevice(d));
-      NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
+      const DeviceInfo info = device_info(d);
       mark_started(d);
       s.devices.push_back(info);
     }
@@ -148,9 +140,10 @@ bool needs_conversion(const StoredVolumeView& v) {
 }
 
 // Kernels launched on a device run in the order they were launched, whichever call and stream
-// launched them: launch.cu keeps one constant and one global tap buffer per device, which a launch
-// overwrites (stream-ordered on its own stream) when its taps differ; each launch's stream
-// therefore waits for the kernels launched before it. Copies are not ordered by this, so that the
+// launched them: each kernel family keeps one constant tap buffer per device (its translation
+// unit's) and launch.cu one global tap buffer per device, which a launch overwrites
+// (stream-ordered on its own stream) when its taps differ; each launch's stream therefore waits
+// for the kernels launched before it. Copies are not ordered by this, so that the
 // transfers of concurrent calls still overlap with each other's kernels.
 struct DeviceLaunchOrder {
   std::mutex mutex;
@@ -562,7 +555,8 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
-    return launch_dense_device(problem, options.expert.outputs_per_thread, options.cuda_device, stream);
+    return launch_dense_device(problem, options.expert.outputs_per_thread, options.cuda_device,
+                               stream);
   });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
