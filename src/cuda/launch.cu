@@ -1,9 +1,12 @@
 // The low-level API's dense entry points (cuda/launch.h): which family serves a dense launch
 // (the tiled kernel where it can implement the problem, else the blocked kernel; or the one the
-// request names), the list of both families' instantiations, and the per-device global tap buffer
-// that the families reading taps from global memory share. No kernel is instantiated here: each
-// family's launcher is in its folder (tiled/, blocked/, separable/).
+// request names), the list of both families' instantiations, and the per-device global tap buffers
+// that the families reading taps from global memory share (uploaded_taps.h). No kernel is
+// instantiated here: each family's launcher is in its folder (tiled/, blocked/, separable/).
+#include <condition_variable>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -19,28 +22,77 @@
 namespace ndconv::cuda_backend {
 namespace {
 
-std::mutex g_mutex;                            // the global tap buffers and their upload records
-std::map<int, DeviceBuffer> g_global_taps;     // per device, grow-only
-std::map<int, UploadedTaps> g_global_uploads;  // what each device's global tap buffer last received
+// The global tap buffers of one device. A launch takes the buffer that holds its taps, else one
+// that no launch holds a lease on (the least recently used), else a new one, so that concurrent
+// launches with different taps each have their own; kept buffers are few and small (a dense
+// filter's taps, at most a few hundred KiB).
+class GlobalTapBuffers {
+ public:
+  TapLease acquire(const std::vector<float>& taps, cudaStream_t stream) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (const std::unique_ptr<Buffer>& b : buffers_) {
+      if (b->slot.uploaded.holds(taps, stream))
+        return lease(*b, stream);
+    }
+    Buffer* chosen = nullptr;
+    if (buffers_.size() >= kKeptBuffers) {
+      for (const std::unique_ptr<Buffer>& b : buffers_) {
+        if (b->slot.leases == 0 && (chosen == nullptr || b->last_use < chosen->last_use))
+          chosen = b.get();
+      }
+    }
+    if (chosen == nullptr)
+      chosen = buffers_.emplace_back(std::make_unique<Buffer>()).get();
+    TapSlot& slot = chosen->slot;
+    slot.uploaded.forget();
+    if (chosen->data.size() < taps.size()) {
+      slot.readers.synchronize();  // the kernels that read the buffer, before it is freed
+      chosen->data.allocate(taps.size());
+    } else {
+      slot.readers.wait(stream);
+    }
+    slot.readers.clear();
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(chosen->data.get(), taps.data(), taps.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+    slot.uploaded.wrote(taps, stream);
+    return lease(*chosen, stream);
+  }
+
+ private:
+  struct Buffer {
+    DeviceBuffer data;  // grow-only
+    TapSlot slot;
+    uint64_t last_use = 0;
+  };
+  // Buffers kept before the least recently used free one is overwritten: a few filters used in
+  // turn keep their taps on the device.
+  static constexpr std::size_t kKeptBuffers = 4;
+
+  TapLease lease(Buffer& b, cudaStream_t stream) {
+    b.last_use = ++uses_;
+    return TapLease(mutex_, released_, b.slot, stream, b.data.get());
+  }
+
+  std::mutex mutex_;
+  std::condition_variable released_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  uint64_t uses_ = 0;
+};
+
+GlobalTapBuffers& global_tap_buffers(int device) {
+  static std::mutex mutex;
+  static auto* devices = new std::map<int, std::unique_ptr<GlobalTapBuffers>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<GlobalTapBuffers>& buffers = (*devices)[device];
+  if (!buffers)
+    buffers = std::make_unique<GlobalTapBuffers>();
+  return *buffers;
+}
 
 }  // namespace
 
-const float* upload_global_taps(int device, const std::vector<float>& taps, cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  UploadedTaps& uploaded = g_global_uploads[device];
-  DeviceBuffer& buffer = g_global_taps[device];
-  if (buffer.size() < taps.size()) {
-    uploaded.forget();
-    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // earlier launches may still read it
-    buffer.allocate(taps.size());
-  }
-  if (!uploaded.holds(taps, stream)) {
-    uploaded.forget();
-    NDCONV_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), taps.data(), taps.size() * sizeof(float),
-                                      cudaMemcpyHostToDevice, stream));
-    uploaded.wrote(taps, stream);
-  }
-  return buffer.get();
+TapLease upload_global_taps(int device, const std::vector<float>& taps, cudaStream_t stream) {
+  return global_tap_buffers(device).acquire(taps, stream);
 }
 
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,

@@ -67,8 +67,9 @@ struct LaunchPlan {
 /// problem's input/output data are DEVICE pointers to contiguous volumes; `taps` is a HOST
 /// pointer (copied to the device inside the call, stream-ordered). outputs_per_thread 0 = the KO
 /// rule (ko_rule.h); a value without an instantiation throws InvalidArgument. No synchronisation.
-/// Taps live in one per-device buffer: concurrent launches with different filters on different
-/// streams of the same device are not supported.
+/// Concurrent launches from several threads, each on its own stream, may use different filters:
+/// the tap buffers order only what would overwrite taps that queued kernels still read
+/// (uploaded_taps.h).
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
                                int device, void* stream, const Tuning& tuning = Tuning{});
 

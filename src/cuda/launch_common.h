@@ -10,6 +10,7 @@
 
 #include "cuda/device_facts.h"
 #include "cuda/launch.h"
+#include "cuda/uploaded_taps.h"
 #include "kernels/constant_taps.h"
 #include "kernels/schedule.h"
 
@@ -64,6 +65,6 @@ inline int64_t resident_blocks(int device, int blocks_per_sm) {
 // from global memory), stream-ordered, and returns it. Pageable sources are staged by the runtime
 // before return. Skipped when the buffer already holds these taps (uploaded_taps.h): `stream` then
 // waits for the upload that wrote them. Defined in launch.cu.
-const float* upload_global_taps(int device, const std::vector<float>& taps, cudaStream_t stream);
+TapLease upload_global_taps(int device, const std::vector<float>& taps, cudaStream_t stream);
 
 }  // namespace ndconv::cuda_backend

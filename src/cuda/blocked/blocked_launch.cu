@@ -104,8 +104,9 @@ KoChoice choose_blocked_ko(int device, int forced, int64_t n, int64_t k, int64_t
   return c;
 }
 
-void blocked_upload_constant_taps(int device, const std::vector<float>& taps, cudaStream_t stream) {
-  g_constant_uploads.upload(device, &kernels::c_taps, taps, stream);
+TapLease blocked_upload_constant_taps(int device, const std::vector<float>& taps,
+                                      cudaStream_t stream) {
+  return g_constant_uploads.upload(device, &kernels::c_taps, taps, stream);
 }
 
 void launch_blocked_pass(int device, int ko, bool constant, const Geometry& g, const float* in,
@@ -137,18 +138,15 @@ LaunchPlan launch_blocked_dense(const detail::CorrelationProblem& p, int outputs
   const int ko = choice.outputs_per_thread;
 
   const bool constant = taps_fit_constant(static_cast<int64_t>(taps.size()));
-  const float* global_taps = nullptr;
-  if (constant)
-    blocked_upload_constant_taps(device, taps, stream);
-  else
-    global_taps = upload_global_taps(device, taps, stream);
+  const TapLease taps_lease = constant ? blocked_upload_constant_taps(device, taps, stream)
+                                       : upload_global_taps(device, taps, stream);
 
   LaunchPlan plan;
   plan.outputs_per_thread = ko;
   plan.reason = choice.reason;
   plan.taps_in_constant = constant;
-  launch_blocked_pass(device, ko, constant, g, p.input.data, p.output.data, global_taps, stream,
-                      plan);
+  launch_blocked_pass(device, ko, constant, g, p.input.data, p.output.data, taps_lease.get(),
+                      stream, plan);
   return plan;
 }
 

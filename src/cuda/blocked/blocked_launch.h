@@ -11,6 +11,7 @@
 
 #include "cuda/ko_rule.h"
 #include "cuda/launch.h"
+#include "cuda/uploaded_taps.h"
 #include "engine/problem.h"
 #include "kernels/geometry.h"
 
@@ -25,8 +26,10 @@ LaunchPlan launch_blocked_dense(const detail::CorrelationProblem& p, int outputs
                                 int device, cudaStream_t stream);
 
 /// Copies taps (at most kernels::kConstantTapFloats) into this family's constant memory on
-/// `stream`, for launch_blocked_pass with `constant`; skipped when they are there already.
-void blocked_upload_constant_taps(int device, const std::vector<float>& taps, cudaStream_t stream);
+/// `stream`, for launch_blocked_pass with `constant`; skipped when they are there already. Hold
+/// the lease until the passes that read them are launched (uploaded_taps.h).
+TapLease blocked_upload_constant_taps(int device, const std::vector<float>& taps,
+                                      cudaStream_t stream);
 
 /// Launches one pass of the blocked kernel at a compiled `ko` on g, its taps in constant memory
 /// (blocked_upload_constant_taps) or at `global_taps`; a plan of several passes describes its first

@@ -155,13 +155,17 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   auto any_pass = [&](auto kernel_reads) {
     return std::any_of(plan.passes.begin(), plan.passes.end(), kernel_reads);
   };
+  // The leases end with this call, after every pass is enqueued (uploaded_taps.h).
+  TapLease blocked_taps, row_taps, global_lease;
   if (any_pass([](const SeparablePass& pass) { return pass.blocked(); }))
-    blocked_upload_constant_taps(device, plan.taps, stream);
+    blocked_taps = blocked_upload_constant_taps(device, plan.taps, stream);
   if (any_pass([](const SeparablePass& pass) { return pass.x_row(); }))
-    g_constant_uploads.upload(device, &kernels::c_taps, plan.taps, stream);
+    row_taps = g_constant_uploads.upload(device, &kernels::c_taps, plan.taps, stream);
   const bool any_global =
       any_pass([](const SeparablePass& pass) { return pass.tiled_rows > 0 || pass.column_ko > 0; });
-  const float* global_taps = any_global ? upload_global_taps(device, plan.taps, stream) : nullptr;
+  if (any_global)
+    global_lease = upload_global_taps(device, plan.taps, stream);
+  const float* global_taps = global_lease.get();
 
   const int64_t half = p.input.voxel_count();
   auto buffer = [&](int id) -> float* {

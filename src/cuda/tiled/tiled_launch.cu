@@ -296,7 +296,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
       tiled_lead_tap_rows(tiled_tap_rows(p), lg.filter_extent[0] - lead, lg.tap_pitch, lead);
   std::vector<float> laid_out(static_cast<size_t>(l.tap_floats));
   e.lay_out_taps(lg, l, tiled_taps.data(), laid_out.data());
-  const float* global_taps = upload_global_taps(device, laid_out, stream);
+  const TapLease global_taps = upload_global_taps(device, laid_out, stream);
   // The padded input, where it pays and the scratch pool has the memory (else the planes are
   // copied thread by thread, through the boundary): the kernel then reads it through its own
   // geometry and tensor map.
@@ -322,8 +322,9 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
     kernels::tiled_resident_grid(s, resident_blocks(device, v.blocks_per_sm));
   tiled_deal_face_tiles(l, tiled_tile_x(e), e.block_rows, s.grid[0]);
   // The border kernel's taps (constant memory) go up with the tiled kernel's.
+  TapLease border_taps;
   if (loads.border)
-    border_upload_taps(device, tiled_tap_rows(p), stream);
+    border_taps = border_upload_taps(device, tiled_tap_rows(p), stream);
   // On the padded copy the tiled kernel reads the pad kernel's output (dependent_launch.h).
   const int plane_loads = kernels::tiled_plane_loads(bulk_planes, loads.border);
   const TiledFixedRows* fixed = tiled_fixed_rows(device, e, lg, l, plane_loads, s.shared_bytes, v);
@@ -331,7 +332,7 @@ LaunchPlan launch_tiled_entry(int device, const detail::CorrelationProblem& p, c
   const TiledLaunch launch = fixed_rows ? fixed->launch : e.launch;
   const void* kernel = fixed_rows ? fixed->kernel : e.kernel;
   launch(device, padded, to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream, kg, l, in,
-         p.output.data, global_taps, maps, plane_loads, 1);
+         p.output.data, global_taps.get(), maps, plane_loads, 1);
   NDCONV_CUDA_CHECK_LAUNCH("tiled_kernel");
   if (loads.border)
     launch_border(device, tiled_geometry(p), p.input.data, p.output.data, stream);
