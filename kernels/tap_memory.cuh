@@ -11,10 +11,9 @@
 
 #include <cuda_runtime.h>
 
-namespace ndconv::kernels {
+#include "kernels/constant_taps.h"
 
-/// 64 KiB of constant memory, all of it for taps.
-inline constexpr int kConstantTapFloats = 16384;
+namespace ndconv::kernels {
 
 static __constant__ float c_taps[kConstantTapFloats];
 

@@ -2,8 +2,9 @@
 // pipeline of chunks along the last axis (chunk_plan.h; staging.h explains the halo) whose uploads,
 // kernels and downloads overlap on several streams, with device and pinned staging buffers kept
 // between calls (buffer_pools.h), and the RunReport. Kernels are launched through the low-level
-// API (launch.cu). Calls from several threads run at once: all state of a call is its own, except
-// the order of kernel launches per device (ordered_launch below).
+// API (launch.h). Calls from several threads run at once: all state of a call is its own, and the
+// tap buffers the launchers share order only the launches whose taps would overwrite another's
+// (uploaded_taps.h).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -54,15 +55,7 @@ CudaStatus probe() {
       return s;
     }
     for (int d = 0; d < count; ++d) {
-      const DeviceAttributes& a = device_attributes(d);
-      DeviceInfo info;
-      info.index = d;
-      info.name = a.name;
-      info.compute_capability_major = a.cc_major;
-      info.compute_capability_minor = a.cc_minor;
-      info.multiprocessors = a.multiprocessors;
-      NDCONV_CUDA_CHECK(cudaSetDevice(d));
-      NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
+      const DeviceInfo info = device_info(d);
       mark_started(d);
       s.devices.push_back(info);
     }
@@ -145,43 +138,6 @@ void copy_bytes(const void* src, void* dst, int64_t bytes, int threads) {
 
 bool needs_conversion(const StoredVolumeView& v) {
   return v.type != ScalarType::Float32 || v.scale != 1.0 || v.offset != 0.0;
-}
-
-// Kernels launched on a device run in the order they were launched, whichever call and stream
-// launched them: launch.cu keeps one constant and one global tap buffer per device, which a launch
-// overwrites (stream-ordered on its own stream) when its taps differ; each launch's stream
-// therefore waits for the kernels launched before it. Copies are not ordered by this, so that the
-// transfers of concurrent calls still overlap with each other's kernels.
-struct DeviceLaunchOrder {
-  std::mutex mutex;
-  cudaEvent_t last = nullptr;  // recorded after the latest launch (never destroyed)
-};
-
-DeviceLaunchOrder& launch_order(int device) {
-  static std::mutex mutex;
-  static auto* orders = new std::map<int, std::unique_ptr<DeviceLaunchOrder>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& order = (*orders)[device];
-  if (!order)
-    order = std::make_unique<DeviceLaunchOrder>();
-  return *order;
-}
-
-// Runs `launch` (which enqueues kernels on `stream`, on the current device `device`) after every
-// kernel launched on the device before it.
-template <typename Launch>
-auto ordered_launch(int device, cudaStream_t stream, Launch launch) {
-  DeviceLaunchOrder& order = launch_order(device);
-  std::lock_guard<std::mutex> lock(order.mutex);
-  if (order.last == nullptr)
-    NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&order.last, cudaEventDisableTiming));
-  NDCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, order.last, 0));
-  struct RecordAfter {
-    cudaEvent_t event;
-    cudaStream_t stream;
-    ~RecordAfter() { cudaEventRecord(event, stream); }  // also after a launch that threw
-  } record_after{order.last, stream};
-  return launch();
 }
 
 // A CUDA event owned for one call.
@@ -406,9 +362,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
     out_extent[last] = c.out_rows;
     const ConstVolumeView d_in_view = make_view<const float>(d_in, dims, in_extent);
     const VolumeView d_out_view = make_view(set.device_out.floats(), dims, out_extent);
-    ordered_launch(options.cuda_device, stream, [&] {
-      launch(d_in_view, d_out_view, plan.one_pass, set.device_scratch, stream);
-    });
+    launch(d_in_view, d_out_view, plan.one_pass, set.device_scratch, stream);
     set.computed.record(stream);
 
     float* download_to = output_direct ? last_axis_rows(output, c.out_first, c.out_rows).data
@@ -561,9 +515,8 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
                       void* stream_handle, RunReport& report) {
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
-    return launch_dense_device(problem, options.expert.outputs_per_thread, options.cuda_device, stream);
-  });
+  const LaunchPlan plan =
+      launch_dense_device(problem, options.expert.outputs_per_thread, options.cuda_device, stream);
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
   report.notes.push_back("dense plan: " + plan.describe());
@@ -583,10 +536,9 @@ void run_separable_device(const detail::SeparableProblem& problem, const Options
                             std::to_string(scratch_floats * 4) + " bytes)");
     }
   }
-  const LaunchPlan plan = ordered_launch(options.cuda_device, stream, [&] {
-    return launch_separable_device(problem, scratch ? scratch->get() : nullptr, options.cuda_device,
-                                   stream, options.expert.outputs_per_thread);
-  });
+  const LaunchPlan plan =
+      launch_separable_device(problem, scratch ? scratch->get() : nullptr, options.cuda_device,
+                              stream, options.expert.outputs_per_thread);
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
   report.notes.push_back("separable plan: " + plan.describe());

@@ -47,6 +47,14 @@ const DeviceAttributes& device_attributes(int device) {
   return attributes_locked(device);
 }
 
+DeviceInfo device_info(int device) {
+  const DeviceAttributes& a = device_attributes(device);
+  DeviceInfo info{a.index, a.name, a.cc_major, a.cc_minor, a.multiprocessors};
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
+  return info;
+}
+
 KernelVariant kernel_resources(int device, const void* kernel, int ko, int threads,
                                int dynamic_shared_bytes) {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ndconv/types.h"
+
 namespace ndconv::cuda_backend {
 
 /// What the launchers and the tools need to know about a device.
@@ -37,6 +39,10 @@ struct KernelVariant {
 
 /// The attributes of `device` (queried on first use). Throws CudaError.
 const DeviceAttributes& device_attributes(int device);
+
+/// The public description of `device` (ndconv/types.h): its cached attributes, and its free and
+/// total memory as the runtime reports them now (makes `device` current). Throws CudaError.
+DeviceInfo device_info(int device);
 
 /// The resources of `kernel` (a __global__ function's address) on `device` in blocks of `threads`
 /// threads with `dynamic_shared_bytes` of dynamic shared memory (0: the kernel's own resources;

@@ -3,8 +3,8 @@
 // each compiled instantiation (registers, spills, occupancy); docs/design.md explains the model.
 //
 // Cost model, in issue slots per useful output, of a thread that computes KO outputs along the
-// last axis with a filter of K taps along it (kernels/blocked_thread.h): per tap row it reads K
-// warp-uniform taps (each also costs a window move), loads K+KO-1 inputs and issues K*KO FMAs. So
+// last axis with a filter of K taps along it (cuda/blocked/blocked_thread.h): per tap row it reads
+// K warp-uniform taps (each also costs a window move), loads K+KO-1 inputs and issues K*KO FMAs. So
 //   cost(KO) = (K * (KO * kFmaCost + kTapCost) + (K+KO-1) * kLoadCost) / KO / tail(KO) / latency
 // with tail(KO) = n / (ceil(n/KO)*KO) the share of computed outputs that exist along an axis of n
 // voxels, and latency = min(1, occupancy / kOccupancyTarget) the penalty for too few resident
@@ -55,8 +55,8 @@ double ko_cost(const KoCandidate& c, int64_t last_axis_extent, int64_t last_axis
 KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
                                    int64_t last_axis_extent, int64_t last_axis_filter_extent);
 
-/// The tiled dense kernel's shape (kernels/tiled_thread.h): which compiled instantiation serves a
-/// problem. Block rows (threads along axis 1): 32 when axis 1 has at least 16 outputs, else 1 (a
+/// The tiled dense kernel's shape (cuda/tiled/tiled_thread.h): which compiled instantiation serves
+/// a problem. Block rows (threads along axis 1): 32 when axis 1 has at least 16 outputs, else 1 (a
 /// 1-row image would leave 31 of 32 threads idle). KO: `default_ko` (Tuning::tiled_ko), or 1 when
 /// the last axis has a single output (a 2D image, whose y the kernel puts on axis 1). A forced KO
 /// (ExpertOptions::outputs_per_thread) is kept when the tiled kernel has it; `tiled_has_ko` says

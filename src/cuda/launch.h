@@ -21,8 +21,8 @@ namespace ndconv::cuda_backend {
 /// accepted for symmetry with the problem (the same kernels serve 2D, 3D and 4D). Throws CudaError.
 std::vector<KernelVariant> dense_variants(int device, int dims);
 
-/// The tiled dense kernel's instantiations (kernels/tiled_thread.h), in dispatch-table order, then
-/// the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
+/// The tiled dense kernel's instantiations (cuda/tiled/tiled_thread.h), in dispatch-table order,
+/// then the lead-tap shape's with row code fixed for one filter width (3, 5, ..., 15 taps: KO 4);
 /// outputs_per_thread is KO along the last axis (each thread also computes 8 outputs along x).
 std::vector<KernelVariant> tiled_variants(int device);
 
@@ -67,8 +67,9 @@ struct LaunchPlan {
 /// problem's input/output data are DEVICE pointers to contiguous volumes; `taps` is a HOST
 /// pointer (copied to the device inside the call, stream-ordered). outputs_per_thread 0 = the KO
 /// rule (ko_rule.h); a value without an instantiation throws InvalidArgument. No synchronisation.
-/// Taps live in one per-device buffer: concurrent launches with different filters on different
-/// streams of the same device are not supported.
+/// Concurrent launches from several threads, each on its own stream, may use different filters:
+/// the tap buffers order only what would overwrite taps that queued kernels still read
+/// (uploaded_taps.h).
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
                                int device, void* stream, const Tuning& tuning = Tuning{});
 

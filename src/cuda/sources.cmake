@@ -4,6 +4,9 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/convert/convert.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/device_facts.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/blocked/blocked_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/separable/separable_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tiled/tiled_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/border_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu)
 else()

@@ -1,4 +1,4 @@
-// Encoding of the tiled kernel's tensor maps (tensor_map.h). The encoder is a driver function;
+// Encoding of the bulk copies' tensor maps (tensor_map.h). The encoder is a driver function;
 // the runtime hands out its address (cudaGetDriverEntryPointByVersion), so the library links only
 // the runtime and a machine without a driver never gets here (the backend is unusable there).
 #include <cuda.h>
@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "cuda/check.h"
-#include "cuda/plan.h"
 #include "cuda/tensor_map.h"
 
 namespace ndconv::cuda_backend {
@@ -39,9 +38,10 @@ EncodeTiled encoder() {
   return fn;
 }
 
-// The device and driver checks and the encoding of a map over the input with the given box.
+}  // namespace
+
 std::string encode_box_map(int device, const kernels::Geometry& g, const float* in,
-                           const cuuint32_t (&box)[kernels::kAxes], kernels::TensorMap& map) {
+                           const uint32_t (&box)[kernels::kAxes], kernels::TensorMap& map) {
   int major = 0;
   NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 9)
@@ -71,41 +71,6 @@ std::string encode_box_map(int device, const kernels::Geometry& g, const float* 
            std::to_string(static_cast<int>(r)) + ")";
   std::memcpy(&map, &encoded, sizeof(map));
   return "";
-}
-
-}  // namespace
-
-std::string plane_tensor_map(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
-                             const float* in, kernels::TensorMap& map) {
-  const std::string unfit = bulk_copy_unfit(g, l, reinterpret_cast<uintptr_t>(in));
-  if (!unfit.empty())
-    return unfit;
-  const cuuint32_t box[kernels::kAxes] = {static_cast<cuuint32_t>(l.pitch),
-                                          static_cast<cuuint32_t>(l.rows), 1, 1};
-  return encode_box_map(device, g, in, box, map);
-}
-
-std::string wrap_tensor_maps(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
-                             const float* in, kernels::TiledMaps& maps) {
-  if (!l.halo_wrap)
-    return "the launch has no wrap boxes";
-  const cuuint32_t side[kernels::kAxes] = {static_cast<cuuint32_t>(l.wrap_columns),
-                                           static_cast<cuuint32_t>(l.rows), 1, 1};
-  const cuuint32_t band[kernels::kAxes] = {static_cast<cuuint32_t>(l.pitch),
-                                           static_cast<cuuint32_t>(l.wrap_rows), 1, 1};
-  const std::string unfit = encode_box_map(device, g, in, side, maps.side);
-  return unfit.empty() ? encode_box_map(device, g, in, band, maps.band) : unfit;
-}
-
-std::string row_tensor_map(int device, const kernels::Geometry& g, const kernels::ColumnLayout& l,
-                           const float* in, kernels::TensorMap& map) {
-  const std::string unfit =
-      column_bulk_unfit<ColumnFusedShape>(g, l, reinterpret_cast<uintptr_t>(in));
-  if (!unfit.empty())
-    return unfit;
-  const cuuint32_t box[kernels::kAxes] = {static_cast<cuuint32_t>((l.columns + 3) / 4 * 4), 1, 1,
-                                          1};
-  return encode_box_map(device, g, in, box, map);
 }
 
 }  // namespace ndconv::cuda_backend

@@ -13,10 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/column_thread.h"
+#include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
-#include "kernels/tiled_halo.h"
-#include "kernels/tiled_thread.h"
 
 namespace ndconv::cuda_backend {
 
@@ -47,55 +45,11 @@ inline std::string bulk_input_unfit(const kernels::Geometry& g, uintptr_t addres
   return "";
 }
 
-/// Why the bulk copy cannot load the planes of geometry g (tiled layout l) from an input at
-/// `address` (empty when it can): bulk_input_unfit (the boxes start aligned in the valid region,
-/// and in the same region for filters 1, 9, 17, ... taps wide), and the box edges at most 256
-/// elements. Device and driver checks are tensor_map.cu's.
-inline std::string bulk_copy_unfit(const kernels::Geometry& g, const kernels::TiledLayout& l,
-                                   uintptr_t address) {
-  std::string unfit = bulk_input_unfit(g, address);
-  if (!unfit.empty())
-    return unfit;
-  if (l.pitch > kBulkBoxMax || l.rows > kBulkBoxMax)
-    return "a plane tile is wider or taller than 256 elements";
-  return "";
-}
-
-/// Why the column kernel's fused form (shape S) cannot stage its raw rows by bulk copy
-/// (ColumnLayout::bulk_rows; empty when it can): bulk_input_unfit, rows of at most 256 columns,
-/// and under a boundary other than zero at most kFaceColumns face columns per step in every block.
-template <typename S>
-std::string column_bulk_unfit(const kernels::Geometry& g, const kernels::ColumnLayout& l,
-                              uintptr_t address) {
-  std::string unfit = bulk_input_unfit(g, address);
-  if (!unfit.empty())
-    return unfit;
-  if ((l.columns + 3) / 4 * 4 > kBulkBoxMax)
-    return "a raw row is wider than 256 elements";
-  if (g.boundary != kernels::kZero) {
-    for (int64_t x = 0; x < g.out_extent[0]; x += S::kTileX) {
-      if (kernels::staged_columns<S>(g, l, x, 0).count > kernels::kFaceColumns)
-        return "a block has more face columns than its face buffers hold";
-    }
-  }
-  return "";
-}
-
-/// Why the bulk copy cannot serve this launch on `device` (the rule above, the device's compute
-/// capability, the driver's encoder); when it can (empty), `map` holds the encoded tensor map.
-std::string plane_tensor_map(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
-                             const float* in, kernels::TensorMap& map);
-
-/// The side and band maps of a tiled launch whose face tiles copy the opposite faces' boxes
-/// (l.halo_wrap, kernels/tiled_halo.h: boxes of l.wrap_columns x l.rows and l.pitch x
-/// l.wrap_rows) from the input at `in`, into maps.side and maps.band; why they cannot be encoded
-/// (empty when they are). The plane map must have been encoded (plane_tensor_map's checks).
-std::string wrap_tensor_maps(int device, const kernels::Geometry& g, const kernels::TiledLayout& l,
-                             const float* in, kernels::TiledMaps& maps);
-
-/// The same for the raw rows of the column kernel's fused form (ColumnFusedShape, cuda/plan.h): a
-/// box of round4(l.columns) x 1 x 1 x 1.
-std::string row_tensor_map(int device, const kernels::Geometry& g, const kernels::ColumnLayout& l,
-                           const float* in, kernels::TensorMap& map);
+/// The device and driver checks and the encoding of a map over the input at `in` (geometry g, its
+/// canonical axes as the tensor's) with boxes of `box` elements into `map`: why it cannot be
+/// encoded (empty when it is). The families' rules (the boxes they copy) are in their folders:
+/// tiled/tiled_tensor_maps.h, separable/column_tensor_map.h.
+std::string encode_box_map(int device, const kernels::Geometry& g, const float* in,
+                           const uint32_t (&box)[kernels::kAxes], kernels::TensorMap& map);
 
 }  // namespace ndconv::cuda_backend

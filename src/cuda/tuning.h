@@ -23,9 +23,9 @@ struct Tuning {
   int tiled_min_blocks_per_sm = 2;
 
   /// The most halo elements per thread a bulk-copied tiled launch patches into its face tiles
-  /// (kernels/tiled_halo.h); past that the staging costs more shared memory than the tile itself,
-  /// and the launch corrects its face shell with the border kernel or pads its input instead.
-  /// 0: never patch the halo.
+  /// (cuda/tiled/tiled_halo.h); past that the staging costs more shared memory than the tile
+  /// itself, and the launch corrects its face shell with the border kernel or pads its input
+  /// instead. 0: never patch the halo.
   int tiled_max_halo_slots = 8;
 
   /// The border kernel's work, in FMAs per input voxel, up to which a bulk launch without a halo

@@ -1,8 +1,8 @@
-// Host emulation of the column kernel of separable passes (kernels/column_thread.h; CI, no GPU):
-// which passes the plan gives it (x fused into the first other filtered axis), and its results
-// against the float64 reference on volumes wide enough for whole warps inside the volume (128 x),
-// partial last warps, 4-byte and 128-bit access paths, every boundary, fused and not,
-// with fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
+// Host emulation of the column kernel of separable passes (cuda/separable/column_thread.h; CI, no
+// GPU): which passes the plan gives it (x fused into the first other filtered axis), and its
+// results against the float64 reference on volumes wide enough for whole warps inside the volume
+// (128 x), partial last warps, 4-byte and 128-bit access paths, every boundary, fused and not, with
+// fresh random data and NaN-poisoned outputs; plus a NaN that must stay inside its footprint.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "cases.h"
 #include "cuda/plan.h"
+#include "cuda/separable/separable_plan.h"
 #include "cuda/staging.h"
 #include "emulate.h"
 #include "reference.h"

@@ -11,14 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "cuda/plan.h"
-#include "cuda/tensor_map.h"
-#include "kernels/blocked_thread.h"
+#include "cuda/blocked/blocked_thread.h"
+#include "cuda/border/border_plan.h"
 #include "cuda/border/border_thread.h"
-#include "kernels/column_thread.h"
-#include "kernels/row_tile.h"
+#include "cuda/plan.h"
+#include "cuda/separable/column_tensor_map.h"
+#include "cuda/separable/column_thread.h"
+#include "cuda/separable/row_tile.h"
+#include "cuda/separable/separable_plan.h"
+#include "cuda/tensor_map.h"
+#include "cuda/tiled/tiled_halo.h"
+#include "cuda/tiled/tiled_plan.h"
+#include "cuda/tiled/tiled_tensor_maps.h"
+#include "cuda/tiled/tiled_thread.h"
 #include "kernels/schedule.h"
-#include "kernels/tiled_thread.h"
 
 namespace ndconv::test {
 
@@ -76,12 +82,12 @@ inline void emulate_blocked_ko(int ko, const kernels::Geometry& g, const float* 
 /// p + 1 into the other buffer, then all threads compute plane p; finally all threads store. With
 /// `bulk`, the planes arrive as the bulk copy brings them (one box each, zeros outside the volume),
 /// the next plane (the first of the block's next tile after a tile's last) before the current one
-/// is computed, and for the other boundaries the face tiles' halo (kernels/tiled_halo.h) is patched
-/// over the copy's zeros, then the next plane's fetched, by all threads; shapes that skip lead taps
-/// (S::kLeads) take them as the dense launcher does for bulk copies (tiled_lead_geometry: `taps`
-/// are then rows of `tap_pitch` floats in tiled_tap_rows's order). With `taps_laid_out`, the taps
-/// are laid out on the host and copied straight (the dense launcher's way), else laid out by the
-/// threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
+/// is computed, and for the other boundaries the face tiles' halo (cuda/tiled/tiled_halo.h) is
+/// patched over the copy's zeros, then the next plane's fetched, by all threads; shapes that skip
+/// lead taps (S::kLeads) take them as the dense launcher does for bulk copies (tiled_lead_geometry:
+/// `taps` are then rows of `tap_pitch` floats in tiled_tap_rows's order). With `taps_laid_out`, the
+/// taps are laid out on the host and copied straight (the dense launcher's way), else laid out by
+/// the threads. With `zero_faces` (and `bulk`), the face tiles keep the copy's zeros
 /// (kTiledBulkZeroFaces: the outputs that read them are emulate_border's). `halo_mode` replaces
 /// the launcher's way of patching the halo (cuda_backend::tiled_halo_mode, with the opposite
 /// faces' boxes where they serve). R: the compute phase's
@@ -222,8 +228,8 @@ void emulate_tiled(const kernels::Geometry& original, const float* in, float* ou
   }
 }
 
-/// The tiled instantiations of src/cuda/launch.cu's dispatch table, by (KO, block rows); the
-/// 64-row entries have TX 16, the others TX 8.
+/// The tiled instantiations of src/cuda/tiled/tiled_launch.cu's dispatch table, by (KO, block
+/// rows); the 64-row entries have TX 16, the others TX 8.
 inline void emulate_tiled_entry(int ko, int block_rows, const kernels::Geometry& g, const float* in,
                                 float* out, const float* taps, bool small_grid = false,
                                 bool bulk = false, bool taps_laid_out = false) {
@@ -423,7 +429,7 @@ void emulate_column(const kernels::Geometry& g, const kernels::ColumnLayout& l, 
   }
 }
 
-/// The column instantiations of src/cuda/launch.cu's table, one per form.
+/// The column instantiations of src/cuda/separable/separable_launch.cu's table, one per form.
 /// `resident_blocks`: see emulate_column (0: the whole grid, one tile per block). `bulk_rows`:
 /// the fused form stages by bulk copy where the launcher would (column_bulk_unfit).
 inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geometry& g,

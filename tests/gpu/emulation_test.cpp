@@ -11,8 +11,12 @@
 #include <tuple>
 
 #include "cases.h"
+#include "cuda/border/border_plan.h"
 #include "cuda/plan.h"
+#include "cuda/separable/separable_plan.h"
 #include "cuda/tensor_map.h"
+#include "cuda/tiled/tiled_plan.h"
+#include "cuda/tiled/tiled_tensor_maps.h"
 #include "emulate.h"
 #include "reference.h"
 #include "test_data.h"
@@ -126,7 +130,8 @@ TEST(DenseEmulationNan, StaysInsideTheFootprint) {
   }
 }
 
-// The tiled kernel (kernels/tiled_thread.h), every entry of the dispatch table: (KO, block rows).
+// The tiled kernel (cuda/tiled/tiled_thread.h), every entry of the dispatch table: (KO, block
+// rows).
 using TiledParam = std::tuple<ShapeCase, std::pair<int, int>>;
 const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
                                              {4, 1},  {1, 1},  {2, 64}, {1, 64}};
@@ -134,11 +139,11 @@ const std::pair<int, int> kTiledEntries[] = {{8, 32}, {4, 32}, {1, 32}, {8, 1},
 class TiledEmulation : public ::testing::TestWithParam<TiledParam> {};
 
 // Both ways of loading planes: thread by thread, and the bulk copy's boxes with the face tiles'
-// halo patched over the copy's zeros for the other boundaries (kernels/tiled_halo.h); the bulk runs
-// also take their taps laid out on the host (the dense launcher's way), the others lay them out in
-// the kernel. The bulk form for the same region and correlation only: the loads do not depend on
-// the operation, and the valid region has no faces. Half the seeds run a third of the grid, so
-// that blocks walk several tiles and fetch the next tile's first plane and halo.
+// halo patched over the copy's zeros for the other boundaries (cuda/tiled/tiled_halo.h); the bulk
+// runs also take their taps laid out on the host (the dense launcher's way), the others lay them
+// out in the kernel. The bulk form for the same region and correlation only: the loads do not
+// depend on the operation, and the valid region has no faces. Half the seeds run a third of the
+// grid, so that blocks walk several tiles and fetch the next tile's first plane and halo.
 TEST_P(TiledEmulation, MatchesReference) {
   const auto& [shape, entry] = GetParam();
   for (Boundary b : kBoundaries) {
@@ -222,7 +227,7 @@ TEST(TiledPaddedInput, MatchesReferenceWithoutHalo) {
   }
 }
 
-// The halo of the tiled kernel's face tiles (kernels/tiled_halo.h): every tile lists exactly the
+// The halo of the tiled kernel's face tiles (cuda/tiled/tiled_halo.h): every tile lists exactly the
 // plane elements that its existing outputs multiply (rows below `rows`, columns from the lead taps
 // to `columns`) and that lie outside the volume along x or axis 1, each once; the launcher's bound
 // (tiled_halo_elements) is the largest tile's count; a tile has a halo exactly where

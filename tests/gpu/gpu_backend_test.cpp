@@ -372,8 +372,8 @@ TEST(CudaDense, TiledBlockRowsAndKernelSelection) {
 // slices and frames start 16 bytes apart (x a multiple of 4 floats here) and every box starts on a
 // 16-byte boundary along x (the valid region, or the same region with 1, 9, 17, ... taps along x);
 // thread-by-thread copies elsewhere. For the other boundaries the bulk launches patch their face
-// tiles' halo (kernels/tiled_halo.h) by default where tiles have one plane (2D) or the face shell
-// is small (cuda_backend::tiled_border_pays), else pad their input; without a halo
+// tiles' halo (cuda/tiled/tiled_halo.h) by default where tiles have one plane (2D) or the face
+// shell is small (cuda_backend::tiled_border_pays), else pad their input; without a halo
 // (Tuning::tiled_max_halo_slots 0) they correct the face shell with the border kernel (with
 // Tuning::border_fmas_per_voxel large) or pad the input (with it 0). Every boundary, tiles at
 // every face, planes outside the volume (filters longer than the last axis), the valid region (no
@@ -480,8 +480,8 @@ TEST(CudaDense, TiledBulkAndCopiedPlanes) {
 
 // A small filter on a volume large enough that correcting the face shell with the border kernel
 // costs less than padding the input (cuda_backend::tiled_border_pays): the dense launcher's default
-// for every boundary other than zero is the halo (kernels/tiled_halo.h; copied within the plane for
-// replicate and mirror, from the opposite faces' boxes for periodic); without a halo
+// for every boundary other than zero is the halo (cuda/tiled/tiled_halo.h; copied within the plane
+// for replicate and mirror, from the opposite faces' boxes for periodic); without a halo
 // (Tuning::tiled_max_halo_slots 0) the border kernel, with Tuning::border_fmas_per_voxel 0 too the
 // padded input. All match the reference.
 TEST(CudaDense, HaloByDefaultBorderOrPadOnRequest) {

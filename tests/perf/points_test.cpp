@@ -13,8 +13,8 @@ namespace {
 using cuda_backend::DenseKernel;
 using cuda_backend::DenseKernelVariant;
 
-// The shape of today's tables (launch.cu): blocked KO 1..16 in two tap flavours; tiled TX 8
-// KO 8/4/1 with 32 and 1 block rows, TX 16 KO 2/1 with 64.
+// The shape of today's tables (tiled/ and blocked/ launchers): blocked KO 1..16 in two tap
+// flavours; tiled TX 8 KO 8/4/1 with 32 and 1 block rows, TX 16 KO 2/1 with 64.
 std::vector<DenseKernelVariant> compiled() {
   std::vector<DenseKernelVariant> v;
   for (int ko : {1, 2, 4, 8, 16}) {

@@ -11,7 +11,7 @@
 #include "cuda/border/pad_thread.h"
 #include "cuda/check.h"
 #include "cuda/dependent_launch.h"
-#include "cuda/plan.h"
+#include "cuda/border/border_plan.h"
 #include "cuda/uploaded_taps.h"
 #include "kernels/geometry.h"
 #include "kernels/grid_dependency.h"
@@ -120,8 +120,8 @@ void launch_pad(const PaddedInput& pi, const kernels::Geometry& lg, const float*
   NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");
 }
 
-void border_upload_taps(int device, const std::vector<float>& taps, cudaStream_t stream) {
-  g_border_taps.upload(device, &kernels::c_taps, taps, stream);
+TapLease border_upload_taps(int device, const std::vector<float>& taps, cudaStream_t stream) {
+  return g_border_taps.upload(device, &kernels::c_taps, taps, stream);
 }
 
 void launch_border(int device, const kernels::Geometry& g, const float* in, float* out,

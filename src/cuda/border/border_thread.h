@@ -23,10 +23,10 @@
 // adds them to the tiled kernel's outputs (launched after it on the same stream).
 #pragma once
 
-#include "kernels/blocked_thread.h"
+#include "kernels/async_copy.h"
+#include "kernels/blocked_rows.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
-#include "kernels/tiled_thread.h"  // tiled_copy, tiled_commit, tiled_wait
 
 namespace ndconv::kernels {
 

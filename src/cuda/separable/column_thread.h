@@ -35,17 +35,19 @@
 // an Inf or NaN reaches only the outputs whose footprint holds it.
 //
 // Schedule: ColumnShape (KO, warps per block, x per lane of the x filter) is the only tuning; the
-// form is the launch table's choice (src/cuda/launch.cu). The phases (stage, filter,
+// form is the launch table's choice (separable_launch.cu). The phases (stage, filter,
 // column pass, store) are separate NDCONV_HD functions so that the host emulation
 // (tests/gpu/emulate.h) runs them in the order the barriers impose.
 //
 // Taps: g.tap_base holds the K3 taps along axis 3, followed (fused form) by the K0 taps along x.
 #pragma once
 
+#include "kernels/async_copy.h"
 #include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
-#include "kernels/tiled_thread.h"
+#include "kernels/row_taps.h"
+#include "kernels/schedule.h"
 #include "kernels/vector_access.h"
 
 namespace ndconv::kernels {
@@ -643,6 +645,28 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
         row[(o.x0 + x) * g.out_stride[0]] = acc[q][x];
     }
   }
+}
+
+/// Column kernel: blocks of S::kWarps warps over tiles of 128 x S::kWarps x S::KO outputs, tiles
+/// along x on grid x, axis 1 on grid y, (axis 2, KO chunk) on grid z; dynamic shared memory for
+/// the taps and, staged or fused, the tiles and the warps' staging buffers. With
+/// `resident_blocks` (the blocks the device holds at once; 0: unknown) grid z and then grid y
+/// shrink until the grid is about that many blocks, so that each block walks several tiles
+/// (column_next_tile) and loads the next while it filters one.
+template <typename S>
+LaunchShape column_launch_shape(const Geometry& g, const ColumnLayout& l,
+                                int64_t resident_blocks = 0) {
+  int64_t counts[3];
+  column_block_counts<S>(g, counts);
+  LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
+  if (resident_blocks > 0) {
+    const int64_t per_x = std::max<int64_t>(1, resident_blocks / s.grid[0]);
+    // The fused form walks each column's tiles in order, to take over the rows they share
+    // (ColumnLayout::reuse_rows): one block along z.
+    s.grid[2] = l.reuse_rows > 0 ? 1 : std::min(s.grid[2], per_x);
+    s.grid[1] = std::min(s.grid[1], std::max<int64_t>(1, per_x / s.grid[2]));
+  }
+  return s;
 }
 
 }  // namespace ndconv::kernels

@@ -6,8 +6,12 @@
 // host tests walk the same two phases (all threads load, barrier, all threads compute).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
+#include "kernels/schedule.h"
 
 namespace ndconv::kernels {
 
@@ -54,6 +58,20 @@ NDCONV_HD void row_tile_compute(const Geometry& g, const float* tile, float* out
   for (int j = 0; j < g.filter_extent[0]; ++j)
     acc = fmaf(taps(g.tap_base + j), window[j], acc);
   out_row[x * g.out_stride[0]] = acc;
+}
+
+/// Threads per block (outputs per tile) of the x-row kernel.
+inline constexpr int kRowThreads = 256;
+
+/// x-row kernel: one tile of kRowThreads outputs per block, rows along grid y.
+inline LaunchShape row_shape(const Geometry& g) {
+  LaunchShape s;
+  s.block[0] = kRowThreads;
+  s.grid[0] = (g.out_extent[0] + kRowThreads - 1) / kRowThreads;
+  s.grid[1] = std::min<int64_t>(kMaxGridYZ, row_count(g));
+  s.shared_bytes =
+      static_cast<int>(sizeof(float)) * row_tile_floats(kRowThreads, g.filter_extent[0]);
+  return s;
 }
 
 }  // namespace ndconv::kernels

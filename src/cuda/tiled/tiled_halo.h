@@ -43,7 +43,7 @@
 #include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
 #include "kernels/hd.h"
-#include "kernels/tiled_thread.h"
+#include "cuda/tiled/tiled_thread.h"
 
 namespace ndconv::kernels {
 
