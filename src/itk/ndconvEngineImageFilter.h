@@ -40,9 +40,9 @@ namespace ndconv {
  * \brief Base of ndconv's ITK filters: the engine settings and one engine call per Update.
  *
  * TParentImageFilter is the ITK filter whose API the ndconv filter keeps; its images are 2D, 3D
- * or 4D, of one dimension, with scalar pixels. Without a usable GPU
- * (or with UseGPU off) the engine runs on its multi-threaded CPU backend and GetGPUUsed() says
- * false; GetBackendDescription() says what ran and why.
+ * or 4D, of one dimension, with scalar pixels. Without a usable GPU (or with UseGPU off) the
+ * engine runs on its multi-threaded CPU backend and GetGPUUsed() says false;
+ * GetBackendDescription() says what ran and why.
  *
  * \ingroup ndconv
  */
@@ -67,12 +67,12 @@ class ITK_TEMPLATE_EXPORT EngineImageFilter : public TParentImageFilter {
 
   static constexpr unsigned int ImageDimension = InputImageType::ImageDimension;
   static_assert(ImageDimension >= 2 && ImageDimension <= 4,
-                "ndconv's ITK filters filter 2D, 3D and 4D images");
+                "ndconv's ITK filters take 2D, 3D and 4D images");
   static_assert(OutputImageType::ImageDimension == ImageDimension,
                 "the output image must have the input's dimension");
   static_assert(std::is_arithmetic_v<typename InputImageType::PixelType> &&
                     std::is_arithmetic_v<typename OutputImageType::PixelType>,
-                "ndconv's ITK filters filter images of scalar pixel types");
+                "ndconv's ITK filters take images of scalar pixel types");
 
   /** Use the GPU when one is usable (default on); otherwise, or when off, the CPU backend. */
   itkSetMacro(UseGPU, bool);
