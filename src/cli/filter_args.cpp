@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
-#include <utility>
 
 #include "axis_values.h"
 #include "ndconv/engine.h"
@@ -32,10 +31,10 @@ void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
 }
 
 CLI::App* add_filter_command(CLI::App& app, const std::string& name, const std::string& description,
-                             FilterArgs& a, std::function<void()> run) {
+                             FilterArgs& a, const std::function<void()>& run) {
   CLI::App* sub = app.add_subcommand(name, description);
   add_filter_args(*sub, a, "output image");
-  sub->callback(std::move(run));
+  sub->callback(run);
   return sub;
 }
 
