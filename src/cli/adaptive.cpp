@@ -105,6 +105,14 @@ void run_adaptive(const AdaptiveArgs& a) {
                     });
 }
 
+// An option that overrides the preset's value within [min, max]: its help names the defaults, so
+// CLI11 shows none.
+template <typename T>
+void add_preset_override(CLI::App& sub, const std::string& name, T& value, T min, T max,
+                         const std::string& help) {
+  sub.add_option(name, value, help)->default_str("")->check(CLI::Range(min, max));
+}
+
 }  // namespace
 
 void add_adaptive_command(CLI::App& app) {
@@ -113,53 +121,35 @@ void add_adaptive_command(CLI::App& app) {
       "adaptive",
       "Orientation-adaptive denoising: smooths flat regions and along structures, keeps edges "
       "(2D, 3D, true 4D). See docs/adaptive.md.");
-  sub->add_option("IN", a->in, kInputHelp)->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  add_input_output_args(*sub, *a, "output image");
   sub->add_option("--preset", a->preset,
                   "parameter set: default, or echo (ultrasound speckle: stronger smoothing)")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "echo"}));
-  sub->add_option("--smoothing", a->smoothing,
-                  "lowpass strength: the sigma in voxels of the smoothing in flat regions "
-                  "(default 1.5, echo 2)")
-      ->default_str("")
-      ->check(CLI::Range(0.1, 10.0));
-  sub->add_option("--relaxation", a->relaxation,
-                  "sigma in voxels of the smoothing of the orientation tensor; 0: none "
-                  "(default 1, echo 2)")
-      ->default_str("")
-      ->check(CLI::Range(0.0, 10.0));
-  sub->add_option("--threshold", a->threshold,
-                  "structure threshold, relative to the strongest structure in the image: below "
-                  "it the image is smoothed in every direction (default 0.3)")
-      ->default_str("")
-      ->check(CLI::Range(0.001, 10.0));
-  sub->add_option("--anisotropy", a->anisotropy,
-                  "eigenvalue mapping alpha in (0, 1): smaller keeps more of the weaker "
-                  "orientations (default 0.5, echo 0.2)")
-      ->default_str("")
-      ->check(CLI::Range(0.01, 0.99));
+  add_preset_override(*sub, "--smoothing", a->smoothing, 0.1, 10.0,
+                      "lowpass strength: the sigma in voxels of the smoothing in flat regions "
+                      "(default 1.5, echo 2)");
+  add_preset_override(
+      *sub, "--relaxation", a->relaxation, 0.0, 10.0,
+      "sigma in voxels of the smoothing of the orientation tensor; 0: none (default 1, echo 2)");
+  add_preset_override(*sub, "--threshold", a->threshold, 0.001, 10.0,
+                      "structure threshold, relative to the strongest structure in the image: "
+                      "below it the image is smoothed in every direction (default 0.3)");
+  add_preset_override(*sub, "--anisotropy", a->anisotropy, 0.01, 0.99,
+                      "eigenvalue mapping alpha in (0, 1): smaller keeps more of the weaker "
+                      "orientations (default 0.5, echo 0.2)");
   sub->add_option("--blend", a->blend, "weight of the input in the output, 0 to 1")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--quadrature-size", a->quadrature_size,
-                  "taps per axis of the orientation filters, odd (default 7)")
-      ->default_str("")
-      ->check(CLI::Range(3, 15));
-  sub->add_option("--reconstruction-size", a->reconstruction_size,
-                  "taps per axis of the reconstruction filters, odd (default 11, echo 9)")
-      ->default_str("")
-      ->check(CLI::Range(3, 15));
+  add_preset_override(*sub, "--quadrature-size", a->quadrature_size, 3, 15,
+                      "taps per axis of the orientation filters, odd (default 7)");
+  add_preset_override(*sub, "--reconstruction-size", a->reconstruction_size, 3, 15,
+                      "taps per axis of the reconstruction filters, odd (default 11, echo 9)");
   sub->add_flag("--coarse-orientation", a->coarse_orientation,
                 "estimate the orientation on the image lowpass filtered and subsampled by 2 "
                 "(a coarser scale, faster)");
   sub->add_flag("--frames", a->frames, "4D: filter each 3D frame on its own instead of true 4D");
-  sub->add_option("--boundary", a->boundary, "what lies outside the image")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
-  add_input_options(*sub);
-  add_output_options(*sub, a->output);
-  add_common_options(*sub, a->common);
+  add_boundary_and_common_args(*sub, *a);
   sub->callback([a] { run_adaptive(*a); });
 }
 

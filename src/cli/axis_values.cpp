@@ -8,14 +8,6 @@
 
 namespace ndconv::cli {
 
-bool parse_number(const std::string& text, double& out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
-    return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
-}
-
 AxisValues parse_axis_values(const std::string& text, const std::string& option) {
   AxisValues result;
   std::string numbers = text;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/number_text.h"
+
 namespace ndconv::cli {
 
 enum class LengthUnit { Millimetre, Voxel };
@@ -30,7 +32,8 @@ struct TimeValue {
 /// Parses "N" (frames) or "Ns" (seconds), N > 0. Throws UsageError.
 TimeValue parse_time_value(const std::string& text, const std::string& option);
 
-/// Parses a strictly numeric double (the whole string); false otherwise.
-bool parse_number(const std::string& text, double& out);
+/// Parses a strictly numeric double (the whole string); false otherwise. The engine's reading,
+/// which its kernel specifications use too.
+using ndconv::detail::parse_number;
 
 }  // namespace ndconv::cli

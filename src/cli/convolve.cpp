@@ -18,6 +18,9 @@ namespace ndconv::cli {
 
 namespace {
 
+constexpr char kConvolveHelp[] =
+    "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.";
+
 struct ConvolveArgs {
   std::vector<std::string> files;  ///< IN KERNEL OUT, or the inputs and then KERNEL of a batch
   BatchOptions batch;
@@ -154,9 +157,7 @@ void run_convolve(const ConvolveArgs& a) {
 
 void add_convolve_command(CLI::App& app) {
   auto a = std::make_shared<ConvolveArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "convolve",
-      "Convolve with a kernel image (dense filter). A 3D kernel on 4D filters each frame.");
+  CLI::App* sub = app.add_subcommand("convolve", kConvolveHelp);
   sub->add_option("FILES", a->files,
                   "IN KERNEL OUT: input image (2D/3D/4D); kernel image of the same dimension (any "
                   "readable format), at most 31 taps per axis (15 in 4D), left out with --kernel; "

@@ -13,15 +13,31 @@
 
 namespace ndconv::cli {
 
-void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
+void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
   sub.add_option("IN", a.in, kInputHelp)->required();
   sub.add_option("OUT", a.out, what + "; the format follows the extension")->required();
+}
+
+void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a) {
   sub.add_option("--boundary", a.boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
   add_input_options(sub);
   add_output_options(sub, a.output);
   add_common_options(sub, a.common);
+}
+
+void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
+  add_input_output_args(sub, a, what);
+  add_boundary_and_common_args(sub, a);
+}
+
+CLI::App* add_filter_command(CLI::App& app, const std::string& name, const std::string& description,
+                             FilterArgs& a, const std::function<void()>& run) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  add_filter_args(*sub, a, "output image");
+  sub->callback(run);
+  return sub;
 }
 
 std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const std::string& option,

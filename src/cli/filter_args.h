@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,17 @@ struct FilterArgs {
 
 /// IN, OUT, --boundary, the input, output and common options.
 void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
+
+/// IN and OUT (`what` describes the output).
+void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what);
+
+/// --boundary, the input, output and common options.
+void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a);
+
+/// The subcommand `name` of a filter that writes an image: IN, OUT and the options of
+/// add_filter_args over `a`; choosing it calls `run`. The caller adds the filter's own options.
+CLI::App* add_filter_command(CLI::App& app, const std::string& name, const std::string& description,
+                             FilterArgs& a, const std::function<void()>& run);
 
 /// Lengths per spatial axis in voxels from "V", "VxVxV", with mm (default) or vox: the syntax of
 /// smooth's --sigma. Axes past the spatial ones (t of a 4D series) are 0.

@@ -33,6 +33,10 @@ void check_truncate(double truncate) {
 
 // ---- mean -------------------------------------------------------------------------------------
 
+constexpr char kMeanHelp[] =
+    "Mean over a box (separable; fslmaths -kernel box W -fmean) or an ellipsoid (dense; "
+    "-kernel sphere R -fmean).";
+
 struct MeanArgs : FilterArgs {
   std::string box, sphere;
   MaskArgs mask;
@@ -104,25 +108,11 @@ void run_mean(const MeanArgs& a) {
                     });
 }
 
-void add_mean(CLI::App& app) {
-  auto a = std::make_shared<MeanArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "mean",
-      "Mean over a box (separable; fslmaths -kernel box W -fmean) or an ellipsoid (dense; "
-      "-kernel sphere R -fmean).");
-  add_filter_args(*sub, *a, "output image");
-  auto* box = sub->add_option("--box", a->box,
-                              "box width per spatial axis, mm (default) or vox, e.g. 3vox, "
-                              "5x5x3vox, 6mm; rounded to the nearest odd number of voxels");
-  auto* sphere = sub->add_option("--sphere", a->sphere,
-                                 "ellipsoid radius per spatial axis, mm (default) or vox, e.g. "
-                                 "5mm, 2vox; at most 15 voxels (7 in 4D)");
-  box->excludes(sphere);
-  add_mask_options(*sub, a->mask);
-  sub->callback([a] { run_mean(*a); });
-}
-
 // ---- median -----------------------------------------------------------------------------------
+
+constexpr char kMedianHelp[] =
+    "Median over a box of 2r+1 voxels per axis (fslmaths -fmedian, mrfilter median); the speckle "
+    "filter. GPU up to 343 voxels per window (radius 3 in 3D), else the CPU.";
 
 struct MedianArgs : FilterArgs {
   std::string radius = "1";
@@ -153,21 +143,17 @@ void run_median(const MedianArgs& a) {
                     });
 }
 
-void add_median(CLI::App& app) {
-  auto a = std::make_shared<MedianArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "median",
-      "Median over a box of 2r+1 voxels per axis (fslmaths -fmedian, mrfilter median); "
-      "the speckle filter. GPU up to 343 voxels per window (radius 3 in 3D), else the CPU.");
-  add_filter_args(*sub, *a, "output image");
-  sub->add_option("--radius", a->radius,
-                  "radius in voxels, one or one per spatial axis (1 = 3x3x3, 1x1x0 = 3x3 in each "
-                  "slice), at most 7")
-      ->capture_default_str();
-  sub->callback([a] { run_median(*a); });
-}
-
 // ---- gradient, laplacian, derivative ------------------------------------------------------------
+
+constexpr char kGradientHelp[] =
+    "Gradient magnitude at scale sigma, physical units (ITK "
+    "GradientMagnitudeRecursiveGaussianImageFilter, mrfilter gradient -magnitude)";
+constexpr char kLaplacianHelp[] =
+    "Laplacian of Gaussian (LoG) at scale sigma, physical units "
+    "(ITK LaplacianRecursiveGaussianImageFilter; sum of scipy gaussian_filter order 2)";
+constexpr char kDerivativeHelp[] =
+    "Gaussian derivative of order 0, 1 or 2 per spatial axis, physical units "
+    "(scipy gaussian_filter(order=...) divided by spacing^order)";
 
 struct GaussianArgs : FilterArgs {
   std::string sigma, orders;
@@ -205,23 +191,6 @@ void run_gradient(const GaussianArgs& a, bool laplacian) {
                     });
 }
 
-void add_gradient(CLI::App& app, bool laplacian) {
-  auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub =
-      laplacian
-          ? app.add_subcommand(
-                "laplacian",
-                "Laplacian of Gaussian (LoG) at scale sigma, physical units "
-                "(ITK LaplacianRecursiveGaussianImageFilter; sum of scipy gaussian_filter order 2)")
-          : app.add_subcommand(
-                "gradient",
-                "Gradient magnitude at scale sigma, physical units (ITK "
-                "GradientMagnitudeRecursiveGaussianImageFilter, mrfilter gradient -magnitude)");
-  add_filter_args(*sub, *a, "output image");
-  add_sigma_options(*sub, *a);
-  sub->callback([a, laplacian] { run_gradient(*a, laplacian); });
-}
-
 void run_derivative(const GaussianArgs& a) {
   parse_axis_values(a.sigma, "--sigma");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
@@ -254,20 +223,11 @@ void run_derivative(const GaussianArgs& a) {
       });
 }
 
-void add_derivative(CLI::App& app) {
-  auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub =
-      app.add_subcommand("derivative",
-                         "Gaussian derivative of order 0, 1 or 2 per spatial axis, physical units "
-                         "(scipy gaussian_filter(order=...) divided by spacing^order)");
-  add_filter_args(*sub, *a, "output image");
-  add_sigma_options(*sub, *a);
-  sub->add_option("--order", a->orders, "order per spatial axis, e.g. 1x0x0 (d/dx), 0x0x2")
-      ->required();
-  sub->callback([a] { run_derivative(*a); });
-}
-
 // ---- unsharp ----------------------------------------------------------------------------------
+
+constexpr char kUnsharpHelp[] =
+    "Unsharp mask: out = in + amount (in - G*in) where |in - G*in| > threshold "
+    "(ITK UnsharpMaskImageFilter)";
 
 struct UnsharpArgs : GaussianArgs {
   double amount = 0.5, threshold = 0;
@@ -293,19 +253,55 @@ void run_unsharp(const UnsharpArgs& a) {
                     });
 }
 
+// ---- registration ----------------------------------------------------------------------------
+
+void add_mean(CLI::App& app) {
+  auto a = std::make_shared<MeanArgs>();
+  CLI::App* sub = add_filter_command(app, "mean", kMeanHelp, *a, [a] { run_mean(*a); });
+  auto* box = sub->add_option("--box", a->box,
+                              "box width per spatial axis, mm (default) or vox, e.g. 3vox, "
+                              "5x5x3vox, 6mm; rounded to the nearest odd number of voxels");
+  auto* sphere = sub->add_option("--sphere", a->sphere,
+                                 "ellipsoid radius per spatial axis, mm (default) or vox, e.g. "
+                                 "5mm, 2vox; at most 15 voxels (7 in 4D)");
+  box->excludes(sphere);
+  add_mask_options(*sub, a->mask);
+}
+
+void add_median(CLI::App& app) {
+  auto a = std::make_shared<MedianArgs>();
+  CLI::App* sub = add_filter_command(app, "median", kMedianHelp, *a, [a] { run_median(*a); });
+  sub->add_option("--radius", a->radius,
+                  "radius in voxels, one or one per spatial axis (1 = 3x3x3, 1x1x0 = 3x3 in each "
+                  "slice), at most 7")
+      ->capture_default_str();
+}
+
+void add_gradient(CLI::App& app, bool laplacian) {
+  auto a = std::make_shared<GaussianArgs>();
+  CLI::App* sub = add_filter_command(app, laplacian ? "laplacian" : "gradient",
+                                     laplacian ? kLaplacianHelp : kGradientHelp, *a,
+                                     [a, laplacian] { run_gradient(*a, laplacian); });
+  add_sigma_options(*sub, *a);
+}
+
+void add_derivative(CLI::App& app) {
+  auto a = std::make_shared<GaussianArgs>();
+  CLI::App* sub =
+      add_filter_command(app, "derivative", kDerivativeHelp, *a, [a] { run_derivative(*a); });
+  add_sigma_options(*sub, *a);
+  sub->add_option("--order", a->orders, "order per spatial axis, e.g. 1x0x0 (d/dx), 0x0x2")
+      ->required();
+}
+
 void add_unsharp(CLI::App& app) {
   auto a = std::make_shared<UnsharpArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "unsharp",
-      "Unsharp mask: out = in + amount (in - G*in) where |in - G*in| > threshold "
-      "(ITK UnsharpMaskImageFilter)");
-  add_filter_args(*sub, *a, "output image");
+  CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a, [a] { run_unsharp(*a); });
   add_sigma_options(*sub, *a);
   sub->add_option("--amount", a->amount, "strength of the sharpening")->capture_default_str();
   sub->add_option("--threshold", a->threshold,
                   "leave voxels whose |in - G*in| is at most this (intensity units)")
       ->capture_default_str();
-  sub->callback([a] { run_unsharp(*a); });
 }
 
 }  // namespace

@@ -8,12 +8,6 @@
 
 namespace ndconv::cpu {
 
-const KernelSet& kernels_generic();
-#if NDCONV_CPU_X86_KERNELS
-const KernelSet& kernels_avx2();
-const KernelSet& kernels_avx512();
-#endif
-
 std::vector<const KernelSet*> available_kernel_sets() {
   std::vector<const KernelSet*> sets;
 #if NDCONV_CPU_X86_KERNELS

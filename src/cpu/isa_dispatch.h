@@ -10,6 +10,19 @@
 
 namespace ndconv::cpu {
 
+struct BankKernelSet;
+
+/// The kernel sets compiled once per instruction set (kernels_<isa>.cpp, bank_kernels_<isa>.cpp;
+/// the x86 ones only where sources.cmake sets NDCONV_CPU_X86_KERNELS).
+const KernelSet& kernels_generic();
+const BankKernelSet& bank_kernels_generic();
+#if NDCONV_CPU_X86_KERNELS
+const KernelSet& kernels_avx2();
+const KernelSet& kernels_avx512();
+const BankKernelSet& bank_kernels_avx2();
+const BankKernelSet& bank_kernels_avx512();
+#endif
+
 /// Every kernel set this binary holds and this CPU can run, widest first.
 std::vector<const KernelSet*> available_kernel_sets();
 

@@ -1,9 +1,7 @@
 // The row kernels compiled for AVX2 + FMA, 256-bit vectors, 16 registers.
-// Built with the instruction-set flags of src/cpu/sources.cmake; called only when
-// isa_dispatch.cpp has checked that this CPU supports them.
-#define NDCONV_CPU_ISA avx2
-#define NDCONV_CPU_LANES 8
-#define NDCONV_CPU_REGISTERS 16
+// src/cpu/sources.cmake gives the instruction-set flags and the NDCONV_CPU_ISA, NDCONV_CPU_LANES
+// and NDCONV_CPU_REGISTERS definitions; called only when isa_dispatch.cpp has found this
+// instruction set usable.
 #include "cpu/row_kernel.h"
 
 namespace ndconv::cpu {

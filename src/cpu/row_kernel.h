@@ -1,9 +1,9 @@
 // The CPU backend's hot loop, written once and compiled once per instruction set: each
-// kernels_<isa>.cpp defines NDCONV_CPU_ISA (a namespace name, so that the copies never collide
-// under the one-definition rule), NDCONV_CPU_LANES (floats per vector) and NDCONV_CPU_REGISTERS,
-// then includes this file. Only compiler builtins are used here: an inline function from a
-// standard header instantiated in an AVX-512 translation unit could be picked by the linker for
-// the whole program.
+// kernels_<isa>.cpp includes this file with NDCONV_CPU_ISA (a namespace name, so that the copies
+// never collide under the one-definition rule), NDCONV_CPU_LANES (floats per vector) and
+// NDCONV_CPU_REGISTERS defined by src/cpu/sources.cmake. Only compiler builtins are used here: an
+// inline function from a standard header instantiated in an AVX-512 translation unit could be
+// picked by the linker for the whole program.
 //
 // Design (the CPU twin of the GPU kernels' register blocking): an accumulator strip of
 // B x W vectors stays in registers while one flat loop walks every tap (an input row shifted by
@@ -16,7 +16,8 @@
 #include "cpu/kernel_set.h"
 
 #if !defined(NDCONV_CPU_ISA) || !defined(NDCONV_CPU_LANES) || !defined(NDCONV_CPU_REGISTERS)
-#error "define NDCONV_CPU_ISA, NDCONV_CPU_LANES and NDCONV_CPU_REGISTERS before row_kernel.h"
+#error \
+    "row_kernel.h needs NDCONV_CPU_ISA, NDCONV_CPU_LANES and NDCONV_CPU_REGISTERS (sources.cmake)"
 #endif
 
 namespace ndconv::cpu::NDCONV_CPU_ISA {

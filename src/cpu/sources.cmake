@@ -1,35 +1,29 @@
 # The CPU backend (src/cpu/). The row kernels are compiled once per instruction set and chosen
 # at run time (isa_dispatch.cpp), so the binary stays portable without -march=native.
 set(NDCONV_CPU_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cpu)
-set(NDCONV_CPU_SOURCES
-  ${NDCONV_CPU_DIR}/cpu_backend.cpp
-  ${NDCONV_CPU_DIR}/dense.cpp
-  ${NDCONV_CPU_DIR}/separable.cpp
-  ${NDCONV_CPU_DIR}/padding.cpp
-  ${NDCONV_CPU_DIR}/finite_scan.cpp
-  ${NDCONV_CPU_DIR}/parallel_for.cpp
-  ${NDCONV_CPU_DIR}/blocking_rule.cpp
-  ${NDCONV_CPU_DIR}/isa_dispatch.cpp
-  ${NDCONV_CPU_DIR}/cpu_info.cpp
-  ${NDCONV_CPU_DIR}/kernels_generic.cpp
-  ${NDCONV_CPU_DIR}/bank.cpp
-  ${NDCONV_CPU_DIR}/bank_rule.cpp
-  ${NDCONV_CPU_DIR}/bank_kernels_generic.cpp)
-# FMA contraction is what the kernels are for; ISO C++ mode would otherwise turn it off.
-set_source_files_properties(${NDCONV_CPU_DIR}/kernels_generic.cpp
-  ${NDCONV_CPU_DIR}/bank_kernels_generic.cpp PROPERTIES
-  COMPILE_OPTIONS "-O3;-ffp-contract=fast")
+set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp padding.cpp finite_scan.cpp
+  parallel_for.cpp blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_rule.cpp)
+list(TRANSFORM NDCONV_CPU_SOURCES PREPEND ${NDCONV_CPU_DIR}/)
+
+# The kernel units of one instruction set (kernels_<isa>.cpp, bank_kernels_<isa>.cpp): built
+# with `flags` and with the facts row_kernel.h and bank_row_kernel.h read (NDCONV_CPU_ISA, the
+# namespace of the copy; NDCONV_CPU_LANES, floats per vector; NDCONV_CPU_REGISTERS). FMA
+# contraction is what the kernels are for; ISO C++ mode would otherwise turn it off.
+function(ndconv_cpu_isa_units isa lanes registers flags)
+  set(units ${NDCONV_CPU_DIR}/kernels_${isa}.cpp ${NDCONV_CPU_DIR}/bank_kernels_${isa}.cpp)
+  set(options -O3 ${flags} -ffp-contract=fast)
+  set_source_files_properties(${units} PROPERTIES
+    COMPILE_OPTIONS "${options}"
+    COMPILE_DEFINITIONS "NDCONV_CPU_ISA=${isa};NDCONV_CPU_LANES=${lanes};NDCONV_CPU_REGISTERS=${registers}")
+  set(NDCONV_CPU_SOURCES ${NDCONV_CPU_SOURCES} ${units} PARENT_SCOPE)
+endfunction()
+
+# SSE2 (the x86-64 baseline) or the target's 128-bit SIMD.
+ndconv_cpu_isa_units(generic 4 16 "")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-  list(APPEND NDCONV_CPU_SOURCES
-    ${NDCONV_CPU_DIR}/kernels_avx2.cpp ${NDCONV_CPU_DIR}/kernels_avx512.cpp
-    ${NDCONV_CPU_DIR}/bank_kernels_avx2.cpp ${NDCONV_CPU_DIR}/bank_kernels_avx512.cpp)
-  set_source_files_properties(${NDCONV_CPU_DIR}/kernels_avx2.cpp
-    ${NDCONV_CPU_DIR}/bank_kernels_avx2.cpp PROPERTIES
-    COMPILE_OPTIONS "-O3;-mavx2;-mfma;-ffp-contract=fast")
-  set_source_files_properties(${NDCONV_CPU_DIR}/kernels_avx512.cpp
-    ${NDCONV_CPU_DIR}/bank_kernels_avx512.cpp PROPERTIES
-    COMPILE_OPTIONS "-O3;-mavx512f;-mavx2;-mfma;-ffp-contract=fast")
+  ndconv_cpu_isa_units(avx2 8 16 "-mavx2;-mfma")
+  ndconv_cpu_isa_units(avx512 16 32 "-mavx512f;-mavx2;-mfma")
   set_source_files_properties(${NDCONV_CPU_DIR}/isa_dispatch.cpp
     ${NDCONV_CPU_DIR}/bank.cpp PROPERTIES
     COMPILE_DEFINITIONS NDCONV_CPU_X86_KERNELS=1)

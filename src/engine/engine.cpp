@@ -17,6 +17,7 @@
 #include "engine/cuda_backend.h"
 #include "engine/cuda_host.h"
 #include "engine/problem.h"
+#include "engine/view_overlap.h"
 #include "ndconv/device.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
@@ -117,16 +118,7 @@ void check_output(const OutputGeometry& g, const VolumeView& out) {
 }
 
 void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
-  auto span = [](auto& v) {
-    int64_t last = 0;
-    for (int a = 0; a < v.dims; ++a)
-      last += (v.extent[a] - 1) * v.stride[a];
-    return std::make_pair(reinterpret_cast<const char*>(v.data),
-                          reinterpret_cast<const char*>(v.data + last + 1));
-  };
-  auto [i0, i1] = span(in);
-  auto [o0, o1] = span(out);
-  if (i0 < o1 && o0 < i1)
+  if (detail::views_overlap(in, out))
     throw InvalidArgument("input and output volumes overlap");
 }
 
@@ -438,16 +430,7 @@ ConstVolumeView geometry_view(const StoredVolumeView& v) {
 }
 
 void check_stored_no_overlap(const StoredVolumeView& in, const VolumeView& out) {
-  auto span = [](const auto& v, std::size_t element) {
-    int64_t last = 0;
-    for (int a = 0; a < v.dims; ++a)
-      last += (v.extent[a] - 1) * v.stride[a];
-    const char* begin = static_cast<const char*>(static_cast<const void*>(v.data));
-    return std::make_pair(begin, begin + (last + 1) * static_cast<int64_t>(element));
-  };
-  const auto [i0, i1] = span(in, scalar_size(in.type));
-  const auto [o0, o1] = span(out, sizeof(float));
-  if (i0 < o1 && o0 < i1)
+  if (detail::spans_overlap(detail::byte_span(in, scalar_size(in.type)), detail::byte_span(out)))
     throw InvalidArgument("input and output volumes overlap");
 }
 

@@ -3,12 +3,21 @@
 #ifndef ndconvAdaptiveImageFilter_h
 #define ndconvAdaptiveImageFilter_h
 
-#include <type_traits>
-
 #include "itkImageToImageFilter.h"
 
 #include "ndconv/adaptive.h"
 #include "ndconvEngineImageFilter.h"
+
+/** SetName(value) and GetName() for one field of m_Parameters; Set always marks the filter
+ * modified. */
+#define ndconvAdaptiveParameterMacro(name, field, type) \
+  void Set##name(type value) {                          \
+    m_Parameters.field = value;                         \
+    this->Modified();                                   \
+  }                                                     \
+  type Get##name() const {                              \
+    return m_Parameters.field;                          \
+  }
 
 namespace ndconv {
 
@@ -34,31 +43,8 @@ namespace ndconv {
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT AdaptiveImageFilter
-    : public EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>> {
- public:
-  ITK_DISALLOW_COPY_AND_MOVE(AdaptiveImageFilter);
-
-  using Self = AdaptiveImageFilter;
-  using Superclass = EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>>;
-  using Pointer = itk::SmartPointer<Self>;
-  using ConstPointer = itk::SmartPointer<const Self>;
-
-  itkNewMacro(Self);
-  itkTypeMacro(AdaptiveImageFilter, ImageToImageFilter);
-
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  static_assert(ImageDimension >= 2 && ImageDimension <= 4,
-                "ndconv::AdaptiveImageFilter filters 2D, 3D and 4D images");
-  static_assert(TOutputImage::ImageDimension == ImageDimension,
-                "the output image must have the input's dimension");
-  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
-                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
-                "ndconv::AdaptiveImageFilter filters images of scalar pixel types");
-
-  using InputImageType = TInputImage;
-  using OutputImageType = TOutputImage;
-  using InputRegionType = typename InputImageType::RegionType;
-  using OutputRegionType = typename OutputImageType::RegionType;
+    : public EngineImageToImageFilter<TInputImage, TOutputImage> {
+  ndconvFilterMacro(AdaptiveImageFilter, EngineImageToImageFilter<TInputImage, TOutputImage>);
 
   /** Every parameter at once (ndconv::AdaptiveParameters and its defaults). */
   void SetParameters(const AdaptiveParameters& parameters) {
@@ -68,35 +54,15 @@ class ITK_TEMPLATE_EXPORT AdaptiveImageFilter
   const AdaptiveParameters& GetParameters() const { return m_Parameters; }
 
   /** Sigma in voxels of the smoothing in flat regions (the lowpass filter; default 1.5). */
-  void SetSmoothing(double sigma) {
-    m_Parameters.reconstruction.lowpass_sigma = sigma;
-    this->Modified();
-  }
-  double GetSmoothing() const { return m_Parameters.reconstruction.lowpass_sigma; }
+  ndconvAdaptiveParameterMacro(Smoothing, reconstruction.lowpass_sigma, double);
   /** Sigma in voxels of the structure tensor's relaxation (default 1; 0 = none). */
-  void SetRelaxation(double sigma) {
-    m_Parameters.relaxation_sigma = sigma;
-    this->Modified();
-  }
-  double GetRelaxation() const { return m_Parameters.relaxation_sigma; }
+  ndconvAdaptiveParameterMacro(Relaxation, relaxation_sigma, double);
   /** Structure threshold relative to the strongest structure (magnitude sigma; default 0.3). */
-  void SetThreshold(double threshold) {
-    m_Parameters.magnitude_sigma = threshold;
-    this->Modified();
-  }
-  double GetThreshold() const { return m_Parameters.magnitude_sigma; }
+  ndconvAdaptiveParameterMacro(Threshold, magnitude_sigma, double);
   /** Weight of the input in the output, 0 to 1 (default 0). */
-  void SetBlend(double blend) {
-    m_Parameters.blend = blend;
-    this->Modified();
-  }
-  double GetBlend() const { return m_Parameters.blend; }
+  ndconvAdaptiveParameterMacro(Blend, blend, double);
   /** 4D: true 4D filtering (on, the default) or each 3D frame alone (off). */
-  void SetTimeAsAxis(bool on) {
-    m_Parameters.time_as_axis = on;
-    this->Modified();
-  }
-  bool GetTimeAsAxis() const { return m_Parameters.time_as_axis; }
+  ndconvAdaptiveParameterMacro(TimeAsAxis, time_as_axis, bool);
 
   /** Seconds per stage of the last Update. */
   const std::vector<std::pair<std::string, double>>& GetStageSeconds() const {
@@ -121,6 +87,8 @@ class ITK_TEMPLATE_EXPORT AdaptiveImageFilter
 };
 
 }  // namespace ndconv
+
+#undef ndconvAdaptiveParameterMacro
 
 #ifndef ITK_MANUAL_INSTANTIATION
 #include "ndconvAdaptiveImageFilter.hxx"

@@ -45,10 +45,7 @@ void AdaptiveImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegio
 
 template <typename TInputImage, typename TOutputImage>
 void AdaptiveImageFilter<TInputImage, TOutputImage>::GenerateData() {
-  this->AllocateOutputs();
-  this->UpdateProgress(0.0f);
-  const OutputRegionType region = this->GetOutput()->GetRequestedRegion();
-  if (region.GetNumberOfPixels() == 0)
+  if (!this->AllocateRequestedOutput())
     return;
   // The input is the whole image: nothing lies outside it, the engine applies its own boundary.
   const InputRegionType whole = this->GetInput()->GetLargestPossibleRegion();

@@ -39,35 +39,18 @@ template <typename TInputImage, typename TKernelImage = TInputImage,
 class ITK_TEMPLATE_EXPORT ConvolutionImageFilter
     : public EngineImageFilter<
           itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>> {
- public:
-  ITK_DISALLOW_COPY_AND_MOVE(ConvolutionImageFilter);
+  ndconvFilterMacro(
+      ConvolutionImageFilter,
+      EngineImageFilter<itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>>);
 
-  using Self = ConvolutionImageFilter;
-  using Superclass =
-      EngineImageFilter<itk::ConvolutionImageFilterBase<TInputImage, TKernelImage, TOutputImage>>;
-  using Pointer = itk::SmartPointer<Self>;
-  using ConstPointer = itk::SmartPointer<const Self>;
+  // The input's and output's dimension and pixel types are checked by EngineImageFilter.
+  static_assert(TKernelImage::ImageDimension == ImageDimension,
+                "the kernel image must have the input's dimension");
+  static_assert(std::is_arithmetic_v<typename TKernelImage::PixelType>,
+                "ndconv::ConvolutionImageFilter takes a kernel image of a scalar pixel type");
 
-  itkNewMacro(Self);
-  itkTypeMacro(ConvolutionImageFilter, ConvolutionImageFilterBase);
-
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  static_assert(ImageDimension >= 2 && ImageDimension <= 4,
-                "ndconv::ConvolutionImageFilter filters 2D, 3D and 4D images");
-  static_assert(TKernelImage::ImageDimension == ImageDimension &&
-                    TOutputImage::ImageDimension == ImageDimension,
-                "the kernel and output images must have the input's dimension");
-  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
-                    std::is_arithmetic_v<typename TKernelImage::PixelType> &&
-                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
-                "ndconv::ConvolutionImageFilter filters images of scalar pixel types");
-
-  using typename Superclass::InputImageType;
-  using typename Superclass::InputRegionType;
   using typename Superclass::KernelImageType;
   using typename Superclass::KernelSizeType;
-  using typename Superclass::OutputImageType;
-  using typename Superclass::OutputRegionType;
 
  protected:
   ConvolutionImageFilter() = default;

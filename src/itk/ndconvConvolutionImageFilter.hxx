@@ -33,13 +33,10 @@ void ConvolutionImageFilter<TInputImage, TKernelImage,
 template <typename TInputImage, typename TKernelImage, typename TOutputImage>
 void ConvolutionImageFilter<TInputImage, TKernelImage, TOutputImage>::GenerateData() {
   constexpr int dims = static_cast<int>(ImageDimension);
-  this->AllocateOutputs();
-  this->UpdateProgress(0.0f);
-
+  if (!this->AllocateRequestedOutput())
+    return;
   const KernelImageType* kernel = this->GetKernelImage();
   const OutputRegionType region = this->GetOutput()->GetRequestedRegion();
-  if (region.GetNumberOfPixels() == 0)
-    return;
 
   const itk_bridge::BoundarySpec boundary = itk_bridge::DescribeBoundary<TInputImage>(
       this->GetBoundaryCondition(), "ndconv::ConvolutionImageFilter");

@@ -1,7 +1,7 @@
 // ndconv::EngineImageFilter: what ndconv's ITK filters share on top of the ITK filter whose API
-// they keep: the engine settings (UseGPU, DeviceIndex, OutputsPerThread), what the last Update
-// ran on (GPUUsed, BackendDescription), the input requested region padded by the filter's
-// footprint, and the one engine call per Update.
+// they keep: the image types they accept, the engine settings (UseGPU, DeviceIndex,
+// OutputsPerThread), what the last Update ran on (GPUUsed, BackendDescription), the input
+// requested region padded by the filter's footprint, and the one engine call per Update.
 //
 // Design: a class template over the parent filter, like ITK's own itk::GPUImageToImageFilter, so
 // that ndconv::ConvolutionImageFilter stays an itk::ConvolutionImageFilterBase and
@@ -11,17 +11,38 @@
 #define ndconvEngineImageFilter_h
 
 #include <string>
+#include <type_traits>
 
 #include "ndconvImageFilterBridge.h"
+
+/** Opens the public section of an ndconv ITK filter with the declarations every one makes: ITK's
+ * Self, Superclass, Pointer, ConstPointer, New() and GetNameOfClass(), and the image dimension and
+ * types of ndconv::EngineImageFilter. The superclass is the last argument because its template
+ * arguments hold commas. */
+#define ndconvFilterMacro(thisClass, ...)                       \
+ public:                                                        \
+  ITK_DISALLOW_COPY_AND_MOVE(thisClass);                        \
+  using Self = thisClass;                                       \
+  using Superclass = __VA_ARGS__;                               \
+  using Pointer = itk::SmartPointer<Self>;                      \
+  using ConstPointer = itk::SmartPointer<const Self>;           \
+  itkNewMacro(Self);                                            \
+  itkTypeMacro(thisClass, Superclass);                          \
+  using Superclass::ImageDimension;                             \
+  using InputImageType = typename Superclass::InputImageType;   \
+  using OutputImageType = typename Superclass::OutputImageType; \
+  using InputRegionType = typename Superclass::InputRegionType; \
+  using OutputRegionType = typename Superclass::OutputRegionType
 
 namespace ndconv {
 
 /** \class EngineImageFilter
  * \brief Base of ndconv's ITK filters: the engine settings and one engine call per Update.
  *
- * TParentImageFilter is the ITK filter whose API the ndconv filter keeps. Without a usable GPU
- * (or with UseGPU off) the engine runs on its multi-threaded CPU backend and GetGPUUsed() says
- * false; GetBackendDescription() says what ran and why.
+ * TParentImageFilter is the ITK filter whose API the ndconv filter keeps; its images are 2D, 3D
+ * or 4D, of one dimension, with scalar pixels. Without a usable GPU (or with UseGPU off) the
+ * engine runs on its multi-threaded CPU backend and GetGPUUsed() says false;
+ * GetBackendDescription() says what ran and why.
  *
  * \ingroup ndconv
  */
@@ -41,6 +62,17 @@ class ITK_TEMPLATE_EXPORT EngineImageFilter : public TParentImageFilter {
   using typename Superclass::InputImageType;
   using typename Superclass::OutputImageRegionType;
   using typename Superclass::OutputImageType;
+  using InputRegionType = InputImageRegionType;
+  using OutputRegionType = OutputImageRegionType;
+
+  static constexpr unsigned int ImageDimension = InputImageType::ImageDimension;
+  static_assert(ImageDimension >= 2 && ImageDimension <= 4,
+                "ndconv's ITK filters take 2D, 3D and 4D images");
+  static_assert(OutputImageType::ImageDimension == ImageDimension,
+                "the output image must have the input's dimension");
+  static_assert(std::is_arithmetic_v<typename InputImageType::PixelType> &&
+                    std::is_arithmetic_v<typename OutputImageType::PixelType>,
+                "ndconv's ITK filters take images of scalar pixel types");
 
   /** Use the GPU when one is usable (default on); otherwise, or when off, the CPU backend. */
   itkSetMacro(UseGPU, bool);
@@ -67,6 +99,10 @@ class ITK_TEMPLATE_EXPORT EngineImageFilter : public TParentImageFilter {
 
   void PrintSelf(std::ostream& os, itk::Indent indent) const override;
 
+  /** The start of GenerateData: allocates the outputs and reports progress 0. False when the
+   * output requested region is empty (nothing to compute). */
+  bool AllocateRequestedOutput();
+
   /** Asks the input for the output requested region padded by `radius`, cropped to the input's
    * largest possible region; throws itk::InvalidRequestedRegionError when nothing is left. */
   void RequestPaddedInputRegion(const typename InputImageType::SizeType& radius);
@@ -87,6 +123,12 @@ class ITK_TEMPLATE_EXPORT EngineImageFilter : public TParentImageFilter {
   bool m_GPUUsed{false};
   std::string m_BackendDescription{"not run yet"};
 };
+
+/** The engine filter over itk::ImageToImageFilter, the parent of the filters that keep only ITK's
+ * basic filter API (ndconv::GaussianImageFilter, ndconv::AdaptiveImageFilter). */
+template <typename TInputImage, typename TOutputImage>
+using EngineImageToImageFilter =
+    EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>>;
 
 }  // namespace ndconv
 

@@ -22,6 +22,13 @@ void EngineImageFilter<TParentImageFilter>::PrintSelf(std::ostream& os, itk::Ind
 }
 
 template <typename TParentImageFilter>
+bool EngineImageFilter<TParentImageFilter>::AllocateRequestedOutput() {
+  this->AllocateOutputs();
+  this->UpdateProgress(0.0f);
+  return this->GetOutput()->GetRequestedRegion().GetNumberOfPixels() != 0;
+}
+
+template <typename TParentImageFilter>
 void EngineImageFilter<TParentImageFilter>::RequestPaddedInputRegion(
     const typename InputImageType::SizeType& radius) {
   auto* input = const_cast<InputImageType*>(this->GetInput());

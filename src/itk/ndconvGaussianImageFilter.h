@@ -3,8 +3,6 @@
 #ifndef ndconvGaussianImageFilter_h
 #define ndconvGaussianImageFilter_h
 
-#include <type_traits>
-
 #include "itkFixedArray.h"
 #include "itkImageBoundaryCondition.h"
 #include "itkImageToImageFilter.h"
@@ -34,31 +32,9 @@ namespace ndconv {
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT GaussianImageFilter
-    : public EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>> {
- public:
-  ITK_DISALLOW_COPY_AND_MOVE(GaussianImageFilter);
+    : public EngineImageToImageFilter<TInputImage, TOutputImage> {
+  ndconvFilterMacro(GaussianImageFilter, EngineImageToImageFilter<TInputImage, TOutputImage>);
 
-  using Self = GaussianImageFilter;
-  using Superclass = EngineImageFilter<itk::ImageToImageFilter<TInputImage, TOutputImage>>;
-  using Pointer = itk::SmartPointer<Self>;
-  using ConstPointer = itk::SmartPointer<const Self>;
-
-  itkNewMacro(Self);
-  itkTypeMacro(GaussianImageFilter, ImageToImageFilter);
-
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  static_assert(ImageDimension >= 2 && ImageDimension <= 4,
-                "ndconv::GaussianImageFilter filters 2D, 3D and 4D images");
-  static_assert(TOutputImage::ImageDimension == ImageDimension,
-                "the output image must have the input's dimension");
-  static_assert(std::is_arithmetic_v<typename TInputImage::PixelType> &&
-                    std::is_arithmetic_v<typename TOutputImage::PixelType>,
-                "ndconv::GaussianImageFilter filters images of scalar pixel types");
-
-  using InputImageType = TInputImage;
-  using OutputImageType = TOutputImage;
-  using InputRegionType = typename InputImageType::RegionType;
-  using OutputRegionType = typename OutputImageType::RegionType;
   using SigmaArrayType = itk::FixedArray<double, ImageDimension>;
   using BoundaryConditionType = itk::ImageBoundaryCondition<TInputImage>;
   using BoundaryConditionPointerType = BoundaryConditionType*;

@@ -57,13 +57,9 @@ void GaussianImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegio
 
 template <typename TInputImage, typename TOutputImage>
 void GaussianImageFilter<TInputImage, TOutputImage>::GenerateData() {
-  this->AllocateOutputs();
-  this->UpdateProgress(0.0f);
-
-  const OutputRegionType region = this->GetOutput()->GetRequestedRegion();
-  if (region.GetNumberOfPixels() == 0)
+  if (!this->AllocateRequestedOutput())
     return;
-
+  const OutputRegionType region = this->GetOutput()->GetRequestedRegion();
   const itk_bridge::BoundarySpec boundary =
       itk_bridge::DescribeBoundary<TInputImage>(m_BoundaryCondition, "ndconv::GaussianImageFilter");
   const SeparableFilter filter = this->MakeSeparableFilter(this->GetInput());

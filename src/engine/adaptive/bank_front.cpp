@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/adaptive/bank_problem.h"
+#include "engine/view_overlap.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #if NDCONV_HAVE_CUDA
@@ -28,20 +29,6 @@ void check_view(const BasicVolumeView<T>& v, const OutputGeometry& g, const std:
       throw InvalidArgument(what + " has " + std::to_string(v.extent[a]) + " voxels along axis " +
                             std::to_string(a) + ", expected " + std::to_string(g.extent[a]));
   }
-}
-
-template <typename A, typename B>
-bool overlap(const BasicVolumeView<A>& a, const BasicVolumeView<B>& b) {
-  auto span = [](auto& v) {
-    int64_t last = 0;
-    for (int i = 0; i < v.dims; ++i)
-      last += (v.extent[i] - 1) * v.stride[i];
-    return std::make_pair(reinterpret_cast<const char*>(v.data),
-                          reinterpret_cast<const char*>(v.data + last + 1));
-  };
-  auto [a0, a1] = span(a);
-  auto [b0, b1] = span(b);
-  return a0 < b1 && b0 < a1;
 }
 
 // Everything but the outputs: checks, flipped taps, offsets.
@@ -156,10 +143,10 @@ RunReport filter_bank(const ConstVolumeView& input, const FilterBank& bank,
   const OutputGeometry g = geometry_of(p);
   for (size_t f = 0; f < outputs.size(); ++f) {
     check_view(outputs[f], g, "output " + std::to_string(f));
-    if (overlap(input, outputs[f]))
+    if (detail::views_overlap(input, outputs[f]))
       throw InvalidArgument("input and output " + std::to_string(f) + " overlap");
     for (size_t e = 0; e < f; ++e)
-      if (overlap(outputs[e], outputs[f]))
+      if (detail::views_overlap(outputs[e], outputs[f]))
         throw InvalidArgument("outputs " + std::to_string(e) + " and " + std::to_string(f) +
                               " overlap");
   }
@@ -177,11 +164,11 @@ RunReport filter_bank_weighted_sum(const ConstVolumeView& input, const FilterBan
                           std::to_string(weights.size()) + " weight volumes");
   const OutputGeometry g = geometry_of(p);
   check_view(output, g, "the output volume");
-  if (overlap(input, output))
+  if (detail::views_overlap(input, output))
     throw InvalidArgument("input and output volumes overlap");
   for (size_t f = 0; f < weights.size(); ++f) {
     check_view(weights[f], g, "weight volume " + std::to_string(f));
-    if (overlap(weights[f], output))
+    if (detail::views_overlap(weights[f], output))
       throw InvalidArgument("weight volume " + std::to_string(f) + " and the output overlap");
   }
   p.weights = weights;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/number_text.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 #include "ndconv/gaussian.h"
@@ -30,14 +31,6 @@ std::string number(double v) {
   throw InvalidArgument("kernel '" + spec + "': " + why);
 }
 
-bool parse_double(const std::string& text, double& out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
-    return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
-}
-
 SpecText split(const std::string& spec) {
   SpecText s;
   const size_t colon = spec.find(':');
@@ -56,7 +49,7 @@ SpecText split(const std::string& spec) {
     const size_t x = args.find('x', pos);
     const std::string part = args.substr(pos, x == std::string::npos ? x : x - pos);
     double v = 0;
-    if (!parse_double(part, v) || v < 0)
+    if (!detail::parse_number(part, v) || v < 0)
       fail(spec, "'" + part + "' is not a non-negative number");
     s.values.push_back(v);
     if (x == std::string::npos)
