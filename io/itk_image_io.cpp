@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <csignal>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <new>
 
@@ -446,16 +448,84 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
 // the rest of the buffer as it was. So the buffer is filled with a marker first; a last byte still
 // equal to the marker after two reads with different markers cannot be data, and means the file
 // was truncated.
-void read_complete(itk::ImageIOBase& io, std::vector<char>& buffer, const std::string& path) {
-  if (buffer.empty())
+void read_complete(itk::ImageIOBase& io, char* buffer, size_t bytes, const std::string& path) {
+  if (bytes == 0)
     return;
   for (const char marker : {'\xA5', '\x5A'}) {
-    std::fill(buffer.begin(), buffer.end(), marker);
-    io.Read(buffer.data());
-    if (buffer.back() != marker)
+    std::fill(buffer, buffer + bytes, marker);
+    io.Read(buffer);
+    if (buffer[bytes - 1] != marker)
       return;
   }
   throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
+}
+
+// Where a single-file NIfTI-1 image (.nii, .nii.gz) keeps its pixels and how ITK maps them to
+// float, from niftilib's header.
+struct NiftiLayout {
+  size_t first = 0;  ///< byte offset of the pixels in the (inflated) file
+  size_t bytes = 0;  ///< bytes of the pixels
+  int value_bytes = 1;
+  bool swap = false;  ///< stored in the other byte order
+  int datatype = 0;
+  double scale = 1.0, offset = 0.0;  ///< applied only where ITK applies them (MustRescale)
+};
+
+// False for what ndconv leaves to ITK: a .hdr/.img pair, a header that disagrees with what ITK
+// read (`info`), an unusual data offset.
+bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& layout) {
+  nifti_image* h = nifti_image_read(path.c_str(), 0);
+  if (h == nullptr)
+    return false;
+  const bool single_file = h->iname != nullptr && path == h->iname && h->nifti_type == 1;
+  const double voxels = static_cast<double>(info.geometry.voxel_count()) * info.components;
+  const bool agrees = single_file && h->iname_offset >= 348 && h->nbyper > 0 &&
+                      static_cast<double>(h->nvox) == voxels && info.components == 1;
+  if (agrees) {
+    layout.first = static_cast<size_t>(h->iname_offset);
+    layout.bytes = static_cast<size_t>(h->nvox) * static_cast<size_t>(h->nbyper);
+    layout.value_bytes = h->nbyper;
+    layout.swap = h->nbyper > 1 && h->byteorder != nifti_short_order();
+    layout.datatype = h->datatype;
+    // ITK's NiftiImageIO::MustRescale: a slope of 0, or of 1 with no intercept, is no rescale.
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double slope = h->scl_slope, inter = h->scl_inter;
+    if (std::abs(slope) > eps && (std::abs(slope - 1.0) > eps || std::abs(inter) > eps)) {
+      layout.scale = slope;
+      layout.offset = inter;
+    }
+  }
+  nifti_image_free(h);
+  return agrees;
+}
+
+// The file's bytes [0, layout.first + layout.bytes) into `out` (the pixels at out + first), in the
+// host's byte order: a .nii copied from the page cache, a .nii.gz inflated on all cores where it
+// has several members. The length is the header's, checked by the copy or the decoder. A damaged
+// member of ndconv's is an IoError; false when the file is not exactly that long or does not
+// inflate (a truncated file included): ITK then reads it and names the problem.
+bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsigned char* out) {
+  const size_t total = layout.first + layout.bytes;
+  const MappedFile file(path, path);
+  const bool gzip = file.size() >= 2 && file.data()[0] == 0x1f && file.data()[1] == 0x8b;
+  if (gzip) {
+    const ExactInflate r = inflate_gzip_exactly(file.data(), file.size(), out, total, 0);
+    if (r == ExactInflate::Damaged)
+      throw IoError(path + ": a compressed block is damaged (CRC or length mismatch)");
+    if (r != ExactInflate::Done)
+      return false;
+  } else {
+    if (file.size() < total)
+      return false;
+    std::memcpy(out + layout.first, file.data() + layout.first, layout.bytes);
+  }
+  if (layout.swap) {
+    unsigned char* p = out + layout.first;
+    const size_t n = static_cast<size_t>(layout.value_bytes);
+    for (size_t at = 0; at + n <= layout.bytes; at += n)
+      std::reverse(p + at, p + at + n);
+  }
+  return true;
 }
 
 // NIfTI's reader copies through its own buffer, so the marker above cannot see a short file;
@@ -653,13 +723,24 @@ Image read_image(const std::string& path) {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
     const bool nifti = image.info.format == "NiftiImageIO";
+    // Unscaled NIfTI-1 in one file: the pixels decoded once, gzip members in parallel.
+    NiftiLayout layout;
+    if (nifti && nifti_layout(path, image.info, layout) && layout.scale == 1.0 &&
+        layout.offset == 0.0 && static_cast<size_t>(io->GetImageSizeInBytes()) == layout.bytes) {
+      std::vector<unsigned char> file(layout.first + layout.bytes);
+      if (read_nifti_bytes(path, layout, file.data())) {
+        native_to_planes(file.data() + layout.first, image.info.component_type,
+                         image.info.components, g.voxel_count(), image.planes);
+        return image;
+      }
+    }
     if (nifti)
       check_nifti_length(path);
     std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
     if (nifti)
       io->Read(buffer.data());  // one pass: the length was checked above
     else
-      read_complete(*io, buffer, path);
+      read_complete(*io, buffer.data(), buffer.size(), path);
     check_2d_length(path, image.info.format);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
@@ -671,6 +752,100 @@ Image read_image(const std::string& path) {
                   " of pixels and their float32 copy");
   }
   return image;
+}
+
+StoredVolumeView StoredImage::view() const {
+  return make_stored_view(storage.data() + first, type, info.geometry.dims, info.geometry.extent,
+                          scale, offset);
+}
+
+bool read_stored_image(const std::string& path, StoredImage& out) {
+  if (is_dicom_series(path))
+    return false;
+  QuietStderr quiet;
+  check_input_file(path);
+  if (is_nifti2(path))
+    return false;
+  itk::ImageIOBase::Pointer io;
+  out.info = open_header(path, io);
+  if (out.info.components != 1)
+    return false;
+  const Geometry& g = out.info.geometry;
+  try {
+    if (out.info.format == "NiftiImageIO") {
+      NiftiLayout layout;
+      if (!nifti_layout(path, out.info, layout))
+        return false;
+      switch (layout.datatype) {
+        case NIFTI_TYPE_UINT8:
+          out.type = ScalarType::UInt8;
+          break;
+        case NIFTI_TYPE_INT8:
+          out.type = ScalarType::Int8;
+          break;
+        case NIFTI_TYPE_UINT16:
+          out.type = ScalarType::UInt16;
+          break;
+        case NIFTI_TYPE_INT16:
+          out.type = ScalarType::Int16;
+          break;
+        case NIFTI_TYPE_FLOAT32:
+          out.type = ScalarType::Float32;
+          break;
+        default:
+          return false;
+      }
+      if (static_cast<size_t>(layout.value_bytes) != scalar_size(out.type))
+        return false;
+      out.storage = PinnedBuffer<unsigned char>(layout.first + layout.bytes);
+      out.first = layout.first;
+      out.scale = layout.scale;
+      out.offset = layout.offset;
+      if (!read_nifti_bytes(path, layout, out.storage.data())) {
+        out.storage = PinnedBuffer<unsigned char>();
+        return false;
+      }
+      return true;
+    }
+    switch (out.info.component_type) {
+      case ComponentType::UInt8:
+        out.type = ScalarType::UInt8;
+        break;
+      case ComponentType::Int8:
+        out.type = ScalarType::Int8;
+        break;
+      case ComponentType::UInt16:
+        out.type = ScalarType::UInt16;
+        break;
+      case ComponentType::Int16:
+        out.type = ScalarType::Int16;
+        break;
+      case ComponentType::Float32:
+        out.type = ScalarType::Float32;
+        break;
+      default:
+        return false;
+    }
+    itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+    for (int a = 0; a < g.dims; ++a) {
+      region.SetIndex(a, 0);
+      region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    }
+    io->SetIORegion(region);
+    const size_t bytes = static_cast<size_t>(io->GetImageSizeInBytes());
+    if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
+      return false;
+    out.storage = PinnedBuffer<unsigned char>(bytes);
+    out.first = 0;
+    read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);
+    check_2d_length(path, out.info.format);
+  } catch (const itk::ExceptionObject& e) {
+    throw IoError(path + ": cannot read the pixels (truncated or corrupt file?): " + one_line(e));
+  } catch (const std::bad_alloc&) {
+    throw IoError(path + ": not enough memory to read its " +
+                  human_bytes(static_cast<double>(out.info.native_bytes())) + " of pixels");
+  }
+  return true;
 }
 
 void check_output_format(const std::string& path, int dims, int components, ComponentType type) {

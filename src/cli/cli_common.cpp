@@ -259,6 +259,34 @@ io::Image read_input(const std::string& path, Progress& progress, double& second
   return image;
 }
 
+bool gpu_may_filter(const CommonOptions& c) {
+#ifdef NDCONV_HAVE_CUDA
+  return c.device != "cpu";
+#else
+  return c.device != "cpu" && c.device != "auto";
+#endif
+}
+
+FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
+                              bool stored_wanted) {
+  FilterInput input;
+  if (!stored_wanted) {
+    input.image = read_input(path, progress, seconds_read);
+    return input;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto share = progress.span(0.0, kReadShare);
+  share(0.0);
+  input.is_stored = io::read_stored_image(path, input.stored);
+  if (input.is_stored)
+    input.image.info = input.stored.info;
+  else
+    input.image = io::read_image(path);
+  share(1.0);
+  seconds_read = seconds_since(t0);
+  return input;
+}
+
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
                   const Plan& plan, const CommonOptions& c, const OutputOptions& o,
                   double& seconds_write, const std::function<bool(double)>& progress) {
@@ -334,8 +362,11 @@ namespace {
 
 // Runs `filter` on every component plane; the engine timings of all planes are summed in
 // `report`.
-io::Image filter_components(const io::Image& input, const OutputGeometry& g, Options options,
-                            Progress& progress, const PlaneFilter& filter, RunReport& report) {
+// `stored`, when given, holds the pixels of `input` (one plane) in their stored type.
+io::Image filter_components(const io::Image& input, const io::StoredImage* stored,
+                            const OutputGeometry& g, Options options, Progress& progress,
+                            const PlaneFilter& filter, const StoredPlaneFilter& stored_filter,
+                            RunReport& report) {
   io::Image out;
   out.info = input.info;
   io::Geometry& geo = out.info.geometry;
@@ -347,7 +378,7 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
       shift += geo.direction[r * kMaxDims + a] * static_cast<double>(g.start[a]) * geo.spacing[a];
     geo.origin[r] += shift;
   }
-  const int parts = static_cast<int>(input.planes.size());
+  const int parts = stored != nullptr ? 1 : static_cast<int>(input.planes.size());
   out.planes.resize(parts);
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
@@ -357,7 +388,8 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
     Progress::check_interrupted();
     RunReport r;
     try {
-      r = filter(input.plane_view(c), out.plane_view(c), options);
+      r = stored != nullptr ? stored_filter(stored->view(), out.plane_view(c), options)
+                            : filter(input.plane_view(c), out.plane_view(c), options);
     } catch (const InvalidArgument& e) {
       // A KO the chosen backend was not built for is a wrong command line, not a failed run.
       if (std::string(e.what()).find("outputs per thread") != std::string::npos)
@@ -378,20 +410,40 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   return out;
 }
 
-}  // namespace
-
-void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
-                      const Options& options, const PlaneFilter& filter, const std::string& out,
-                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                      double seconds_read) {
+void filter_and_write_image(Progress& progress, const io::Image& input,
+                            const io::StoredImage* stored, const OutputGeometry& g,
+                            const Options& options, const PlaneFilter& filter,
+                            const StoredPlaneFilter& stored_filter, const std::string& out,
+                            const Plan& plan, const CommonOptions& common,
+                            const OutputOptions& output, double seconds_read) {
   RunReport report;
-  const io::Image result = filter_components(input, g, options, progress, filter, report);
+  const io::Image result =
+      filter_components(input, stored, g, options, progress, filter, stored_filter, report);
   double seconds_write = 0;
   write_result(out, input, result, plan, common, output, seconds_write,
                progress.span(kFilterShare, 1.0));
   progress.finish();
   print_run_report(report, common);
   print_timings(common, seconds_read, report, seconds_write);
+}
+
+}  // namespace
+
+void filter_and_write(Progress& progress, const FilterInput& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter,
+                      const StoredPlaneFilter& stored_filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read) {
+  filter_and_write_image(progress, input.image, input.is_stored ? &input.stored : nullptr, g,
+                         options, filter, stored_filter, out, plan, common, output, seconds_read);
+}
+
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read) {
+  filter_and_write_image(progress, input, nullptr, g, options, filter, StoredPlaneFilter(), out,
+                         plan, common, output, seconds_read);
 }
 
 }  // namespace ndconv::cli
