@@ -90,8 +90,8 @@ struct Image {
 };
 
 // While ITK reads or writes, stderr (C and C++) is pointed at /dev/null, because MetaIO and
-// niftilib print their own messages there; ndconv's exceptions carry what matters. Not for use
-// from several threads at once.
+// niftilib print their own messages there; ndconv's exceptions carry what matters. Threads may
+// read and write at once; their messages go through print_stderr_line.
 
 /// Reads only the header. Throws IoError naming the file and the problem (missing, unreadable,
 /// not an image, corrupt header, unsupported dimension or pixel type).
@@ -158,6 +158,10 @@ struct WriteSettings {
 /// .mhd) is replaced only together with its existing target.
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
                         bool overwrite, const WriteSettings& settings = {});
+
+/// Prints `line` and a newline on stderr, also while another thread has stderr silenced for ITK
+/// (its line is then not lost). For messages from threads that run while others read or write.
+void print_stderr_line(const std::string& line);
 
 /// "5.2.1"
 std::string itk_version();

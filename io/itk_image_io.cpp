@@ -615,32 +615,42 @@ void mark_time_in_seconds(const std::string& path) {
 
 // MetaIO reports its parse errors on std::cerr and niftilib some of its own on the C stderr,
 // whatever its debug level; ndconv reports them itself, on one line. Both are silenced while ITK
-// reads or writes (the CLI does its I/O on one thread).
+// reads or writes. Threads that read and write at once (a batch) share one silencing: the first
+// starts it, the last ends it, and print_stderr_line writes to the real stderr meanwhile.
+std::mutex quiet_mutex;
+int quiet_depth = 0;
+int quiet_saved_fd = -1;
+std::streambuf* quiet_saved_buffer = nullptr;
+
 class QuietStderr {
  public:
-  QuietStderr() : saved_(std::cerr.rdbuf(nullptr)) {
+  QuietStderr() {
+    std::lock_guard<std::mutex> lock(quiet_mutex);
+    if (quiet_depth++ > 0)
+      return;
+    quiet_saved_buffer = std::cerr.rdbuf(nullptr);
     std::fflush(stderr);
-    saved_fd_ = ::dup(STDERR_FILENO);
+    quiet_saved_fd = ::dup(STDERR_FILENO);
     const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (saved_fd_ >= 0 && null_fd >= 0)
+    if (quiet_saved_fd >= 0 && null_fd >= 0)
       ::dup2(null_fd, STDERR_FILENO);
     if (null_fd >= 0)
       ::close(null_fd);
   }
   ~QuietStderr() {
+    std::lock_guard<std::mutex> lock(quiet_mutex);
+    if (--quiet_depth > 0)
+      return;
     std::fflush(stderr);
-    if (saved_fd_ >= 0) {
-      ::dup2(saved_fd_, STDERR_FILENO);
-      ::close(saved_fd_);
+    if (quiet_saved_fd >= 0) {
+      ::dup2(quiet_saved_fd, STDERR_FILENO);
+      ::close(quiet_saved_fd);
+      quiet_saved_fd = -1;
     }
-    std::cerr.rdbuf(saved_);
+    std::cerr.rdbuf(quiet_saved_buffer);
   }
   QuietStderr(const QuietStderr&) = delete;
   QuietStderr& operator=(const QuietStderr&) = delete;
-
- private:
-  std::streambuf* saved_;
-  int saved_fd_ = -1;
 };
 
 // A writer for `itk_path` set up with the image's geometry, pixel type and `type`; with
@@ -686,6 +696,23 @@ itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const I
 }
 
 }  // namespace
+
+void print_stderr_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(quiet_mutex);
+  const std::string text = line + "\n";
+  if (quiet_depth > 0 && quiet_saved_fd >= 0) {
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(quiet_saved_fd, text.data() + done, text.size() - done);
+      if (n <= 0 && errno != EINTR)
+        return;
+      done += n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    return;
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
 
 std::string itk_version() {
   return itk::Version::GetITKVersion();

@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
@@ -151,26 +154,129 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   return jobs;
 }
 
+namespace {
+
+// The stages of a job that a batch overlaps: job i+1 reads while job i filters and job i-1
+// writes. Each stage runs for one job at a time, in the jobs' order, so that outputs are written
+// in order and one filter runs at a time (one CUDA context, the engine's threads to itself).
+enum Stage { kRead, kFilter, kWrite, kStages };
+
+class BatchPipeline {
+ public:
+  // Waits until every earlier job has passed `stage`.
+  void enter(size_t job, Stage stage) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return next_[stage] == job; });
+  }
+  // Job `job` is done with `stage` (or will never run it): the next job may enter.
+  void leave(size_t job, Stage stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (next_[stage] == job)
+      next_[stage] = job + 1;
+    ready_.notify_all();
+  }
+  // At the end of a job, failed or not: the stages it did not run are passed in turn.
+  void finish(size_t job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (size_t& next : next_) {
+      ready_.wait(lock, [&] { return next >= job; });
+      if (next == job)
+        next = job + 1;
+      ready_.notify_all();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  size_t next_[kStages] = {0, 0, 0};
+};
+
+// The job this thread runs within a batch (none outside a batch).
+thread_local BatchPipeline* current_pipeline = nullptr;
+thread_local size_t current_job = 0;
+
+// Holds the stage for this thread's job while it exists; nothing outside a batch.
+class StageTurn {
+ public:
+  explicit StageTurn(Stage stage) : stage_(stage), pipeline_(current_pipeline) {
+    if (pipeline_ != nullptr)
+      pipeline_->enter(current_job, stage_);
+  }
+  ~StageTurn() {
+    if (pipeline_ != nullptr)
+      pipeline_->leave(current_job, stage_);
+  }
+  StageTurn(const StageTurn&) = delete;
+  StageTurn& operator=(const StageTurn&) = delete;
+
+ private:
+  Stage stage_;
+  BatchPipeline* pipeline_;
+};
+
+// The error line of a failed job: errors name their file; those about an option name the input.
+std::string job_error(const Job& job, const std::string& what) {
+  const bool named =
+      what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
+  return "ndconv: error: " + (named ? "" : job.in + ": ") + what;
+}
+
+}  // namespace
+
+int jobs_in_flight() {
+  return current_pipeline != nullptr ? kBatchJobsInFlight : 1;
+}
+
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
               const std::function<void(const Job&)>& one) {
   if (jobs.size() == 1)
     return one(jobs[0]);
-  int failed = 0;
-  for (const Job& job : jobs) {
+  BatchPipeline pipeline;
+  struct Outcome {
+    std::string error;
+    bool aborted = false;
+  };
+  std::vector<Outcome> outcomes(jobs.size());
+  auto run_one = [&](size_t i) {
+    current_pipeline = &pipeline;
+    current_job = i;
     try {
-      one(job);
+      one(jobs[i]);
     } catch (const Aborted&) {
-      throw;
+      outcomes[i].aborted = true;
     } catch (const std::exception& e) {
-      ++failed;
-      const std::string what = e.what();
-      // Errors name their file; those about an option name the input here.
-      const bool named =
-          what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
-      std::fprintf(stderr, "ndconv: error: %s%s\n", named ? "" : (job.in + ": ").c_str(),
-                   what.c_str());
+      outcomes[i].error = job_error(jobs[i], e.what());
     }
+    pipeline.finish(i);
+    current_pipeline = nullptr;
+  };
+  // At most kBatchJobsInFlight jobs at once: job i starts when job i - kBatchJobsInFlight ended.
+  std::vector<std::thread> threads(jobs.size());
+  int failed = 0;
+  bool aborted = false;
+  auto join = [&](size_t i) {
+    threads[i].join();
+    aborted = aborted || outcomes[i].aborted;
+    if (!outcomes[i].error.empty()) {
+      ++failed;
+      io::print_stderr_line(outcomes[i].error);
+    } else if (!outcomes[i].aborted && !c.verbose) {
+      note(c, "wrote " + jobs[i].out);  // --verbose: the job noted it
+    }
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i >= static_cast<size_t>(kBatchJobsInFlight))
+      join(i - kBatchJobsInFlight);
+    threads[i] = std::thread(run_one, i);
   }
+  for (size_t i = jobs.size() > static_cast<size_t>(kBatchJobsInFlight)
+                      ? jobs.size() - kBatchJobsInFlight
+                      : 0;
+       i < jobs.size(); ++i)
+    join(i);
+  if (aborted)
+    throw Aborted();
   if (failed > 0) {
     throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
                 " inputs failed (named above); the others were written");
@@ -180,11 +286,11 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
 
 void note(const CommonOptions& c, const std::string& text) {
   if (!c.quiet)
-    std::fprintf(stderr, "ndconv: %s\n", text.c_str());
+    io::print_stderr_line("ndconv: " + text);
 }
 
 void warn(const std::string& text) {
-  std::fprintf(stderr, "ndconv: warning: %s\n", text.c_str());
+  io::print_stderr_line("ndconv: warning: " + text);
 }
 
 namespace {
@@ -241,6 +347,9 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
   m.output_metaimage = ext == ".mha" || ext == ".mhd";
   m.filter_copies = filter_copies;
+  // A batch holds the volumes of the jobs it overlaps.
+  m.input_values *= jobs_in_flight();
+  m.output_values *= jobs_in_flight();
   if (c.verbose) {
     std::fprintf(stderr, "plan: memory: about %s at peak; %s usable\n",
                  io::human_bytes(io::peak_bytes(m)).c_str(),
@@ -250,6 +359,7 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
 }
 
 io::Image read_input(const std::string& path, Progress& progress, double& seconds_read) {
+  const StageTurn turn(kRead);
   const auto t0 = std::chrono::steady_clock::now();
   const auto share = progress.span(0.0, kReadShare);
   share(0.0);
@@ -274,6 +384,7 @@ FilterInput read_filter_input(const std::string& path, Progress& progress, doubl
     input.image = read_input(path, progress, seconds_read);
     return input;
   }
+  const StageTurn turn(kRead);
   const auto t0 = std::chrono::steady_clock::now();
   const auto share = progress.span(0.0, kReadShare);
   share(0.0);
@@ -417,8 +528,12 @@ void filter_and_write_image(Progress& progress, const io::Image& input,
                             const Plan& plan, const CommonOptions& common,
                             const OutputOptions& output, double seconds_read) {
   RunReport report;
-  const io::Image result =
-      filter_components(input, stored, g, options, progress, filter, stored_filter, report);
+  io::Image result;
+  {
+    const StageTurn turn(kFilter);
+    result = filter_components(input, stored, g, options, progress, filter, stored_filter, report);
+  }
+  const StageTurn turn(kWrite);
   double seconds_write = 0;
   write_result(out, input, result, plan, common, output, seconds_write,
                progress.span(kFilterShare, 1.0));

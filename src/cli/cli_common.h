@@ -91,20 +91,36 @@ struct Job {
 /// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
 
-/// Runs `one` for every job in turn. A job that fails is reported by name on stderr
-/// ("ndconv: error: ...") and the others go on; an interrupt ends them all. Throws Error
-/// ("N of M inputs failed") at the end when any failed, so that the exit code says so.
+/// Jobs of a batch that run at once: one reading, one filtering, one writing.
+constexpr int kBatchJobsInFlight = 3;
+
+/// Runs `one` for every job. Several jobs overlap, each on its own thread: job i+1 reads its input
+/// while job i is filtered and job i-1 written (read_input / read_filter_input, the filtering and
+/// the writing of filter_and_write each take one job at a time, in the jobs' order), at most
+/// kBatchJobsInFlight jobs at once. A job that fails is reported by name on stderr
+/// ("ndconv: error: ...") and the others go on; each job written is noted ("wrote OUT"). Throws
+/// Error ("N of M inputs failed") at the end when any failed, so that the exit code says so;
+/// Aborted when interrupted. A single job runs on the calling thread.
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
               const std::function<void(const Job&)>& one);
 
+/// Jobs whose volumes may be in memory at once on this thread's behalf (kBatchJobsInFlight within
+/// a batch, else 1): check_memory_plan multiplies its estimate by it.
+int jobs_in_flight();
+
 /// run_jobs over make_jobs(names, args.batch): each job runs `run` on a copy of `args` whose `in`
-/// and `out` are the job's.
+/// and `out` are the job's. In a batch the jobs show no progress bar or per-job notes (they
+/// overlap); run_jobs notes each output written.
 template <class Args, class Run>
 void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
-  run_jobs(make_jobs(names, args.batch), args.common, [&](const Job& job) {
+  const std::vector<Job> jobs = make_jobs(names, args.batch);
+  const bool batch = jobs.size() > 1;
+  run_jobs(jobs, args.common, [&](const Job& job) {
     Args one = args;
     one.in = job.in;
     one.out = job.out;
+    if (batch && !one.common.verbose)
+      one.common.quiet = true;
     run(one);
   });
 }
