@@ -24,6 +24,12 @@
 
 namespace ndconv::cli {
 
+void add_threads_option(CLI::App& sub, CommonOptions& c) {
+  sub.add_option("--threads", c.threads, "CPU threads (0: all hardware threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& c) {
   sub.add_option("--device", c.device,
                  "auto (the GPU when usable, else the CPU), cpu, cuda, cuda:N")
@@ -49,9 +55,7 @@ void add_common_options(CLI::App& sub, CommonOptions& c) {
         }
         return "expected auto or a number from 1 to 64, got '" + s + "'";
       });
-  sub.add_option("--threads", c.threads, "CPU threads (0: all hardware threads)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 4096));
+  add_threads_option(sub, c);
   sub.add_flag("-f,--force", c.force, "overwrite an existing output (also when it is the input)");
   auto* quiet = sub.add_flag("-q,--quiet", c.quiet, "no progress and no notes (warnings still)");
   auto* verbose =
@@ -75,16 +79,20 @@ void add_input_options(CLI::App& sub) {
       "read");
 }
 
-void add_output_options(CLI::App& sub, OutputOptions& o) {
-  sub.add_option("--type", o.type,
-                 "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
-                 "int32, double; integers are rounded and clamped")
-      ->check(output_type_error);
+void add_compression_option(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--compression", o.compression,
                  "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
                  "slowest); compressed on all cores")
       ->capture_default_str()
       ->check(CLI::Range(0, io::kMaxCompressionLevel));
+}
+
+void add_output_options(CLI::App& sub, OutputOptions& o) {
+  sub.add_option("--type", o.type,
+                 "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
+                 "int32, double; integers are rounded and clamped")
+      ->check(output_type_error);
+  add_compression_option(sub, o);
   sub.add_option("--preview", o.preview,
                  "also write a PNG with the middle slices of input and output side by side");
 }

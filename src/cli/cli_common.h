@@ -44,6 +44,8 @@ struct OutputOptions {
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
+/// --threads alone (add_common_options includes it), for `convert`.
+void add_threads_option(CLI::App& sub, CommonOptions& common);
 /// --allow-external-data, on every subcommand that reads an image (io/data_file_policy.h).
 void add_input_options(CLI::App& sub);
 
@@ -52,6 +54,8 @@ inline constexpr const char* kInputHelp =
     "input image: NIfTI, MetaImage, NRRD, a DICOM series (a folder, or @LIST of slices), PNG, "
     "JPEG, TIFF or BMP; 2D, 3D or 4D";
 void add_output_options(CLI::App& sub, OutputOptions& output);
+/// --compression alone (add_output_options includes it), for `convert`.
+void add_compression_option(CLI::App& sub, OutputOptions& output);
 /// The --type check: "" for a type the writers take ("same" included), else the message.
 std::string output_type_error(const std::string& type);
 
