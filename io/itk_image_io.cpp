@@ -22,6 +22,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -460,6 +461,16 @@ void read_complete(itk::ImageIOBase& io, char* buffer, size_t bytes, const std::
   throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
 }
 
+// The reader reads the whole image.
+void set_whole_region(itk::ImageIOBase& io, const Geometry& g) {
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    region.SetIndex(a, 0);
+    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io.SetIORegion(region);
+}
+
 // Where a single-file NIfTI-1 image (.nii, .nii.gz) keeps its pixels and how ITK maps them to
 // float, from niftilib's header.
 struct NiftiLayout {
@@ -740,12 +751,7 @@ Image read_image(const std::string& path) {
   Image image;
   image.info = open_header(path, io);
   const Geometry& g = image.info.geometry;
-  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-  for (int a = 0; a < g.dims; ++a) {
-    region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
-  }
-  io->SetIORegion(region);
+  set_whole_region(*io, g);
   try {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
@@ -754,9 +760,10 @@ Image read_image(const std::string& path) {
     NiftiLayout layout;
     if (nifti && nifti_layout(path, image.info, layout) && layout.scale == 1.0 &&
         layout.offset == 0.0 && static_cast<size_t>(io->GetImageSizeInBytes()) == layout.bytes) {
-      std::vector<unsigned char> file(layout.first + layout.bytes);
-      if (read_nifti_bytes(path, layout, file.data())) {
-        native_to_planes(file.data() + layout.first, image.info.component_type,
+      // Not zeroed: every byte of the pixels is written by the decoder or the copy.
+      const std::unique_ptr<unsigned char[]> file(new unsigned char[layout.first + layout.bytes]);
+      if (read_nifti_bytes(path, layout, file.get())) {
+        native_to_planes(file.get() + layout.first, image.info.component_type,
                          image.info.components, g.voxel_count(), image.planes);
         return image;
       }
@@ -781,6 +788,32 @@ Image read_image(const std::string& path) {
   return image;
 }
 
+namespace {
+
+// The stored types read for the stored-type API: NIfTI's datatype code, ndconv's component type
+// and the engine's scalar type of each.
+struct StoredKind {
+  int nifti_datatype;
+  ComponentType component;
+  ScalarType scalar;
+};
+constexpr StoredKind kStoredKinds[] = {
+    {NIFTI_TYPE_UINT8, ComponentType::UInt8, ScalarType::UInt8},
+    {NIFTI_TYPE_INT8, ComponentType::Int8, ScalarType::Int8},
+    {NIFTI_TYPE_UINT16, ComponentType::UInt16, ScalarType::UInt16},
+    {NIFTI_TYPE_INT16, ComponentType::Int16, ScalarType::Int16},
+    {NIFTI_TYPE_FLOAT32, ComponentType::Float32, ScalarType::Float32}};
+
+template <class Match>
+const StoredKind* stored_kind(const Match& match) {
+  for (const StoredKind& k : kStoredKinds)
+    if (match(k))
+      return &k;
+  return nullptr;
+}
+
+}  // namespace
+
 StoredVolumeView StoredImage::view() const {
   return make_stored_view(storage.data() + first, type, info.geometry.dims, info.geometry.extent,
                           scale, offset);
@@ -803,25 +836,11 @@ bool read_stored_image(const std::string& path, StoredImage& out) {
       NiftiLayout layout;
       if (!nifti_layout(path, out.info, layout))
         return false;
-      switch (layout.datatype) {
-        case NIFTI_TYPE_UINT8:
-          out.type = ScalarType::UInt8;
-          break;
-        case NIFTI_TYPE_INT8:
-          out.type = ScalarType::Int8;
-          break;
-        case NIFTI_TYPE_UINT16:
-          out.type = ScalarType::UInt16;
-          break;
-        case NIFTI_TYPE_INT16:
-          out.type = ScalarType::Int16;
-          break;
-        case NIFTI_TYPE_FLOAT32:
-          out.type = ScalarType::Float32;
-          break;
-        default:
-          return false;
-      }
+      const StoredKind* kind =
+          stored_kind([&](const StoredKind& k) { return k.nifti_datatype == layout.datatype; });
+      if (kind == nullptr)
+        return false;
+      out.type = kind->scalar;
       if (static_cast<size_t>(layout.value_bytes) != scalar_size(out.type))
         return false;
       out.storage = PinnedBuffer<unsigned char>(layout.first + layout.bytes);
@@ -834,31 +853,12 @@ bool read_stored_image(const std::string& path, StoredImage& out) {
       }
       return true;
     }
-    switch (out.info.component_type) {
-      case ComponentType::UInt8:
-        out.type = ScalarType::UInt8;
-        break;
-      case ComponentType::Int8:
-        out.type = ScalarType::Int8;
-        break;
-      case ComponentType::UInt16:
-        out.type = ScalarType::UInt16;
-        break;
-      case ComponentType::Int16:
-        out.type = ScalarType::Int16;
-        break;
-      case ComponentType::Float32:
-        out.type = ScalarType::Float32;
-        break;
-      default:
-        return false;
-    }
-    itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-    for (int a = 0; a < g.dims; ++a) {
-      region.SetIndex(a, 0);
-      region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
-    }
-    io->SetIORegion(region);
+    const StoredKind* kind =
+        stored_kind([&](const StoredKind& k) { return k.component == out.info.component_type; });
+    if (kind == nullptr)
+      return false;
+    out.type = kind->scalar;
+    set_whole_region(*io, g);
     const size_t bytes = static_cast<size_t>(io->GetImageSizeInBytes());
     if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
       return false;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_run.h"
+#include "cli_volumes.h"
 #include "io/image.h"
 #include "test_files.h"
 
@@ -15,16 +16,6 @@ namespace ndconv::test {
 namespace {
 
 using io::ComponentType;
-
-RawImage random_volume(Index extent, ComponentType type, uint64_t seed) {
-  RawImage r;
-  r.dims = extent[3] > 1 ? 4 : 3;
-  r.extent = extent;
-  r.spacing = {0.7, 1.0, 1.3, 0.04};
-  r.type = type;
-  r.values = random_for_type(r.voxels(), type, seed);
-  return r;
-}
 
 TEST(CliIoPath, AutoAndCpuWriteTheSameBytes) {
   TempDir dir;
