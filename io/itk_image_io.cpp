@@ -490,8 +490,10 @@ bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& l
     return false;
   const bool single_file = h->iname != nullptr && path == h->iname && h->nifti_type == 1;
   const double voxels = static_cast<double>(info.geometry.voxel_count()) * info.components;
-  const bool agrees = single_file && h->iname_offset >= 348 && h->nbyper > 0 &&
-                      static_cast<double>(h->nvox) == voxels && info.components == 1;
+  // Extensions beyond 64 MiB (a hostile vox_offset) are left to ITK's reader, which streams them.
+  const bool agrees = single_file && h->iname_offset >= 348 && h->iname_offset <= (1 << 26) &&
+                      h->nbyper > 0 && static_cast<double>(h->nvox) == voxels &&
+                      info.components == 1;
   if (agrees) {
     layout.first = static_cast<size_t>(h->iname_offset);
     layout.bytes = static_cast<size_t>(h->nvox) * static_cast<size_t>(h->nbyper);
