@@ -15,6 +15,8 @@
 
 #include "io/parallel_deflate.h"
 #include "ndconv/errors.h"
+#include "ndconv/memory.h"
+#include "ndconv/stored.h"
 #include "ndconv/types.h"
 
 namespace ndconv::io {
@@ -96,8 +98,8 @@ struct Image {
 };
 
 // While ITK reads or writes, stderr (C and C++) is pointed at /dev/null, because MetaIO and
-// niftilib print their own messages there; ndconv's exceptions carry what matters. Not for use
-// from several threads at once.
+// niftilib print their own messages there; ndconv's exceptions carry what matters. Threads may
+// read and write at once; their messages go through print_stderr_line.
 
 /// Reads only the header. Throws IoError naming the file and the problem (missing, unreadable,
 /// not an image, corrupt header, unsupported dimension or pixel type).
@@ -105,6 +107,24 @@ ImageInfo read_info(const std::string& path);
 
 /// Reads the whole image into float32 planes (NIfTI scl_slope/scl_inter applied).
 Image read_image(const std::string& path);
+
+/// An image's pixels as the file stores them, for the stored-type API (ndconv/stored.h): an 8-bit
+/// volume stays 8 bits until the GPU converts it. The memory comes from ndconv::pinned_allocate
+/// (page-locked where a GPU is usable, so that it crosses PCIe without a staging copy).
+struct StoredImage {
+  ImageInfo info;
+  PinnedBuffer<unsigned char> storage;  ///< the pixels start `first` bytes in
+  size_t first = 0;
+  ScalarType type = ScalarType::Float32;
+  double scale = 1.0, offset = 0.0;  ///< NIfTI scl_slope/scl_inter where ITK applies them
+  StoredVolumeView view() const;
+};
+
+/// Reads `path` into `out` when it is a scalar image of uint8, int8, uint16, int16 or float32
+/// values (after NIfTI's scl_slope/scl_inter the same float32 values as read_image); false, having
+/// read only the header, for any other image (read_image then reads it). Throws IoError as
+/// read_image does.
+bool read_stored_image(const std::string& path, StoredImage& out);
 
 /// What writing did to the values.
 struct WriteReport {
@@ -146,6 +166,10 @@ struct WriteSettings {
 /// .mhd) is replaced only together with its existing target.
 WriteReport write_image(const std::string& path, const Image& image, ComponentType type,
                         bool overwrite, const WriteSettings& settings = {});
+
+/// Prints `line` and a newline on stderr, also while another thread has stderr silenced for ITK
+/// (its line is then not lost). For messages from threads that run while others read or write.
+void print_stderr_line(const std::string& line);
 
 /// "5.2.1"
 std::string itk_version();

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <csignal>
 #include <cstring>
@@ -20,6 +21,8 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -460,16 +463,96 @@ itk::ImageIOBase::Pointer writer_for(const std::string& path) {
 // the rest of the buffer as it was. So the buffer is filled with a marker first; a last byte still
 // equal to the marker after two reads with different markers cannot be data, and means the file
 // was truncated.
-void read_complete(itk::ImageIOBase& io, std::vector<char>& buffer, const std::string& path) {
-  if (buffer.empty())
+void read_complete(itk::ImageIOBase& io, char* buffer, size_t bytes, const std::string& path) {
+  if (bytes == 0)
     return;
   for (const char marker : {'\xA5', '\x5A'}) {
-    std::fill(buffer.begin(), buffer.end(), marker);
-    io.Read(buffer.data());
-    if (buffer.back() != marker)
+    std::fill(buffer, buffer + bytes, marker);
+    io.Read(buffer);
+    if (buffer[bytes - 1] != marker)
       return;
   }
   throw IoError(path + ": the file ends before all its pixels (truncated or corrupt file)");
+}
+
+// The reader reads the whole image.
+void set_whole_region(itk::ImageIOBase& io, const Geometry& g) {
+  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  for (int a = 0; a < g.dims; ++a) {
+    region.SetIndex(a, 0);
+    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+  }
+  io.SetIORegion(region);
+}
+
+// Where a single-file NIfTI-1 image (.nii, .nii.gz) keeps its pixels and how ITK maps them to
+// float, from niftilib's header.
+struct NiftiLayout {
+  size_t first = 0;  ///< byte offset of the pixels in the (inflated) file
+  size_t bytes = 0;  ///< bytes of the pixels
+  int value_bytes = 1;
+  bool swap = false;  ///< stored in the other byte order
+  int datatype = 0;
+  double scale = 1.0, offset = 0.0;  ///< applied only where ITK applies them (MustRescale)
+};
+
+// False for what ndconv leaves to ITK: a .hdr/.img pair, a header that disagrees with what ITK
+// read (`info`), an unusual data offset.
+bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& layout) {
+  nifti_image* h = nifti_image_read(path.c_str(), 0);
+  if (h == nullptr)
+    return false;
+  const bool single_file = h->iname != nullptr && path == h->iname && h->nifti_type == 1;
+  const double voxels = static_cast<double>(info.geometry.voxel_count()) * info.components;
+  // Extensions beyond 64 MiB (a hostile vox_offset) are left to ITK's reader, which streams them.
+  const bool agrees = single_file && h->iname_offset >= 348 && h->iname_offset <= (1 << 26) &&
+                      h->nbyper > 0 && static_cast<double>(h->nvox) == voxels &&
+                      info.components == 1;
+  if (agrees) {
+    layout.first = static_cast<size_t>(h->iname_offset);
+    layout.bytes = static_cast<size_t>(h->nvox) * static_cast<size_t>(h->nbyper);
+    layout.value_bytes = h->nbyper;
+    layout.swap = h->nbyper > 1 && h->byteorder != nifti_short_order();
+    layout.datatype = h->datatype;
+    // ITK's NiftiImageIO::MustRescale: a slope of 0, or of 1 with no intercept, is no rescale.
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double slope = h->scl_slope, inter = h->scl_inter;
+    if (std::abs(slope) > eps && (std::abs(slope - 1.0) > eps || std::abs(inter) > eps)) {
+      layout.scale = slope;
+      layout.offset = inter;
+    }
+  }
+  nifti_image_free(h);
+  return agrees;
+}
+
+// The file's bytes [0, layout.first + layout.bytes) into `out` (the pixels at out + first), in the
+// host's byte order: a .nii copied from the page cache, a .nii.gz inflated on all cores where it
+// has several members. The length is the header's, checked by the copy or the decoder. A damaged
+// member of ndconv's is an IoError; false when the file is not exactly that long or does not
+// inflate (a truncated file included): ITK then reads it and names the problem.
+bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsigned char* out) {
+  const size_t total = layout.first + layout.bytes;
+  const MappedFile file(path, path);
+  const bool gzip = file.size() >= 2 && file.data()[0] == 0x1f && file.data()[1] == 0x8b;
+  if (gzip) {
+    const ExactInflate r = inflate_gzip_exactly(file.data(), file.size(), out, total, 0);
+    if (r == ExactInflate::Damaged)
+      throw IoError(path + ": a compressed block is damaged (CRC or length mismatch)");
+    if (r != ExactInflate::Done)
+      return false;
+  } else {
+    if (file.size() < total)
+      return false;
+    std::memcpy(out + layout.first, file.data() + layout.first, layout.bytes);
+  }
+  if (layout.swap) {
+    unsigned char* p = out + layout.first;
+    const size_t n = static_cast<size_t>(layout.value_bytes);
+    for (size_t at = 0; at + n <= layout.bytes; at += n)
+      std::reverse(p + at, p + at + n);
+  }
+  return true;
 }
 
 // NIfTI's reader copies through its own buffer, so the marker above cannot see a short file;
@@ -559,32 +642,42 @@ void mark_time_in_seconds(const std::string& path) {
 
 // MetaIO reports its parse errors on std::cerr and niftilib some of its own on the C stderr,
 // whatever its debug level; ndconv reports them itself, on one line. Both are silenced while ITK
-// reads or writes (the CLI does its I/O on one thread).
+// reads or writes. Threads that read and write at once (a batch) share one silencing: the first
+// starts it, the last ends it, and print_stderr_line writes to the real stderr meanwhile.
+std::mutex quiet_mutex;
+int quiet_depth = 0;
+int quiet_saved_fd = -1;
+std::streambuf* quiet_saved_buffer = nullptr;
+
 class QuietStderr {
  public:
-  QuietStderr() : saved_(std::cerr.rdbuf(nullptr)) {
+  QuietStderr() {
+    std::lock_guard<std::mutex> lock(quiet_mutex);
+    if (quiet_depth++ > 0)
+      return;
+    quiet_saved_buffer = std::cerr.rdbuf(nullptr);
     std::fflush(stderr);
-    saved_fd_ = ::dup(STDERR_FILENO);
+    quiet_saved_fd = ::dup(STDERR_FILENO);
     const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (saved_fd_ >= 0 && null_fd >= 0)
+    if (quiet_saved_fd >= 0 && null_fd >= 0)
       ::dup2(null_fd, STDERR_FILENO);
     if (null_fd >= 0)
       ::close(null_fd);
   }
   ~QuietStderr() {
+    std::lock_guard<std::mutex> lock(quiet_mutex);
+    if (--quiet_depth > 0)
+      return;
     std::fflush(stderr);
-    if (saved_fd_ >= 0) {
-      ::dup2(saved_fd_, STDERR_FILENO);
-      ::close(saved_fd_);
+    if (quiet_saved_fd >= 0) {
+      ::dup2(quiet_saved_fd, STDERR_FILENO);
+      ::close(quiet_saved_fd);
+      quiet_saved_fd = -1;
     }
-    std::cerr.rdbuf(saved_);
+    std::cerr.rdbuf(quiet_saved_buffer);
   }
   QuietStderr(const QuietStderr&) = delete;
   QuietStderr& operator=(const QuietStderr&) = delete;
-
- private:
-  std::streambuf* saved_;
-  int saved_fd_ = -1;
 };
 
 // A writer for `itk_path` set up with the image's geometry, pixel type and `type`; with
@@ -631,6 +724,23 @@ itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const I
 
 }  // namespace
 
+void print_stderr_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(quiet_mutex);
+  const std::string text = line + "\n";
+  if (quiet_depth > 0 && quiet_saved_fd >= 0) {
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(quiet_saved_fd, text.data() + done, text.size() - done);
+      if (n <= 0 && errno != EINTR)
+        return;
+      done += n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    return;
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 std::string itk_version() {
   return itk::Version::GetITKVersion();
 }
@@ -657,23 +767,30 @@ Image read_image(const std::string& path) {
   Image image;
   image.info = open_header(path, io);
   const Geometry& g = image.info.geometry;
-  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-  for (int a = 0; a < g.dims; ++a) {
-    region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
-  }
-  io->SetIORegion(region);
+  set_whole_region(*io, g);
   try {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
     const bool nifti = image.info.format == "NiftiImageIO";
+    // Unscaled NIfTI-1 in one file: the pixels decoded once, gzip members in parallel.
+    NiftiLayout layout;
+    if (nifti && nifti_layout(path, image.info, layout) && layout.scale == 1.0 &&
+        layout.offset == 0.0 && static_cast<size_t>(io->GetImageSizeInBytes()) == layout.bytes) {
+      // Not zeroed: every byte of the pixels is written by the decoder or the copy.
+      const std::unique_ptr<unsigned char[]> file(new unsigned char[layout.first + layout.bytes]);
+      if (read_nifti_bytes(path, layout, file.get())) {
+        native_to_planes(file.get() + layout.first, image.info.component_type,
+                         image.info.components, g.voxel_count(), image.planes);
+        return image;
+      }
+    }
     if (nifti)
       check_nifti_length(path);
     std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
     if (nifti)
       io->Read(buffer.data());  // one pass: the length was checked above
     else
-      read_complete(*io, buffer, path);
+      read_complete(*io, buffer.data(), buffer.size(), path);
     check_2d_length(path, image.info.format);
     native_to_planes(buffer.data(), image.info.component_type, image.info.components,
                      g.voxel_count(), image.planes);
@@ -685,6 +802,93 @@ Image read_image(const std::string& path) {
                   " of pixels and their float32 copy");
   }
   return image;
+}
+
+namespace {
+
+// The stored types read for the stored-type API: NIfTI's datatype code, ndconv's component type
+// and the engine's scalar type of each.
+struct StoredKind {
+  int nifti_datatype;
+  ComponentType component;
+  ScalarType scalar;
+};
+constexpr StoredKind kStoredKinds[] = {
+    {NIFTI_TYPE_UINT8, ComponentType::UInt8, ScalarType::UInt8},
+    {NIFTI_TYPE_INT8, ComponentType::Int8, ScalarType::Int8},
+    {NIFTI_TYPE_UINT16, ComponentType::UInt16, ScalarType::UInt16},
+    {NIFTI_TYPE_INT16, ComponentType::Int16, ScalarType::Int16},
+    {NIFTI_TYPE_FLOAT32, ComponentType::Float32, ScalarType::Float32}};
+
+template <class Match>
+const StoredKind* stored_kind(const Match& match) {
+  for (const StoredKind& k : kStoredKinds)
+    if (match(k))
+      return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+StoredVolumeView StoredImage::view() const {
+  return make_stored_view(storage.data() + first, type, info.geometry.dims, info.geometry.extent,
+                          scale, offset);
+}
+
+bool read_stored_image(const std::string& path, StoredImage& out) {
+  if (is_dicom_series(path))
+    return false;
+  QuietStderr quiet;
+  check_input_file(path);
+  if (is_nifti2(path))
+    return false;
+  itk::ImageIOBase::Pointer io;
+  out.info = open_header(path, io);
+  if (out.info.components != 1)
+    return false;
+  const Geometry& g = out.info.geometry;
+  try {
+    if (out.info.format == "NiftiImageIO") {
+      NiftiLayout layout;
+      if (!nifti_layout(path, out.info, layout))
+        return false;
+      const StoredKind* kind =
+          stored_kind([&](const StoredKind& k) { return k.nifti_datatype == layout.datatype; });
+      if (kind == nullptr)
+        return false;
+      out.type = kind->scalar;
+      if (static_cast<size_t>(layout.value_bytes) != scalar_size(out.type))
+        return false;
+      out.storage = PinnedBuffer<unsigned char>(layout.first + layout.bytes);
+      out.first = layout.first;
+      out.scale = layout.scale;
+      out.offset = layout.offset;
+      if (!read_nifti_bytes(path, layout, out.storage.data())) {
+        out.storage = PinnedBuffer<unsigned char>();
+        return false;
+      }
+      return true;
+    }
+    const StoredKind* kind =
+        stored_kind([&](const StoredKind& k) { return k.component == out.info.component_type; });
+    if (kind == nullptr)
+      return false;
+    out.type = kind->scalar;
+    set_whole_region(*io, g);
+    const size_t bytes = static_cast<size_t>(io->GetImageSizeInBytes());
+    if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
+      return false;
+    out.storage = PinnedBuffer<unsigned char>(bytes);
+    out.first = 0;
+    read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);
+    check_2d_length(path, out.info.format);
+  } catch (const itk::ExceptionObject& e) {
+    throw IoError(path + ": cannot read the pixels (truncated or corrupt file?): " + one_line(e));
+  } catch (const std::bad_alloc&) {
+    throw IoError(path + ": not enough memory to read its " +
+                  human_bytes(static_cast<double>(out.info.native_bytes())) + " of pixels");
+  }
+  return true;
 }
 
 void check_output_format(const std::string& path, int dims, int components, ComponentType type) {

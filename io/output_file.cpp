@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "io/image.h"
@@ -62,6 +63,32 @@ void unregister_staging(int slot) {
     return;
   g_staging[slot].ready = false;
   g_staging[slot].claimed = false;
+}
+
+// Creates the folder `templ` (ending in XXXXXX, as for mkdtemp) registered for the signal handler
+// before it exists, so that an interrupt at any moment leaves none behind. Returns its path, or
+// "" with errno set.
+std::string create_registered_folder(const std::string& templ, int& slot) {
+  static std::atomic<uint64_t> counter{static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ull ^
+                                       static_cast<uint64_t>(::time(nullptr))};
+  static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const size_t x = templ.size() - 6;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint64_t bits = (counter += 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    std::string path = templ;
+    for (size_t i = x; i < path.size(); ++i, bits /= 62)
+      path[i] = digits[bits % 62];
+    slot = register_staging(path);
+    if (::mkdir(path.c_str(), 0700) == 0)
+      return path;
+    const int error = errno;
+    unregister_staging(slot);
+    slot = -1;
+    errno = error;
+    if (error != EEXIST)
+      return {};
+  }
+  return {};
 }
 
 // Removes the files in `folder` and the folder, with system calls only (getdents64, unlinkat).
@@ -241,12 +268,13 @@ void check_output_location(const std::string& path) {
     throw IoError(path + ": cannot write: " + dir + " is not a folder");
   // Root passes access(W_OK) even on read-only places (/sys, read-only mounts): try for real,
   // with the same kind of hidden folder the write itself will use.
-  std::string probe = join_path(dir, hidden_name(name_of(path), ".probeXXXXXX"));
-  std::vector<char> buf(probe.begin(), probe.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr)
+  int slot = -1;
+  const std::string probe =
+      create_registered_folder(join_path(dir, hidden_name(name_of(path), ".probeXXXXXX")), slot);
+  if (probe.empty())
     throw IoError(path + ": cannot write to the folder " + dir + ": " + std::strerror(errno));
-  ::rmdir(buf.data());
+  ::rmdir(probe.c_str());
+  unregister_staging(slot);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -259,16 +287,13 @@ bool same_file(const std::string& a, const std::string& b) {
 StagingFolder::StagingFolder(const std::string& target) : target_(target) {
   check_output_location(target);
   target_dir_ = folder_of(target);
-  std::string templ = join_path(target_dir_, hidden_name(name_of(target), ".tmpXXXXXX"));
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {
+  folder_ = create_registered_folder(
+      join_path(target_dir_, hidden_name(name_of(target), ".tmpXXXXXX")), slot_);
+  if (folder_.empty()) {
     throw IoError(target + ": cannot create a temporary folder in " + target_dir_ + ": " +
                   std::strerror(errno));
   }
-  folder_ = buf.data();
   staged_ = join_path(folder_, name_of(target));
-  slot_ = register_staging(folder_);
 }
 
 StagingFolder::~StagingFolder() {

@@ -282,4 +282,36 @@ bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMembe
   return ok;
 }
 
+ExactInflate inflate_gzip_exactly(const unsigned char* data, size_t size, unsigned char* out,
+                                  size_t out_size, int threads) {
+  const auto members = find_gzip_members(data, size);
+  if (!members.empty()) {
+    uint64_t total = 0;
+    for (const auto& m : members)
+      total += m.uncompressed;
+    if (total != out_size)
+      return ExactInflate::Other;
+    std::string why;
+    return inflate_gzip_members(data, members, out, threads, why) ? ExactInflate::Done
+                                                                  : ExactInflate::Damaged;
+  }
+  std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
+  if (!d)
+    return ExactInflate::Other;
+  size_t at = 0, produced = 0;
+  while (at < size) {
+    size_t in_used = 0, out_used = 0;
+    // Bounded by what is left of `out`: a member longer than that fails here, without writing
+    // past the buffer.
+    if (libdeflate_gzip_decompress_ex(d.get(), data + at, size - at, out + produced,
+                                      out_size - produced, &in_used,
+                                      &out_used) != LIBDEFLATE_SUCCESS) {
+      return ExactInflate::Other;
+    }
+    at += in_used;
+    produced += out_used;
+  }
+  return produced == out_size ? ExactInflate::Done : ExactInflate::Other;
+}
+
 }  // namespace ndconv::io

@@ -57,6 +57,20 @@ std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size
 bool inflate_gzip_members(const unsigned char* data, const std::vector<GzipMember>& members,
                           unsigned char* out, int threads, std::string& why);
 
+/// How inflate_gzip_exactly ended.
+enum class ExactInflate {
+  Done,
+  Other,    ///< not exactly `out_size` bytes, ends early or does not inflate: read it another way
+  Damaged,  ///< a member of compress_parallel's fails its CRC or length check
+};
+
+/// Inflates the gzip file `data` (`size` bytes) into `out`, which it must fill exactly: the members
+/// of a file from compress_parallel on `threads` threads (0: all hardware threads), any other gzip
+/// file member after member in single libdeflate calls (each member's CRC and length checked).
+/// `out` is undefined unless Done; a file that is not exactly that long is never written past.
+ExactInflate inflate_gzip_exactly(const unsigned char* data, size_t size, unsigned char* out,
+                                  size_t out_size, int threads);
+
 /// How many bytes a gzip file inflates to, counted up to `enough` (a length check that needs
 /// no buffer of the whole data): for members written by compress_parallel, the sum of their
 /// ISIZE fields, read without inflating (zlib checks each member's CRC when the file is then

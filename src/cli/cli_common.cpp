@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
@@ -20,6 +23,12 @@
 #include "progress.h"
 
 namespace ndconv::cli {
+
+void add_threads_option(CLI::App& sub, CommonOptions& c) {
+  sub.add_option("--threads", c.threads, "CPU threads (0: all hardware threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+}
 
 void add_common_options(CLI::App& sub, CommonOptions& c) {
   sub.add_option("--device", c.device,
@@ -46,9 +55,7 @@ void add_common_options(CLI::App& sub, CommonOptions& c) {
         }
         return "expected auto or a number from 1 to 64, got '" + s + "'";
       });
-  sub.add_option("--threads", c.threads, "CPU threads (0: all hardware threads)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 4096));
+  add_threads_option(sub, c);
   sub.add_flag("-f,--force", c.force, "overwrite an existing output (also when it is the input)");
   auto* quiet = sub.add_flag("-q,--quiet", c.quiet, "no progress and no notes (warnings still)");
   auto* verbose =
@@ -72,16 +79,20 @@ void add_input_options(CLI::App& sub) {
       "read");
 }
 
-void add_output_options(CLI::App& sub, OutputOptions& o) {
-  sub.add_option("--type", o.type,
-                 "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
-                 "int32, double; integers are rounded and clamped")
-      ->check(output_type_error);
+void add_compression_option(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--compression", o.compression,
                  "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
                  "slowest); compressed on all cores")
       ->capture_default_str()
       ->check(CLI::Range(0, io::kMaxCompressionLevel));
+}
+
+void add_output_options(CLI::App& sub, OutputOptions& o) {
+  sub.add_option("--type", o.type,
+                 "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
+                 "int32, double; integers are rounded and clamped")
+      ->check(output_type_error);
+  add_compression_option(sub, o);
   sub.add_option("--preview", o.preview,
                  "also write a PNG with the middle slices of input and output side by side");
 }
@@ -151,26 +162,129 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   return jobs;
 }
 
+namespace {
+
+// The stages of a job that a batch overlaps: job i+1 reads while job i filters and job i-1
+// writes. Each stage runs for one job at a time, in the jobs' order, so that outputs are written
+// in order and one filter runs at a time (one CUDA context, the engine's threads to itself).
+enum Stage { kRead, kFilter, kWrite, kStages };
+
+class BatchPipeline {
+ public:
+  // Waits until every earlier job has passed `stage`.
+  void enter(size_t job, Stage stage) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return next_[stage] == job; });
+  }
+  // Job `job` is done with `stage` (or will never run it): the next job may enter.
+  void leave(size_t job, Stage stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (next_[stage] == job)
+      next_[stage] = job + 1;
+    ready_.notify_all();
+  }
+  // At the end of a job, failed or not: the stages it did not run are passed in turn.
+  void finish(size_t job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (size_t& next : next_) {
+      ready_.wait(lock, [&] { return next >= job; });
+      if (next == job)
+        next = job + 1;
+      ready_.notify_all();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  size_t next_[kStages] = {0, 0, 0};
+};
+
+// The job this thread runs within a batch (none outside a batch).
+thread_local BatchPipeline* current_pipeline = nullptr;
+thread_local size_t current_job = 0;
+
+// Holds the stage for this thread's job while it exists; nothing outside a batch.
+class StageTurn {
+ public:
+  explicit StageTurn(Stage stage) : stage_(stage), pipeline_(current_pipeline) {
+    if (pipeline_ != nullptr)
+      pipeline_->enter(current_job, stage_);
+  }
+  ~StageTurn() {
+    if (pipeline_ != nullptr)
+      pipeline_->leave(current_job, stage_);
+  }
+  StageTurn(const StageTurn&) = delete;
+  StageTurn& operator=(const StageTurn&) = delete;
+
+ private:
+  Stage stage_;
+  BatchPipeline* pipeline_;
+};
+
+// The error line of a failed job: errors name their file; those about an option name the input.
+std::string job_error(const Job& job, const std::string& what) {
+  const bool named =
+      what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
+  return "ndconv: error: " + (named ? "" : job.in + ": ") + what;
+}
+
+}  // namespace
+
+int jobs_in_flight() {
+  return current_pipeline != nullptr ? kBatchJobsInFlight : 1;
+}
+
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
               const std::function<void(const Job&)>& one) {
   if (jobs.size() == 1)
     return one(jobs[0]);
-  int failed = 0;
-  for (const Job& job : jobs) {
+  BatchPipeline pipeline;
+  struct Outcome {
+    std::string error;
+    bool aborted = false;
+  };
+  std::vector<Outcome> outcomes(jobs.size());
+  auto run_one = [&](size_t i) {
+    current_pipeline = &pipeline;
+    current_job = i;
     try {
-      one(job);
+      one(jobs[i]);
     } catch (const Aborted&) {
-      throw;
+      outcomes[i].aborted = true;
     } catch (const std::exception& e) {
-      ++failed;
-      const std::string what = e.what();
-      // Errors name their file; those about an option name the input here.
-      const bool named =
-          what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
-      std::fprintf(stderr, "ndconv: error: %s%s\n", named ? "" : (job.in + ": ").c_str(),
-                   what.c_str());
+      outcomes[i].error = job_error(jobs[i], e.what());
     }
+    pipeline.finish(i);
+    current_pipeline = nullptr;
+  };
+  // At most kBatchJobsInFlight jobs at once: job i starts when job i - kBatchJobsInFlight ended.
+  std::vector<std::thread> threads(jobs.size());
+  int failed = 0;
+  bool aborted = false;
+  auto join = [&](size_t i) {
+    threads[i].join();
+    aborted = aborted || outcomes[i].aborted;
+    if (!outcomes[i].error.empty()) {
+      ++failed;
+      io::print_stderr_line(outcomes[i].error);
+    } else if (!outcomes[i].aborted && !c.verbose) {
+      note(c, "wrote " + jobs[i].out);  // --verbose: the job noted it
+    }
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i >= static_cast<size_t>(kBatchJobsInFlight))
+      join(i - kBatchJobsInFlight);
+    threads[i] = std::thread(run_one, i);
   }
+  for (size_t i = jobs.size() > static_cast<size_t>(kBatchJobsInFlight)
+                      ? jobs.size() - kBatchJobsInFlight
+                      : 0;
+       i < jobs.size(); ++i)
+    join(i);
+  if (aborted)
+    throw Aborted();
   if (failed > 0) {
     throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
                 " inputs failed (named above); the others were written");
@@ -180,11 +294,11 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
 
 void note(const CommonOptions& c, const std::string& text) {
   if (!c.quiet)
-    std::fprintf(stderr, "ndconv: %s\n", text.c_str());
+    io::print_stderr_line("ndconv: " + text);
 }
 
 void warn(const std::string& text) {
-  std::fprintf(stderr, "ndconv: warning: %s\n", text.c_str());
+  io::print_stderr_line("ndconv: warning: " + text);
 }
 
 namespace {
@@ -241,6 +355,9 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
   m.output_metaimage = ext == ".mha" || ext == ".mhd";
   m.filter_copies = filter_copies;
+  // A batch holds the volumes of the jobs it overlaps.
+  m.input_values *= jobs_in_flight();
+  m.output_values *= jobs_in_flight();
   if (c.verbose) {
     std::fprintf(stderr, "plan: memory: about %s at peak; %s usable\n",
                  io::human_bytes(io::peak_bytes(m)).c_str(),
@@ -250,6 +367,7 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
 }
 
 io::Image read_input(const std::string& path, Progress& progress, double& seconds_read) {
+  const StageTurn turn(kRead);
   const auto t0 = std::chrono::steady_clock::now();
   const auto share = progress.span(0.0, kReadShare);
   share(0.0);
@@ -257,6 +375,35 @@ io::Image read_input(const std::string& path, Progress& progress, double& second
   share(1.0);
   seconds_read = seconds_since(t0);
   return image;
+}
+
+bool gpu_may_filter(const CommonOptions& c) {
+#ifdef NDCONV_HAVE_CUDA
+  return c.device != "cpu";
+#else
+  return c.device != "cpu" && c.device != "auto";
+#endif
+}
+
+FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
+                              bool stored_wanted) {
+  FilterInput input;
+  if (!stored_wanted) {
+    input.image = read_input(path, progress, seconds_read);
+    return input;
+  }
+  const StageTurn turn(kRead);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto share = progress.span(0.0, kReadShare);
+  share(0.0);
+  input.is_stored = io::read_stored_image(path, input.stored);
+  if (input.is_stored)
+    input.image.info = input.stored.info;
+  else
+    input.image = io::read_image(path);
+  share(1.0);
+  seconds_read = seconds_since(t0);
+  return input;
 }
 
 void write_result(const std::string& out, const io::Image& input, const io::Image& result,
@@ -334,8 +481,11 @@ namespace {
 
 // Runs `filter` on every component plane; the engine timings of all planes are summed in
 // `report`.
-io::Image filter_components(const io::Image& input, const OutputGeometry& g, Options options,
-                            Progress& progress, const PlaneFilter& filter, RunReport& report) {
+// `stored`, when given, holds the pixels of `input` (one plane) in their stored type.
+io::Image filter_components(const io::Image& input, const io::StoredImage* stored,
+                            const OutputGeometry& g, Options options, Progress& progress,
+                            const PlaneFilter& filter, const StoredPlaneFilter& stored_filter,
+                            RunReport& report) {
   io::Image out;
   out.info = input.info;
   io::Geometry& geo = out.info.geometry;
@@ -347,7 +497,7 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
       shift += geo.direction[r * kMaxDims + a] * static_cast<double>(g.start[a]) * geo.spacing[a];
     geo.origin[r] += shift;
   }
-  const int parts = static_cast<int>(input.planes.size());
+  const int parts = stored != nullptr ? 1 : static_cast<int>(input.planes.size());
   out.planes.resize(parts);
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
@@ -357,7 +507,8 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
     Progress::check_interrupted();
     RunReport r;
     try {
-      r = filter(input.plane_view(c), out.plane_view(c), options);
+      r = stored != nullptr ? stored_filter(stored->view(), out.plane_view(c), options)
+                            : filter(input.plane_view(c), out.plane_view(c), options);
     } catch (const InvalidArgument& e) {
       // A KO the chosen backend was not built for is a wrong command line, not a failed run.
       if (std::string(e.what()).find("outputs per thread") != std::string::npos)
@@ -378,20 +529,44 @@ io::Image filter_components(const io::Image& input, const OutputGeometry& g, Opt
   return out;
 }
 
-}  // namespace
-
-void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
-                      const Options& options, const PlaneFilter& filter, const std::string& out,
-                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                      double seconds_read) {
+void filter_and_write_image(Progress& progress, const io::Image& input,
+                            const io::StoredImage* stored, const OutputGeometry& g,
+                            const Options& options, const PlaneFilter& filter,
+                            const StoredPlaneFilter& stored_filter, const std::string& out,
+                            const Plan& plan, const CommonOptions& common,
+                            const OutputOptions& output, double seconds_read) {
   RunReport report;
-  const io::Image result = filter_components(input, g, options, progress, filter, report);
+  io::Image result;
+  {
+    const StageTurn turn(kFilter);
+    result = filter_components(input, stored, g, options, progress, filter, stored_filter, report);
+  }
+  const StageTurn turn(kWrite);
   double seconds_write = 0;
   write_result(out, input, result, plan, common, output, seconds_write,
                progress.span(kFilterShare, 1.0));
   progress.finish();
   print_run_report(report, common);
   print_timings(common, seconds_read, report, seconds_write);
+}
+
+}  // namespace
+
+void filter_and_write(Progress& progress, const FilterInput& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter,
+                      const StoredPlaneFilter& stored_filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read) {
+  filter_and_write_image(progress, input.image, input.is_stored ? &input.stored : nullptr, g,
+                         options, filter, stored_filter, out, plan, common, output, seconds_read);
+}
+
+void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read) {
+  filter_and_write_image(progress, input, nullptr, g, options, filter, StoredPlaneFilter(), out,
+                         plan, common, output, seconds_read);
 }
 
 }  // namespace ndconv::cli

@@ -10,6 +10,7 @@
 
 #include "io/image.h"
 #include "ndconv/errors.h"
+#include "ndconv/stored.h"
 #include "ndconv/types.h"
 
 namespace CLI {
@@ -43,6 +44,8 @@ struct OutputOptions {
 };
 
 void add_common_options(CLI::App& sub, CommonOptions& common);
+/// --threads alone (add_common_options includes it), for `convert`.
+void add_threads_option(CLI::App& sub, CommonOptions& common);
 /// --allow-external-data, on every subcommand that reads an image (io/data_file_policy.h).
 void add_input_options(CLI::App& sub);
 
@@ -51,6 +54,8 @@ inline constexpr const char* kInputHelp =
     "input image: NIfTI, MetaImage, NRRD, a DICOM series (a folder, or @LIST of slices), PNG, "
     "JPEG, TIFF or BMP; 2D, 3D or 4D";
 void add_output_options(CLI::App& sub, OutputOptions& output);
+/// --compression alone (add_output_options includes it), for `convert`.
+void add_compression_option(CLI::App& sub, OutputOptions& output);
 /// The --type check: "" for a type the writers take ("same" included), else the message.
 std::string output_type_error(const std::string& type);
 
@@ -90,20 +95,36 @@ struct Job {
 /// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
 
-/// Runs `one` for every job in turn. A job that fails is reported by name on stderr
-/// ("ndconv: error: ...") and the others go on; an interrupt ends them all. Throws Error
-/// ("N of M inputs failed") at the end when any failed, so that the exit code says so.
+/// Jobs of a batch that run at once: one reading, one filtering, one writing.
+constexpr int kBatchJobsInFlight = 3;
+
+/// Runs `one` for every job. Several jobs overlap, each on its own thread: job i+1 reads its input
+/// while job i is filtered and job i-1 written (read_input / read_filter_input, the filtering and
+/// the writing of filter_and_write each take one job at a time, in the jobs' order), at most
+/// kBatchJobsInFlight jobs at once. A job that fails is reported by name on stderr
+/// ("ndconv: error: ...") and the others go on; each job written is noted ("wrote OUT"). Throws
+/// Error ("N of M inputs failed") at the end when any failed, so that the exit code says so;
+/// Aborted when interrupted. A single job runs on the calling thread.
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
               const std::function<void(const Job&)>& one);
 
+/// Jobs whose volumes may be in memory at once on this thread's behalf (kBatchJobsInFlight within
+/// a batch, else 1): check_memory_plan multiplies its estimate by it.
+int jobs_in_flight();
+
 /// run_jobs over make_jobs(names, args.batch): each job runs `run` on a copy of `args` whose `in`
-/// and `out` are the job's.
+/// and `out` are the job's. In a batch the jobs show no progress bar or per-job notes (they
+/// overlap); run_jobs notes each output written.
 template <class Args, class Run>
 void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
-  run_jobs(make_jobs(names, args.batch), args.common, [&](const Job& job) {
+  const std::vector<Job> jobs = make_jobs(names, args.batch);
+  const bool batch = jobs.size() > 1;
+  run_jobs(jobs, args.common, [&](const Job& job) {
     Args one = args;
     one.in = job.in;
     one.out = job.out;
+    if (batch && !one.common.verbose)
+      one.common.quiet = true;
     run(one);
   });
 }
@@ -118,6 +139,22 @@ constexpr double kReadShare = 0.1, kFilterShare = 0.6;
 
 /// Reads the input, the first share of `progress`.
 io::Image read_input(const std::string& path, Progress& progress, double& seconds_read);
+
+/// Whether a GPU may filter: --device cuda or cuda:N, or auto in a build with CUDA.
+bool gpu_may_filter(const CommonOptions& common);
+
+/// The input of a filtering run: float32 planes, or, for a run that may go to the GPU, the values
+/// as the file stores them in pinned memory (uploaded as they are and converted on the device).
+struct FilterInput {
+  io::Image image;  ///< the header always; no planes when `stored` holds the pixels
+  io::StoredImage stored;
+  bool is_stored = false;
+};
+
+/// Reads the input as read_input does; in its stored type when `stored_wanted` and the file is a
+/// scalar image of a type the stored API takes (io::read_stored_image), else as float planes.
+FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
+                              bool stored_wanted);
 
 /// Writes `image` as planned and reports clamping; then the preview if asked for. `progress`
 /// (may be empty) follows the write from 0 to 1.
@@ -139,6 +176,9 @@ void print_run_report(const RunReport& report, const CommonOptions& common);
 /// Filters one component plane; convolve and smooth pass their engine call.
 using PlaneFilter =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;
+/// The same filter on a plane in its stored type (filter_dense_stored, filter_separable_stored).
+using StoredPlaneFilter =
+    std::function<RunReport(const StoredVolumeView&, const VolumeView&, const Options&)>;
 
 /// The end of every filtering subcommand: runs `filter` on every component plane of `input` (the
 /// filtering share of `progress`; the result has the extents of `g` and the input's geometry
@@ -146,6 +186,13 @@ using PlaneFilter =
 /// result as planned (the writing share) and prints the --verbose timings.
 void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
+                      const Plan& plan, const CommonOptions& common, const OutputOptions& output,
+                      double seconds_read);
+
+/// filter_and_write on a FilterInput: a stored input goes through `stored_filter`.
+void filter_and_write(Progress& progress, const FilterInput& input, const OutputGeometry& g,
+                      const Options& options, const PlaneFilter& filter,
+                      const StoredPlaneFilter& stored_filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read);
 

@@ -59,6 +59,8 @@ void add_convert_command(CLI::App& app) {
                   "cannot hold it), float, double, uint8, int8, uint16, int16, uint32, int32; "
                   "integers are rounded and clamped")
       ->check(output_type_error);
+  add_compression_option(*sub, a->output);
+  add_threads_option(*sub, a->common);
   sub->add_flag("-f,--force", a->common.force,
                 "overwrite an existing output (also when it is the input)");
   auto* quiet = sub->add_flag("-q,--quiet", a->common.quiet, "no notes (warnings still)");

@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "ndconv/engine.h"
 #include "ndconv/filters.h"
+#include "ndconv/stored.h"
 
 namespace ndconv::cli {
 
@@ -143,12 +144,17 @@ void run_convolve(const ConvolveArgs& a) {
 
   Progress progress(!a.common.quiet, "convolve");
   double seconds_read = 0;
-  const io::Image input = read_input(a.in, progress, seconds_read);
+  // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
+  const FilterInput input = read_filter_input(a.in, progress, seconds_read,
+                                              gpu_may_filter(a.common) && a.output.preview.empty());
 
   filter_and_write(
       progress, input, g, options,
       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
         return filter_dense(in, filter, out, o);
+      },
+      [&](const StoredVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_dense_stored(in, filter, out, o);
       },
       a.out, plan, a.common, a.output, seconds_read);
 }

@@ -14,6 +14,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "io/image.h"
+#include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "perf_commands.h"
 #include "preview.h"
@@ -100,6 +101,38 @@ int run(int argc, char** argv) {
   return 0;
 }
 
+// A subcommand that filters may use the GPU unless --device cpu: CUDA starts on a background
+// thread now, while the input is read (without a driver or GPU it does nothing that fails or
+// prints). The subcommands that never filter do not start it.
+void start_gpu_early(int argc, char** argv) {
+  if (argc < 2)
+    return;
+  const std::string sub = argv[1];
+  if (sub.empty() || sub[0] == '-' || sub == "info" || sub == "convert" || sub == "kernel")
+    return;
+  std::string device = "auto";
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--device" && i + 1 < argc)
+      device = argv[i + 1];
+    else if (arg.rfind("--device=", 0) == 0)
+      device = arg.substr(9);
+    else if (arg == "-h" || arg == "--help")
+      return;
+  }
+  ndconv::cli::CommonOptions common;
+  common.device = device;
+  if (device.rfind("cuda", 0) != 0 && device != "auto")
+    return;
+  if (!ndconv::cli::gpu_may_filter(common))
+    return;
+  int index = 0;
+  if (device.size() > 5 && device.size() < 9 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    index = std::stoi(device.substr(5));
+  ndconv::warm_up_cuda_async(index);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +142,7 @@ int main(int argc, char** argv) {
   // and clean up after, instead of the signal killing the process mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
+    start_gpu_early(argc, argv);
     return run(argc, argv);
   } catch (const ndconv::Aborted&) {
     return fail(130, "interrupted; no output was written");

@@ -17,6 +17,7 @@
 #include "ndconv/engine.h"
 #include "ndconv/filters.h"
 #include "ndconv/gaussian.h"
+#include "ndconv/stored.h"
 
 namespace ndconv::cli {
 
@@ -169,7 +170,10 @@ void run_smooth(const SmoothArgs& a) {
 
   Progress progress(!a.common.quiet, "smooth");
   double seconds_read = 0;
-  const io::Image input = read_input(a.in, progress, seconds_read);
+  // The exact filter without a mask or preview takes the stored type: a GPU uploads it as it is.
+  const bool stored =
+      gpu_may_filter(a.common) && !recursive && mask.empty() && a.output.preview.empty();
+  const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored);
 
   Options options = engine_options(a.common);
   options.operation = Operation::Correlation;  // symmetric taps: the same either way
@@ -177,7 +181,7 @@ void run_smooth(const SmoothArgs& a) {
   Index filter_extent{1, 1, 1, 1};
   for (int ax = 0; ax < dims; ++ax)
     filter_extent[ax] = filter.taps[ax].empty() ? 1 : static_cast<int64_t>(filter.taps[ax].size());
-  const OutputGeometry g = output_geometry(dims, input.info.geometry.extent, filter_extent,
+  const OutputGeometry g = output_geometry(dims, input.image.info.geometry.extent, filter_extent,
                                            options.operation, OutputRegion::Same);
   filter_and_write(
       progress, input, g, options,
@@ -192,6 +196,9 @@ void run_smooth(const SmoothArgs& a) {
         const ConstVolumeView m =
             make_view(static_cast<const float*>(mask.data()), in.dims, in.extent);
         return masked_filter(in, m, out, masked, o, gaussian);
+      },
+      [&](const StoredVolumeView& in, const VolumeView& out, const Options& o) {
+        return filter_separable_stored(in, filter, out, o);
       },
       a.out, plan, a.common, a.output, seconds_read);
 }
