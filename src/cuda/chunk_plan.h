@@ -9,8 +9,13 @@
 // handling serves every axis.
 //
 // Why chunks even when the volume fits: the copies and the kernel of one call can only overlap when
-// the work is cut into pieces; a volume that does not fit (or not under the memory cap) needs the
-// same cut. One planner decides both, so that there is one path.
+// the work is cut into pieces. A volume that fits the device budget is pipelined *resident*: the
+// whole input is uploaded into one device buffer in pieces of consecutive rows, and each chunk is
+// the original problem restricted to its output rows, computed once the pieces holding the rows it
+// reads are uploaded, and downloaded while the next chunks compute. Nothing is uploaded twice and
+// the kernel resolves the boundary itself, as in one pass. A volume that does not fit (or not under
+// the memory cap) is cut into staged slabs as above. One planner decides, so that there is one
+// path.
 #pragma once
 
 #include <algorithm>
@@ -18,30 +23,45 @@
 #include <string>
 #include <vector>
 
+#include "engine/problem.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cuda_backend {
 
 /// What the planner needs to know about a problem (counts in floats and rows).
 struct ChunkRequest {
-  int64_t out_rows = 1;         ///< output extent along the last axis
-  int64_t in_rows = 1;          ///< input extent along the last axis
-  int64_t in_row = 1;           ///< floats per input row (product of the other extents)
-  int64_t out_row = 1;          ///< floats per output row
-  int64_t halo = 0;             ///< filter extent along the last axis minus one
-  int64_t offset_last = 0;      ///< the problem's offset along the last axis
-  int64_t scratch_factor = 0;   ///< input-sized scratch buffers a chunk needs (separable)
-  int64_t reserved_floats = 0;  ///< device memory the launch needs besides the chunk buffers
-  int64_t budget_floats = 0;    ///< device memory the call may use
+  int64_t out_rows = 1;                ///< output extent along the last axis
+  int64_t in_rows = 1;                 ///< input extent along the last axis
+  int64_t in_row = 1;                  ///< floats per input row (product of the other extents)
+  int64_t out_row = 1;                 ///< floats per output row
+  int64_t halo = 0;                    ///< filter extent along the last axis minus one
+  int64_t offset_last = 0;             ///< the problem's offset along the last axis
+  int64_t scratch_factor = 0;          ///< input-sized scratch buffers a chunk needs (separable)
+  int64_t reserved_floats = 0;         ///< device memory the launch needs besides the chunk buffers
+  int64_t budget_floats = 0;           ///< device memory the call may use
+  Boundary boundary = Boundary::Zero;  ///< the boundary along the last axis (resident chunks)
+  /// Bytes per input value held on the device before conversion (0 when the input is float32 as
+  /// given): the resident input's stored copy counts against the budget.
+  int64_t stored_bytes = 0;
 };
 
 /// One chunk: output rows [out_first, out_first + out_rows) from input rows [in_first, in_first +
-/// in_rows) of the boundary-extended input (in_first may be negative or past the end).
+/// in_rows) of the boundary-extended input (in_first may be negative or past the end). In a
+/// resident plan, [in_first, in_first + in_rows) lies inside the input: the rows the chunk reads,
+/// whose own extent resolves the boundary exactly as the whole input does for the chunk's reads
+/// (resident_input_rows), and `wait_piece` is the last piece it must wait for.
 struct Chunk {
   int64_t out_first = 0;
   int64_t out_rows = 0;
   int64_t in_first = 0;
   int64_t in_rows = 0;
+  int wait_piece = -1;
+};
+
+/// A piece of a resident input upload: input rows [first, first + rows).
+struct Piece {
+  int64_t first = 0;
+  int64_t rows = 0;
 };
 
 struct ChunkPlan {
@@ -51,6 +71,10 @@ struct ChunkPlan {
   int64_t out_buffer_floats = 0;      ///< per set
   int64_t scratch_buffer_floats = 0;  ///< per set (scratch_factor input-sized buffers)
   bool memory_bound = false;          ///< chunk size limited by the device memory budget
+  /// Resident: one set holding the whole input and output, the input uploaded in `pieces` (in
+  /// order) and the chunks computed in place (Chunk::wait_piece).
+  bool resident = false;
+  std::vector<Piece> pieces;
   std::vector<Chunk> chunks;
 
   int64_t device_floats() const {
@@ -71,6 +95,78 @@ inline constexpr int64_t kMinPipelinedFloats = 2 * kTargetChunkFloats;
 inline constexpr int64_t kRowsPerHaloRow = 4;
 /// Chunks in flight: upload, compute and download of three consecutive chunks at once.
 inline constexpr int kMaxBufferSets = 3;
+/// Resident pieces per call: one per kMinPieceFloats of input, at least 2 and at most 8; chunks
+/// about as many. With upload, kernel and download each about T, K pieces take about T (1 + 2 / K):
+/// 8 pieces are within 1.25x of the floor, and more would add fixed costs for little. Pieces of
+/// at least 2 MiB keep each copy near the full PCIe rate.
+inline constexpr int64_t kMaxResidentPieces = 8;
+inline constexpr int64_t kMinPieceFloats = int64_t{512} << 10;  // 2 MiB of float32
+/// Output rows of a resident chunk are a multiple of this (except the last chunk): the tiled
+/// kernel's default outputs per thread along the last axis (KO 4), so that every block of a chunk
+/// is as full as in one pass.
+inline constexpr int64_t kResidentRowMultiple = 4;
+
+/// The rows [first, first + rows) of an input of `n` rows along the last axis that output rows
+/// [out_first, out_first + out_rows) read, as a range inside the input whose own extent resolves
+/// `boundary` to the same rows as the whole input does for every read: the smallest range that
+/// holds every row read where that holds (mirror and replicate near an edge, zero), else the
+/// whole input (periodic reaching across, mirror reflecting past the range).
+inline Piece resident_input_rows(int64_t out_first, int64_t out_rows, int64_t offset_last,
+                                 int64_t halo, int64_t n, Boundary boundary) {
+  const int64_t lo = out_first + offset_last, hi = out_first + out_rows - 1 + offset_last + halo;
+  int64_t first = n, last = -1;
+  for (int64_t i = lo; i <= hi; ++i) {
+    const int64_t row = detail::boundary_index(i, n, boundary);
+    if (row >= 0) {
+      first = std::min(first, row);
+      last = std::max(last, row);
+    }
+  }
+  if (last < 0)  // only zero rows: any row will do
+    return {std::clamp<int64_t>(lo, 0, n - 1), 1};
+  const int64_t rows = last - first + 1;
+  for (int64_t i = lo; i <= hi; ++i) {
+    const int64_t whole = detail::boundary_index(i, n, boundary);
+    const int64_t local = detail::boundary_index(i - first, rows, boundary);
+    if ((whole < 0) != (local < 0) || (whole >= 0 && local + first != whole))
+      return {0, n};
+  }
+  return {first, rows};
+}
+
+/// The resident plan of `r` with `count` pieces (and about as many chunks), or an empty plan
+/// (no chunks) when fewer than two chunks result.
+inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
+  ChunkPlan plan;
+  count = std::min({count, r.in_rows, r.out_rows});
+  const int64_t by_count = (r.out_rows + count - 1) / count;
+  const int64_t rows =
+      (by_count + kResidentRowMultiple - 1) / kResidentRowMultiple * kResidentRowMultiple;
+  if (count < 2 || rows >= r.out_rows)
+    return plan;
+  plan.one_pass = false;
+  plan.resident = true;
+  for (int64_t p = 0; p < count; ++p) {
+    const int64_t first = r.in_rows * p / count;
+    plan.pieces.push_back({first, r.in_rows * (p + 1) / count - first});
+  }
+  int64_t scratch_rows = 0;
+  for (int64_t o0 = 0; o0 < r.out_rows; o0 += rows) {
+    const int64_t n = std::min(rows, r.out_rows - o0);
+    const Piece in = resident_input_rows(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary);
+    int wait = 0;
+    while (plan.pieces[static_cast<size_t>(wait)].first +
+               plan.pieces[static_cast<size_t>(wait)].rows <
+           in.first + in.rows)
+      ++wait;
+    plan.chunks.push_back({o0, n, in.first, in.rows, wait});
+    scratch_rows = std::max(scratch_rows, in.rows);
+  }
+  plan.in_buffer_floats = r.in_rows * r.in_row;
+  plan.out_buffer_floats = r.out_rows * r.out_row;
+  plan.scratch_buffer_floats = scratch_rows * r.in_row * r.scratch_factor;
+  return plan;
+}
 
 /// Output rows per chunk so that `sets` sets of (rows + halo) input rows, `rows` output rows and
 /// the scratch fit in `budget_floats`; 0 when not even one row fits.
@@ -91,6 +187,13 @@ inline ChunkPlan plan_chunks(const ChunkRequest& r) {
   const int64_t whole =
       whole_in * (1 + r.scratch_factor) + r.out_rows * r.out_row + r.reserved_floats;
   const bool fits = whole <= r.budget_floats;
+  const int64_t stored_floats = (whole_in * r.stored_bytes + 3) / 4;
+  if (whole_in >= kMinPipelinedFloats && whole + stored_floats <= r.budget_floats) {
+    ChunkPlan resident =
+        plan_resident(r, std::clamp<int64_t>(whole_in / kMinPieceFloats, 2, kMaxResidentPieces));
+    if (!resident.chunks.empty())
+      return resident;
+  }
 
   // Rows per chunk for the overlap: about kTargetChunkFloats of input, at least kRowsPerHaloRow
   // rows per halo row, at least two chunks, all of about the same size.

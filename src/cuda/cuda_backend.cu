@@ -1,10 +1,10 @@
 // The CUDA backend's host path (engine/cuda_backend.h): probing the devices, and for each call a
-// pipeline of chunks along the last axis (chunk_plan.h; staging.h explains the halo) whose uploads,
-// kernels and downloads overlap on several streams, with device and pinned staging buffers kept
-// between calls (buffer_pools.h), and the RunReport. Kernels are launched through the low-level
-// API (launch.h). Calls from several threads run at once: all state of a call is its own, and the
-// tap buffers the launchers share order only the launches whose taps would overwrite another's
-// (uploaded_taps.h).
+// pipeline of chunks along the last axis (chunk_plan.h: resident where the problem fits the
+// device, else staged slabs, whose halo staging.h explains) whose uploads, kernels and downloads
+// overlap on several streams, with device and pinned staging buffers kept between calls
+// (buffer_pools.h), and the RunReport. Kernels are launched through the low-level API (launch.h).
+// Calls from several threads run at once: all state of a call is its own, and the tap buffers the
+// launchers share order only the launches whose taps would overwrite another's (uploaded_taps.h).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -215,17 +215,261 @@ class Pipeline {
   std::vector<std::unique_ptr<BufferSet>> sets_;
 };
 
+// How the call reaches the caller's memory: the copy engines read and write it directly where it
+// is pinned and contiguous; else pinned staging buffers are filled and emptied by the CPU.
+struct HostAccess {
+  bool input_direct = false;
+  bool output_direct = false;
+  std::size_t kept_limit = 0;  // device memory the caches keep after the call
+  int threads = 1;             // CPU threads of the staging copies
+};
+
+HostAccess host_access(const StoredVolumeView& input, const VolumeView& output,
+                       const Options& options) {
+  HostAccess h;
+  h.input_direct =
+      input.is_contiguous() &&
+      is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * scalar_size(input.type));
+  h.output_direct =
+      output.is_contiguous() &&
+      is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * sizeof(float));
+  const size_t cap = memory_cap(options);
+  h.kept_limit = cap > 0 ? std::min(cap, kDeviceKeptBytes) : kDeviceKeptBytes;
+  h.threads = cpu::resolve_thread_count(options.threads);
+  return h;
+}
+
+std::string host_memory_note(const HostAccess& host, double staging_seconds, double call_seconds) {
+  return std::string("host memory: input ") +
+         (host.input_direct ? "pinned, copied directly" : "staged") + ", output " +
+         (host.output_direct ? "pinned, copied directly" : "staged") + "; host staging " +
+         std::to_string(staging_seconds * 1e3) + " ms of " + std::to_string(call_seconds * 1e3) +
+         " ms";
+}
+
+// The buffers and streams of a resident call (ChunkPlan::resident): the whole input and output on
+// the device, an upload, a compute and a download stream, and two pinned staging buffers per
+// direction where the caller's memory is not read or written directly (piece p and chunk c use
+// buffer p % 2 and c % 2). Its destructor waits for the streams before the buffers go back to
+// the caches, also when the call ends by an exception.
+struct ResidentPipeline {
+  static constexpr int kStaging = 2;
+  Stream upload, compute, download;
+  Lease device_in, device_out, device_scratch, device_stored;
+  Lease staging_in[kStaging], staging_out[kStaging];
+  Event staging_in_free[kStaging] = {Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
+  std::vector<std::unique_ptr<Event>> uploaded;  // per piece
+  // Per chunk: compute start and end, download start and end.
+  std::vector<std::unique_ptr<Event>> compute_start, computed, download_start, downloaded;
+
+  ResidentPipeline(const ChunkPlan& plan, int device, const HostAccess& host,
+                   std::size_t stored_bytes, bool convert, int64_t in_row, int64_t out_row) {
+    const auto floats = [](int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); };
+    BlockCache& cache = device_cache(device);
+    device_in =
+        Lease(cache, floats(plan.in_buffer_floats), host.kept_limit, "cudaMalloc (resident input)");
+    device_out = Lease(cache, floats(plan.out_buffer_floats), host.kept_limit,
+                       "cudaMalloc (resident output)");
+    device_scratch = Lease(cache, floats(plan.scratch_buffer_floats), host.kept_limit,
+                           "cudaMalloc (separable scratch)");
+    if (convert)
+      device_stored = Lease(cache, static_cast<std::size_t>(plan.in_buffer_floats) * stored_bytes,
+                            host.kept_limit, "cudaMalloc (resident stored values)");
+    int64_t piece_rows = 0, chunk_rows = 0;
+    for (const Piece& p : plan.pieces)
+      piece_rows = std::max(piece_rows, p.rows);
+    for (const Chunk& c : plan.chunks)
+      chunk_rows = std::max(chunk_rows, c.out_rows);
+    for (int b = 0; b < kStaging; ++b) {
+      if (!host.input_direct)
+        staging_in[b] =
+            Lease(staging_cache(), static_cast<std::size_t>(piece_rows * in_row) * stored_bytes,
+                  kStagingKeptBytes, "cudaHostAlloc (input staging)");
+      if (!host.output_direct)
+        staging_out[b] = Lease(staging_cache(), floats(chunk_rows * out_row), kStagingKeptBytes,
+                               "cudaHostAlloc (output staging)");
+    }
+    const auto events = [](std::vector<std::unique_ptr<Event>>& list, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i)
+        list.push_back(std::make_unique<Event>(cudaEventDefault));
+    };
+    events(uploaded, plan.pieces.size());
+    for (auto* list : {&compute_start, &computed, &download_start, &downloaded})
+      events(*list, plan.chunks.size());
+  }
+  ~ResidentPipeline() {
+    for (const Stream* s : {&upload, &compute, &download})
+      cudaStreamSynchronize(s->get());  // errors were (or will be) reported by the call
+  }
+  ResidentPipeline(const ResidentPipeline&) = delete;
+  ResidentPipeline& operator=(const ResidentPipeline&) = delete;
+};
+
+float elapsed_ms(const Event& from, const Event& to) {
+  float ms = 0;
+  NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+  return ms;
+}
+
+// The resident pipeline (chunk_plan.h): the pieces of the input uploaded in order on one stream
+// (converted there when stored values need it), each chunk computed on a second stream once the
+// last piece it reads is on the device, as the original problem restricted to its output rows
+// (so the kernel resolves every boundary as in one pass), and downloaded on a third stream, so
+// that upload, kernels and download overlap and nothing is uploaded twice. The host enqueues each
+// chunk once the pieces it waits for are enqueued.
+template <typename Launch>
+void run_resident(const StoredVolumeView& input, const VolumeView& output, const ChunkPlan& plan,
+                  const ChunkRequest& request, const HostAccess& host, bool whole_input_views,
+                  const Options& options, RunReport& report, Launch launch) {
+  const int dims = input.dims, last = dims - 1;
+  const size_t stored_bytes = scalar_size(input.type);
+  const bool convert = needs_conversion(input);
+  const int64_t in_row = request.in_row, out_row = request.out_row;
+  const int64_t row_bytes = in_row * static_cast<int64_t>(stored_bytes);
+  const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
+  const auto t_start = Clock::now();
+  double host_staging = 0;
+  ResidentPipeline pipe(plan, options.cuda_device, host, stored_bytes, convert, in_row, out_row);
+  float* const d_in = pipe.device_in.floats();
+  float* const d_out = pipe.device_out.floats();
+  char* const d_stored =
+      convert ? static_cast<char*>(pipe.device_stored.get()) : reinterpret_cast<char*>(d_in);
+  const cudaStream_t up = pipe.upload.get(), compute = pipe.compute.get(),
+                     down = pipe.download.get();
+
+  // Host side of a downloaded chunk: its output copied out of staging.
+  int64_t finished = 0;
+  auto finish_through = [&](int64_t chunk) {
+    for (; finished <= chunk; ++finished) {
+      pipe.downloaded[static_cast<size_t>(finished)]->synchronize();
+      if (host.output_direct)
+        continue;
+      const Chunk& c = plan.chunks[static_cast<size_t>(finished)];
+      const auto t0 = Clock::now();
+      const float* staged = pipe.staging_out[finished % ResidentPipeline::kStaging].floats();
+      const VolumeView host_out = last_axis_rows(output, c.out_first, c.out_rows);
+      if (output.is_contiguous()) {
+        copy_bytes(staged, host_out.data,
+                   c.out_rows * out_row * static_cast<int64_t>(sizeof(float)), host.threads);
+      } else {
+        scatter(staged, host_out);
+      }
+      host_staging += seconds_since(t0);
+    }
+  };
+
+  auto enqueue_chunk = [&](int64_t i) {
+    if (i > 0 && options.progress && !options.progress(double(i) / double(chunks)))
+      throw Aborted();
+    const Chunk& c = plan.chunks[static_cast<size_t>(i)];
+    const auto e = static_cast<size_t>(i);
+    NDCONV_CUDA_CHECK(
+        cudaStreamWaitEvent(compute, pipe.uploaded[static_cast<size_t>(c.wait_piece)]->get(), 0));
+    pipe.compute_start[e]->record(compute);
+    Index out_extent = output.extent;
+    out_extent[last] = c.out_rows;
+    const VolumeView d_out_view = make_view(d_out + c.out_first * out_row, dims, out_extent);
+    Index in_extent = input.extent;
+    if (whole_input_views) {
+      launch(make_view<const float>(d_in, dims, in_extent), d_out_view,
+             request.offset_last + c.out_first, pipe.device_scratch, compute);
+    } else {
+      in_extent[last] = c.in_rows;
+      launch(make_view<const float>(d_in + c.in_first * in_row, dims, in_extent), d_out_view,
+             request.offset_last + c.out_first - c.in_first, pipe.device_scratch, compute);
+    }
+    pipe.computed[e]->record(compute);
+
+    // Staging buffer i % 2 was last used by chunk i - 2: its output must be out of it.
+    if (!host.output_direct)
+      finish_through(i - ResidentPipeline::kStaging);
+    NDCONV_CUDA_CHECK(cudaStreamWaitEvent(down, pipe.computed[e]->get(), 0));
+    pipe.download_start[e]->record(down);
+    float* download_to = host.output_direct
+                             ? last_axis_rows(output, c.out_first, c.out_rows).data
+                             : pipe.staging_out[i % ResidentPipeline::kStaging].floats();
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(download_to, d_out + c.out_first * out_row,
+                                      static_cast<size_t>(c.out_rows * out_row) * sizeof(float),
+                                      cudaMemcpyDeviceToHost, down));
+    pipe.downloaded[e]->record(down);
+  };
+
+  Event upload_start(cudaEventDefault);
+  upload_start.record(up);
+  int64_t next_chunk = 0;
+  for (size_t p = 0; p < plan.pieces.size(); ++p) {
+    const Piece& piece = plan.pieces[p];
+    char* const dst = d_stored + piece.first * row_bytes;
+    const size_t bytes = static_cast<size_t>(piece.rows * row_bytes);
+    if (host.input_direct) {
+      NDCONV_CUDA_CHECK(
+          cudaMemcpyAsync(dst, reinterpret_cast<const char*>(input.data) + piece.first * row_bytes,
+                          bytes, cudaMemcpyHostToDevice, up));
+    } else {
+      const size_t b = p % ResidentPipeline::kStaging;
+      if (p >= ResidentPipeline::kStaging)
+        pipe.staging_in_free[b].synchronize();  // the upload of piece p - 2 has read it
+      const auto t0 = Clock::now();
+      char* staged = static_cast<char*>(pipe.staging_in[b].get());
+      if (input.is_contiguous()) {
+        copy_bytes(reinterpret_cast<const char*>(input.data) + piece.first * row_bytes, staged,
+                   piece.rows * row_bytes, host.threads);
+      } else {
+        detail::gather_stored_rows(input, piece.first, piece.rows, staged);
+      }
+      host_staging += seconds_since(t0);
+      NDCONV_CUDA_CHECK(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, up));
+      pipe.staging_in_free[b].record(up);
+    }
+    if (convert) {
+      enqueue_to_float(input.type, dst, d_in + piece.first * in_row, piece.rows * in_row,
+                       input.scale, input.offset, up);
+    }
+    pipe.uploaded[p]->record(up);
+    // A staged input keeps the host busy per piece: the chunks that can run are enqueued now.
+    // A direct input's pieces are all enqueued first (no host work), so that waiting for a
+    // staged output's chunk never holds back an upload.
+    const size_t ready = host.input_direct ? plan.pieces.size() - 1 : p;
+    for (; next_chunk < chunks &&
+           plan.chunks[static_cast<size_t>(next_chunk)].wait_piece <= static_cast<int>(ready);
+         ++next_chunk)
+      enqueue_chunk(next_chunk);
+  }
+  for (; next_chunk < chunks; ++next_chunk)  // (none: every chunk waits for some piece)
+    enqueue_chunk(next_chunk);
+  finish_through(chunks - 1);
+
+  // The GPU's own time per stage: the upload stream's span, the kernels and downloads summed over
+  // chunks (the stages overlap, so the sum may exceed the call's wall time).
+  report.seconds_upload = elapsed_ms(upload_start, *pipe.uploaded.back()) / 1e3;
+  double compute_ms = 0, download_ms = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    compute_ms += elapsed_ms(*pipe.compute_start[i], *pipe.computed[i]);
+    download_ms += elapsed_ms(*pipe.download_start[i], *pipe.downloaded[i]);
+  }
+  report.seconds_compute = compute_ms / 1e3;
+  report.seconds_download = download_ms / 1e3;
+  report.notes.push_back("pipelined in " + std::to_string(chunks) + " chunks of " +
+                         std::to_string(plan.chunks[0].out_rows) +
+                         " rows along the last axis, resident input (uploaded in " +
+                         std::to_string(plan.pieces.size()) + " pieces)");
+  report.notes.push_back(host_memory_note(host, host_staging, seconds_since(t_start)));
+}
+
 // The host path shared by run_dense and run_separable: the volume in chunks along the last axis
-// (chunk_plan.h), each uploaded, filtered and downloaded on the stream of its buffer set, so that
-// the copies of one chunk overlap the kernels of its neighbours. `launch(in_view, out_view,
-// one_pass, scratch, stream)` enqueues the filtering of one chunk whose input/output are device
-// views; `halo` is the filter extent along the last axis minus one and `offset_last` the problem's
-// offset along it.
+// (chunk_plan.h): resident (run_resident) where the whole problem fits the device budget, else
+// slabs each uploaded, filtered and downloaded on the stream of its buffer set, so that the copies
+// of one chunk overlap the kernels of its neighbours. `launch(in_view, out_view, offset_last,
+// scratch, stream)` enqueues the filtering of one chunk whose input/output are device views, as
+// the problem with that offset along the last axis; `halo` is the filter extent along the last
+// axis minus one and `offset_last` the problem's offset along it. `whole_input_views`: resident
+// chunks read the whole input (dense: the kernel sees the input exactly as in one pass), else the
+// rows the chunk reads (separable: its passes before the last filter only those rows).
 template <typename Launch>
 void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boundary boundary,
                    int64_t halo, int64_t offset_last, int64_t scratch_factor,
-                   int64_t reserved_floats, const Options& options, RunReport& report,
-                   Launch launch) {
+                   int64_t reserved_floats, bool whole_input_views, const Options& options,
+                   RunReport& report, Launch launch) {
   const int dims = input.dims;
   const int last = dims - 1;
   ChunkRequest request;
@@ -238,23 +482,21 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
   request.scratch_factor = scratch_factor;
   request.reserved_floats = reserved_floats;
   request.budget_floats = device_budget_floats(options, report);
+  request.boundary = boundary;
+  const size_t stored_bytes = scalar_size(input.type);
+  const bool convert = needs_conversion(input);
+  request.stored_bytes = convert ? static_cast<int64_t>(stored_bytes) : 0;
   const ChunkPlan plan = plan_chunks(request);
   const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
   report.slabs = static_cast<int>(chunks);
-
-  // The caller's memory is read and written by the copy engines directly where it is pinned and
-  // contiguous; else through pinned staging buffers filled and emptied by the CPU.
-  const size_t stored_bytes = scalar_size(input.type);
-  const bool convert = needs_conversion(input);
-  const bool input_direct =
-      input.is_contiguous() &&
-      is_pinned(input.data, static_cast<size_t>(input.voxel_count()) * stored_bytes);
-  const bool output_direct =
-      output.is_contiguous() &&
-      is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * sizeof(float));
-  const size_t cap = memory_cap(options);
-  const size_t kept_limit = cap > 0 ? std::min(cap, kDeviceKeptBytes) : kDeviceKeptBytes;
-  const int threads = cpu::resolve_thread_count(options.threads);
+  const HostAccess host = host_access(input, output, options);
+  if (plan.resident) {
+    run_resident(input, output, plan, request, host, whole_input_views, options, report, launch);
+    return;
+  }
+  const bool input_direct = host.input_direct, output_direct = host.output_direct;
+  const size_t kept_limit = host.kept_limit;
+  const int threads = host.threads;
   const int64_t in_row = request.in_row, out_row = request.out_row;
 
   const auto t_start = Clock::now();
@@ -362,7 +604,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
     out_extent[last] = c.out_rows;
     const ConstVolumeView d_in_view = make_view<const float>(d_in, dims, in_extent);
     const VolumeView d_out_view = make_view(set.device_out.floats(), dims, out_extent);
-    launch(d_in_view, d_out_view, plan.one_pass, set.device_scratch, stream);
+    launch(d_in_view, d_out_view, plan.one_pass ? offset_last : 0, set.device_scratch, stream);
     set.computed.record(stream);
 
     float* download_to = output_direct ? last_axis_rows(output, c.out_first, c.out_rows).data
@@ -385,11 +627,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
                            std::to_string(plan.chunks[0].out_rows) + " rows along the last axis, " +
                            std::to_string(plan.buffer_sets) + " in flight");
   }
-  report.notes.push_back(std::string("host memory: input ") +
-                         (input_direct ? "pinned, copied directly" : "staged") + ", output " +
-                         (output_direct ? "pinned, copied directly" : "staged") +
-                         "; host staging " + std::to_string(host_staging * 1e3) + " ms of " +
-                         std::to_string(seconds_since(t_start) * 1e3) + " ms");
+  report.notes.push_back(host_memory_note(host, host_staging, seconds_since(t_start)));
 }
 
 }  // namespace
@@ -435,14 +673,13 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
 
   LaunchPlan plan;
   run_pipelined(input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
-                problem.offset[last], 0, reserved_taps, options, report,
-                [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass, const Lease&,
-                    cudaStream_t stream) {
+                problem.offset[last], 0, reserved_taps, true, options, report,
+                [&](const ConstVolumeView& in, const VolumeView& out, int64_t offset_last,
+                    const Lease&, cudaStream_t stream) {
                   detail::CorrelationProblem p = problem;
                   p.input = in;
                   p.output = out;
-                  if (!one_pass)
-                    p.offset[last] = 0;  // the halo is staged
+                  p.offset[last] = offset_last;
                   plan = launch_dense_device(p, request, options.cuda_device, stream, tuning);
                 });
   report.outputs_per_thread = plan.outputs_per_thread;
@@ -465,14 +702,13 @@ void run_separable_stored(const detail::SeparableProblem& problem, const StoredV
 
   LaunchPlan plan;
   run_pipelined(input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
-                scratch_halves, 0, options, report,
-                [&](const ConstVolumeView& in, const VolumeView& out, bool one_pass,
+                scratch_halves, 0, false, options, report,
+                [&](const ConstVolumeView& in, const VolumeView& out, int64_t offset_last,
                     const Lease& scratch, cudaStream_t stream) {
                   detail::SeparableProblem p = problem;
                   p.input = in;
                   p.output = out;
-                  if (!one_pass)
-                    p.offset[last] = 0;
+                  p.offset[last] = offset_last;
                   if (separable_scratch_floats(p) * sizeof(float) > scratch.bytes())
                     throw InvalidArgument("internal: the chunk's separable scratch is too small");
                   plan = launch_separable_device(p, scratch.floats(), options.cuda_device, stream,

@@ -1,8 +1,10 @@
 // The CUDA backend's chunk pipeline on the host, in CI: the planner (src/cuda/chunk_plan.h) covers
 // every output row once under the memory budget, the staged rows' runs follow the boundary, the
-// buffer cache (src/cuda/block_cache.h) reuses and bounds what it keeps, and a volume filtered in
-// the planned chunks, staged run by run as run_pipelined (src/cuda/cuda_backend.cu) stages them,
-// with the kernel emulated on the host, equals one pass bit for bit and the float64 reference.
+// resident plan's pieces, chunk input rows and waits are right for every boundary, the buffer
+// cache (src/cuda/block_cache.h) reuses and bounds what it keeps, and a volume filtered in the
+// planned chunks, staged run by run or resident as run_pipelined (src/cuda/cuda_backend.cu) runs
+// them, with the kernels emulated on the host, equals one pass bit for bit and the float64
+// reference.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "cuda/block_cache.h"
 #include "cuda/chunk_plan.h"
 #include "cuda/plan.h"
+#include "cuda/separable/separable_plan.h"
 #include "cuda/staging.h"
 #include "emulate.h"
 #include "reference.h"
@@ -66,37 +69,154 @@ void expect_covers(const ChunkRequest& r, const ChunkPlan& plan) {
 }
 
 TEST(ChunkPlan, SmallVolumesRunInOnePass) {
-  const ChunkRequest r = request(64, 64 * 64, 4, int64_t{1} << 30);
+  // 1 MiB, and just under kMinPipelinedFloats (16 MiB): one pass.
+  ChunkRequest r = request(64, 64 * 64, 4, int64_t{1} << 30);
+  EXPECT_TRUE(plan_chunks(r).one_pass);
+  r = request(63, 256 * 256, 4, int64_t{1} << 30);
+  EXPECT_LT(r.in_rows * r.in_row, cuda_backend::kMinPipelinedFloats);
   const ChunkPlan plan = plan_chunks(r);
   EXPECT_TRUE(plan.one_pass);
+  EXPECT_FALSE(plan.resident);
   EXPECT_EQ(plan.buffer_sets, 1);
   expect_covers(r, plan);
 }
 
-TEST(ChunkPlan, LargeVolumesArePipelinedInTargetSizedChunks) {
-  // 256^3 float32 (64 MiB): chunks of kTargetChunkFloats of input, three in flight.
-  const ChunkRequest r = request(256, 256 * 256, 4, int64_t{1} << 30);
-  const ChunkPlan plan = plan_chunks(r);
+// The resident plan's invariants: the pieces cover the input once, in order; every output row in
+// one chunk, in order, rows a multiple of kResidentRowMultiple but the last; each chunk's input
+// rows inside the input, holding every row the chunk reads, resolving the boundary as the whole
+// input does; its wait piece the one holding the last of those rows.
+void expect_resident(const ChunkRequest& r, const ChunkPlan& plan) {
+  ASSERT_TRUE(plan.resident);
   EXPECT_FALSE(plan.one_pass);
-  EXPECT_FALSE(plan.memory_bound);
-  EXPECT_EQ(plan.buffer_sets, cuda_backend::kMaxBufferSets);
-  EXPECT_EQ(plan.chunks.size(), 8u);
-  EXPECT_EQ(plan.chunks[0].out_rows * r.in_row, cuda_backend::kTargetChunkFloats);
-  expect_covers(r, plan);
+  EXPECT_EQ(plan.buffer_sets, 1);
+  ASSERT_GE(plan.pieces.size(), 2u);
+  int64_t next = 0;
+  for (const cuda_backend::Piece& piece : plan.pieces) {
+    EXPECT_EQ(piece.first, next);
+    EXPECT_GE(piece.rows, 1);
+    next += piece.rows;
+  }
+  EXPECT_EQ(next, r.in_rows);
+  ASSERT_GE(plan.chunks.size(), 2u);
+  next = 0;
+  int64_t widest = 0;
+  for (size_t k = 0; k < plan.chunks.size(); ++k) {
+    const Chunk& c = plan.chunks[k];
+    EXPECT_EQ(c.out_first, next);
+    EXPECT_GE(c.out_rows, 1);
+    if (k + 1 < plan.chunks.size()) {
+      EXPECT_EQ(c.out_rows % cuda_backend::kResidentRowMultiple, 0);
+    }
+    next += c.out_rows;
+    ASSERT_GE(c.in_first, 0);
+    ASSERT_LE(c.in_first + c.in_rows, r.in_rows);
+    widest = std::max(widest, c.in_rows);
+    for (int64_t i = c.out_first + r.offset_last;
+         i < c.out_first + c.out_rows + r.offset_last + r.halo; ++i) {
+      const int64_t whole = detail::boundary_index(i, r.in_rows, r.boundary);
+      const int64_t local = detail::boundary_index(i - c.in_first, c.in_rows, r.boundary);
+      EXPECT_EQ(whole < 0 ? -1 : whole - c.in_first, local) << "row " << i << " chunk " << k;
+    }
+    ASSERT_GE(c.wait_piece, 0);
+    ASSERT_LT(c.wait_piece, static_cast<int>(plan.pieces.size()));
+    const cuda_backend::Piece& wait = plan.pieces[static_cast<size_t>(c.wait_piece)];
+    EXPECT_GE(wait.first + wait.rows, c.in_first + c.in_rows) << "chunk " << k;
+    EXPECT_LT(wait.first, c.in_first + c.in_rows) << "chunk " << k;
+  }
+  EXPECT_EQ(next, r.out_rows);
+  EXPECT_EQ(plan.in_buffer_floats, r.in_rows * r.in_row);
+  EXPECT_EQ(plan.out_buffer_floats, r.out_rows * r.out_row);
+  EXPECT_EQ(plan.scratch_buffer_floats, widest * r.in_row * r.scratch_factor);
+  EXPECT_LE(plan.device_floats() + r.reserved_floats, r.budget_floats);
 }
 
-TEST(ChunkPlan, LongFiltersGetFewerLongerChunks) {
-  // A halo of 30 rows: at least 4 output rows per halo row, so 2 chunks of 128 rows (not 120, 120
-  // and a last one of 16).
-  const ChunkRequest r = request(256, 256 * 256, 30, int64_t{1} << 30);
-  const ChunkPlan plan = plan_chunks(r);
+TEST(ChunkPlan, LargeVolumesThatFitArePipelinedResident) {
+  // 256^3 float32 (64 MiB), an 11-tap filter: 8 pieces of 32 rows, 8 chunks of 32 rows.
+  for (Boundary b : kAllBoundaries) {
+    ChunkRequest r = request(256, 256 * 256, 10, int64_t{1} << 30);
+    r.boundary = b;
+    const ChunkPlan plan = plan_chunks(r);
+    expect_resident(r, plan);
+    EXPECT_EQ(plan.pieces.size(), 8u);
+    EXPECT_EQ(plan.chunks.size(), 8u);
+    EXPECT_EQ(plan.chunks[0].out_rows, 32);
+    // Chunk 1 reads rows 27..68: pieces 0..2, its own rows whatever the boundary.
+    EXPECT_EQ(plan.chunks[1].in_first, 27);
+    EXPECT_EQ(plan.chunks[1].in_rows, 42);
+    EXPECT_EQ(plan.chunks[1].wait_piece, 2);
+    // The first chunk reaches below row 0: zero, replicate and mirror read rows 0..36, periodic
+    // wraps to the end and waits for every piece.
+    const Chunk& first = plan.chunks[0];
+    if (b == Boundary::Periodic) {
+      EXPECT_EQ(first.in_first, 0);
+      EXPECT_EQ(first.in_rows, 256);
+      EXPECT_EQ(first.wait_piece, 7);
+    } else {
+      EXPECT_EQ(first.in_first, 0);
+      EXPECT_EQ(first.in_rows, 37);
+      EXPECT_EQ(first.wait_piece, 1);
+    }
+    EXPECT_EQ(plan.chunks.back().wait_piece, 7);
+  }
+}
+
+TEST(ChunkPlan, ResidentChunksOfAFourDimensionalSequence) {
+  // 96^3 x 16 float32, a 7-tap filter along t: 8 pieces of 2 frames, 4 chunks of 4 frames.
+  ChunkRequest r = request(16, 96 * 96 * 96, 6, int64_t{1} << 30);
+  for (Boundary b : kAllBoundaries) {
+    r.boundary = b;
+    const ChunkPlan plan = plan_chunks(r);
+    expect_resident(r, plan);
+    EXPECT_EQ(plan.pieces.size(), 8u);
+    EXPECT_EQ(plan.chunks.size(), 4u);
+    EXPECT_EQ(plan.chunks[1].in_first, 1);  // frames 4..7 read 1..10
+    EXPECT_EQ(plan.chunks[1].in_rows, 10);
+    EXPECT_EQ(plan.chunks[1].wait_piece, 5);
+  }
+  // Separable scratch: as many input-sized rows as the widest chunk reads.
+  r.scratch_factor = 2;
+  expect_resident(r, plan_chunks(r));
+}
+
+TEST(ChunkPlan, ResidentInputRowsKeepTheBoundaryExact) {
+  // Short inputs and long halos: a mirror reflection past the rows read, or a periodic wrap, falls
+  // back to the whole input; every case checked against the whole input's resolution.
+  for (Boundary b : kAllBoundaries) {
+    for (int64_t n : {1, 2, 5, 17}) {
+      for (int64_t halo : {0, 3, 12, 40}) {
+        ChunkRequest r = request(n, 4, halo, int64_t{1} << 30);
+        r.boundary = b;
+        for (int64_t count = 2; count <= n; ++count) {
+          const ChunkPlan plan = cuda_backend::plan_resident(r, count);
+          if (!plan.chunks.empty())
+            expect_resident(r, plan);
+        }
+      }
+    }
+  }
+  const cuda_backend::Piece far =
+      cuda_backend::resident_input_rows(0, 4, -20, 2, 8, Boundary::Mirror);
+  EXPECT_EQ(far.first, 0);
+  EXPECT_EQ(far.rows, 8);
+}
+
+TEST(ChunkPlan, MemoryBoundVolumesAreStillChunked) {
+  // 256^3 float32 under a budget that holds the input and output once but not with the stored
+  // copy of a uint8 input, or not at all: slabs with staged halos, as before.
+  ChunkRequest r = request(256, 256 * 256, 10, 2 * 256 * 256 * 256 + 1000);
+  r.stored_bytes = 1;
+  ChunkPlan plan = plan_chunks(r);
+  EXPECT_FALSE(plan.resident);
   EXPECT_FALSE(plan.one_pass);
-  EXPECT_EQ(plan.chunks.size(), 2u);
-  EXPECT_EQ(plan.chunks[0].out_rows, 128);
   expect_covers(r, plan);
-  // Too long for two such chunks: one pass.
-  const ChunkRequest longer = request(256, 256 * 256, 100, int64_t{1} << 30);
-  EXPECT_TRUE(plan_chunks(longer).one_pass);
+  r.stored_bytes = 0;
+  EXPECT_TRUE(plan_chunks(r).resident);
+  r.budget_floats = 256 * 256 * 256;
+  plan = plan_chunks(r);
+  EXPECT_FALSE(plan.resident);
+  EXPECT_TRUE(plan.memory_bound);
+  EXPECT_TRUE(plan.pieces.empty());
+  expect_covers(r, plan);
 }
 
 TEST(ChunkPlan, TheMemoryBudgetBoundsTheChunks) {
@@ -109,6 +229,7 @@ TEST(ChunkPlan, TheMemoryBudgetBoundsTheChunks) {
       }
       const ChunkPlan plan = plan_chunks(r);
       EXPECT_FALSE(plan.one_pass) << budget;
+      EXPECT_FALSE(plan.resident) << budget;
       EXPECT_TRUE(plan.memory_bound) << budget;
       expect_covers(r, plan);
     }
@@ -211,12 +332,54 @@ std::vector<float> pipelined(const detail::CorrelationProblem& p, const ChunkPla
   return out;
 }
 
+// The chunks of a resident plan as run_resident enqueues them: each the problem restricted to its
+// output rows, reading the whole input with the offset moved (whole_views, the dense form) or the
+// chunk's input rows (the separable form), filtered by `filter` into one output.
+template <typename Problem, typename Filter>
+std::vector<float> resident(const Problem& p, const ChunkPlan& plan, bool whole_views,
+                            Filter filter) {
+  const int dims = p.input.dims, last = dims - 1;
+  std::vector<float> out(static_cast<size_t>(p.output.voxel_count()));
+  poison(out);
+  const VolumeView out_view = make_view(out.data(), dims, p.output.extent);
+  for (const Chunk& c : plan.chunks) {
+    Problem s = p;
+    s.output = cuda_backend::last_axis_rows(out_view, c.out_first, c.out_rows);
+    s.offset[last] = p.offset[last] + c.out_first;
+    if (!whole_views) {
+      s.input = cuda_backend::last_axis_rows(p.input, c.in_first, c.in_rows);
+      s.offset[last] -= c.in_first;
+    }
+    filter(s);
+  }
+  return out;
+}
+
+ChunkRequest request_for(const ConstVolumeView& in, const Index& out_extent, int64_t halo,
+                         int64_t offset_last, Boundary b) {
+  const int last = in.dims - 1;
+  ChunkRequest r;
+  r.out_rows = out_extent[last];
+  r.in_rows = in.extent[last];
+  r.in_row = in.voxel_count() / r.in_rows;
+  r.out_row = voxels(in.dims, out_extent) / r.out_rows;
+  r.halo = halo;
+  r.offset_last = offset_last;
+  r.boundary = b;
+  r.budget_floats = int64_t{1} << 30;
+  return r;
+}
+
+const ShapeCase kPipelineShapes[] = {{2, {45, 37, 1, 1}, {3, 6, 1, 1}},
+                                     {3, {21, 9, 26, 1}, {3, 2, 5, 1}},
+                                     {4, {11, 5, 4, 13}, {3, 1, 2, 4}},
+                                     {4, {9, 6, 5, 16}, {3, 3, 1, 7}}};
+
+// Staged slabs and resident chunks (each chunk reading the whole input, as dense calls do, or its
+// own input rows, as separable calls do) equal one pass bit for bit.
 TEST(ChunkPipeline, ChunksEqualOnePassBitForBit) {
-  const ShapeCase shapes[] = {{2, {45, 37, 1, 1}, {3, 6, 1, 1}},
-                              {3, {21, 9, 26, 1}, {3, 2, 5, 1}},
-                              {4, {11, 5, 4, 13}, {3, 1, 2, 4}}};
-  for (const ShapeCase& shape : shapes) {
-    for (Boundary b : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+  for (const ShapeCase& shape : kPipelineShapes) {
+    for (Boundary b : kAllBoundaries) {
       for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
         const uint64_t seed = fresh_seed();
         const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
@@ -230,14 +393,8 @@ TEST(ChunkPipeline, ChunksEqualOnePassBitForBit) {
             make_problem(in_view, make_view(unused.data(), shape.dims, out_extent), f,
                          Operation::Convolution, region, b, flipped);
         const int last = shape.dims - 1;
-        ChunkRequest r;
-        r.out_rows = out_extent[last];
-        r.in_rows = shape.volume[last];
-        r.in_row = voxels(shape.dims, shape.volume) / r.in_rows;
-        r.out_row = voxels(shape.dims, out_extent) / r.out_rows;
-        r.halo = shape.filter[last] - 1;
-        r.offset_last = p.offset[last];
-        r.budget_floats = int64_t{1} << 30;
+        ChunkRequest r =
+            request_for(in_view, out_extent, shape.filter[last] - 1, p.offset[last], b);
         const ChunkPlan one = plan_chunks(r);
         ASSERT_TRUE(one.one_pass);
         const std::vector<float> whole = pipelined(p, one, 4);
@@ -255,6 +412,64 @@ TEST(ChunkPipeline, ChunksEqualOnePassBitForBit) {
           EXPECT_EQ(std::memcmp(got.data(), whole.data(), whole.size() * sizeof(float)), 0)
               << shape << " " << to_string(b) << " " << to_string(region) << " "
               << plan.chunks.size() << " chunks, seed=" << seed;
+        }
+        for (int64_t count : {2, 3, 4}) {
+          const ChunkPlan plan = cuda_backend::plan_resident(r, count);
+          ASSERT_FALSE(plan.chunks.empty()) << shape << " count " << count;
+          for (bool whole_views : {true, false}) {
+            const int ko = count == 3 ? 8 : 4;
+            const std::vector<float> got =
+                resident(p, plan, whole_views, [&](const detail::CorrelationProblem& s) {
+                  const std::vector<float> rows = cuda_backend::dense_tap_rows(s);
+                  emulate_blocked_ko(ko, cuda_backend::dense_geometry(s), s.input.data,
+                                     s.output.data, rows.data());
+                });
+            EXPECT_EQ(std::memcmp(got.data(), whole.data(), whole.size() * sizeof(float)), 0)
+                << shape << " " << to_string(b) << " " << to_string(region) << " "
+                << plan.chunks.size() << " resident chunks, whole views " << whole_views
+                << ", seed=" << seed;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ChunkPipeline, ResidentSeparableChunksEqualOnePassBitForBit) {
+  for (const ShapeCase& shape : kPipelineShapes) {
+    for (Boundary b : kAllBoundaries) {
+      for (auto kernels :
+           {cuda_backend::SeparableKernels::kColumns, cuda_backend::SeparableKernels::kTiledX}) {
+        const uint64_t seed = fresh_seed();
+        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
+        Index filter_extent;
+        const SeparableFilter f = random_separable_filter(
+            shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
+        std::vector<float> whole(in.size());
+        poison(whole);
+        const detail::SeparableProblem p =
+            make_separable_problem(in_view, make_view(whole.data(), shape.dims, shape.volume), f,
+                                   Operation::Convolution, OutputRegion::Same, b);
+        auto filter = [kernels](const detail::SeparableProblem& s) {
+          const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
+              s, [](int, int64_t, int64_t) { return 4; }, kernels);
+          emulate_separable(plan, s.input.data, s.output.data, s.input.voxel_count());
+        };
+        filter(p);
+        const auto ref =
+            reference_separable(in_view, f, Operation::Convolution, b, OutputRegion::Same);
+        EXPECT_LT(relative_l2_error(whole, ref), 1e-5) << shape << " seed=" << seed;
+        const int last = shape.dims - 1;
+        const ChunkRequest r =
+            request_for(in_view, shape.volume, filter_extent[last] - 1, p.offset[last], b);
+        for (int64_t count : {2, 4}) {
+          const ChunkPlan plan = cuda_backend::plan_resident(r, count);
+          ASSERT_FALSE(plan.chunks.empty()) << shape << " count " << count;
+          const std::vector<float> got = resident(p, plan, false, filter);
+          EXPECT_EQ(std::memcmp(got.data(), whole.data(), whole.size() * sizeof(float)), 0)
+              << shape << " " << to_string(b) << " " << plan.chunks.size()
+              << " chunks, seed=" << seed;
         }
       }
     }

@@ -1,9 +1,10 @@
-// The CUDA backend's host path on a GPU: the chunk pipeline (large volumes, memory caps, pinned,
-// pageable and strided host memory) equals one pass of the kernels bit for bit, where the one pass
-// is the device-pointer entry point on the whole volume; concurrent calls from several threads
-// equal serial calls; the device-pointer entry points on the caller's stream; the buffer caches.
-// Every output starts poisoned with NaN; one-pass results are also checked against the float64
-// reference. Skipped with the reason when no usable GPU exists.
+// The CUDA backend's host path on a GPU: the chunk pipeline (resident chunks of large volumes,
+// staged slabs under memory caps; pinned, pageable and strided host memory; stored uint8 input)
+// equals one pass of the kernels bit for bit, where the one pass is the device-pointer entry point
+// on the whole volume; concurrent calls from several threads equal serial calls; the
+// device-pointer entry points on the caller's stream; the buffer caches. Every output starts
+// poisoned with NaN; one-pass results are also checked against the float64 reference. Skipped with
+// the reason when no usable GPU exists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,6 +89,99 @@ std::vector<float> one_pass_dense(const ShapeCase& s, const std::vector<float>& 
   return to_host(d_out);
 }
 
+// One pass of the separable kernels over the whole volume: the device-pointer entry point.
+std::vector<float> one_pass_separable(int dims, const Index& extent, const std::vector<float>& in,
+                                      const SeparableFilter& f, const Options& o) {
+  DeviceVector d_in(in.size()), d_out(in.size());
+  EXPECT_NE(d_in.data, nullptr);
+  EXPECT_NE(d_out.data, nullptr);
+  if (d_in.data == nullptr || d_out.data == nullptr)
+    return {};
+  EXPECT_EQ(cudaMemcpy(d_in.data, in.data(), in.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_out.data, 0xff, in.size() * 4), cudaSuccess);  // NaN
+  cudaStream_t stream = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  filter_separable_device(make_view<const float>(d_in.data, dims, extent), f,
+                          make_view(d_out.data, dims, extent), o, stream);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
+  return to_host(d_out);
+}
+
+bool has_note(const RunReport& r, const char* text) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+TEST(CudaPipeline, ResidentChunksEqualOnePass) {
+  NDCONV_REQUIRE_GPU();
+  // 4D, 25 MiB: resident (pieces of 3 frames, chunks of 4 frames), a 9-tap filter along t that
+  // reads 8 frames beyond each chunk; every boundary, dense and separable, pinned and pageable.
+  const ShapeCase s{4, {64, 64, 64, 24}, {3, 3, 3, 9}};
+  const size_t n = static_cast<size_t>(voxels(4, s.volume));
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> in = random_values(static_cast<int64_t>(n), seed);
+  const std::vector<float> taps = random_values(voxels(4, s.filter), seed + 1);
+  const DenseFilter f{4, s.filter, taps.data()};
+  SeparableFilter sf;
+  sf.dims = 4;
+  for (int a = 0; a < 4; ++a)
+    sf.taps[a] = positive_taps(s.filter[a], seed + 2 + static_cast<uint64_t>(a));
+  PinnedBuffer<float> pin_in(n), pin_out(n);
+  ASSERT_TRUE(pin_in.pinned());
+  std::copy(in.begin(), in.end(), pin_in.begin());
+  std::vector<float> out(n);
+  for (Boundary b : kAllBoundaries) {
+    const Options o = cuda_options(b);
+    const std::vector<float> one = one_pass_dense(s, in, f, o, s.volume);
+    const std::vector<float> one_separable = one_pass_separable(4, s.volume, in, sf, o);
+    ASSERT_EQ(one.size(), n);
+    ASSERT_EQ(one_separable.size(), n);
+    for (bool separable : {false, true}) {
+      for (bool pinned : {false, true}) {
+        const ConstVolumeView iv =
+            make_view<const float>(pinned ? pin_in.data() : in.data(), 4, s.volume);
+        float* const result = pinned ? pin_out.data() : out.data();
+        std::fill(result, result + n, std::numeric_limits<float>::quiet_NaN());
+        const VolumeView ov = make_view(result, 4, s.volume);
+        const RunReport r =
+            separable ? filter_separable(iv, sf, ov, o) : filter_dense(iv, f, ov, o);
+        const std::string what = std::string(to_string(b)) + (separable ? " separable" : " dense") +
+                                 (pinned ? " pinned" : " pageable") +
+                                 " seed=" + std::to_string(seed);
+        EXPECT_GT(r.slabs, 1) << what;
+        EXPECT_TRUE(has_note(r, "resident input")) << what;
+        EXPECT_EQ(has_note(r, "input pinned, copied directly"), pinned) << what;
+        EXPECT_TRUE(same_bits(separable ? one_separable : one, result)) << what;
+      }
+    }
+  }
+  // A stored uint8 input, converted on the device piece by piece, pinned and pageable.
+  std::vector<unsigned char> bytes(n);
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  for (auto& v : bytes)
+    v = static_cast<unsigned char>(rng());
+  PinnedBuffer<unsigned char> pin_bytes(n);
+  std::copy(bytes.begin(), bytes.end(), pin_bytes.begin());
+  std::vector<float> converted(n);
+  for (size_t i = 0; i < n; ++i)
+    converted[i] = 0.5f * static_cast<float>(bytes[i]) - 3.0f;
+  for (Boundary b : {Boundary::Mirror, Boundary::Periodic}) {
+    const Options o = cuda_options(b);
+    const std::vector<float> one = one_pass_dense(s, converted, f, o, s.volume);
+    for (const unsigned char* data : {bytes.data(), pin_bytes.data()}) {
+      poison(out);
+      const RunReport r =
+          filter_dense_stored(make_stored_view(data, ScalarType::UInt8, 4, s.volume, 0.5, -3.0), f,
+                              make_view(out.data(), 4, s.volume), o);
+      EXPECT_TRUE(has_note(r, "resident input")) << to_string(b);
+      EXPECT_TRUE(same_bits(one, out.data()))
+          << to_string(b) << " uint8 " << (data == bytes.data() ? "pageable" : "pinned")
+          << " seed=" << seed;
+    }
+  }
+}
+
 TEST(CudaPipeline, ChunksEqualOnePassForEveryKindOfHostMemory) {
   NDCONV_REQUIRE_GPU();
   // 20 MiB of input: pipelined in chunks without a cap.
@@ -117,10 +211,7 @@ TEST(CudaPipeline, ChunksEqualOnePassForEveryKindOfHostMemory) {
     r = filter_dense(make_view<const float>(pin_in.data(), s.dims, s.volume), f,
                      make_view(pin_out.data(), s.dims, s.volume), o);
     EXPECT_TRUE(same_bits(one, pin_out.data())) << to_string(b) << " pinned seed=" << seed;
-    const bool direct = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
-      return n.find("input pinned, copied directly") != std::string::npos;
-    });
-    EXPECT_TRUE(direct);
+    EXPECT_TRUE(has_note(r, "input pinned, copied directly"));
 
     // A memory cap: more, smaller chunks, fewer in flight.
     o.device_memory_cap = in.size() * sizeof(float) / 5;
@@ -190,18 +281,8 @@ TEST(CudaPipeline, SeparableChunksEqualTheDeviceEntryPoint) {
     f.taps[1] = random_values(5, seed + 2);
     f.taps[2] = random_values(17, seed + 3);
     Options o = cuda_options(b);
-    DeviceVector d_in(in.size()), d_out(in.size());
-    ASSERT_NE(d_in.data, nullptr);
-    ASSERT_NE(d_out.data, nullptr);
-    CHECK_CUDA(cudaMemcpy(d_in.data, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemset(d_out.data, 0xff, in.size() * 4));  // NaN
-    cudaStream_t stream = nullptr;
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    filter_separable_device(make_view<const float>(d_in.data, 3, extent), f,
-                            make_view(d_out.data, 3, extent), o, stream);
-    CHECK_CUDA(cudaStreamSynchronize(stream));
-    CHECK_CUDA(cudaStreamDestroy(stream));
-    const std::vector<float> one = to_host(d_out);
+    const std::vector<float> one = one_pass_separable(3, extent, in, f, o);
+    ASSERT_EQ(one.size(), in.size());
     const auto ref =
         reference_separable_passes(make_view(in.data(), 3, extent), f, Operation::Convolution, b);
     EXPECT_LT(relative_l2_error(one, ref), kTolerance) << to_string(b) << " seed=" << seed;
