@@ -254,10 +254,8 @@ bool validated_timing(Json& row, const DeviceBank& d, double fmas,
   return true;
 }
 
-Json responses_row(const BankSpec& s, const BenchConfig& cfg, int device, const gpu::Ceilings& c,
-                   gpu::Timer& timer, uint64_t seed, int& failures) {
-  DeviceBank d;
-  prepare(d, s, device, seed, 0);
+Json responses_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg, int device,
+                   const gpu::Ceilings& c, gpu::Timer& timer, int& failures) {
   const int count = d.filters.count;
   d.outputs = gpu::Buffer(static_cast<std::size_t>(d.volume.count() * count));
   const double fmas = static_cast<double>(d.volume.count()) * d.filters.extent.count() * count;
@@ -346,10 +344,8 @@ Json responses_row(const BankSpec& s, const BenchConfig& cfg, int device, const 
   return row;
 }
 
-Json weighted_sum_row(const BankSpec& s, const BenchConfig& cfg, int device, const gpu::Ceilings& c,
+Json weighted_sum_row(DeviceBank& d, const BenchConfig& cfg, const gpu::Ceilings& c,
                       gpu::Timer& timer, uint64_t seed, int& failures) {
-  DeviceBank d;
-  prepare(d, s, device, seed, 1);
   const int count = d.filters.count;
   const int64_t voxels = d.volume.count();
   const std::vector<float> weights = random_volume(voxels * count, seed + 1);
@@ -519,9 +515,11 @@ Json bank_row(const Workload& w, const BenchConfig& config, int device,
   if (s.kind == BankRow::Adaptive)
     return adaptive_row(s, config, device, ceilings, seed, failures);
 #if NDCONV_HAVE_CUDA
+  DeviceBank d;  // the weighted sum writes one output volume, the responses theirs later
+  prepare(d, s, device, seed, s.kind == BankRow::WeightedSum ? 1 : 0);
   if (s.kind == BankRow::Responses)
-    return responses_row(s, config, device, ceilings, timer, seed, failures);
-  return weighted_sum_row(s, config, device, ceilings, timer, seed, failures);
+    return responses_row(d, s, config, device, ceilings, timer, failures);
+  return weighted_sum_row(d, config, ceilings, timer, seed, failures);
 #else
   (void)timer;
   throw GpuUnavailable("the filter bank rows need ndconv built with CUDA");
