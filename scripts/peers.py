@@ -10,8 +10,13 @@ before each repetition. Each peer's result is checked against the other peer (an
 against CuPy's) by relative L2 error, so a peer that computes something else is noticed; CuPy's
 median (median* rows, replicate boundary = mode "nearest") against scipy's on a corner crop.
 
+The filter bank rows (bank_3d, bank_4d, bank_sum_3d) are compared with CuPy doing the same F
+correlations (cupyx.scipy.ndimage.correlate once per filter, zero boundary; bank_sum_3d also the
+weighted sum of the F responses), timed as one call over all F, with --bank-reps repetitions;
+CuPy's first response is checked against a float64 sum at random voxels.
+
 usage: scripts/peers.py --ndconv build-dev/src/perf/ndconv-perf --out peers.json
-       [--bench-json bench.json] [--reps 20] [--workload dense3d_11,...]
+       [--bench-json bench.json] [--reps 20] [--bank-reps 5] [--workload dense3d_11,...]
 """
 import argparse
 import datetime
@@ -60,6 +65,14 @@ def median_peer(cp, cnd, np, x_np, radius, timed):
     return row
 
 
+BANK_WORKLOADS = {
+    # name: (numpy shape, slowest axis first; filter extent; filters; weighted sum)
+    "bank_3d": ((256, 256, 256), 7, 12, False),
+    "bank_4d": ((32, 128, 128, 128), 7, 24, False),
+    "bank_sum_3d": ((256, 256, 256), 11, 7, True),
+}
+
+
 def run_ndconv(binary, bench_json, workloads, reps):
     cmd = [binary, "bench", "--json", bench_json, "--force", "--reps", str(reps)]
     if workloads:
@@ -79,9 +92,11 @@ def main():
     ap.add_argument("--bench-json", default=None, help="where ndconv writes its JSON")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--bank-reps", type=int, default=5, help="repetitions of the bank rows' peers")
     ap.add_argument("--workload", default="", help="comma-separated subset")
     args = ap.parse_args()
-    chosen = [w for w in args.workload.split(",") if w] or list(WORKLOADS) + ["cpu3d_7"] + list(MEDIANS)
+    chosen = [w for w in args.workload.split(",") if w] or list(WORKLOADS) + ["cpu3d_7"] + list(
+        MEDIANS) + list(BANK_WORKLOADS)
     bench_json = args.bench_json or os.path.splitext(args.out)[0] + "-ndconv.json"
     ndconv, ndconv_rc = run_ndconv(args.ndconv, bench_json, chosen, args.reps)
 
@@ -98,13 +113,13 @@ def main():
     props = torch.cuda.get_device_properties(0)
     flush = torch.empty(2 * max(props.L2_cache_size, 1 << 20), dtype=torch.uint8, device=dev)
 
-    def timed(fn):
+    def timed(fn, reps=None):
         for _ in range(args.warmup):
             fn()
         torch.cuda.synchronize()
         cp.cuda.Device().synchronize()
         samples = []
-        for r in range(args.reps):
+        for r in range(reps or args.reps):
             flush.fill_(r & 0xFF)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
@@ -179,6 +194,46 @@ def main():
         del x_cp, x_t
         cp.get_default_memory_pool().free_all_blocks()
         torch.cuda.empty_cache()
+
+    def sampled_error(x_np, w_np, out_cp, count=256):
+        """Relative L2 error of CuPy's correlation at random voxels against a float64 sum (zero
+        boundary), so that a peer computing something else is noticed."""
+        k = w_np.shape[0]
+        r = k // 2
+        padded = np.pad(x_np.astype(np.float64), r)
+        picks = [rng.integers(0, n, size=count) for n in x_np.shape]
+        got = cp.asnumpy(out_cp[tuple(cp.asarray(p) for p in picks)]).astype(np.float64)
+        ref = np.array([np.sum(padded[tuple(slice(p[i], p[i] + k) for p in picks)] * w_np)
+                        for i in range(count)])
+        return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+    for name in chosen:
+        if name not in BANK_WORKLOADS:
+            continue
+        shape, k, count, weighted = BANK_WORKLOADS[name]
+        x_np = rng.uniform(-1, 1, size=shape).astype(np.float32)
+        x_cp = cp.asarray(x_np)
+        ws_np = [(rng.uniform(-1, 1, size=(k,) * len(shape)) / np.sqrt(k ** len(shape))).astype(np.float32)
+                 for _ in range(count)]
+        ws_cp = [cp.asarray(w) for w in ws_np]
+        outs = [cp.empty_like(x_cp) for _ in range(count)]
+        weights = [cp.asarray(rng.uniform(-1, 1, size=shape).astype(np.float32)) for _ in range(count)] if weighted else None
+        total = cp.empty_like(x_cp)
+
+        def bank():
+            for w, o in zip(ws_cp, outs):
+                cnd.correlate(x_cp, w, output=o, mode="constant", cval=0.0)
+            if weighted:
+                total.fill(0)
+                for wt, o in zip(weights, outs):
+                    total += wt * o
+
+        bank()
+        key = "cupy_correlate_x%d%s" % (count, "_weighted_sum" if weighted else "")
+        rows[name] = {key: timed(bank, args.bank_reps)}
+        rows[name][key]["rel_l2_vs_float64_sample"] = sampled_error(x_np, ws_np[0], outs[0])
+        del x_cp, outs, ws_cp, weights, total
+        cp.get_default_memory_pool().free_all_blocks()
 
     table = []
     by_name = {w["workload"]: w for w in ndconv["workloads"]}

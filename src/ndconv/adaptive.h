@@ -130,7 +130,9 @@ struct AdaptiveParameters {
 /// Seconds per stage, in order, for --verbose.
 struct AdaptiveReport {
   std::vector<std::pair<std::string, double>> stage_seconds;
-  RunReport bank;  ///< the report of the last filter bank run
+  RunReport bank;  ///< the report of the last filter bank run (the reconstruction's)
+  /// The quadrature bank's last run, with seconds_compute summed over its slabs.
+  RunReport quadrature_bank;
   double seconds_total = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 #include "ndconv/memory.h"
+#include "perf/bank_rows.h"
 #include "perf/context.h"
 #include "perf/floors.h"
 #include "perf/gpu.h"
@@ -492,6 +493,8 @@ const std::vector<Workload>& bench_workloads() {
       l.push_back(a);
     }
     add_median_workloads(l);
+    for (const Workload& w : bank_workloads())
+      l.push_back(w);
     for (const char* command : {"smooth", "convolve"}) {
       for (FileFormat f : {FileFormat::Mha, FileFormat::Nii, FileFormat::NiiGz}) {
         Workload e;
@@ -550,7 +553,7 @@ namespace {
 
 bool needs_gpu(const Workload& w) {
   return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api ||
-         w.kind == Kind::GpuMedian;
+         w.kind == Kind::GpuMedian || w.kind == Kind::Bank;
 }
 
 const char* backend_text(Kind k) {
@@ -658,6 +661,8 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = api_row(w, cfg, g, seed, result.failures);
     else if (w.kind == Kind::GpuMedian)
       row = median_gpu_row(w, cfg, g.dev, *g.timer, g.ceil, seed, result.failures);
+    else if (w.kind == Kind::Bank)
+      row = bank_row(w, cfg, g.dev, g.ceil, *g.timer, seed, result.failures);
     else if (w.kind == Kind::EndToEnd)
       row = e2e->sequence_row(w.command, w.format, result.failures);
     else if (w.kind == Kind::Batch)
@@ -821,6 +826,7 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
     print_api_rows(out, api);
   if (!commands.empty())
     print_command_rows(out, commands);
+  print_bank_rows(out, kernels);
 }
 
 }  // namespace ndconv::perf

@@ -96,5 +96,7 @@ CheckPlan cpu_check(const SeparableCase& c, double budget_fmas);
 /// Relative L2 error of `output` (the whole volume of extents `volume`) against the windows;
 /// +Inf when `output` holds a NaN or Inf in a window.
 double window_error(const CheckPlan& plan, const Shape& volume, const std::vector<float>& output);
+/// The same for an output of volume.count() values at `output`.
+double window_error(const CheckPlan& plan, const Shape& volume, const float* output);
 
 }  // namespace ndconv::perf

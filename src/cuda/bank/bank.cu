@@ -8,7 +8,10 @@
 //
 // The input is padded on the host (the CPU backend's build_padded) and the whole padded volume,
 // the weights and the outputs stay on the device at once; views that are contiguous travel by one
-// copy, others are gathered and scattered on every core.
+// copy, others are gathered and scattered on every core. launch_bank_device runs the passes on
+// data already on the device (the bench's device time); the adaptive filter's structure tensor
+// and reconstruction weights are formed on the device (run_structure_tensor,
+// run_bank_with_control).
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -25,14 +28,15 @@ namespace ndconv::cuda_bank {
 
 namespace {
 
-using Launch = void (*)(int, size_t, const BankGeometry&, const BankTiles&, const float*,
-                        const float*, int, float*, int64_t, const float*, float*, bool);
+using Launch = void (*)(int, cudaStream_t, size_t, const BankGeometry&, const BankTiles&,
+                        const float*, const float*, int, float*, int64_t, const float*, float*,
+                        bool);
 
 // Launches one pass with as many blocks as the device holds at once (at most one per tile).
 template <int K0, int KO, bool kWeighted>
-void launch(int device, size_t shared_bytes, const BankGeometry& g, const BankTiles& tiles,
-            const float* in, const float* taps, int valid, float* out, int64_t stride,
-            const float* weights, float* sum, bool accumulate) {
+void launch(int device, cudaStream_t stream, size_t shared_bytes, const BankGeometry& g,
+            const BankTiles& tiles, const float* in, const float* taps, int valid, float* out,
+            int64_t stride, const float* weights, float* sum, bool accumulate) {
   const auto kernel = bank_kernel<K0, KO, kWeighted>;
   if (shared_bytes > 48 * 1024)  // above the default: opt in, for tall filters
     NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -45,7 +49,7 @@ void launch(int device, size_t shared_bytes, const BankGeometry& g, const BankTi
     throw InvalidArgument("the filter bank's tile does not fit in the GPU's shared memory (" +
                           std::to_string(shared_bytes) + " bytes)");
   const int64_t blocks = std::min<int64_t>(tiles.count(g.n2), int64_t{per_sm} * sms);
-  kernel<<<static_cast<unsigned>(blocks), BankShape::kThreads, shared_bytes>>>(
+  kernel<<<static_cast<unsigned>(blocks), BankShape::kThreads, shared_bytes, stream>>>(
       g, tiles, in, taps, valid, out, stride, weights, sum, accumulate);
 }
 
@@ -138,51 +142,187 @@ std::string bank_cannot_implement(const Index& filter_extent, int dims) {
   return {};
 }
 
-void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report) {
+BankLaunch plan_bank(const detail::BankProblem& p, int requested_outputs_per_thread) {
   const std::string unfit = bank_cannot_implement(p.filter_extent, p.input.dims);
   if (!unfit.empty())
     throw InvalidArgument(unfit);
-  NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   const int dims = p.input.dims;
-  const Index n_in = cpu::to_canonical(dims, p.input.extent, 1);
-  const Index in_stride = cpu::to_canonical(dims, p.input.stride, 0);
-  const Index n_out = cpu::to_canonical(dims, p.output_extent, 1);
-  const Index offset = cpu::to_canonical(dims, p.offset, 0);
-  const Index k = cpu::to_canonical(dims, p.filter_extent, 1);
-  const int64_t filter_taps = k[0] * k[1] * k[2] * k[3];
-  const int64_t voxels = n_out[0] * n_out[1] * n_out[2] * n_out[3];
-  const bool weighted = p.outputs.empty();
-  const int threads = cpu::resolve_thread_count(options.threads);
-
+  BankLaunch l;
+  l.count = p.count;
+  l.outputs = cpu::to_canonical(dims, p.output_extent, 1);
+  l.filter = cpu::to_canonical(dims, p.filter_extent, 1);
+  const Index& n_out = l.outputs;
+  const Index& k = l.filter;
+  l.filter_taps = k[0] * k[1] * k[2] * k[3];
+  l.voxels = n_out[0] * n_out[1] * n_out[2] * n_out[3];
   // A 2D image's rows (canonical axis 3) go on axis 1, where a block takes 32 of them; the padded
   // volume's layout is the same either way.
   const bool rows_on_axis1 = n_out[1] == 1 && n_out[2] == 1 && k[1] == 1 && k[2] == 1;
-  const int ko =
-      rows_on_axis1 ? 1 : bank_outputs_per_thread(options.expert.outputs_per_thread, n_out[3]);
+  l.outputs_per_thread =
+      rows_on_axis1 ? 1 : bank_outputs_per_thread(requested_outputs_per_thread, n_out[3]);
+  const int ko = l.outputs_per_thread;
+  l.outputs_per_thread_reason =
+      requested_outputs_per_thread != 0 ? std::string("requested")
+      : rows_on_axis1 ? std::string("automatic: 1 for a 2D image (rows on axis 1)")
+                      : "automatic: 2 where the last axis has 2 outputs or more (4 filters x "
+                        "2 outputs x 8 along x = 64 accumulators), else 1";
+  l.width = static_cast<int>(k[0]);
+  l.passes = (p.count + BankShape::kFilters - 1) / BankShape::kFilters;
+  l.pass_taps = k[3] * k[2] * k[1] * l.width * BankShape::kFilters;
   const int64_t blocks3 = (n_out[3] + ko - 1) / ko;
-  const int width = static_cast<int>(k[0]);
-  constexpr int FP = BankShape::kFilters;
-  const int passes = (p.count + FP - 1) / FP;
+  l.padded_extent = {0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, blocks3 * ko + k[3] - 1};
+  l.row_length = BankShape::row_length(n_out[0], l.width);
+  l.rows_on_axis1 = rows_on_axis1;
+  return l;
+}
 
+std::vector<float> bank_device_taps(const BankLaunch& l, const float* taps) {
   // The taps of each pass as [j3][j2][j1][jx][filter]; a last pass of fewer than FP filters has
   // zeros for the missing ones (computed, never written).
-  const int64_t pass_taps = k[3] * k[2] * k[1] * width * FP;
-  std::vector<float> laid_out(static_cast<size_t>(passes * pass_taps), 0.0f);
-  for (int f = 0; f < p.count; ++f)
-    for (int64_t j = 0; j < filter_taps; ++j) {
-      const int64_t jx = j % k[0], rest = j / k[0];  // rest = (j3 * k2 + j2) * k1 + j1
-      laid_out[(f / FP) * pass_taps + (rest * width + jx) * FP + f % FP] =
-          p.taps[f * filter_taps + j];
+  constexpr int FP = BankShape::kFilters;
+  std::vector<float> laid_out(static_cast<size_t>(l.passes * l.pass_taps), 0.0f);
+  for (int f = 0; f < l.count; ++f)
+    for (int64_t j = 0; j < l.filter_taps; ++j) {
+      const int64_t jx = j % l.filter[0], rest = j / l.filter[0];  // (j3 * k2 + j2) * k1 + j1
+      laid_out[(f / FP) * l.pass_taps + (rest * l.width + jx) * FP + f % FP] =
+          taps[f * l.filter_taps + j];
     }
+  return laid_out;
+}
 
-  cpu::PaddedVolume padded;
-  const Index padded_extent{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, blocks3 * ko + k[3] - 1};
-  const int64_t row_length = BankShape::row_length(n_out[0], width);
-  cpu::build_padded(p.input.data, n_in, in_stride, offset, padded_extent, n_out[0] + width - 1,
-                    row_length, p.boundary, threads, cpu::ProgressSpan{&options.progress, 0, 0.05},
+void pad_bank_input(const detail::BankProblem& p, const BankLaunch& l, int threads,
+                    const cpu::ProgressSpan& progress, cpu::PaddedVolume& padded) {
+  const int dims = p.input.dims;
+  cpu::build_padded(p.input.data, cpu::to_canonical(dims, p.input.extent, 1),
+                    cpu::to_canonical(dims, p.input.stride, 0),
+                    cpu::to_canonical(dims, p.offset, 0), l.padded_extent,
+                    l.outputs[0] + l.width - 1, l.row_length, p.boundary, threads, progress,
                     padded);
-  const size_t padded_count =
-      static_cast<size_t>(padded_extent[1] * padded_extent[2] * padded_extent[3] * row_length);
+}
+
+void launch_bank_device(const BankLaunch& l, int device, const float* padded, const float* taps,
+                        float* outputs, const float* weights, float* sum, void* stream) {
+  constexpr int FP = BankShape::kFilters;
+  const bool weighted = weights != nullptr;
+  const int ko = l.outputs_per_thread;
+  const Index& n_out = l.outputs;
+  const Index& k = l.filter;
+  BankGeometry g{l.row_length,
+                 l.padded_extent[1],
+                 l.padded_extent[2],
+                 static_cast<int>(k[1]),
+                 static_cast<int>(k[2]),
+                 static_cast<int>(k[3]),
+                 n_out[0],
+                 n_out[1],
+                 n_out[2],
+                 n_out[3]};
+  if (l.rows_on_axis1) {
+    g.e1 = l.padded_extent[3];
+    g.k1 = g.k3;
+    g.k3 = 1;
+    g.n1 = g.n3;
+    g.n3 = 1;
+  }
+  const BankTiles tiles{
+      (g.n0 + BankShape::kBx * BankShape::kTx - 1) / (BankShape::kBx * BankShape::kTx),
+      (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
+  const size_t shared_bytes =
+      static_cast<size_t>(BankShape::shared_floats(l.width, g.k1, ko)) * sizeof(float);
+  const Launch launch = weighted ? pick_width<true>(l.width, ko) : pick_width<false>(l.width, ko);
+  for (int i = 0; i < l.passes; ++i) {
+    const int first = i * FP, valid = std::min(FP, l.count - first);
+    launch(device, static_cast<cudaStream_t>(stream), shared_bytes, g, tiles, padded,
+           taps + i * l.pass_taps, valid, weighted ? nullptr : outputs + first * l.voxels, l.voxels,
+           weighted ? weights + first * l.voxels : nullptr, sum, i > 0);
+    NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
+  }
+}
+
+namespace {
+
+// The largest reconstruction bank: the lowpass and 10 highpass filters (4D); the largest tensor:
+// 10 components (4D); the largest quadrature bank: 12 complex filters (4D).
+constexpr int kMaxHighpass = 10;
+constexpr int kMaxComponents = 10;
+constexpr int kMaxQuadrature = 12;
+
+struct WeightCoefficients {
+  double value[kMaxHighpass * kMaxComponents];
+  int highpass;    // weights after the lowpass's
+  int components;  // of the control tensor
+};
+
+// The reconstruction's weights from the control tensor (component c at control[c * voxels]):
+// 1 for the lowpass, then sum_c value[k * components + c] * C_c for highpass k.
+__global__ void control_weights_kernel(const float* __restrict__ control, int64_t voxels,
+                                       WeightCoefficients w, float* __restrict__ weights) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= voxels)
+    return;
+  weights[v] = 1.0f;
+  for (int k = 0; k < w.highpass; ++k) {
+    double s = 0;
+    for (int c = 0; c < w.components; ++c)
+      s += w.value[k * w.components + c] * control[c * voxels + v];
+    weights[(k + 1) * voxels + v] = static_cast<float>(s);
+  }
+}
+
+struct TensorDuals {
+  double value[kMaxQuadrature * kMaxComponents];
+  int filters;     // quadrature filters K (2K responses)
+  int components;  // d (d + 1) / 2
+};
+
+// T = sum_q |q_q| M_q per voxel, in double as the CPU computes it; responses 2q and 2q + 1 are
+// filter q's real and imaginary parts, each a contiguous volume of `voxels` values.
+__global__ void structure_tensor_kernel(const float* __restrict__ responses, int64_t voxels,
+                                        TensorDuals d, float* __restrict__ tensor) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= voxels)
+    return;
+  double t[kMaxComponents];
+#pragma unroll
+  for (int c = 0; c < kMaxComponents; ++c)
+    t[c] = 0.0;
+  for (int q = 0; q < d.filters; ++q) {
+    const double magnitude = hypot(static_cast<double>(responses[2 * q * voxels + v]),
+                                   static_cast<double>(responses[(2 * q + 1) * voxels + v]));
+#pragma unroll
+    for (int c = 0; c < kMaxComponents; ++c)
+      if (c < d.components)
+        t[c] += magnitude * d.value[q * d.components + c];
+  }
+#pragma unroll
+  for (int c = 0; c < kMaxComponents; ++c)
+    if (c < d.components)
+      tensor[c * voxels + v] = static_cast<float>(t[c]);
+}
+
+// The control tensor and the coefficients of the weights computed from it on the device.
+struct ControlWeights {
+  const std::vector<const float*>* control;
+  const std::vector<double>* coefficients;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
+                   const Options& options, RunReport& report) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
+  const int dims = p.input.dims;
+  const BankLaunch l = plan_bank(p, options.expert.outputs_per_thread);
+  const int64_t voxels = l.voxels;
+  const Index& n_out = l.outputs;
+  const bool weighted = p.outputs.empty();
+  const int threads = cpu::resolve_thread_count(options.threads);
+  const std::vector<float> laid_out = bank_device_taps(l, p.taps);
+  cpu::PaddedVolume padded;
+  pad_bank_input(p, l, threads, cpu::ProgressSpan{&options.progress, 0, 0.05}, padded);
+  const size_t padded_count = static_cast<size_t>(l.padded_count());
 
   const auto t_upload = std::chrono::steady_clock::now();
   DeviceBuffer d_in(padded_count), d_taps(laid_out.size());
@@ -192,7 +332,21 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                                cudaMemcpyHostToDevice));
   NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.data, laid_out.data(), laid_out.size() * sizeof(float),
                                cudaMemcpyHostToDevice));
-  if (weighted) {
+  if (weighted && control != nullptr) {  // the weights from the control tensor, on the device
+    const int components = static_cast<int>(control->control->size());
+    DeviceBuffer d_control(static_cast<size_t>(voxels * components));
+    for (int c = 0; c < components; ++c)
+      NDCONV_CUDA_CHECK(cudaMemcpy(d_control.data + c * voxels, (*control->control)[c],
+                                   voxels * sizeof(float), cudaMemcpyHostToDevice));
+    WeightCoefficients w{};
+    std::copy(control->coefficients->begin(), control->coefficients->end(), w.value);
+    w.highpass = p.count - 1;
+    w.components = components;
+    control_weights_kernel<<<static_cast<unsigned>((voxels + 255) / 256), 256>>>(
+        d_control.data, voxels, w, d_weights.data);
+    NDCONV_CUDA_CHECK_LAUNCH("the reconstruction weights kernel");
+    NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  } else if (weighted) {
     std::vector<float> gathered;
     for (int f = 0; f < p.count; ++f) {
       const Index s = cpu::to_canonical(dims, p.weights[f].stride, 0);
@@ -206,45 +360,16 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                                    cudaMemcpyHostToDevice));
     }
   }
-  report.seconds_upload =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_upload).count();
+  report.seconds_upload = seconds_since(t_upload);
 
-  BankGeometry g{row_length,
-                 padded_extent[1],
-                 padded_extent[2],
-                 static_cast<int>(k[1]),
-                 static_cast<int>(k[2]),
-                 static_cast<int>(k[3]),
-                 n_out[0],
-                 n_out[1],
-                 n_out[2],
-                 n_out[3]};
-  if (rows_on_axis1) {
-    g.e1 = padded_extent[3];
-    g.k1 = g.k3;
-    g.k3 = 1;
-    g.n1 = g.n3;
-    g.n3 = 1;
-  }
-  const BankTiles tiles{
-      (g.n0 + BankShape::kBx * BankShape::kTx - 1) / (BankShape::kBx * BankShape::kTx),
-      (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
-  const size_t shared_bytes = BankShape::shared_floats(width, g.k1, ko) * sizeof(float);
-  const Launch launch = weighted ? pick_width<true>(width, ko) : pick_width<false>(width, ko);
   const auto t_compute = std::chrono::steady_clock::now();
-  for (int i = 0; i < passes; ++i) {
-    const int first = i * FP, valid = std::min(FP, p.count - first);
-    launch(options.cuda_device, shared_bytes, g, tiles, d_in.data, d_taps.data + i * pass_taps,
-           valid, weighted ? nullptr : d_out.data + first * voxels, voxels,
-           weighted ? d_weights.data + first * voxels : nullptr, weighted ? d_out.data : nullptr,
-           i > 0);
-    NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
-    if (options.progress && !options.progress(0.05 + 0.9 * (i + 1) / passes))
-      throw Aborted();
-  }
+  launch_bank_device(l, options.cuda_device, d_in.data, d_taps.data,
+                     weighted ? nullptr : d_out.data, weighted ? d_weights.data : nullptr,
+                     weighted ? d_out.data : nullptr, nullptr);
+  if (options.progress && !options.progress(0.5))
+    throw Aborted();
   NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  report.seconds_compute =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_compute).count();
+  report.seconds_compute = seconds_since(t_compute);
 
   const auto t_download = std::chrono::steady_clock::now();
   const int outputs = weighted ? 1 : p.count;
@@ -260,17 +385,120 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
     if (!direct)
       copy_rows<false>(view.data, n_out, s, scattered.data(), threads);
   }
-  report.seconds_download =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_download).count();
+  report.seconds_download = seconds_since(t_download);
   report.backend = Backend::Cuda;
-  report.outputs_per_thread = ko;
-  report.outputs_per_thread_reason =
-      options.expert.outputs_per_thread != 0 ? std::string("requested")
-      : rows_on_axis1 ? std::string("automatic: 1 for a 2D image (rows on axis 1)")
-                      : "automatic: 2 where the last axis has 2 outputs or more (4 filters x "
-                        "2 outputs x 8 along x = 64 accumulators), else 1";
-  report.notes.push_back("GPU filter bank: " + std::to_string(passes) +
+  report.outputs_per_thread = l.outputs_per_thread;
+  report.outputs_per_thread_reason = l.outputs_per_thread_reason;
+  report.notes.push_back("GPU filter bank: " + std::to_string(l.passes) +
                          " passes of 4 filters over " + std::to_string(p.count) + " filters");
+}
+
+}  // namespace
+
+void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report) {
+  run_bank_impl(p, nullptr, options, report);
+}
+
+void run_bank_with_control(const detail::BankProblem& p, const std::vector<const float*>& control,
+                           const std::vector<double>& coefficients, const Options& options,
+                           RunReport& report) {
+  const int highpass = p.count - 1, components = static_cast<int>(control.size());
+  if (!p.outputs.empty() || highpass < 1 || highpass > kMaxHighpass || components < 1 ||
+      components > kMaxComponents ||
+      static_cast<int64_t>(coefficients.size()) != int64_t{highpass} * components)
+    throw InvalidArgument(
+        "the GPU reconstruction takes a lowpass and 1 to 10 highpass filters "
+        "weighted by 1 to 10 control tensor components");
+  const ControlWeights weights{&control, &coefficients};
+  run_bank_impl(p, &weights, options, report);
+}
+
+void run_structure_tensor(const detail::BankProblem& p, const std::vector<double>& duals,
+                          const std::vector<float*>& tensor, const Options& options,
+                          RunReport& report) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
+  const int dims = p.input.dims;
+  const int filters = p.count / 2, components = static_cast<int>(tensor.size());
+  if (p.count % 2 != 0 || filters > kMaxQuadrature || components > kMaxComponents ||
+      static_cast<int64_t>(duals.size()) != int64_t{filters} * components)
+    throw InvalidArgument(
+        "the GPU structure tensor takes up to 12 complex quadrature filters and "
+        "10 tensor components");
+  TensorDuals d{};
+  std::copy(duals.begin(), duals.end(), d.value);
+  d.filters = filters;
+  d.components = components;
+
+  // Slabs along the last axis: each slab's responses, tensor and padded input within half of the
+  // device's free memory.
+  const int last = dims - 1;
+  const Index n = cpu::to_canonical(dims, p.output_extent, 1);
+  const Index k = cpu::to_canonical(dims, p.filter_extent, 1);
+  const int64_t plane = n[0] * n[1] * n[2];
+  const double padded_plane = static_cast<double>(
+      BankShape::row_length(n[0], static_cast<int>(k[0])) * (n[1] + k[1] - 1) * (n[2] + k[2] - 1));
+  size_t free_bytes = 0, total_bytes = 0;
+  NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double plane_bytes = (static_cast<double>(p.count + components) * plane + padded_plane) * 4;
+  const double halo_bytes = padded_plane * 4 * static_cast<double>(k[3] + 1);
+  const int64_t slab_planes = std::clamp<int64_t>(
+      static_cast<int64_t>((0.5 * static_cast<double>(free_bytes) - halo_bytes) / plane_bytes), 1,
+      n[3]);
+  std::vector<detail::BankProblem> slabs;
+  std::vector<BankLaunch> launches;
+  size_t padded_max = 1;
+  for (int64_t first = 0; first < n[3]; first += slab_planes) {
+    detail::BankProblem s = p;
+    s.output_extent[last] = std::min(slab_planes, n[3] - first);
+    s.offset[last] = p.offset[last] + first;
+    launches.push_back(plan_bank(s, options.expert.outputs_per_thread));
+    padded_max = std::max(padded_max, static_cast<size_t>(launches.back().padded_count()));
+    slabs.push_back(s);
+  }
+  const int threads = cpu::resolve_thread_count(options.threads);
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<float> taps = bank_device_taps(launches[0], p.taps);  // the same passes
+  DeviceBuffer d_padded(padded_max), d_taps(taps.size());
+  DeviceBuffer d_responses(static_cast<size_t>(slab_planes * plane * p.count));
+  DeviceBuffer d_tensor(static_cast<size_t>(slab_planes * plane * components));
+  NDCONV_CUDA_CHECK(
+      cudaMemcpy(d_taps.data, taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice));
+  report.seconds_upload = seconds_since(t0);
+  report.seconds_compute = report.seconds_download = 0;
+  for (size_t i = 0; i < slabs.size(); ++i) {
+    const BankLaunch& l = launches[i];
+    const int64_t first = static_cast<int64_t>(i) * slab_planes;
+    t0 = std::chrono::steady_clock::now();
+    cpu::PaddedVolume padded;
+    pad_bank_input(slabs[i], l, threads, {}, padded);
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_padded.data, padded.storage.get(),
+                                 static_cast<size_t>(l.padded_count()) * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+    report.seconds_upload += seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    launch_bank_device(l, options.cuda_device, d_padded.data, d_taps.data, d_responses.data,
+                       nullptr, nullptr, nullptr);
+    structure_tensor_kernel<<<static_cast<unsigned>((l.voxels + 255) / 256), 256>>>(
+        d_responses.data, l.voxels, d, d_tensor.data);
+    NDCONV_CUDA_CHECK_LAUNCH("the structure tensor kernel");
+    NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
+    report.seconds_compute += seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < components; ++c)
+      NDCONV_CUDA_CHECK(cudaMemcpy(tensor[c] + first * plane, d_tensor.data + c * l.voxels,
+                                   static_cast<size_t>(l.voxels) * sizeof(float),
+                                   cudaMemcpyDeviceToHost));
+    report.seconds_download += seconds_since(t0);
+    if (options.progress &&
+        !options.progress(static_cast<double>(first + l.outputs[3]) / static_cast<double>(n[3])))
+      throw Aborted();
+  }
+  report.backend = Backend::Cuda;
+  report.outputs_per_thread = launches[0].outputs_per_thread;
+  report.outputs_per_thread_reason = launches[0].outputs_per_thread_reason;
+  report.slabs = static_cast<int>(slabs.size());
+  report.notes.push_back("GPU structure tensor: " + std::to_string(slabs.size()) +
+                         " slabs, the responses kept on the device");
 }
 
 }  // namespace ndconv::cuda_bank

@@ -31,9 +31,10 @@ void check_view(const BasicVolumeView<T>& v, const OutputGeometry& g, const std:
   }
 }
 
-// Everything but the outputs: checks, flipped taps, offsets.
-detail::BankProblem prepare(const ConstVolumeView& input, const FilterBank& bank,
-                            const Options& options, std::vector<float>& flipped) {
+}  // namespace
+
+detail::BankProblem detail::prepare_bank(const ConstVolumeView& input, const FilterBank& bank,
+                                         const Options& options, std::vector<float>& flipped) {
   if (input.data == nullptr)
     throw InvalidArgument("the input volume has no data");
   if (bank.count < 1)
@@ -74,11 +75,8 @@ detail::BankProblem prepare(const ConstVolumeView& input, const FilterBank& bank
   return p;
 }
 
-}  // namespace
-
-RunReport detail::run_bank_problem(const BankProblem& p, const Options& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  RunReport report;
+void detail::choose_bank_backend(const Options& options, RunReport& report,
+                                 const Index* filter_extent, int dims) {
   report.backend = Backend::Cpu;
   if (options.backend == Backend::Cpu) {
     report.backend_reason = "CPU requested";
@@ -101,8 +99,8 @@ RunReport detail::run_bank_problem(const BankProblem& p, const Options& options)
     }
   }
 #if NDCONV_HAVE_CUDA
-  if (report.backend == Backend::Cuda) {
-    const std::string unfit = cuda_bank::bank_cannot_implement(p.filter_extent, p.input.dims);
+  if (report.backend == Backend::Cuda && filter_extent != nullptr) {
+    const std::string unfit = cuda_bank::bank_cannot_implement(*filter_extent, dims);
     if (!unfit.empty()) {
       if (options.backend == Backend::Cuda)
         throw InvalidArgument(unfit);
@@ -110,6 +108,17 @@ RunReport detail::run_bank_problem(const BankProblem& p, const Options& options)
       report.backend_reason = unfit + "; using the CPU";
     }
   }
+#else
+  (void)filter_extent;
+  (void)dims;
+#endif
+}
+
+RunReport detail::run_bank_problem(const BankProblem& p, const Options& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunReport report;
+  choose_bank_backend(options, report, &p.filter_extent, p.input.dims);
+#if NDCONV_HAVE_CUDA
   if (report.backend == Backend::Cuda)
     cuda_bank::run_bank(p, options, report);
   else
@@ -136,7 +145,7 @@ OutputGeometry geometry_of(const detail::BankProblem& p) {
 RunReport filter_bank(const ConstVolumeView& input, const FilterBank& bank,
                       const std::vector<VolumeView>& outputs, const Options& options) {
   std::vector<float> flipped;
-  detail::BankProblem p = prepare(input, bank, options, flipped);
+  detail::BankProblem p = detail::prepare_bank(input, bank, options, flipped);
   if (static_cast<int>(outputs.size()) != bank.count)
     throw InvalidArgument("the filter bank has " + std::to_string(bank.count) + " filters but " +
                           std::to_string(outputs.size()) + " outputs");
@@ -158,7 +167,7 @@ RunReport filter_bank_weighted_sum(const ConstVolumeView& input, const FilterBan
                                    const std::vector<ConstVolumeView>& weights,
                                    const VolumeView& output, const Options& options) {
   std::vector<float> flipped;
-  detail::BankProblem p = prepare(input, bank, options, flipped);
+  detail::BankProblem p = detail::prepare_bank(input, bank, options, flipped);
   if (static_cast<int>(weights.size()) != bank.count)
     throw InvalidArgument("the filter bank has " + std::to_string(bank.count) + " filters but " +
                           std::to_string(weights.size()) + " weight volumes");

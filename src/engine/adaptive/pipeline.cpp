@@ -16,10 +16,13 @@
 
 #include "cpu/parallel_for.h"
 #include "engine/adaptive/bank_problem.h"
-#include "engine/adaptive/symmetric_eigen.h"
+#include "engine/adaptive/control_voxel.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
+#if NDCONV_HAVE_CUDA
+#include "cuda/bank/bank_gpu.h"
+#endif
 
 namespace ndconv {
 
@@ -62,11 +65,6 @@ int64_t plane_voxels(int dims, const Index& extent) {
   return n;
 }
 
-// x^b, with the common b = 2 without pow.
-double power(double x, double b) {
-  return b == 2.0 ? x * x : std::pow(x, b);
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -100,7 +98,7 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
   bank.extent = quadrature[0].extent;
   bank.count = 2 * k;
   bank.taps = bank_taps.data();
-  // Validation (and the Same geometry) through the public front end on a one-plane output.
+  // The bank runs as a convolution over the `same` region.
   Options bank_options = options;
   bank_options.operation = Operation::Convolution;
   bank_options.region = OutputRegion::Same;
@@ -108,21 +106,13 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
   const Index extent = input.extent;
   const int64_t voxels = input.voxel_count();
   std::vector<std::vector<float>> tensor(m, std::vector<float>(static_cast<size_t>(voxels)));
-
-  // Slabs along the last axis keep the 2K responses under about 256 MiB.
-  const int last = dims - 1;
-  const int64_t plane = plane_voxels(dims, extent);
-  const int64_t slab_planes =
-      std::clamp<int64_t>((int64_t{256} << 20) / (2 * k * plane * 4), 1, extent[last]);
-  std::vector<std::vector<float>> responses(
-      2 * k, std::vector<float>(static_cast<size_t>(slab_planes * plane)));
   std::vector<float> flipped(bank_taps.size());
   for (int f = 0; f < 2 * k; ++f)  // convolution: each filter flipped along every axis
     std::reverse_copy(bank_taps.begin() + f * taps, bank_taps.begin() + (f + 1) * taps,
                       flipped.begin() + f * taps);
-  const int threads = cpu::resolve_thread_count(options.threads);
-  for (int64_t first = 0; first < extent[last]; first += slab_planes) {
-    const int64_t planes = std::min(slab_planes, extent[last] - first);
+  const int last = dims - 1;
+  // The bank over `planes` planes of the output from plane `first` of the last axis.
+  auto slab_problem = [&](int64_t first, int64_t planes) {
     detail::BankProblem p;
     p.input = input;
     p.filter_extent = bank.extent;
@@ -135,6 +125,42 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
       const int64_t kk = bank.extent[a];
       p.offset[a] = -(kk - 1 - kk / 2) + (a == last ? first : 0);
     }
+    return p;
+  };
+
+#if NDCONV_HAVE_CUDA
+  // On the GPU the responses stay on the device, where the tensor is formed.
+  RunReport chosen;
+  detail::choose_bank_backend(bank_options, chosen, &bank.extent, dims);
+  if (chosen.backend == Backend::Cuda) {
+    std::vector<double> flat_duals;
+    for (int q = 0; q < k; ++q)
+      for (int i = 0; i < dims; ++i)
+        for (int j = i; j < dims; ++j)
+          flat_duals.push_back(duals[q][i * dims + j]);
+    std::vector<float*> components;
+    for (auto& c : tensor)
+      components.push_back(c.data());
+    const auto t0 = std::chrono::steady_clock::now();
+    cuda_bank::run_structure_tensor(slab_problem(0, extent[last]), flat_duals, components,
+                                    bank_options, chosen);
+    chosen.seconds_total = seconds_since(t0);
+    if (report != nullptr)
+      *report = chosen;
+    return tensor;
+  }
+#endif
+
+  // Slabs along the last axis keep the 2K responses under about 256 MiB.
+  const int64_t plane = plane_voxels(dims, extent);
+  const int64_t slab_planes =
+      std::clamp<int64_t>((int64_t{256} << 20) / (2 * k * plane * 4), 1, extent[last]);
+  std::vector<std::vector<float>> responses(
+      2 * k, std::vector<float>(static_cast<size_t>(slab_planes * plane)));
+  const int threads = cpu::resolve_thread_count(options.threads);
+  for (int64_t first = 0; first < extent[last]; first += slab_planes) {
+    const int64_t planes = std::min(slab_planes, extent[last] - first);
+    detail::BankProblem p = slab_problem(first, planes);
     for (auto& r : responses)
       p.outputs.push_back(make_view(r.data(), dims, p.output_extent));
     const Options slab_options =
@@ -265,74 +291,66 @@ void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index
   }
 }
 
-void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
-                    const AdaptiveParameters& parameters, int threads) {
-  const int m = component_count(dims);
-  if (static_cast<int>(tensor.size()) != m)
-    throw InvalidArgument("the tensor has " + std::to_string(tensor.size()) +
-                          " components, expected " + std::to_string(m));
+namespace {
+
+// The control mapping of `parameters`, checked.
+detail::ControlMapping control_mapping(int dims, const AdaptiveParameters& parameters) {
   if (!(parameters.magnitude_sigma > 0) || !(parameters.magnitude_beta > 0) ||
       !(parameters.eigen_alpha > 0 && parameters.eigen_alpha < 1) || !(parameters.eigen_beta > 0))
     throw InvalidArgument(
         "the control tensor needs magnitude sigma > 0, magnitude beta > 0, 0 < eigen alpha < 1 "
         "and eigen beta > 0");
+  detail::ControlMapping m;
+  m.dims = dims;
+  m.by_norm = parameters.normalisation == TensorNormalisation::Norm;
+  m.eigen_alpha = parameters.eigen_alpha;
+  m.eigen_beta = parameters.eigen_beta;
+  m.magnitude_sigma_beta =
+      detail::control_power(parameters.magnitude_sigma, parameters.magnitude_beta);
+  m.magnitude_beta = parameters.magnitude_beta;
+  return m;
+}
+
+void check_components(const std::vector<std::vector<float>>& tensor, int dims) {
+  const int m = component_count(dims);
+  if (static_cast<int>(tensor.size()) != m)
+    throw InvalidArgument("the tensor has " + std::to_string(tensor.size()) +
+                          " components, expected " + std::to_string(m));
+}
+
+}  // namespace
+
+void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
+                    const AdaptiveParameters& parameters, int threads) {
+  check_components(tensor, dims);
+  const detail::ControlMapping mapping = control_mapping(dims, parameters);
+  const int m = component_count(dims);
   const int64_t voxels = static_cast<int64_t>(tensor[0].size());
   const int used = cpu::resolve_thread_count(threads);
-  auto load = [&](int64_t v, double* t) {
-    int c = 0;
-    for (int i = 0; i < dims; ++i)
-      for (int j = i; j < dims; ++j, ++c) {
-        t[i * dims + j] = tensor[c][v];
-        t[j * dims + i] = tensor[c][v];
-      }
-  };
-  const bool by_norm = parameters.normalisation == TensorNormalisation::Norm;
-  const double a = parameters.eigen_alpha, b = parameters.eigen_beta;
-  // One eigen-decomposition per voxel: the eigenvalue mapping depends only on the ratios
-  // l_i / l_1, so the first pass stores sum_i mu(l_i / l_1) e_i e_i^T over T and the magnitude
-  // x (l_1 or |T|); the second scales by m(x / largest x) once the largest is known.
+  // One eigen-decomposition per voxel (control_voxel.h): the first pass stores the eigenvalue
+  // mapping's tensor over T and the magnitude x; the second scales by gamma once the largest x is
+  // known.
   std::vector<float> magnitude(static_cast<size_t>(voxels));
   std::vector<double> largest(used, 0.0);
   cpu::parallel_for(used, voxels,
                     [&](int64_t begin, int64_t end, int worker) {
-                      double t[kMaxDims * kMaxDims], values[kMaxDims], vectors[kMaxDims * kMaxDims];
+                      double t[kMaxDims * kMaxDims], c[kMaxDims * kMaxDims];
                       for (int64_t v = begin; v < end; ++v) {
-                        load(v, t);
-                        double norm = 0;
-                        for (int e = 0; e < dims * dims; ++e)
-                          norm += t[e] * t[e];
-                        symmetric_eigen(dims, t, values, vectors);
-                        double c[kMaxDims * kMaxDims] = {};
-                        double x = 0;
-                        if (values[0] > 0 && std::isfinite(values[0])) {
-                          x = by_norm ? std::sqrt(norm) : values[0];
-                          for (int i = 0; i < dims; ++i) {
-                            const double r = std::clamp(values[i] / values[0], 0.0, 1.0);
-                            const double p = power(r * (1 - a), b), q = power(a * (1 - r), b);
-                            const double mu = p + q > 0 ? p / (p + q) : 0.0;
-                            for (int row = 0; row < dims; ++row)
-                              for (int col = row; col < dims; ++col)
-                                c[row * dims + col] +=
-                                    mu * vectors[i * dims + row] * vectors[i * dims + col];
-                          }
-                        }
+                        for (int k = 0; k < m; ++k)
+                          t[k] = tensor[k][v];
+                        const double x = detail::control_shape(mapping, t, c);
                         magnitude[v] = static_cast<float>(x);
                         largest[worker] = std::max(largest[worker], x);
-                        int k = 0;
-                        for (int i = 0; i < dims; ++i)
-                          for (int j = i; j < dims; ++j)
-                            tensor[k++][v] = static_cast<float>(c[i * dims + j]);
+                        for (int k = 0; k < m; ++k)
+                          tensor[k][v] = static_cast<float>(c[k]);
                       }
                     },
                     {});
   const double scale = *std::max_element(largest.begin(), largest.end());
-  const double sigma_beta = power(parameters.magnitude_sigma, parameters.magnitude_beta);
   cpu::parallel_for(used, voxels,
                     [&](int64_t begin, int64_t end, int) {
                       for (int64_t v = begin; v < end; ++v) {
-                        const double xb =
-                            scale > 0 ? power(magnitude[v] / scale, parameters.magnitude_beta) : 0;
-                        const double gamma = xb / (xb + sigma_beta);
+                        const double gamma = detail::control_gain(mapping, magnitude[v], scale);
                         for (int k = 0; k < m; ++k)
                           tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
                       }
@@ -357,24 +375,6 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
   const int64_t voxels = input.voxel_count();
   const Index extent = input.extent;
 
-  // Weights: 1 for the lowpass, <C, M_k> for highpass k.
-  std::vector<std::vector<float>> weights(m + 1, std::vector<float>(static_cast<size_t>(voxels)));
-  std::fill(weights[0].begin(), weights[0].end(), 1.0f);
-  const int threads = cpu::resolve_thread_count(options.threads);
-  cpu::parallel_for(threads, voxels,
-                    [&](int64_t begin, int64_t end, int) {
-                      for (int64_t v = begin; v < end; ++v) {
-                        for (int k = 0; k < m; ++k) {
-                          double s = 0;
-                          int c = 0;
-                          for (int i = 0; i < dims; ++i)
-                            for (int j = i; j < dims; ++j, ++c)
-                              s += (i == j ? 1.0 : 2.0) * control[c][v] * duals[k][i * dims + j];
-                          weights[k + 1][v] = static_cast<float>(s);
-                        }
-                      }
-                    },
-                    {});
   const int64_t taps = reconstruction[0].real.size();
   std::vector<float> bank_taps((m + 1) * taps);
   for (int k = 0; k <= m; ++k)
@@ -385,13 +385,54 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
   bank.extent = reconstruction[0].extent;
   bank.count = m + 1;
   bank.taps = bank_taps.data();
-  std::vector<ConstVolumeView> weight_views;
-  for (const auto& w : weights)
-    weight_views.push_back(make_view(w.data(), dims, extent));
   Options o = options;
   o.operation = Operation::Convolution;
   o.region = OutputRegion::Same;
-  RunReport report = filter_bank_weighted_sum(input, bank, weight_views, output, o);
+  // Weights: 1 for the lowpass, <C, M_k> = sum_c coefficient(k, c) C_c for highpass k.
+  std::vector<double> coefficients;
+  for (int k = 0; k < m; ++k)
+    for (int i = 0; i < dims; ++i)
+      for (int j = i; j < dims; ++j)
+        coefficients.push_back((i == j ? 1.0 : 2.0) * duals[k][i * dims + j]);
+
+  RunReport report;
+#if NDCONV_HAVE_CUDA
+  // On the GPU the weights are formed there from the control tensor.
+  detail::choose_bank_backend(o, report, &bank.extent, dims);
+  if (report.backend == Backend::Cuda) {
+    if (output.dims != dims || output.extent != extent)
+      throw InvalidArgument("the output volume must have the input's extents");
+    std::vector<float> flipped;
+    detail::BankProblem p = detail::prepare_bank(input, bank, o, flipped);
+    p.sum_output = output;
+    std::vector<const float*> components;
+    for (const auto& c : control)
+      components.push_back(c.data());
+    const auto t0 = std::chrono::steady_clock::now();
+    cuda_bank::run_bank_with_control(p, components, coefficients, o, report);
+    report.seconds_total = seconds_since(t0);
+  }
+#endif
+  if (report.backend != Backend::Cuda) {
+    std::vector<std::vector<float>> weights(m + 1, std::vector<float>(static_cast<size_t>(voxels)));
+    std::fill(weights[0].begin(), weights[0].end(), 1.0f);
+    const int threads = cpu::resolve_thread_count(options.threads);
+    cpu::parallel_for(threads, voxels,
+                      [&](int64_t begin, int64_t end, int) {
+                        for (int64_t v = begin; v < end; ++v)
+                          for (int k = 0; k < m; ++k) {
+                            double s = 0;
+                            for (int c = 0; c < m; ++c)
+                              s += coefficients[k * m + c] * control[c][v];
+                            weights[k + 1][v] = static_cast<float>(s);
+                          }
+                      },
+                      {});
+    std::vector<ConstVolumeView> weight_views;
+    for (const auto& w : weights)
+      weight_views.push_back(make_view(w.data(), dims, extent));
+    report = filter_bank_weighted_sum(input, bank, weight_views, output, o);
+  }
   if (blend > 0) {
     Index i{0, 0, 0, 0};
     for (int64_t v = 0; v < voxels; ++v) {
@@ -435,7 +476,7 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<float>> tensor = structure_tensor(
-      orientation_input, quadrature, stage_options(options, 0, q_share), &report.bank);
+      orientation_input, quadrature, stage_options(options, 0, q_share), &report.quadrature_bank);
   report.stage_seconds.emplace_back("quadrature bank and structure tensor", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
@@ -444,7 +485,17 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
   report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
-  control_tensor(tensor, dims, parameters, options.threads);
+  bool on_gpu = false;
+#if NDCONV_HAVE_CUDA
+  RunReport chosen;
+  detail::choose_bank_backend(options, chosen);
+  if (chosen.backend == Backend::Cuda) {
+    check_components(tensor, dims);
+    on_gpu = cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options);
+  }
+#endif
+  if (!on_gpu)
+    control_tensor(tensor, dims, parameters, options.threads);
   if (downsample)
     upsample_tensor(tensor, dims, coarse_extent, input.extent, options.threads);
   report_progress(options, q_share + 0.05);
@@ -510,6 +561,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
           report.stage_seconds[i].second += frame.stage_seconds[i].second;
       }
       report.bank = frame.bank;
+      report.quadrature_bank = frame.quadrature_bank;
     }
   }
   report.seconds_total = seconds_since(t_start);

@@ -1,17 +1,17 @@
 // Eigen-decomposition of a small symmetric matrix (d <= 4) by cyclic Jacobi rotations, for the
-// control tensor (pipeline.cpp).
+// control tensor (control_voxel.h), on the host and on the GPU.
 #pragma once
 
 #include <cmath>
-#include <utility>
 
+#include "kernels/hd.h"
 #include "ndconv/types.h"
 
 namespace ndconv {
 
 /// a: d x d symmetric, row-major (destroyed). values: eigenvalues in decreasing order;
 /// vectors: row i is the unit eigenvector of values[i].
-inline void symmetric_eigen(int d, double* a, double* values, double* vectors) {
+NDCONV_HD void symmetric_eigen(int d, double* a, double* values, double* vectors) {
   double v[kMaxDims * kMaxDims] = {};
   for (int i = 0; i < d; ++i)
     v[i * d + i] = 1;
@@ -30,9 +30,8 @@ inline void symmetric_eigen(int d, double* a, double* values, double* vectors) {
         if (apq == 0)
           continue;
         const double theta = (a[q * d + q] - a[p * d + p]) / (2 * apq);
-        const double t =
-            (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
-        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double c = 1 / sqrt(t * t + 1), s = t * c;
         for (int k = 0; k < d; ++k) {  // A <- A J (columns p, q)
           const double akp = a[k * d + p], akq = a[k * d + q];
           a[k * d + p] = c * akp - s * akq;
@@ -53,8 +52,11 @@ inline void symmetric_eigen(int d, double* a, double* values, double* vectors) {
   int order[kMaxDims] = {0, 1, 2, 3};
   for (int i = 0; i < d; ++i)
     for (int j = i + 1; j < d; ++j)
-      if (a[order[j] * d + order[j]] > a[order[i] * d + order[i]])
-        std::swap(order[i], order[j]);
+      if (a[order[j] * d + order[j]] > a[order[i] * d + order[i]]) {
+        const int first = order[i];
+        order[i] = order[j];
+        order[j] = first;
+      }
   for (int i = 0; i < d; ++i) {
     values[i] = a[order[i] * d + order[i]];
     for (int k = 0; k < d; ++k)

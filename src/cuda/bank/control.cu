@@ -1,0 +1,99 @@
+// The adaptive filter's control tensor on the GPU (bank_gpu.h: run_control_tensor): the per-voxel
+// code of control_voxel.h, the same as the CPU's, in two kernels around a reduction of the
+// largest magnitude (atomicMax on the bit patterns of non-negative doubles, which order as the
+// values do).
+#include <cstdint>
+#include <vector>
+
+#include "cuda/bank/bank_gpu.h"
+#include "cuda/check.h"
+
+namespace ndconv::cuda_bank {
+
+namespace {
+
+constexpr int kMaxComponents = kMaxDims * (kMaxDims + 1) / 2;
+
+// Components c of voxel v at tensor[c * voxels + v].
+__global__ void control_shape_kernel(detail::ControlMapping m, float* tensor, int64_t voxels,
+                                     int components, float* magnitude,
+                                     unsigned long long* largest) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  double x = 0;
+  if (v < voxels) {
+    double t[kMaxComponents], c[kMaxComponents];
+    for (int k = 0; k < components; ++k)
+      t[k] = tensor[k * voxels + v];
+    x = detail::control_shape(m, t, c);
+    magnitude[v] = static_cast<float>(x);
+    for (int k = 0; k < components; ++k)
+      tensor[k * voxels + v] = static_cast<float>(c[k]);
+  }
+  // The block's largest, then one atomic per warp that holds a positive one.
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmax(x, __shfl_down_sync(0xffffffffu, x, offset));
+  if ((threadIdx.x & 31) == 0 && x > 0)
+    atomicMax(largest, static_cast<unsigned long long>(__double_as_longlong(x)));
+}
+
+__global__ void control_gain_kernel(detail::ControlMapping m, float* tensor, int64_t voxels,
+                                    int components, const float* magnitude,
+                                    const unsigned long long* largest) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= voxels)
+    return;
+  const double gamma =
+      detail::control_gain(m, magnitude[v], __longlong_as_double(static_cast<long long>(*largest)));
+  for (int k = 0; k < components; ++k)
+    tensor[k * voxels + v] = static_cast<float>(gamma * tensor[k * voxels + v]);
+}
+
+// Device memory freed when it goes out of scope, also when an exception passes.
+template <typename T>
+struct DeviceArray {
+  T* data = nullptr;
+  explicit DeviceArray(size_t count) {
+    NDCONV_CUDA_CHECK(cudaMalloc(&data, (count > 0 ? count : 1) * sizeof(T)));
+  }
+  ~DeviceArray() { cudaFree(data); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+}  // namespace
+
+bool run_control_tensor(const detail::ControlMapping& mapping,
+                        std::vector<std::vector<float>>& tensor, const Options& options) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
+  const int components = static_cast<int>(tensor.size());
+  if (components < 1 || components > kMaxComponents)
+    throw InvalidArgument("the GPU control tensor takes 1 to 10 components");
+  const int64_t voxels = static_cast<int64_t>(tensor[0].size());
+  size_t free_bytes = 0, total_bytes = 0;
+  NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double needed = static_cast<double>(voxels) * (components + 1) * sizeof(float);
+  if (needed > 0.5 * static_cast<double>(free_bytes))
+    return false;
+  DeviceArray<float> d_tensor(static_cast<size_t>(voxels * components));
+  DeviceArray<float> d_magnitude(static_cast<size_t>(voxels));
+  DeviceArray<unsigned long long> d_largest(1);
+  for (int k = 0; k < components; ++k)
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_tensor.data + k * voxels, tensor[k].data(),
+                                 static_cast<size_t>(voxels) * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+  NDCONV_CUDA_CHECK(cudaMemset(d_largest.data, 0, sizeof(unsigned long long)));
+  const unsigned blocks = static_cast<unsigned>((voxels + 255) / 256);
+  control_shape_kernel<<<blocks, 256>>>(mapping, d_tensor.data, voxels, components,
+                                        d_magnitude.data, d_largest.data);
+  NDCONV_CUDA_CHECK_LAUNCH("the control tensor kernel");
+  control_gain_kernel<<<blocks, 256>>>(mapping, d_tensor.data, voxels, components, d_magnitude.data,
+                                       d_largest.data);
+  NDCONV_CUDA_CHECK_LAUNCH("the control gain kernel");
+  for (int k = 0; k < components; ++k)
+    NDCONV_CUDA_CHECK(cudaMemcpy(tensor[k].data(), d_tensor.data + k * voxels,
+                                 static_cast<size_t>(voxels) * sizeof(float),
+                                 cudaMemcpyDeviceToHost));
+  return true;
+}
+
+}  // namespace ndconv::cuda_bank
