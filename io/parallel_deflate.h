@@ -35,7 +35,8 @@ struct CompressedStream {
 };
 
 /// Compresses `size` bytes at `data` into `container` at `level` (0..9) on `threads` threads
-/// (0: all hardware threads). `chunk_bytes` is the unit of parallel work (tests use small
+/// (0: all hardware threads; at the default level, chunks that deflate would shrink by less than a
+/// sixth are stored). `chunk_bytes` is the unit of parallel work (tests use small
 /// chunks to get many). Throws std::runtime_error when a compressor cannot be made.
 /// `progress` (may be empty) is called with the fraction of chunks done, from the worker threads.
 CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,

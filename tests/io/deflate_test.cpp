@@ -20,7 +20,7 @@ std::vector<unsigned char> sample(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<unsigned char> v(n);
   for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<unsigned char>((i / 97) % 200 + rng() % 23);
+    v[i] = static_cast<unsigned char>((i / 97) % 200 + rng() % 7);
   return v;
 }
 
@@ -141,6 +141,31 @@ TEST(ParallelDeflate, MembersAreFoundAndInflatedInParallel) {
   deflateEnd(&s);
   EXPECT_TRUE(find_gzip_members(plain.data(), plain.size()).empty());
   EXPECT_TRUE(find_gzip_members(gz.data(), gz.size() - 3).empty());
+}
+
+// At the default level a chunk that deflate barely shrinks (noise) is stored and one that it
+// shrinks well is compressed. Either way the stream inflates to the input.
+TEST(ParallelDeflate, TheDefaultLevelStoresChunksThatBarelyShrink) {
+  const size_t chunk = 200000;
+  std::vector<unsigned char> data = sample(2 * chunk, 11);
+  std::mt19937 rng(5);
+  for (size_t i = 0; i < chunk; ++i)  // the first chunk: uniform noise
+    data[i] = static_cast<unsigned char>(rng());
+  for (auto container : {DeflateContainer::Gzip, DeflateContainer::Zlib}) {
+    const int window = container == DeflateContainer::Gzip ? 31 : 15;
+    const auto fast =
+        compress_parallel(data.data(), data.size(), container, kDefaultCompressionLevel, 2, chunk);
+    std::vector<unsigned char> back;
+    ASSERT_TRUE(zlib_inflate(joined(fast), window, back));
+    EXPECT_EQ(back, data);
+    const size_t first = container == DeflateContainer::Gzip ? 0 : 1;  // after the zlib header
+    EXPECT_GE(fast.pieces[first].size(), chunk);                       // stored
+    EXPECT_LT(fast.pieces[first + 1].size(), chunk * 5 / 6);           // compressed
+    const auto level2 = compress_parallel(data.data(), data.size(), container, 2, 2, chunk);
+    ASSERT_TRUE(zlib_inflate(joined(level2), window, back));
+    EXPECT_EQ(back, data);
+    EXPECT_LT(level2.pieces[first + 1].size(), chunk * 5 / 6);
+  }
 }
 
 TEST(ParallelDeflate, LevelsOutsideZeroToNineAreRefused) {
