@@ -319,8 +319,8 @@ float elapsed_ms(const Event& from, const Event& to) {
 // chunk once the pieces it waits for are enqueued.
 template <typename Launch>
 void run_resident(const StoredVolumeView& input, const VolumeView& output, const ChunkPlan& plan,
-                  const ChunkRequest& request, const HostAccess& host, bool whole_input_views,
-                  const Options& options, RunReport& report, Launch launch) {
+                  const ChunkRequest& request, const HostAccess& host, const Options& options,
+                  RunReport& report, Launch launch) {
   const int dims = input.dims, last = dims - 1;
   const size_t stored_bytes = scalar_size(input.type);
   const bool convert = needs_conversion(input);
@@ -369,15 +369,13 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
     Index out_extent = output.extent;
     out_extent[last] = c.out_rows;
     const VolumeView d_out_view = make_view(d_out + c.out_first * out_row, dims, out_extent);
+    // The chunk reads its own input rows (resident_input_rows: the boundary resolves in them as in
+    // the whole input), so that nothing a launch does to its input (a padded copy) reads rows of
+    // pieces still in flight.
     Index in_extent = input.extent;
-    if (whole_input_views) {
-      launch(make_view<const float>(d_in, dims, in_extent), d_out_view,
-             request.offset_last + c.out_first, pipe.device_scratch, compute);
-    } else {
-      in_extent[last] = c.in_rows;
-      launch(make_view<const float>(d_in + c.in_first * in_row, dims, in_extent), d_out_view,
-             request.offset_last + c.out_first - c.in_first, pipe.device_scratch, compute);
-    }
+    in_extent[last] = c.in_rows;
+    launch(make_view<const float>(d_in + c.in_first * in_row, dims, in_extent), d_out_view,
+           request.offset_last + c.out_first - c.in_first, pipe.device_scratch, compute);
     pipe.computed[e]->record(compute);
 
     // Staging buffer i % 2 was last used by chunk i - 2: its output must be out of it.
@@ -440,7 +438,9 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
   finish_through(chunks - 1);
 
   // The GPU's own time per stage: the upload stream's span, the kernels and downloads summed over
-  // chunks (the stages overlap, so the sum may exceed the call's wall time).
+  // chunks (the stages overlap, so the sum may exceed the call's wall time). The last pieces may
+  // be read by no chunk: the upload stream is waited for too.
+  pipe.uploaded.back()->synchronize();
   report.seconds_upload = elapsed_ms(upload_start, *pipe.uploaded.back()) / 1e3;
   double compute_ms = 0, download_ms = 0;
   for (size_t i = 0; i < plan.chunks.size(); ++i) {
@@ -462,14 +462,12 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
 // of one chunk overlap the kernels of its neighbours. `launch(in_view, out_view, offset_last,
 // scratch, stream)` enqueues the filtering of one chunk whose input/output are device views, as
 // the problem with that offset along the last axis; `halo` is the filter extent along the last
-// axis minus one and `offset_last` the problem's offset along it. `whole_input_views`: resident
-// chunks read the whole input (dense: the kernel sees the input exactly as in one pass), else the
-// rows the chunk reads (separable: its passes before the last filter only those rows).
+// axis minus one and `offset_last` the problem's offset along it.
 template <typename Launch>
 void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boundary boundary,
                    int64_t halo, int64_t offset_last, int64_t scratch_factor,
-                   int64_t reserved_floats, bool whole_input_views, const Options& options,
-                   RunReport& report, Launch launch) {
+                   int64_t reserved_floats, const Options& options, RunReport& report,
+                   Launch launch) {
   const int dims = input.dims;
   const int last = dims - 1;
   ChunkRequest request;
@@ -491,7 +489,7 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
   report.slabs = static_cast<int>(chunks);
   const HostAccess host = host_access(input, output, options);
   if (plan.resident) {
-    run_resident(input, output, plan, request, host, whole_input_views, options, report, launch);
+    run_resident(input, output, plan, request, host, options, report, launch);
     return;
   }
   const bool input_direct = host.input_direct, output_direct = host.output_direct;
@@ -673,7 +671,7 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
 
   LaunchPlan plan;
   run_pipelined(input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
-                problem.offset[last], 0, reserved_taps, true, options, report,
+                problem.offset[last], 0, reserved_taps, options, report,
                 [&](const ConstVolumeView& in, const VolumeView& out, int64_t offset_last,
                     const Lease&, cudaStream_t stream) {
                   detail::CorrelationProblem p = problem;
@@ -702,7 +700,7 @@ void run_separable_stored(const detail::SeparableProblem& problem, const StoredV
 
   LaunchPlan plan;
   run_pipelined(input, problem.output, problem.boundary, k_last - 1, problem.offset[last],
-                scratch_halves, 0, false, options, report,
+                scratch_halves, 0, options, report,
                 [&](const ConstVolumeView& in, const VolumeView& out, int64_t offset_last,
                     const Lease& scratch, cudaStream_t stream) {
                   detail::SeparableProblem p = problem;
