@@ -106,6 +106,18 @@ const TypeCodes& codes_of(io::ComponentType t) {
   throw std::runtime_error("test_files: a component type without its codes");
 }
 
+// Components of a voxel along dim[5], after all voxels (NIfTI's layout).
+RawImage planar_copy(const RawImage& im) {
+  RawImage planar = im;
+  if (im.components > 1) {
+    const int64_t n = im.voxels();
+    for (int c = 0; c < im.components; ++c)
+      for (int64_t v = 0; v < n; ++v)
+        planar.values[c * n + v] = im.values[v * im.components + c];
+  }
+  return planar;
+}
+
 std::string pack(const RawImage& im, bool big_endian) {
   std::string out;
   const auto put_value = codes_of(im.type).put;
@@ -210,30 +222,8 @@ void write_nifti(const std::string& path, const RawImage& im, bool big_endian, d
   poke<float>(h, 116, static_cast<float>(scl_inter), big_endian);
   h[123] = 2 | 8;  // mm, s
   std::memcpy(&h[344], "n+1\0", 4);
-  // NIfTI stores the components of a voxel in the fifth dimension, after all voxels.
-  RawImage planar = im;
-  if (im.components > 1) {
-    const int64_t n = im.voxels();
-    for (int c = 0; c < im.components; ++c)
-      for (int64_t v = 0; v < n; ++v)
-        planar.values[c * n + v] = im.values[v * im.components + c];
-  }
-  write_bytes(path, h + pack(planar, big_endian));
+  write_bytes(path, h + pack(planar_copy(im), big_endian));
 }
-
-namespace {
-// Components of a voxel along dim[5], after all voxels (NIfTI's layout).
-RawImage planar_copy(const RawImage& im) {
-  RawImage planar = im;
-  if (im.components > 1) {
-    const int64_t n = im.voxels();
-    for (int c = 0; c < im.components; ++c)
-      for (int64_t v = 0; v < n; ++v)
-        planar.values[c * n + v] = im.values[v * im.components + c];
-  }
-  return planar;
-}
-}  // namespace
 
 void write_nifti_form(const std::string& path, const RawImage& im, const NiftiForm& form) {
   write_nifti(path, im);
