@@ -705,16 +705,11 @@ TEST_P(SeparableEmulation, MatchesReference) {
   const auto [pass_kernels, ko] = mode;
   for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
     const uint64_t seed = fresh_seed();
-    const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-    const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
     // Axes with a filter extent of 1 are skipped (no taps), as a user would.
-    Index filter_extent;
-    const SeparableFilter f = random_separable_filter(
+    SeparableCase c = separable_case(
         shape, seed, [&](int a) { return shape.filter[a] > 1 || (a == 0 && seed % 3 == 0); },
-        filter_extent);
-    const Index out_extent = reference_output_extent(in_view, filter_extent, region);
-    std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-    poison(out);
+        region);
+    auto& [in, in_view, f, out_extent, out] = c;
     const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
 
     const detail::SeparableProblem p = make_separable_problem(in_view, out_view, f, op, region, b);

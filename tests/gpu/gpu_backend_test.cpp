@@ -141,14 +141,9 @@ TEST_P(CudaSeparable, MatchesReference) {
   const auto& [shape, ko] = GetParam();
   for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
     const uint64_t seed = fresh_seed();
-    const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-    const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-    Index filter_extent;
-    const SeparableFilter f = random_separable_filter(
-        shape, seed, [&](int a) { return shape.filter[a] > 1 || seed % 3 == 0; }, filter_extent);
-    const Index out_extent = reference_output_extent(in_view, filter_extent, region);
-    std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-    poison(out);
+    SeparableCase c = separable_case(
+        shape, seed, [&](int a) { return shape.filter[a] > 1 || seed % 3 == 0; }, region);
+    auto& [in, in_view, f, out_extent, out] = c;
     const RunReport r = filter_separable(in_view, f, make_view(out.data(), shape.dims, out_extent),
                                          cuda_options(op, b, region, ko));
     EXPECT_EQ(r.backend, Backend::Cuda);
