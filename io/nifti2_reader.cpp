@@ -76,41 +76,25 @@ bool read_header(const std::string& path, Header& h) {
          std::memcmp(h.bytes.data() + 4, "ni2", 3) == 0;
 }
 
+// NIfTI's datatype codes (nifti1.h's DT_*, which NIfTI-2 keeps) of the scalar types ndconv reads.
+struct DatatypeCode {
+  int16_t code;
+  ComponentType type;
+};
+constexpr DatatypeCode kDatatypeCodes[] = {
+    {2, ComponentType::UInt8},    {256, ComponentType::Int8},    {4, ComponentType::Int16},
+    {512, ComponentType::UInt16}, {8, ComponentType::Int32},     {768, ComponentType::UInt32},
+    {1024, ComponentType::Int64}, {1280, ComponentType::UInt64}, {16, ComponentType::Float32},
+    {64, ComponentType::Float64}};
+
 bool component_of(int datatype, ComponentType& t) {
-  switch (datatype) {
-    case 2:
-      t = ComponentType::UInt8;
+  for (const DatatypeCode& c : kDatatypeCodes) {
+    if (c.code == datatype) {
+      t = c.type;
       return true;
-    case 256:
-      t = ComponentType::Int8;
-      return true;
-    case 4:
-      t = ComponentType::Int16;
-      return true;
-    case 512:
-      t = ComponentType::UInt16;
-      return true;
-    case 8:
-      t = ComponentType::Int32;
-      return true;
-    case 768:
-      t = ComponentType::UInt32;
-      return true;
-    case 1024:
-      t = ComponentType::Int64;
-      return true;
-    case 1280:
-      t = ComponentType::UInt64;
-      return true;
-    case 16:
-      t = ComponentType::Float32;
-      return true;
-    case 64:
-      t = ComponentType::Float64;
-      return true;
-    default:
-      return false;
+    }
   }
+  return false;
 }
 
 // The 3x3 rotation and offset of the qform (nifti_quatern_to_mat44 without the spacing).

@@ -33,24 +33,23 @@ NDCONV_HD void vector_load_global(float (&v)[4], const float* p) {
 #endif
 }
 
-/// Four floats from registers to global memory.
-NDCONV_HD void vector_store_global(float* p, const float* v) {
-#ifdef __CUDA_ARCH__
-  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
-               "f"(v[2]), "f"(v[3])
-               : "memory");
-#else
-  copy_four(p, v);
-#endif
-}
+/// Where a vector store writes.
+enum class MemorySpace { Global, Shared };
 
-/// Four floats from registers to shared memory.
-NDCONV_HD void vector_store_shared(float* p, const float* v) {
+/// Four floats from registers to global or shared memory.
+template <MemorySpace kSpace>
+NDCONV_HD void vector_store(float* p, const float* v) {
 #ifdef __CUDA_ARCH__
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v[0]), "f"(v[1]),
-               "f"(v[2]), "f"(v[3])
-               : "memory");
+  if constexpr (kSpace == MemorySpace::Shared) {
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3])
+                 : "memory");
+  } else {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3])
+                 : "memory");
+  }
 #else
   copy_four(p, v);
 #endif

@@ -67,4 +67,16 @@ inline std::string select_device(int device) {
   return prop.name;
 }
 
+/// Waits for the work queued since `compute_start`, then downloads `result` into `output`; the
+/// report gets both times.
+inline void finish_and_download(const float* result, const VolumeView& output,
+                                std::chrono::steady_clock::time_point compute_start,
+                                RunReport& report) {
+  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  report.seconds_compute = seconds_since(compute_start);
+  const auto t0 = std::chrono::steady_clock::now();
+  download(result, output);
+  report.seconds_download = seconds_since(t0);
+}
+
 }  // namespace ndconv::cuda_filters

@@ -78,6 +78,8 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_
 /// InvalidArgument saying in one line why it cannot serve the problem (not compiled, too large for
 /// shared memory, spills, or in 2D a KO other than 1), never another kernel.
 enum class DenseKernel { Auto, Tiled, Blocked };
+/// How many DenseKernel values there are (the last one + 1; name tables are checked against it).
+inline constexpr std::size_t kDenseKernelCount = static_cast<std::size_t>(DenseKernel::Blocked) + 1;
 
 /// An explicit dense launch: kernel family and shape, for sweeps and comparisons.
 struct DenseKernelRequest {

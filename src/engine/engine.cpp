@@ -16,6 +16,7 @@
 #include "engine/cpu_backend.h"
 #include "engine/cuda_backend.h"
 #include "engine/cuda_host.h"
+#include "engine/enum_names.h"
 #include "engine/problem.h"
 #include "engine/view_overlap.h"
 #include "ndconv/device.h"
@@ -25,17 +26,12 @@
 namespace ndconv {
 
 const char* to_string(Boundary b) {
-  switch (b) {
-    case Boundary::Zero:
-      return "zero";
-    case Boundary::Replicate:
-      return "replicate";
-    case Boundary::Mirror:
-      return "mirror";
-    case Boundary::Periodic:
-      return "periodic";
-  }
-  return "?";
+  static constexpr EnumName<Boundary> kBoundaryNames[] = {{Boundary::Zero, "zero"},
+                                                          {Boundary::Replicate, "replicate"},
+                                                          {Boundary::Mirror, "mirror"},
+                                                          {Boundary::Periodic, "periodic"}};
+  static_assert(lists_every(kBoundaryNames, kBoundaryCount), "a Boundary without its name");
+  return name_of(b, kBoundaryNames, "?");
 }
 
 const char* to_string(OutputRegion r) {
@@ -47,15 +43,10 @@ const char* to_string(Operation o) {
 }
 
 const char* to_string(Backend b) {
-  switch (b) {
-    case Backend::Auto:
-      return "auto";
-    case Backend::Cpu:
-      return "cpu";
-    case Backend::Cuda:
-      return "cuda";
-  }
-  return "?";
+  static constexpr EnumName<Backend> kBackendNames[] = {
+      {Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Cuda, "cuda"}};
+  static_assert(lists_every(kBackendNames, kBackendCount), "a Backend without its name");
+  return name_of(b, kBackendNames, "?");
 }
 
 const char* version() {

@@ -7,6 +7,7 @@
 
 #include "cpu/parallel_for.h"
 #include "cuda/convert/convert_value.h"
+#include "engine/enum_names.h"
 #include "engine/stored_access.h"
 
 namespace ndconv {
@@ -16,25 +17,13 @@ std::size_t scalar_size(ScalarType type) {
 }
 
 const char* to_string(ScalarType type) {
-  switch (type) {
-    case ScalarType::UInt8:
-      return "uint8";
-    case ScalarType::Int8:
-      return "int8";
-    case ScalarType::UInt16:
-      return "uint16";
-    case ScalarType::Int16:
-      return "int16";
-    case ScalarType::UInt32:
-      return "uint32";
-    case ScalarType::Int32:
-      return "int32";
-    case ScalarType::Float32:
-      return "float32";
-    case ScalarType::Float64:
-      return "float64";
-  }
-  return "?";
+  static constexpr EnumName<ScalarType> kScalarTypeNames[] = {
+      {ScalarType::UInt8, "uint8"},     {ScalarType::Int8, "int8"},
+      {ScalarType::UInt16, "uint16"},   {ScalarType::Int16, "int16"},
+      {ScalarType::UInt32, "uint32"},   {ScalarType::Int32, "int32"},
+      {ScalarType::Float32, "float32"}, {ScalarType::Float64, "float64"}};
+  static_assert(lists_every(kScalarTypeNames, kScalarTypeCount), "a ScalarType without its name");
+  return name_of(type, kScalarTypeNames, "?");
 }
 
 StoredVolumeView make_stored_view(const void* data, ScalarType type, int dims, const Index& extent,

@@ -18,6 +18,8 @@
 namespace ndconv {
 
 enum class ScalarType { UInt8, Int8, UInt16, Int16, UInt32, Int32, Float32, Float64 };
+/// How many ScalarType values there are (the last one + 1; name tables are checked against it).
+inline constexpr std::size_t kScalarTypeCount = static_cast<std::size_t>(ScalarType::Float64) + 1;
 
 /// Bytes per value, e.g. 1 for UInt8.
 std::size_t scalar_size(ScalarType type);

@@ -116,6 +116,8 @@ enum class Boundary {
   Mirror,     ///< reflection without repeating the edge: d c b | a b c d
   Periodic,   ///< wrap around (ITK's PeriodicBoundaryCondition)
 };
+/// How many Boundary values there are (the last one + 1; name tables are checked against it).
+inline constexpr std::size_t kBoundaryCount = static_cast<std::size_t>(Boundary::Periodic) + 1;
 
 /// `Same`: the output has the input's extents. `Valid`: only voxels whose whole footprint lies
 /// inside the input (n - k + 1 per axis), as ITK's OutputRegionMode VALID.
@@ -129,6 +131,8 @@ enum class OutputRegion { Same, Valid };
 enum class Operation { Convolution, Correlation };
 
 enum class Backend { Auto, Cpu, Cuda };
+/// How many Backend values there are (the last one + 1; name tables are checked against it).
+inline constexpr std::size_t kBackendCount = static_cast<std::size_t>(Backend::Cuda) + 1;
 
 /// Knobs for experts and benchmarks: how the work is split, not what is computed. The defaults
 /// are the engine's automatic choices; every value gives the same result.

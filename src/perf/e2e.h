@@ -57,8 +57,6 @@ class EndToEndBench {
  public:
   explicit EndToEndBench(EndToEndConfig config);
   ~EndToEndBench();
-  EndToEndBench(const EndToEndBench&) = delete;
-  EndToEndBench& operator=(const EndToEndBench&) = delete;
 
   /// The row's fields (after the common head): `command` "smooth" or "convolve" on `format`.
   Json sequence_row(const std::string& command, FileFormat format, int& failures);

@@ -113,8 +113,6 @@ class Timer {
  public:
   explicit Timer(int device);
   ~Timer();
-  Timer(const Timer&) = delete;
-  Timer& operator=(const Timer&) = delete;
 
   /// The stream (a cudaStream_t) the work must be enqueued on.
   void* stream() const;

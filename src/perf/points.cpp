@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "engine/enum_names.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::perf {
@@ -24,15 +25,12 @@ bool kept(const std::vector<int64_t>& kos, int ko) {
 }  // namespace
 
 const char* family_name(DenseKernel kernel) {
-  switch (kernel) {
-    case DenseKernel::Tiled:
-      return "tiled";
-    case DenseKernel::Blocked:
-      return "blocked";
-    case DenseKernel::Auto:
-      break;
-  }
-  return "auto";
+  static constexpr EnumName<DenseKernel> kFamilyNames[] = {{DenseKernel::Auto, "auto"},
+                                                           {DenseKernel::Tiled, "tiled"},
+                                                           {DenseKernel::Blocked, "blocked"}};
+  static_assert(lists_every(kFamilyNames, cuda_backend::kDenseKernelCount),
+                "a DenseKernel without its name");
+  return name_of(kernel, kFamilyNames, "auto");
 }
 
 std::string block_text(const cuda_backend::LaunchPlan& plan) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sys/stat.h>
 
+#include "engine/enum_names.h"
 #include "ndconv/errors.h"
 
 #ifdef NDCONV_PERF_HAVE_ZLIB
@@ -61,15 +62,10 @@ std::string metaimage_header(const RawVolume& v) {
 }  // namespace
 
 const char* extension(FileFormat f) {
-  switch (f) {
-    case FileFormat::Mha:
-      return ".mha";
-    case FileFormat::Nii:
-      return ".nii";
-    case FileFormat::NiiGz:
-      return ".nii.gz";
-  }
-  return "";
+  static constexpr EnumName<FileFormat> kExtensions[] = {
+      {FileFormat::Mha, ".mha"}, {FileFormat::Nii, ".nii"}, {FileFormat::NiiGz, ".nii.gz"}};
+  static_assert(lists_every(kExtensions, kFileFormatCount), "a FileFormat without its extension");
+  return name_of(f, kExtensions, "");
 }
 
 bool can_write(FileFormat f) {

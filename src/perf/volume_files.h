@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,8 @@ struct RawVolume {
 
 /// The formats the end-to-end rows use: "mha", "nii", "nii.gz".
 enum class FileFormat { Mha, Nii, NiiGz };
+/// How many FileFormat values there are (the last one + 1; name tables are checked against it).
+inline constexpr std::size_t kFileFormatCount = static_cast<std::size_t>(FileFormat::NiiGz) + 1;
 const char* extension(FileFormat f);  ///< ".mha", ".nii", ".nii.gz"
 
 /// Whether this build can write `f` (.nii.gz needs zlib, which is optional for the perf library).

@@ -368,7 +368,12 @@ TEST(Names, ToStringCoversEveryEnumerator) {
   EXPECT_STREQ(to_string(OutputRegion::Valid), "valid");
   EXPECT_STREQ(to_string(Operation::Convolution), "convolution");
   EXPECT_STREQ(to_string(Operation::Correlation), "correlation");
+  EXPECT_STREQ(to_string(Backend::Auto), "auto");
   EXPECT_STREQ(to_string(Backend::Cpu), "cpu");
+  EXPECT_STREQ(to_string(Backend::Cuda), "cuda");
+  // A value outside the enum (e.g. cast from a bad integer) names itself "?", never out of bounds.
+  EXPECT_STREQ(to_string(static_cast<Boundary>(kBoundaryCount)), "?");
+  EXPECT_STREQ(to_string(static_cast<Backend>(-1)), "?");
 }
 
 }  // namespace

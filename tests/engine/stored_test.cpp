@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -56,8 +57,12 @@ TEST(StoredTypes, SizesAndNames) {
   EXPECT_EQ(scalar_size(ScalarType::Int16), 2u);
   EXPECT_EQ(scalar_size(ScalarType::UInt32), 4u);
   EXPECT_EQ(scalar_size(ScalarType::Float64), 8u);
-  EXPECT_STREQ(to_string(ScalarType::Int8), "int8");
-  EXPECT_STREQ(to_string(ScalarType::Float32), "float32");
+  const char* names[] = {"uint8",  "int8",  "uint16",  "int16",
+                         "uint32", "int32", "float32", "float64"};
+  ASSERT_EQ(std::size(names), kScalarTypeCount);
+  for (std::size_t i = 0; i < kScalarTypeCount; ++i)
+    EXPECT_STREQ(to_string(static_cast<ScalarType>(i)), names[i]);
+  EXPECT_STREQ(to_string(static_cast<ScalarType>(kScalarTypeCount)), "?");
 }
 
 TEST(StoredTypes, ConversionOfEveryTypeWithScaleAndOffset) {

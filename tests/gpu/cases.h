@@ -11,6 +11,7 @@
 
 #include "engine/problem.h"
 #include "ndconv/types.h"
+#include "reference.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -130,6 +131,30 @@ SeparableFilter random_separable_filter(const ShapeCase& shape, uint64_t seed, K
     }
   }
   return f;
+}
+
+/// A random input of `shape`, a random separable filter (see random_separable_filter) and an
+/// output of the region's extent, poisoned with NaN.
+struct SeparableCase {
+  std::vector<float> in;
+  ConstVolumeView in_view;
+  SeparableFilter filter;
+  Index out_extent;
+  std::vector<float> out;
+};
+
+template <typename KeepAxis>
+SeparableCase separable_case(const ShapeCase& shape, uint64_t seed, KeepAxis keep_axis,
+                             OutputRegion region) {
+  SeparableCase c;
+  c.in = random_values(voxels(shape.dims, shape.volume), seed);
+  c.in_view = make_view<const float>(c.in.data(), shape.dims, shape.volume);
+  Index filter_extent;
+  c.filter = random_separable_filter(shape, seed, keep_axis, filter_extent);
+  c.out_extent = reference_output_extent(c.in_view, filter_extent, region);
+  c.out.resize(static_cast<size_t>(voxels(shape.dims, c.out_extent)));
+  poison(c.out);
+  return c;
 }
 
 /// The backend's separable problem for a request (see make_problem): convolution reverses each

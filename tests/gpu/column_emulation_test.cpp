@@ -125,41 +125,35 @@ TEST_P(ColumnEmulation, MatchesReference) {
   const ShapeCase shape{c.dims, c.volume, c.filter};
   // The fused pass stages lane by lane, or by bulk copy where the launcher would use it.
   for (const bool bulk : {false, true}) {
-    for (Boundary b : kBoundaries) {
-      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-        for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-          if (region == OutputRegion::Valid && !valid_fits(shape))
-            continue;
-          const uint64_t seed = fresh_seed();
-          // The input, possibly inside a wider allocation (rows padded along x).
-          Index alloc = c.volume;
-          alloc[0] += c.in_row_padding;
-          std::vector<float> storage = random_values(voxels(c.dims, alloc), seed);
-          ConstVolumeView in_view = make_view<const float>(storage.data(), c.dims, alloc);
-          in_view.extent = c.volume;
-          std::vector<float> dense(static_cast<size_t>(voxels(c.dims, c.volume)));
-          cuda_backend::gather(in_view, dense.data());
-          const ConstVolumeView dense_view = make_view<const float>(dense.data(), c.dims, c.volume);
-          Index filter_extent;
-          const SeparableFilter f = random_separable_filter(
-              shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
-          const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
-          std::vector<float> out(static_cast<size_t>(voxels(c.dims, out_extent)));
-          poison(out);
-          const detail::SeparableProblem p = make_separable_problem(
-              in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
-          const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko);
-          ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
-          EXPECT_EQ(plan.passes[0].fuse_x(), c.filter[0] > 1) << c;
-          emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume),
-                            (seed & 1) != 0, bulk);
-          const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
-          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-              << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-              << " bulk " << bulk << " seed=" << seed;
-        }
-      }
-    }
+    for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+      const uint64_t seed = fresh_seed();
+      // The input, possibly inside a wider allocation (rows padded along x).
+      Index alloc = c.volume;
+      alloc[0] += c.in_row_padding;
+      std::vector<float> storage = random_values(voxels(c.dims, alloc), seed);
+      ConstVolumeView in_view = make_view<const float>(storage.data(), c.dims, alloc);
+      in_view.extent = c.volume;
+      std::vector<float> dense(static_cast<size_t>(voxels(c.dims, c.volume)));
+      cuda_backend::gather(in_view, dense.data());
+      const ConstVolumeView dense_view = make_view<const float>(dense.data(), c.dims, c.volume);
+      Index filter_extent;
+      const SeparableFilter f = random_separable_filter(
+          shape, seed, [&](int a) { return shape.filter[a] > 1; }, filter_extent);
+      const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
+      std::vector<float> out(static_cast<size_t>(voxels(c.dims, out_extent)));
+      poison(out);
+      const detail::SeparableProblem p = make_separable_problem(
+          in_view, make_view(out.data(), c.dims, out_extent), f, op, region, b);
+      const cuda_backend::SeparablePlan plan = columns_plan(p, c.ko);
+      ASSERT_EQ(plan.passes[0].column_ko, c.ko) << c;
+      EXPECT_EQ(plan.passes[0].fuse_x(), c.filter[0] > 1) << c;
+      emulate_separable(plan, storage.data(), out.data(), voxels(c.dims, c.volume), (seed & 1) != 0,
+                        bulk);
+      const std::vector<double> ref = reference_separable(dense_view, f, op, b, region);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << c << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
+          << " bulk " << bulk << " seed=" << seed;
+    });
   }
 }
 

@@ -71,16 +71,10 @@ struct DenseCase {
 // output region (the valid region where it fits).
 template <typename F>
 void for_each_dense_case(const ShapeCase& shape, F f) {
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        DenseCase c(shape, b, op, region);
-        f(c, b, op, region);
-      }
-    }
-  }
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    DenseCase c(shape, b, op, region);
+    f(c, b, op, region);
+  });
 }
 
 using DenseParam = std::tuple<ShapeCase, int /*ko*/>;
@@ -709,37 +703,25 @@ class SeparableEmulation : public ::testing::TestWithParam<SeparableParam> {};
 TEST_P(SeparableEmulation, MatchesReference) {
   const auto& [shape, mode] = GetParam();
   const auto [pass_kernels, ko] = mode;
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-        // Axes with a filter extent of 1 are skipped (no taps), as a user would.
-        Index filter_extent;
-        const SeparableFilter f = random_separable_filter(
-            shape, seed, [&](int a) { return shape.filter[a] > 1 || (a == 0 && seed % 3 == 0); },
-            filter_extent);
-        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
-        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-        poison(out);
-        const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    // Axes with a filter extent of 1 are skipped (no taps), as a user would.
+    SeparableCase c = separable_case(
+        shape, seed, [&](int a) { return shape.filter[a] > 1 || (a == 0 && seed % 3 == 0); },
+        region);
+    auto& [in, in_view, f, out_extent, out] = c;
+    const VolumeView out_view = make_view(out.data(), shape.dims, out_extent);
 
-        const detail::SeparableProblem p =
-            make_separable_problem(in_view, out_view, f, op, region, b);
-        const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
-            p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels, ko);
-        emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),
-                          (seed & 1) != 0);
-        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " kernels=" << static_cast<int>(pass_kernels) << " KO=" << ko << " "
-            << to_string(b) << " " << to_string(op) << " " << to_string(region) << " seed=" << seed;
-      }
-    }
-  }
+    const detail::SeparableProblem p = make_separable_problem(in_view, out_view, f, op, region, b);
+    const cuda_backend::SeparablePlan plan = cuda_backend::plan_separable(
+        p, [&](int, int64_t, int64_t) { return ko; }, pass_kernels, ko);
+    emulate_separable(plan, in.data(), out.data(), voxels(shape.dims, shape.volume),
+                      (seed & 1) != 0);
+    const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+    EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+        << shape << " kernels=" << static_cast<int>(pass_kernels) << " KO=" << ko << " "
+        << to_string(b) << " " << to_string(op) << " " << to_string(region) << " seed=" << seed;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, SeparableEmulation,

@@ -114,24 +114,18 @@ class CudaDense : public ::testing::TestWithParam<Param> {};
 TEST_P(CudaDense, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
-        const std::vector<float> out = gpu_dense(shape, in, taps, cuda_options(op, b, region, ko));
-        const DenseFilter f{shape.dims, shape.filter, taps.data()};
-        const std::vector<double> ref =
-            reference_dense(make_view(in.data(), shape.dims, shape.volume), f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
-            << to_string(region) << " seed=" << seed;
-      }
-    }
-  }
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
+    const std::vector<float> taps = random_values(voxels(shape.dims, shape.filter), seed + 1);
+    const std::vector<float> out = gpu_dense(shape, in, taps, cuda_options(op, b, region, ko));
+    const DenseFilter f{shape.dims, shape.filter, taps.data()};
+    const std::vector<double> ref =
+        reference_dense(make_view(in.data(), shape.dims, shape.volume), f, op, b, region);
+    EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+        << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+        << to_string(region) << " seed=" << seed;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKo, CudaDense,
@@ -145,32 +139,19 @@ class CudaSeparable : public ::testing::TestWithParam<Param> {};
 TEST_P(CudaSeparable, MatchesReference) {
   NDCONV_REQUIRE_GPU();
   const auto& [shape, ko] = GetParam();
-  for (Boundary b : kBoundaries) {
-    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-        if (region == OutputRegion::Valid && !valid_fits(shape))
-          continue;
-        const uint64_t seed = fresh_seed();
-        const std::vector<float> in = random_values(voxels(shape.dims, shape.volume), seed);
-        const ConstVolumeView in_view = make_view(in.data(), shape.dims, shape.volume);
-        Index filter_extent;
-        const SeparableFilter f = random_separable_filter(
-            shape, seed, [&](int a) { return shape.filter[a] > 1 || seed % 3 == 0; },
-            filter_extent);
-        const Index out_extent = reference_output_extent(in_view, filter_extent, region);
-        std::vector<float> out(static_cast<size_t>(voxels(shape.dims, out_extent)));
-        poison(out);
-        const RunReport r =
-            filter_separable(in_view, f, make_view(out.data(), shape.dims, out_extent),
-                             cuda_options(op, b, region, ko));
-        EXPECT_EQ(r.backend, Backend::Cuda);
-        const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
-        EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-            << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
-            << to_string(region) << " seed=" << seed;
-      }
-    }
-  }
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    SeparableCase c = separable_case(
+        shape, seed, [&](int a) { return shape.filter[a] > 1 || seed % 3 == 0; }, region);
+    auto& [in, in_view, f, out_extent, out] = c;
+    const RunReport r = filter_separable(in_view, f, make_view(out.data(), shape.dims, out_extent),
+                                         cuda_options(op, b, region, ko));
+    EXPECT_EQ(r.backend, Backend::Cuda);
+    const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
+    EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+        << shape << " KO=" << ko << " " << to_string(b) << " " << to_string(op) << " "
+        << to_string(region) << " seed=" << seed;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKo, CudaSeparable,

@@ -77,98 +77,61 @@ void put(std::string& out, double v, bool big_endian) {
   out.append(b, sizeof(T));
 }
 
+// What the writers put in files for each stored type: the MetaImage element type, the NIfTI
+// datatype code and the value's bytes. Written out here, not taken from the readers under test.
+struct TypeCodes {
+  io::ComponentType type;
+  const char* met_type;
+  int nifti_code;
+  void (*put)(std::string& out, double v, bool big_endian);
+};
+constexpr TypeCodes kTypeCodes[] = {
+    {io::ComponentType::UInt8, "MET_UCHAR", 2, put<uint8_t>},
+    {io::ComponentType::Int8, "MET_CHAR", 256, put<int8_t>},
+    {io::ComponentType::UInt16, "MET_USHORT", 512, put<uint16_t>},
+    {io::ComponentType::Int16, "MET_SHORT", 4, put<int16_t>},
+    {io::ComponentType::UInt32, "MET_UINT", 768, put<uint32_t>},
+    {io::ComponentType::Int32, "MET_INT", 8, put<int32_t>},
+    {io::ComponentType::UInt64, "MET_ULONG_LONG", 1280, put<uint64_t>},
+    {io::ComponentType::Int64, "MET_LONG_LONG", 1024, put<int64_t>},
+    {io::ComponentType::Float32, "MET_FLOAT", 16, put<float>},
+    {io::ComponentType::Float64, "MET_DOUBLE", 64, put<double>},
+};
+
+const TypeCodes& codes_of(io::ComponentType t) {
+  for (const TypeCodes& c : kTypeCodes) {
+    if (c.type == t)
+      return c;
+  }
+  throw std::runtime_error("test_files: a component type without its codes");
+}
+
+// Components of a voxel along dim[5], after all voxels (NIfTI's layout).
+RawImage planar_copy(const RawImage& im) {
+  RawImage planar = im;
+  if (im.components > 1) {
+    const int64_t n = im.voxels();
+    for (int c = 0; c < im.components; ++c)
+      for (int64_t v = 0; v < n; ++v)
+        planar.values[c * n + v] = im.values[v * im.components + c];
+  }
+  return planar;
+}
+
 std::string pack(const RawImage& im, bool big_endian) {
   std::string out;
-  using C = io::ComponentType;
-  for (double v : im.values) {
-    switch (im.type) {
-      case C::UInt8:
-        put<uint8_t>(out, v, big_endian);
-        break;
-      case C::Int8:
-        put<int8_t>(out, v, big_endian);
-        break;
-      case C::UInt16:
-        put<uint16_t>(out, v, big_endian);
-        break;
-      case C::Int16:
-        put<int16_t>(out, v, big_endian);
-        break;
-      case C::UInt32:
-        put<uint32_t>(out, v, big_endian);
-        break;
-      case C::Int32:
-        put<int32_t>(out, v, big_endian);
-        break;
-      case C::UInt64:
-        put<uint64_t>(out, v, big_endian);
-        break;
-      case C::Int64:
-        put<int64_t>(out, v, big_endian);
-        break;
-      case C::Float32:
-        put<float>(out, v, big_endian);
-        break;
-      case C::Float64:
-        put<double>(out, v, big_endian);
-        break;
-    }
-  }
+  const auto put_value = codes_of(im.type).put;
+  for (double v : im.values)
+    put_value(out, v, big_endian);
   return out;
 }
 
 const char* met_type(io::ComponentType t) {
-  using C = io::ComponentType;
-  switch (t) {
-    case C::UInt8:
-      return "MET_UCHAR";
-    case C::Int8:
-      return "MET_CHAR";
-    case C::UInt16:
-      return "MET_USHORT";
-    case C::Int16:
-      return "MET_SHORT";
-    case C::UInt32:
-      return "MET_UINT";
-    case C::Int32:
-      return "MET_INT";
-    case C::UInt64:
-      return "MET_ULONG_LONG";
-    case C::Int64:
-      return "MET_LONG_LONG";
-    case C::Float32:
-      return "MET_FLOAT";
-    case C::Float64:
-      return "MET_DOUBLE";
-  }
-  return "MET_FLOAT";
+  return codes_of(t).met_type;
 }
 
 int nifti_code(io::ComponentType t) {
-  using C = io::ComponentType;
-  switch (t) {
-    case C::UInt8:
-      return 2;
-    case C::Int8:
-      return 256;
-    case C::UInt16:
-      return 512;
-    case C::Int16:
-      return 4;
-    case C::UInt32:
-      return 768;
-    case C::Int32:
-      return 8;
-    case C::UInt64:
-      return 1280;
-    case C::Int64:
-      return 1024;
-    case C::Float32:
-      return 16;
-    case C::Float64:
-      return 64;
-  }
-  return 16;
+  return codes_of(t).nifti_code;
 }
 
 template <typename T>
@@ -259,30 +222,8 @@ void write_nifti(const std::string& path, const RawImage& im, bool big_endian, d
   poke<float>(h, 116, static_cast<float>(scl_inter), big_endian);
   h[123] = 2 | 8;  // mm, s
   std::memcpy(&h[344], "n+1\0", 4);
-  // NIfTI stores the components of a voxel in the fifth dimension, after all voxels.
-  RawImage planar = im;
-  if (im.components > 1) {
-    const int64_t n = im.voxels();
-    for (int c = 0; c < im.components; ++c)
-      for (int64_t v = 0; v < n; ++v)
-        planar.values[c * n + v] = im.values[v * im.components + c];
-  }
-  write_bytes(path, h + pack(planar, big_endian));
+  write_bytes(path, h + pack(planar_copy(im), big_endian));
 }
-
-namespace {
-// Components of a voxel along dim[5], after all voxels (NIfTI's layout).
-RawImage planar_copy(const RawImage& im) {
-  RawImage planar = im;
-  if (im.components > 1) {
-    const int64_t n = im.voxels();
-    for (int c = 0; c < im.components; ++c)
-      for (int64_t v = 0; v < n; ++v)
-        planar.values[c * n + v] = im.values[v * im.components + c];
-  }
-  return planar;
-}
-}  // namespace
 
 void write_nifti_form(const std::string& path, const RawImage& im, const NiftiForm& form) {
   write_nifti(path, im);

@@ -112,6 +112,13 @@ TEST(VolumeFiles, NiftiHeaderFields) {
   EXPECT_EQ(std::string(&h[344]), "n+1");
 }
 
+TEST(VolumeFiles, Extensions) {
+  EXPECT_STREQ(extension(FileFormat::Mha), ".mha");
+  EXPECT_STREQ(extension(FileFormat::Nii), ".nii");
+  EXPECT_STREQ(extension(FileFormat::NiiGz), ".nii.gz");
+  EXPECT_STREQ(extension(static_cast<FileFormat>(kFileFormatCount)), "");
+}
+
 TEST(Floors, CallFloorIsTheSlowestStage) {
   // 1 GB each way: upload 100 ms at 10 GB/s, download 50 ms at 20 GB/s.
   CallFloor f = call_floor(1e9, 1e9, 30.0, 10e9, 20e9);

@@ -50,6 +50,13 @@ std::vector<std::string> labels(const std::vector<PointRequest>& points) {
   return out;
 }
 
+TEST(SweepPoints, FamilyNames) {
+  EXPECT_STREQ(family_name(DenseKernel::Auto), "auto");
+  EXPECT_STREQ(family_name(DenseKernel::Tiled), "tiled");
+  EXPECT_STREQ(family_name(DenseKernel::Blocked), "blocked");
+  EXPECT_STREQ(family_name(static_cast<DenseKernel>(cuda_backend::kDenseKernelCount)), "auto");
+}
+
 TEST(SweepPoints, EveryKoOfBothFamiliesThenAuto) {
   const auto points = sweep_points(compiled(), 3, {}, false);
   EXPECT_EQ(labels(points),

@@ -81,12 +81,7 @@ void run(const ConstVolumeView& input, const VolumeView& output, const Index& ra
 
   t0 = std::chrono::steady_clock::now();
   launch_device(d_in.data, d_out.data, input.dims, input.extent, radius, boundary, nullptr);
-  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  report.seconds_compute = seconds_since(t0);
-
-  t0 = std::chrono::steady_clock::now();
-  download(d_out.data, output);
-  report.seconds_download = seconds_since(t0);
+  finish_and_download(d_out.data, output, t0, report);
 }
 
 }  // namespace ndconv::cuda_median

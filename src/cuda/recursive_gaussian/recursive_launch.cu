@@ -58,12 +58,7 @@ void run(const ConstVolumeView& input, const VolumeView& output,
       NDCONV_CUDA_CHECK_LAUNCH("recursive_lines");
     }
   }
-  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  report.seconds_compute = seconds_since(t0);
-
-  t0 = std::chrono::steady_clock::now();
-  download(volume.data, output);
-  report.seconds_download = seconds_since(t0);
+  finish_and_download(volume.data, output, t0, report);
 }
 
 }  // namespace ndconv::cuda_recursive

@@ -202,7 +202,7 @@ NDCONV_HD void column_reuse_rows(float* tile, int rows, int tid) {
   for (int i = 4 * tid; i < rows * S::kTileX; i += 4 * S::kThreads) {
     float v[4];
     tiled_read<4>(v, from + i);
-    vector_store_shared(tile + i, v);
+    vector_store<MemorySpace::Shared>(tile + i, v);
   }
 }
 
@@ -340,7 +340,7 @@ NDCONV_HD void column_stage(const Geometry& g, const ColumnLayout& l, const floa
       float* dst = inner + (upper ? l.pitch : 0) + c;
       const float* row = upper ? second : first;
       if (row == nullptr)
-        vector_store_shared(dst, zeros);
+        vector_store<MemorySpace::Shared>(dst, zeros);
       else
         copy(dst, row, x_inner + c);
     }
@@ -449,7 +449,7 @@ NDCONV_HD void column_filter_rows_last(const Geometry& g, const ColumnLayout& l,
                         (g.filter_extent[0] - 1) / kFx);
   NDCONV_UNROLL
   for (int m = 0; m < kFx; m += 4)
-    vector_store_shared(tile + (r + h) * S::kTileX + x + m, v + m);
+    vector_store<MemorySpace::Shared>(tile + (r + h) * S::kTileX + x + m, v + m);
 }
 
 /// Picks column_filter_rows_last for the run-time size of the last x tap block, `last`
@@ -627,7 +627,7 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
     float* row = base + o.o3 * g.out_stride[3] + o.x0;
     NDCONV_UNROLL
     for (int q = 0; q < S::KO; ++q, row += g.out_stride[3])
-      vector_store_global(row, acc[q]);
+      vector_store<MemorySpace::Global>(row, acc[q]);
     return;
   }
   NDCONV_UNROLL
@@ -636,7 +636,7 @@ NDCONV_HD void column_store(const Geometry& g, const ColumnLayout& l, float* out
       break;
     float* row = base + (o.o3 + q) * g.out_stride[3];
     if (vector) {
-      vector_store_global(row + o.x0, acc[q]);
+      vector_store<MemorySpace::Global>(row + o.x0, acc[q]);
       continue;
     }
     NDCONV_UNROLL

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
@@ -273,22 +274,31 @@ RunReport masked_filter(const ConstVolumeView& input, const ConstVolumeView& mas
   return runs.total();
 }
 
+namespace {
+
+// The engine call that applies `filter` (filter_dense or filter_separable, by its type).
+template <typename Filter>
+VolumeFilter engine_call(const Filter& filter) {
+  return [&filter](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+    if constexpr (std::is_same_v<Filter, DenseFilter>)
+      return filter_dense(in, filter, out, o);
+    else
+      return filter_separable(in, filter, out, o);
+  };
+}
+
+}  // namespace
+
 RunReport masked_filter_separable(const ConstVolumeView& input, const ConstVolumeView& mask,
                                   const SeparableFilter& filter, const VolumeView& output,
                                   const MaskedOptions& masked, const Options& options) {
-  return masked_filter(input, mask, output, masked, options,
-                       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-                         return filter_separable(in, filter, out, o);
-                       });
+  return masked_filter(input, mask, output, masked, options, engine_call(filter));
 }
 
 RunReport masked_filter_dense(const ConstVolumeView& input, const ConstVolumeView& mask,
                               const DenseFilter& filter, const VolumeView& output,
                               const MaskedOptions& masked, const Options& options) {
-  return masked_filter(input, mask, output, masked, options,
-                       [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-                         return filter_dense(in, filter, out, o);
-                       });
+  return masked_filter(input, mask, output, masked, options, engine_call(filter));
 }
 
 }  // namespace ndconv
