@@ -426,10 +426,12 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
     pipe.uploaded[p]->record(up);
     // A staged input keeps the host busy per piece: the chunks that can run are enqueued now.
     // A direct input's pieces are all enqueued first (no host work), so that waiting for a
-    // staged output's chunk never holds back an upload.
-    const size_t ready = host.input_direct ? plan.pieces.size() - 1 : p;
+    // staged output's chunk never holds back an upload; a chunk is enqueued only after the event
+    // it waits for is recorded (waiting for an unrecorded event does not wait).
+    if (host.input_direct && p + 1 < plan.pieces.size())
+      continue;
     for (; next_chunk < chunks &&
-           plan.chunks[static_cast<size_t>(next_chunk)].wait_piece <= static_cast<int>(ready);
+           plan.chunks[static_cast<size_t>(next_chunk)].wait_piece <= static_cast<int>(p);
          ++next_chunk)
       enqueue_chunk(next_chunk);
   }
