@@ -226,7 +226,7 @@ def main():
             if weighted:
                 total.fill(0)
                 for wt, o in zip(weights, outs):
-                    total += wt * o
+                    total[...] += wt * o
 
         bank()
         key = "cupy_correlate_x%d%s" % (count, "_weighted_sum" if weighted else "")
