@@ -54,12 +54,6 @@ const BankSpec& spec_of(const std::string& name) {
   throw InvalidArgument("not a filter bank row: " + name);
 }
 
-#if NDCONV_HAVE_CUDA  // what the device rows use
-Json timing_json(const Timing& t) {
-  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"repetitions", t.samples_ms.size()}};
-}
-#endif
-
 double pct_of_peak(double fmas, double ms, const gpu::Ceilings& c) {
   return 100.0 * 2.0 * fmas / (ms * 1e-3) / c.fma_flops;
 }
@@ -335,12 +329,7 @@ Json responses_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg, int
   const double call_err = worst_error(plans, d.volume, host.data());
   if (!(call_err <= cfg.tolerance))
     ++failures;
-  Json call = timing_json(tc);
-  call.update({{"rel_l2_error", call_err},
-               {"upload_ms", report.seconds_upload * 1e3},
-               {"compute_ms", report.seconds_compute * 1e3},
-               {"download_ms", report.seconds_download * 1e3}});
-  row["call_time"] = call;
+  row["call_time"] = call_timing_json(tc, call_err, report);
   return row;
 }
 

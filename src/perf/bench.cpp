@@ -41,10 +41,6 @@ Json plan_json(const cuda_backend::LaunchPlan& plan) {
           {"describe", plan.describe()}};
 }
 
-Json timing_json(const Timing& t) {
-  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"repetitions", t.samples_ms.size()}};
-}
-
 std::array<std::vector<float>, kMaxDims> gaussian_axes(int dims, double sigma) {
   std::array<std::vector<float>, kMaxDims> taps;
   for (int a = 0; a < dims; ++a)
@@ -152,12 +148,8 @@ Json call_time_json(const Shape& volume, const std::vector<float>& input, HostMe
   const double call_err = window_error(check, volume, std::vector<float>(out_data, out_data + n));
   if (!(call_err <= cfg.tolerance))
     ++failures;
-  Json timing = timing_json(call_timing);
-  timing.update({{"rel_l2_error", call_err},
-                 {"upload_ms", report.seconds_upload * 1e3},
-                 {"compute_ms", report.seconds_compute * 1e3},
-                 {"download_ms", report.seconds_download * 1e3},
-                 {"slabs", report.slabs}});
+  Json timing = call_timing_json(call_timing, call_err, report);
+  timing["slabs"] = report.slabs;
   if (memory == HostMemory::Pinned)  // the allocator falls back to ordinary memory without a GPU
     timing["page_locked"] = pinned_in->pinned() && pinned_out->pinned();
   return timing;
@@ -827,6 +819,19 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
   if (!commands.empty())
     print_command_rows(out, commands);
   print_bank_rows(out, kernels);
+}
+
+Json timing_json(const Timing& t) {
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"repetitions", t.samples_ms.size()}};
+}
+
+Json call_timing_json(const Timing& t, double rel_l2_error, const RunReport& report) {
+  Json j = timing_json(t);
+  j.update({{"rel_l2_error", rel_l2_error},
+            {"upload_ms", report.seconds_upload * 1e3},
+            {"compute_ms", report.seconds_compute * 1e3},
+            {"download_ms", report.seconds_download * 1e3}});
+  return j;
 }
 
 }  // namespace ndconv::perf

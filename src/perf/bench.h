@@ -16,6 +16,7 @@
 
 #include "perf/check.h"
 #include "perf/e2e.h"
+#include "perf/gpu.h"
 #include "perf/params.h"
 #include "perf/report.h"
 
@@ -92,5 +93,10 @@ struct BenchResult {
 BenchResult run_bench(const BenchConfig& config, std::ostream* progress);
 
 void print_bench_table(std::ostream& out, const BenchResult& result);
+
+/// A timing as the rows write it: median, minimum and repetitions.
+Json timing_json(const Timing& t);
+/// A row's whole-call timing: the timing, its error against the CPU and the call's own times.
+Json call_timing_json(const Timing& t, double rel_l2_error, const RunReport& report);
 
 }  // namespace ndconv::perf

@@ -41,10 +41,6 @@ void launch_median(const float* input, float* output, const Shape& volume, const
 #endif
 }
 
-Json timing_of(const Timing& t) {
-  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"repetitions", t.samples_ms.size()}};
-}
-
 // Copies the box [lo, lo + box) of `from` (extents `from_extent`) into `to` at `to_start`
 // (extents `to_extent`), one x row at a time.
 void copy_box(const float* from, const Index& from_extent, const Index& lo, const Shape& box,
@@ -156,7 +152,7 @@ Json median_gpu_row(const Workload& w, const BenchConfig& cfg, int device, gpu::
   const Timing t = timer.time(launch, cfg.warmup, cfg.repetitions, cfg.flush_l2);
   const double s = t.median_ms * 1e-3;
   const double floor_s = 2.0 * voxels * sizeof(float) / ceilings.copy_bytes_per_s;
-  row.update({{"device_time", timing_of(t)},
+  row.update({{"device_time", timing_json(t)},
               {"voxels_per_s", voxels / s},
               {"memory_floor_ms", floor_s * 1e3},
               {"floor_ratio", s / floor_s},
@@ -181,12 +177,7 @@ Json median_gpu_row(const Workload& w, const BenchConfig& cfg, int device, gpu::
   const double call_err = window_error(check, w.volume, out);
   if (!(call_err <= cfg.tolerance))
     ++failures;
-  Json call_json = timing_of(call);
-  call_json.update({{"rel_l2_error", call_err},
-                    {"upload_ms", report.seconds_upload * 1e3},
-                    {"compute_ms", report.seconds_compute * 1e3},
-                    {"download_ms", report.seconds_download * 1e3}});
-  row["call_time"] = call_json;
+  row["call_time"] = call_timing_json(call, call_err, report);
   return row;
 }
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/canonical_axes.h"
@@ -58,24 +59,19 @@ Launch pick_ko(int ko) {
   return ko == 1 ? &launch<K0, 1, kWeighted> : &launch<K0, 2, kWeighted>;
 }
 
-template <bool kWeighted>
-Launch pick_width(int k0, int ko) {
-  switch (k0) {
-    case 3:
-      return pick_ko<3, kWeighted>(ko);
-    case 5:
-      return pick_ko<5, kWeighted>(ko);
-    case 7:
-      return pick_ko<7, kWeighted>(ko);
-    case 9:
-      return pick_ko<9, kWeighted>(ko);
-    case 11:
-      return pick_ko<11, kWeighted>(ko);
-    case 13:
-      return pick_ko<13, kWeighted>(ko);
-    default:
-      return pick_ko<15, kWeighted>(ko);
-  }
+// The widths along x the kernel is compiled for.
+using CompiledWidths = std::integer_sequence<int, 3, 5, 7, 9, 11, 13, 15>;
+
+template <bool kWeighted, int... K>
+Launch pick_width(int k0, int ko, std::integer_sequence<int, K...>) {
+  Launch chosen = nullptr;
+  ((k0 == K ? (chosen = pick_ko<K, kWeighted>(ko), true) : false) || ...);
+  return chosen;
+}
+
+template <int... K>
+bool compiled_width(int64_t k0, std::integer_sequence<int, K...>) {
+  return ((k0 == K) || ...);
 }
 
 // Device memory freed when it goes out of scope, also when an exception passes.
@@ -90,13 +86,11 @@ struct DeviceBuffer {
 };
 
 bool packed(const Index& n, const Index& stride) {
-  int64_t expected = 1;
-  for (int a = 0; a < kMaxDims; ++a) {
-    if (n[a] > 1 && stride[a] != expected)
-      return false;
-    expected *= n[a];
-  }
-  return true;
+  ConstVolumeView v;
+  v.dims = kMaxDims;
+  v.extent = n;
+  v.stride = stride;
+  return v.is_contiguous();
 }
 
 // Copies between a canonical view (extents n, strides `stride`) and a packed canonical volume, a
@@ -136,7 +130,7 @@ int bank_outputs_per_thread(int requested, int64_t outputs_along_axis) {
 
 std::string bank_cannot_implement(const Index& filter_extent, int dims) {
   const Index k = cpu::to_canonical(dims, filter_extent, 1);
-  if (k[0] < 3 || k[0] > 15 || k[0] % 2 == 0)
+  if (!compiled_width(k[0], CompiledWidths{}))
     return "the GPU filter bank takes 3, 5, 7, 9, 11, 13 or 15 taps along x (the filter has " +
            std::to_string(k[0]) + ")";
   return {};
@@ -229,7 +223,8 @@ void launch_bank_device(const BankLaunch& l, int device, const float* padded, co
       (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
   const size_t shared_bytes =
       static_cast<size_t>(BankShape::shared_floats(l.width, g.k1, ko)) * sizeof(float);
-  const Launch launch = weighted ? pick_width<true>(l.width, ko) : pick_width<false>(l.width, ko);
+  const Launch launch = weighted ? pick_width<true>(l.width, ko, CompiledWidths{})
+                                 : pick_width<false>(l.width, ko, CompiledWidths{});
   for (int i = 0; i < l.passes; ++i) {
     const int first = i * FP, valid = std::min(FP, l.count - first);
     launch(device, static_cast<cudaStream_t>(stream), shared_bytes, g, tiles, padded,
