@@ -115,13 +115,20 @@ std::vector<unsigned char> deflate_piece(libdeflate_compressor* c, const unsigne
 // float32 outputs of noisy volumes (echo speckle) shrink by about an eighth at 5 times the time of
 // storing them, so compressing them saves less I/O time than it costs. The estimate deflates the
 // chunk's first 64 KiB.
+using Compressor = std::unique_ptr<libdeflate_compressor, CompressorDeleter>;
+
+Compressor make_compressor(int level) {
+  Compressor c(libdeflate_alloc_compressor(level));
+  if (!c)
+    throw std::runtime_error("deflate: cannot make a compressor");
+  return c;
+}
+
 int chunk_level(int level, const unsigned char* in, size_t n) {
   if (level != kDefaultCompressionLevel || n == 0)
     return level;
   const size_t probe = std::min<size_t>(n, size_t{64} << 10);
-  std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(libdeflate_alloc_compressor(level));
-  if (!c)
-    throw std::runtime_error("deflate: cannot make a compressor");
+  const Compressor c = make_compressor(level);
   std::vector<unsigned char> out(libdeflate_deflate_compress_bound(c.get(), probe));
   const size_t deflated = libdeflate_deflate_compress(c.get(), in, probe, out.data(), out.size());
   return deflated == 0 || 6 * deflated > 5 * probe ? 0 : level;
@@ -173,10 +180,7 @@ CompressedStream compress_parallel(const void* data, size_t size, DeflateContain
     // chunk's compression.
     run_parallel(chunks, workers, [&](size_t i) {
       const size_t n = size == 0 ? 0 : chunk_length(i);
-      std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(
-          libdeflate_alloc_compressor(chunk_level(level, in + i * chunk_bytes, n)));
-      if (!c)
-        throw std::runtime_error("deflate: cannot make a compressor");
+      const Compressor c = make_compressor(chunk_level(level, in + i * chunk_bytes, n));
       result.pieces[i] = gzip_member(c.get(), in + i * chunk_bytes, n);
       chunk_done();
     });
@@ -188,10 +192,7 @@ CompressedStream compress_parallel(const void* data, size_t size, DeflateContain
   std::vector<uint32_t> adlers(chunks);
   run_parallel(chunks, workers, [&](size_t i) {
     const size_t n = size == 0 ? 0 : chunk_length(i);
-    std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(
-        libdeflate_alloc_compressor(chunk_level(level, in + i * chunk_bytes, n)));
-    if (!c)
-      throw std::runtime_error("deflate: cannot make a compressor");
+    const Compressor c = make_compressor(chunk_level(level, in + i * chunk_bytes, n));
     result.pieces[i + 1] = deflate_piece(c.get(), in + i * chunk_bytes, n, i + 1 == chunks);
     adlers[i] = libdeflate_adler32(1, in + i * chunk_bytes, n);
     chunk_done();
