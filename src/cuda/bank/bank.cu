@@ -24,10 +24,14 @@
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/bank_kernel.cuh"
 #include "cuda/check.h"
+#include "cuda/device_memory.h"
+#include "cuda/staging.h"
 
 namespace ndconv::cuda_bank {
 
 namespace {
+
+using cuda_backend::DeviceBuffer;
 
 using Launch = void (*)(int, cudaStream_t, size_t, const BankGeometry&, const BankTiles&,
                         const float*, const float*, int, float*, int64_t, const float*, float*,
@@ -72,47 +76,6 @@ Launch pick_width(int k0, int ko, std::integer_sequence<int, K...>) {
 template <int... K>
 bool compiled_width(int64_t k0, std::integer_sequence<int, K...>) {
   return ((k0 == K) || ...);
-}
-
-// Device memory freed when it goes out of scope, also when an exception passes.
-struct DeviceBuffer {
-  float* data = nullptr;
-  explicit DeviceBuffer(size_t count) {
-    NDCONV_CUDA_CHECK(cudaMalloc(&data, std::max<size_t>(count, 1) * sizeof(float)));
-  }
-  ~DeviceBuffer() { cudaFree(data); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-bool packed(const Index& n, const Index& stride) {
-  ConstVolumeView v;
-  v.dims = kMaxDims;
-  v.extent = n;
-  v.stride = stride;
-  return v.is_contiguous();
-}
-
-// Copies between a canonical view (extents n, strides `stride`) and a packed canonical volume, a
-// row of n[0] values at a time on `threads` threads.
-template <bool kToPacked>
-void copy_rows(float* view, const Index& n, const Index& stride, float* packed_data, int threads) {
-  const int64_t rows = n[1] * n[2] * n[3];
-  cpu::parallel_for(threads, rows,
-                    [&](int64_t begin, int64_t end, int) {
-                      for (int64_t r = begin; r < end; ++r) {
-                        const int64_t i1 = r % n[1], i2 = (r / n[1]) % n[2], i3 = r / (n[1] * n[2]);
-                        float* v = view + i1 * stride[1] + i2 * stride[2] + i3 * stride[3];
-                        float* p = packed_data + r * n[0];
-                        for (int64_t x = 0; x < n[0]; ++x) {
-                          if constexpr (kToPacked)
-                            p[x] = v[x * stride[0]];
-                          else
-                            v[x * stride[0]] = p[x];
-                        }
-                      }
-                    },
-                    {});
 }
 
 }  // namespace
@@ -308,10 +271,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
                    const Options& options, RunReport& report) {
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
-  const int dims = p.input.dims;
   const BankLaunch l = plan_bank(p, options.expert.outputs_per_thread);
   const int64_t voxels = l.voxels;
-  const Index& n_out = l.outputs;
   const bool weighted = p.outputs.empty();
   const int threads = cpu::resolve_thread_count(options.threads);
   const std::vector<float> laid_out = bank_device_taps(l, p.taps);
@@ -323,44 +284,44 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   DeviceBuffer d_in(padded_count), d_taps(laid_out.size());
   DeviceBuffer d_out(weighted ? voxels : voxels * p.count);
   DeviceBuffer d_weights(weighted ? voxels * p.count : 1);
-  NDCONV_CUDA_CHECK(cudaMemcpy(d_in.data, padded.storage.get(), padded_count * sizeof(float),
+  NDCONV_CUDA_CHECK(cudaMemcpy(d_in.get(), padded.storage.get(), padded_count * sizeof(float),
                                cudaMemcpyHostToDevice));
-  NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.data, laid_out.data(), laid_out.size() * sizeof(float),
+  NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.get(), laid_out.data(), laid_out.size() * sizeof(float),
                                cudaMemcpyHostToDevice));
   if (weighted && control != nullptr) {  // the weights from the control tensor, on the device
     const int components = static_cast<int>(control->control->size());
     DeviceBuffer d_control(static_cast<size_t>(voxels * components));
     for (int c = 0; c < components; ++c)
-      NDCONV_CUDA_CHECK(cudaMemcpy(d_control.data + c * voxels, (*control->control)[c],
+      NDCONV_CUDA_CHECK(cudaMemcpy(d_control.get() + c * voxels, (*control->control)[c],
                                    voxels * sizeof(float), cudaMemcpyHostToDevice));
     WeightCoefficients w{};
     std::copy(control->coefficients->begin(), control->coefficients->end(), w.value);
     w.highpass = p.count - 1;
     w.components = components;
     control_weights_kernel<<<static_cast<unsigned>((voxels + 255) / 256), 256>>>(
-        d_control.data, voxels, w, d_weights.data);
+        d_control.get(), voxels, w, d_weights.get());
     NDCONV_CUDA_CHECK_LAUNCH("the reconstruction weights kernel");
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
   } else if (weighted) {
     std::vector<float> gathered;
     for (int f = 0; f < p.count; ++f) {
-      const Index s = cpu::to_canonical(dims, p.weights[f].stride, 0);
-      const float* src = p.weights[f].data;
-      if (!packed(n_out, s)) {
+      const ConstVolumeView& w = p.weights[f];
+      const float* src = w.data;
+      if (!w.is_contiguous()) {
         gathered.resize(static_cast<size_t>(voxels));
-        copy_rows<true>(const_cast<float*>(p.weights[f].data), n_out, s, gathered.data(), threads);
+        cuda_backend::gather(w, gathered.data());
         src = gathered.data();
       }
-      NDCONV_CUDA_CHECK(cudaMemcpy(d_weights.data + f * voxels, src, voxels * sizeof(float),
+      NDCONV_CUDA_CHECK(cudaMemcpy(d_weights.get() + f * voxels, src, voxels * sizeof(float),
                                    cudaMemcpyHostToDevice));
     }
   }
   report.seconds_upload = seconds_since(t_upload);
 
   const auto t_compute = std::chrono::steady_clock::now();
-  launch_bank_device(l, options.cuda_device, d_in.data, d_taps.data,
-                     weighted ? nullptr : d_out.data, weighted ? d_weights.data : nullptr,
-                     weighted ? d_out.data : nullptr, nullptr);
+  launch_bank_device(l, options.cuda_device, d_in.get(), d_taps.get(),
+                     weighted ? nullptr : d_out.get(), weighted ? d_weights.get() : nullptr,
+                     weighted ? d_out.get() : nullptr, nullptr);
   if (options.progress && !options.progress(0.5))
     throw Aborted();
   NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -371,14 +332,13 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   std::vector<float> scattered;
   for (int f = 0; f < outputs; ++f) {
     const VolumeView& view = weighted ? p.sum_output : p.outputs[f];
-    const Index s = cpu::to_canonical(dims, view.stride, 0);
-    const bool direct = packed(n_out, s);
+    const bool direct = view.is_contiguous();
     if (!direct)
       scattered.resize(static_cast<size_t>(voxels));
-    NDCONV_CUDA_CHECK(cudaMemcpy(direct ? view.data : scattered.data(), d_out.data + f * voxels,
+    NDCONV_CUDA_CHECK(cudaMemcpy(direct ? view.data : scattered.data(), d_out.get() + f * voxels,
                                  voxels * sizeof(float), cudaMemcpyDeviceToHost));
     if (!direct)
-      copy_rows<false>(view.data, n_out, s, scattered.data(), threads);
+      cuda_backend::scatter(scattered.data(), view);
   }
   report.seconds_download = seconds_since(t_download);
   report.backend = Backend::Cuda;
@@ -457,7 +417,7 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
   DeviceBuffer d_responses(static_cast<size_t>(slab_planes * plane * p.count));
   DeviceBuffer d_tensor(static_cast<size_t>(slab_planes * plane * components));
   NDCONV_CUDA_CHECK(
-      cudaMemcpy(d_taps.data, taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice));
+      cudaMemcpy(d_taps.get(), taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice));
   report.seconds_upload = seconds_since(t0);
   report.seconds_compute = report.seconds_download = 0;
   for (size_t i = 0; i < slabs.size(); ++i) {
@@ -466,21 +426,21 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
     t0 = std::chrono::steady_clock::now();
     cpu::PaddedVolume padded;
     pad_bank_input(slabs[i], l, threads, {}, padded);
-    NDCONV_CUDA_CHECK(cudaMemcpy(d_padded.data, padded.storage.get(),
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_padded.get(), padded.storage.get(),
                                  static_cast<size_t>(l.padded_count()) * sizeof(float),
                                  cudaMemcpyHostToDevice));
     report.seconds_upload += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
-    launch_bank_device(l, options.cuda_device, d_padded.data, d_taps.data, d_responses.data,
+    launch_bank_device(l, options.cuda_device, d_padded.get(), d_taps.get(), d_responses.get(),
                        nullptr, nullptr, nullptr);
     structure_tensor_kernel<<<static_cast<unsigned>((l.voxels + 255) / 256), 256>>>(
-        d_responses.data, l.voxels, d, d_tensor.data);
+        d_responses.get(), l.voxels, d, d_tensor.get());
     NDCONV_CUDA_CHECK_LAUNCH("the structure tensor kernel");
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
     report.seconds_compute += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < components; ++c)
-      NDCONV_CUDA_CHECK(cudaMemcpy(tensor[c] + first * plane, d_tensor.data + c * l.voxels,
+      NDCONV_CUDA_CHECK(cudaMemcpy(tensor[c] + first * plane, d_tensor.get() + c * l.voxels,
                                    static_cast<size_t>(l.voxels) * sizeof(float),
                                    cudaMemcpyDeviceToHost));
     report.seconds_download += seconds_since(t0);
