@@ -112,7 +112,7 @@ void run_mean(const MeanArgs& a) {
 
 constexpr char kMedianHelp[] =
     "Median over a box of 2r+1 voxels per axis (fslmaths -fmedian, mrfilter median); the speckle "
-    "filter. GPU up to 343 voxels per window (radius 3 in 3D), else the CPU.";
+    "filter. GPU for every 2D and 3D window and 4D ones up to radius 4, else the CPU.";
 
 struct MedianArgs : FilterArgs {
   std::string radius = "1";

@@ -141,9 +141,9 @@ inline constexpr int64_t kMaxMedianRadius = 7;
 
 /// The median of the (2 r_a + 1) per axis voxels around each voxel (r_a = 0: the axis is not
 /// filtered), the boundary extending the input as for the other filters. NaN voxels sort above
-/// every number. Runs on the GPU (its own selection kernel, windows of at most 343 voxels: radius
-/// 3 in 3D) when the backend allows it, else on the CPU (all threads); Backend::Cuda throws when
-/// the GPU cannot run it.
+/// every number. Runs on the GPU (its own selection kernel: every radius in 2D and 3D, 4D windows
+/// whose staged box fits a block's shared memory, e.g. radius 4 per axis) when the backend allows
+/// it, else on the CPU (all threads); Backend::Cuda throws when the GPU cannot run it.
 RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
                         const Options& options);
 

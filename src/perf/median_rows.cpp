@@ -159,9 +159,11 @@ Json median_gpu_row(const Workload& w, const BenchConfig& cfg, int device, gpu::
               {"target_met", nullptr},
               {"plan",
                {{"kernel", "median_kernel"},
-                {"ko", 1},
-                {"describe", "one thread per output voxel, its " + std::to_string(window) +
-                                 " window values selected in registers/local memory"}}}});
+                {"ko", 8},
+                {"describe",
+                 "a block's input box staged in shared memory as keys; each thread "
+                 "selects 8 outputs along the last axis by counting passes over their " +
+                     std::to_string(window) + "-voxel windows"}}}});
 
   // The whole public call on host buffers: upload, selection, download.
   std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());

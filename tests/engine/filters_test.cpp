@@ -423,16 +423,17 @@ TEST(Filters, MedianSortsNanAboveNumbersAndRefusesBadRadii) {
   EXPECT_THROW(median_filter(make_view(static_cast<const float*>(in.data()), 2, {3, 3, 1, 1}),
                              make_view(out.data(), 2, {3, 3, 1, 1}), {1, 1, 1, 0}, o),
                InvalidArgument);
-  // A window beyond the GPU kernel's 343 voxels: the CPU takes it under auto, cuda refuses it.
-  std::vector<float> cube = random_values(27, fresh_seed()), cube_out(27);
-  const ConstVolumeView cube_in =
-      make_view(static_cast<const float*>(cube.data()), 3, {3, 3, 3, 1});
+  // A 4D window whose box does not fit the GPU kernel's shared memory: the CPU takes it under
+  // auto, cuda refuses it.
+  const Index cube_extent{3, 3, 3, 2};
+  std::vector<float> cube = random_values(54, fresh_seed()), cube_out(54);
+  const ConstVolumeView cube_in = make_view(static_cast<const float*>(cube.data()), 4, cube_extent);
   o.backend = Backend::Auto;
   EXPECT_EQ(
-      median_filter(cube_in, make_view(cube_out.data(), 3, {3, 3, 3, 1}), {4, 4, 4, 0}, o).backend,
+      median_filter(cube_in, make_view(cube_out.data(), 4, cube_extent), {7, 7, 7, 7}, o).backend,
       Backend::Cpu);
   o.backend = Backend::Cuda;
-  EXPECT_THROW(median_filter(cube_in, make_view(cube_out.data(), 3, {3, 3, 3, 1}), {4, 4, 4, 0}, o),
+  EXPECT_THROW(median_filter(cube_in, make_view(cube_out.data(), 4, cube_extent), {7, 7, 7, 7}, o),
                InvalidArgument);
 }
 

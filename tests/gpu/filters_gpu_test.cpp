@@ -1,9 +1,11 @@
 // The filters of ndconv/filters.h on the GPU against the CPU backend (skipped without a usable
-// GPU): the median's own kernel (every boundary, 2D/3D/4D, radii up to the kernel's 343-voxel
-// window, a strided output), the recursive Gaussian's kernel (every boundary, small to huge
+// GPU): the median's own kernel (every boundary, 2D/3D/4D, radii up to 7, 7^4 windows, data with
+// many ties, a strided output), the recursive Gaussian's kernel (every boundary, small to huge
 // sigmas, 2D/3D/4D) and the derived filters, whose engine calls run on the GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ndconv/filters.h"
@@ -29,14 +31,16 @@ TEST(FiltersGpu, MedianMatchesCpuBackend) {
     int dims;
     Index extent, radius;
   };
-  const Case cases[] = {{2, {301, 257, 1, 1}, {3, 3, 0, 0}},
-                        {3, {67, 45, 38, 1}, {1, 1, 1, 0}},
-                        {3, {67, 45, 38, 1}, {3, 3, 3, 0}},
-                        {3, {40, 33, 29, 1}, {2, 1, 3, 0}},
-                        {4, {23, 19, 17, 6}, {1, 1, 1, 1}}};
+  const Case cases[] = {{2, {301, 257, 1, 1}, {3, 3, 0, 0}}, {3, {67, 45, 38, 1}, {1, 1, 1, 0}},
+                        {3, {67, 45, 38, 1}, {3, 3, 3, 0}},  {3, {40, 33, 29, 1}, {2, 1, 3, 0}},
+                        {4, {23, 19, 17, 6}, {1, 1, 1, 1}},  {4, {12, 10, 9, 8}, {3, 3, 3, 3}},
+                        {2, {150, 97, 1, 1}, {2, 7, 0, 0}},  {3, {70, 13, 21, 1}, {1, 0, 7, 0}},
+                        {3, {41, 23, 19, 1}, {4, 4, 4, 0}}};
   for (const Case& c : cases) {
     const int64_t n = c.extent[0] * c.extent[1] * c.extent[2] * c.extent[3];
     std::vector<float> in = random_values(n, fresh_seed());
+    for (int64_t i = 0; i < n; i += 3)  // many ties, as in 8-bit data
+      in[i] = std::round(in[i] * 4.0f);
     in[n / 2] = std::numeric_limits<float>::quiet_NaN();  // NaN orders last on both
     const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), c.dims, c.extent);
     for (Boundary b : kBoundaries) {

@@ -1,18 +1,25 @@
-// The GPU median kernel: one thread per output voxel (grid-stride), its window in per-thread
-// storage of kWindow keys (the launcher picks the smallest of 27, 125, 343 that holds it).
+// The GPU median kernel: a block stages its input box in shared memory as keys, then each thread
+// selects the medians of kOutputs voxels along the last axis (median_select.h says why).
 #pragma once
 
 #include "cuda/median/median_select.h"
 
 namespace ndconv::cuda_median {
 
-template <int kWindow>
-__global__ void median_kernel(const float* __restrict__ in, float* __restrict__ out,
-                              MedianShape shape, int64_t voxels) {
-  uint32_t keys[kWindow];
-  for (int64_t v = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; v < voxels;
-       v += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[v] = median_of_voxel(shape, v, keys, [in](int64_t i) { return __ldg(in + i); });
+/// Threads per block at most (threads_x × threads_y of the grid).
+inline constexpr int kMaxThreads = 128;
+
+template <int kLastRadius>
+__global__ void __launch_bounds__(kMaxThreads)
+    median_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
+  extern __shared__ uint32_t tile[];
+  int64_t origin[4];
+  block_origin(g, blockIdx.x, origin);
+  load_tile(g, origin, tile, threadIdx.x, blockDim.x, threadIdx.y, blockDim.y,
+            [in](int64_t i) { return __ldg(in + i); });
+  __syncthreads();
+  store_thread_medians<kLastRadius>(g, origin, tile, threadIdx.x, threadIdx.y,
+                                    [out](int64_t i, float v) { out[i] = v; });
 }
 
 }  // namespace ndconv::cuda_median

@@ -1,42 +1,79 @@
-// The GPU median's launcher: picks the kernel's window capacity, stages the volume on the device
-// and back, every CUDA call checked.
+// The GPU median's launcher: picks the block shape whose staged input box fits the device's shared
+// memory, dispatches on the window's radius along the last axis, stages the volume on the device
+// and back; every CUDA call checked.
 #include <chrono>
-#include <vector>
+#include <string>
+#include <utility>
 
 #include "cuda/check.h"
 #include "cuda/filter_staging.h"
 #include "cuda/median/median.h"
 #include "cuda/median/median_kernel.cuh"
 #include "cuda/median/median_select.h"
+#include "ndconv/errors.h"
+#include "ndconv/filters.h"
 
 namespace ndconv::cuda_median {
 
 namespace {
 
-int64_t window_of(int dims, const Index& radius) {
-  int64_t w = 1;
-  for (int a = 0; a < dims; ++a)
-    w *= 2 * radius[a] + 1;
-  return w;
+static_assert(kMaxLastRadius == kMaxMedianRadius, "a kernel for every radius the API takes");
+
+// Block shapes (threads along x, threads along y), widest first: a warp along x reads
+// consecutive shared-memory words; narrower blocks only for windows whose box is too large.
+constexpr int kShapes[][2] = {{32, 4}, {32, 2}, {16, 4}, {16, 2}, {8, 4}, {8, 2}};
+
+// Shared memory every GPU ndconv runs on gives a block (the opt-in limit of compute
+// capability 8.6 and 8.9; 9.0 gives 227 KiB).
+constexpr int64_t kPortableSharedBytes = 99 * 1024;
+
+int64_t tile_bytes(const MedianGrid& g) {
+  return int64_t{g.tile_keys()} * 4;
 }
 
-template <int kWindow>
-void launch(const float* in, float* out, const MedianShape& shape, int64_t voxels,
-            cudaStream_t stream) {
-  constexpr int kBlock = 128;
-  const int64_t blocks = (voxels + kBlock - 1) / kBlock;
-  const unsigned grid = static_cast<unsigned>(blocks < (1 << 30) ? blocks : (1 << 30));
-  median_kernel<kWindow><<<grid, kBlock, 0, stream>>>(in, out, shape, voxels);
+// The widest shape whose tile fits in `limit` bytes; false when none does.
+bool plan(int dims, const Index& extent, const Index& radius, Boundary boundary, int64_t limit,
+          MedianGrid& grid) {
+  for (const auto& shape : kShapes) {
+    grid = median_grid(dims, extent.data(), radius.data(), static_cast<int>(boundary), shape[0],
+                       shape[1]);
+    if (tile_bytes(grid) <= limit)
+      return true;
+  }
+  return false;
+}
+
+template <int kLastRadius>
+void launch(const float* in, float* out, const MedianGrid& g, cudaStream_t stream) {
+  const auto kernel = median_kernel<kLastRadius>;
+  const size_t bytes = static_cast<size_t>(tile_bytes(g));
+  if (bytes > 48 * 1024)  // above the default: opt in
+    NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
+  kernel<<<static_cast<unsigned>(g.block_count()), dim3(g.threads_x, g.threads_y), bytes, stream>>>(
+      in, out, g);
   NDCONV_CUDA_CHECK_LAUNCH("median_kernel");
+}
+
+template <int... kRadii>
+void dispatch(std::integer_sequence<int, kRadii...>, int last_radius, const float* in, float* out,
+              const MedianGrid& g, cudaStream_t stream) {
+  ((kRadii == last_radius ? launch<kRadii>(in, out, g, stream) : void()), ...);
 }
 
 }  // namespace
 
 bool can_implement(int dims, const Index& radius, std::string& why) {
-  const int64_t w = window_of(dims, radius);
-  if (w > kMaxWindow) {
-    why = "the GPU median holds at most " + std::to_string(kMaxWindow) +
-          " voxels per window (radius 3 in 3D); this window has " + std::to_string(w);
+  const Index extent{1, 1, 1, 1};
+  MedianGrid g;
+  if (radius[dims - 1] > kMaxLastRadius) {
+    why = "the GPU median takes a radius of at most " + std::to_string(kMaxLastRadius) +
+          " along the last axis";
+    return false;
+  }
+  if (!plan(dims, extent, radius, Boundary::Replicate, kPortableSharedBytes, g)) {
+    why = "the GPU median's window is too large for a block's shared memory (" +
+          std::to_string(tile_bytes(g)) + " bytes)";
     return false;
   }
   return true;
@@ -47,22 +84,19 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
   std::string why;
   if (!can_implement(dims, radius, why))
     throw InvalidArgument(why);
-  MedianShape shape;
-  int64_t voxels = 1;
-  for (int a = 0; a < kMaxDims; ++a) {
-    shape.extent[a] = a < dims ? extent[a] : 1;
-    shape.radius[a] = a < dims ? radius[a] : 0;
-    voxels *= shape.extent[a];
-  }
-  shape.boundary = static_cast<int>(boundary);
-  const auto s = static_cast<cudaStream_t>(stream);
-  const int64_t w = window_of(dims, radius);
-  if (w <= 27)
-    launch<27>(input, output, shape, voxels, s);
-  else if (w <= 125)
-    launch<125>(input, output, shape, voxels, s);
-  else
-    launch<kMaxWindow>(input, output, shape, voxels, s);
+  int device = 0;
+  NDCONV_CUDA_CHECK(cudaGetDevice(&device));
+  int limit = 0;
+  NDCONV_CUDA_CHECK(
+      cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  MedianGrid g;
+  if (!plan(dims, extent, radius, boundary, limit, g))
+    throw InvalidArgument("the GPU median's window is too large for this GPU's shared memory (" +
+                          std::to_string(tile_bytes(g)) + " bytes)");
+  if (g.block_count() > int64_t{0x7fffffff})
+    throw InvalidArgument("the volume is too large for the GPU median's grid");
+  dispatch(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, g.radius[g.last], input, output,
+           g, static_cast<cudaStream_t>(stream));
 }
 
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,

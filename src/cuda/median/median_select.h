@@ -1,10 +1,22 @@
-// The GPU median's per-thread code, compiled for the GPU and for the host (NDCONV_HD), so that
-// the CI machine runs the very same selection through a host loop (tests/gpu/median_emulation):
-// a thread gathers the window of one output voxel (the boundary applied per axis) as
-// order-preserving 32-bit keys, then selects the middle one with a quickselect. Keys make the
-// comparisons integer ones and put every NaN above +Inf, as the CPU backend orders them.
+// The GPU median's per-block code, compiled for the GPU and for the host (NDCONV_HD), so that the
+// CI machine runs the very same selection through a host loop over the grid
+// (tests/gpu/median_emulation_test.cpp).
+//
+// Why it is shaped so: a median is a selection, not a multiply-add, and a 7^3 window (343 values)
+// does not fit a thread's registers, so a thread never holds its window. A block copies the input
+// box its outputs need to shared memory once, as order-preserving 32-bit keys (integer compares,
+// NaN above +Inf as the CPU backend orders it). Each thread then selects the medians of
+// kOutputs voxels in a row along the last axis by counting: a pass over the windows counts, for
+// each output, the keys below its pivot and finds the nearest keys on both sides of the pivot,
+// which become the new ends of the interval that holds the median. The windows of neighbouring
+// outputs along the last axis overlap, so every key read from shared memory serves up to
+// 2 r + 1 of the thread's outputs (the register blocking of the convolution kernels, applied to a
+// selection). Pivots interpolate the values at the interval's ends by rank (a bisection of the
+// keys when that did not halve the candidates), so a pass usually leaves a few percent of them;
+// an interval that holds one distinct value is the answer, so ties end the search at once.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -12,14 +24,10 @@
 
 namespace ndconv::cuda_median {
 
-/// Largest window (voxels) the kernel holds per thread: radius 3 in 3D (7^3).
-inline constexpr int kMaxWindow = 343;
-
-struct MedianShape {
-  int64_t extent[4];
-  int64_t radius[4];
-  int boundary;  ///< ndconv::Boundary as int (kernels::BoundaryCode)
-};
+/// Outputs a thread selects, in a row along the last axis.
+inline constexpr int kOutputs = 8;
+/// Largest radius along the last axis the kernels are compiled for (the public limit).
+inline constexpr int kMaxLastRadius = 7;
 
 /// Float to a key whose unsigned order is the float order, NaN (any sign) above +Inf.
 NDCONV_HD uint32_t median_key(float v) {
@@ -39,58 +47,253 @@ NDCONV_HD float median_value(uint32_t key) {
   return v;
 }
 
-/// The k-th smallest of keys[0, n) (reorders them): Hoare's quickselect with the middle pivot.
-NDCONV_HD uint32_t select_kth(uint32_t* keys, int n, int k) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const uint32_t pivot = keys[(lo + hi) >> 1];
-    int i = lo, j = hi;
-    while (i <= j) {
-      while (keys[i] < pivot)
-        ++i;
-      while (keys[j] > pivot)
-        --j;
-      if (i <= j) {
-        const uint32_t t = keys[i];
-        keys[i] = keys[j];
-        keys[j] = t;
-        ++i;
-        --j;
-      }
-    }
-    if (k <= j)
-      hi = j;
-    else if (k >= i)
-      lo = i;
-    else
-      return keys[k];
+/// A launch's geometry: the volume (4 canonical axes, x fastest, contiguous), the window and the
+/// blocks. A block computes the output box `box` (threads_x along x; threads_y along y, or, in
+/// 2D, threads_y rows of kOutputs along y) and stages the input box `tile` = box + 2 radius.
+struct MedianGrid {
+  int64_t extent[4];
+  int radius[4];
+  int boundary;  ///< ndconv::Boundary as int (kernels::BoundaryCode)
+  int last;      ///< the axis the thread's outputs run along (dims - 1)
+  int threads_x, threads_y;
+  int box[4];
+  int tile[4];
+  int64_t blocks[4];  ///< blocks along each axis
+  int window;         ///< keys per window
+  int tile_keys() const { return tile[0] * tile[1] * tile[2] * tile[3]; }
+  int64_t block_count() const { return blocks[0] * blocks[1] * blocks[2] * blocks[3]; }
+};
+
+/// The grid for a volume of `dims` axes with threads_x × threads_y threads per block.
+inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* radius, int boundary,
+                              int threads_x, int threads_y) {
+  MedianGrid g{};
+  g.last = dims - 1;
+  g.boundary = boundary;
+  g.threads_x = threads_x;
+  g.threads_y = threads_y;
+  g.window = 1;
+  for (int a = 0; a < 4; ++a) {
+    g.extent[a] = a < dims ? extent[a] : 1;
+    g.radius[a] = a < dims ? static_cast<int>(radius[a]) : 0;
+    g.box[a] = 1;
+    g.window *= 2 * g.radius[a] + 1;
   }
-  return keys[k];
+  g.box[0] = threads_x;
+  if (g.last == 1) {
+    g.box[1] = threads_y * kOutputs;
+  } else {
+    g.box[1] = threads_y;
+    g.box[g.last] = kOutputs;
+  }
+  for (int a = 0; a < 4; ++a) {
+    g.tile[a] = g.box[a] + 2 * g.radius[a];
+    g.blocks[a] = (g.extent[a] + g.box[a] - 1) / g.box[a];
+  }
+  return g;
 }
 
-/// The median of output voxel v (x fastest) of a contiguous volume; `keys` holds the window.
+/// The output box's origin of block `block` (x fastest over grid.blocks).
+NDCONV_HD void block_origin(const MedianGrid& g, int64_t block, int64_t* origin) {
+  for (int a = 0; a < 4; ++a) {
+    origin[a] = block % g.blocks[a] * g.box[a];
+    block /= g.blocks[a];
+  }
+}
+
+/// Copies the block's input box into `tile` as keys, rows spread over `row_threads` threads
+/// (this one `row_thread`), x over `x_threads` (this one `x_thread`); the boundary rule maps
+/// the box's parts outside the volume.
 template <typename Load>
-NDCONV_HD float median_of_voxel(const MedianShape& s, int64_t v, uint32_t* keys, Load load) {
-  const int64_t n0 = s.extent[0], n1 = s.extent[1], n2 = s.extent[2], n3 = s.extent[3];
-  const int64_t x = v % n0, y = v / n0 % n1, z = v / (n0 * n1) % n2, t = v / (n0 * n1 * n2);
+NDCONV_HD void load_tile(const MedianGrid& g, const int64_t* origin, uint32_t* tile, int x_thread,
+                         int x_threads, int row_thread, int row_threads, Load load) {
   const uint32_t zero_key = median_key(0.0f);
-  int count = 0;
-  for (int64_t dt = -s.radius[3]; dt <= s.radius[3]; ++dt) {
-    const int64_t it = kernels::boundary_index_hd(t + dt, n3, s.boundary);
-    for (int64_t dz = -s.radius[2]; dz <= s.radius[2]; ++dz) {
-      const int64_t iz = kernels::boundary_index_hd(z + dz, n2, s.boundary);
-      for (int64_t dy = -s.radius[1]; dy <= s.radius[1]; ++dy) {
-        const int64_t iy = kernels::boundary_index_hd(y + dy, n1, s.boundary);
-        const bool row_inside = it >= 0 && iz >= 0 && iy >= 0;
-        const int64_t row = ((it * n2 + iz) * n1 + iy) * n0;
-        for (int64_t dx = -s.radius[0]; dx <= s.radius[0]; ++dx) {
-          const int64_t ix = kernels::boundary_index_hd(x + dx, n0, s.boundary);
-          keys[count++] = row_inside && ix >= 0 ? median_key(load(row + ix)) : zero_key;
-        }
-      }
+  const int rows = g.tile[1] * g.tile[2] * g.tile[3];
+  for (int row = row_thread; row < rows; row += row_threads) {
+    const int ty = row % g.tile[1], tz = row / g.tile[1] % g.tile[2],
+              tt = row / (g.tile[1] * g.tile[2]);
+    const int64_t iy =
+        kernels::boundary_index_hd(origin[1] - g.radius[1] + ty, g.extent[1], g.boundary);
+    const int64_t iz =
+        kernels::boundary_index_hd(origin[2] - g.radius[2] + tz, g.extent[2], g.boundary);
+    const int64_t it =
+        kernels::boundary_index_hd(origin[3] - g.radius[3] + tt, g.extent[3], g.boundary);
+    const bool inside = iy >= 0 && iz >= 0 && it >= 0;
+    const int64_t first = ((it * g.extent[2] + iz) * g.extent[1] + iy) * g.extent[0];
+    uint32_t* to = tile + static_cast<int64_t>(row) * g.tile[0];
+    for (int x = x_thread; x < g.tile[0]; x += x_threads) {
+      const int64_t ix =
+          kernels::boundary_index_hd(origin[0] - g.radius[0] + x, g.extent[0], g.boundary);
+      to[x] = inside && ix >= 0 ? median_key(load(first + ix)) : zero_key;
     }
   }
-  return median_value(select_kth(keys, count, count / 2));
+}
+
+/// The next pivot inside (lo, hi] for an interval that holds ranks [below, below_or_at) of the
+/// window and the wanted rank `rank`: the values at the ends interpolated by rank, or the keys'
+/// midpoint when `bisect` (or when an end is not a finite number).
+NDCONV_HD uint32_t next_pivot(uint32_t lo, uint32_t hi, int below, int below_or_at, int rank,
+                              bool bisect) {
+  const uint32_t middle = lo + ((hi - lo) >> 1) + 1;
+  if (bisect)
+    return middle;
+  const float a = median_value(lo), b = median_value(hi);
+  if (!(std::isfinite(a) && std::isfinite(b)))
+    return middle;
+  const float f =
+      (static_cast<float>(rank - below) + 0.5f) / static_cast<float>(below_or_at - below);
+  const uint32_t p = median_key(a + f * (b - a));
+  return p <= lo ? lo + 1 : p > hi ? hi : p;
+}
+
+/// One counting pass over the kOutputs windows that start at tile index `corner`: for each
+/// output the keys below its pivot (`count`) and the differences key - pivot (mod 2^32), whose
+/// minimum (`up`) leads to the nearest key at or above the pivot and whose maximum (`down`) to the
+/// nearest key below it (keys below the pivot wrap above every other difference). The first pass
+/// also finds each window's smallest and largest key.
+template <int kLastRadius, bool kFirst>
+NDCONV_HD void count_pass(const uint32_t* tile, int corner, const int (&span)[3],
+                          const int (&pitch)[3], int step, const uint32_t (&pivot)[kOutputs],
+                          int (&count)[kOutputs], uint32_t (&up)[kOutputs],
+                          uint32_t (&down)[kOutputs], uint32_t (&least)[kOutputs],
+                          uint32_t (&most)[kOutputs]) {
+  constexpr int kColumn = kOutputs + 2 * kLastRadius;
+  NDCONV_UNROLL
+  for (int k = 0; k < kOutputs; ++k) {
+    count[k] = 0;
+    up[k] = 0xffffffffu;
+    down[k] = 0;
+    least[k] = 0xffffffffu;
+    most[k] = 0;
+  }
+  for (int i2 = 0; i2 < span[2]; ++i2)
+    for (int i1 = 0; i1 < span[1]; ++i1)
+      for (int i0 = 0; i0 < span[0]; ++i0) {
+        const uint32_t* column = tile + corner + i0 * pitch[0] + i1 * pitch[1] + i2 * pitch[2];
+        NDCONV_UNROLL
+        for (int j = 0; j < kColumn; ++j) {
+          const uint32_t key = column[j * step];
+          NDCONV_UNROLL
+          for (int k = 0; k < kOutputs; ++k) {
+            if (j - k < 0 || j - k > 2 * kLastRadius)
+              continue;
+            const uint32_t d = key - pivot[k];
+            count[k] += key < pivot[k];
+            up[k] = d < up[k] ? d : up[k];
+            down[k] = d > down[k] ? d : down[k];
+            if (kFirst) {
+              least[k] = key < least[k] ? key : least[k];
+              most[k] = key > most[k] ? key : most[k];
+            }
+          }
+        }
+      }
+}
+
+/// The medians (as keys) of the kOutputs windows that start at tile index `corner` and follow one
+/// another along the last axis: counting passes until every output's interval holds one distinct
+/// key. kLastRadius is the window's radius along the last axis (compiled per radius, so that the
+/// outputs a key belongs to are known at compile time).
+template <int kLastRadius>
+NDCONV_HD void select_medians(const MedianGrid& g, const uint32_t* tile, int corner,
+                              uint32_t (&median)[kOutputs]) {
+  const int last = g.last;
+  const int stride[4] = {1, g.tile[0], g.tile[0] * g.tile[1], g.tile[0] * g.tile[1] * g.tile[2]};
+  const int step = stride[last];
+  // The window's axes before the last one (up to three), as loop extents and strides.
+  int span[3] = {1, 1, 1}, pitch[3] = {0, 0, 0};
+  for (int a = 0; a < last; ++a) {
+    span[a] = 2 * g.radius[a] + 1;
+    pitch[a] = stride[a];
+  }
+  const int rank = g.window / 2;
+  int centre = corner + kLastRadius * step;
+  for (int a = 0; a < last; ++a)
+    centre += g.radius[a] * stride[a];
+
+  // Per output: the interval [lo, hi] of keys that holds the median, the window's keys below lo
+  // and at or below hi, and the next pivot (the first one: the output voxel's own key).
+  uint32_t lo[kOutputs], hi[kOutputs], pivot[kOutputs];
+  int below[kOutputs], below_or_at[kOutputs];
+  bool bisect[kOutputs];
+  int count[kOutputs];
+  uint32_t up[kOutputs], down[kOutputs], least[kOutputs], most[kOutputs];
+  NDCONV_UNROLL
+  for (int k = 0; k < kOutputs; ++k) {
+    pivot[k] = tile[centre + k * step];
+    below[k] = 0;
+    below_or_at[k] = g.window;
+    bisect[k] = false;
+  }
+  count_pass<kLastRadius, true>(tile, corner, span, pitch, step, pivot, count, up, down, least,
+                                most);
+  NDCONV_UNROLL
+  for (int k = 0; k < kOutputs; ++k) {
+    lo[k] = least[k];
+    hi[k] = most[k];
+  }
+  for (;;) {
+    bool open = false;
+    NDCONV_UNROLL
+    for (int k = 0; k < kOutputs; ++k) {
+      if (lo[k] == hi[k])
+        continue;
+      const int candidates = below_or_at[k] - below[k];
+      if (count[k] > rank) {  // the median is below the pivot: at most the nearest key below
+        hi[k] = pivot[k] + down[k];
+        below_or_at[k] = count[k];
+      } else {  // at or above it: at least the nearest key at or above
+        lo[k] = pivot[k] + up[k];
+        below[k] = count[k];
+      }
+      if (lo[k] != hi[k]) {
+        // Interpolate, unless the last interpolation left more than half of the candidates.
+        bisect[k] = !bisect[k] && 2 * (below_or_at[k] - below[k]) > candidates;
+        pivot[k] = next_pivot(lo[k], hi[k], below[k], below_or_at[k], rank, bisect[k]);
+        open = true;
+      }
+    }
+    if (!open)
+      break;
+    count_pass<kLastRadius, false>(tile, corner, span, pitch, step, pivot, count, up, down, least,
+                                   most);
+  }
+  NDCONV_UNROLL
+  for (int k = 0; k < kOutputs; ++k)
+    median[k] = lo[k];
+}
+
+/// Thread (x, y) of block `block`: selects its outputs from the staged tile and stores those
+/// inside the volume through store(index, value).
+template <int kLastRadius, typename Store>
+NDCONV_HD void store_thread_medians(const MedianGrid& g, const int64_t* origin,
+                                    const uint32_t* tile, int x, int y, Store store) {
+  int local[4] = {x, 0, 0, 0};
+  if (g.last == 1)
+    local[1] = y * kOutputs;
+  else
+    local[1] = y;
+  for (int a = 0; a < g.last; ++a)
+    if (origin[a] + local[a] >= g.extent[a])
+      return;
+  const int64_t first_last = origin[g.last] + local[g.last];
+  if (first_last >= g.extent[g.last])
+    return;
+  int corner = 0;
+  int64_t index = 0;
+  for (int a = 3; a >= 0; --a) {
+    corner = corner * g.tile[a] + local[a];
+    index = index * g.extent[a] + origin[a] + local[a];
+  }
+  uint32_t median[kOutputs];
+  select_medians<kLastRadius>(g, tile, corner, median);
+  int64_t step = 1;
+  for (int a = 0; a < g.last; ++a)
+    step *= g.extent[a];
+  NDCONV_UNROLL
+  for (int k = 0; k < kOutputs; ++k)
+    if (first_last + k < g.extent[g.last])
+      store(index + k * step, median_value(median[k]));
 }
 
 }  // namespace ndconv::cuda_median
