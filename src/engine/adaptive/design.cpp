@@ -457,7 +457,7 @@ std::vector<DesignedFilter> design_filters(int dims, int size, bool complex_taps
   return filters;
 }
 
-// The most recent designs, keyed by everything they depend on.
+// What a design depends on: the kind of filters, dims, size, and the kind's parameters.
 struct DesignKey {
   int kind = 0;  // 0 quadrature, 1 reconstruction
   int dims = 0;
@@ -468,6 +468,9 @@ struct DesignKey {
   }
 };
 
+// The most recent designs, at most kCapacity (the oldest dropped first), shared by every thread: a
+// second adaptive filter with the same parameters (the bench's timed runs after the warm-up, an
+// ITK pipeline updating again, the command line's early check of the parameters) reuses them.
 class DesignCache {
  public:
   std::optional<std::vector<DesignedFilter>> find(const DesignKey& key) {
@@ -494,17 +497,21 @@ class DesignCache {
   std::deque<std::pair<DesignKey, std::vector<DesignedFilter>>> entries_;
 };
 
+DesignCache& design_cache() {
+  static DesignCache cache;
+  return cache;
+}
+
 // design(), or a copy of its earlier result for the same key.
 template <typename Design>
 std::vector<DesignedFilter> cached(const DesignKey& key, const DesignMethod& method,
                                    Design design) {
   if (!method.cached)
     return design();
-  static DesignCache cache;
-  if (std::optional<std::vector<DesignedFilter>> found = cache.find(key))
+  if (std::optional<std::vector<DesignedFilter>> found = design_cache().find(key))
     return *std::move(found);
   std::vector<DesignedFilter> filters = design();
-  cache.store(key, filters);
+  design_cache().store(key, filters);
   return filters;
 }
 
