@@ -1,5 +1,6 @@
 // The GPU median's per-block code (src/cuda/median/median_select.h) run on the host over every
-// block and thread of the launch grid, as the kernel runs it: against the float64 reference
+// block and thread of the launch grid, as the kernel runs it, with each selection (counting, and
+// forgetful for the windows the kernel gives it): against the float64 reference
 // median in 2D, 3D and 4D, for every boundary, every block shape and radii up to the largest
 // along the last axis, on continuous data, data with many ties (8-bit values) and data with NaN
 // and infinities; and its key order (NaN above every number). Needs no GPU.
@@ -20,7 +21,7 @@ namespace {
 
 using cuda_median::MedianGrid;
 
-template <int kLastRadius>
+template <typename Select>
 void run_blocks(const MedianGrid& g, const std::vector<float>& in, std::vector<float>& out) {
   std::vector<uint32_t> tile(static_cast<size_t>(g.tile_keys()));
   for (int64_t block = 0; block < g.block_count(); ++block) {
@@ -29,24 +30,39 @@ void run_blocks(const MedianGrid& g, const std::vector<float>& in, std::vector<f
     cuda_median::load_tile(g, origin, tile.data(), 0, 1, 0, 1, [&](int64_t i) { return in[i]; });
     for (int y = 0; y < g.threads_y; ++y)
       for (int x = 0; x < g.threads_x; ++x)
-        cuda_median::store_thread_medians<kLastRadius>(g, origin, tile.data(), x, y,
-                                                       [&](int64_t i, float v) { out[i] = v; });
+        cuda_median::store_thread_medians<Select>(g, origin, tile.data(), x, y,
+                                                  [&](int64_t i, float v) { out[i] = v; });
   }
 }
 
 template <int... kRadii>
 void dispatch(std::integer_sequence<int, kRadii...>, const MedianGrid& g,
               const std::vector<float>& in, std::vector<float>& out) {
-  ((kRadii == g.radius[g.last] ? run_blocks<kRadii>(g, in, out) : void()), ...);
+  ((kRadii == g.radius[g.last] ? run_blocks<cuda_median::CountingSelect<kRadii>>(g, in, out)
+                               : void()),
+   ...);
 }
 
+// The grid run with the counting selection or, where `forgetful` and the kernel would take it,
+// the forgetful one.
 std::vector<float> emulate_median(const std::vector<float>& in, int dims, const Index& extent,
                                   const Index& radius, Boundary boundary, int threads_x,
-                                  int threads_y) {
+                                  int threads_y, bool forgetful) {
+  using cuda_median::ForgetfulSelect;
   const MedianGrid g = cuda_median::median_grid(dims, extent.data(), radius.data(),
                                                 static_cast<int>(boundary), threads_x, threads_y);
   std::vector<float> out(in.size(), std::numeric_limits<float>::quiet_NaN());
-  dispatch(std::make_integer_sequence<int, cuda_median::kMaxLastRadius + 1>{}, g, in, out);
+  const int r = forgetful ? cuda_median::forgetful_radius(g) : 0;
+  if (dims == 2 && r == 1)
+    run_blocks<ForgetfulSelect<2, 1>>(g, in, out);
+  else if (dims == 2 && r == 2)
+    run_blocks<ForgetfulSelect<2, 2>>(g, in, out);
+  else if (dims == 2 && r == 3)
+    run_blocks<ForgetfulSelect<2, 3>>(g, in, out);
+  else if (dims == 3 && r == 1)
+    run_blocks<ForgetfulSelect<3, 1>>(g, in, out);
+  else
+    dispatch(std::make_integer_sequence<int, cuda_median::kMaxLastRadius + 1>{}, g, in, out);
   return out;
 }
 
@@ -100,7 +116,8 @@ TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
     special[n / 5] = -inf;
     special[n / 7] = -0.0f;
     const std::vector<float> inputs[] = {continuous, eight_bit_values(n, fresh_seed()), special};
-    const Index radii[] = {{1, 1, 1, 1}, {3, 3, 3, 3}, {2, 0, 1, 2}, {0, 1, 0, 7}, {1, 0, 2, 5}};
+    const Index radii[] = {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3},
+                           {2, 0, 1, 2}, {0, 1, 0, 7}, {1, 0, 2, 5}};
     const int shapes[][2] = {{32, 4}, {8, 2}};
     for (const Index& r : radii) {
       Index radius{0, 0, 0, 0};
@@ -118,8 +135,11 @@ TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
                          std::to_string(radius[0]) + "x" + std::to_string(radius[1]) + "x" +
                          std::to_string(radius[2]) + "x" + std::to_string(radius[3]) + " block " +
                          std::to_string(shape[0]) + "x" + std::to_string(shape[1]));
-            const auto got = emulate_median(input, dims, extent, radius, b, shape[0], shape[1]);
-            EXPECT_EQ(differences(got, ref), 0);
+            for (bool forgetful : {false, true}) {
+              const auto got =
+                  emulate_median(input, dims, extent, radius, b, shape[0], shape[1], forgetful);
+              EXPECT_EQ(differences(got, ref), 0) << (forgetful ? "forgetful" : "counting");
+            }
           }
         }
     }

@@ -1,5 +1,6 @@
 // The GPU median kernel: a block stages its input box in shared memory as keys, then each thread
-// selects the medians of kOutputs voxels along the last axis (median_select.h says why).
+// selects the medians of kOutputs voxels along the last axis, by counting passes or, for small
+// isotropic windows, by forgetful selection in registers (median_select.h says why).
 #pragma once
 
 #include "cuda/median/median_select.h"
@@ -9,8 +10,8 @@ namespace ndconv::cuda_median {
 /// Threads per block at most (threads_x × threads_y of the grid).
 inline constexpr int kMaxThreads = 128;
 
-template <int kLastRadius>
-__global__ void __launch_bounds__(kMaxThreads)
+template <typename Select>
+__global__ void __launch_bounds__(kMaxThreads, 4)
     median_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
   extern __shared__ uint32_t tile[];
   int64_t origin[4];
@@ -18,8 +19,8 @@ __global__ void __launch_bounds__(kMaxThreads)
   load_tile(g, origin, tile, threadIdx.x, blockDim.x, threadIdx.y, blockDim.y,
             [in](int64_t i) { return __ldg(in + i); });
   __syncthreads();
-  store_thread_medians<kLastRadius>(g, origin, tile, threadIdx.x, threadIdx.y,
-                                    [out](int64_t i, float v) { out[i] = v; });
+  store_thread_medians<Select>(g, origin, tile, threadIdx.x, threadIdx.y,
+                               [out](int64_t i, float v) { out[i] = v; });
 }
 
 }  // namespace ndconv::cuda_median

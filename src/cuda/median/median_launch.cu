@@ -1,5 +1,6 @@
 // The GPU median's launcher: picks the block shape whose staged input box fits the device's shared
-// memory, dispatches on the window's radius along the last axis, stages the volume on the device
+// memory and the selection (forgetful for small isotropic windows, else counting, compiled per
+// radius along the last axis), stages the volume on the device
 // and back; every CUDA call checked.
 #include <chrono>
 #include <string>
@@ -43,9 +44,9 @@ bool plan(int dims, const Index& extent, const Index& radius, Boundary boundary,
   return false;
 }
 
-template <int kLastRadius>
+template <typename Select>
 void launch(const float* in, float* out, const MedianGrid& g, cudaStream_t stream) {
-  const auto kernel = median_kernel<kLastRadius>;
+  const auto kernel = median_kernel<Select>;
   const size_t bytes = static_cast<size_t>(tile_bytes(g));
   if (bytes > 48 * 1024)  // above the default: opt in
     NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -56,9 +57,9 @@ void launch(const float* in, float* out, const MedianGrid& g, cudaStream_t strea
 }
 
 template <int... kRadii>
-void dispatch(std::integer_sequence<int, kRadii...>, int last_radius, const float* in, float* out,
-              const MedianGrid& g, cudaStream_t stream) {
-  ((kRadii == last_radius ? launch<kRadii>(in, out, g, stream) : void()), ...);
+void launch_counting(std::integer_sequence<int, kRadii...>, const float* in, float* out,
+                     const MedianGrid& g, cudaStream_t stream) {
+  ((kRadii == g.radius[g.last] ? launch<CountingSelect<kRadii>>(in, out, g, stream) : void()), ...);
 }
 
 }  // namespace
@@ -95,8 +96,18 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
                           std::to_string(tile_bytes(g)) + " bytes)");
   if (g.block_count() > int64_t{0x7fffffff})
     throw InvalidArgument("the volume is too large for the GPU median's grid");
-  dispatch(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, g.radius[g.last], input, output,
-           g, static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  const int r = forgetful_radius(g);
+  if (dims == 2 && r == 1)
+    launch<ForgetfulSelect<2, 1>>(input, output, g, s);
+  else if (dims == 2 && r == 2)
+    launch<ForgetfulSelect<2, 2>>(input, output, g, s);
+  else if (dims == 2 && r == 3)
+    launch<ForgetfulSelect<2, 3>>(input, output, g, s);
+  else if (dims == 3 && r == 1)
+    launch<ForgetfulSelect<3, 1>>(input, output, g, s);
+  else
+    launch_counting(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, input, output, g, s);
 }
 
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,

@@ -58,8 +58,10 @@ struct MedianGrid {
   int threads_x, threads_y;
   int box[4];
   int tile[4];
-  int64_t blocks[4];  ///< blocks along each axis
-  int window;         ///< keys per window
+  int tile_stride[4];  ///< keys between neighbours in the tile along each axis
+  int64_t blocks[4];   ///< blocks along each axis
+  int64_t out_step;    ///< voxels between neighbours along the last axis
+  int window;          ///< keys per window
   int tile_keys() const { return tile[0] * tile[1] * tile[2] * tile[3]; }
   int64_t block_count() const { return blocks[0] * blocks[1] * blocks[2] * blocks[3]; }
 };
@@ -86,15 +88,20 @@ inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* ra
     g.box[1] = threads_y;
     g.box[g.last] = kOutputs;
   }
+  g.out_step = 1;
   for (int a = 0; a < 4; ++a) {
     g.tile[a] = g.box[a] + 2 * g.radius[a];
+    g.tile_stride[a] = a == 0 ? 1 : g.tile_stride[a - 1] * g.tile[a - 1];
     g.blocks[a] = (g.extent[a] + g.box[a] - 1) / g.box[a];
+    if (a < g.last)
+      g.out_step *= g.extent[a];
   }
   return g;
 }
 
 /// The output box's origin of block `block` (x fastest over grid.blocks).
 NDCONV_HD void block_origin(const MedianGrid& g, int64_t block, int64_t* origin) {
+  NDCONV_UNROLL
   for (int a = 0; a < 4; ++a) {
     origin[a] = block % g.blocks[a] * g.box[a];
     block /= g.blocks[a];
@@ -197,19 +204,18 @@ NDCONV_HD void count_pass(const uint32_t* tile, int corner, const int (&span)[3]
 template <int kLastRadius>
 NDCONV_HD void select_medians(const MedianGrid& g, const uint32_t* tile, int corner,
                               uint32_t (&median)[kOutputs]) {
-  const int last = g.last;
-  const int stride[4] = {1, g.tile[0], g.tile[0] * g.tile[1], g.tile[0] * g.tile[1] * g.tile[2]};
-  const int step = stride[last];
+  const int step = g.tile_stride[g.last];
   // The window's axes before the last one (up to three), as loop extents and strides.
-  int span[3] = {1, 1, 1}, pitch[3] = {0, 0, 0};
-  for (int a = 0; a < last; ++a) {
-    span[a] = 2 * g.radius[a] + 1;
-    pitch[a] = stride[a];
+  int span[3], pitch[3];
+  int centre = corner + kLastRadius * step;
+  NDCONV_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    const bool before_last = a < g.last;
+    span[a] = before_last ? 2 * g.radius[a] + 1 : 1;
+    pitch[a] = before_last ? g.tile_stride[a] : 0;
+    centre += before_last ? g.radius[a] * g.tile_stride[a] : 0;
   }
   const int rank = g.window / 2;
-  int centre = corner + kLastRadius * step;
-  for (int a = 0; a < last; ++a)
-    centre += g.radius[a] * stride[a];
 
   // Per output: the interval [lo, hi] of keys that holds the median, the window's keys below lo
   // and at or below hi, and the next pivot (the first one: the output voxel's own key).
@@ -263,37 +269,127 @@ NDCONV_HD void select_medians(const MedianGrid& g, const uint32_t* tile, int cor
     median[k] = lo[k];
 }
 
-/// Thread (x, y) of block `block`: selects its outputs from the staged tile and stores those
-/// inside the volume through store(index, value).
-template <int kLastRadius, typename Store>
+/// Orders a pair: a <= b afterwards.
+NDCONV_HD void order(uint32_t& a, uint32_t& b) {
+  const uint32_t low = a < b ? a : b;
+  b = a < b ? b : a;
+  a = low;
+}
+
+/// Moves the smallest of v[0, S) to v[0] and the largest to v[1] (the others stay in v[2, S)):
+/// about 1.5 S pair orderings.
+template <int S>
+NDCONV_HD void extremes_first(uint32_t* v) {
+  NDCONV_UNROLL
+  for (int i = 0; i + 1 < S; i += 2)
+    order(v[i], v[i + 1]);
+  NDCONV_UNROLL
+  for (int i = 2; i + 1 < S; i += 2)
+    order(v[0], v[i]);
+  NDCONV_UNROLL
+  for (int i = 3; i < S; i += 2)
+    order(v[i], v[1]);
+  if (S % 2 == 1) {
+    order(v[0], v[S - 1]);
+    order(v[S - 1], v[1]);
+  }
+}
+
+/// Forgetful selection's rounds: the set v[J, R) loses its smallest and largest key and gains
+/// key(R + J), until the window's N keys are all in.
+template <int N, int R, int J, typename Key>
+NDCONV_HD void forget_rounds(uint32_t* v, Key& key) {
+  if constexpr (J < N - R) {
+    extremes_first<R - J>(v + J);
+    v[J + 1] = key(R + J);
+    forget_rounds<N, R, J + 1>(v, key);
+  }
+}
+
+/// The median of the N keys key(0) .. key(N - 1) (N odd) by forgetful selection in registers:
+/// of N / 2 + 2 keys held, the smallest and the largest cannot be the median once the next key
+/// replaces them, so the set shrinks by one per key read and the last three hold it.
+template <int N, typename Key>
+NDCONV_HD uint32_t forgetful_median(Key key) {
+  static_assert(N % 2 == 1 && N >= 3, "an odd window");
+  constexpr int R = N / 2 + 2;
+  uint32_t v[R];
+  NDCONV_UNROLL
+  for (int i = 0; i < R; ++i)
+    v[i] = key(i);
+  forget_rounds<N, R, 0>(v, key);
+  uint32_t a = v[R - 3], b = v[R - 2];
+  const uint32_t c = v[R - 1];
+  order(a, b);
+  b = b < c ? b : c;
+  return a > b ? a : b;
+}
+
+/// The medians of the kOutputs windows at tile index `corner` (see select_medians) by counting
+/// passes: any window the kernel takes; kLastRadius is its radius along the last axis.
+template <int kLastRadius>
+struct CountingSelect {
+  NDCONV_HD void operator()(const MedianGrid& g, const uint32_t* tile, int corner,
+                            uint32_t (&median)[kOutputs]) const {
+    select_medians<kLastRadius>(g, tile, corner, median);
+  }
+};
+
+/// The same by forgetful selection, output by output: for the small isotropic windows (radius
+/// kRadius on each of kDims axes, at most 7 x 7 keys), where the window fits a thread's
+/// registers and a few hundred min/max instructions beat several counting passes.
+template <int kDims, int kRadius>
+struct ForgetfulSelect {
+  static constexpr int kSpan = 2 * kRadius + 1;
+  static constexpr int kWindow = kDims == 2 ? kSpan * kSpan : kSpan * kSpan * kSpan;
+  NDCONV_HD void operator()(const MedianGrid& g, const uint32_t* tile, int corner,
+                            uint32_t (&median)[kOutputs]) const {
+    const int row = g.tile[0], plane = g.tile[0] * g.tile[1];
+    const int step = kDims == 2 ? row : plane;
+    NDCONV_UNROLL
+    for (int k = 0; k < kOutputs; ++k) {
+      const uint32_t* first = tile + corner + k * step;
+      auto key = [&](int i) {
+        const int i0 = i % kSpan, i1 = i / kSpan % kSpan, i2 = i / (kSpan * kSpan);
+        return first[i0 + i1 * row + i2 * plane];
+      };
+      median[k] = forgetful_median<kWindow>(key);
+    }
+  }
+};
+
+/// The radius of the window when ForgetfulSelect takes it (2D radius 1-3, 3D radius 1, the same
+/// on every axis), else 0 (CountingSelect takes it).
+inline int forgetful_radius(const MedianGrid& g) {
+  const int dims = g.last + 1, r = g.radius[0];
+  for (int a = 1; a < dims; ++a)
+    if (g.radius[a] != r)
+      return 0;
+  return (dims == 2 && r <= 3) || (dims == 3 && r == 1) ? r : 0;
+}
+
+/// Thread (x, y) of block `block`: selects its outputs from the staged tile (Select: one of the
+/// selections above) and stores those inside the volume through store(index, value).
+template <typename Select, typename Store>
 NDCONV_HD void store_thread_medians(const MedianGrid& g, const int64_t* origin,
                                     const uint32_t* tile, int x, int y, Store store) {
-  int local[4] = {x, 0, 0, 0};
-  if (g.last == 1)
-    local[1] = y * kOutputs;
-  else
-    local[1] = y;
-  for (int a = 0; a < g.last; ++a)
-    if (origin[a] + local[a] >= g.extent[a])
+  // The thread's first output: x along axis 0, and y along axis 1 (in 2D, y rows of outputs).
+  const int64_t y_local = g.last == 1 ? int64_t{y} * kOutputs : y;
+  const int64_t first[4] = {origin[0] + x, origin[1] + y_local, origin[2], origin[3]};
+  NDCONV_UNROLL
+  for (int a = 0; a < 4; ++a)
+    if (first[a] >= g.extent[a])
       return;
-  const int64_t first_last = origin[g.last] + local[g.last];
-  if (first_last >= g.extent[g.last])
-    return;
-  int corner = 0;
-  int64_t index = 0;
-  for (int a = 3; a >= 0; --a) {
-    corner = corner * g.tile[a] + local[a];
-    index = index * g.extent[a] + origin[a] + local[a];
-  }
+  const int64_t first_last = g.last == 1 ? first[1] : g.last == 2 ? first[2] : first[3];
+  const int64_t index =
+      ((first[3] * g.extent[2] + first[2]) * g.extent[1] + first[1]) * g.extent[0] + first[0];
   uint32_t median[kOutputs];
-  select_medians<kLastRadius>(g, tile, corner, median);
-  int64_t step = 1;
-  for (int a = 0; a < g.last; ++a)
-    step *= g.extent[a];
+  Select()(g, tile, static_cast<int>(x + y_local * g.tile[0]), median);
+  const int64_t along = g.extent[g.last];
   NDCONV_UNROLL
   for (int k = 0; k < kOutputs; ++k)
-    if (first_last + k < g.extent[g.last])
-      store(index + k * step, median_value(median[k]));
+    if (first_last + k < along)
+      store(index + k * g.out_step, median_value(median[k]));
 }
 
 }  // namespace ndconv::cuda_median
