@@ -24,10 +24,10 @@
 #include "cpu/parallel_for.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/bank_kernel.cuh"
+#include "cuda/bank/bank_pad.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/staging.h"
-#include "kernels/hd.h"
 
 namespace ndconv::cuda_bank {
 
@@ -214,41 +214,16 @@ unsigned voxel_blocks(int64_t voxels) {
   return static_cast<unsigned>((voxels + kVoxelThreads - 1) / kVoxelThreads);
 }
 
-// The padded input of a bank launch (pad_bank_input's layout): canonical axes, rows of row_length
-// floats, e1 x e2 x e3 rows.
-struct PadGeometry {
-  int64_t in_extent[4];
-  int64_t in_stride[4];
-  int64_t offset[4];
-  int64_t e1, e2, e3;
-  int64_t x_count, row_length;
-  int boundary;  // kernels::BoundaryCode, the value of ndconv::Boundary
-};
-
 // One block per padded row at a time (a grid-stride loop over the rows), its threads along the
-// row: element q0 < x_count is in_b[q + offset] (the boundary per axis), the rest zeros, as
-// cpu::build_padded writes them.
-__global__ void pad_bank_kernel(PadGeometry g, const float* __restrict__ in,
+// row (bank_pad.h).
+__global__ void pad_bank_kernel(BankPadGeometry g, const float* __restrict__ in,
                                 float* __restrict__ padded) {
   const int64_t rows = g.e1 * g.e2 * g.e3;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int64_t q1 = r % g.e1, q2 = (r / g.e1) % g.e2, q3 = r / (g.e1 * g.e2);
-    const int64_t i1 = kernels::boundary_index_hd(q1 + g.offset[1], g.in_extent[1], g.boundary);
-    const int64_t i2 = kernels::boundary_index_hd(q2 + g.offset[2], g.in_extent[2], g.boundary);
-    const int64_t i3 = kernels::boundary_index_hd(q3 + g.offset[3], g.in_extent[3], g.boundary);
-    const bool inside = i1 >= 0 && i2 >= 0 && i3 >= 0;
-    const float* src =
-        inside ? in + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3] : in;
+    const float* src = bank_pad_source(g, in, r);
     float* line = padded + r * g.row_length;
-    for (int64_t q0 = threadIdx.x; q0 < g.row_length; q0 += blockDim.x) {
-      float v = 0.0f;
-      if (inside && q0 < g.x_count) {
-        const int64_t i0 = kernels::boundary_index_hd(q0 + g.offset[0], g.in_extent[0], g.boundary);
-        if (i0 >= 0)
-          v = src[i0 * g.in_stride[0]];
-      }
-      line[q0] = v;
-    }
+    for (int64_t q0 = threadIdx.x; q0 < g.row_length; q0 += blockDim.x)
+      line[q0] = bank_pad_element(g, src, q0);
   }
 }
 
@@ -405,21 +380,10 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
 void pad_bank_input_device(const detail::BankProblem& p, const BankLaunch& l, float* padded,
                            void* stream) {
   const int dims = p.input.dims;
-  const Index extent = cpu::to_canonical(dims, p.input.extent, 1);
-  const Index stride = cpu::to_canonical(dims, p.input.stride, 0);
-  const Index offset = cpu::to_canonical(dims, p.offset, 0);
-  PadGeometry g{};
-  for (int a = 0; a < 4; ++a) {
-    g.in_extent[a] = extent[a];
-    g.in_stride[a] = stride[a];
-    g.offset[a] = offset[a];
-  }
-  g.e1 = l.padded_extent[1];
-  g.e2 = l.padded_extent[2];
-  g.e3 = l.padded_extent[3];
-  g.x_count = l.outputs[0] + l.width - 1;
-  g.row_length = l.row_length;
-  g.boundary = static_cast<int>(p.boundary);
+  const BankPadGeometry g = bank_pad_geometry(cpu::to_canonical(dims, p.input.extent, 1),
+                                              cpu::to_canonical(dims, p.input.stride, 0),
+                                              cpu::to_canonical(dims, p.offset, 0), l.padded_extent,
+                                              l.outputs[0] + l.width - 1, l.row_length, p.boundary);
   // One block per row up to 2^20 blocks (a grid-stride loop beyond); 64 threads cover a row of
   // up to a few hundred floats in a few steps.
   const int64_t rows = g.e1 * g.e2 * g.e3;
