@@ -330,18 +330,8 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
                            d_weights.get(), nullptr);
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
   } else if (weighted) {
-    std::vector<float> gathered;
-    for (int f = 0; f < p.count; ++f) {
-      const ConstVolumeView& w = p.weights[f];
-      const float* src = w.data;
-      if (!w.is_contiguous()) {
-        gathered.resize(static_cast<size_t>(voxels));
-        cuda_backend::gather(w, gathered.data());
-        src = gathered.data();
-      }
-      NDCONV_CUDA_CHECK(cudaMemcpy(d_weights.get() + f * voxels, src, voxels * sizeof(float),
-                                   cudaMemcpyHostToDevice));
-    }
+    for (int f = 0; f < p.count; ++f)
+      upload_volume(p.weights[f], d_weights.get() + f * voxels, nullptr);
   }
   report.seconds_upload = seconds_since(t_upload);
 
@@ -356,26 +346,51 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
 
   const auto t_download = std::chrono::steady_clock::now();
   const int outputs = weighted ? 1 : p.count;
-  std::vector<float> scattered;
-  for (int f = 0; f < outputs; ++f) {
-    const VolumeView& view = weighted ? p.sum_output : p.outputs[f];
-    const bool direct = view.is_contiguous();
-    if (!direct)
-      scattered.resize(static_cast<size_t>(voxels));
-    NDCONV_CUDA_CHECK(cudaMemcpy(direct ? view.data : scattered.data(), d_out.get() + f * voxels,
-                                 voxels * sizeof(float), cudaMemcpyDeviceToHost));
-    if (!direct)
-      cuda_backend::scatter(scattered.data(), view);
-  }
+  for (int f = 0; f < outputs; ++f)
+    download_volume(d_out.get() + f * voxels, weighted ? p.sum_output : p.outputs[f], nullptr);
   report.seconds_download = seconds_since(t_download);
+  report_bank_launch(l, "", report);
+}
+
+}  // namespace
+
+void upload_volume(const ConstVolumeView& view, float* device, void* stream_handle) {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
+  std::vector<float> gathered;
+  const float* src = view.data;
+  if (!view.is_contiguous()) {
+    gathered.resize(static_cast<size_t>(view.voxel_count()));
+    cuda_backend::gather(view, gathered.data());
+    src = gathered.data();
+  }
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(device, src, bytes, cudaMemcpyHostToDevice, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
+}
+
+void download_volume(const float* device, const VolumeView& view, void* stream_handle) {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
+  if (view.is_contiguous()) {
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(view.data, device, bytes, cudaMemcpyDeviceToHost, stream));
+    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  std::vector<float> downloaded(static_cast<size_t>(view.voxel_count()));
+  NDCONV_CUDA_CHECK(
+      cudaMemcpyAsync(downloaded.data(), device, bytes, cudaMemcpyDeviceToHost, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cuda_backend::scatter(downloaded.data(), view);
+}
+
+void report_bank_launch(const BankLaunch& l, const std::string& detail, RunReport& report) {
   report.backend = Backend::Cuda;
   report.outputs_per_thread = l.outputs_per_thread;
   report.outputs_per_thread_reason = l.outputs_per_thread_reason;
   report.notes.push_back("GPU filter bank: " + std::to_string(l.passes) +
-                         " passes of 4 filters over " + std::to_string(p.count) + " filters");
+                         " passes of 4 filters over " + std::to_string(l.count) + " filters" +
+                         detail);
 }
-
-}  // namespace
 
 void pad_bank_input_device(const detail::BankProblem& p, const BankLaunch& l, float* padded,
                            void* stream) {

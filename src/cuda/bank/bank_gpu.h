@@ -64,6 +64,18 @@ void pad_bank_input(const detail::BankProblem& problem, const BankLaunch& launch
 void pad_bank_input_device(const detail::BankProblem& problem, const BankLaunch& launch,
                            float* padded, void* stream);
 
+/// Copies a host volume (gathered first when it is not contiguous) into the contiguous device
+/// volume `device` on `stream`, returning when the copy is done.
+void upload_volume(const ConstVolumeView& view, float* device, void* stream);
+
+/// Copies the contiguous device volume `device` into the host volume `view` (scattered when it
+/// is not contiguous) on `stream`, returning when the copy is done.
+void download_volume(const float* device, const VolumeView& view, void* stream);
+
+/// Fills what a GPU bank run reports of `launch`: the backend, KO and its reason, and a note on
+/// the passes ending in `detail`.
+void report_bank_launch(const BankLaunch& launch, const std::string& detail, RunReport& report);
+
 /// The structure tensor's bank in slabs along the last axis, each slab's padded input and
 /// responses on the device at once.
 struct TensorSlabs {

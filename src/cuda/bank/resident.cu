@@ -77,20 +77,6 @@ detail::BankProblem on_device(const detail::BankProblem& problem, const float* i
   return p;
 }
 
-void upload(const ConstVolumeView& view, float* device, cudaStream_t stream) {
-  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
-  if (view.is_contiguous()) {
-    NDCONV_CUDA_CHECK(cudaMemcpyAsync(device, view.data, bytes, cudaMemcpyHostToDevice, stream));
-    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return;
-  }
-  std::vector<float> gathered(static_cast<size_t>(view.voxel_count()));
-  cuda_backend::gather(view, gathered.data());
-  NDCONV_CUDA_CHECK(
-      cudaMemcpyAsync(device, gathered.data(), bytes, cudaMemcpyHostToDevice, stream));
-  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
-}
-
 void upload_taps(const std::vector<float>& taps, DeviceBuffer& device, cudaStream_t stream) {
   device.allocate(taps.size());
   NDCONV_CUDA_CHECK(cudaMemcpyAsync(device.get(), taps.data(), taps.size() * sizeof(float),
@@ -214,7 +200,7 @@ void ResidentAdaptive::structure_tensor(RunReport& report) {
   auto t0 = std::chrono::steady_clock::now();
   s.input.allocate(static_cast<size_t>(s.voxels));
   s.tensor.allocate(static_cast<size_t>(s.voxels * (m + 1)));
-  upload(s.problem.quadrature.input, s.input.get(), stream);
+  upload_volume(s.problem.quadrature.input, s.input.get(), stream);
   DeviceBuffer taps;
   upload_taps(bank_device_taps(s.slabs.launches[0], s.problem.quadrature.taps), taps, stream);
   DeviceBuffer padded(static_cast<size_t>(s.slabs.padded_max));
@@ -300,26 +286,9 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   report.seconds_compute = stop.seconds_after(start);
 
   t0 = std::chrono::steady_clock::now();
-  const VolumeView& out = s.problem.reconstruction.sum_output;
-  const size_t bytes = static_cast<size_t>(s.voxels) * sizeof(float);
-  if (out.is_contiguous()) {
-    NDCONV_CUDA_CHECK(
-        cudaMemcpyAsync(out.data, output.get(), bytes, cudaMemcpyDeviceToHost, stream));
-    s.stream.synchronize();
-  } else {
-    std::vector<float> downloaded(static_cast<size_t>(s.voxels));
-    NDCONV_CUDA_CHECK(
-        cudaMemcpyAsync(downloaded.data(), output.get(), bytes, cudaMemcpyDeviceToHost, stream));
-    s.stream.synchronize();
-    cuda_backend::scatter(downloaded.data(), out);
-  }
+  download_volume(output.get(), s.problem.reconstruction.sum_output, stream);
   report.seconds_download = seconds_since(t0);
-  report.backend = Backend::Cuda;
-  report.outputs_per_thread = l.outputs_per_thread;
-  report.outputs_per_thread_reason = l.outputs_per_thread_reason;
-  report.notes.push_back("GPU filter bank: " + std::to_string(l.passes) +
-                         " passes of 4 filters over " + std::to_string(l.count) +
-                         " filters, the weights formed in place over the control tensor");
+  report_bank_launch(l, ", the weights formed in place over the control tensor", report);
 }
 
 }  // namespace ndconv::cuda_bank
