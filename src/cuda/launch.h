@@ -128,6 +128,23 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
                                    void* stream, int outputs_per_thread = 0,
                                    const Tuning& tuning = Tuning{});
 
+/// The separable correlation of `filter` (taps per axis in correlation order; an axis without
+/// taps is not filtered) over the `same` region: the output has the input's extents, each 1D
+/// filter anchored at k / 2 as filter_separable's correlation. `in` and `out` are contiguous
+/// volumes of the same extents (device pointers for launch_same_separable_device) that do not
+/// overlap. Throws InvalidArgument for a filter of another dimension or with too many taps.
+detail::SeparableProblem same_region_separable(const ConstVolumeView& in, const VolumeView& out,
+                                               const SeparableFilter& filter, Boundary boundary);
+
+/// Enqueues that correlation on `stream` (launch_separable_device on same_region_separable, no
+/// synchronisation): the device-level separable smoothing of a volume already on the device.
+/// `scratch` holds separable_scratch_floats of the problem (the same for every volume of these
+/// extents and this filter).
+LaunchPlan launch_same_separable_device(const ConstVolumeView& in, const VolumeView& out,
+                                        const SeparableFilter& filter, Boundary boundary,
+                                        float* scratch, int device, void* stream,
+                                        int outputs_per_thread = 0);
+
 /// The blocked kernel's instantiations that read taps from global memory (large dense filters).
 std::vector<KernelVariant> dense_variants_global_taps(int device);
 

@@ -1,7 +1,8 @@
 // The GPU filter bank (src/cuda/bank/) against the CPU backend's bank and the float64 reference,
 // and the whole adaptive filter on the GPU against the CPU: 2D, 3D and 4D, every boundary,
 // filter counts that need one and several passes, each KO request, plain outputs and the
-// weighted sum. Skips with the reason without a usable GPU.
+// weighted sum; the adaptive filter's stages on the device and through host memory (under a
+// device memory cap). Skips with the reason without a usable GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
+#include "scoped_env.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -155,34 +157,148 @@ TEST(GpuBank, OtherWidthsTakeTheCpuUnderAuto) {
             Backend::Cpu);
 }
 
+// The adaptive filter on the CPU and on the GPU with the same parameters and options, on
+// positive values (an echo-like intensity, so that the control tensor's normalisation is well
+// conditioned) of volume(dims): the relative L2 error of the GPU's output; `gpu_report` receives
+// the GPU's report.
+double adaptive_gpu_against_cpu(int dims, uint64_t seed, const AdaptiveParameters& parameters,
+                                Options options, AdaptiveReport& gpu_report) {
+  const Index n = volume(dims);
+  const int64_t voxels = count_of(dims, n);
+  std::vector<float> values = random_values(voxels, seed);
+  for (float& v : values)
+    v = 2.0f + v;
+  std::vector<float> cpu(voxels), gpu(voxels);
+  poison(gpu);
+  options.backend = Backend::Cpu;
+  adaptive_filter(as_const(make_view(values.data(), dims, n)), make_view(cpu.data(), dims, n),
+                  parameters, options);
+  options.backend = Backend::Cuda;
+  gpu_report = adaptive_filter(as_const(make_view(values.data(), dims, n)),
+                               make_view(gpu.data(), dims, n), parameters, options);
+  return relative_l2_error(gpu, std::vector<double>(cpu.begin(), cpu.end()));
+}
+
+// Default parameters, but 5^4 filters in 4D (true 4D): seconds, not minutes, of CPU time.
+AdaptiveParameters adaptive_parameters(int dims) {
+  AdaptiveParameters parameters;
+  if (dims == 4) {
+    parameters.quadrature.size = 5;
+    parameters.reconstruction.size = 5;
+  }
+  return parameters;
+}
+
+bool has_note(const RunReport& report, const std::string& text) {
+  for (const std::string& note : report.notes)
+    if (note.find(text) != std::string::npos)
+      return true;
+  return false;
+}
+
+// The whole filter with its stages kept on the device (the note says so), 2D, 3D and true 4D,
+// every boundary.
 TEST(GpuBank, AdaptiveFilterMatchesTheCpu) {
   NDCONV_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (int dims : {2, 3, 4}) {
-    const Index n = volume(dims);
-    const int64_t voxels = count_of(dims, n);
-    std::vector<float> values = random_values(voxels, seed + dims);
-    for (float& v : values)
-      v = 2.0f + v;
-    AdaptiveParameters parameters;
-    if (dims == 4) {
-      parameters.quadrature.size = 5;
-      parameters.reconstruction.size = 5;
+  for (int dims : {2, 3, 4})
+    for (Boundary boundary :
+         {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+      SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary));
+      Options options;
+      options.boundary = boundary;
+      AdaptiveReport report;
+      EXPECT_LT(
+          adaptive_gpu_against_cpu(dims, seed + dims, adaptive_parameters(dims), options, report),
+          1e-5);
+      EXPECT_EQ(report.bank.backend, Backend::Cuda);
+      EXPECT_EQ(report.quadrature_bank.backend, Backend::Cuda);
+      EXPECT_TRUE(has_note(report.bank, "device-resident")) << "the stages left the device";
+      ASSERT_EQ(report.stage_seconds.size(), 6u);  // the design and five stages
+      EXPECT_EQ(report.stage_seconds[2].first, "quadrature bank and structure tensor");
+      EXPECT_GT(report.quadrature_bank.seconds_compute, 0.0);
+      EXPECT_GT(report.bank.seconds_compute, 0.0);
+      if (HasFailure())
+        return;
     }
-    std::vector<float> cpu(voxels), gpu(voxels);
-    poison(gpu);
+}
+
+// Without relaxation (the tensor stays in the slots the structure tensor wrote), with a blend
+// with the input, and 4D frame by frame in 3D, on the device.
+TEST(GpuBank, AdaptiveFilterWithoutRelaxationWithBlendFrameByFrame) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int dims : {3, 4}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    AdaptiveParameters parameters = adaptive_parameters(dims);
+    parameters.relaxation_sigma = 0;
+    parameters.blend = 0.3;
+    parameters.time_as_axis = false;  // 4D: frame by frame
     Options options;
-    options.backend = Backend::Cpu;
-    adaptive_filter(as_const(make_view(values.data(), dims, n)), make_view(cpu.data(), dims, n),
-                    parameters, options);
-    options.backend = Backend::Cuda;
-    const AdaptiveReport report =
-        adaptive_filter(as_const(make_view(values.data(), dims, n)), make_view(gpu.data(), dims, n),
-                        parameters, options);
+    options.boundary = Boundary::Mirror;
+    AdaptiveReport report;
+    EXPECT_LT(adaptive_gpu_against_cpu(dims, seed + dims, parameters, options, report), 1e-5);
+    EXPECT_TRUE(has_note(report.bank, "device-resident"));
+  }
+}
+
+// A device memory cap that holds the device-resident stages but not the quadrature bank's
+// responses for the whole volume at once: the structure tensor in slabs along the last axis,
+// each slab's tensor written into the whole tensor on the device (3D, 37 x 19 x 23: the input
+// and 7 tensor slots take 8 volumes, a slab of 9 of the 23 planes 6.5 more: 3 slabs).
+TEST(GpuBank, AdaptiveFilterOnTheDeviceInSlabs) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Options options;
+  options.boundary = Boundary::Periodic;
+  options.device_memory_cap = static_cast<size_t>(count_of(3, volume(3))) * sizeof(float) * 15;
+  AdaptiveReport report;
+  EXPECT_LT(adaptive_gpu_against_cpu(3, seed, adaptive_parameters(3), options, report), 1e-5);
+  EXPECT_TRUE(has_note(report.bank, "device-resident"));
+  EXPECT_GT(report.quadrature_bank.slabs, 1);
+}
+
+// Under a device memory cap too small for the device-resident stages they go through host memory
+// (the note says so) and still match the CPU: the cap as an option in 3D, as
+// NDCONV_DEVICE_MEMORY_CAP in 2D. The coarse orientation estimate also takes that path.
+TEST(GpuBank, AdaptiveFilterFallsBackToHostStagesUnderAMemoryCap) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Six volumes: less than the resident stages hold at once (the input and m + 1 tensor slots:
+  // 5 volumes in 2D, 8 in 3D, plus a stage's buffers), enough for the relaxation's chunks.
+  auto six_volumes = [](int dims) {
+    return static_cast<size_t>(count_of(dims, volume(dims))) * sizeof(float) * 6;
+  };
+  {
+    SCOPED_TRACE("3D, Options::device_memory_cap");
+    Options options;
+    options.device_memory_cap = six_volumes(3);
+    AdaptiveReport report;
+    EXPECT_LT(adaptive_gpu_against_cpu(3, seed, adaptive_parameters(3), options, report), 1e-5);
     EXPECT_EQ(report.bank.backend, Backend::Cuda);
-    const std::vector<double> cpu_d(cpu.begin(), cpu.end());
-    EXPECT_LT(relative_l2_error(gpu, cpu_d), 1e-5) << dims << "D";
+    EXPECT_TRUE(has_note(report.bank, "stages through host memory"));
+    EXPECT_FALSE(has_note(report.bank, "device-resident"));
+  }
+  {
+    SCOPED_TRACE("2D, NDCONV_DEVICE_MEMORY_CAP");
+    const ScopedEnv cap("NDCONV_DEVICE_MEMORY_CAP", std::to_string(six_volumes(2)).c_str());
+    AdaptiveReport report;
+    EXPECT_LT(adaptive_gpu_against_cpu(2, seed + 2, adaptive_parameters(2), Options{}, report),
+              1e-5);
+    EXPECT_TRUE(has_note(report.bank, "stages through host memory"));
+  }
+  {
+    SCOPED_TRACE("3D, coarse orientation");
+    AdaptiveParameters parameters = adaptive_parameters(3);
+    parameters.orientation_downsampling = 2;
+    AdaptiveReport report;
+    EXPECT_LT(adaptive_gpu_against_cpu(3, seed + 3, parameters, Options{}, report), 1e-5);
+    EXPECT_EQ(report.bank.backend, Backend::Cuda);
+    EXPECT_FALSE(has_note(report.bank, "device-resident"));
   }
 }
 

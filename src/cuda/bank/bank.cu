@@ -14,6 +14,7 @@
 // run_bank_with_control).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "cpu/parallel_for.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/bank_kernel.cuh"
+#include "cuda/bank/bank_pad.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/staging.h"
@@ -205,6 +207,26 @@ constexpr int kMaxHighpass = 10;
 constexpr int kMaxComponents = 10;
 constexpr int kMaxQuadrature = 12;
 
+// Threads per block of the per-voxel kernels (structure tensor, weights, padding).
+constexpr int kVoxelThreads = 256;
+
+unsigned voxel_blocks(int64_t voxels) {
+  return static_cast<unsigned>((voxels + kVoxelThreads - 1) / kVoxelThreads);
+}
+
+// One block per padded row at a time (a grid-stride loop over the rows), its threads along the
+// row (bank_pad.h).
+__global__ void pad_bank_kernel(BankPadGeometry g, const float* __restrict__ in,
+                                float* __restrict__ padded) {
+  const int64_t rows = g.e1 * g.e2 * g.e3;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* src = bank_pad_source(g, in, r);
+    float* line = padded + r * g.row_length;
+    for (int64_t q0 = threadIdx.x; q0 < g.row_length; q0 += blockDim.x)
+      line[q0] = bank_pad_element(g, src, q0);
+  }
+}
+
 struct WeightCoefficients {
   double value[kMaxHighpass * kMaxComponents];
   int highpass;    // weights after the lowpass's
@@ -212,17 +234,25 @@ struct WeightCoefficients {
 };
 
 // The reconstruction's weights from the control tensor (component c at control[c * voxels]):
-// 1 for the lowpass, then sum_c value[k * components + c] * C_c for highpass k.
-__global__ void control_weights_kernel(const float* __restrict__ control, int64_t voxels,
-                                       WeightCoefficients w, float* __restrict__ weights) {
+// 1 for the lowpass, then sum_c value[k * components + c] * C_c for highpass k. Each thread reads
+// all of its voxel's components before it writes a weight, so `control` may lie inside `weights`
+// (no __restrict__: the weights are computed in place over the tensor).
+__global__ void control_weights_kernel(const float* control, int64_t voxels, WeightCoefficients w,
+                                       float* weights) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= voxels)
     return;
+  double c[kMaxComponents];
+#pragma unroll
+  for (int k = 0; k < kMaxComponents; ++k)
+    c[k] = k < w.components ? static_cast<double>(control[k * voxels + v]) : 0.0;
   weights[v] = 1.0f;
   for (int k = 0; k < w.highpass; ++k) {
     double s = 0;
-    for (int c = 0; c < w.components; ++c)
-      s += w.value[k * w.components + c] * control[c * voxels + v];
+#pragma unroll
+    for (int j = 0; j < kMaxComponents; ++j)
+      if (j < w.components)
+        s += w.value[k * w.components + j] * c[j];
     weights[(k + 1) * voxels + v] = static_cast<float>(s);
   }
 }
@@ -234,9 +264,11 @@ struct TensorDuals {
 };
 
 // T = sum_q |q_q| M_q per voxel, in double as the CPU computes it; responses 2q and 2q + 1 are
-// filter q's real and imaginary parts, each a contiguous volume of `voxels` values.
+// filter q's real and imaginary parts, each a contiguous volume of `voxels` values; component c
+// goes to tensor[c * component_stride + v].
 __global__ void structure_tensor_kernel(const float* __restrict__ responses, int64_t voxels,
-                                        TensorDuals d, float* __restrict__ tensor) {
+                                        TensorDuals d, float* __restrict__ tensor,
+                                        int64_t component_stride) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= voxels)
     return;
@@ -255,7 +287,7 @@ __global__ void structure_tensor_kernel(const float* __restrict__ responses, int
 #pragma unroll
   for (int c = 0; c < kMaxComponents; ++c)
     if (c < d.components)
-      tensor[c * voxels + v] = static_cast<float>(t[c]);
+      tensor[c * component_stride + v] = static_cast<float>(t[c]);
 }
 
 // The control tensor and the coefficients of the weights computed from it on the device.
@@ -294,27 +326,12 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
     for (int c = 0; c < components; ++c)
       NDCONV_CUDA_CHECK(cudaMemcpy(d_control.get() + c * voxels, (*control->control)[c],
                                    voxels * sizeof(float), cudaMemcpyHostToDevice));
-    WeightCoefficients w{};
-    std::copy(control->coefficients->begin(), control->coefficients->end(), w.value);
-    w.highpass = p.count - 1;
-    w.components = components;
-    control_weights_kernel<<<static_cast<unsigned>((voxels + 255) / 256), 256>>>(
-        d_control.get(), voxels, w, d_weights.get());
-    NDCONV_CUDA_CHECK_LAUNCH("the reconstruction weights kernel");
+    launch_control_weights(d_control.get(), components, *control->coefficients, voxels,
+                           d_weights.get(), nullptr);
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
   } else if (weighted) {
-    std::vector<float> gathered;
-    for (int f = 0; f < p.count; ++f) {
-      const ConstVolumeView& w = p.weights[f];
-      const float* src = w.data;
-      if (!w.is_contiguous()) {
-        gathered.resize(static_cast<size_t>(voxels));
-        cuda_backend::gather(w, gathered.data());
-        src = gathered.data();
-      }
-      NDCONV_CUDA_CHECK(cudaMemcpy(d_weights.get() + f * voxels, src, voxels * sizeof(float),
-                                   cudaMemcpyHostToDevice));
-    }
+    for (int f = 0; f < p.count; ++f)
+      upload_volume(p.weights[f], d_weights.get() + f * voxels, nullptr);
   }
   report.seconds_upload = seconds_since(t_upload);
 
@@ -329,26 +346,140 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
 
   const auto t_download = std::chrono::steady_clock::now();
   const int outputs = weighted ? 1 : p.count;
-  std::vector<float> scattered;
-  for (int f = 0; f < outputs; ++f) {
-    const VolumeView& view = weighted ? p.sum_output : p.outputs[f];
-    const bool direct = view.is_contiguous();
-    if (!direct)
-      scattered.resize(static_cast<size_t>(voxels));
-    NDCONV_CUDA_CHECK(cudaMemcpy(direct ? view.data : scattered.data(), d_out.get() + f * voxels,
-                                 voxels * sizeof(float), cudaMemcpyDeviceToHost));
-    if (!direct)
-      cuda_backend::scatter(scattered.data(), view);
-  }
+  for (int f = 0; f < outputs; ++f)
+    download_volume(d_out.get() + f * voxels, weighted ? p.sum_output : p.outputs[f], nullptr);
   report.seconds_download = seconds_since(t_download);
+  report_bank_launch(l, "", report);
+}
+
+}  // namespace
+
+void upload_volume(const ConstVolumeView& view, float* device, void* stream_handle) {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
+  std::vector<float> gathered;
+  const float* src = view.data;
+  if (!view.is_contiguous()) {
+    gathered.resize(static_cast<size_t>(view.voxel_count()));
+    cuda_backend::gather(view, gathered.data());
+    src = gathered.data();
+  }
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(device, src, bytes, cudaMemcpyHostToDevice, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
+}
+
+void download_volume(const float* device, const VolumeView& view, void* stream_handle) {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
+  if (view.is_contiguous()) {
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(view.data, device, bytes, cudaMemcpyDeviceToHost, stream));
+    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  std::vector<float> downloaded(static_cast<size_t>(view.voxel_count()));
+  NDCONV_CUDA_CHECK(
+      cudaMemcpyAsync(downloaded.data(), device, bytes, cudaMemcpyDeviceToHost, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cuda_backend::scatter(downloaded.data(), view);
+}
+
+void report_bank_launch(const BankLaunch& l, const std::string& detail, RunReport& report) {
   report.backend = Backend::Cuda;
   report.outputs_per_thread = l.outputs_per_thread;
   report.outputs_per_thread_reason = l.outputs_per_thread_reason;
   report.notes.push_back("GPU filter bank: " + std::to_string(l.passes) +
-                         " passes of 4 filters over " + std::to_string(p.count) + " filters");
+                         " passes of 4 filters over " + std::to_string(l.count) + " filters" +
+                         detail);
 }
 
-}  // namespace
+void pad_bank_input_device(const detail::BankProblem& p, const BankLaunch& l, float* padded,
+                           void* stream) {
+  const int dims = p.input.dims;
+  const BankPadGeometry g = bank_pad_geometry(cpu::to_canonical(dims, p.input.extent, 1),
+                                              cpu::to_canonical(dims, p.input.stride, 0),
+                                              cpu::to_canonical(dims, p.offset, 0), l.padded_extent,
+                                              l.outputs[0] + l.width - 1, l.row_length, p.boundary);
+  // One block per row up to 2^20 blocks (a grid-stride loop beyond); 64 threads cover a row of
+  // up to a few hundred floats in a few steps.
+  const int64_t rows = g.e1 * g.e2 * g.e3;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 20));
+  pad_bank_kernel<<<blocks, 64, 0, static_cast<cudaStream_t>(stream)>>>(g, p.input.data, padded);
+  NDCONV_CUDA_CHECK_LAUNCH("the bank's padding kernel");
+}
+
+TensorSlabs plan_tensor_slabs(const detail::BankProblem& p, double budget_bytes,
+                              int extra_floats_per_voxel, int requested_outputs_per_thread) {
+  const int dims = p.input.dims;
+  const int last = dims - 1;
+  const Index n = cpu::to_canonical(dims, p.output_extent, 1);
+  const Index k = cpu::to_canonical(dims, p.filter_extent, 1);
+  TensorSlabs s;
+  s.plane = n[0] * n[1] * n[2];
+  // Per output plane: the responses, the extra floats and a plane of the padded input; once: the
+  // padded input's halo along the last axis (and the KO rounding).
+  const double padded_plane = static_cast<double>(
+      BankShape::row_length(n[0], static_cast<int>(k[0])) * (n[1] + k[1] - 1) * (n[2] + k[2] - 1));
+  const double plane_bytes =
+      (static_cast<double>(p.count + extra_floats_per_voxel) * static_cast<double>(s.plane) +
+       padded_plane) *
+      sizeof(float);
+  const double halo_bytes = padded_plane * sizeof(float) * static_cast<double>(k[3] + 1);
+  s.planes =
+      std::clamp<int64_t>(static_cast<int64_t>((budget_bytes - halo_bytes) / plane_bytes), 1, n[3]);
+  for (int64_t first = 0; first < n[3]; first += s.planes) {
+    detail::BankProblem slab = p;
+    slab.output_extent[last] = std::min(s.planes, n[3] - first);
+    slab.offset[last] = p.offset[last] + first;
+    s.launches.push_back(plan_bank(slab, requested_outputs_per_thread));
+    s.padded_max = std::max(s.padded_max, s.launches.back().padded_count());
+    s.problems.push_back(slab);
+  }
+  return s;
+}
+
+int64_t TensorSlabs::device_floats(int extra_floats_per_voxel) const {
+  return padded_max + planes * plane * (problems[0].count + extra_floats_per_voxel);
+}
+
+void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, const float* taps,
+                        float* responses, const std::vector<double>& duals, int components,
+                        float* tensor, int64_t component_stride, void* stream) {
+  const int filters = l.count / 2;
+  if (l.count % 2 != 0 || filters > kMaxQuadrature || components < 1 ||
+      components > kMaxComponents ||
+      static_cast<int64_t>(duals.size()) != int64_t{filters} * components)
+    throw InvalidArgument(
+        "the GPU structure tensor takes up to 12 complex quadrature filters and "
+        "1 to 10 tensor components");
+  TensorDuals d{};
+  std::copy(duals.begin(), duals.end(), d.value);
+  d.filters = filters;
+  d.components = components;
+  launch_bank_device(l, device, padded, taps, responses, nullptr, nullptr, stream);
+  structure_tensor_kernel<<<voxel_blocks(l.voxels), kVoxelThreads, 0,
+                            static_cast<cudaStream_t>(stream)>>>(responses, l.voxels, d, tensor,
+                                                                 component_stride);
+  NDCONV_CUDA_CHECK_LAUNCH("the structure tensor kernel");
+}
+
+void launch_control_weights(const float* control, int components,
+                            const std::vector<double>& coefficients, int64_t voxels, float* weights,
+                            void* stream) {
+  const int64_t highpass =
+      components > 0 ? static_cast<int64_t>(coefficients.size()) / components : 0;
+  if (highpass < 1 || highpass > kMaxHighpass || components > kMaxComponents ||
+      static_cast<int64_t>(coefficients.size()) != highpass * components)
+    throw InvalidArgument(
+        "the GPU reconstruction takes a lowpass and 1 to 10 highpass filters "
+        "weighted by 1 to 10 control tensor components");
+  WeightCoefficients w{};
+  std::copy(coefficients.begin(), coefficients.end(), w.value);
+  w.highpass = static_cast<int>(highpass);
+  w.components = components;
+  control_weights_kernel<<<voxel_blocks(voxels), kVoxelThreads, 0,
+                           static_cast<cudaStream_t>(stream)>>>(control, voxels, w, weights);
+  NDCONV_CUDA_CHECK_LAUNCH("the reconstruction weights kernel");
+}
 
 void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report) {
   run_bank_impl(p, nullptr, options, report);
@@ -372,70 +503,38 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
                           const std::vector<float*>& tensor, const Options& options,
                           RunReport& report) {
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
-  const int dims = p.input.dims;
-  const int filters = p.count / 2, components = static_cast<int>(tensor.size());
-  if (p.count % 2 != 0 || filters > kMaxQuadrature || components > kMaxComponents ||
-      static_cast<int64_t>(duals.size()) != int64_t{filters} * components)
-    throw InvalidArgument(
-        "the GPU structure tensor takes up to 12 complex quadrature filters and "
-        "10 tensor components");
-  TensorDuals d{};
-  std::copy(duals.begin(), duals.end(), d.value);
-  d.filters = filters;
-  d.components = components;
-
+  const int components = static_cast<int>(tensor.size());
   // Slabs along the last axis: each slab's responses, tensor and padded input within half of the
   // device's free memory.
-  const int last = dims - 1;
-  const Index n = cpu::to_canonical(dims, p.output_extent, 1);
-  const Index k = cpu::to_canonical(dims, p.filter_extent, 1);
-  const int64_t plane = n[0] * n[1] * n[2];
-  const double padded_plane = static_cast<double>(
-      BankShape::row_length(n[0], static_cast<int>(k[0])) * (n[1] + k[1] - 1) * (n[2] + k[2] - 1));
   size_t free_bytes = 0, total_bytes = 0;
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const double plane_bytes = (static_cast<double>(p.count + components) * plane + padded_plane) * 4;
-  const double halo_bytes = padded_plane * 4 * static_cast<double>(k[3] + 1);
-  const int64_t slab_planes = std::clamp<int64_t>(
-      static_cast<int64_t>((0.5 * static_cast<double>(free_bytes) - halo_bytes) / plane_bytes), 1,
-      n[3]);
-  std::vector<detail::BankProblem> slabs;
-  std::vector<BankLaunch> launches;
-  size_t padded_max = 1;
-  for (int64_t first = 0; first < n[3]; first += slab_planes) {
-    detail::BankProblem s = p;
-    s.output_extent[last] = std::min(slab_planes, n[3] - first);
-    s.offset[last] = p.offset[last] + first;
-    launches.push_back(plan_bank(s, options.expert.outputs_per_thread));
-    padded_max = std::max(padded_max, static_cast<size_t>(launches.back().padded_count()));
-    slabs.push_back(s);
-  }
+  const TensorSlabs slabs = plan_tensor_slabs(p, 0.5 * static_cast<double>(free_bytes), components,
+                                              options.expert.outputs_per_thread);
+  const int64_t plane = slabs.plane, slab_planes = slabs.planes;
+  const int64_t planes_total = cpu::to_canonical(p.input.dims, p.output_extent, 1)[3];
   const int threads = cpu::resolve_thread_count(options.threads);
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<float> taps = bank_device_taps(launches[0], p.taps);  // the same passes
-  DeviceBuffer d_padded(padded_max), d_taps(taps.size());
+  const std::vector<float> taps = bank_device_taps(slabs.launches[0], p.taps);  // the same passes
+  DeviceBuffer d_padded(static_cast<size_t>(slabs.padded_max)), d_taps(taps.size());
   DeviceBuffer d_responses(static_cast<size_t>(slab_planes * plane * p.count));
   DeviceBuffer d_tensor(static_cast<size_t>(slab_planes * plane * components));
   NDCONV_CUDA_CHECK(
       cudaMemcpy(d_taps.get(), taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice));
   report.seconds_upload = seconds_since(t0);
   report.seconds_compute = report.seconds_download = 0;
-  for (size_t i = 0; i < slabs.size(); ++i) {
-    const BankLaunch& l = launches[i];
+  for (size_t i = 0; i < slabs.problems.size(); ++i) {
+    const BankLaunch& l = slabs.launches[i];
     const int64_t first = static_cast<int64_t>(i) * slab_planes;
     t0 = std::chrono::steady_clock::now();
     cpu::PaddedVolume padded;
-    pad_bank_input(slabs[i], l, threads, {}, padded);
+    pad_bank_input(slabs.problems[i], l, threads, {}, padded);
     NDCONV_CUDA_CHECK(cudaMemcpy(d_padded.get(), padded.storage.get(),
                                  static_cast<size_t>(l.padded_count()) * sizeof(float),
                                  cudaMemcpyHostToDevice));
     report.seconds_upload += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
-    launch_bank_device(l, options.cuda_device, d_padded.get(), d_taps.get(), d_responses.get(),
-                       nullptr, nullptr, nullptr);
-    structure_tensor_kernel<<<static_cast<unsigned>((l.voxels + 255) / 256), 256>>>(
-        d_responses.get(), l.voxels, d, d_tensor.get());
-    NDCONV_CUDA_CHECK_LAUNCH("the structure tensor kernel");
+    launch_tensor_slab(l, options.cuda_device, d_padded.get(), d_taps.get(), d_responses.get(),
+                       duals, components, d_tensor.get(), l.voxels, nullptr);
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
     report.seconds_compute += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
@@ -444,15 +543,15 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
                                    static_cast<size_t>(l.voxels) * sizeof(float),
                                    cudaMemcpyDeviceToHost));
     report.seconds_download += seconds_since(t0);
-    if (options.progress &&
-        !options.progress(static_cast<double>(first + l.outputs[3]) / static_cast<double>(n[3])))
+    if (options.progress && !options.progress(static_cast<double>(first + l.outputs[3]) /
+                                              static_cast<double>(planes_total)))
       throw Aborted();
   }
   report.backend = Backend::Cuda;
-  report.outputs_per_thread = launches[0].outputs_per_thread;
-  report.outputs_per_thread_reason = launches[0].outputs_per_thread_reason;
-  report.slabs = static_cast<int>(slabs.size());
-  report.notes.push_back("GPU structure tensor: " + std::to_string(slabs.size()) +
+  report.outputs_per_thread = slabs.launches[0].outputs_per_thread;
+  report.outputs_per_thread_reason = slabs.launches[0].outputs_per_thread_reason;
+  report.slabs = static_cast<int>(slabs.problems.size());
+  report.notes.push_back("GPU structure tensor: " + std::to_string(slabs.problems.size()) +
                          " slabs, the responses kept on the device");
 }
 

@@ -4,6 +4,8 @@
 // on the device. Declared for builds with CUDA only.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,68 @@ std::vector<float> bank_device_taps(const BankLaunch& launch, const float* taps)
 void pad_bank_input(const detail::BankProblem& problem, const BankLaunch& launch, int threads,
                     const cpu::ProgressSpan& progress, cpu::PaddedVolume& padded);
 
+/// pad_bank_input on the device: `problem.input` in device memory (any strides), `padded`
+/// (launch.padded_count() floats) on it; enqueued on `stream` (a cudaStream_t; null = the
+/// default stream). The same values as pad_bank_input, bit for bit, for every boundary.
+void pad_bank_input_device(const detail::BankProblem& problem, const BankLaunch& launch,
+                           float* padded, void* stream);
+
+/// Copies a host volume (gathered first when it is not contiguous) into the contiguous device
+/// volume `device` on `stream`, returning when the copy is done.
+void upload_volume(const ConstVolumeView& view, float* device, void* stream);
+
+/// Copies the contiguous device volume `device` into the host volume `view` (scattered when it
+/// is not contiguous) on `stream`, returning when the copy is done.
+void download_volume(const float* device, const VolumeView& view, void* stream);
+
+/// Fills what a GPU bank run reports of `launch`: the backend, KO and its reason, and a note on
+/// the passes ending in `detail`.
+void report_bank_launch(const BankLaunch& launch, const std::string& detail, RunReport& report);
+
+/// The structure tensor's bank in slabs along the last axis, each slab's padded input and
+/// responses on the device at once.
+struct TensorSlabs {
+  std::vector<detail::BankProblem> problems;  ///< each slab's, over the whole input
+  std::vector<BankLaunch> launches;           ///< each slab's
+  int64_t planes = 0;                         ///< output planes of every slab but the last
+  int64_t plane = 0;                          ///< voxels of one output plane
+  int64_t padded_max = 1;                     ///< floats of the largest slab's padded input
+
+  /// Floats of device memory a slab takes: the padded input, the responses and
+  /// `extra_floats_per_voxel` per output voxel.
+  int64_t device_floats(int extra_floats_per_voxel) const;
+};
+
+/// Slabs of `problem` (the quadrature bank over the whole output) as large as `budget_bytes`
+/// holds for a slab's padded input, responses and `extra_floats_per_voxel` floats per output
+/// voxel; at least one plane, so a slab may exceed a budget that is too small (device_floats says
+/// by how much).
+TensorSlabs plan_tensor_slabs(const detail::BankProblem& problem, double budget_bytes,
+                              int extra_floats_per_voxel, int requested_outputs_per_thread);
+
+/// Enqueues one slab of the structure tensor on `stream`: the bank's responses (launch.count
+/// volumes of launch.voxels floats in `responses`), then per voxel T = sum_q |q_q| M_q with the
+/// duals of run_structure_tensor, component c at tensor[c * component_stride + v].
+void launch_tensor_slab(const BankLaunch& launch, int device, const float* padded,
+                        const float* taps, float* responses, const std::vector<double>& duals,
+                        int components, float* tensor, int64_t component_stride, void* stream);
+
+/// Enqueues the reconstruction's weights on `stream`: weights[v] = 1 (the lowpass), then
+/// weights[(k + 1) * voxels + v] = sum_c coefficients[k * components + c] * control[c * voxels +
+/// v] for each highpass filter k. `control` may be `weights` or `weights + voxels` (each voxel's
+/// components are read before its weights are written): the weights in place over the tensor.
+void launch_control_weights(const float* control, int components,
+                            const std::vector<double>& coefficients, int64_t voxels, float* weights,
+                            void* stream);
+
+/// Enqueues the control tensor on `stream` (control_voxel.h's two passes; the largest magnitude
+/// reduced on the device): `tensor`'s components (component c at tensor[c * voxels]) in place;
+/// `magnitude` holds `voxels` floats of scratch, `largest` one unsigned long long, all on the
+/// device.
+void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor, int64_t voxels,
+                           int components, float* magnitude, unsigned long long* largest,
+                           void* stream);
+
 /// Enqueues `launch`'s passes on `stream` (a cudaStream_t; null = the default stream) of
 /// `device` (the current one), all pointers on it: `padded` (launch.padded_count() floats),
 /// `taps` (bank_device_taps) and either `outputs` (launch.count contiguous canonical volumes of
@@ -92,5 +156,55 @@ void run_structure_tensor(const detail::BankProblem& problem, const std::vector<
 /// memory (the caller then computes them on the CPU).
 bool run_control_tensor(const detail::ControlMapping& mapping,
                         std::vector<std::vector<float>>& tensor, const Options& options);
+
+/// The adaptive filter's problem for ResidentAdaptive: what its GPU stages need, the views on the
+/// host.
+struct ResidentProblem {
+  detail::BankProblem quadrature;  ///< the quadrature bank over the whole input (no outputs)
+  std::vector<double> duals;       ///< as run_structure_tensor's
+  SeparableFilter relaxation;      ///< the relaxation's Gaussian (correlation); dims 0: none
+  detail::BankProblem
+      reconstruction;                ///< the lowpass and highpass filters, the sum into sum_output
+  std::vector<double> coefficients;  ///< as run_bank_with_control's
+};
+
+/// The adaptive filter's GPU stages with the data on the device from the first upload to the last
+/// download: the input uploaded once and padded on the device for both banks; the tensor's
+/// components formed, relaxed (launch_same_separable_device), mapped to the control tensor and
+/// turned into the reconstruction's weights in place in one device buffer; only the output comes
+/// back. The stages run in order on one stream of options.cuda_device, each returning when its
+/// work is done (so that the caller can time it). The problem's views and taps must outlive the
+/// object.
+class ResidentAdaptive {
+ public:
+  /// Plans the stages and checks their working set (the input, the tensor, and the largest stage's
+  /// buffers) against the device's free memory less a margin and the device memory cap
+  /// (Options::device_memory_cap or NDCONV_DEVICE_MEMORY_CAP); allocates nothing yet.
+  ResidentAdaptive(const ResidentProblem& problem, const Options& options);
+  ~ResidentAdaptive();
+  ResidentAdaptive(const ResidentAdaptive&) = delete;
+  ResidentAdaptive& operator=(const ResidentAdaptive&) = delete;
+
+  /// Whether the working set fits; when it does not, run none of the stages.
+  bool fits() const;
+  /// One line on the working set and the memory available, for the report's notes.
+  const std::string& memory_note() const;
+
+  /// Uploads the input and forms the structure tensor (the quadrature bank in slabs along the last
+  /// axis); fills the report's timings (seconds_compute: the bank and tensor kernels).
+  void structure_tensor(RunReport& report);
+  /// Relaxes each component with the problem's Gaussian (nothing without one).
+  void relax();
+  /// The control tensor in place.
+  void control_tensor(const detail::ControlMapping& mapping);
+  /// The weights, the reconstruction's weighted sum, the blend with the input (weight `blend`),
+  /// and the download into the problem's reconstruction.sum_output; fills the report's timings
+  /// (seconds_compute: the bank kernels).
+  void reconstruct(double blend, RunReport& report);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace ndconv::cuda_bank

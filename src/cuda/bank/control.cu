@@ -7,10 +7,13 @@
 
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/check.h"
+#include "cuda/device_memory.h"
 
 namespace ndconv::cuda_bank {
 
 namespace {
+
+using cuda_backend::DeviceBuffer;
 
 constexpr int kMaxComponents = kMaxDims * (kMaxDims + 1) / 2;
 
@@ -48,19 +51,23 @@ __global__ void control_gain_kernel(detail::ControlMapping m, float* tensor, int
     tensor[k * voxels + v] = static_cast<float>(gamma * tensor[k * voxels + v]);
 }
 
-// Device memory freed when it goes out of scope, also when an exception passes.
-template <typename T>
-struct DeviceArray {
-  T* data = nullptr;
-  explicit DeviceArray(size_t count) {
-    NDCONV_CUDA_CHECK(cudaMalloc(&data, (count > 0 ? count : 1) * sizeof(T)));
-  }
-  ~DeviceArray() { cudaFree(data); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
-
 }  // namespace
+
+void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor, int64_t voxels,
+                           int components, float* magnitude, unsigned long long* largest,
+                           void* stream_handle) {
+  if (components < 1 || components > kMaxComponents)
+    throw InvalidArgument("the GPU control tensor takes 1 to 10 components");
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  NDCONV_CUDA_CHECK(cudaMemsetAsync(largest, 0, sizeof(unsigned long long), stream));
+  const unsigned blocks = static_cast<unsigned>((voxels + 255) / 256);
+  control_shape_kernel<<<blocks, 256, 0, stream>>>(mapping, tensor, voxels, components, magnitude,
+                                                   largest);
+  NDCONV_CUDA_CHECK_LAUNCH("the control tensor kernel");
+  control_gain_kernel<<<blocks, 256, 0, stream>>>(mapping, tensor, voxels, components, magnitude,
+                                                  largest);
+  NDCONV_CUDA_CHECK_LAUNCH("the control gain kernel");
+}
 
 bool run_control_tensor(const detail::ControlMapping& mapping,
                         std::vector<std::vector<float>>& tensor, const Options& options) {
@@ -74,23 +81,19 @@ bool run_control_tensor(const detail::ControlMapping& mapping,
   const double needed = static_cast<double>(voxels) * (components + 1) * sizeof(float);
   if (needed > 0.5 * static_cast<double>(free_bytes))
     return false;
-  DeviceArray<float> d_tensor(static_cast<size_t>(voxels * components));
-  DeviceArray<float> d_magnitude(static_cast<size_t>(voxels));
-  DeviceArray<unsigned long long> d_largest(1);
+  // The largest magnitude's 8 bytes at the start of the scratch (cudaMalloc aligns it), the
+  // magnitudes after them.
+  DeviceBuffer d_tensor(static_cast<size_t>(voxels * components));
+  DeviceBuffer d_scratch(static_cast<size_t>(voxels + 2));
+  auto* largest = reinterpret_cast<unsigned long long*>(d_scratch.get());
   for (int k = 0; k < components; ++k)
-    NDCONV_CUDA_CHECK(cudaMemcpy(d_tensor.data + k * voxels, tensor[k].data(),
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_tensor.get() + k * voxels, tensor[k].data(),
                                  static_cast<size_t>(voxels) * sizeof(float),
                                  cudaMemcpyHostToDevice));
-  NDCONV_CUDA_CHECK(cudaMemset(d_largest.data, 0, sizeof(unsigned long long)));
-  const unsigned blocks = static_cast<unsigned>((voxels + 255) / 256);
-  control_shape_kernel<<<blocks, 256>>>(mapping, d_tensor.data, voxels, components,
-                                        d_magnitude.data, d_largest.data);
-  NDCONV_CUDA_CHECK_LAUNCH("the control tensor kernel");
-  control_gain_kernel<<<blocks, 256>>>(mapping, d_tensor.data, voxels, components, d_magnitude.data,
-                                       d_largest.data);
-  NDCONV_CUDA_CHECK_LAUNCH("the control gain kernel");
+  launch_control_tensor(mapping, d_tensor.get(), voxels, components, d_scratch.get() + 2, largest,
+                        nullptr);
   for (int k = 0; k < components; ++k)
-    NDCONV_CUDA_CHECK(cudaMemcpy(tensor[k].data(), d_tensor.data + k * voxels,
+    NDCONV_CUDA_CHECK(cudaMemcpy(tensor[k].data(), d_tensor.get() + k * voxels,
                                  static_cast<size_t>(voxels) * sizeof(float),
                                  cudaMemcpyDeviceToHost));
   return true;

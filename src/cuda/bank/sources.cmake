@@ -1,6 +1,8 @@
-# The GPU filter bank and the adaptive filter's control tensor (src/cuda/bank/): their own
-# translation units, added to ndconv_core when the CUDA backend is built.
+# The GPU filter bank, the adaptive filter's control tensor and its device-resident stages
+# (src/cuda/bank/): their own translation units, added to ndconv_core when the CUDA backend is
+# built.
 if(NDCONV_HAVE_CUDA)
   target_sources(ndconv_core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/bank.cu
-                                     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/control.cu)
+                                     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/control.cu
+                                     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/resident.cu)
 endif()

@@ -104,6 +104,35 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
   return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
 }
 
+detail::SeparableProblem same_region_separable(const ConstVolumeView& in, const VolumeView& out,
+                                               const SeparableFilter& filter, Boundary boundary) {
+  if (filter.dims != in.dims || out.dims != in.dims || out.extent != in.extent)
+    throw InvalidArgument(
+        "same_region_separable needs a filter and an output of the input's dimension and extents");
+  detail::SeparableProblem p;
+  p.input = in;
+  p.output = out;
+  p.boundary = boundary;
+  for (int a = 0; a < in.dims; ++a) {
+    const int64_t k = static_cast<int64_t>(filter.taps[a].size());
+    if (k > kMaxSeparableExtent)
+      throw InvalidArgument("the 1D filter along axis " + std::to_string(a) + " has " +
+                            std::to_string(k) + " taps; the limit is " +
+                            std::to_string(kMaxSeparableExtent));
+    p.taps[a] = filter.taps[a];
+    p.offset[a] = k > 0 ? -(k / 2) : 0;  // filter_separable's correlation anchor
+  }
+  return p;
+}
+
+LaunchPlan launch_same_separable_device(const ConstVolumeView& in, const VolumeView& out,
+                                        const SeparableFilter& filter, Boundary boundary,
+                                        float* scratch, int device, void* stream,
+                                        int outputs_per_thread) {
+  return launch_separable_device(same_region_separable(in, out, filter, boundary), scratch, device,
+                                 stream, outputs_per_thread);
+}
+
 LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scratch, int device,
                                    void* stream_handle, int outputs_per_thread,
                                    const Tuning& tuning) {

@@ -9,6 +9,10 @@
 //  4. reconstruction: out = LP * f + sum_k <C, M_k> (HP_k * f), the filter bank's weighted sum
 //     with the weights <C, M_k> written over C's components; then the blend with the input.
 // A 4D volume is filtered in true 4D, or frame by frame in 3D.
+// With the GPU, stages 1 to 4 keep their data on the device from the input's upload to the
+// output's download (filter_volume_resident, src/cuda/bank/resident.cu) where the working set
+// fits and the orientation is estimated at full resolution; otherwise each GPU stage takes its
+// data from host memory and returns it there.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,79 +75,101 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+
+// The structure tensor's bank: the real part of quadrature filter q at 2q, its imaginary part at
+// 2q + 1, run as a convolution over the `same` region (each filter flipped along every axis into
+// correlation order), and the dual tensors of the filters' directions.
+struct QuadratureBank {
+  int dims = 0;
+  int filters = 0;  // K
+  Index extent{1, 1, 1, 1};
+  std::vector<Tensor> duals;
+  std::vector<float> flipped;  // 2K filters, correlation order
+  Options options;
+
+  // The bank over `planes` planes of the output from plane `first` of the last axis.
+  detail::BankProblem slab(const ConstVolumeView& input, int64_t first, int64_t planes) const {
+    const int last = dims - 1;
+    detail::BankProblem p;
+    p.input = input;
+    p.filter_extent = extent;
+    p.count = 2 * filters;
+    p.taps = flipped.data();
+    p.boundary = options.boundary;
+    p.output_extent = input.extent;
+    p.output_extent[last] = planes;
+    for (int a = 0; a < dims; ++a) {
+      const int64_t kk = extent[a];
+      p.offset[a] = -(kk - 1 - kk / 2) + (a == last ? first : 0);
+    }
+    return p;
+  }
+
+  // The duals' upper triangles, filter by filter (the GPU's layout).
+  std::vector<double> flat_duals() const {
+    std::vector<double> flat;
+    for (int q = 0; q < filters; ++q)
+      for (int i = 0; i < dims; ++i)
+        for (int j = i; j < dims; ++j)
+          flat.push_back(duals[q][i * dims + j]);
+    return flat;
+  }
+};
+
+QuadratureBank quadrature_bank(int dims, const std::vector<DesignedFilter>& quadrature,
+                               const Options& options) {
+  if (quadrature.empty() || quadrature[0].imag.empty())
+    throw InvalidArgument("structure_tensor needs complex quadrature filters");
+  QuadratureBank b;
+  b.dims = dims;
+  b.filters = static_cast<int>(quadrature.size());
+  b.extent = quadrature[0].extent;
+  std::vector<std::array<double, kMaxDims>> directions;
+  for (const DesignedFilter& f : quadrature)
+    directions.push_back(f.direction);
+  b.duals = dual_tensors(dims, directions);
+  const size_t taps = quadrature[0].real.size();
+  b.flipped.resize(2 * quadrature.size() * taps);
+  for (size_t q = 0; q < quadrature.size(); ++q) {
+    std::reverse_copy(quadrature[q].real.begin(), quadrature[q].real.end(),
+                      b.flipped.begin() + 2 * q * taps);
+    std::reverse_copy(quadrature[q].imag.begin(), quadrature[q].imag.end(),
+                      b.flipped.begin() + (2 * q + 1) * taps);
+  }
+  b.options = options;
+  b.options.operation = Operation::Convolution;
+  b.options.region = OutputRegion::Same;
+  return b;
+}
+
+}  // namespace
+
 std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
                                                  const std::vector<DesignedFilter>& quadrature,
                                                  const Options& options, RunReport* report) {
   const int dims = input.dims;
-  if (quadrature.empty() || quadrature[0].imag.empty())
-    throw InvalidArgument("structure_tensor needs complex quadrature filters");
-  std::vector<std::array<double, kMaxDims>> directions;
-  for (const DesignedFilter& f : quadrature)
-    directions.push_back(f.direction);
-  const std::vector<Tensor> duals = dual_tensors(dims, directions);
-  const int k = static_cast<int>(quadrature.size());
+  const QuadratureBank bank = quadrature_bank(dims, quadrature, options);
+  const std::vector<Tensor>& duals = bank.duals;
+  const int k = bank.filters;
   const int m = component_count(dims);
-
-  // The bank: real part of filter q at 2q, imaginary part at 2q + 1.
-  const int64_t taps = quadrature[0].real.size();
-  std::vector<float> bank_taps(2 * k * taps);
-  for (int q = 0; q < k; ++q) {
-    std::copy(quadrature[q].real.begin(), quadrature[q].real.end(),
-              bank_taps.begin() + 2 * q * taps);
-    std::copy(quadrature[q].imag.begin(), quadrature[q].imag.end(),
-              bank_taps.begin() + (2 * q + 1) * taps);
-  }
-  FilterBank bank;
-  bank.dims = dims;
-  bank.extent = quadrature[0].extent;
-  bank.count = 2 * k;
-  bank.taps = bank_taps.data();
-  // The bank runs as a convolution over the `same` region.
-  Options bank_options = options;
-  bank_options.operation = Operation::Convolution;
-  bank_options.region = OutputRegion::Same;
-
+  const Options& bank_options = bank.options;
   const Index extent = input.extent;
   const int64_t voxels = input.voxel_count();
   std::vector<std::vector<float>> tensor(m, std::vector<float>(static_cast<size_t>(voxels)));
-  std::vector<float> flipped(bank_taps.size());
-  for (int f = 0; f < 2 * k; ++f)  // convolution: each filter flipped along every axis
-    std::reverse_copy(bank_taps.begin() + f * taps, bank_taps.begin() + (f + 1) * taps,
-                      flipped.begin() + f * taps);
   const int last = dims - 1;
-  // The bank over `planes` planes of the output from plane `first` of the last axis.
-  auto slab_problem = [&](int64_t first, int64_t planes) {
-    detail::BankProblem p;
-    p.input = input;
-    p.filter_extent = bank.extent;
-    p.count = bank.count;
-    p.taps = flipped.data();
-    p.boundary = options.boundary;
-    p.output_extent = extent;
-    p.output_extent[last] = planes;
-    for (int a = 0; a < dims; ++a) {
-      const int64_t kk = bank.extent[a];
-      p.offset[a] = -(kk - 1 - kk / 2) + (a == last ? first : 0);
-    }
-    return p;
-  };
 
 #if NDCONV_HAVE_CUDA
   // On the GPU the responses stay on the device, where the tensor is formed.
   RunReport chosen;
   detail::choose_bank_backend(bank_options, chosen, &bank.extent, dims);
   if (chosen.backend == Backend::Cuda) {
-    std::vector<double> flat_duals;
-    for (int q = 0; q < k; ++q)
-      for (int i = 0; i < dims; ++i)
-        for (int j = i; j < dims; ++j)
-          flat_duals.push_back(duals[q][i * dims + j]);
     std::vector<float*> components;
     for (auto& c : tensor)
       components.push_back(c.data());
     const auto t0 = std::chrono::steady_clock::now();
-    cuda_bank::run_structure_tensor(slab_problem(0, extent[last]), flat_duals, components,
-                                    bank_options, chosen);
+    cuda_bank::run_structure_tensor(bank.slab(input, 0, extent[last]), bank.flat_duals(),
+                                    components, bank_options, chosen);
     chosen.seconds_total = seconds_since(t0);
     if (report != nullptr)
       *report = chosen;
@@ -160,7 +186,7 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
   const int threads = cpu::resolve_thread_count(options.threads);
   for (int64_t first = 0; first < extent[last]; first += slab_planes) {
     const int64_t planes = std::min(slab_planes, extent[last] - first);
-    detail::BankProblem p = slab_problem(first, planes);
+    detail::BankProblem p = bank.slab(input, first, planes);
     for (auto& r : responses)
       p.outputs.push_back(make_view(r.data(), dims, p.output_extent));
     const Options slab_options =
@@ -270,14 +296,23 @@ void upsample_tensor(std::vector<std::vector<float>>& tensor, int dims, const In
   }
 }
 
+namespace {
+
+// The relaxation's Gaussian: `sigma` voxels along every axis.
+SeparableFilter relaxation_gaussian(int dims, double sigma) {
+  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
+  for (int a = 0; a < dims; ++a)
+    sigmas[a] = sigma;
+  return gaussian_filter(dims, sigmas, 3.0);
+}
+
+}  // namespace
+
 void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,
                   double sigma, const Options& options) {
   if (sigma <= 0)
     return;
-  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
-  for (int a = 0; a < dims; ++a)
-    sigmas[a] = sigma;
-  const SeparableFilter gaussian = gaussian_filter(dims, sigmas, 3.0);
+  const SeparableFilter gaussian = relaxation_gaussian(dims, sigma);
   Options o = options;
   o.operation = Operation::Correlation;
   o.region = OutputRegion::Same;
@@ -358,6 +393,65 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
                     {});
 }
 
+namespace {
+
+// The reconstruction's bank: the lowpass, then the m highpass filters, run as a convolution over
+// the `same` region, and the coefficients of its weights: 1 for the lowpass, <C, M_k> =
+// sum_c coefficients[k * m + c] C_c for highpass k.
+struct ReconstructionBank {
+  int dims = 0;
+  int count = 0;  // m + 1
+  Index extent{1, 1, 1, 1};
+  std::vector<float> taps;  // m + 1 filters, convolution order
+  std::vector<double> coefficients;
+  Options options;
+
+  FilterBank filter_bank() const {
+    FilterBank bank;
+    bank.dims = dims;
+    bank.extent = extent;
+    bank.count = count;
+    bank.taps = taps.data();
+    return bank;
+  }
+};
+
+ReconstructionBank reconstruction_bank(int dims, const std::vector<DesignedFilter>& reconstruction,
+                                       const Options& options) {
+  const int m = component_count(dims);
+  if (static_cast<int>(reconstruction.size()) != m + 1)
+    throw InvalidArgument("reconstruct needs the lowpass, " + std::to_string(m) +
+                          " highpass filters and " + std::to_string(m) + " tensor components");
+  std::vector<std::array<double, kMaxDims>> directions;
+  for (int k = 1; k <= m; ++k)
+    directions.push_back(reconstruction[k].direction);
+  const std::vector<Tensor> duals = dual_tensors(dims, directions);
+  ReconstructionBank b;
+  b.dims = dims;
+  b.count = m + 1;
+  b.extent = reconstruction[0].extent;
+  const size_t taps = reconstruction[0].real.size();
+  b.taps.resize((m + 1) * taps);
+  for (int k = 0; k <= m; ++k)
+    std::copy(reconstruction[k].real.begin(), reconstruction[k].real.end(),
+              b.taps.begin() + k * taps);
+  for (int k = 0; k < m; ++k)
+    for (int i = 0; i < dims; ++i)
+      for (int j = i; j < dims; ++j)
+        b.coefficients.push_back((i == j ? 1.0 : 2.0) * duals[k][i * dims + j]);
+  b.options = options;
+  b.options.operation = Operation::Convolution;
+  b.options.region = OutputRegion::Same;
+  return b;
+}
+
+void check_blend(double blend) {
+  if (!(blend >= 0 && blend <= 1))
+    throw InvalidArgument("the blend with the input must lie in [0, 1]");
+}
+
+}  // namespace
+
 RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vector<float>>& control,
                       const std::vector<DesignedFilter>& reconstruction, double blend,
                       const VolumeView& output, const Options& options) {
@@ -366,34 +460,13 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
   if (static_cast<int>(reconstruction.size()) != m + 1 || static_cast<int>(control.size()) != m)
     throw InvalidArgument("reconstruct needs the lowpass, " + std::to_string(m) +
                           " highpass filters and " + std::to_string(m) + " tensor components");
-  if (!(blend >= 0 && blend <= 1))
-    throw InvalidArgument("the blend with the input must lie in [0, 1]");
-  std::vector<std::array<double, kMaxDims>> directions;
-  for (int k = 1; k <= m; ++k)
-    directions.push_back(reconstruction[k].direction);
-  const std::vector<Tensor> duals = dual_tensors(dims, directions);
+  check_blend(blend);
+  const ReconstructionBank rb = reconstruction_bank(dims, reconstruction, options);
+  const FilterBank bank = rb.filter_bank();
+  const std::vector<double>& coefficients = rb.coefficients;
+  const Options& o = rb.options;
   const int64_t voxels = input.voxel_count();
   const Index extent = input.extent;
-
-  const int64_t taps = reconstruction[0].real.size();
-  std::vector<float> bank_taps((m + 1) * taps);
-  for (int k = 0; k <= m; ++k)
-    std::copy(reconstruction[k].real.begin(), reconstruction[k].real.end(),
-              bank_taps.begin() + k * taps);
-  FilterBank bank;
-  bank.dims = dims;
-  bank.extent = reconstruction[0].extent;
-  bank.count = m + 1;
-  bank.taps = bank_taps.data();
-  Options o = options;
-  o.operation = Operation::Convolution;
-  o.region = OutputRegion::Same;
-  // Weights: 1 for the lowpass, <C, M_k> = sum_c coefficient(k, c) C_c for highpass k.
-  std::vector<double> coefficients;
-  for (int k = 0; k < m; ++k)
-    for (int i = 0; i < dims; ++i)
-      for (int j = i; j < dims; ++j)
-        coefficients.push_back((i == j ? 1.0 : 2.0) * duals[k][i * dims + j]);
 
   RunReport report;
 #if NDCONV_HAVE_CUDA
@@ -450,6 +523,74 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
 
 namespace {
 
+#if NDCONV_HAVE_CUDA
+// The stages after the orientation input's downsampling with the data on the device from the
+// first upload to the last download (cuda_bank::ResidentAdaptive), where both banks run on the
+// GPU, the orientation is estimated at full resolution and the working set fits in the device's
+// memory; appends the stage timings and returns true. Otherwise returns false having done nothing
+// (`fallback_note` says why when it was the memory), and the stages go through host memory.
+bool filter_volume_resident(const ConstVolumeView& input, const VolumeView& output,
+                            const AdaptiveParameters& parameters, const Options& options,
+                            const std::vector<DesignedFilter>& quadrature,
+                            const std::vector<DesignedFilter>& reconstruction, double q_share,
+                            AdaptiveReport& report, std::string& fallback_note) {
+  const int dims = input.dims;
+  if (parameters.orientation_downsampling != 1)
+    return false;
+  const QuadratureBank qb = quadrature_bank(dims, quadrature, options);
+  const ReconstructionBank rb = reconstruction_bank(dims, reconstruction, options);
+  RunReport quadrature_report, reconstruction_report;
+  detail::choose_bank_backend(qb.options, quadrature_report, &qb.extent, dims);
+  detail::choose_bank_backend(rb.options, reconstruction_report, &rb.extent, dims);
+  if (quadrature_report.backend != Backend::Cuda || reconstruction_report.backend != Backend::Cuda)
+    return false;
+  // The parameters' checks of the control and reconstruction stages, before any GPU work.
+  const detail::ControlMapping mapping = control_mapping(dims, parameters);
+  check_blend(parameters.blend);
+
+  cuda_bank::ResidentProblem problem;
+  problem.quadrature = qb.slab(input, 0, input.extent[dims - 1]);
+  problem.duals = qb.flat_duals();
+  if (parameters.relaxation_sigma > 0)
+    problem.relaxation = relaxation_gaussian(dims, parameters.relaxation_sigma);
+  std::vector<float> flipped;
+  problem.reconstruction = detail::prepare_bank(input, rb.filter_bank(), rb.options, flipped);
+  problem.reconstruction.sum_output = output;
+  problem.coefficients = rb.coefficients;
+  cuda_bank::ResidentAdaptive gpu(problem, options);
+  if (!gpu.fits()) {
+    fallback_note = gpu.memory_note();
+    return false;
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  report.quadrature_bank = quadrature_report;
+  gpu.structure_tensor(report.quadrature_bank);
+  report.quadrature_bank.seconds_total = seconds_since(t0);
+  report.stage_seconds.emplace_back("quadrature bank and structure tensor", seconds_since(t0));
+  report_progress(options, q_share);
+
+  t0 = std::chrono::steady_clock::now();
+  gpu.relax();
+  report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
+  report_progress(options, q_share + 0.03);
+
+  t0 = std::chrono::steady_clock::now();
+  gpu.control_tensor(mapping);
+  report.stage_seconds.emplace_back("control tensor", seconds_since(t0));
+  report_progress(options, q_share + 0.05);
+
+  t0 = std::chrono::steady_clock::now();
+  report.bank = reconstruction_report;
+  gpu.reconstruct(parameters.blend, report.bank);
+  report.bank.seconds_total = seconds_since(t0);
+  report.bank.notes.push_back(gpu.memory_note());
+  report.stage_seconds.emplace_back("reconstruction", seconds_since(t0));
+  report_progress(options, 1.0);
+  return true;
+}
+#endif
+
 // The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings.
 void filter_volume(const ConstVolumeView& input, const VolumeView& output,
                    const AdaptiveParameters& parameters, const Options& options,
@@ -473,6 +614,13 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
     orientation_input = as_const(make_view(coarse.data(), dims, coarse_extent));
   }
   report.stage_seconds.emplace_back("lowpass and downsampling", seconds_since(t0));
+
+  std::string fallback_note;  // why the GPU stages went through host memory
+#if NDCONV_HAVE_CUDA
+  if (filter_volume_resident(input, output, parameters, options, quadrature, reconstruction,
+                             q_share, report, fallback_note))
+    return;
+#endif
 
   t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<float>> tensor = structure_tensor(
@@ -504,6 +652,8 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
   t0 = std::chrono::steady_clock::now();
   report.bank = reconstruct(input, tensor, reconstruction, parameters.blend, output,
                             stage_options(options, q_share + 0.05, r_share));
+  if (!fallback_note.empty())
+    report.bank.notes.push_back(fallback_note);
   report.stage_seconds.emplace_back("reconstruction", seconds_since(t0));
   report_progress(options, 1.0);
 }
