@@ -214,7 +214,7 @@ TEST(GpuBank, AdaptiveFilterMatchesTheCpu) {
           1e-5);
       EXPECT_EQ(report.bank.backend, Backend::Cuda);
       EXPECT_EQ(report.quadrature_bank.backend, Backend::Cuda);
-      EXPECT_TRUE(has_note(report.bank, "device-resident")) << "the stages left the device";
+      EXPECT_TRUE(has_note(report.bank, "device-resident stages")) << "the stages left the device";
       ASSERT_EQ(report.stage_seconds.size(), 6u);  // the design and five stages
       EXPECT_EQ(report.stage_seconds[2].first, "quadrature bank and structure tensor");
       EXPECT_GT(report.quadrature_bank.seconds_compute, 0.0);
@@ -240,7 +240,7 @@ TEST(GpuBank, AdaptiveFilterWithoutRelaxationWithBlendFrameByFrame) {
     options.boundary = Boundary::Mirror;
     AdaptiveReport report;
     EXPECT_LT(adaptive_gpu_against_cpu(dims, seed + dims, parameters, options, report), 1e-5);
-    EXPECT_TRUE(has_note(report.bank, "device-resident"));
+    EXPECT_TRUE(has_note(report.bank, "device-resident stages"));
   }
 }
 
@@ -257,7 +257,7 @@ TEST(GpuBank, AdaptiveFilterOnTheDeviceInSlabs) {
   options.device_memory_cap = static_cast<size_t>(count_of(3, volume(3))) * sizeof(float) * 15;
   AdaptiveReport report;
   EXPECT_LT(adaptive_gpu_against_cpu(3, seed, adaptive_parameters(3), options, report), 1e-5);
-  EXPECT_TRUE(has_note(report.bank, "device-resident"));
+  EXPECT_TRUE(has_note(report.bank, "device-resident stages"));
   EXPECT_GT(report.quadrature_bank.slabs, 1);
 }
 
@@ -281,7 +281,7 @@ TEST(GpuBank, AdaptiveFilterFallsBackToHostStagesUnderAMemoryCap) {
     EXPECT_LT(adaptive_gpu_against_cpu(3, seed, adaptive_parameters(3), options, report), 1e-5);
     EXPECT_EQ(report.bank.backend, Backend::Cuda);
     EXPECT_TRUE(has_note(report.bank, "stages through host memory"));
-    EXPECT_FALSE(has_note(report.bank, "device-resident"));
+    EXPECT_FALSE(has_note(report.bank, "device-resident stages"));
   }
   {
     SCOPED_TRACE("2D, NDCONV_DEVICE_MEMORY_CAP");
@@ -298,7 +298,7 @@ TEST(GpuBank, AdaptiveFilterFallsBackToHostStagesUnderAMemoryCap) {
     AdaptiveReport report;
     EXPECT_LT(adaptive_gpu_against_cpu(3, seed + 3, parameters, Options{}, report), 1e-5);
     EXPECT_EQ(report.bank.backend, Backend::Cuda);
-    EXPECT_FALSE(has_note(report.bank, "device-resident"));
+    EXPECT_FALSE(has_note(report.bank, "device-resident stages"));
   }
 }
 
