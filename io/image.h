@@ -110,7 +110,8 @@ Image read_image(const std::string& path);
 
 /// An image's pixels as the file stores them, for the stored-type API (ndconv/stored.h): an 8-bit
 /// volume stays 8 bits until the GPU converts it. The memory comes from ndconv::pinned_allocate
-/// (page-locked where a GPU is usable, so that it crosses PCIe without a staging copy).
+/// (page-locked, where asked for and a GPU is usable, so that it crosses PCIe without a staging
+/// copy).
 struct StoredImage {
   ImageInfo info;
   PinnedBuffer<unsigned char> storage;  ///< the pixels start `first` bytes in
@@ -123,8 +124,9 @@ struct StoredImage {
 /// Reads `path` into `out` when it is a scalar image of uint8, int8, uint16, int16 or float32
 /// values (after NIfTI's scl_slope/scl_inter the same float32 values as read_image); false, having
 /// read only the header, for any other image (read_image then reads it). Throws IoError as
-/// read_image does.
-bool read_stored_image(const std::string& path, StoredImage& out);
+/// read_image does. `memory`: the kind of host memory the pixels are read into.
+bool read_stored_image(const std::string& path, StoredImage& out,
+                       HostMemory memory = HostMemory::Pinned);
 
 /// What writing did to the values.
 struct WriteReport {

@@ -835,7 +835,7 @@ StoredVolumeView StoredImage::view() const {
                           scale, offset);
 }
 
-bool read_stored_image(const std::string& path, StoredImage& out) {
+bool read_stored_image(const std::string& path, StoredImage& out, HostMemory memory) {
   if (is_dicom_series(path))
     return false;
   QuietStderr quiet;
@@ -859,7 +859,7 @@ bool read_stored_image(const std::string& path, StoredImage& out) {
       out.type = kind->scalar;
       if (static_cast<size_t>(layout.value_bytes) != scalar_size(out.type))
         return false;
-      out.storage = PinnedBuffer<unsigned char>(layout.first + layout.bytes);
+      out.storage = PinnedBuffer<unsigned char>(layout.first + layout.bytes, memory);
       out.first = layout.first;
       out.scale = layout.scale;
       out.offset = layout.offset;
@@ -878,7 +878,7 @@ bool read_stored_image(const std::string& path, StoredImage& out) {
     const size_t bytes = static_cast<size_t>(io->GetImageSizeInBytes());
     if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
       return false;
-    out.storage = PinnedBuffer<unsigned char>(bytes);
+    out.storage = PinnedBuffer<unsigned char>(bytes, memory);
     out.first = 0;
     read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);
     check_2d_length(path, out.info.format);

@@ -18,6 +18,7 @@
 #include "io/output_encode.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
+#include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "preview.h"
 #include "progress.h"
@@ -385,8 +386,16 @@ bool gpu_may_filter(const CommonOptions& c) {
 #endif
 }
 
+HostMemory input_memory(const CommonOptions& c) {
+  if (c.device == "cpu")
+    return HostMemory::Ordinary;
+  if (c.device == "auto")
+    return cuda_started(engine_options(c).cuda_device) ? HostMemory::Pinned : HostMemory::Ordinary;
+  return HostMemory::Pinned;
+}
+
 FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
-                              bool stored_wanted) {
+                              bool stored_wanted, const CommonOptions& c) {
   FilterInput input;
   if (!stored_wanted) {
     input.image = read_input(path, progress, seconds_read);
@@ -396,7 +405,7 @@ FilterInput read_filter_input(const std::string& path, Progress& progress, doubl
   const auto t0 = std::chrono::steady_clock::now();
   const auto share = progress.span(0.0, kReadShare);
   share(0.0);
-  input.is_stored = io::read_stored_image(path, input.stored);
+  input.is_stored = io::read_stored_image(path, input.stored, input_memory(c));
   if (input.is_stored)
     input.image.info = input.stored.info;
   else

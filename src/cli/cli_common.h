@@ -151,10 +151,16 @@ struct FilterInput {
   bool is_stored = false;
 };
 
+/// The host memory a filtering run reads its input into: pinned for --device cuda; for auto only
+/// once CUDA has started, since a pinned allocation waits for CUDA's start-up (about 0.3 s) and a
+/// run the cost model gives to the CPU would pay it for nothing.
+HostMemory input_memory(const CommonOptions& c);
+
 /// Reads the input as read_input does; in its stored type when `stored_wanted` and the file is a
-/// scalar image of a type the stored API takes (io::read_stored_image), else as float planes.
+/// scalar image of a type the stored API takes (io::read_stored_image, into input_memory(c)),
+/// else as float planes.
 FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
-                              bool stored_wanted);
+                              bool stored_wanted, const CommonOptions& c);
 
 /// Writes `image` as planned and reports clamping; then the preview if asked for. `progress`
 /// (may be empty) follows the write from 0 to 1.

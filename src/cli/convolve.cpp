@@ -145,8 +145,8 @@ void run_convolve(const ConvolveArgs& a) {
   Progress progress(!a.common.quiet, "convolve");
   double seconds_read = 0;
   // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
-  const FilterInput input = read_filter_input(a.in, progress, seconds_read,
-                                              gpu_may_filter(a.common) && a.output.preview.empty());
+  const FilterInput input = read_filter_input(
+      a.in, progress, seconds_read, gpu_may_filter(a.common) && a.output.preview.empty(), a.common);
 
   filter_and_write(
       progress, input, g, options,

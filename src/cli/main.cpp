@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
@@ -133,14 +134,8 @@ void start_gpu_early(int argc, char** argv) {
   ndconv::warm_up_cuda_async(index);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  ndconv::cli::Progress::install_interrupt_handler();
-  ndconv::cli::set_preview_caption(argc, argv);
-  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which the writers report
-  // and clean up after, instead of the signal killing the process mid-write.
-  std::signal(SIGXFSZ, SIG_IGN);
+// The command itself: its exit code, every error reported on one line.
+int run_command(int argc, char** argv) {
   try {
     start_gpu_early(argc, argv);
     return run(argc, argv);
@@ -157,4 +152,23 @@ int main(int argc, char** argv) {
   } catch (...) {
     return fail(1, "unexpected internal error");
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ndconv::cli::Progress::install_interrupt_handler();
+  ndconv::cli::set_preview_caption(argc, argv);
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which the writers report
+  // and clean up after, instead of the signal killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
+  const int code = run_command(argc, argv);
+  // A run that ended before CUDA's start-up did (an error, or a small volume filtered on the CPU)
+  // does not wait for it: every output is closed by now, so the process ends here, without the
+  // static destructors that would wait for the start-up thread.
+  if (ndconv::cuda_warm_up_pending()) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

@@ -173,7 +173,7 @@ void run_smooth(const SmoothArgs& a) {
   // The exact filter without a mask or preview takes the stored type: a GPU uploads it as it is.
   const bool stored =
       gpu_may_filter(a.common) && !recursive && mask.empty() && a.output.preview.empty();
-  const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored);
+  const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored, a.common);
 
   Options options = engine_options(a.common);
   options.operation = Operation::Correlation;  // symmetric taps: the same either way

@@ -4,6 +4,7 @@
 #include "ndconv/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -115,16 +116,26 @@ void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
 
 // The device list, probed once per process for the backend choice (a probe asks every device for
 // its properties; the list does not change while the process runs). Refreshed while unusable.
+// The state is never destroyed: the warm-up thread may still be probing while static destructors
+// run at exit.
+struct ProbeCache {
+  std::mutex mutex;
+  CudaStatus status;
+  bool usable_seen = false;
+};
+ProbeCache& probe_cache() {
+  static ProbeCache* cache = new ProbeCache();
+  return *cache;
+}
+
 CudaStatus cached_probe() {
-  static std::mutex mutex;
-  static CudaStatus status;
-  static bool usable_seen = false;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!usable_seen) {
-    status = cuda_backend::probe();
-    usable_seen = status.usable;
+  ProbeCache& c = probe_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.usable_seen) {
+    c.status = cuda_backend::probe();
+    c.usable_seen = c.status.usable;
   }
-  return status;
+  return c.status;
 }
 
 // What the cost model needs to know about a call besides the work.
@@ -491,20 +502,39 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
                          cuda_backend::run_separable_stored);
 }
 
+namespace {
+// True from a warm-up's start until its thread has finished.
+std::atomic<bool> g_warm_up_pending{false};
+}  // namespace
+
 void warm_up_cuda_async(int device) noexcept {
-  // The future outlives main(): its destructor at exit waits for a start-up still under way.
+  // The future outlives main(): its destructor at exit waits for a start-up still under way. What
+  // the thread touches is constructed before it starts (or never destroyed), so that nothing it
+  // uses is destroyed before the future at exit.
   static std::once_flag once;
   static std::future<void> warm_up;
   try {
     std::call_once(once, [device] {
+      (void)probe_cache();
+      g_warm_up_pending = true;
       warm_up = std::async(std::launch::async, [device] {
         cuda_backend::start(device);
         (void)cached_probe();
+        g_warm_up_pending = false;
       });
     });
   } catch (...) {
     // No thread could be started: CUDA starts in the first GPU call instead.
+    g_warm_up_pending = false;
   }
+}
+
+bool cuda_warm_up_pending() noexcept {
+  return g_warm_up_pending.load();
+}
+
+bool cuda_started(int device) noexcept {
+  return cuda_backend::started(device);
 }
 
 }  // namespace ndconv

@@ -29,12 +29,12 @@ std::map<const void*, Block>& blocks() {
 
 }  // namespace
 
-void* pinned_allocate(std::size_t bytes, bool* pinned) {
+void* pinned_allocate(std::size_t bytes, bool* pinned, HostMemory kind) {
   if (pinned != nullptr)
     *pinned = false;
   if (bytes == 0)
     return nullptr;
-  void* p = cuda_backend::pinned_host_allocate(bytes);
+  void* p = kind == HostMemory::Pinned ? cuda_backend::pinned_host_allocate(bytes) : nullptr;
   const bool is_pinned_block = p != nullptr;
   if (p == nullptr)
     p = ::operator new(bytes, kFallbackAlignment);  // throws std::bad_alloc

@@ -37,6 +37,17 @@ RunReport filter_separable_device(const ConstVolumeView& input, const SeparableF
 /// at once, so that the start-up (about 0.3 s) overlaps the caller's own work, e.g. reading the
 /// input. The first call starts it; later calls do nothing. Never throws; without a GPU or CUDA
 /// it does nothing that fails. Backend::Auto counts the start-up as paid once this has finished.
+/// Returning from main() while the start-up is under way waits for it at exit; a program that
+/// ends early (an error before any GPU work) can end at once with std::_Exit once its output is
+/// flushed, as the ndconv command does (cuda_warm_up_pending).
 void warm_up_cuda_async(int device = 0) noexcept;
+
+/// Whether a start-up begun by warm_up_cuda_async is still under way. Never throws.
+bool cuda_warm_up_pending() noexcept;
+
+/// Whether this process already has a CUDA context on `device` (the warm-up or a GPU call has
+/// paid the start-up), so that pinned memory or a GPU call no longer waits for it. Never starts
+/// CUDA; false without a GPU. Never throws.
+bool cuda_started(int device = 0) noexcept;
 
 }  // namespace ndconv

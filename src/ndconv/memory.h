@@ -15,10 +15,21 @@
 
 namespace ndconv {
 
-/// `bytes` of host memory, aligned to at least 64 bytes: pinned where CUDA can provide it, else
-/// ordinary memory. Returns nullptr for 0 bytes; throws std::bad_alloc when neither is available.
-/// `pinned`, when given, receives which kind it is. Free it with pinned_free.
-void* pinned_allocate(std::size_t bytes, bool* pinned = nullptr);
+/// The memory pinned_allocate is asked for.
+enum class HostMemory {
+  /// Page-locked where CUDA can provide it. The first such allocation of a process creates the CUDA
+  /// context (about 0.3 s with a GPU), or waits for a start-up under way (warm_up_cuda_async).
+  Pinned,
+  /// Ordinary memory, without asking CUDA: for data that may never reach a GPU.
+  Ordinary,
+};
+
+/// `bytes` of host memory, aligned to at least 64 bytes: pinned where `kind` asks for it and CUDA
+/// can provide it, else ordinary memory. Returns nullptr for 0 bytes; throws std::bad_alloc when
+/// neither is available. `pinned`, when given, receives which kind it is. Free it with
+/// pinned_free.
+void* pinned_allocate(std::size_t bytes, bool* pinned = nullptr,
+                      HostMemory kind = HostMemory::Pinned);
 
 /// Frees memory from pinned_allocate (nullptr is ignored). Never throws.
 void pinned_free(void* p) noexcept;
@@ -47,8 +58,8 @@ class PinnedBuffer {
   PinnedBuffer() = default;
   // In the body, not the initialiser list: pinned_'s default initialiser runs after data_'s and
   // would overwrite what pinned_allocate reported.
-  explicit PinnedBuffer(std::size_t count) {
-    data_ = static_cast<T*>(pinned_allocate(count * sizeof(T), &pinned_));
+  explicit PinnedBuffer(std::size_t count, HostMemory kind = HostMemory::Pinned) {
+    data_ = static_cast<T*>(pinned_allocate(count * sizeof(T), &pinned_, kind));
     size_ = count;
   }
   ~PinnedBuffer() { pinned_free(data_); }

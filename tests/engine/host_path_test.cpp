@@ -3,9 +3,11 @@
 // Backend::Auto (src/engine/backend_cost.h).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,6 +62,31 @@ TEST(PinnedMemory, BufferOwnsMovesAndFilters) {
   const CachedMemory kept = cached_memory();
   EXPECT_EQ(kept.device_bytes, 0u);
   EXPECT_EQ(kept.pinned_staging_bytes, 0u);
+}
+
+TEST(PinnedMemory, OrdinaryWhenAskedWithoutStartingCuda) {
+  const bool started = cuda_started();
+  bool pinned = true;
+  void* p = pinned_allocate(1000, &pinned, HostMemory::Ordinary);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_FALSE(pinned);
+  EXPECT_FALSE(is_pinned(p, 1000));
+  std::memset(p, 0xab, 1000);
+  pinned_free(p);
+  PinnedBuffer<float> b(100, HostMemory::Ordinary);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_FALSE(b.pinned());
+  EXPECT_EQ(cuda_started(), started);  // ordinary memory does not start CUDA
+}
+
+TEST(WarmUp, FinishesAndCountsAsStartedOnlyWithAGpu) {
+  warm_up_cuda_async();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (cuda_warm_up_pending() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(cuda_warm_up_pending());
+  EXPECT_EQ(cuda_started(), cuda_status().usable);
 }
 
 TEST(DeviceEntryPoints, RefuseHostMemoryAndTheCpu) {

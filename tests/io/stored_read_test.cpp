@@ -54,6 +54,11 @@ void expect_reads_as(const std::string& path, const std::vector<float>& referenc
   ASSERT_EQ(io::read_stored_image(path, stored), stored_expected);
   if (stored_expected) {
     EXPECT_TRUE(same_bits(converted(stored), reference));
+    // Ordinary memory (a run that may stay on the CPU) holds the same values.
+    io::StoredImage ordinary;
+    ASSERT_TRUE(io::read_stored_image(path, ordinary, HostMemory::Ordinary));
+    EXPECT_FALSE(ordinary.storage.pinned());
+    EXPECT_TRUE(same_bits(converted(ordinary), reference));
   }
 }
 
