@@ -53,7 +53,7 @@ for t in "$build"/tests/gpu/ndconv_gpu_tests "$build"/tests/gpu/ndconv_gpu_host_
 done
 
 echo "== compute-sanitizer (memcheck, racecheck) on the default kernels"
-filter=${SANITIZE_FILTER:-CudaDense.Halo*:CudaDense.TiledBulk*:CudaSeparableLarge.*:CudaPipeline.*:CudaStoredTypes*:CudaDeviceEntryPoints*:GpuBank*:FiltersGpu*}
+filter=${SANITIZE_FILTER:-CudaDense.Halo*:CudaDense.TiledBulk*:CudaSeparableLarge.*:CudaPipeline.*:CudaStoredTypes*:CudaDeviceEntryPoints*:GpuBank*:GpuAdaptiveResident*:FiltersGpu*}
 for tool in memcheck racecheck; do
   compute-sanitizer --tool "$tool" --error-exitcode 9 \
     "$build"/tests/gpu/ndconv_gpu_tests --gtest_brief=1 --gtest_filter="$filter" \
