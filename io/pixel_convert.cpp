@@ -2,6 +2,7 @@
 // C++ type keeps it to one loop each way, with no ITK templates involved.
 #include "io/pixel_convert.h"
 
+#include "engine/first_touch.h"
 #include "io/parallel_for.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ void to_planes(const T* in, int components, int64_t voxels, std::vector<std::vec
                int threads) {
   planes.assign(components, std::vector<float>());
   for (auto& p : planes)
-    p.resize(static_cast<size_t>(voxels));
+    ndconv::detail::assign_touched(p, static_cast<size_t>(voxels), 0.0f, threads);
   for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t) {
     for (int c = 0; c < components; ++c) {
       float* out = planes[c].data();
@@ -155,7 +156,9 @@ void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentTy
                       int64_t voxels, std::vector<char>& buffer, WriteReport& report, int threads) {
   report = WriteReport{};
   report.type = type;
-  buffer.resize(static_cast<size_t>(voxels) * planes.size() * component_bytes(type));
+  ndconv::detail::assign_touched(
+      buffer, static_cast<size_t>(voxels) * planes.size() * component_bytes(type), char{0},
+      threads);
   const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
   std::vector<WriteReport> parts(blocks);
   std::vector<char> seen(blocks, 0);

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/first_touch.h"
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
 #include "io/output_encode.h"
@@ -510,7 +511,8 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
   out.planes.resize(parts);
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
-    out.planes[c].assign(static_cast<size_t>(geo.voxel_count()), 0.0f);
+    ndconv::detail::assign_touched(out.planes[c], static_cast<size_t>(geo.voxel_count()), 0.0f,
+                                   options.threads);
     const double share = (kFilterShare - kReadShare) / parts;
     options.progress = progress.span(kReadShare + share * c, kReadShare + share * (c + 1));
     Progress::check_interrupted();

@@ -22,6 +22,7 @@
 #include "cpu/padding.h"
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
+#include "engine/first_touch.h"
 
 namespace ndconv::cpu_backend {
 
@@ -40,7 +41,7 @@ struct Grid {
 };
 
 // Contiguous rows padded to kMaxLanes, so that the kernels may read whole vectors.
-Grid intermediate(int dims, const Index& extent, std::vector<float>& storage) {
+Grid intermediate(int dims, const Index& extent, std::vector<float>& storage, int threads) {
   Grid g;
   g.extent = extent;
   int64_t s = 1;
@@ -49,7 +50,8 @@ Grid intermediate(int dims, const Index& extent, std::vector<float>& storage) {
     s *= a == 0 ? round_up(extent[0], kMaxLanes) : (a < dims ? extent[a] : 1);
   }
   if (static_cast<int64_t>(storage.size()) < s)
-    storage.assign(s, 0.0f);  // zero tails: whatever the kernels read past a row is finite
+    // zero tails: whatever the kernels read past a row is finite
+    ndconv::detail::assign_touched(storage, static_cast<size_t>(s), 0.0f, threads);
   g.data = storage.data();
   return g;
 }
@@ -237,8 +239,9 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
     const std::vector<float>& taps = taps_of(a);
     Index extent = current.extent;
     extent[a] = p.output.extent[a];
-    const Grid next =
-        pass + 1 == axes.size() ? output : intermediate(c.dims, extent, buffers[pass % 2]);
+    const Grid next = pass + 1 == axes.size()
+                          ? output
+                          : intermediate(c.dims, extent, buffers[pass % 2], c.threads);
     const double share = static_cast<double>(taps.size() + 1) / total_work;
     const ProgressSpan progress{&options.progress, done, share};
     if (a == 0) {

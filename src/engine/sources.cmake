@@ -2,6 +2,7 @@ set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/memory.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/first_touch.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/backend_cost.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/stored.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/bank_front.cpp

@@ -3,6 +3,7 @@
 // Backend::Auto (src/engine/backend_cost.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/backend_cost.h"
+#include "engine/first_touch.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "ndconv/memory.h"
@@ -78,6 +80,24 @@ TEST(PinnedMemory, OrdinaryWhenAskedWithoutStartingCuda) {
   ASSERT_NE(b.data(), nullptr);
   EXPECT_FALSE(b.pinned());
   EXPECT_EQ(cuda_started(), started);  // ordinary memory does not start CUDA
+}
+
+TEST(FirstTouch, LargeBuffersHoldTheirValuesOnAnyThreadCount) {
+  for (int threads : {1, 2, 0}) {
+    SCOPED_TRACE(threads);
+    std::vector<float> v{7.0f};
+    const size_t n = (size_t{12} << 20) / sizeof(float) + 3;  // past the touching threshold
+    detail::assign_touched(v, n, 1.5f, threads);
+    ASSERT_EQ(v.size(), n);
+    EXPECT_EQ(std::count(v.begin(), v.end(), 1.5f), static_cast<std::ptrdiff_t>(n));
+    detail::assign_touched(v, 5, -2.0f, threads);  // shrinking keeps the memory
+    EXPECT_EQ(v, std::vector<float>(5, -2.0f));
+    std::vector<char> bytes;
+    detail::assign_touched(bytes, size_t{9} << 20, char{0}, threads);
+    EXPECT_EQ(std::count(bytes.begin(), bytes.end(), char{0}),
+              static_cast<std::ptrdiff_t>(bytes.size()));
+  }
+  detail::touch_pages(nullptr, size_t{1} << 30, 2);  // nothing to touch
 }
 
 TEST(WarmUp, FinishesAndCountsAsStartedOnlyWithAGpu) {
