@@ -26,6 +26,7 @@
 #include <mutex>
 #include <new>
 
+#include "engine/first_touch.h"
 #include "io/dicom_series.h"
 #include "io/header_check.h"
 #include "io/header_text.h"
@@ -786,7 +787,10 @@ Image read_image(const std::string& path) {
     }
     if (nifti)
       check_nifti_length(path);
-    std::vector<char> buffer(static_cast<size_t>(io->GetImageSizeInBytes()));
+    // The pages are first touched on every core: the readers fill the buffer on one thread.
+    std::vector<char> buffer;
+    ndconv::detail::assign_touched(buffer, static_cast<size_t>(io->GetImageSizeInBytes()), char{0},
+                                   0);
     if (nifti)
       io->Read(buffer.data());  // one pass: the length was checked above
     else
@@ -879,6 +883,7 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
     if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
       return false;
     out.storage = PinnedBuffer<unsigned char>(bytes, memory);
+    ndconv::detail::touch_pages(out.storage.data(), bytes, 0);  // ITK fills it on one thread
     out.first = 0;
     read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);
     check_2d_length(path, out.info.format);
