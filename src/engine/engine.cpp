@@ -18,6 +18,7 @@
 #include "engine/cuda_backend.h"
 #include "engine/cuda_host.h"
 #include "engine/enum_names.h"
+#include "engine/first_touch.h"
 #include "engine/problem.h"
 #include "engine/view_overlap.h"
 #include "ndconv/device.h"
@@ -461,7 +462,9 @@ RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work w
     report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
                            " and converted to float32 on the GPU");
   } else {
-    std::vector<float> converted(static_cast<size_t>(input.voxel_count()));
+    std::vector<float> converted;
+    detail::assign_touched(converted, static_cast<size_t>(input.voxel_count()), 0.0f,
+                           options.threads);
     const VolumeView converted_view =
         make_view(converted.data(), input.dims, input.extent, input.spacing);
     convert_to_float(input, converted_view, options.threads);
