@@ -223,6 +223,11 @@ HeaderFacts check_metaimage(const std::string& path) {
     throw bad("ElementDataFile is empty");
   if (data_file == "LOCAL") {
     facts.data_bytes = file_size(path) - static_cast<double>(header_bytes);
+    const auto msb = [&](const char* key) {
+      return fields.count(key) && to_lower(fields[key]) == "true";
+    };
+    if (!text && header_size == 0 && !msb("BinaryDataByteOrderMSB") && !msb("ElementByteOrderMSB"))
+      facts.local_data_offset = static_cast<double>(header_bytes);
   } else if (dw[0] == "LIST") {
     // One file per slice (of NDims-1 dimensions, or of the dimension after LIST), one name per
     // line after the header, as MetaIO reads them.

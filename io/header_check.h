@@ -26,6 +26,9 @@ struct HeaderFacts {
   bool zero_time_step = false;
   /// NIfTI-1: the xyzt_units byte; -1 for other formats.
   int xyzt_units = -1;
+  /// MetaImage with its pixels in the same file (ElementDataFile = LOCAL, no HeaderSize): where
+  /// they start, binary and little-endian (else -1), for ndconv's own reader of the stored values.
+  double local_data_offset = -1;
 };
 
 /// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written

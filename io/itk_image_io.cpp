@@ -37,6 +37,7 @@
 #include "io/output_encode.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
+#include "io/parallel_for.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
@@ -532,6 +533,16 @@ bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& l
 // has several members. The length is the header's, checked by the copy or the decoder. A damaged
 // member of ndconv's is an IoError; false when the file is not exactly that long or does not
 // inflate (a truncated file included): ITK then reads it and names the problem.
+// `bytes` from `in` to `out` on every core: the copy's page faults (fresh memory, a mapped file)
+// spread over the cores.
+void copy_on_all_cores(unsigned char* out, const unsigned char* in, size_t bytes) {
+  constexpr size_t kPiece = size_t{4} << 20;
+  run_parallel((bytes + kPiece - 1) / kPiece, worker_threads(0), [&](size_t i) {
+    const size_t first = i * kPiece;
+    std::memcpy(out + first, in + first, std::min(kPiece, bytes - first));
+  });
+}
+
 bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsigned char* out) {
   const size_t total = layout.first + layout.bytes;
   const MappedFile file(path, path);
@@ -545,7 +556,7 @@ bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsign
   } else {
     if (file.size() < total)
       return false;
-    std::memcpy(out + layout.first, file.data() + layout.first, layout.bytes);
+    copy_on_all_cores(out + layout.first, file.data() + layout.first, layout.bytes);
   }
   if (layout.swap) {
     unsigned char* p = out + layout.first;
@@ -553,6 +564,42 @@ bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsign
     for (size_t at = 0; at + n <= layout.bytes; at += n)
       std::reverse(p + at, p + at + n);
   }
+  return true;
+}
+
+// The pixels of a MetaImage that holds them itself (ElementDataFile = LOCAL, binary,
+// little-endian), read by ndconv: copied on every core, or inflated by libdeflate when compressed
+// (MetaIO reads them on one thread through zlib, and takes a damaged stream for data). False for
+// any other layout, or uncompressed data shorter than `bytes`: ITK then reads the file and
+// reports what is wrong. Compressed data that does not inflate to exactly `bytes` (truncated,
+// damaged, failing its checksum) is refused.
+bool read_metaimage_bytes(const std::string& path, size_t bytes, unsigned char* out) {
+  if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+    return false;
+  const HeaderFacts facts = check_header(path);
+  if (facts.kind != HeaderFacts::Kind::MetaImage || facts.local_data_offset < 0)
+    return false;
+  const MappedFile file(path, path);
+  const auto offset = static_cast<size_t>(facts.local_data_offset);
+  if (file.size() < offset)
+    return false;
+  const unsigned char* data = file.data() + offset;
+  const size_t available = file.size() - offset;
+  if (!facts.compressed) {
+    if (available < bytes)
+      return false;
+    copy_on_all_cores(out, data, bytes);
+    return true;
+  }
+  // MetaIO inflates zlib and gzip streams alike.
+  const bool gzip = available >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+  const bool whole =
+      gzip ? inflate_gzip_exactly(data, available, out, bytes, 0) == ExactInflate::Done
+           : inflate_zlib_exactly(data, available, out, bytes);
+  if (!whole)
+    throw IoError(path +
+                  ": the compressed pixels are damaged or end early (truncated or corrupt "
+                  "file)");
   return true;
 }
 
@@ -785,6 +832,15 @@ Image read_image(const std::string& path) {
         return image;
       }
     }
+    if (image.info.format == "MetaImageIO") {
+      const auto bytes = static_cast<size_t>(io->GetImageSizeInBytes());
+      const std::unique_ptr<unsigned char[]> data(new unsigned char[bytes]);  // all written
+      if (read_metaimage_bytes(path, bytes, data.get())) {
+        native_to_planes(data.get(), image.info.component_type, image.info.components,
+                         g.voxel_count(), image.planes);
+        return image;
+      }
+    }
     if (nifti)
       check_nifti_length(path);
     // The pages are first touched on every core: the readers fill the buffer on one thread.
@@ -883,8 +939,10 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
     if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
       return false;
     out.storage = PinnedBuffer<unsigned char>(bytes, memory);
-    ndconv::detail::touch_pages(out.storage.data(), bytes, 0);  // ITK fills it on one thread
     out.first = 0;
+    if (out.info.format == "MetaImageIO" && read_metaimage_bytes(path, bytes, out.storage.data()))
+      return true;
+    ndconv::detail::touch_pages(out.storage.data(), bytes, 0);  // ITK fills it on one thread
     read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);
     check_2d_length(path, out.info.format);
   } catch (const itk::ExceptionObject& e) {

@@ -73,13 +73,14 @@ double peak_bytes(const MemoryPlan& p) {
   // Filtering: the input and output planes, the filter's own float32 copies, and what the run
   // holds besides (part of the stored input's buffer, per-thread rows and chunk staging): fitted
   // to peak RSS measured on the CPU path (CliHostile.MemoryEstimateIsWithinTwentyPercentAbove...).
-  const double filter = in_planes + out_planes + 4.0 * p.filter_copies * p.output_values +
-                        (3.25 + 0.5 * p.input_bytes) * p.input_values;
+  const double besides = p.input_local_metaimage ? 3.0 : 3.25 + 0.5 * p.input_bytes;
+  const double filter =
+      in_planes + out_planes + 4.0 * p.filter_copies * p.output_values + besides * p.input_values;
   // Writing: both sets of planes (the preview needs the input), the output in its own type (half
   // as much again for MetaImage's pieces), and the parallel compressor's buffers.
   const double out_native = p.output_values * p.output_bytes;
   const double write = in_planes + out_planes + out_native * (p.output_metaimage ? 1.5 : 1.0) +
-                       4.0 * p.output_values;
+                       (p.output_compressed ? 4.0 * p.output_values : 0.0);
   return kBaselineBytes + std::max({read, filter, write});
 }
 

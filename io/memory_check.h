@@ -16,11 +16,15 @@ void check_memory(const std::string& path, double values, int bytes_per_value);
 /// What a command holds in memory, in values (voxels times components).
 struct MemoryPlan {
   double input_values = 0;
-  int input_bytes = 4;            ///< bytes per stored input value
-  bool input_nifti = false;       ///< niftilib reads through a buffer of its own
+  int input_bytes = 4;       ///< bytes per stored input value
+  bool input_nifti = false;  ///< niftilib reads through a buffer of its own
+  /// A MetaImage whose pixels ndconv reads itself (HeaderFacts::local_data_offset): no reader's
+  /// buffers stay behind while the volume is filtered.
+  bool input_local_metaimage = false;
   double output_values = 0;       ///< 0: the command writes nothing (info)
   int output_bytes = 4;           ///< bytes per written value
   bool output_metaimage = false;  ///< MetaIO keeps its own copy and a compressed stream
+  bool output_compressed = true;  ///< .nii.gz or MetaImage: the parallel compressor's buffers
   double filter_copies = 0;       ///< float32 copies of the output the filter keeps besides it
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -330,6 +331,16 @@ ExactInflate inflate_gzip_exactly(const unsigned char* data, size_t size, unsign
     produced += out_used;
   }
   return produced == out_size ? ExactInflate::Done : ExactInflate::Other;
+}
+
+bool inflate_zlib_exactly(const unsigned char* data, size_t size, unsigned char* out,
+                          size_t out_size) {
+  std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
+  if (!d)
+    throw std::bad_alloc();
+  size_t consumed = 0;
+  return libdeflate_zlib_decompress_ex(d.get(), data, size, out, out_size, &consumed, nullptr) ==
+         LIBDEFLATE_SUCCESS;
 }
 
 }  // namespace ndconv::io

@@ -72,6 +72,12 @@ enum class ExactInflate {
 ExactInflate inflate_gzip_exactly(const unsigned char* data, size_t size, unsigned char* out,
                                   size_t out_size, int threads);
 
+/// Inflates the zlib stream at the start of `data` (`size` bytes; bytes after the stream are not
+/// read) into `out`, which it must fill exactly, its Adler-32 checked (libdeflate). False when it
+/// does not inflate to exactly `out_size` bytes; `out` is then undefined.
+bool inflate_zlib_exactly(const unsigned char* data, size_t size, unsigned char* out,
+                          size_t out_size);
+
 /// How many bytes a gzip file inflates to, counted up to `enough` (a length check that needs
 /// no buffer of the whole data): for members written by compress_parallel, the sum of their
 /// ISIZE fields, read without inflating (zlib checks each member's CRC when the file is then

@@ -15,6 +15,7 @@
 
 #include "engine/first_touch.h"
 #include "io/data_file_policy.h"
+#include "io/header_check.h"
 #include "io/memory_check.h"
 #include "io/output_encode.h"
 #include "io/output_file.h"
@@ -350,12 +351,16 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   m.input_values = static_cast<double>(g.voxel_count()) * plan.input.components;
   m.input_bytes = io::component_bytes(plan.input.component_type);
   m.input_nifti = plan.input.format == "NiftiImageIO";
+  m.input_local_metaimage =
+      plan.input.format == "MetaImageIO" && io::check_header(in).local_data_offset >= 0;
   m.output_values = static_cast<double>(plan.input.components);
   for (int a = 0; a < g.dims; ++a)
     m.output_values *= static_cast<double>(out_extent[a]);
   m.output_bytes = io::component_bytes(plan.output_type);
   const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
   m.output_metaimage = ext == ".mha" || ext == ".mhd";
+  m.output_compressed =
+      m.output_metaimage || (out.size() >= 3 && out.substr(out.size() - 3) == ".gz");
   m.filter_copies = filter_copies;
   // A batch holds the volumes of the jobs it overlaps.
   m.input_values *= jobs_in_flight();
