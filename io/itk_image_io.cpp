@@ -528,11 +528,6 @@ bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& l
   return agrees;
 }
 
-// The file's bytes [0, layout.first + layout.bytes) into `out` (the pixels at out + first), in the
-// host's byte order: a .nii copied from the page cache, a .nii.gz inflated on all cores where it
-// has several members. The length is the header's, checked by the copy or the decoder. A damaged
-// member of ndconv's is an IoError; false when the file is not exactly that long or does not
-// inflate (a truncated file included): ITK then reads it and names the problem.
 // `bytes` from `in` to `out` on every core: the copy's page faults (fresh memory, a mapped file)
 // spread over the cores.
 void copy_on_all_cores(unsigned char* out, const unsigned char* in, size_t bytes) {
@@ -543,6 +538,11 @@ void copy_on_all_cores(unsigned char* out, const unsigned char* in, size_t bytes
   });
 }
 
+// The file's bytes [0, layout.first + layout.bytes) into `out` (the pixels at out + first), in the
+// host's byte order: a .nii copied from the page cache, a .nii.gz inflated on all cores where it
+// has several members. The length is the header's, checked by the copy or the decoder. A damaged
+// member of ndconv's is an IoError; false when the file is not exactly that long or does not
+// inflate (a truncated file included): ITK then reads it and names the problem.
 bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsigned char* out) {
   const size_t total = layout.first + layout.bytes;
   const MappedFile file(path, path);
