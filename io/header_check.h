@@ -27,7 +27,7 @@ struct HeaderFacts {
   /// NIfTI-1: the xyzt_units byte; -1 for other formats.
   int xyzt_units = -1;
   /// MetaImage with its pixels in the same file (ElementDataFile = LOCAL, no HeaderSize): where
-  /// they start, binary and little-endian (else -1), for ndconv's own reader of the stored values.
+  /// they start, binary and little-endian (else -1), for ndconv's own reader (ImageInfo).
   double local_data_offset = -1;
 };
 

@@ -84,6 +84,13 @@ struct ImageInfo {
   std::string spatial_unit_unknown;
   /// The same for the time step of a 4D NIfTI series (its time unit 0), which is read as seconds.
   std::string time_unit_unknown;
+  /// A MetaImage holding its pixels (ElementDataFile = LOCAL, binary, little-endian), for
+  /// ndconv's own reader: where they start in the file (-1 for any other image) and whether they
+  /// are compressed.
+  struct LocalPixels {
+    double offset = -1;
+    bool compressed = false;
+  } metaimage_pixels;
   /// Bytes of the pixels in the file's own type (what the file holds uncompressed).
   int64_t native_bytes() const;
 };

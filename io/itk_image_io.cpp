@@ -373,6 +373,7 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
   if (info.format == "NiftiImageIO" && g.dims == 4)
     g.spacing[3] = facts.zero_time_step ? 0.0 : g.spacing[3] * nifti_time_unit_in_seconds(path);
   describe_units(facts, nrrd_space_units, info);
+  info.metaimage_pixels = {facts.local_data_offset, facts.compressed};
   check_memory(path, voxels * info.components, io->GetComponentSize());
   return info;
 }
@@ -573,19 +574,19 @@ bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsign
 // any other layout, or uncompressed data shorter than `bytes`: ITK then reads the file and
 // reports what is wrong. Compressed data that does not inflate to exactly `bytes` (truncated,
 // damaged, failing its checksum) is refused.
-bool read_metaimage_bytes(const std::string& path, size_t bytes, unsigned char* out) {
+bool read_metaimage_bytes(const std::string& path, const ImageInfo& info, size_t bytes,
+                          unsigned char* out) {
   if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
     return false;
-  const HeaderFacts facts = check_header(path);
-  if (facts.kind != HeaderFacts::Kind::MetaImage || facts.local_data_offset < 0)
+  if (info.metaimage_pixels.offset < 0)
     return false;
   const MappedFile file(path, path);
-  const auto offset = static_cast<size_t>(facts.local_data_offset);
+  const auto offset = static_cast<size_t>(info.metaimage_pixels.offset);
   if (file.size() < offset)
     return false;
   const unsigned char* data = file.data() + offset;
   const size_t available = file.size() - offset;
-  if (!facts.compressed) {
+  if (!info.metaimage_pixels.compressed) {
     if (available < bytes)
       return false;
     copy_on_all_cores(out, data, bytes);
@@ -832,10 +833,10 @@ Image read_image(const std::string& path) {
         return image;
       }
     }
-    if (image.info.format == "MetaImageIO") {
+    if (image.info.metaimage_pixels.offset >= 0) {
       const auto bytes = static_cast<size_t>(io->GetImageSizeInBytes());
       const std::unique_ptr<unsigned char[]> data(new unsigned char[bytes]);  // all written
-      if (read_metaimage_bytes(path, bytes, data.get())) {
+      if (read_metaimage_bytes(path, image.info, bytes, data.get())) {
         native_to_planes(data.get(), image.info.component_type, image.info.components,
                          g.voxel_count(), image.planes);
         return image;
@@ -940,7 +941,7 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
       return false;
     out.storage = PinnedBuffer<unsigned char>(bytes, memory);
     out.first = 0;
-    if (out.info.format == "MetaImageIO" && read_metaimage_bytes(path, bytes, out.storage.data()))
+    if (read_metaimage_bytes(path, out.info, bytes, out.storage.data()))
       return true;
     ndconv::detail::touch_pages(out.storage.data(), bytes, 0);  // ITK fills it on one thread
     read_complete(*io, reinterpret_cast<char*>(out.storage.data()), bytes, path);

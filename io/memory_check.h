@@ -18,7 +18,7 @@ struct MemoryPlan {
   double input_values = 0;
   int input_bytes = 4;       ///< bytes per stored input value
   bool input_nifti = false;  ///< niftilib reads through a buffer of its own
-  /// A MetaImage whose pixels ndconv reads itself (HeaderFacts::local_data_offset): no reader's
+  /// A MetaImage whose pixels ndconv reads itself (ImageInfo::metaimage_pixels): no reader's
   /// buffers stay behind while the volume is filtered.
   bool input_local_metaimage = false;
   double output_values = 0;       ///< 0: the command writes nothing (info)

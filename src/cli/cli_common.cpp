@@ -15,7 +15,6 @@
 
 #include "engine/first_touch.h"
 #include "io/data_file_policy.h"
-#include "io/header_check.h"
 #include "io/memory_check.h"
 #include "io/output_encode.h"
 #include "io/output_file.h"
@@ -351,8 +350,7 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   m.input_values = static_cast<double>(g.voxel_count()) * plan.input.components;
   m.input_bytes = io::component_bytes(plan.input.component_type);
   m.input_nifti = plan.input.format == "NiftiImageIO";
-  m.input_local_metaimage =
-      plan.input.format == "MetaImageIO" && io::check_header(in).local_data_offset >= 0;
+  m.input_local_metaimage = plan.input.metaimage_pixels.offset >= 0;
   m.output_values = static_cast<double>(plan.input.components);
   for (int a = 0; a < g.dims; ++a)
     m.output_values *= static_cast<double>(out_extent[a]);
