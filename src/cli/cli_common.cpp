@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "cpu/parallel_for.h"
+#include "engine/backend_cost.h"
 #include "engine/first_touch.h"
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
@@ -393,9 +395,35 @@ bool gpu_may_filter(const CommonOptions& c) {
 HostMemory input_memory(const CommonOptions& c) {
   if (c.device == "cpu")
     return HostMemory::Ordinary;
-  if (c.device == "auto")
-    return cuda_started(engine_options(c).cuda_device) ? HostMemory::Pinned : HostMemory::Ordinary;
-  return HostMemory::Pinned;
+  return cuda_started(engine_options(c).cuda_device) ? HostMemory::Pinned : HostMemory::Ordinary;
+}
+
+void start_gpu_if_it_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
+                             const CommonOptions& c) {
+#ifdef NDCONV_HAVE_CUDA
+  if (c.device != "auto")
+    return;
+  const Options options = engine_options(c);
+  detail::CostInput cost;
+  cost.input_voxels = plan.input.geometry.voxel_count();
+  cost.output_voxels = 1;
+  for (int a = 0; a < plan.input.geometry.dims; ++a)
+    cost.output_voxels *= out_extent[a];
+  cost.input_bytes_per_voxel =
+      work.stored ? static_cast<double>(io::component_bytes(plan.input.component_type)) : 4.0;
+  cost.taps_per_output = work.taps_per_output;
+  cost.passes = work.passes;
+  cost.separable = work.separable;
+  cost.cuda_started = true;  // as if the start-up were hidden behind the read
+  cost.cpu_threads = cpu::resolve_thread_count(options.threads);
+  if (!work.known || detail::estimate_costs(cost).prefer_gpu)
+    warm_up_cuda_async(options.cuda_device);
+#else
+  (void)plan;
+  (void)out_extent;
+  (void)work;
+  (void)c;
+#endif
 }
 
 FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,
@@ -481,13 +509,21 @@ void print_timings(const CommonOptions& c, double seconds_read, const RunReport&
     return;
   std::fprintf(stderr,
                "timings: read %.3f s, filter %.3f s (upload %.3f s, compute %.3f s, download "
-               "%.3f s), write %.3f s\n",
+               "%.3f s), write %.3f s, in all %.3f s\n",
                seconds_read, r.seconds_total, r.seconds_upload, r.seconds_compute,
-               r.seconds_download, seconds_write);
+               r.seconds_download, seconds_write, seconds_since_start());
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+namespace {
+const std::chrono::steady_clock::time_point g_program_start = std::chrono::steady_clock::now();
+}  // namespace
+
+double seconds_since_start() {
+  return seconds_since(g_program_start);
 }
 
 namespace {

@@ -151,10 +151,27 @@ struct FilterInput {
   bool is_stored = false;
 };
 
-/// The host memory a filtering run reads its input into: pinned for --device cuda; for auto only
-/// once CUDA has started, since a pinned allocation waits for CUDA's start-up (about 0.3 s) and a
-/// run the cost model gives to the CPU would pay it for nothing.
+/// The host memory a filtering run reads its input into: pinned once CUDA has started (a batch's
+/// later inputs), else ordinary, since a pinned allocation waits for CUDA's start-up (about
+/// 0.3 s), which the read would otherwise hide; the GPU then uploads it through pinned staging.
 HostMemory input_memory(const CommonOptions& c);
+
+/// What a filtering command will compute, as the cost model (engine/backend_cost.h) takes it.
+struct PlannedWork {
+  double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
+  int passes = 1;
+  bool separable = false;
+  bool stored = false;  ///< the input uploaded in its stored type
+  bool known = true;    ///< false: the model cannot tell (CUDA starts, as for other commands)
+};
+
+/// --device auto: starts CUDA in the background (warm_up_cuda_async) only where the cost model
+/// gives the filter to the GPU even with the start-up hidden behind the read; otherwise the run
+/// stays on the CPU without paying CUDA's start-up, or its teardown at exit. Called by smooth and
+/// convolve once the header and the filter are known (main starts CUDA earlier for --device cuda
+/// and for the other filtering commands).
+void start_gpu_if_it_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
+                             const CommonOptions& common);
 
 /// Reads the input as read_input does; in its stored type when `stored_wanted` and the file is a
 /// scalar image of a type the stored API takes (io::read_stored_image, into input_memory(c)),
@@ -204,5 +221,10 @@ void filter_and_write(Progress& progress, const FilterInput& input, const Output
 
 /// Seconds since `t0`.
 double seconds_since(std::chrono::steady_clock::time_point t0);
+
+/// Seconds since the program's static initialisation (just before main; the dynamic loading
+/// before it is not counted): the "in all" of the --verbose timings, so that what a command
+/// spends outside its stages shows.
+double seconds_since_start();
 
 }  // namespace ndconv::cli

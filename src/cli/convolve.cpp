@@ -141,6 +141,11 @@ void run_convolve(const ConvolveArgs& a) {
     padded *= static_cast<double>(plan.input.geometry.extent[ax] + filter.extent[ax] - 1) /
               static_cast<double>(plan.input.geometry.extent[ax]);
   check_memory_plan(a.in, a.out, plan, g.extent, padded + 0.2, a.common);
+  PlannedWork work;
+  for (int ax = 0; ax < dims; ++ax)
+    work.taps_per_output *= static_cast<double>(filter.extent[ax]);
+  work.stored = gpu_may_filter(a.common) && a.output.preview.empty();
+  start_gpu_if_it_may_win(plan, g.extent, work, a.common);
 
   Progress progress(!a.common.quiet, "convolve");
   double seconds_read = 0;

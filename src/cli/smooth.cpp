@@ -167,12 +167,21 @@ void run_smooth(const SmoothArgs& a) {
   // The CPU path keeps up to two float32 intermediates between its passes.
   check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
                     a.common);
-
-  Progress progress(!a.common.quiet, "smooth");
-  double seconds_read = 0;
   // The exact filter without a mask or preview takes the stored type: a GPU uploads it as it is.
   const bool stored =
       gpu_may_filter(a.common) && !recursive && mask.empty() && a.output.preview.empty();
+  PlannedWork work;
+  work.taps_per_output = 0;
+  for (int ax = 0; ax < dims; ++ax)
+    work.taps_per_output += static_cast<double>(filter.taps[ax].size());
+  work.passes = passes;
+  work.separable = true;
+  work.stored = stored;
+  work.known = !recursive && mask.empty();
+  start_gpu_if_it_may_win(plan, plan.input.geometry.extent, work, a.common);
+
+  Progress progress(!a.common.quiet, "smooth");
+  double seconds_read = 0;
   const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored, a.common);
 
   Options options = engine_options(a.common);

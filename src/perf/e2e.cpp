@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -81,6 +82,7 @@ struct TimedCommand {
   std::vector<double> samples_s;
   /// The commands' own --verbose account, per timed run (summed over its processes and files).
   std::vector<double> read_s, filter_s, write_s;
+  std::vector<double> outside_stages_s, outside_program_s;  // in all - stages; wall - in all
   std::string error;
 };
 
@@ -114,6 +116,9 @@ StageSeconds stage_seconds(const std::string& output) {
     value("timings: read ", t.read);
     value(", filter ", t.filter);
     value(", write ", t.write);
+    double in_all = 0;
+    value(", in all ", in_all);
+    t.in_all = std::max(t.in_all, in_all);
   }
   return t;
 }
@@ -124,7 +129,7 @@ namespace {
 void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
   auto run_all = [](TimedCommand& c) {
     c.clean();
-    double total = 0;
+    double total = 0, in_all = 0;
     StageSeconds stages;
     for (const auto& argv : c.processes) {
       const ProcessRun r = run_process(argv);
@@ -146,10 +151,15 @@ void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
       stages.read += own.read;
       stages.filter += own.filter;
       stages.write += own.write;
+      in_all += own.in_all;
     }
     c.read_s.push_back(stages.read);
     c.filter_s.push_back(stages.filter);
     c.write_s.push_back(stages.write);
+    if (in_all > 0) {
+      c.outside_stages_s.push_back(in_all - stages.read - stages.filter - stages.write);
+      c.outside_program_s.push_back(total - in_all);
+    }
     return total;
   };
   for (TimedCommand& c : commands) {
@@ -159,6 +169,8 @@ void time_interleaved(std::vector<TimedCommand>& commands, int repetitions) {
     c.read_s.clear();  // the untimed run's account goes with it
     c.filter_s.clear();
     c.write_s.clear();
+    c.outside_stages_s.clear();
+    c.outside_program_s.clear();
   }
   for (int r = 0; r < repetitions; ++r) {
     for (TimedCommand& c : commands) {
@@ -187,6 +199,11 @@ Json timing_seconds_json(const TimedCommand& c, const std::string& binary,
   j["own_account_s"] = {{"read", summarize(c.read_s).median_ms},
                         {"filter", summarize(c.filter_s).median_ms},
                         {"write", summarize(c.write_s).median_ms}};
+  // The rest of the wall time: between the stages (planning, allocation, the wait for CUDA), and
+  // outside the program's own clock (loading before main, freeing and exit after the last line).
+  if (!c.outside_stages_s.empty())
+    j["own_account_s"].update({{"between_stages", summarize(c.outside_stages_s).median_ms},
+                               {"load_and_exit", summarize(c.outside_program_s).median_ms}});
   return j;
 }
 

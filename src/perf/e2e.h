@@ -43,9 +43,11 @@ struct ProcessRun {
 /// process cannot be started.
 ProcessRun run_process(const std::vector<std::string>& argv);
 
-/// What an ndconv command says it spent (its --verbose "timings:" lines, summed), seconds.
+/// What an ndconv command says it spent (its --verbose "timings:" lines: the stages summed, "in
+/// all" the largest), seconds.
 struct StageSeconds {
   double read = 0, filter = 0, write = 0;
+  double in_all = 0;  ///< from the program's start to its last timings line
 };
 StageSeconds stage_seconds(const std::string& output);
 

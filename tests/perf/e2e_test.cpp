@@ -166,12 +166,13 @@ TEST(ChildProcess, TheCommandsOwnAccountIsSummedOverFiles) {
   const StageSeconds t = stage_seconds(
       "plan: backend cpu\n"
       "timings: read 0.250 s, filter 1.500 s (upload 0.000 s, compute 1.400 s, download 0.000 s), "
-      "write 2.000 s\n"
+      "write 2.000 s, in all 4.000 s\n"
       "ndconv: wrote out.nii (float32)\n"
-      "timings: read 0.125 s, write 0.500 s\n");
+      "timings: read 0.125 s, write 0.500 s, in all 4.750 s\n");
   EXPECT_DOUBLE_EQ(t.read, 0.375);
   EXPECT_DOUBLE_EQ(t.filter, 1.5);
   EXPECT_DOUBLE_EQ(t.write, 2.5);
+  EXPECT_DOUBLE_EQ(t.in_all, 4.75);
   EXPECT_EQ(stage_seconds("no timings here").read, 0.0);
 }
 
