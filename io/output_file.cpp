@@ -65,10 +65,44 @@ void unregister_staging(int slot) {
   g_staging[slot].claimed = false;
 }
 
+// A thread making a staging folder (registered, not yet made) or moving a staged output into
+// place counts in g_busy for those few system calls, with the interrupts blocked in it; the
+// handler waits for none to be busy before it removes the registered folders, so that no folder
+// appears after that and no output is left half-moved. Once the process is ending (g_closing), no
+// new folder is made.
+std::atomic<int> g_busy{0};
+std::atomic<bool> g_closing{false};
+
+class BusyWithStaging {
+ public:
+  BusyWithStaging() {
+    sigset_t interrupts;
+    sigemptyset(&interrupts);
+    sigaddset(&interrupts, SIGINT);
+    sigaddset(&interrupts, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &interrupts, &before_);
+    ++g_busy;
+  }
+  ~BusyWithStaging() {
+    --g_busy;
+    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+  }
+  BusyWithStaging(const BusyWithStaging&) = delete;
+  BusyWithStaging& operator=(const BusyWithStaging&) = delete;
+
+ private:
+  sigset_t before_;
+};
+
 // Creates the folder `templ` (ending in XXXXXX, as for mkdtemp) registered for the signal handler
 // before it exists, so that an interrupt at any moment leaves none behind. Returns its path, or
 // "" with errno set.
 std::string create_registered_folder(const std::string& templ, int& slot) {
+  const BusyWithStaging busy;
+  if (g_closing.load()) {
+    errno = EINTR;
+    return {};
+  }
   static std::atomic<uint64_t> counter{static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ull ^
                                        static_cast<uint64_t>(::time(nullptr))};
   static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -119,12 +153,25 @@ void remove_folder_raw(const char* folder) noexcept {
   ::rmdir(folder);
 }
 
+// remove_folder_raw until the folder is gone: a file that another thread created in it while it
+// was being emptied is removed in the next round.
+void remove_folder_until_gone(const char* folder) noexcept {
+  for (int round = 0; round < 8; ++round) {
+    remove_folder_raw(folder);
+    if (::access(folder, F_OK) != 0)
+      return;
+  }
+}
+
 }  // namespace
 
 void remove_staging_folders_now() noexcept {
+  g_closing = true;
+  while (g_busy.load() > 0) {
+  }
   for (auto& slot : g_staging)
     if (slot.ready.load())
-      remove_folder_raw(slot.path);
+      remove_folder_until_gone(slot.path);
 }
 
 std::string folder_of(const std::string& path) {
@@ -332,21 +379,23 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
       ordered.push_back(n);
   ordered.push_back(main_name);
   std::vector<std::string> moved;
-  sigset_t interrupts, before;
-  sigemptyset(&interrupts);
-  sigaddset(&interrupts, SIGINT);
-  sigaddset(&interrupts, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
+  std::vector<std::string> from, to;
   for (const auto& n : ordered) {
-    const std::string final_path = join_path(target_dir_, n);
-    if (::rename(join_path(folder_, n).c_str(), final_path.c_str()) != 0) {
-      const std::string why = std::strerror(errno);
-      pthread_sigmask(SIG_SETMASK, &before, nullptr);
-      throw IoError(final_path + ": cannot move the written file into place: " + why);
-    }
-    moved.push_back(final_path);
+    from.push_back(join_path(folder_, n));
+    to.push_back(join_path(target_dir_, n));
   }
-  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  {
+    // The renames run uninterrupted, and an interrupt handled by another thread waits for them:
+    // an output is either all in place or not at all.
+    const BusyWithStaging busy;
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (::rename(from[i].c_str(), to[i].c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        throw IoError(to[i] + ": cannot move the written file into place: " + why);
+      }
+      moved.push_back(to[i]);
+    }
+  }
   sync_path(target_dir_, target_);
   return moved;
 }
