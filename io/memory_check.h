@@ -26,6 +26,7 @@ struct MemoryPlan {
   bool output_metaimage = false;  ///< MetaIO keeps its own copy and a compressed stream
   bool output_compressed = true;  ///< .nii.gz or MetaImage: the parallel compressor's buffers
   double filter_copies = 0;       ///< float32 copies of the output the filter keeps besides it
+  int compress_threads = 1;       ///< threads that compress the output at once
 };
 
 /// Peak bytes of the plan: the largest of its read, filter and write stages plus the program's

@@ -21,6 +21,7 @@
 #include "io/output_encode.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
+#include "io/parallel_for.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "preview.h"
@@ -362,6 +363,7 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   m.output_compressed =
       m.output_metaimage || (out.size() >= 3 && out.substr(out.size() - 3) == ".gz");
   m.filter_copies = filter_copies;
+  m.compress_threads = io::worker_threads(c.threads);
   // A batch holds the volumes of the jobs it overlaps.
   m.input_values *= jobs_in_flight();
   m.output_values *= jobs_in_flight();
