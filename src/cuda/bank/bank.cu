@@ -35,16 +35,21 @@ namespace {
 
 using cuda_backend::DeviceBuffer;
 
-using Launch = void (*)(int, cudaStream_t, size_t, const BankGeometry&, const BankTiles&,
-                        const float*, const float*, int, float*, int64_t, const float*, float*,
-                        bool);
+using Launch = void (*)(int, cudaStream_t, const BankGeometry&, const BankTiles&, const float*,
+                        const float*, int, float*, int64_t, const float*, float*, bool);
 
 // Launches one pass with as many blocks as the device holds at once (at most one per tile).
 template <int K0, int KO, bool kWeighted>
-void launch(int device, cudaStream_t stream, size_t shared_bytes, const BankGeometry& g,
-            const BankTiles& tiles, const float* in, const float* taps, int valid, float* out,
-            int64_t stride, const float* weights, float* sum, bool accumulate) {
-  const auto kernel = bank_kernel<K0, KO, kWeighted>;
+void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTiles& tiles,
+            const float* in, const float* taps, int valid, float* out, int64_t stride,
+            const float* weights, float* sum, bool accumulate) {
+  // The weighted sum takes the rows one at a time: its stores already spill a few registers
+  // (ptxas: 8-24 bytes), rows prefetched spill more (up to 84 bytes), and only the bank without
+  // weights was measured faster with them (dev/bank_sweep.cu).
+  using Policy = BankPolicy</*PrefetchRows=*/!kWeighted, 4, 3>;
+  const auto kernel = bank_kernel<K0, KO, kWeighted, Policy>;
+  const size_t shared_bytes =
+      static_cast<size_t>(BankShape::shared_floats(K0, g.k1, KO, Policy::kStages)) * sizeof(float);
   if (shared_bytes > 48 * 1024)  // above the default: opt in, for tall filters
     NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(shared_bytes)));
@@ -186,14 +191,12 @@ void launch_bank_device(const BankLaunch& l, int device, const float* padded, co
   const BankTiles tiles{
       (g.n0 + BankShape::kBx * BankShape::kTx - 1) / (BankShape::kBx * BankShape::kTx),
       (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
-  const size_t shared_bytes =
-      static_cast<size_t>(BankShape::shared_floats(l.width, g.k1, ko)) * sizeof(float);
   const Launch launch = weighted ? pick_width<true>(l.width, ko, CompiledWidths{})
                                  : pick_width<false>(l.width, ko, CompiledWidths{});
   for (int i = 0; i < l.passes; ++i) {
     const int first = i * FP, valid = std::min(FP, l.count - first);
-    launch(device, static_cast<cudaStream_t>(stream), shared_bytes, g, tiles, padded,
-           taps + i * l.pass_taps, valid, weighted ? nullptr : outputs + first * l.voxels, l.voxels,
+    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps + i * l.pass_taps,
+           valid, weighted ? nullptr : outputs + first * l.voxels, l.voxels,
            weighted ? weights + first * l.voxels : nullptr, sum, i > 0);
     NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
   }

@@ -6,7 +6,9 @@
 // KO along axis 3. It walks the input planes (x, axis 1) its tile needs, one (axis 2, axis 3)
 // position at a time: the plane and the taps that meet it (one (j3, j2) slice per output along
 // axis 3, FP filters interleaved so that one 128-bit load gives a tap of four filters) are copied
-// to shared memory asynchronously, the next plane's copies in flight while this one is used; each
+// to shared memory asynchronously, the next plane's copies in flight while this one is used (two
+// stages, one barrier after each plane's copies and one after its use; or three, whose buffer
+// reuse is ordered by the first barrier alone); each
 // thread then takes, per tap row j1, its TX + K0 - 1 inputs into registers and runs every tap of
 // the row over them. K0 (taps along x) is a compile-time constant, so the row and the tap offsets
 // are registers and immediates, not address arithmetic.
@@ -49,13 +51,13 @@ struct BankShape {
     return p % 8 == 0 ? p + 4 : p;
   }
   /// Floats of one stage (a plane and its tap slices) for k1 tap rows and KO outputs along axis 3;
-  /// a multiple of 4, so both stages start on 16 bytes.
+  /// a multiple of 4, so every stage starts on 16 bytes.
   __host__ __device__ static int64_t stage_floats(int k0, int k1, int ko) {
     return int64_t{kBy + k1 - 1} * pitch(k0) + int64_t{ko} * k1 * k0 * kFilters;
   }
-  /// Floats of shared memory of a launch: two stages.
-  __host__ __device__ static int64_t shared_floats(int k0, int k1, int ko) {
-    return 2 * stage_floats(k0, k1, ko);
+  /// Floats of shared memory of a launch of `stages` stages.
+  __host__ __device__ static int64_t shared_floats(int k0, int k1, int ko, int stages) {
+    return stages * stage_floats(k0, k1, ko);
   }
 };
 
@@ -70,8 +72,23 @@ struct BankTiles {
 /// response; with them, sum (+)= sum_f weights[f * filter_stride + voxel] * response_f.
 /// The grid is the blocks the device holds at once; each walks tiles blockIdx.x + i * gridDim.x
 /// and copies the next tile's first plane while it finishes one.
-template <int K0, int KO, bool kWeighted>
-__global__ void __launch_bounds__(BankShape::kThreads, 4)
+/// Compile-time choices of the kernel's inner loop: whether the next tap row's inputs are loaded
+/// while this row's multiply-adds run (PrefetchRows), the blocks per SM the registers must allow
+/// (MinBlocks), and the planes in shared memory at once (Stages: 2 or 3). The defaults are the
+/// fastest measured (dev/bank_sweep.cu, H200, share of the FMA peak on the 3D / 4D bench
+/// problems): rows prefetched with 3 stages 71.1 / 77.5%, with 2 stages 70.2 / 77.1%; rows one
+/// at a time 68.3 / 74.7%; prefetched at 3 blocks per SM 66.0 / 73.5%; the tap rows fully
+/// unrolled (dropped) 55.8 / 62.7%.
+template <bool PrefetchRows = true, int MinBlocks = 4, int Stages = 3>
+struct BankPolicy {
+  static_assert(Stages == 2 || Stages == 3, "two or three stages");
+  static constexpr bool kPrefetchRows = PrefetchRows;
+  static constexpr int kMinBlocks = MinBlocks;
+  static constexpr int kStages = Stages;
+};
+
+template <int K0, int KO, bool kWeighted, class Policy = BankPolicy<>>
+__global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
     bank_kernel(BankGeometry g, BankTiles tiles, const float* __restrict__ in,
                 const float* __restrict__ taps, int valid, float* __restrict__ out,
                 int64_t filter_stride, const float* __restrict__ weights, float* __restrict__ sum,
@@ -102,10 +119,9 @@ __global__ void __launch_bounds__(BankShape::kThreads, 4)
     return o;
   };
 
-  // Plane p of a tile is the input at (axis 2, axis 3) = (m2 + p % k2, m3 + p / k2), with the tap
-  // slices (j3 = p / k2 - b, j2 = p % k2) of the outputs b that it meets; zeros outside the rows.
-  auto stage = [&](const Origin& o, int p, float* buffer) {
-    const int j3r = p / g.k2, j2 = p % g.k2;
+  // Plane p of a tile is the input at (axis 2, axis 3) = (m2 + j2, m3 + j3r), p = j3r * k2 + j2,
+  // with the tap slices (j3 = j3r - b, j2) of the outputs b that it meets; zeros outside the rows.
+  auto stage = [&](const Origin& o, int j3r, int j2, float* buffer) {
     const float* src =
         in + (((o.m3 + j3r) * g.e2 + (o.m2 + j2)) * g.e1 + o.m1) * g.row_length + o.x0;
     for (int i = threadIdx.x; i < rows * C; i += S::kThreads) {
@@ -130,7 +146,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, 4)
   if (tile >= tile_count)
     return;
   Origin o = origin_of(tile);
-  stage(o, 0, shared);
+  stage(o, 0, 0, shared);
   __pipeline_commit();
   int stage_index = 0;  // the buffer that holds the plane in use
   for (; tile < tile_count; tile += gridDim.x) {
@@ -143,21 +159,28 @@ __global__ void __launch_bounds__(BankShape::kThreads, 4)
         for (int i = 0; i < TX; ++i)
           acc[f][b][i] = 0.0f;
 
+    int j3r = 0, j2 = 0;  // plane p's position (p = j3r * k2 + j2), counted without divisions
     for (int p = 0; p < planes; ++p) {
-      float* const next = shared + (stage_index ^ 1) * stage_floats;
+      const int next_index = stage_index + 1 == Policy::kStages ? 0 : stage_index + 1;
+      const int next_j2 = j2 + 1 == g.k2 ? 0 : j2 + 1;
+      const int next_j3r = next_j2 == 0 ? j3r + 1 : j3r;
+      float* const next = shared + next_index * stage_floats;
       if (p + 1 < planes) {
-        stage(o, p + 1, next);
+        stage(o, next_j3r, next_j2, next);
       } else if (tile + gridDim.x < tile_count) {
-        stage(origin_of(tile + gridDim.x), 0, next);
+        stage(origin_of(tile + gridDim.x), 0, 0, next);
       }
       __pipeline_commit();  // possibly empty, so that the wait below counts the same
       __pipeline_wait_prior(1);
-      __syncthreads();  // plane p is in place for every thread
+      // Plane p is in place for every thread. With three stages this barrier also orders the
+      // copies into `next` (issued after it by any thread) after every thread's use of that
+      // buffer, two planes ago.
+      __syncthreads();
       const float* plane = shared + stage_index * stage_floats;
-      const int j3r = p / g.k2;
       const float* tap_slices = plane + rows * P;
-      for (int j1 = 0; j1 < g.k1; ++j1) {
-        float r[R];
+      // The inputs of tap row j1 that this thread's outputs meet, and every tap of the row over
+      // them.
+      auto load_row = [&](float(&r)[R], int j1) {
         const float4* row = reinterpret_cast<const float4*>(plane + (ty + j1) * P + tx * TX);
 #pragma unroll
         for (int q = 0; q < R / 4; ++q) {
@@ -167,6 +190,8 @@ __global__ void __launch_bounds__(BankShape::kThreads, 4)
           r[4 * q + 2] = v.z;
           r[4 * q + 3] = v.w;
         }
+      };
+      auto run_row = [&](const float(&r)[R], int j1) {
 #pragma unroll
         for (int b = 0; b < KO; ++b) {
           const int j3 = j3r - b;
@@ -185,9 +210,33 @@ __global__ void __launch_bounds__(BankShape::kThreads, 4)
             }
           }
         }
+      };
+      if constexpr (Policy::kPrefetchRows) {
+        float ra[R], rb[R];
+        load_row(ra, 0);
+        for (int j1 = 0; j1 < g.k1; j1 += 2) {
+          const bool second = j1 + 1 < g.k1;
+          if (second)
+            load_row(rb, j1 + 1);
+          run_row(ra, j1);
+          if (second) {
+            if (j1 + 2 < g.k1)
+              load_row(ra, j1 + 2);
+            run_row(rb, j1 + 1);
+          }
+        }
+      } else {
+        for (int j1 = 0; j1 < g.k1; ++j1) {
+          float r[R];
+          load_row(r, j1);
+          run_row(r, j1);
+        }
       }
-      __syncthreads();  // every thread is done with this buffer before it takes a later plane
-      stage_index ^= 1;
+      if constexpr (Policy::kStages == 2)
+        __syncthreads();  // every thread is done with this buffer before the next plane's copies
+      stage_index = next_index;
+      j3r = next_j3r;
+      j2 = next_j2;
     }
 
     const int64_t m1 = o.m1 + ty;
