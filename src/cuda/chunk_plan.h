@@ -96,8 +96,10 @@ inline constexpr int64_t kRowsPerHaloRow = 4;
 /// Chunks in flight: upload, compute and download of three consecutive chunks at once.
 inline constexpr int kMaxBufferSets = 3;
 /// Resident pieces per call: one per kMinPieceFloats of input, at least 2 and at most 8; chunks
-/// about as many. With upload, kernel and download each about T, K pieces take about T (1 + 2 / K):
-/// 8 pieces are within 1.25x of the floor, and more would add fixed costs for little. Pieces of
+/// about as many. With upload, kernel and download each about T, K even pieces take about
+/// T (1 + 2 / K); plan_resident's short first and last chunks cut the fill and the drain to about
+/// a quarter of that. 16 pieces were no faster than 8 (H200, same run: api rows within the
+/// run-to-run spread), as the smaller chunks' kernels lose what the shorter fill saves. Pieces of
 /// at least 2 MiB keep each copy near the full PCIe rate.
 inline constexpr int64_t kMaxResidentPieces = 8;
 inline constexpr int64_t kMinPieceFloats = int64_t{512} << 10;  // 2 MiB of float32
@@ -135,7 +137,10 @@ inline Piece resident_input_rows(int64_t out_first, int64_t out_rows, int64_t of
 }
 
 /// The resident plan of `r` with `count` pieces (and about as many chunks), or an empty plan
-/// (no chunks) when fewer than two chunks result.
+/// (no chunks) when fewer than two chunks result. The first and the last chunk are a quarter of
+/// the others, and the first piece holds just what the first chunk reads, so that
+/// the first download starts after a short upload and compute, and the last ends soon after the
+/// last upload.
 inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
   ChunkPlan plan;
   count = std::min({count, r.in_rows, r.out_rows});
@@ -146,13 +151,48 @@ inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
     return plan;
   plan.one_pass = false;
   plan.resident = true;
-  for (int64_t p = 0; p < count; ++p) {
-    const int64_t first = r.in_rows * p / count;
-    plan.pieces.push_back({first, r.in_rows * (p + 1) / count - first});
+
+  // Output rows per chunk: a short first and last chunk where the volume has room for them.
+  const int64_t edge =
+      (rows / 4 + kResidentRowMultiple - 1) / kResidentRowMultiple * kResidentRowMultiple;
+  std::vector<int64_t> sizes;
+  int64_t left = r.out_rows;
+  auto take = [&](int64_t n) {
+    n = std::min(n, left);
+    sizes.push_back(n);
+    left -= n;
+  };
+  if (edge < rows && r.out_rows >= 2 * edge + rows) {
+    take(edge);
+    while (left > rows + edge)
+      take(rows);
+    const int64_t before_last = (left - edge) / kResidentRowMultiple * kResidentRowMultiple;
+    if (before_last > 0)
+      take(before_last);
+  } else {
+    while (left > rows)
+      take(rows);
   }
-  int64_t scratch_rows = 0;
-  for (int64_t o0 = 0; o0 < r.out_rows; o0 += rows) {
-    const int64_t n = std::min(rows, r.out_rows - o0);
+  if (left > 0)
+    take(left);
+
+  // Pieces: the first holds the rows the first chunk reads (when that is a small part of the
+  // input), the rest of the input split evenly.
+  const Piece first_reads =
+      resident_input_rows(0, sizes[0], r.offset_last, r.halo, r.in_rows, r.boundary);
+  const int64_t head = first_reads.first == 0 ? first_reads.rows : r.in_rows;
+  const bool short_head = sizes[0] < rows && head < r.in_rows / 2 && count > 2;
+  const int64_t head_rows = short_head ? head : 0;
+  const int64_t split = short_head ? std::min(count - 1, r.in_rows - head_rows) : count;
+  if (short_head)
+    plan.pieces.push_back({0, head_rows});
+  for (int64_t p = 0; p < split; ++p) {
+    const int64_t first = head_rows + (r.in_rows - head_rows) * p / split;
+    plan.pieces.push_back({first, head_rows + (r.in_rows - head_rows) * (p + 1) / split - first});
+  }
+
+  int64_t scratch_rows = 0, o0 = 0;
+  for (const int64_t n : sizes) {
     const Piece in = resident_input_rows(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary);
     int wait = 0;
     while (plan.pieces[static_cast<size_t>(wait)].first +
@@ -161,6 +201,7 @@ inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
       ++wait;
     plan.chunks.push_back({o0, n, in.first, in.rows, wait});
     scratch_rows = std::max(scratch_rows, in.rows);
+    o0 += n;
   }
   plan.in_buffer_floats = r.in_rows * r.in_row;
   plan.out_buffer_floats = r.out_rows * r.out_row;

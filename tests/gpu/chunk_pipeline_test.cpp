@@ -131,30 +131,37 @@ void expect_resident(const ChunkRequest& r, const ChunkPlan& plan) {
 }
 
 TEST(ChunkPlan, LargeVolumesThatFitArePipelinedResident) {
-  // 256^3 float32 (64 MiB), an 11-tap filter: 8 pieces of 32 rows, 8 chunks of 32 rows.
+  // 256^3 float32 (64 MiB), an 11-tap filter: chunks of 8, 7 x 32, 16 and 8 rows; 8 pieces, the
+  // first holding the 13 rows the first chunk reads (where it reads no others), the rest split
+  // evenly.
   for (Boundary b : kAllBoundaries) {
     ChunkRequest r = request(256, 256 * 256, 10, int64_t{1} << 30);
     r.boundary = b;
     const ChunkPlan plan = plan_chunks(r);
     expect_resident(r, plan);
     EXPECT_EQ(plan.pieces.size(), 8u);
-    EXPECT_EQ(plan.chunks.size(), 8u);
-    EXPECT_EQ(plan.chunks[0].out_rows, 32);
-    // Chunk 1 reads rows 27..68: pieces 0..2, its own rows whatever the boundary.
-    EXPECT_EQ(plan.chunks[1].in_first, 27);
+    ASSERT_EQ(plan.chunks.size(), 10u);
+    EXPECT_EQ(plan.chunks[0].out_rows, 8);
+    for (size_t k = 1; k < 8; ++k)
+      EXPECT_EQ(plan.chunks[k].out_rows, 32);
+    EXPECT_EQ(plan.chunks[8].out_rows, 16);
+    EXPECT_EQ(plan.chunks[9].out_rows, 8);
+    // Chunk 1 reads rows 3..44, its own rows whatever the boundary: pieces 0 and 1.
+    EXPECT_EQ(plan.chunks[1].in_first, 3);
     EXPECT_EQ(plan.chunks[1].in_rows, 42);
-    EXPECT_EQ(plan.chunks[1].wait_piece, 2);
-    // The first chunk reaches below row 0: zero, replicate and mirror read rows 0..36, periodic
-    // wraps to the end and waits for every piece.
+    EXPECT_EQ(plan.chunks[1].wait_piece, 1);
+    // The first chunk reaches below row 0: zero, replicate and mirror read rows 0..12, the first
+    // piece; periodic wraps to the end, so the pieces are even and it waits for every one.
     const Chunk& first = plan.chunks[0];
+    EXPECT_EQ(first.in_first, 0);
     if (b == Boundary::Periodic) {
-      EXPECT_EQ(first.in_first, 0);
       EXPECT_EQ(first.in_rows, 256);
       EXPECT_EQ(first.wait_piece, 7);
+      EXPECT_EQ(plan.pieces[0].rows, 32);
     } else {
-      EXPECT_EQ(first.in_first, 0);
-      EXPECT_EQ(first.in_rows, 37);
-      EXPECT_EQ(first.wait_piece, 1);
+      EXPECT_EQ(first.in_rows, 13);
+      EXPECT_EQ(first.wait_piece, 0);
+      EXPECT_EQ(plan.pieces[0].rows, 13);
     }
     EXPECT_EQ(plan.chunks.back().wait_piece, 7);
   }
