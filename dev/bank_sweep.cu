@@ -101,6 +101,10 @@ int main() {
       make<2, BankPolicy<true, 3, 2>>("ko2 prefetched, 2 stages, 3 blocks/SM"),
       make<2, BankPolicy<false, 4, 3>>("ko2 rows one at a time, 3 stages"),
       make<2, BankPolicy<true, 4, 3>>("ko2 rows prefetched, 3 stages"),
+      make<3, BankPolicy<false, 4, 3>>("ko3 rows one at a time, 3 stages"),
+      make<3, BankPolicy<true, 4, 3>>("ko3 rows prefetched, 3 stages"),
+      make<3, BankPolicy<false, 3, 3>>("ko3 one at a time, 3 stages, 3 blocks/SM"),
+      make<3, BankPolicy<true, 3, 3>>("ko3 prefetched, 3 stages, 3 blocks/SM"),
       make<1, BankPolicy<false, 4, 3>>("ko1 rows one at a time, 3 stages"),
       make<1, BankPolicy<true, 4, 3>>("ko1 rows prefetched, 3 stages"),
   };
@@ -121,7 +125,7 @@ int main() {
     const int64_t voxels = pb.n[0] * pb.n[1] * pb.n[2] * pb.n[3];
     const int64_t row_length = BankShape::row_length(pb.n[0], k0);
     const int64_t e1 = pb.n[1] + pb.k[1] - 1, e2 = pb.n[2] + pb.k[2] - 1;
-    const int64_t e3 = (pb.n[3] + 1) / 2 * 2 + pb.k[3] - 1;  // KO 2's padding holds KO 1's
+    const int64_t e3 = (pb.n[3] + 11) / 12 * 12 + pb.k[3] - 1;  // every KO's padding (1 to 4)
     const int64_t padded = row_length * e1 * e2 * e3;
     std::vector<float> input(padded);
     for (float& v : input)
