@@ -42,7 +42,8 @@ CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
       std::max({e.gpu_upload_seconds, e.gpu_kernel_seconds, e.gpu_download_seconds});
   // One chunk: the stages one after another; several: the slowest stage plus the fill and drain.
   const double pipelined = chunks < 2 ? stages : slowest + (stages - slowest) / chunks * 2;
-  e.gpu_startup_seconds = in.cuda_started ? 0.0 : k.cuda_startup_seconds;
+  e.gpu_startup_seconds =
+      in.cuda_started ? 0.0 : std::max(0.0, k.cuda_startup_seconds - in.startup_elapsed_seconds);
   e.gpu_seconds = e.gpu_startup_seconds + k.gpu_fixed_seconds + std::min(stages, pipelined);
   e.prefer_gpu = e.gpu_seconds < e.cpu_seconds;
 
@@ -52,7 +53,9 @@ CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
              milliseconds(e.gpu_download_seconds) + " down from " +
              (in.input_pinned ? "pinned" : "pageable") + " memory, " +
              (in.cuda_started ? "CUDA already started"
-                              : "CUDA start-up " + milliseconds(e.gpu_startup_seconds)) +
+              : in.startup_elapsed_seconds > 0
+                  ? "the rest of CUDA's start-up under way, " + milliseconds(e.gpu_startup_seconds)
+                  : "CUDA start-up " + milliseconds(e.gpu_startup_seconds)) +
              ") against CPU " + milliseconds(e.cpu_seconds) + " on " + std::to_string(threads) +
              " thread" + (threads == 1 ? "" : "s");
   return e;

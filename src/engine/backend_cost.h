@@ -55,6 +55,8 @@ struct CostInput {
   bool input_pinned = false;
   bool output_pinned = false;
   bool cuda_started = false;  ///< this process already has a CUDA context on the device
+  /// Seconds a start-up under way (warm_up_cuda_async) has run already: only the rest is counted.
+  double startup_elapsed_seconds = 0;
   int cpu_threads = 1;
 };
 

@@ -149,6 +149,20 @@ struct Work {
   std::size_t stored_bytes_per_voxel = sizeof(float);
 };
 
+namespace {
+// True from a warm-up's start until its thread has finished; the start, in steady-clock ticks.
+std::atomic<bool> g_warm_up_pending{false};
+std::atomic<int64_t> g_warm_up_began{0};
+
+double warm_up_elapsed_seconds() {
+  if (!g_warm_up_pending.load())
+    return 0.0;
+  const auto began = std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(g_warm_up_began.load()));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+}  // namespace
+
 // Decides the backend. Cpu: as asked. Cuda: the GPU or an InvalidArgument saying why not. Auto:
 // the cost model (backend_cost.h) first, without starting CUDA where the CPU wins even with CUDA
 // already started, then the GPU when one is usable.
@@ -167,6 +181,7 @@ Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, c
     cost.passes = work.passes;
     cost.separable = work.separable;
     cost.cuda_started = cuda_backend::started(options.cuda_device);
+    cost.startup_elapsed_seconds = cost.cuda_started ? 0.0 : warm_up_elapsed_seconds();
     // Asking CUDA whether memory is pinned would start it: only once it has started.
     const void* uploaded = work.stored_data != nullptr ? work.stored_data : input.data;
     cost.input_bytes_per_voxel = static_cast<double>(work.stored_bytes_per_voxel);
@@ -505,11 +520,6 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
                          cuda_backend::run_separable_stored);
 }
 
-namespace {
-// True from a warm-up's start until its thread has finished.
-std::atomic<bool> g_warm_up_pending{false};
-}  // namespace
-
 void warm_up_cuda_async(int device) noexcept {
   // The future outlives main(): its destructor at exit waits for a start-up still under way. What
   // the thread touches is constructed before it starts (or never destroyed), so that nothing it
@@ -519,6 +529,7 @@ void warm_up_cuda_async(int device) noexcept {
   try {
     std::call_once(once, [device] {
       (void)probe_cache();
+      g_warm_up_began = std::chrono::steady_clock::now().time_since_epoch().count();
       g_warm_up_pending = true;
       warm_up = std::async(std::launch::async, [device] {
         cuda_backend::start(device);

@@ -150,6 +150,21 @@ TEST(CostModel, SmallVolumesStayOnTheCpu) {
   EXPECT_NE(e.reason.find("CUDA already started"), std::string::npos) << e.reason;
 }
 
+TEST(CostModel, AStartUpUnderWayCountsOnlyItsRest) {
+  // 128^3 with 7^3 taps: the full start-up decides for the CPU; with most of it already run (a
+  // warm-up begun while the input was read), the GPU wins; a start-up run longer than the model's
+  // constant costs nothing more.
+  detail::CostInput in = dense_work(128 * 128 * 128, 343);
+  EXPECT_FALSE(detail::estimate_costs(in).prefer_gpu);
+  in.startup_elapsed_seconds = detail::kCostConstants.cuda_startup_seconds - 0.0005;
+  detail::CostEstimate e = detail::estimate_costs(in);
+  EXPECT_NEAR(e.gpu_startup_seconds, 0.0005, 1e-12);
+  EXPECT_TRUE(e.prefer_gpu) << e.reason;
+  EXPECT_NE(e.reason.find("under way"), std::string::npos) << e.reason;
+  in.startup_elapsed_seconds = 10;
+  EXPECT_EQ(detail::estimate_costs(in).gpu_startup_seconds, 0.0);
+}
+
 TEST(CostModel, LargeDenseWorkGoesToTheGpu) {
   // 256^3 with 21^3 taps: over half a second on 16 CPU threads, milliseconds on the GPU, which
   // wins even with the start-up still to pay.
