@@ -400,11 +400,13 @@ HostMemory input_memory(const CommonOptions& c) {
   return cuda_started(engine_options(c).cuda_device) ? HostMemory::Pinned : HostMemory::Ordinary;
 }
 
-void start_gpu_if_it_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
-                             const CommonOptions& c) {
+bool gpu_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
+                 const CommonOptions& c) {
+  if (!gpu_may_filter(c))
+    return false;
 #ifdef NDCONV_HAVE_CUDA
   if (c.device != "auto")
-    return;
+    return true;
   const Options options = engine_options(c);
   detail::CostInput cost;
   cost.input_voxels = plan.input.geometry.voxel_count();
@@ -418,13 +420,15 @@ void start_gpu_if_it_may_win(const Plan& plan, const Index& out_extent, const Pl
   cost.separable = work.separable;
   cost.cuda_started = true;  // as if the start-up were hidden behind the read
   cost.cpu_threads = cpu::resolve_thread_count(options.threads);
-  if (!work.known || detail::estimate_costs(cost).prefer_gpu)
-    warm_up_cuda_async(options.cuda_device);
+  if (work.known && !detail::estimate_costs(cost).prefer_gpu)
+    return false;
+  warm_up_cuda_async(options.cuda_device);
+  return true;
 #else
   (void)plan;
   (void)out_extent;
   (void)work;
-  (void)c;
+  return true;
 #endif
 }
 

@@ -161,17 +161,18 @@ struct PlannedWork {
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;
   bool separable = false;
-  bool stored = false;  ///< the input uploaded in its stored type
+  bool stored = false;  ///< the input would be uploaded in its stored type
   bool known = true;    ///< false: the model cannot tell (CUDA starts, as for other commands)
 };
 
-/// --device auto: starts CUDA in the background (warm_up_cuda_async) only where the cost model
-/// gives the filter to the GPU even with the start-up hidden behind the read; otherwise the run
-/// stays on the CPU without paying CUDA's start-up, or its teardown at exit. Called by smooth and
-/// convolve once the header and the filter are known (main starts CUDA earlier for --device cuda
-/// and for the other filtering commands).
-void start_gpu_if_it_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
-                             const CommonOptions& common);
+/// Whether the GPU may filter this run, and for --device auto the decision: CUDA is started in the
+/// background (warm_up_cuda_async) only where the cost model gives the filter to the GPU even with
+/// the start-up hidden behind the read; otherwise the run goes the CPU's way from the read on (its
+/// input read as float planes, as with --device cpu) and never pays CUDA's start-up or its
+/// teardown at exit. Called by smooth and convolve once the header and the filter are known (main
+/// starts CUDA earlier for --device cuda and for the other filtering commands).
+bool gpu_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
+                 const CommonOptions& common);
 
 /// Reads the input as read_input does; in its stored type when `stored_wanted` and the file is a
 /// scalar image of a type the stored API takes (io::read_stored_image, into input_memory(c)),

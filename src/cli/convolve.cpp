@@ -144,14 +144,14 @@ void run_convolve(const ConvolveArgs& a) {
   PlannedWork work;
   for (int ax = 0; ax < dims; ++ax)
     work.taps_per_output *= static_cast<double>(filter.extent[ax]);
-  work.stored = gpu_may_filter(a.common) && a.output.preview.empty();
-  start_gpu_if_it_may_win(plan, g.extent, work, a.common);
+  work.stored = a.output.preview.empty();
+  const bool gpu = gpu_may_win(plan, g.extent, work, a.common);
 
   Progress progress(!a.common.quiet, "convolve");
   double seconds_read = 0;
   // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
-  const FilterInput input = read_filter_input(
-      a.in, progress, seconds_read, gpu_may_filter(a.common) && a.output.preview.empty(), a.common);
+  const FilterInput input =
+      read_filter_input(a.in, progress, seconds_read, gpu && work.stored, a.common);
 
   filter_and_write(
       progress, input, g, options,

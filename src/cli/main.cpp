@@ -126,7 +126,7 @@ void start_gpu_early(int argc, char** argv) {
   if (device.rfind("cuda", 0) != 0 && device != "auto")
     return;
   // With auto, smooth and convolve start it once they know the work, and only where the GPU may
-  // win (start_gpu_if_it_may_win).
+  // win (gpu_may_win).
   if (device == "auto" && (sub == "smooth" || sub == "convolve"))
     return;
   if (!ndconv::cli::gpu_may_filter(common))

@@ -168,17 +168,15 @@ void run_smooth(const SmoothArgs& a) {
   check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
                     a.common);
   // The exact filter without a mask or preview takes the stored type: a GPU uploads it as it is.
-  const bool stored =
-      gpu_may_filter(a.common) && !recursive && mask.empty() && a.output.preview.empty();
   PlannedWork work;
   work.taps_per_output = 0;
   for (int ax = 0; ax < dims; ++ax)
     work.taps_per_output += static_cast<double>(filter.taps[ax].size());
   work.passes = passes;
   work.separable = true;
-  work.stored = stored;
+  work.stored = !recursive && mask.empty() && a.output.preview.empty();
   work.known = !recursive && mask.empty();
-  start_gpu_if_it_may_win(plan, plan.input.geometry.extent, work, a.common);
+  const bool stored = gpu_may_win(plan, plan.input.geometry.extent, work, a.common) && work.stored;
 
   Progress progress(!a.common.quiet, "smooth");
   double seconds_read = 0;
