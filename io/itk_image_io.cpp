@@ -37,7 +37,6 @@
 #include "io/output_encode.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
-#include "io/parallel_for.h"
 #include "io/pixel_convert.h"
 
 #include "itkBMPImageIOFactory.h"
@@ -529,16 +528,6 @@ bool nifti_layout(const std::string& path, const ImageInfo& info, NiftiLayout& l
   return agrees;
 }
 
-// `bytes` from `in` to `out` on every core: the copy's page faults (fresh memory, a mapped file)
-// spread over the cores.
-void copy_on_all_cores(unsigned char* out, const unsigned char* in, size_t bytes) {
-  constexpr size_t kPiece = size_t{4} << 20;
-  run_parallel((bytes + kPiece - 1) / kPiece, worker_threads(0), [&](size_t i) {
-    const size_t first = i * kPiece;
-    std::memcpy(out + first, in + first, std::min(kPiece, bytes - first));
-  });
-}
-
 // The file's bytes [0, layout.first + layout.bytes) into `out` (the pixels at out + first), in the
 // host's byte order: a .nii copied from the page cache, a .nii.gz inflated on all cores where it
 // has several members. The length is the header's, checked by the copy or the decoder. A damaged
@@ -557,7 +546,8 @@ bool read_nifti_bytes(const std::string& path, const NiftiLayout& layout, unsign
   } else {
     if (file.size() < total)
       return false;
-    copy_on_all_cores(out + layout.first, file.data() + layout.first, layout.bytes);
+    ndconv::detail::copy_on_all_cores(out + layout.first, file.data() + layout.first, layout.bytes,
+                                      0);
   }
   if (layout.swap) {
     unsigned char* p = out + layout.first;
@@ -589,7 +579,7 @@ bool read_metaimage_bytes(const std::string& path, const ImageInfo& info, size_t
   if (!info.metaimage_pixels.compressed) {
     if (available < bytes)
       return false;
-    copy_on_all_cores(out, data, bytes);
+    ndconv::detail::copy_on_all_cores(out, data, bytes, 0);
     return true;
   }
   // MetaIO inflates zlib and gzip streams alike.

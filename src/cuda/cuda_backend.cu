@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cpu/parallel_for.h"
+#include "engine/first_touch.h"
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
 #include "cuda/chunk_plan.h"
@@ -115,25 +116,6 @@ void set_device(const Options& options, RunReport& report) {
   report.device_name = prop.name;
   report.notes.push_back("registers per SM: " + std::to_string(prop.regsPerMultiprocessor) +
                          ", SMs: " + std::to_string(prop.multiProcessorCount));
-}
-
-// Copies `bytes` between host buffers on several threads when the copy is large enough for threads
-// to pay (a pageable source or destination is copied by the CPU into or out of pinned staging
-// memory, at the host's memory bandwidth).
-void copy_bytes(const void* src, void* dst, int64_t bytes, int threads) {
-  const int useful = static_cast<int>(std::min<int64_t>(threads, bytes / (int64_t{1} << 20)));
-  if (useful <= 1) {
-    std::memcpy(dst, src, static_cast<size_t>(bytes));
-    return;
-  }
-  const int64_t pieces = int64_t{useful} * 4;
-  cpu::parallel_for(useful, pieces,
-                    [&](int64_t begin, int64_t end, int) {
-                      const int64_t b0 = bytes * begin / pieces, b1 = bytes * end / pieces;
-                      std::memcpy(static_cast<char*>(dst) + b0, static_cast<const char*>(src) + b0,
-                                  static_cast<size_t>(b1 - b0));
-                    },
-                    {});
 }
 
 bool needs_conversion(const StoredVolumeView& v) {
@@ -349,8 +331,10 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
       const float* staged = pipe.staging_out[finished % ResidentPipeline::kStaging].floats();
       const VolumeView host_out = last_axis_rows(output, c.out_first, c.out_rows);
       if (output.is_contiguous()) {
-        copy_bytes(staged, host_out.data,
-                   c.out_rows * out_row * static_cast<int64_t>(sizeof(float)), host.threads);
+        detail::copy_on_all_cores(
+            host_out.data, staged,
+            static_cast<size_t>(c.out_rows * out_row * static_cast<int64_t>(sizeof(float))),
+            host.threads);
       } else {
         scatter(staged, host_out);
       }
@@ -410,8 +394,9 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
       const auto t0 = Clock::now();
       char* staged = static_cast<char*>(pipe.staging_in[b].get());
       if (input.is_contiguous()) {
-        copy_bytes(reinterpret_cast<const char*>(input.data) + piece.first * row_bytes, staged,
-                   piece.rows * row_bytes, host.threads);
+        detail::copy_on_all_cores(
+            staged, reinterpret_cast<const char*>(input.data) + piece.first * row_bytes,
+            static_cast<size_t>(piece.rows * row_bytes), host.threads);
       } else {
         detail::gather_stored_rows(input, piece.first, piece.rows, staged);
       }
@@ -524,8 +509,10 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
       const auto t0 = Clock::now();
       const VolumeView host_out = last_axis_rows(output, c.out_first, c.out_rows);
       if (output.is_contiguous()) {
-        copy_bytes(set.staging_out.get(), host_out.data,
-                   c.out_rows * out_row * static_cast<int64_t>(sizeof(float)), threads);
+        detail::copy_on_all_cores(
+            host_out.data, set.staging_out.get(),
+            static_cast<size_t>(c.out_rows * out_row * static_cast<int64_t>(sizeof(float))),
+            threads);
       } else {
         scatter(set.staging_out.floats(), host_out);
       }
@@ -573,8 +560,9 @@ void run_pipelined(const StoredVolumeView& input, const VolumeView& output, Boun
           continue;  // cleared on the device below
         char* dst = staged + run.first * row_bytes;
         if (input.is_contiguous()) {
-          copy_bytes(reinterpret_cast<const char*>(input.data) + run.source * row_bytes, dst,
-                     run.rows * row_bytes, threads);
+          detail::copy_on_all_cores(
+              dst, reinterpret_cast<const char*>(input.data) + run.source * row_bytes,
+              static_cast<size_t>(run.rows * row_bytes), threads);
         } else {
           detail::gather_stored_rows(input, run.source, run.rows, dst);
         }

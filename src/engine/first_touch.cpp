@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu/parallel_for.h"
 
@@ -26,6 +27,25 @@ void touch_pages(void* p, std::size_t bytes, int threads) noexcept {
   } catch (...) {
     // No thread could be started: the values are written (and the pages faulted) by the caller.
   }
+}
+
+void copy_on_all_cores(void* dst, const void* src, std::size_t bytes, int threads) {
+  const int64_t size = static_cast<int64_t>(bytes);
+  const int useful = static_cast<int>(
+      std::min<int64_t>(cpu::resolve_thread_count(threads), size / (int64_t{1} << 20)));
+  if (useful <= 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const int64_t pieces = int64_t{useful} * 4;
+  cpu::parallel_for(
+      useful, pieces,
+      [&](int64_t begin, int64_t end, int) {
+        const int64_t b0 = size * begin / pieces, b1 = size * end / pieces;
+        std::memcpy(static_cast<char*>(dst) + b0, static_cast<const char*>(src) + b0,
+                    static_cast<std::size_t>(b1 - b0));
+      },
+      cpu::ProgressSpan{});
 }
 
 }  // namespace ndconv::detail

@@ -1,4 +1,4 @@
-// Large host buffers written for the first time on every core.
+// Large host buffers written for the first time, and copied, on every core.
 //
 // The first write to each 4 KiB page of fresh memory is a page fault in which the kernel supplies
 // and zeroes the page: about 80 000 faults for a 328 MB float32 volume. std::vector's resize
@@ -16,6 +16,12 @@ namespace ndconv::detail {
 /// when the range is large (small ranges are left alone). The bytes written are zero: for raw
 /// memory about to be filled. Never throws.
 void touch_pages(void* p, std::size_t bytes, int threads) noexcept;
+
+/// Copies `bytes` from `src` to `dst` (not overlapping) on `threads` threads (0: every hardware
+/// thread) when the copy is large enough for threads to pay (1 MiB per thread); the page faults of
+/// fresh destination memory or a mapped source spread with it, and the copy runs at the host's
+/// memory bandwidth rather than one core's.
+void copy_on_all_cores(void* dst, const void* src, std::size_t bytes, int threads);
 
 /// `v` = `n` copies of `value`; when `v` has to grow, its new memory is first touched on every
 /// core (touch_pages). Its old contents are not kept.
