@@ -1,14 +1,17 @@
 // Experiment: what CUDA's fixed costs are on this machine, as a command pays them: the start-up,
 // pinned host allocations of a command's sizes, device allocations, and the process's end with
-// those still held or freed first. Prints one line per step (seconds since main); the caller
-// times the whole process (dev/cuda_costs.py) so that the end shows as wall - last line.
+// those still held or freed first, or the context reset before the end (on this thread, or on
+// another while this one does HOST_MB of first-touch writes, as a command writing its output
+// would). Prints one line per step (seconds since main); the caller times the whole process
+// (dev/cuda_costs.py) so that the end shows as wall - last line.
 //
 // build: nvcc -O3 -std=c++17 -arch=sm_90 dev/cuda_costs.cu -o cuda_costs
-// usage: cuda_costs {keep|free} PINNED_MB DEVICE_MB
+// usage: cuda_costs {keep|free|reset|reset-bg} PINNED_MB DEVICE_MB [HOST_MB]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 static const auto g_start = std::chrono::steady_clock::now();
@@ -31,6 +34,9 @@ int main(int argc, char** argv) {
   if (argc < 4)
     return 2;
   const bool free_first = std::strcmp(argv[1], "free") == 0;
+  const bool reset = std::strcmp(argv[1], "reset") == 0;
+  const bool reset_bg = std::strcmp(argv[1], "reset-bg") == 0;
+  const size_t host_work = argc > 4 ? size_t(std::atol(argv[4])) << 20 : 0;
   const size_t pinned = size_t(std::atol(argv[2])) << 20, device = size_t(std::atol(argv[3])) << 20;
   double t = now();
   auto step = [&](const char* what) {
@@ -66,6 +72,22 @@ int main(int argc, char** argv) {
     if (dev)
       CHECK(cudaFree(dev));
     step("cudaFree");
+  }
+  if (reset) {
+    CHECK(cudaDeviceReset());
+    step("cudaDeviceReset");
+  }
+  std::thread resetter;
+  if (reset_bg)
+    resetter = std::thread([] { CHECK(cudaDeviceReset()); });
+  if (host_work) {
+    std::vector<char> bytes(host_work);
+    std::memset(bytes.data(), 2, host_work);
+    step("host writes");
+  }
+  if (resetter.joinable()) {
+    resetter.join();
+    step("join the reset");
   }
   std::printf("end %.4f\n", now());
   std::fflush(stdout);
