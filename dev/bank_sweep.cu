@@ -1,5 +1,5 @@
 // Experiment: the filter bank kernel's compile-time policies (BankPolicy: rows prefetched, blocks
-// per SM, stages, bulk staging) and KO, timed side by side on the bench's two bank problems
+// per SM) and KO, timed side by side on the bench's two bank problems
 // (3D 256^3 with 12 real 7^3 filters, 4D 128^3 x 32 with 24 real 7^4 filters), data on the device,
 // against this GPU's FP32 FMA peak measured in the same run. Every variant's outputs are compared
 // with a float64 reference at sampled voxels. The winner goes into src/cuda/bank/bank.cu; this
@@ -78,14 +78,13 @@ using Kernel = void (*)(BankGeometry, BankTiles, const float*, const float*, int
 
 struct Variant {
   std::string name;
-  int ko;
-  int64_t (*shared_bytes)(int k0, int k1, int ko);
+  int ko, stages;
   Kernel kernel;
 };
 
 template <int KO, class Policy>
 Variant make(const char* name) {
-  return {name, KO, &Policy::shared_bytes, bank_kernel<7, KO, false, Policy>};
+  return {name, KO, Policy::kStages, bank_kernel<7, KO, false, Policy>};
 }
 
 int main() {
@@ -97,12 +96,17 @@ int main() {
   std::printf("device %s, %d SMs; FP32 FMA peak %.1f TFLOP/s\n", prop.name, sms, peak * 1e-12);
 
   const std::vector<Variant> variants = {
+      make<2, BankPolicy<false, 4, 2>>("ko2 rows one at a time, 2 stages"),
+      make<2, BankPolicy<true, 4, 2>>("ko2 rows prefetched, 2 stages"),
+      make<2, BankPolicy<true, 3, 2>>("ko2 prefetched, 2 stages, 3 blocks/SM"),
       make<2, BankPolicy<false, 4, 3>>("ko2 rows one at a time, 3 stages"),
       make<2, BankPolicy<true, 4, 3>>("ko2 rows prefetched, 3 stages"),
-      make<2, BankPolicy<false, 4, 3, true>>("ko2 one at a time, 3 stages, bulk"),
-      make<2, BankPolicy<true, 4, 3, true>>("ko2 prefetched, 3 stages, bulk"),
-      make<2, BankPolicy<true, 4, 4, true>>("ko2 prefetched, 4 stages, bulk"),
-      make<1, BankPolicy<true, 4, 3, true>>("ko1 prefetched, 3 stages, bulk"),
+      make<3, BankPolicy<false, 4, 3>>("ko3 rows one at a time, 3 stages"),
+      make<3, BankPolicy<true, 4, 3>>("ko3 rows prefetched, 3 stages"),
+      make<3, BankPolicy<false, 3, 3>>("ko3 one at a time, 3 stages, 3 blocks/SM"),
+      make<3, BankPolicy<true, 3, 3>>("ko3 prefetched, 3 stages, 3 blocks/SM"),
+      make<1, BankPolicy<false, 4, 3>>("ko1 rows one at a time, 3 stages"),
+      make<1, BankPolicy<true, 4, 3>>("ko1 rows prefetched, 3 stages"),
   };
   const Problem problems[] = {{"bank_3d", {256, 256, 1, 256}, {7, 7, 1, 7}, 12},
                               {"bank_4d", {128, 128, 128, 32}, {7, 7, 7, 7}, 24}};
@@ -171,7 +175,7 @@ int main() {
       const BankTiles tiles{
           (g.n0 + BankShape::kBx * BankShape::kTx - 1) / (BankShape::kBx * BankShape::kTx),
           (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
-      const size_t shared = static_cast<size_t>(var.shared_bytes(k0, g.k1, ko));
+      const size_t shared = BankShape::shared_floats(k0, g.k1, ko, var.stages) * sizeof(float);
       if (shared > 48 * 1024)
         CHECK(cudaFuncSetAttribute(var.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(shared)));

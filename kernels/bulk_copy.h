@@ -41,26 +41,14 @@ NDCONV_HD unsigned shared_address(const void* p) {
 #endif
 }
 
-/// One thread: initialises a barrier that completes when `arrivals` arrivals (and, for a copy's
-/// barrier, its expected bytes) have come, and makes it visible to the copy engine (the async
-/// proxy). A block barrier must follow before any other thread uses it.
-NDCONV_HD void bulk_barrier_init(uint64_t* barrier, int arrivals = 1) {
+/// One thread: initialises a barrier that completes when one arrival and its expected bytes have
+/// come, and makes it visible to the copy engine (the async proxy). A block barrier must follow
+/// before any other thread uses it.
+NDCONV_HD void bulk_barrier_init(uint64_t* barrier) {
 #ifdef NDCONV_BULK_COPY
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(arrivals));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(barrier)));
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::);
   asm volatile("fence.proxy.async.shared::cta;\n" ::);
-#else
-  (void)barrier, (void)arrivals;
-#endif
-}
-
-/// One arrival on `barrier` (one initialised for several, e.g. one per warp that is done with a
-/// buffer).
-NDCONV_HD void bulk_arrive(uint64_t* barrier) {
-#ifdef NDCONV_BULK_COPY
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier))
-               : "memory");
 #else
   (void)barrier;
 #endif
@@ -102,20 +90,6 @@ NDCONV_HD void bulk_copy_box_on(const TensorMap& map, const int (&c)[4], float* 
       : "memory");
 #else
   (void)map, (void)c, (void)dst, (void)barrier;
-#endif
-}
-
-/// One thread: copies `bytes` (a multiple of 16) from global memory at `src` into shared memory at
-/// `dst`, both 16-byte aligned; they count on `barrier`, which bulk_expect armed for them.
-NDCONV_HD void bulk_copy_bytes_on(float* dst, const float* src, int bytes, uint64_t* barrier) {
-#ifdef NDCONV_BULK_COPY
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(shared_address(dst)),
-      "l"(src), "r"(bytes), "r"(shared_address(barrier))
-      : "memory");
-#else
-  (void)dst, (void)src, (void)bytes, (void)barrier;
 #endif
 }
 

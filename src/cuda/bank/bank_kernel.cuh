@@ -18,8 +18,6 @@
 
 #include <cstdint>
 
-#include "kernels/bulk_copy.h"
-
 namespace ndconv::cuda_bank {
 
 /// The padded input (rows of row_length floats, e1 x e2 x e3 rows, the boundary already applied;
@@ -81,24 +79,12 @@ struct BankTiles {
 /// problems): rows prefetched with 3 stages 71.1 / 77.5%, with 2 stages 70.2 / 77.1%; rows one
 /// at a time 68.3 / 74.7%; prefetched at 3 blocks per SM 66.0 / 73.5%; the tap rows fully
 /// unrolled (dropped) 55.8 / 62.7%.
-template <bool PrefetchRows = true, int MinBlocks = 4, int Stages = 3, bool BulkStaging = false>
+template <bool PrefetchRows = true, int MinBlocks = 4, int Stages = 3>
 struct BankPolicy {
-  static_assert(Stages >= 2 && Stages <= 4, "two to four stages");
-  static_assert(!BulkStaging || Stages >= 3, "bulk staging copies one plane ahead: three stages");
-  static_assert(BulkStaging || Stages <= 3, "thread copies: two or three stages");
+  static_assert(Stages == 2 || Stages == 3, "two or three stages");
   static constexpr bool kPrefetchRows = PrefetchRows;
   static constexpr int kMinBlocks = MinBlocks;
   static constexpr int kStages = Stages;
-  /// Planes copied by the copy engine (one warp issues a bulk copy per row and tap slice, each
-  /// warp waits on the plane's barrier and releases the buffer on another) instead of by every
-  /// thread between block barriers. sm_90 and later; the thread copies elsewhere.
-  static constexpr bool kBulkStaging = BulkStaging;
-  /// Bytes of shared memory of a launch: the stages, and with bulk staging a "full" and an
-  /// "empty" barrier per stage.
-  __host__ __device__ static int64_t shared_bytes(int k0, int k1, int ko) {
-    return Stages * BankShape::stage_floats(k0, k1, ko) * int64_t{sizeof(float)} +
-           (BulkStaging ? 2 * Stages * int64_t{sizeof(uint64_t)} : 0);
-  }
 };
 
 template <int K0, int KO, bool kWeighted, class Policy = BankPolicy<>>
@@ -156,99 +142,13 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
     }
   };
 
-#ifdef NDCONV_BULK_COPY
-  constexpr bool kBulk = Policy::kBulkStaging;
-#else
-  constexpr bool kBulk = false;
-#endif
-  constexpr int kStages = Policy::kStages;
-  const int lane = threadIdx.x % 32;
-  // Bulk staging: warp 0 issues plane q + kStages - 2 as the block starts plane q, into the buffer
-  // of plane q - 2, once every warp has released that (its "empty" barrier: one arrival per
-  // warp); each warp waits for plane q's bytes on the buffer's "full" barrier.
-  uint64_t* const full = reinterpret_cast<uint64_t*>(shared + kStages * stage_floats);
-  uint64_t* const empty = full + kStages;
-  // The next plane warp 0 issues, in shared memory rather than in registers that the loop's
-  // accumulators need (lane 0 writes it, the warp reads it).
-  struct Cursor {
-    Origin o;
-    int64_t tile;
-    int p, j3r, j2, buffer;
-    unsigned phase;  // bit b: the parity of buffer b's next "empty" completion to wait for
-    int issued;
-  };
-  __shared__ Cursor producer_state;
-  auto issue_next = [&] {
-    Cursor c = producer_state;
-    if (c.tile >= tile_count)
-      return;
-    float* const buffer = shared + c.buffer * stage_floats;
-    uint64_t* const landed = &full[c.buffer];
-    if (c.issued >= kStages) {
-      kernels::bulk_wait(&empty[c.buffer], (c.phase >> c.buffer) & 1u);
-      c.phase ^= 1u << c.buffer;
-    }
-    const float* src =
-        in + (((c.o.m3 + c.j3r) * g.e2 + (c.o.m2 + c.j2)) * g.e1 + c.o.m1) * g.row_length + c.o.x0;
-    // Rows past the input are not copied: only outputs past n1, never stored, read them.
-    const int64_t left = g.e1 - c.o.m1;
-    const int inside = left < rows ? static_cast<int>(left) : rows;
-    const int b_lo = max(0, c.j3r - g.k3 + 1), b_hi = min(KO - 1, c.j3r);
-    if (lane == 0) {
-      kernels::bulk_fence_shared();
-      kernels::bulk_expect(
-          landed, (inside * C * 4 + (b_hi - b_lo + 1) * slice) * static_cast<int>(sizeof(float)));
-    }
-    __syncwarp();
-    for (int r = lane; r < inside; r += 32)
-      kernels::bulk_copy_bytes_on(buffer + r * P, src + r * g.row_length,
-                                  C * 4 * static_cast<int>(sizeof(float)), landed);
-    if (lane <= b_hi - b_lo) {
-      const int b = b_lo + lane;
-      kernels::bulk_copy_bytes_on(buffer + rows * P + b * slice,
-                                  taps + static_cast<int64_t>((c.j3r - b) * g.k2 + c.j2) * slice,
-                                  slice * static_cast<int>(sizeof(float)), landed);
-    }
-    ++c.issued;
-    c.buffer = c.buffer + 1 == kStages ? 0 : c.buffer + 1;
-    if (++c.j2 == g.k2) {
-      c.j2 = 0;
-      ++c.j3r;
-    }
-    if (++c.p == planes) {
-      c.p = c.j3r = c.j2 = 0;
-      c.tile += gridDim.x;
-      if (c.tile < tile_count)
-        c.o = origin_of(c.tile);
-    }
-    if (lane == 0)
-      producer_state = c;
-    __syncwarp();
-  };
-
   int64_t tile = blockIdx.x;
   if (tile >= tile_count)
     return;
   Origin o = origin_of(tile);
-  int stage_index = 0;        // the buffer that holds the plane in use
-  unsigned landed_phase = 0;  // bit b: the parity of buffer b's next "full" completion
-  if constexpr (kBulk) {
-    if (threadIdx.x == 0) {
-      for (int b = 0; b < kStages; ++b) {
-        kernels::bulk_barrier_init(&full[b]);
-        kernels::bulk_barrier_init(&empty[b], S::kThreads / 32);
-      }
-      producer_state = Cursor{o, tile, 0, 0, 0, 0, 0u, 0};
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      for (int i = 0; i < kStages - 2; ++i)
-        issue_next();
-    }
-  } else {
-    stage(o, 0, 0, shared);
-    __pipeline_commit();
-  }
+  stage(o, 0, 0, shared);
+  __pipeline_commit();
+  int stage_index = 0;  // the buffer that holds the plane in use
   for (; tile < tile_count; tile += gridDim.x) {
     float acc[FP][KO][TX];
 #pragma unroll
@@ -261,28 +161,21 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
 
     int j3r = 0, j2 = 0;  // plane p's position (p = j3r * k2 + j2), counted without divisions
     for (int p = 0; p < planes; ++p) {
-      const int next_index = stage_index + 1 == kStages ? 0 : stage_index + 1;
+      const int next_index = stage_index + 1 == Policy::kStages ? 0 : stage_index + 1;
       const int next_j2 = j2 + 1 == g.k2 ? 0 : j2 + 1;
       const int next_j3r = next_j2 == 0 ? j3r + 1 : j3r;
-      if constexpr (kBulk) {
-        if (threadIdx.x < 32)
-          issue_next();
-        kernels::bulk_wait(&full[stage_index], (landed_phase >> stage_index) & 1u);
-        landed_phase ^= 1u << stage_index;
-      } else {
-        float* const next = shared + next_index * stage_floats;
-        if (p + 1 < planes) {
-          stage(o, next_j3r, next_j2, next);
-        } else if (tile + gridDim.x < tile_count) {
-          stage(origin_of(tile + gridDim.x), 0, 0, next);
-        }
-        __pipeline_commit();  // possibly empty, so that the wait below counts the same
-        __pipeline_wait_prior(1);
-        // Plane p is in place for every thread. With three stages this barrier also orders the
-        // copies into `next` (issued after it by any thread) after every thread's use of that
-        // buffer, two planes ago.
-        __syncthreads();
+      float* const next = shared + next_index * stage_floats;
+      if (p + 1 < planes) {
+        stage(o, next_j3r, next_j2, next);
+      } else if (tile + gridDim.x < tile_count) {
+        stage(origin_of(tile + gridDim.x), 0, 0, next);
       }
+      __pipeline_commit();  // possibly empty, so that the wait below counts the same
+      __pipeline_wait_prior(1);
+      // Plane p is in place for every thread. With three stages this barrier also orders the
+      // copies into `next` (issued after it by any thread) after every thread's use of that
+      // buffer, two planes ago.
+      __syncthreads();
       const float* plane = shared + stage_index * stage_floats;
       const float* tap_slices = plane + rows * P;
       // The inputs of tap row j1 that this thread's outputs meet, and every tap of the row over
@@ -339,21 +232,13 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
           run_row(r, j1);
         }
       }
-      if constexpr (kBulk) {
-        __syncwarp();
-        if (lane == 0)
-          kernels::bulk_arrive(&empty[stage_index]);  // this warp is done with the buffer
-      } else if constexpr (kStages == 2) {
+      if constexpr (Policy::kStages == 2)
         __syncthreads();  // every thread is done with this buffer before the next plane's copies
-      }
       stage_index = next_index;
       j3r = next_j3r;
       j2 = next_j2;
     }
 
-    // Bulk staging keeps no origin in registers through the planes: it is recomputed here.
-    if constexpr (kBulk)
-      o = origin_of(tile);
     const int64_t m1 = o.m1 + ty;
     if (m1 < g.n1) {
       const int64_t x = o.x0 + tx * TX;
@@ -415,7 +300,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
         }
       }
     }
-    if (!kBulk && tile + gridDim.x < tile_count)
+    if (tile + gridDim.x < tile_count)
       o = origin_of(tile + gridDim.x);
   }
 }
