@@ -30,6 +30,9 @@ using namespace ndconv::cpu;
 
 namespace {
 
+// Floats of one slab's intermediate (16 MiB): a 160^3 echo frame, a few frames of a 2D series.
+constexpr int64_t kSlabFloats = int64_t{4} << 20;
+
 // A volume the passes read or write: volume-order extents and strides.
 struct Grid {
   float* data = nullptr;
@@ -222,41 +225,65 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
   for (int a : axes)
     total_work += static_cast<double>(taps_of(a).size() + 1);
 
-  Grid output;
-  output.data = p.output.data;
-  output.extent = p.output.extent;
-  output.stride = p.output.stride;
-  Grid current;
-  current.data = const_cast<float*>(p.input.data);  // read only: sources are never written
-  current.extent = p.input.extent;
-  current.stride = p.input.stride;
+  // A last axis without taps (the frames of a 4D series, the slices of a stack) is cut into slabs
+  // of whole frames that run every pass in turn: the intermediates then hold one slab, allocated
+  // and first touched once and mostly in the cache, instead of the whole volume each.
+  const int last = c.dims - 1;
+  const int64_t frames = p.input.extent[last];
+  int64_t slab = frames;
+  const bool in_slabs = last > 0 && p.taps[last].empty() && p.output.extent[last] == frames;
+  if (in_slabs) {
+    int64_t frame_floats = round_up(std::max(p.input.extent[0], p.output.extent[0]), kMaxLanes);
+    for (int a = 1; a < last; ++a)
+      frame_floats *= std::max(p.input.extent[a], p.output.extent[a]);
+    slab = std::clamp<int64_t>(kSlabFloats / frame_floats, 1, frames);
+  }
+
   std::vector<float> buffers[2];
   std::string reasons;
   int reported_factor = 1;
-  double done = 0;
-  for (size_t pass = 0; pass < axes.size(); ++pass) {
-    const int a = axes[pass];
-    const std::vector<float>& taps = taps_of(a);
-    Index extent = current.extent;
-    extent[a] = p.output.extent[a];
-    const Grid next = pass + 1 == axes.size()
-                          ? output
-                          : intermediate(c.dims, extent, buffers[pass % 2], c.threads);
-    const double share = static_cast<double>(taps.size() + 1) / total_work;
-    const ProgressSpan progress{&options.progress, done, share};
-    if (a == 0) {
-      pass_x(c, current, next, taps, p.offset[0], progress);
-    } else {
-      const BlockingChoice blocking =
-          choose_blocking(options.expert.outputs_per_thread, static_cast<int64_t>(taps.size()),
-                          extent[a], *c.kernels, non_finite_input);
-      pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
-      reported_factor = blocking.factor;
-      reasons += std::string(reasons.empty() ? "" : "; ") + "axis " + std::to_string(a) +
-                 ": B=" + std::to_string(blocking.factor) + " " + blocking.reason;
+  for (int64_t first = 0; first < frames; first += slab) {
+    const int64_t count = std::min(slab, frames - first);
+    Grid output;
+    output.data = p.output.data + first * p.output.stride[last];
+    output.extent = p.output.extent;
+    if (in_slabs)
+      output.extent[last] = count;
+    output.stride = p.output.stride;
+    Grid current;
+    // read only: sources are never written
+    current.data = const_cast<float*>(p.input.data) + first * p.input.stride[last];
+    current.extent = p.input.extent;
+    if (in_slabs)
+      current.extent[last] = count;
+    current.stride = p.input.stride;
+    const double slab_share = static_cast<double>(count) / static_cast<double>(frames);
+    double done = static_cast<double>(first) / static_cast<double>(frames);
+    for (size_t pass = 0; pass < axes.size(); ++pass) {
+      const int a = axes[pass];
+      const std::vector<float>& taps = taps_of(a);
+      Index extent = current.extent;
+      extent[a] = output.extent[a];
+      const Grid next = pass + 1 == axes.size()
+                            ? output
+                            : intermediate(c.dims, extent, buffers[pass % 2], c.threads);
+      const double share = slab_share * static_cast<double>(taps.size() + 1) / total_work;
+      const ProgressSpan progress{&options.progress, done, share};
+      if (a == 0) {
+        pass_x(c, current, next, taps, p.offset[0], progress);
+      } else {
+        const BlockingChoice blocking =
+            choose_blocking(options.expert.outputs_per_thread, static_cast<int64_t>(taps.size()),
+                            extent[a], *c.kernels, non_finite_input);
+        pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
+        reported_factor = blocking.factor;
+        if (first == 0)
+          reasons += std::string(reasons.empty() ? "" : "; ") + "axis " + std::to_string(a) +
+                     ": B=" + std::to_string(blocking.factor) + " " + blocking.reason;
+      }
+      done += share;
+      current = next;
     }
-    done += share;
-    current = next;
   }
   if (axes.size() == 1) {
     // Only the x pass ran; still check the request so that a bad value never passes silently.

@@ -3,7 +3,7 @@
 // (one test each, a skipped axis in the `mixed` case); inside each test convolution and
 // correlation, `same` and `valid`, every instruction set, every blocking factor, contiguous and
 // strided views, one and three threads. Plus long filters (up to the 1023-tap limit) along each
-// axis, Gaussians, and the identity (every axis skipped).
+// axis, Gaussians, the identity (every axis skipped), and volumes whose last axis runs in slabs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -147,6 +147,26 @@ TEST(CpuSeparableIdentity, EveryAxisSkippedCopiesTheInput) {
   none.dims = 4;
   check_separable(4, extent, none, Boundary::Zero, Operation::Correlation, OutputRegion::Valid,
                   seed);
+}
+
+// A last axis without taps runs slab by slab (whole frames, 16 MiB of intermediate each): frames
+// of 1.5 M floats give two frames per slab, so these volumes run a slab of two and one of one.
+TEST(CpuSeparableSlabs, FramesInSeveralSlabsMatchTheReference) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  SeparableFilter echo;  // a 4D series, each 3D frame on its own
+  echo.dims = 4;
+  echo.taps[0] = random_taps(5, seed + 1);
+  echo.taps[1] = random_taps(3, seed + 2);
+  echo.taps[2] = random_taps(3, seed + 3);
+  check_separable(4, {1100, 700, 2, 3}, echo, Boundary::Replicate, Operation::Correlation,
+                  OutputRegion::Same, seed);
+  SeparableFilter slices;  // a stack of 2D slices, the valid region
+  slices.dims = 3;
+  slices.taps[0] = random_taps(5, seed + 4);
+  slices.taps[1] = random_taps(3, seed + 5);
+  check_separable(3, {1500, 1000, 3, 1}, slices, Boundary::Mirror, Operation::Convolution,
+                  OutputRegion::Valid, seed + 6);
 }
 
 }  // namespace
