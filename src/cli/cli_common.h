@@ -167,10 +167,10 @@ struct PlannedWork {
 
 /// Whether the GPU may filter this run, and for --device auto the decision: CUDA is started in the
 /// background (warm_up_cuda_async) only where the cost model gives the filter to the GPU even with
-/// the start-up hidden behind the read; otherwise the run goes the CPU's way from the read on (its
-/// input read as float planes, as with --device cpu) and never pays CUDA's start-up or its
-/// teardown at exit. Called by smooth and convolve once the header and the filter are known (main
-/// starts CUDA earlier for --device cuda and for the other filtering commands).
+/// the start-up hidden behind the read; otherwise the run goes the CPU's way from the read on (as
+/// with --device cpu) and never pays CUDA's start-up or its teardown at exit. Called by smooth and
+/// convolve once the header and the filter are known (main starts CUDA earlier for --device cuda
+/// and for the other filtering commands).
 bool gpu_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
                  const CommonOptions& common);
 

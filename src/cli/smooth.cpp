@@ -167,7 +167,8 @@ void run_smooth(const SmoothArgs& a) {
   // The CPU path keeps up to two float32 intermediates between its passes.
   check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, std::clamp(passes - 1, 0, 2),
                     a.common);
-  // The exact filter without a mask or preview takes the stored type: a GPU uploads it as it is.
+  // The exact filter without a mask or preview takes the stored type on either backend: a GPU
+  // uploads it as it is, the CPU converts it slab by slab in its passes.
   PlannedWork work;
   work.taps_per_output = 0;
   for (int ax = 0; ax < dims; ++ax)
@@ -176,7 +177,8 @@ void run_smooth(const SmoothArgs& a) {
   work.separable = true;
   work.stored = !recursive && mask.empty() && a.output.preview.empty();
   work.known = !recursive && mask.empty();
-  const bool stored = gpu_may_win(plan, plan.input.geometry.extent, work, a.common) && work.stored;
+  gpu_may_win(plan, plan.input.geometry.extent, work, a.common);  // starts CUDA where it may win
+  const bool stored = work.stored;
 
   Progress progress(!a.common.quiet, "smooth");
   double seconds_read = 0;

@@ -13,6 +13,8 @@
 // extend the input (the extension is separable per axis).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cpu/blocking_rule.h"
@@ -23,6 +25,7 @@
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
 #include "engine/first_touch.h"
+#include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
 
@@ -201,7 +204,41 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
 
 }  // namespace
 
-void run_separable(const detail::SeparableProblem& p, const Options& options, RunReport& report) {
+namespace {
+
+// Whether converted stored values may be NaN or infinite (floating types; integers scaled past
+// float's range), as has_non_finite tells of a float input.
+bool stored_may_be_non_finite(const StoredVolumeView& v) {
+  double largest = 0;
+  switch (v.type) {
+    case ScalarType::UInt8:
+      largest = 255;
+      break;
+    case ScalarType::Int8:
+      largest = 128;
+      break;
+    case ScalarType::UInt16:
+      largest = 65535;
+      break;
+    case ScalarType::Int16:
+      largest = 32768;
+      break;
+    case ScalarType::UInt32:
+      largest = 4294967295.0;
+      break;
+    case ScalarType::Int32:
+      largest = 2147483648.0;
+      break;
+    default:
+      return true;
+  }
+  return std::abs(v.scale) * largest + std::abs(v.offset) >= std::numeric_limits<float>::max();
+}
+
+// The passes over `p`, whose input is `stored` converted to float when given (p.input then gives
+// only the geometry): slab by slab, so that only one slab of it is ever converted at a time.
+void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* stored,
+                const Options& options, RunReport& report) {
   const auto t0 = std::chrono::steady_clock::now();
   PassContext c;
   c.dims = p.input.dims;
@@ -220,7 +257,9 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
     return p.taps[a].empty() ? identity : p.taps[a];
   };
   // Only the passes after x block with zero weights; scan only if there are any.
-  const bool non_finite_input = axes.size() > 1 && has_non_finite(p.input, c.threads);
+  const bool non_finite_input =
+      axes.size() > 1 &&
+      (stored != nullptr ? stored_may_be_non_finite(*stored) : has_non_finite(p.input, c.threads));
   double total_work = 0;
   for (int a : axes)
     total_work += static_cast<double>(taps_of(a).size() + 1);
@@ -239,7 +278,7 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
     slab = std::clamp<int64_t>(kSlabFloats / frame_floats, 1, frames);
   }
 
-  std::vector<float> buffers[2];
+  std::vector<float> buffers[2], converted;
   std::string reasons;
   int reported_factor = 1;
   for (int64_t first = 0; first < frames; first += slab) {
@@ -257,6 +296,21 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
     if (in_slabs)
       current.extent[last] = count;
     current.stride = p.input.stride;
+    if (stored != nullptr) {
+      StoredVolumeView slab_values = *stored;
+      slab_values.data +=
+          first * stored->stride[last] * static_cast<int64_t>(scalar_size(stored->type));
+      slab_values.extent = current.extent;
+      int64_t values = 1;
+      for (int a = 0; a < c.dims; ++a)
+        values *= current.extent[a];
+      if (static_cast<int64_t>(converted.size()) < values)
+        ndconv::detail::assign_touched(converted, static_cast<size_t>(values), 0.0f, c.threads);
+      const VolumeView slab_floats = make_view(converted.data(), c.dims, current.extent);
+      convert_to_float(slab_values, slab_floats, c.threads);
+      current.data = slab_floats.data;
+      current.stride = slab_floats.stride;
+    }
     const double slab_share = static_cast<double>(count) / static_cast<double>(frames);
     double done = static_cast<double>(first) / static_cast<double>(frames);
     for (size_t pass = 0; pass < axes.size(); ++pass) {
@@ -300,6 +354,17 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
                          std::to_string(axes.size()) + " 1D passes");
   report.seconds_compute =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void run_separable(const detail::SeparableProblem& p, const Options& options, RunReport& report) {
+  run_passes(p, nullptr, options, report);
+}
+
+void run_separable_stored(const detail::SeparableProblem& p, const StoredVolumeView& input,
+                          const Options& options, RunReport& report) {
+  run_passes(p, &input, options, report);
 }
 
 }  // namespace ndconv::cpu_backend

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/problem.h"
+#include "ndconv/stored.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu_backend {
@@ -14,5 +15,9 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
                RunReport& report);
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report);
+/// run_separable on stored values (ndconv/stored.h; `problem.input` gives only the geometry),
+/// converted to float slab by slab as the passes reach them rather than all at once.
+void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
+                          const Options& options, RunReport& report);
 
 }  // namespace ndconv::cpu_backend

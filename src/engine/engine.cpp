@@ -7,10 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <future>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "cpu/parallel_for.h"
 #include "engine/backend_cost.h"
@@ -462,11 +464,12 @@ ConstVolumeView as_float_view(const StoredVolumeView& v) {
   return f;
 }
 
-// Runs a problem whose input geometry comes from `input`: on the GPU from the stored values, on
-// the CPU from a float copy converted on all cores.
-template <typename Problem, typename CpuRun, typename CudaStoredRun>
+// Runs a problem whose input geometry comes from `input`: on the GPU from the stored values; on
+// the CPU from a float copy converted on all cores, or (separable) slab by slab in the passes.
+template <typename Problem, typename CpuRun, typename CpuStoredRun, typename CudaStoredRun>
 RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work work,
-                          const Options& options, CpuRun cpu, CudaStoredRun cuda) {
+                          const Options& options, CpuRun cpu, CpuStoredRun cpu_stored,
+                          CudaStoredRun cuda) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
   work.stored_data = input.data;
@@ -476,6 +479,10 @@ RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work w
     cuda(problem, input, options, report);
     report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
                            " and converted to float32 on the GPU");
+  } else if constexpr (!std::is_same_v<CpuStoredRun, std::nullptr_t>) {
+    cpu_stored(problem, input, options, report);
+    report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
+                           " to float32 on the CPU, slab by slab");
   } else {
     std::vector<float> converted;
     detail::assign_touched(converted, static_cast<size_t>(input.voxel_count()), 0.0f,
@@ -505,7 +512,7 @@ RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& 
   check_stored_no_overlap(input, output);
   Work work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
-  return dispatch_stored(input, p, work, options, cpu_backend::run_dense,
+  return dispatch_stored(input, p, work, options, cpu_backend::run_dense, nullptr,
                          cuda_backend::run_dense_stored);
 }
 
@@ -517,7 +524,7 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
       separable_problem(geometry_view(input), filter, output, options);
   check_stored_no_overlap(input, output);
   return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable,
-                         cuda_backend::run_separable_stored);
+                         cpu_backend::run_separable_stored, cuda_backend::run_separable_stored);
 }
 
 void warm_up_cuda_async(int device) noexcept {

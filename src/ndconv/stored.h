@@ -1,7 +1,8 @@
 // Volumes in their stored scalar type (as image files hold them), filtered into float32 outputs.
 //
 // An 8-bit echo volume crosses PCIe as 8 bits: the GPU backend uploads the stored bytes and
-// converts them to float on the device; the CPU backend converts on all cores first. Each stored
+// converts them to float on the device; the CPU backend converts on all cores (the separable filter
+// one slab of frames at a time, as its passes reach it). Each stored
 // value v becomes float(v * scale + offset), computed in double (NIfTI's scl_slope and scl_inter;
 // scale 1 and offset 0 give float(v) exactly), the same on both backends, so that the results equal
 // filter_dense / filter_separable on the converted float volume bit for bit.
