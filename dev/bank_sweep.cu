@@ -1,9 +1,9 @@
 // Experiment: the filter bank kernel's compile-time policies (BankPolicy: rows prefetched, blocks
-// per SM) and KO, timed side by side on the bench's two bank problems
-// (3D 256^3 with 12 real 7^3 filters, 4D 128^3 x 32 with 24 real 7^4 filters), data on the device,
-// against this GPU's FP32 FMA peak measured in the same run. Every variant's outputs are compared
-// with a float64 reference at sampled voxels. The winner goes into src/cuda/bank/bank.cu; this
-// file stays an experiment (not built by CMake).
+// per SM), KO and the passes in one launch or one each, timed side by side on the bench's two bank
+// problems (3D 256^3 with 12 real 7^3 filters, 4D 128^3 x 32 with 24 real 7^4 filters), data on the
+// device, against this GPU's FP32 FMA peak measured in the same run. Every variant's outputs are
+// compared with a float64 reference at sampled voxels. The winner goes into src/cuda/bank/bank.cu;
+// this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I kernels
 // dev/bank_sweep.cu -o bank_sweep
@@ -73,18 +73,19 @@ struct Problem {
   int filters;
 };
 
-using Kernel = void (*)(BankGeometry, BankTiles, const float*, const float*, int, float*, int64_t,
-                        const float*, float*, bool);
+using Kernel = void (*)(BankGeometry, BankTiles, const float*, const float*, int, int64_t, int,
+                        float*, int64_t, const float*, float*, bool);
 
 struct Variant {
   std::string name;
   int ko, stages;
   Kernel kernel;
+  bool one_launch;  // every pass in one launch, or one launch per pass
 };
 
 template <int KO, class Policy>
-Variant make(const char* name) {
-  return {name, KO, Policy::kStages, bank_kernel<7, KO, false, Policy>};
+Variant make(const char* name, bool one_launch = true) {
+  return {name, KO, Policy::kStages, bank_kernel<7, KO, false, Policy>, one_launch};
 }
 
 int main() {
@@ -96,17 +97,10 @@ int main() {
   std::printf("device %s, %d SMs; FP32 FMA peak %.1f TFLOP/s\n", prop.name, sms, peak * 1e-12);
 
   const std::vector<Variant> variants = {
-      make<2, BankPolicy<false, 4, 2>>("ko2 rows one at a time, 2 stages"),
-      make<2, BankPolicy<true, 4, 2>>("ko2 rows prefetched, 2 stages"),
-      make<2, BankPolicy<true, 3, 2>>("ko2 prefetched, 2 stages, 3 blocks/SM"),
-      make<2, BankPolicy<false, 4, 3>>("ko2 rows one at a time, 3 stages"),
-      make<2, BankPolicy<true, 4, 3>>("ko2 rows prefetched, 3 stages"),
-      make<3, BankPolicy<false, 4, 3>>("ko3 rows one at a time, 3 stages"),
-      make<3, BankPolicy<true, 4, 3>>("ko3 rows prefetched, 3 stages"),
-      make<3, BankPolicy<false, 3, 3>>("ko3 one at a time, 3 stages, 3 blocks/SM"),
-      make<3, BankPolicy<true, 3, 3>>("ko3 prefetched, 3 stages, 3 blocks/SM"),
-      make<1, BankPolicy<false, 4, 3>>("ko1 rows one at a time, 3 stages"),
-      make<1, BankPolicy<true, 4, 3>>("ko1 rows prefetched, 3 stages"),
+      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, per pass", false),
+      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, one launch"),
+      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, per pass", false),
+      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, one launch"),
   };
   const Problem problems[] = {{"bank_3d", {256, 256, 1, 256}, {7, 7, 1, 7}, 12},
                               {"bank_4d", {128, 128, 128, 32}, {7, 7, 7, 7}, 24}};
@@ -184,14 +178,15 @@ int main() {
                                                           shared));
       cudaFuncAttributes attr;
       CHECK(cudaFuncGetAttributes(&attr, var.kernel));
-      const int64_t blocks = std::min<int64_t>(tiles.count(g.n2), int64_t{per_sm} * sms);
+      const int launches = var.one_launch ? 1 : passes, per_launch = passes / launches;
+      const int64_t blocks =
+          std::min<int64_t>(tiles.count(g.n2) * per_launch, int64_t{per_sm} * sms);
       auto run = [&] {
-        for (int i = 0; i < passes; ++i) {
+        for (int i = 0; i < launches; ++i) {
           const int first = i * BankShape::kFilters;
-          const int valid = std::min(BankShape::kFilters, pb.filters - first);
           var.kernel<<<blocks, BankShape::kThreads, shared>>>(
-              g, tiles, d_in, d_taps + i * pass_taps, valid, d_out + first * voxels, voxels,
-              nullptr, nullptr, false);
+              g, tiles, d_in, d_taps + i * pass_taps, per_launch, pass_taps, pb.filters - first,
+              d_out + first * voxels, voxels, nullptr, nullptr, false);
         }
       };
       CHECK(cudaMemset(d_out, 0xff, voxels * pb.filters * 4));  // NaN

@@ -36,13 +36,14 @@ namespace {
 using cuda_backend::DeviceBuffer;
 
 using Launch = void (*)(int, cudaStream_t, const BankGeometry&, const BankTiles&, const float*,
-                        const float*, int, float*, int64_t, const float*, float*, bool);
+                        const float*, int, int64_t, int, float*, int64_t, const float*, float*,
+                        bool);
 
-// Launches one pass with as many blocks as the device holds at once (at most one per tile).
+// Launches `passes` passes with as many blocks as the device holds at once (at most one per tile).
 template <int K0, int KO, bool kWeighted>
 void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTiles& tiles,
-            const float* in, const float* taps, int valid, float* out, int64_t stride,
-            const float* weights, float* sum, bool accumulate) {
+            const float* in, const float* taps, int passes, int64_t pass_taps, int filters,
+            float* out, int64_t stride, const float* weights, float* sum, bool accumulate) {
   // The weighted sum takes the rows one at a time: its stores already spill a few registers
   // (ptxas: 8-24 bytes), rows prefetched spill more (up to 84 bytes), and only the bank without
   // weights was measured faster with them (dev/bank_sweep.cu).
@@ -60,9 +61,9 @@ void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTi
   if (per_sm < 1)
     throw InvalidArgument("the filter bank's tile does not fit in the GPU's shared memory (" +
                           std::to_string(shared_bytes) + " bytes)");
-  const int64_t blocks = std::min<int64_t>(tiles.count(g.n2), int64_t{per_sm} * sms);
+  const int64_t blocks = std::min<int64_t>(tiles.count(g.n2) * passes, int64_t{per_sm} * sms);
   kernel<<<static_cast<unsigned>(blocks), BankShape::kThreads, shared_bytes, stream>>>(
-      g, tiles, in, taps, valid, out, stride, weights, sum, accumulate);
+      g, tiles, in, taps, passes, pass_taps, filters, out, stride, weights, sum, accumulate);
 }
 
 template <int K0, bool kWeighted>
@@ -193,11 +194,17 @@ void launch_bank_device(const BankLaunch& l, int device, const float* padded, co
       (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
   const Launch launch = weighted ? pick_width<true>(l.width, ko, CompiledWidths{})
                                  : pick_width<false>(l.width, ko, CompiledWidths{});
+  if (!weighted) {  // every pass in one launch
+    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps, l.passes, l.pass_taps,
+           l.count, outputs, l.voxels, nullptr, nullptr, false);
+    NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
+    return;
+  }
+  // The weighted sum adds each pass to the last one's: one launch per pass.
   for (int i = 0; i < l.passes; ++i) {
     const int first = i * FP, valid = std::min(FP, l.count - first);
-    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps + i * l.pass_taps,
-           valid, weighted ? nullptr : outputs + first * l.voxels, l.voxels,
-           weighted ? weights + first * l.voxels : nullptr, sum, i > 0);
+    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps + i * l.pass_taps, 1,
+           l.pass_taps, valid, nullptr, l.voxels, weights + first * l.voxels, sum, i > 0);
     NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
   }
 }

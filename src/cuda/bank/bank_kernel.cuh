@@ -67,9 +67,12 @@ struct BankTiles {
   __host__ __device__ int64_t count(int64_t n2) const { return tiles_x * tiles_y * n2 * tiles_3; }
 };
 
-/// One pass of BankShape::kFilters filters, `valid` of them real (the others have zero taps).
-/// taps: [j3][j2][j1][jx][filter]. Without weights, out + f * filter_stride receives filter f's
-/// response; with them, sum (+)= sum_f weights[f * filter_stride + voxel] * response_f.
+/// `passes` passes of BankShape::kFilters filters each, `filters` of them real in all (a last
+/// pass's others have zero taps); pass q's taps at taps + q * pass_taps, as [j3][j2][j1][jx]
+/// [filter]. Without weights, out + f * filter_stride receives filter f's response (f counted
+/// over all passes); with them (one pass), sum (+)= sum_f weights[f * filter_stride + voxel] *
+/// response_f. The passes are the slowest index of the tiles, so that one launch runs them all
+/// and only the last of all tiles leaves SMs idle, not the last of each pass.
 /// The grid is the blocks the device holds at once; each walks tiles blockIdx.x + i * gridDim.x
 /// and copies the next tile's first plane while it finishes one.
 /// Compile-time choices of the kernel's inner loop: whether the next tap row's inputs are loaded
@@ -90,9 +93,9 @@ struct BankPolicy {
 template <int K0, int KO, bool kWeighted, class Policy = BankPolicy<>>
 __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
     bank_kernel(BankGeometry g, BankTiles tiles, const float* __restrict__ in,
-                const float* __restrict__ taps, int valid, float* __restrict__ out,
-                int64_t filter_stride, const float* __restrict__ weights, float* __restrict__ sum,
-                bool accumulate) {
+                const float* __restrict__ taps, int passes, int64_t pass_taps, int filters,
+                float* __restrict__ out, int64_t filter_stride, const float* __restrict__ weights,
+                float* __restrict__ sum, bool accumulate) {
   using S = BankShape;
   constexpr int TX = S::kTx, FP = S::kFilters, C = S::plane_chunks(K0), P = S::pitch(K0);
   constexpr int R = (TX + K0 - 1 + 3) / 4 * 4;  // row registers, a whole number of float4
@@ -102,14 +105,17 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
   const int slice = g.k1 * K0 * FP;  // the taps of one (j3, j2)
   const int64_t stage_floats = S::stage_floats(K0, g.k1, KO);
   const int tx = threadIdx.x % S::kBx, ty = threadIdx.x / S::kBx;
-  const int64_t tile_count = tiles.count(g.n2);
+  const int64_t pass_tiles = tiles.count(g.n2), tile_count = pass_tiles * passes;
   const int planes = (KO + g.k3 - 1) * g.k2;
 
   struct Origin {
     int64_t x0, m1, m2, m3;  // the tile's first output
+    int pass;
   };
   auto origin_of = [&](int64_t t) {
     Origin o;
+    o.pass = static_cast<int>(t / pass_tiles);
+    t -= o.pass * pass_tiles;
     o.x0 = (t % tiles.tiles_x) * (S::kBx * TX);
     t /= tiles.tiles_x;
     o.m1 = (t % tiles.tiles_y) * S::kBy;
@@ -136,7 +142,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
       const int j3 = j3r - b;
       if (j3 < 0 || j3 >= g.k3)
         continue;
-      const float* t = taps + static_cast<int64_t>(j3 * g.k2 + j2) * slice;
+      const float* t = taps + o.pass * pass_taps + static_cast<int64_t>(j3 * g.k2 + j2) * slice;
       for (int i = 4 * threadIdx.x; i < slice; i += 4 * S::kThreads)
         __pipeline_memcpy_async(tap_slices + b * slice + i, t + i, 16);
     }
@@ -240,6 +246,8 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
     }
 
     const int64_t m1 = o.m1 + ty;
+    const int valid = min(FP, filters - o.pass * FP);  // real filters of this tile's pass
+    float* const pass_out = out + int64_t{o.pass} * FP * filter_stride;
     if (m1 < g.n1) {
       const int64_t x = o.x0 + tx * TX;
       // 128-bit accesses where the thread's 8 outputs lie in the row and start on 16 bytes.
@@ -272,7 +280,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
 #pragma unroll
               for (int f = 0; f < FP; ++f)
                 if (f < valid)
-                  *reinterpret_cast<float4*>(out + f * filter_stride + v) =
+                  *reinterpret_cast<float4*>(pass_out + f * filter_stride + v) =
                       make_float4(acc[f][b][4 * h], acc[f][b][4 * h + 1], acc[f][b][4 * h + 2],
                                   acc[f][b][4 * h + 3]);
             }
@@ -295,7 +303,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
 #pragma unroll
             for (int f = 0; f < FP; ++f)
               if (f < valid)
-                out[f * filter_stride + v] = acc[f][b][i];
+                pass_out[f * filter_stride + v] = acc[f][b][i];
           }
         }
       }
