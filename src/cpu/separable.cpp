@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/blocking_rule.h"
@@ -25,6 +26,7 @@
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
 #include "engine/first_touch.h"
+#include "engine/stored_access.h"
 #include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
@@ -209,30 +211,16 @@ namespace {
 // Whether converted stored values may be NaN or infinite (floating types; integers scaled past
 // float's range), as has_non_finite tells of a float input.
 bool stored_may_be_non_finite(const StoredVolumeView& v) {
-  double largest = 0;
-  switch (v.type) {
-    case ScalarType::UInt8:
-      largest = 255;
-      break;
-    case ScalarType::Int8:
-      largest = 128;
-      break;
-    case ScalarType::UInt16:
-      largest = 65535;
-      break;
-    case ScalarType::Int16:
-      largest = 32768;
-      break;
-    case ScalarType::UInt32:
-      largest = 4294967295.0;
-      break;
-    case ScalarType::Int32:
-      largest = 2147483648.0;
-      break;
-    default:
+  return detail::visit_scalar_type(v.type, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
       return true;
-  }
-  return std::abs(v.scale) * largest + std::abs(v.offset) >= std::numeric_limits<float>::max();
+    } else {
+      const double largest = std::max(-static_cast<double>(std::numeric_limits<T>::lowest()),
+                                      static_cast<double>(std::numeric_limits<T>::max()));
+      return std::abs(v.scale) * largest + std::abs(v.offset) >= std::numeric_limits<float>::max();
+    }
+  });
 }
 
 // The passes over `p`, whose input is `stored` converted to float when given (p.input then gives
