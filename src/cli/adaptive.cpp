@@ -69,20 +69,19 @@ void run_adaptive(const AdaptiveArgs& a) {
     design_quadrature_filters(design_dims, parameters.quadrature);
     const auto r = design_reconstruction_filters(design_dims, parameters.reconstruction);
     if (a.common.verbose) {
-      std::fprintf(stderr,
-                   "plan: %s, lowpass sigma %.3g voxels, relaxation sigma %.3g voxels, threshold "
-                   "%.3g, anisotropy alpha %.3g, quadrature %d^%d, reconstruction %d^%d (lowpass "
-                   "error %.2e, worst highpass error %.3f)\n",
-                   dims == 4 ? (a.frames ? "3D per frame" : "true 4D") : "whole volume",
-                   parameters.reconstruction.lowpass_sigma, parameters.relaxation_sigma,
-                   parameters.magnitude_sigma, parameters.eigen_alpha, parameters.quadrature.size,
-                   design_dims, parameters.reconstruction.size, design_dims, r[0].relative_error,
-                   [&] {
-                     double worst = 0;
-                     for (size_t k = 1; k < r.size(); ++k)
-                       worst = std::max(worst, r[k].relative_error);
-                     return worst;
-                   }());
+      print_line(
+          "plan: %s, lowpass sigma %.3g voxels, relaxation sigma %.3g voxels, threshold "
+          "%.3g, anisotropy alpha %.3g, quadrature %d^%d, reconstruction %d^%d (lowpass "
+          "error %.2e, worst highpass error %.3f)",
+          dims == 4 ? (a.frames ? "3D per frame" : "true 4D") : "whole volume",
+          parameters.reconstruction.lowpass_sigma, parameters.relaxation_sigma,
+          parameters.magnitude_sigma, parameters.eigen_alpha, parameters.quadrature.size,
+          design_dims, parameters.reconstruction.size, design_dims, r[0].relative_error, [&] {
+            double worst = 0;
+            for (size_t k = 1; k < r.size(); ++k)
+              worst = std::max(worst, r[k].relative_error);
+            return worst;
+          }());
     }
     std::vector<std::vector<float>> none(design_dims * (design_dims + 1) / 2,
                                          std::vector<float>(1));
@@ -96,7 +95,7 @@ void run_adaptive(const AdaptiveArgs& a) {
                       const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
                       if (a.common.verbose) {
                         for (const auto& [stage, seconds] : r.stage_seconds)
-                          std::fprintf(stderr, "timings: %s %.3f s\n", stage.c_str(), seconds);
+                          print_line("timings: %s %.3f s", stage.c_str(), seconds);
                       }
                       RunReport report = r.bank;
                       report.seconds_total = r.seconds_total;

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <condition_variable>
@@ -297,6 +299,19 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
   note(c, "batch: " + std::to_string(jobs.size()) + " inputs written");
 }
 
+void print_line(const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  const int length = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(static_cast<size_t>(std::max(length, 0)) + 1, '\0');
+  std::vsnprintf(text.data(), text.size(), format, again);
+  va_end(again);
+  text.pop_back();
+  io::print_stderr_line(text);
+}
+
 void note(const CommonOptions& c, const std::string& text) {
   if (!c.quiet)
     io::print_stderr_line("ndconv: " + text);
@@ -368,9 +383,9 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
   m.input_values *= jobs_in_flight();
   m.output_values *= jobs_in_flight();
   if (c.verbose) {
-    std::fprintf(stderr, "plan: memory: about %s at peak; %s usable\n",
-                 io::human_bytes(io::peak_bytes(m)).c_str(),
-                 io::human_bytes(io::usable_memory_bytes()).c_str());
+    print_line("plan: memory: about %s at peak; %s usable",
+               io::human_bytes(io::peak_bytes(m)).c_str(),
+               io::human_bytes(io::usable_memory_bytes()).c_str());
   }
   io::check_plan_fits(in, m);
 }
@@ -488,15 +503,14 @@ void print_run_report(const RunReport& r, const CommonOptions& c) {
                 (r.backend_reason.empty() ? "" : " (" + r.backend_reason + ")"));
     return;
   }
-  std::fprintf(stderr, "plan: backend %s (%s)\n", to_string(r.backend), r.backend_reason.c_str());
+  print_line("plan: backend %s (%s)", to_string(r.backend), r.backend_reason.c_str());
   if (!r.device_name.empty())
-    std::fprintf(stderr, "plan: device %s\n", r.device_name.c_str());
-  std::fprintf(stderr, "plan: outputs per thread %d%s%s\n", r.outputs_per_thread,
-               r.outputs_per_thread_reason.empty() ? "" : ": ",
-               r.outputs_per_thread_reason.c_str());
-  std::fprintf(stderr, "plan: threads %d, slabs %d\n", r.threads, r.slabs);
+    print_line("plan: device %s", r.device_name.c_str());
+  print_line("plan: outputs per thread %d%s%s", r.outputs_per_thread,
+             r.outputs_per_thread_reason.empty() ? "" : ": ", r.outputs_per_thread_reason.c_str());
+  print_line("plan: threads %d, slabs %d", r.threads, r.slabs);
   for (const auto& n : r.notes)
-    std::fprintf(stderr, "plan: %s\n", n.c_str());
+    print_line("plan: %s", n.c_str());
 }
 
 Boundary parse_boundary(const std::string& s) {
@@ -513,11 +527,11 @@ void print_timings(const CommonOptions& c, double seconds_read, const RunReport&
                    double seconds_write) {
   if (!c.verbose)
     return;
-  std::fprintf(stderr,
-               "timings: read %.3f s, filter %.3f s (upload %.3f s, compute %.3f s, download "
-               "%.3f s), write %.3f s, in all %.3f s\n",
-               seconds_read, r.seconds_total, r.seconds_upload, r.seconds_compute,
-               r.seconds_download, seconds_write, seconds_since_start());
+  print_line(
+      "timings: read %.3f s, filter %.3f s (upload %.3f s, compute %.3f s, download "
+      "%.3f s), write %.3f s, in all %.3f s",
+      seconds_read, r.seconds_total, r.seconds_upload, r.seconds_compute, r.seconds_download,
+      seconds_write, seconds_since_start());
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

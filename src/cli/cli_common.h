@@ -132,6 +132,10 @@ void run_jobs_of(const std::vector<std::string>& names, const Args& args, const 
 /// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
 void note(const CommonOptions& common, const std::string& text);
 void warn(const std::string& text);
+/// One line on stderr, printf-formatted (without its newline), through io::print_stderr_line: a
+/// batch's other threads silence stderr while ITK reads or writes, and a plain fprintf would be
+/// lost then.
+void print_line(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 /// Shares of the progress bar: reading up to kReadShare, filtering up to kFilterShare, writing
 /// the rest (the shares of a compressed 4D output's typical timings).

@@ -43,8 +43,8 @@ void run_convert(ConvertArgs a) {
   double seconds_write = 0;
   write_result(a.out, input, input, plan, a.common, a.output, seconds_write);
   if (a.common.verbose)
-    std::fprintf(stderr, "timings: read %.3f s, write %.3f s, in all %.3f s\n", seconds_read,
-                 seconds_write, seconds_since_start());
+    print_line("timings: read %.3f s, write %.3f s, in all %.3f s", seconds_read, seconds_write,
+               seconds_since_start());
 }
 
 }  // namespace

@@ -129,9 +129,8 @@ void run_convolve(const ConvolveArgs& a) {
     std::string shape;
     for (int ax = 0; ax < dims; ++ax)
       shape += (ax ? "x" : "") + std::to_string(filter.extent[ax]);
-    std::fprintf(stderr, "plan: %s with a %s kernel, boundary %s, region %s\n",
-                 to_string(options.operation), shape.c_str(), to_string(options.boundary),
-                 to_string(options.region));
+    print_line("plan: %s with a %s kernel, boundary %s, region %s", to_string(options.operation),
+               shape.c_str(), to_string(options.boundary), to_string(options.region));
   }
 
   // The CPU path filters a float32 copy of the input padded by the kernel's halo (and keeps

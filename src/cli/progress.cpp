@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "cli_common.h"
 #include "io/output_file.h"
 #include "ndconv/errors.h"
 
@@ -94,7 +95,7 @@ void Progress::update(double fraction) {
     if (quarter <= last_shown_ || quarter == 0)
       return;
     last_shown_ = quarter;
-    std::fprintf(stderr, "%s: %d%%\n", label_.c_str(), quarter * 25);
+    print_line("%s: %d%%", label_.c_str(), quarter * 25);
   }
 }
 
@@ -104,7 +105,7 @@ void Progress::finish() {
     std::fputc('\n', stderr);
     open_ = false;
   } else if (!tty_ && last_shown_ > 0 && last_shown_ < 4) {
-    std::fprintf(stderr, "%s: 100%%\n", label_.c_str());
+    print_line("%s: 100%%", label_.c_str());
     last_shown_ = 4;
   }
 }

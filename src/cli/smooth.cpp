@@ -150,11 +150,11 @@ void run_smooth(const SmoothArgs& a) {
   if (a.common.verbose) {
     for (int ax = 0; ax < dims; ++ax) {
       if (recursive)
-        std::fprintf(stderr, "plan: axis %d: sigma %.4g %s, recursive\n", ax, sigma[ax],
-                     ax == 3 ? "frames" : "voxels");
+        print_line("plan: axis %d: sigma %.4g %s, recursive", ax, sigma[ax],
+                   ax == 3 ? "frames" : "voxels");
       else
-        std::fprintf(stderr, "plan: axis %d: sigma %.4g %s, %zu taps\n", ax, sigma[ax],
-                     ax == 3 ? "frames" : "voxels", filter.taps[ax].size());
+        print_line("plan: axis %d: sigma %.4g %s, %zu taps", ax, sigma[ax],
+                   ax == 3 ? "frames" : "voxels", filter.taps[ax].size());
     }
   }
   std::vector<float> mask;
