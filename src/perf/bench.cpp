@@ -427,6 +427,16 @@ Json api_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t 
                                            {"ratio_to_floor", ratio},
                                            {"target_met", ratio <= kMaxRatioToFloor}};
   }
+  // Both directions at once are slower than either alone: the pinned call's floor with them.
+  if (g.ceil.duplex_pinned_bytes_per_s > 0) {
+    const double duplex_ms = bytes / g.ceil.duplex_pinned_bytes_per_s * 1e3;
+    const double floor_ms = std::max(kernel_ms, duplex_ms);
+    const double call_ms = number(row["call_time_pinned"], "median_ms");
+    row["floor_pinned_duplex"] = {{"both_ways_ms", duplex_ms},
+                                  {"kernel_ms", kernel_ms},
+                                  {"floor_ms", floor_ms},
+                                  {"ratio_to_floor", ratio_to_floor(call_ms, floor_ms)}};
+  }
   row["pinned_allocator"] = kPinnedAllocator;
   row["target_met"] = met;
   return row;
@@ -750,10 +760,17 @@ void print_api_rows(std::ostream& out, const Json& rows) {
                     met_text(f));
       out << line;
     }
+    if (r.contains("floor_pinned_duplex")) {
+      const Json& d = r["floor_pinned_duplex"];
+      std::snprintf(line, sizeof line, "%-16s %-9s %9s %9s %9.3f %9s %-9s %9.3f %8.2f\n",
+                    text(r, "workload").c_str(), "duplex", "", "", number(d, "kernel_ms"), "",
+                    "both", number(d, "floor_ms"), number(d, "ratio_to_floor"));
+      out << line;
+    }
   }
   out << "api rows: whole filter call on host buffers; floor = max(upload, kernel, download) at "
-         "the "
-         "host bandwidth measured for that memory (ms).\n";
+         "the host bandwidth measured for that memory (ms); duplex: the pinned call against "
+         "max(kernel, both directions at once at the rate measured for that), no target.\n";
 }
 
 void print_command_rows(std::ostream& out, const Json& rows) {
@@ -800,7 +817,8 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
         << text(c, "fma_peak_gflops") << " GFLOP/s, copy bandwidth "
         << text(c, "copy_bandwidth_gbs") << " GB/s (read+write); host->device / device->host "
         << text(c, "h2d_pageable_gbs") << " / " << text(c, "d2h_pageable_gbs") << " GB/s pageable, "
-        << text(c, "h2d_pinned_gbs") << " / " << text(c, "d2h_pinned_gbs") << " GB/s pinned\n";
+        << text(c, "h2d_pinned_gbs") << " / " << text(c, "d2h_pinned_gbs") << " GB/s pinned, "
+        << text(c, "duplex_pinned_gbs") << " GB/s each way at once\n";
   }
   Json kernels = Json::array(), api = Json::array(), commands = Json::array();
   for (const Json& r : doc["workloads"]) {

@@ -45,12 +45,15 @@ Json ceilings_json(const gpu::Ceilings& c) {
           {"d2h_pageable_gbs", c.d2h_pageable_bytes_per_s * 1e-9},
           {"h2d_pinned_gbs", c.h2d_pinned_bytes_per_s * 1e-9},
           {"d2h_pinned_gbs", c.d2h_pinned_bytes_per_s * 1e-9},
+          {"duplex_pinned_gbs", c.duplex_pinned_bytes_per_s * 1e-9},
           {"host_copy_bytes", c.host_copy_bytes},
           {"how",
            "measured at the start of this run: FP32 FMA microkernel (2 flops per FMA); "
            "cudaMemcpy device to device counting bytes read + written; host <-> device: host "
            "clock around one synchronous cudaMemcpy from or to pageable (std::vector) and pinned "
-           "(cudaHostAlloc) memory, counting the bytes once"}};
+           "(cudaHostAlloc) memory, counting the bytes once; duplex: an upload and a download of "
+           "pinned "
+           "memory at once on two streams, the rate of each"}};
 }
 
 Json cpu_json(int threads) {

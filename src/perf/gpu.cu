@@ -208,6 +208,26 @@ void measure_host_bandwidth(int device, int repetitions, Buffer& on_device, Ceil
   c.d2h_pageable_bytes_per_s = rate(pageable.data(), false);
   c.h2d_pinned_bytes_per_s = rate(pinned.data(), true);
   c.d2h_pinned_bytes_per_s = rate(pinned.data(), false);
+  // Both at once: the upload into `on_device` and a download from a second device buffer into a
+  // second pinned buffer, each on its own stream, the host clock around both.
+  Buffer other(count);
+  PinnedHostBuffer returned(count);
+  cudaStream_t streams[2];
+  for (cudaStream_t& s : streams)
+    PERF_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const Timing both = time_host(
+      [&] {
+        PERF_CUDA(cudaMemcpyAsync(on_device.data(), pinned.data(), count * sizeof(float),
+                                  cudaMemcpyHostToDevice, streams[0]));
+        PERF_CUDA(cudaMemcpyAsync(returned.data(), other.data(), count * sizeof(float),
+                                  cudaMemcpyDeviceToHost, streams[1]));
+        for (cudaStream_t s : streams)
+          PERF_CUDA(cudaStreamSynchronize(s));
+      },
+      1, repetitions);
+  for (cudaStream_t s : streams)
+    PERF_CUDA(cudaStreamDestroy(s));
+  c.duplex_pinned_bytes_per_s = bytes / (both.median_ms * 1e-3);
   c.host_copy_bytes = static_cast<int64_t>(bytes);
 }
 

@@ -62,6 +62,9 @@ struct Ceilings {
   /// from and to ordinary (pageable) and pinned (page-locked) host memory, bytes per second.
   double h2d_pageable_bytes_per_s = 0, d2h_pageable_bytes_per_s = 0;
   double h2d_pinned_bytes_per_s = 0, d2h_pinned_bytes_per_s = 0;
+  /// Pinned, both directions at once (an upload and a download of host_copy_bytes each, on two
+  /// streams, as a pipelined call overlaps them): bytes per second in each direction.
+  double duplex_pinned_bytes_per_s = 0;
   int64_t host_copy_bytes = 0;  ///< bytes per host <-> device copy
 };
 Ceilings measure_ceilings(int device, int repetitions);
