@@ -334,6 +334,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   }
 
   report.threads = c.threads;
+  report.slabs = static_cast<int>((frames + slab - 1) / slab);
   report.outputs_per_thread = reported_factor;
   report.outputs_per_thread_reason = reasons;
   report.device_name = cpu_description();

@@ -161,6 +161,16 @@ TEST(CpuSeparableSlabs, FramesInSeveralSlabsMatchTheReference) {
   echo.taps[2] = random_taps(3, seed + 3);
   check_separable(4, {1100, 700, 2, 3}, echo, Boundary::Replicate, Operation::Correlation,
                   OutputRegion::Same, seed);
+  {
+    const Index extent{1100, 700, 2, 3};
+    const std::vector<float> values = random_values(count_of(4, extent), seed + 7);
+    std::vector<float> out(values.size());
+    Options options;
+    options.backend = Backend::Cpu;
+    const RunReport r = filter_separable(make_view(values.data(), 4, extent), echo,
+                                         make_view(out.data(), 4, extent), options);
+    EXPECT_EQ(r.slabs, 2);  // frames 0-1, then 2
+  }
   SeparableFilter slices;  // a stack of 2D slices, the valid region
   slices.dims = 3;
   slices.taps[0] = random_taps(5, seed + 4);
