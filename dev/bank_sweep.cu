@@ -97,10 +97,10 @@ int main() {
   std::printf("device %s, %d SMs; FP32 FMA peak %.1f TFLOP/s\n", prop.name, sms, peak * 1e-12);
 
   const std::vector<Variant> variants = {
-      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages"),
-      make<2, BankPolicy<true, 4, 3, true>>("ko2 prefetched, 3 stages, split edges"),
-      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages"),
-      make<2, BankPolicy<false, 4, 3, true>>("ko2 one at a time, 3 stages, split edges"),
+      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, per pass", false),
+      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, one launch"),
+      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, per pass", false),
+      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, one launch"),
   };
   const Problem problems[] = {{"bank_3d", {256, 256, 1, 256}, {7, 7, 1, 7}, 12},
                               {"bank_4d", {128, 128, 128, 32}, {7, 7, 7, 7}, 24}};

@@ -82,15 +82,12 @@ struct BankTiles {
 /// problems): rows prefetched with 3 stages 71.1 / 77.5%, with 2 stages 70.2 / 77.1%; rows one
 /// at a time 68.3 / 74.7%; prefetched at 3 blocks per SM 66.0 / 73.5%; the tap rows fully
 /// unrolled (dropped) 55.8 / 62.7%.
-template <bool PrefetchRows = true, int MinBlocks = 4, int Stages = 3, bool SplitEdges = false>
+template <bool PrefetchRows = true, int MinBlocks = 4, int Stages = 3>
 struct BankPolicy {
   static_assert(Stages == 2 || Stages == 3, "two or three stages");
   static constexpr bool kPrefetchRows = PrefetchRows;
   static constexpr int kMinBlocks = MinBlocks;
   static constexpr int kStages = Stages;
-  /// Planes that every output along the last axis meets run a tap loop without the per-row
-  /// bounds checks; only the first and last KO - 1 planes of a tile check.
-  static constexpr bool kSplitEdges = SplitEdges;
 };
 
 template <int K0, int KO, bool kWeighted, class Policy = BankPolicy<>>
@@ -200,11 +197,11 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
           r[4 * q + 3] = v.w;
         }
       };
-      auto run_row = [&](const float(&r)[R], int j1, bool every_output) {
+      auto run_row = [&](const float(&r)[R], int j1) {
 #pragma unroll
         for (int b = 0; b < KO; ++b) {
           const int j3 = j3r - b;
-          if (!every_output && (j3 < 0 || j3 >= g.k3))
+          if (j3 < 0 || j3 >= g.k3)
             continue;
           const float4* t4 = reinterpret_cast<const float4*>(tap_slices + b * slice + j1 * K0 * FP);
 #pragma unroll
@@ -220,34 +217,27 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
           }
         }
       };
-      auto run_rows = [&](bool every_output) {
-        if constexpr (Policy::kPrefetchRows) {
-          float ra[R], rb[R];
-          load_row(ra, 0);
-          for (int j1 = 0; j1 < g.k1; j1 += 2) {
-            const bool second = j1 + 1 < g.k1;
-            if (second)
-              load_row(rb, j1 + 1);
-            run_row(ra, j1, every_output);
-            if (second) {
-              if (j1 + 2 < g.k1)
-                load_row(ra, j1 + 2);
-              run_row(rb, j1 + 1, every_output);
-            }
-          }
-        } else {
-          for (int j1 = 0; j1 < g.k1; ++j1) {
-            float r[R];
-            load_row(r, j1);
-            run_row(r, j1, every_output);
+      if constexpr (Policy::kPrefetchRows) {
+        float ra[R], rb[R];
+        load_row(ra, 0);
+        for (int j1 = 0; j1 < g.k1; j1 += 2) {
+          const bool second = j1 + 1 < g.k1;
+          if (second)
+            load_row(rb, j1 + 1);
+          run_row(ra, j1);
+          if (second) {
+            if (j1 + 2 < g.k1)
+              load_row(ra, j1 + 2);
+            run_row(rb, j1 + 1);
           }
         }
-      };
-      // Each call is inlined with its constant, so the interior planes' copy has no checks.
-      if (Policy::kSplitEdges && j3r >= KO - 1 && j3r < g.k3)
-        run_rows(true);
-      else
-        run_rows(false);
+      } else {
+        for (int j1 = 0; j1 < g.k1; ++j1) {
+          float r[R];
+          load_row(r, j1);
+          run_row(r, j1);
+        }
+      }
       if constexpr (Policy::kStages == 2)
         __syncthreads();  // every thread is done with this buffer before the next plane's copies
       stage_index = next_index;
