@@ -12,6 +12,7 @@
 //     share most of their input rows in cache; threads take chunks of items (parallel_for.h).
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "cpu/blocking_rule.h"
@@ -24,6 +25,8 @@
 #include "cpu/slab_rows.h"
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
+#include "engine/first_touch.h"
+#include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
 
@@ -41,6 +44,21 @@ struct Scratch {
 
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report) {
   run_dense(p, options, report, Tuning{});
+}
+
+void run_dense_stored(const detail::CorrelationProblem& p, const StoredVolumeView& input,
+                      const Options& options, RunReport& report) {
+  std::vector<float> converted;
+  ndconv::detail::assign_touched(converted, static_cast<size_t>(input.voxel_count()), 0.0f,
+                                 options.threads);
+  const VolumeView converted_view =
+      make_view(converted.data(), input.dims, input.extent, input.spacing);
+  convert_to_float(input, converted_view, options.threads);
+  detail::CorrelationProblem q = p;
+  q.input = as_const(converted_view);
+  run_dense(q, options, report);
+  report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
+                         " to float32 on the CPU");
 }
 
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report,

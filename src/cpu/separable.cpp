@@ -204,10 +204,6 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
       progress);
 }
 
-}  // namespace
-
-namespace {
-
 // Whether converted stored values may be NaN or infinite (floating types; integers scaled past
 // float's range), as has_non_finite tells of a float input.
 bool stored_may_be_non_finite(const StoredVolumeView& v) {
@@ -354,6 +350,8 @@ void run_separable(const detail::SeparableProblem& p, const Options& options, Ru
 void run_separable_stored(const detail::SeparableProblem& p, const StoredVolumeView& input,
                           const Options& options, RunReport& report) {
   run_passes(p, &input, options, report);
+  report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
+                         " to float32 on the CPU, slab by slab");
 }
 
 }  // namespace ndconv::cpu_backend

@@ -13,6 +13,10 @@ const std::vector<int>& supported_blocking_factors();
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report);
+/// run_dense on stored values (ndconv/stored.h; `problem.input` gives only the geometry),
+/// converted to float on all cores first: the padded copy the dense driver makes needs them all.
+void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
+                      const Options& options, RunReport& report);
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report);
 /// run_separable on stored values (ndconv/stored.h; `problem.input` gives only the geometry),

@@ -7,12 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstddef>
 #include <cstdlib>
 #include <future>
 #include <mutex>
 #include <string>
-#include <type_traits>
 
 #include "cpu/parallel_for.h"
 #include "engine/backend_cost.h"
@@ -20,7 +18,6 @@
 #include "engine/cuda_backend.h"
 #include "engine/cuda_host.h"
 #include "engine/enum_names.h"
-#include "engine/first_touch.h"
 #include "engine/problem.h"
 #include "engine/view_overlap.h"
 #include "ndconv/device.h"
@@ -464,12 +461,11 @@ ConstVolumeView as_float_view(const StoredVolumeView& v) {
   return f;
 }
 
-// Runs a problem whose input geometry comes from `input`: on the GPU from the stored values; on
-// the CPU from a float copy converted on all cores, or (separable) slab by slab in the passes.
-template <typename Problem, typename CpuRun, typename CpuStoredRun, typename CudaStoredRun>
+// Runs a problem whose input geometry comes from `input` on the stored values: the GPU uploads and
+// converts them on the device, the CPU converts them itself (cpu_backend.h says how).
+template <typename Problem, typename CpuStoredRun, typename CudaStoredRun>
 RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work work,
-                          const Options& options, CpuRun cpu, CpuStoredRun cpu_stored,
-                          CudaStoredRun cuda) {
+                          const Options& options, CpuStoredRun cpu, CudaStoredRun cuda) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
   work.stored_data = input.data;
@@ -479,21 +475,8 @@ RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work w
     cuda(problem, input, options, report);
     report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
                            " and converted to float32 on the GPU");
-  } else if constexpr (!std::is_same_v<CpuStoredRun, std::nullptr_t>) {
-    cpu_stored(problem, input, options, report);
-    report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
-                           " to float32 on the CPU, slab by slab");
   } else {
-    std::vector<float> converted;
-    detail::assign_touched(converted, static_cast<size_t>(input.voxel_count()), 0.0f,
-                           options.threads);
-    const VolumeView converted_view =
-        make_view(converted.data(), input.dims, input.extent, input.spacing);
-    convert_to_float(input, converted_view, options.threads);
-    problem.input = as_const(converted_view);
-    cpu(problem, options, report);
-    report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
-                           " to float32 on the CPU");
+    cpu(problem, input, options, report);
   }
   report.seconds_total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -512,7 +495,7 @@ RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& 
   check_stored_no_overlap(input, output);
   Work work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
-  return dispatch_stored(input, p, work, options, cpu_backend::run_dense, nullptr,
+  return dispatch_stored(input, p, work, options, cpu_backend::run_dense_stored,
                          cuda_backend::run_dense_stored);
 }
 
@@ -523,8 +506,8 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
   const detail::SeparableProblem p =
       separable_problem(geometry_view(input), filter, output, options);
   check_stored_no_overlap(input, output);
-  return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable,
-                         cpu_backend::run_separable_stored, cuda_backend::run_separable_stored);
+  return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable_stored,
+                         cuda_backend::run_separable_stored);
 }
 
 void warm_up_cuda_async(int device) noexcept {
