@@ -74,11 +74,14 @@ struct ChunkPlan {
   /// Resident: one set holding the whole input and output, the input uploaded in `pieces` (in
   /// order) and the chunks computed in place (Chunk::wait_piece).
   bool resident = false;
+  /// Resident: the streams the chunks' kernels run on in turn, each with its own scratch.
+  int compute_streams = 1;
   std::vector<Piece> pieces;
   std::vector<Chunk> chunks;
 
   int64_t device_floats() const {
-    return buffer_sets * (in_buffer_floats + out_buffer_floats + scratch_buffer_floats);
+    return buffer_sets * (in_buffer_floats + out_buffer_floats) +
+           buffer_sets * compute_streams * scratch_buffer_floats;
   }
 };
 
@@ -95,14 +98,19 @@ inline constexpr int64_t kMinPipelinedFloats = 2 * kTargetChunkFloats;
 inline constexpr int64_t kRowsPerHaloRow = 4;
 /// Chunks in flight: upload, compute and download of three consecutive chunks at once.
 inline constexpr int kMaxBufferSets = 3;
-/// Resident pieces per call: one per kMinPieceFloats of input, at least 2 and at most 8; chunks
-/// about as many. With upload, kernel and download each about T, K even pieces take about
-/// T (1 + 2 / K); plan_resident's short first and last chunks cut the fill and the drain to about
-/// a quarter of that. 16 pieces were no faster than 8 (H200, same run: api rows within the
-/// run-to-run spread), as the smaller chunks' kernels lose what the shorter fill saves. Pieces of
-/// at least 2 MiB keep each copy near the full PCIe rate.
+/// Resident chunks per call: one per kMinPieceFloats of input, at least 2 and at most 8. A call's
+/// downloads run one after another behind its kernels, so it ends about one chunk's kernel and
+/// download after its last upload; smaller chunks would shorten that, but each costs the host a
+/// launch (15-40 microseconds for a dense filter) and a staged call a synchronisation per piece:
+/// up to 16 dense chunks, or 2 MiB of output each (33 chunks), made the api_* calls slower
+/// (H100 and H200, same runs). Pieces of at least 2 MiB keep each copy near the full PCIe rate.
 inline constexpr int64_t kMaxResidentPieces = 8;
 inline constexpr int64_t kMinPieceFloats = int64_t{512} << 10;  // 2 MiB of float32
+/// Compute streams of a resident call: the kernels of consecutive chunks overlap where their pieces
+/// are on the device, so that a chunk too small to fill the GPU does not hold back the next. With
+/// the pieces aligned to the chunks (plan_resident), the dense4d_7 call (96^3 x 16, 7^4) took
+/// 2.39-2.54 ms against 2.90-3.08 ms with one stream and even pieces (H100, same run).
+inline constexpr int kComputeStreams = 3;
 /// Output rows of a resident chunk are a multiple of this (except the last chunk): the tiled
 /// kernel's default outputs per thread along the last axis (KO 4), so that every block of a chunk
 /// is as full as in one pass.
@@ -136,11 +144,14 @@ inline Piece resident_input_rows(int64_t out_first, int64_t out_rows, int64_t of
   return {first, rows};
 }
 
-/// The resident plan of `r` with `count` pieces (and about as many chunks), or an empty plan
-/// (no chunks) when fewer than two chunks result. The first and the last chunk are a quarter of
-/// the others, and the first piece holds just what the first chunk reads, so that
-/// the first download starts after a short upload and compute, and the last ends soon after the
-/// last upload.
+/// The resident plan of `r` in about `count` chunks, or an empty plan (no chunks) when fewer than
+/// two chunks result. The first and the last chunk are a quarter of the others, so that the first
+/// download starts after a short upload and compute, and the last ends soon after the last upload.
+/// Each piece holds the rows its chunk reads beyond those of the chunks before it, so that every
+/// chunk starts as soon as its own rows are on the device; where the first chunk reads most of the
+/// input (a periodic wrap), the input goes up in min(count, kMaxResidentPieces) even pieces.
+/// Chunks run on up to kComputeStreams streams where their scratch fits the budget the whole-input
+/// scratch was checked against, so that the kernels of consecutive small chunks overlap.
 inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
   ChunkPlan plan;
   count = std::min({count, r.in_rows, r.out_rows});
@@ -176,36 +187,55 @@ inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
   if (left > 0)
     take(left);
 
-  // Pieces: the first holds the rows the first chunk reads (when that is a small part of the
-  // input), the rest of the input split evenly.
-  const Piece first_reads =
-      resident_input_rows(0, sizes[0], r.offset_last, r.halo, r.in_rows, r.boundary);
-  const int64_t head = first_reads.first == 0 ? first_reads.rows : r.in_rows;
-  const bool short_head = sizes[0] < rows && head < r.in_rows / 2 && count > 2;
-  const int64_t head_rows = short_head ? head : 0;
-  const int64_t split = short_head ? std::min(count - 1, r.in_rows - head_rows) : count;
-  if (short_head)
-    plan.pieces.push_back({0, head_rows});
-  for (int64_t p = 0; p < split; ++p) {
-    const int64_t first = head_rows + (r.in_rows - head_rows) * p / split;
-    plan.pieces.push_back({first, head_rows + (r.in_rows - head_rows) * (p + 1) / split - first});
-  }
-
+  std::vector<Piece> reads;  // the input rows of each chunk
   int64_t scratch_rows = 0, o0 = 0;
   for (const int64_t n : sizes) {
-    const Piece in = resident_input_rows(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary);
+    reads.push_back(resident_input_rows(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary));
+    scratch_rows = std::max(scratch_rows, reads.back().rows);
+    o0 += n;
+  }
+  // Pieces: the new rows of each chunk in turn (rows before a chunk's first are already up).
+  const int64_t head = reads[0].first + reads[0].rows;
+  if (head <= r.in_rows / 2) {
+    int64_t uploaded = 0;
+    for (const Piece& in : reads) {
+      const int64_t end = in.first + in.rows;
+      if (end > uploaded) {
+        plan.pieces.push_back({uploaded, end - uploaded});
+        uploaded = end;
+      }
+    }
+    if (uploaded < r.in_rows)  // rows no chunk reads (a valid region's far edge)
+      plan.pieces.push_back({uploaded, r.in_rows - uploaded});
+  }
+  if (plan.pieces.size() < 2) {
+    plan.pieces.clear();
+    const int64_t split = std::min({count, kMaxResidentPieces, r.in_rows});
+    for (int64_t p = 0; p < split; ++p) {
+      const int64_t first = r.in_rows * p / split;
+      plan.pieces.push_back({first, r.in_rows * (p + 1) / split - first});
+    }
+  }
+
+  o0 = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Piece& in = reads[k];
     int wait = 0;
     while (plan.pieces[static_cast<size_t>(wait)].first +
                plan.pieces[static_cast<size_t>(wait)].rows <
            in.first + in.rows)
       ++wait;
-    plan.chunks.push_back({o0, n, in.first, in.rows, wait});
-    scratch_rows = std::max(scratch_rows, in.rows);
-    o0 += n;
+    plan.chunks.push_back({o0, sizes[k], in.first, in.rows, wait});
+    o0 += sizes[k];
   }
   plan.in_buffer_floats = r.in_rows * r.in_row;
   plan.out_buffer_floats = r.out_rows * r.out_row;
   plan.scratch_buffer_floats = scratch_rows * r.in_row * r.scratch_factor;
+  const int64_t streams = std::min<int64_t>(kComputeStreams, static_cast<int64_t>(sizes.size()));
+  plan.compute_streams =
+      streams * plan.scratch_buffer_floats <= plan.in_buffer_floats * r.scratch_factor
+          ? static_cast<int>(streams)
+          : 1;
   return plan;
 }
 

@@ -127,58 +127,79 @@ void expect_resident(const ChunkRequest& r, const ChunkPlan& plan) {
   EXPECT_EQ(plan.in_buffer_floats, r.in_rows * r.in_row);
   EXPECT_EQ(plan.out_buffer_floats, r.out_rows * r.out_row);
   EXPECT_EQ(plan.scratch_buffer_floats, widest * r.in_row * r.scratch_factor);
+  EXPECT_GE(plan.compute_streams, 1);
+  EXPECT_LE(plan.compute_streams * plan.scratch_buffer_floats,
+            plan.in_buffer_floats * r.scratch_factor);
   EXPECT_LE(plan.device_floats() + r.reserved_floats, r.budget_floats);
 }
 
 TEST(ChunkPlan, LargeVolumesThatFitArePipelinedResident) {
-  // 256^3 float32 (64 MiB), an 11-tap filter: chunks of 8, 7 x 32, 16 and 8 rows; 8 pieces, the
-  // first holding the 13 rows the first chunk reads (where it reads no others), the rest split
-  // evenly.
+  // 256^3 float32 (64 MiB), an 11-tap filter: chunks of 8, 7 x 32, 16 and 8 rows on three streams;
+  // each piece the rows its chunk reads beyond the earlier chunks'.
   for (Boundary b : kAllBoundaries) {
     ChunkRequest r = request(256, 256 * 256, 10, int64_t{1} << 30);
     r.boundary = b;
     const ChunkPlan plan = plan_chunks(r);
     expect_resident(r, plan);
-    EXPECT_EQ(plan.pieces.size(), 8u);
+    EXPECT_EQ(plan.compute_streams, 3);
     ASSERT_EQ(plan.chunks.size(), 10u);
     EXPECT_EQ(plan.chunks[0].out_rows, 8);
     for (size_t k = 1; k < 8; ++k)
       EXPECT_EQ(plan.chunks[k].out_rows, 32);
     EXPECT_EQ(plan.chunks[8].out_rows, 16);
     EXPECT_EQ(plan.chunks[9].out_rows, 8);
-    // Chunk 1 reads rows 3..44, its own rows whatever the boundary: pieces 0 and 1.
+    // Chunk 1 reads rows 3..44, its own rows whatever the boundary.
     EXPECT_EQ(plan.chunks[1].in_first, 3);
     EXPECT_EQ(plan.chunks[1].in_rows, 42);
-    EXPECT_EQ(plan.chunks[1].wait_piece, 1);
-    // The first chunk reaches below row 0: zero, replicate and mirror read rows 0..12, the first
-    // piece; periodic wraps to the end, so the pieces are even and it waits for every one.
     const Chunk& first = plan.chunks[0];
     EXPECT_EQ(first.in_first, 0);
     if (b == Boundary::Periodic) {
+      // The first chunk wraps to the end: the pieces are even and it waits for every one.
       EXPECT_EQ(first.in_rows, 256);
+      ASSERT_EQ(plan.pieces.size(), 8u);
       EXPECT_EQ(first.wait_piece, 7);
       EXPECT_EQ(plan.pieces[0].rows, 32);
-    } else {
-      EXPECT_EQ(first.in_rows, 13);
-      EXPECT_EQ(first.wait_piece, 0);
-      EXPECT_EQ(plan.pieces[0].rows, 13);
+      EXPECT_EQ(plan.chunks[1].wait_piece, 1);
+      continue;
     }
-    EXPECT_EQ(plan.chunks.back().wait_piece, 7);
+    // Zero, replicate and mirror: the first chunk reads rows 0..12, the first piece; each later
+    // piece holds the rows its chunk reads next (32, then 16 and 3), so chunk k waits for piece k.
+    EXPECT_EQ(first.in_rows, 13);
+    ASSERT_EQ(plan.pieces.size(), 10u);
+    EXPECT_EQ(plan.pieces[0].rows, 13);
+    EXPECT_EQ(plan.pieces[1].first, 13);
+    EXPECT_EQ(plan.pieces[1].rows, 32);
+    EXPECT_EQ(plan.pieces[8].rows, 16);
+    EXPECT_EQ(plan.pieces[9].rows, 3);
+    for (size_t k = 0; k < 10; ++k)
+      EXPECT_EQ(plan.chunks[k].wait_piece, static_cast<int>(k)) << "chunk " << k;
   }
+  // Separable scratch for three streams where three chunks' scratch fits the whole input's.
+  ChunkRequest r = request(256, 256 * 256, 16, int64_t{1} << 30);
+  r.scratch_factor = 2;
+  const ChunkPlan plan = plan_chunks(r);
+  expect_resident(r, plan);
+  EXPECT_EQ(plan.compute_streams, 3);
 }
 
 TEST(ChunkPlan, ResidentChunksOfAFourDimensionalSequence) {
-  // 96^3 x 16 float32, a 7-tap filter along t: 8 pieces of 2 frames, 4 chunks of 4 frames.
+  // 96^3 x 16 float32, a 7-tap filter along t: 4 chunks of 4 frames; the first reads frames 0..6.
   ChunkRequest r = request(16, 96 * 96 * 96, 6, int64_t{1} << 30);
   for (Boundary b : kAllBoundaries) {
     r.boundary = b;
     const ChunkPlan plan = plan_chunks(r);
     expect_resident(r, plan);
-    EXPECT_EQ(plan.pieces.size(), 8u);
     EXPECT_EQ(plan.chunks.size(), 4u);
     EXPECT_EQ(plan.chunks[1].in_first, 1);  // frames 4..7 read 1..10
     EXPECT_EQ(plan.chunks[1].in_rows, 10);
-    EXPECT_EQ(plan.chunks[1].wait_piece, 5);
+    if (b == Boundary::Periodic) {
+      EXPECT_EQ(plan.pieces.size(), 8u);  // the first chunk wraps: even pieces of 2 frames
+      EXPECT_EQ(plan.chunks[1].wait_piece, 5);
+    } else {
+      ASSERT_EQ(plan.pieces.size(), 4u);  // frames 0..6, 7..10, 11..14 and 15
+      EXPECT_EQ(plan.pieces[1].first, 7);
+      EXPECT_EQ(plan.chunks[1].wait_piece, 1);
+    }
   }
   // Separable scratch: as many input-sized rows as the widest chunk reads.
   r.scratch_factor = 2;
