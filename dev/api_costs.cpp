@@ -2,7 +2,7 @@
 // bench's api_* workloads and smaller volumes of the same filters, each call's wall time with the
 // engine's own account (-v notes: host set-up, launches, when all was enqueued), and the CUDA
 // runtime calls a call makes, timed alone. A development probe, not a benchmark.
-//   g++ -O2 -std=c++17 -I src dev/api_costs.cpp build-sm90/src/libndconv_core.a \
+//   g++ -O2 -std=c++17 -I src dev/api_costs.cpp build/src/libndconv_core.a \
 //       -L/usr/local/cuda/lib64 -lcudart -lpthread -o api_costs && ./api_costs
 #include <cuda_runtime.h>
 
