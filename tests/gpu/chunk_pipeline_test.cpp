@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -362,23 +363,40 @@ std::vector<float> pipelined(const detail::CorrelationProblem& p, const ChunkPla
 
 // The chunks of a resident plan as run_resident enqueues them: each the problem restricted to its
 // output rows, reading the whole input with the offset moved (whole_views, the dense form) or the
-// chunk's input rows (the separable form), filtered by `filter` into one output.
+// chunk's input rows (the separable form), filtered by `filter` into one output. The input goes up
+// piece by piece into a device copy that starts as NaN, and each chunk runs once its wait piece is
+// up, the chunks of one piece in reverse order (they may run at once on several streams): a chunk
+// that read a row of a later piece, or depended on another chunk, would not equal one pass.
 template <typename Problem, typename Filter>
 std::vector<float> resident(const Problem& p, const ChunkPlan& plan, bool whole_views,
                             Filter filter) {
   const int dims = p.input.dims, last = dims - 1;
+  EXPECT_TRUE(p.input.is_contiguous());
+  const int64_t row = p.input.voxel_count() / p.input.extent[last];
+  std::vector<float> device(static_cast<size_t>(p.input.voxel_count()),
+                            std::numeric_limits<float>::quiet_NaN());
+  const ConstVolumeView device_in = make_view<const float>(device.data(), dims, p.input.extent);
   std::vector<float> out(static_cast<size_t>(p.output.voxel_count()));
   poison(out);
   const VolumeView out_view = make_view(out.data(), dims, p.output.extent);
-  for (const Chunk& c : plan.chunks) {
-    Problem s = p;
-    s.output = cuda_backend::last_axis_rows(out_view, c.out_first, c.out_rows);
-    s.offset[last] = p.offset[last] + c.out_first;
-    if (!whole_views) {
-      s.input = cuda_backend::last_axis_rows(p.input, c.in_first, c.in_rows);
-      s.offset[last] -= c.in_first;
+  for (size_t q = 0; q < plan.pieces.size(); ++q) {
+    const cuda_backend::Piece& piece = plan.pieces[q];
+    std::memcpy(device.data() + piece.first * row, p.input.data + piece.first * row,
+                sizeof(float) * static_cast<size_t>(piece.rows * row));
+    for (size_t k = plan.chunks.size(); k-- > 0;) {
+      const Chunk& c = plan.chunks[k];
+      if (c.wait_piece != static_cast<int>(q))
+        continue;
+      Problem s = p;
+      s.input = device_in;
+      s.output = cuda_backend::last_axis_rows(out_view, c.out_first, c.out_rows);
+      s.offset[last] = p.offset[last] + c.out_first;
+      if (!whole_views) {
+        s.input = cuda_backend::last_axis_rows(device_in, c.in_first, c.in_rows);
+        s.offset[last] -= c.in_first;
+      }
+      filter(s);
     }
-    filter(s);
   }
   return out;
 }
