@@ -2,9 +2,14 @@
 // floating-point sum to reassociate, so the compiler may vectorise the contiguous case.
 #include "cpu/finite_scan.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "cpu/parallel_for.h"
+#include "engine/stored_access.h"
 
 namespace ndconv::cpu {
 
@@ -37,6 +42,19 @@ bool has_non_finite(const ConstVolumeView& v, int threads) {
       },
       ProgressSpan{});
   return found;
+}
+
+bool may_be_non_finite(const StoredVolumeView& v) {
+  return detail::visit_scalar_type(v.type, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      return true;
+    } else {
+      const double largest = std::max(-static_cast<double>(std::numeric_limits<T>::lowest()),
+                                      static_cast<double>(std::numeric_limits<T>::max()));
+      return std::abs(v.scale) * largest + std::abs(v.offset) >= std::numeric_limits<float>::max();
+    }
+  });
 }
 
 }  // namespace ndconv::cpu

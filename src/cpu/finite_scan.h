@@ -6,11 +6,16 @@
 // them, and only those.
 #pragma once
 
+#include "ndconv/stored.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu {
 
 /// Whether any voxel of `volume` is NaN or +-Inf. Runs on `threads` threads.
 bool has_non_finite(const ConstVolumeView& volume, int threads);
+
+/// Whether stored values may convert to NaN or +-Inf (floating types; integers whose scale and
+/// offset reach past float's range), told from the type alone, for inputs converted slab by slab.
+bool may_be_non_finite(const StoredVolumeView& volume);
 
 }  // namespace ndconv::cpu

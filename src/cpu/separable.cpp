@@ -13,9 +13,6 @@
 // extend the input (the extension is separable per axis).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "cpu/blocking_rule.h"
@@ -26,7 +23,6 @@
 #include "cpu/parallel_for.h"
 #include "engine/cpu_backend.h"
 #include "engine/first_touch.h"
-#include "engine/stored_access.h"
 #include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
@@ -204,21 +200,6 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
       progress);
 }
 
-// Whether converted stored values may be NaN or infinite (floating types; integers scaled past
-// float's range), as has_non_finite tells of a float input.
-bool stored_may_be_non_finite(const StoredVolumeView& v) {
-  return detail::visit_scalar_type(v.type, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_floating_point_v<T>) {
-      return true;
-    } else {
-      const double largest = std::max(-static_cast<double>(std::numeric_limits<T>::lowest()),
-                                      static_cast<double>(std::numeric_limits<T>::max()));
-      return std::abs(v.scale) * largest + std::abs(v.offset) >= std::numeric_limits<float>::max();
-    }
-  });
-}
-
 // The passes over `p`, whose input is `stored` converted to float when given (p.input then gives
 // only the geometry): slab by slab, so that only one slab of it is ever converted at a time.
 void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* stored,
@@ -243,7 +224,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   // Only the passes after x block with zero weights; scan only if there are any.
   const bool non_finite_input =
       axes.size() > 1 &&
-      (stored != nullptr ? stored_may_be_non_finite(*stored) : has_non_finite(p.input, c.threads));
+      (stored != nullptr ? may_be_non_finite(*stored) : has_non_finite(p.input, c.threads));
   double total_work = 0;
   for (int a : axes)
     total_work += static_cast<double>(taps_of(a).size() + 1);
