@@ -123,24 +123,6 @@ bool needs_conversion(const StoredVolumeView& v) {
   return v.type != ScalarType::Float32 || v.scale != 1.0 || v.offset != 0.0;
 }
 
-// A CUDA event owned for one call.
-class Event {
- public:
-  explicit Event(unsigned flags) { NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
-  ~Event() {
-    if (event_ != nullptr)
-      cudaEventDestroy(event_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-  void record(cudaStream_t stream) const { NDCONV_CUDA_CHECK(cudaEventRecord(event_, stream)); }
-  void synchronize() const { NDCONV_CUDA_CHECK(cudaEventSynchronize(event_)); }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
 // One set of buffers in flight: a stream, device buffers for a chunk's input, output and scratch,
 // pinned staging where the caller's memory is not pinned or not contiguous, and timing events
 // (start, uploaded, computed, downloaded) for the report.
@@ -149,9 +131,9 @@ struct BufferSet {
   Lease device_in, device_out, device_scratch;
   Lease device_stored;  // the stored values of a chunk that is converted on the device
   Lease staging_in, staging_out;
-  Event start{cudaEventDefault}, uploaded{cudaEventDefault}, computed{cudaEventDefault},
-      downloaded{cudaEventDefault};
-  Event staging_in_free{cudaEventDisableTiming};
+  Event start{EventTiming::On}, uploaded{EventTiming::On}, computed{EventTiming::On},
+      downloaded{EventTiming::On};
+  Event staging_in_free{EventTiming::Off};
   bool staging_in_pending = false;  // staging_in_free recorded and not yet waited for
 };
 
@@ -243,7 +225,7 @@ struct ResidentPipeline {
   std::vector<Lease> device_scratch;             // one per compute stream
   Lease device_in, device_out, device_stored;
   Lease staging_in[kStaging], staging_out[kStaging];
-  Event staging_in_free[kStaging] = {Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
+  Event staging_in_free[kStaging] = {Event(EventTiming::Off), Event(EventTiming::Off)};
   std::vector<std::unique_ptr<Event>> uploaded;  // per piece
   // Per chunk: compute start and end, download start and end.
   std::vector<std::unique_ptr<Event>> compute_start, computed, download_start, downloaded;
@@ -280,7 +262,7 @@ struct ResidentPipeline {
     }
     const auto events = [](std::vector<std::unique_ptr<Event>>& list, std::size_t n) {
       for (std::size_t i = 0; i < n; ++i)
-        list.push_back(std::make_unique<Event>(cudaEventDefault));
+        list.push_back(std::make_unique<Event>(EventTiming::On));
     };
     events(uploaded, plan.pieces.size());
     for (auto* list : {&compute_start, &computed, &download_start, &downloaded})
@@ -391,7 +373,7 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
     pipe.downloaded[e]->record(down);
   };
 
-  Event upload_start(cudaEventDefault);
+  Event upload_start(EventTiming::On);
   upload_start.record(up);
   int64_t next_chunk = 0;
   for (size_t p = 0; p < plan.pieces.size(); ++p) {

@@ -1,5 +1,5 @@
-// RAII owners of device memory and streams, so that an exception anywhere in the backend frees
-// what was allocated. Destructors never throw (a failure to free is ignored: the context is
+// RAII owners of device memory, streams and events, so that an exception anywhere in the backend
+// frees what was allocated. Destructors never throw (a failure to free is ignored: the context is
 // already broken then, and the original exception is the one worth reporting).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cuda/check.h"
+#include "cuda/handle_pool.h"
 
 namespace ndconv::cuda_backend {
 
@@ -59,20 +60,46 @@ class DeviceBuffer {
   std::size_t floats_ = 0;
 };
 
+/// A non-blocking stream of the current device, taken from its pool (handle_pool.h) and given back
+/// on destruction: the owner waits for the work queued on it first.
 class Stream {
  public:
-  Stream() { NDCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (stream_)
-      cudaStreamDestroy(stream_);
+  Stream() {
+    NDCONV_CUDA_CHECK(cudaGetDevice(&device_));
+    stream_ = take_stream(device_);
   }
+  ~Stream() { give_stream(device_, stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   cudaStream_t get() const { return stream_; }
   void synchronize() const { NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
+  int device_ = 0;
   cudaStream_t stream_ = nullptr;
+};
+
+enum class EventTiming { On, Off };
+
+/// An event of the current device, with timing or without, taken from its pool (handle_pool.h) and
+/// given back on destruction, once the streams it was recorded on are done.
+class Event {
+ public:
+  explicit Event(EventTiming timing) : timing_(timing == EventTiming::On) {
+    NDCONV_CUDA_CHECK(cudaGetDevice(&device_));
+    event_ = take_event(device_, timing_);
+  }
+  ~Event() { give_event(device_, timing_, event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+  void record(cudaStream_t stream) const { NDCONV_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  void synchronize() const { NDCONV_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+ private:
+  int device_ = 0;
+  bool timing_ = true;
+  cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace ndconv::cuda_backend

@@ -7,6 +7,7 @@
 
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
+#include "cuda/handle_pool.h"
 #include "engine/cuda_host.h"
 
 namespace ndconv::cuda_backend {
@@ -108,6 +109,7 @@ void release_cached_memory() noexcept {
   for (auto& [device, cache] : device_caches())
     cache->release_idle();
   staging_cache().release_idle();
+  release_idle_handles();
 }
 
 CachedMemory cached_memory() noexcept {

@@ -39,8 +39,9 @@ void pinned_free(void* p) noexcept;
 bool is_pinned(const void* p, std::size_t bytes);
 
 /// Frees the device buffers and pinned staging buffers the GPU backend keeps between calls (they
-/// let repeated calls allocate nothing; their total is bounded, see docs/design.md). Calls running
-/// at the same time keep theirs. Never throws.
+/// let repeated calls allocate nothing; their total is bounded, see docs/design.md), and destroys
+/// the idle CUDA streams and events it keeps. Calls running at the same time keep theirs. Never
+/// throws.
 void release_cached_memory() noexcept;
 
 /// Memory kept between calls, for reports and tests.

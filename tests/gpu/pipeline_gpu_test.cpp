@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,6 +26,8 @@
 
 #ifdef NDCONV_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "cuda/handle_pool.h"
 #endif
 
 namespace ndconv::test {
@@ -424,6 +427,49 @@ TEST(CudaBufferCaches, RepeatedCallsReuseAndReleaseOnDemand) {
   release_cached_memory();
   EXPECT_EQ(cached_memory().device_bytes, 0u);
   EXPECT_EQ(cached_memory().pinned_staging_bytes, 0u);
+}
+
+// The streams and events of a call go back to their device's pool and the next call takes them
+// again; release_cached_memory() destroys the idle ones. Calls from several threads at once each
+// take their own.
+TEST(CudaBufferCaches, StreamsAndEventsAreKeptAndReleased) {
+  NDCONV_REQUIRE_GPU();
+  const Index extent{128, 128, 300, 1};  // 19.7 MB: the resident pipeline, five streams
+  const std::vector<float> in = random_values(voxels(3, extent), fresh_seed());
+  const std::vector<float> taps = random_values(27, fresh_seed());
+  const DenseFilter f{3, {3, 3, 3, 1}, taps.data()};
+  const Options o = cuda_options(Boundary::Zero);
+  std::vector<float> first(in.size(), std::nanf("")), again(in.size(), std::nanf(""));
+  release_cached_memory();
+  EXPECT_EQ(cuda_backend::idle_handles().streams, 0u);
+  EXPECT_EQ(cuda_backend::idle_handles().events, 0u);
+  filter_dense(make_view(in.data(), 3, extent), f, make_view(first.data(), 3, extent), o);
+  const cuda_backend::IdleHandles kept = cuda_backend::idle_handles();
+  EXPECT_GE(kept.streams, 2u);
+  EXPECT_GE(kept.events, 4u);
+  filter_dense(make_view(in.data(), 3, extent), f, make_view(again.data(), 3, extent), o);
+  EXPECT_EQ(cuda_backend::idle_handles().streams, kept.streams);  // the same ones again
+  EXPECT_EQ(cuda_backend::idle_handles().events, kept.events);
+  EXPECT_TRUE(std::none_of(first.begin(), first.end(), [](float v) { return std::isnan(v); }));
+  EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)), 0);
+
+  std::vector<std::vector<float>> outs(3, std::vector<float>(in.size(), std::nanf("")));
+  std::vector<std::thread> threads;
+  for (auto& out : outs)
+    threads.emplace_back([&, dst = out.data()] {
+      filter_dense(make_view(in.data(), 3, extent), f, make_view(dst, 3, extent), o);
+    });
+  for (auto& t : threads)
+    t.join();
+  for (const auto& out : outs)
+    EXPECT_EQ(std::memcmp(first.data(), out.data(), first.size() * sizeof(float)), 0);
+  const cuda_backend::IdleHandles after = cuda_backend::idle_handles();
+  EXPECT_GE(after.streams, kept.streams);
+  EXPECT_LE(after.streams, cuda_backend::kKeptStreams);
+  EXPECT_LE(after.events, 2 * cuda_backend::kKeptEvents);
+  release_cached_memory();
+  EXPECT_EQ(cuda_backend::idle_handles().streams, 0u);
+  EXPECT_EQ(cuda_backend::idle_handles().events, 0u);
 }
 
 // Stored values of `type`: random bytes for the integers (their whole range), random values in
