@@ -36,27 +36,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A CUDA event with timing, destroyed with its scope.
+// A CUDA event with timing (from the device's pool, device_memory.h) and the time since another.
 class TimingEvent {
  public:
-  TimingEvent() { NDCONV_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~TimingEvent() {
-    if (event_ != nullptr)
-      cudaEventDestroy(event_);
-  }
-  TimingEvent(const TimingEvent&) = delete;
-  TimingEvent& operator=(const TimingEvent&) = delete;
-  void record(cudaStream_t stream) { NDCONV_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  void record(cudaStream_t stream) { event_.record(stream); }
   /// Seconds from `start` to this event, once this event has completed.
   double seconds_after(const TimingEvent& start) const {
-    NDCONV_CUDA_CHECK(cudaEventSynchronize(event_));
+    event_.synchronize();
     float ms = 0;
-    NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));
+    NDCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_.get(), event_.get()));
     return ms / 1e3;
   }
 
  private:
-  cudaEvent_t event_ = nullptr;
+  cuda_backend::Event event_{cuda_backend::EventTiming::On};
 };
 
 // out = (1 - blend) out + blend in, in double as the CPU blends.
