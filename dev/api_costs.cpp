@@ -2,20 +2,17 @@
 // bench's api_* workloads and smaller volumes of the same filters, each call's wall time with the
 // engine's own account (-v notes: host set-up, launches, when all was enqueued), and the CUDA
 // runtime calls a call makes, timed alone. A development probe, not a benchmark.
-//   g++ -O2 -std=c++17 -I src dev/api_costs.cpp build/src/libndconv_core.a \
+//   g++ -O2 -std=c++17 -I src dev/api_costs.cpp build/src/libndconv_core.a
 //       -L/usr/local/cuda/lib64 -lcudart -lpthread -o api_costs && ./api_costs
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "ndconv/engine.h"
-#include "ndconv/gaussian.h"
-#include "ndconv/memory.h"
+#include "api_call.h"
 
 namespace {
 
@@ -47,42 +44,9 @@ double median_ms(int reps, F f) {
 }
 
 void call(const char* name, int dims, ndconv::Index extent, int k, double sigma) {
-  int64_t n = 1;
-  for (int a = 0; a < dims; ++a)
-    n *= extent[a];
-  ndconv::PinnedBuffer<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < n; ++i)
-    in.data()[i] = u(rng);
-  ndconv::Options o;
-  o.backend = ndconv::Backend::Cuda;
-  o.boundary = ndconv::Boundary::Zero;  // as the bench's api rows
-  const auto src = ndconv::make_view<const float>(in.data(), dims, extent);
-  const auto dst = ndconv::make_view(out.data(), dims, extent);
-  std::vector<float> taps;
-  ndconv::DenseFilter dense;
-  ndconv::SeparableFilter separable;
-  if (sigma > 0) {
-    std::array<double, ndconv::kMaxDims> s{};
-    for (int a = 0; a < dims; ++a)
-      s[a] = sigma;
-    separable = ndconv::gaussian_filter(dims, s);
-  } else {
-    dense.dims = dims;
-    int64_t t = 1;
-    for (int a = 0; a < dims; ++a) {
-      dense.extent[a] = k;
-      t *= k;
-    }
-    taps.assign(static_cast<size_t>(t), 1.0f / static_cast<float>(t));
-    dense.taps = taps.data();
-  }
+  ApiCall call(dims, extent, k, sigma);
   ndconv::RunReport r;
-  const double wall = median_ms(7, [&] {
-    r = sigma > 0 ? ndconv::filter_separable(src, separable, dst, o)
-                  : ndconv::filter_dense(src, dense, dst, o);
-  });
+  const double wall = median_ms(7, [&] { r = call(); });
   std::printf(
       "%-22s %9.3f ms wall, %.3f ms engine; gpu upload %.3f compute %.3f download %.3f ms\n", name,
       wall, r.seconds_total * 1e3, r.seconds_upload * 1e3, r.seconds_compute * 1e3,

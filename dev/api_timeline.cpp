@@ -16,13 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "ndconv/engine.h"
-#include "ndconv/gaussian.h"
-#include "ndconv/memory.h"
+#include "api_call.h"
 
 namespace {
 
@@ -137,41 +134,7 @@ void span(const std::vector<Op>& list, Op::Kind kind, uint64_t t0, const char* l
 }
 
 void call(const char* name, int dims, ndconv::Index extent, int k, double sigma, bool list) {
-  int64_t n = 1;
-  for (int a = 0; a < dims; ++a)
-    n *= extent[a];
-  ndconv::PinnedBuffer<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < n; ++i)
-    in.data()[i] = u(rng);
-  ndconv::Options o;
-  o.backend = ndconv::Backend::Cuda;
-  o.boundary = ndconv::Boundary::Zero;  // as the bench's api rows
-  const auto src = ndconv::make_view<const float>(in.data(), dims, extent);
-  const auto dst = ndconv::make_view(out.data(), dims, extent);
-  std::vector<float> taps;
-  ndconv::DenseFilter dense;
-  ndconv::SeparableFilter separable;
-  if (sigma > 0) {
-    std::array<double, ndconv::kMaxDims> s{};
-    for (int a = 0; a < dims; ++a)
-      s[a] = sigma;
-    separable = ndconv::gaussian_filter(dims, s);
-  } else {
-    dense.dims = dims;
-    int64_t t = 1;
-    for (int a = 0; a < dims; ++a) {
-      dense.extent[a] = k;
-      t *= k;
-    }
-    taps.assign(static_cast<size_t>(t), 1.0f / static_cast<float>(t));
-    dense.taps = taps.data();
-  }
-  auto run = [&] {
-    return sigma > 0 ? ndconv::filter_separable(src, separable, dst, o)
-                     : ndconv::filter_dense(src, dense, dst, o);
-  };
+  ApiCall run(dims, extent, k, sigma);
   for (int i = 0; i < 4; ++i)
     run();
   check(cuptiActivityFlushAll(1), "flush");
