@@ -348,23 +348,27 @@ HeaderFacts check_nifti1(const std::string& path, const std::string& header_path
   }
   for (int i = 0; i <= ndim; ++i) {
     const float p = h.get<float>(76 + 4 * i);
-    if (!sane_geometry(p))
-      throw bad("pixdim[" + std::to_string(i) + "] is " + std::to_string(p) +
-                ", not a finite voxel size within +-1e15");
+    if (!sane_float_geometry(p)) {
+      std::ostringstream value;
+      value << p;
+      throw bad("pixdim[" + std::to_string(i) + "] is " + value.str() +
+                ", not a finite voxel size within +-1e15 (nor a subnormal number)");
+    }
   }
   facts.zero_time_step = ndim >= 4 && h.get<int16_t>(48) > 1 && h.get<float>(92) == 0.0f;
   facts.xyzt_units = static_cast<unsigned char>(h.bytes[123]);
   if (h.get<int16_t>(252) > 0) {
     for (int i = 0; i < 6; ++i)
-      if (!sane_geometry(h.get<float>(256 + 4 * i)))
+      if (!sane_float_geometry(h.get<float>(256 + 4 * i)))
         throw bad(
-            "the qform (quatern_b/c/d, qoffset_x/y/z) holds NaN, Inf or a value beyond "
-            "+-1e15");
+            "the qform (quatern_b/c/d, qoffset_x/y/z) holds NaN, Inf, a subnormal number or a "
+            "value beyond +-1e15");
   }
   if (h.get<int16_t>(254) > 0) {
     for (int i = 0; i < 12; ++i)
-      if (!sane_geometry(h.get<float>(280 + 4 * i)))
-        throw bad("the sform (srow_x/y/z) holds NaN, Inf or a value beyond +-1e15");
+      if (!sane_float_geometry(h.get<float>(280 + 4 * i)))
+        throw bad(
+            "the sform (srow_x/y/z) holds NaN, Inf, a subnormal number or a value beyond +-1e15");
   }
   const char* magic = reinterpret_cast<const char*>(h.bytes + 344);
   const bool single_file = std::memcmp(magic, "n+1", 4) == 0;
@@ -418,6 +422,10 @@ void describe_nifti_units(int xyzt_units, ImageInfo& info) {
 
 bool sane_geometry(double v) {
   return std::isfinite(v) && std::abs(v) <= kGeometryLimit;
+}
+
+bool sane_float_geometry(float v) {
+  return sane_geometry(v) && std::fpclassify(v) != FP_SUBNORMAL;
 }
 
 void check_input_file(const std::string& path) {

@@ -50,6 +50,10 @@ T header_field(const void* bytes, size_t offset, bool swap) {
 constexpr double kGeometryLimit = 1e15;
 /// Finite and within +-kGeometryLimit.
 bool sane_geometry(double v);
+/// A float header field (NIfTI-1): sane_geometry and not subnormal. ITK's orientation from a NIfTI
+/// sform runs a float SVD (vnl_svd<float>), which never returned on a matrix holding a subnormal
+/// entry beside one of 2e9 or more: such a header hung ndconv.
+bool sane_float_geometry(float v);
 
 /// Fills info.spatial_unit_unknown and info.time_unit_unknown from NIfTI's xyzt_units (NIfTI-1
 /// and NIfTI-2 alike), after the geometry: the time unit matters only for a 4D series with a time

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <sstream>
 
 #include "engine/first_touch.h"
 #include "io/dicom_series.h"
@@ -719,6 +720,8 @@ class QuietStderr {
   QuietStderr& operator=(const QuietStderr&) = delete;
 };
 
+constexpr double kSmallestNormalFloat = std::numeric_limits<float>::min();
+
 // A writer for `itk_path` set up with the image's geometry, pixel type and `type`; with
 // `one_voxel`, for an image of one voxel with that geometry (its header is what is wanted).
 itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const Image& image,
@@ -730,13 +733,21 @@ itk::ImageIOBase::Pointer configured_writer(const std::string& itk_path, const I
   const int components = static_cast<int>(image.planes.size());
   io->SetNumberOfDimensions(static_cast<unsigned>(g.dims));
   itk::ImageIORegion region(static_cast<unsigned>(g.dims));
+  // NIfTI keeps its sform in float, and ITK reads a NIfTI's orientation by a float SVD of it,
+  // which never returns on a subnormal entry beside a large one (header_check.h): an entry float
+  // would hold as subnormal (a direction cosine times a voxel size below 1.2e-38) is written as 0
+  // (write_image refuses voxel sizes that small).
+  const bool float_sform = name == "NiftiImageIO";
   for (int a = 0; a < g.dims; ++a) {
     io->SetDimensions(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
     io->SetSpacing(a, g.spacing[a]);
     io->SetOrigin(a, g.origin[a]);
     std::vector<double> column(g.dims);
-    for (int r = 0; r < g.dims; ++r)
+    for (int r = 0; r < g.dims; ++r) {
       column[r] = g.direction[r * kMaxDims + a];
+      if (float_sform && std::abs(column[r] * g.spacing[a]) < kSmallestNormalFloat)
+        column[r] = 0.0;
+    }
     io->SetDirection(a, column);
     region.SetIndex(a, 0);
     region.SetSize(a, one_voxel ? 1 : static_cast<itk::SizeValueType>(g.extent[a]));
@@ -997,6 +1008,17 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   const Geometry& g = image.info.geometry;
   const int components = static_cast<int>(image.planes.size());
   check_output_format(path, g.dims, components, type);
+  if (writer_for(path)->GetNameOfClass() == std::string("NiftiImageIO")) {
+    for (int a = 0; a < g.dims; ++a) {
+      if (g.spacing[a] != 0 && std::abs(g.spacing[a]) < kSmallestNormalFloat) {
+        std::ostringstream value;
+        value << g.spacing[a];
+        throw RequestError(path + ": the voxel size " + value.str() + " along axis " +
+                           std::to_string(a) + " is below the smallest normal float (1.2e-38) " +
+                           "that NIfTI can store");
+      }
+    }
+  }
   if (settings.compression < 0 || settings.compression > kMaxCompressionLevel) {
     throw RequestError("the compression level must be 0 to " +
                        std::to_string(kMaxCompressionLevel));

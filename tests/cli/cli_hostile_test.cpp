@@ -349,6 +349,55 @@ TEST_F(CliHostile, ExtremeNiftiGeometryNeverHangsOrCrashes) {
   }
 }
 
+// A NIfTI sform holding a subnormal float beside an entry of -2^31 (found by fuzzing): ITK's float
+// SVD of it never returned. Refused with a one-line error, in time.
+TEST_F(CliHostile, SubnormalSformEntryIsRefusedNotHung) {
+  RawImage im;
+  im.extent = {5, 4, 3, 1};
+  im.values = random_for_type(im.voxels(), ComponentType::Float32, fresh_seed());
+  NiftiForm form;
+  form.sform_code = 1;
+  form.srow[1] = 1e-39;  // subnormal as a float
+  form.srow[8] = -2147483648.0;
+  write_nifti_form(dir / "bad.nii", im, form);
+  RunLimits limits;
+  limits.timeout_seconds = 20;
+  const LimitedRun r = run_limited({"info", dir / "bad.nii"}, limits, log());
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.code, 1) << r.err;
+  expect_one_error_line(r, "subnormal");
+}
+
+// Geometry that a NIfTI sform would hold as subnormal floats never reaches a NIfTI output: a
+// direction cosine of 1e-39 beside a voxel size of 2.1e9 is written as 0, so the output reads
+// back; a voxel size of 1e-39 is refused (exit 2) and nothing is written.
+TEST_F(CliHostile, NiftiOutputsHoldNoSubnormalGeometry) {
+  const std::string pixels(60, '\x07');
+  write_bytes(dir / "tiny_cosine.mha",
+              "ObjectType = Image\nNDims = 3\nDimSize = 5 4 3\nElementSpacing = 1 1 2.1e9\n"
+              "TransformMatrix = 1 1e-39 0 0 1 0 0 0 1\nElementType = MET_UCHAR\n"
+              "ElementDataFile = LOCAL\n" +
+                  pixels);
+  RunLimits limits;
+  limits.timeout_seconds = 20;
+  LimitedRun r = run_limited({"convert", dir / "tiny_cosine.mha", dir / "out.nii"}, limits, log());
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_limited({"info", dir / "out.nii"}, limits, log());
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.code, 0) << r.err;
+
+  write_bytes(dir / "tiny_voxel.mha",
+              "ObjectType = Image\nNDims = 3\nDimSize = 5 4 3\nElementSpacing = 1e-39 1 1\n"
+              "ElementType = MET_UCHAR\nElementDataFile = LOCAL\n" +
+                  pixels);
+  r = run_limited({"convert", dir / "tiny_voxel.mha", dir / "out2.nii.gz"}, limits, log());
+  EXPECT_EQ(r.code, 2) << r.err;
+  expect_one_error_line(r, "smallest normal float");
+  EXPECT_FALSE(fs::exists(dir / "out2.nii.gz"));
+  r = run_limited({"convert", dir / "tiny_voxel.mha", dir / "out2.mha"}, limits, log());
+  EXPECT_EQ(r.code, 0) << r.err;  // MetaImage keeps the value as text
+}
+
 // The estimate printed by --verbose (and checked against the usable memory) must not be below
 // the real peak of the run, nor more than 20% above it.
 TEST_F(CliHostile, MemoryEstimateIsWithinTwentyPercentAboveThePeakRss) {
