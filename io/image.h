@@ -144,9 +144,11 @@ struct WriteReport {
 };
 
 /// Checks, before any work, that `path` can be written as an image of the given shape and type:
-/// a known output format that holds this dimension, component count and type. Throws
-/// RequestError otherwise.
-void check_output_format(const std::string& path, int dims, int components, ComponentType type);
+/// a known output format that holds this dimension, component count and type, and, where
+/// `geometry` is given, its voxel sizes (NIfTI stores none below float's smallest normal number).
+/// Throws RequestError otherwise.
+void check_output_format(const std::string& path, int dims, int components, ComponentType type,
+                         const Geometry* geometry = nullptr);
 
 /// The component type to write when the user did not ask for one: float32 when the format holds
 /// it, else `input_type` when it does, else the first type the format holds. `note` says why

@@ -956,7 +956,8 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
   return true;
 }
 
-void check_output_format(const std::string& path, int dims, int components, ComponentType type) {
+void check_output_format(const std::string& path, int dims, int components, ComponentType type,
+                         const Geometry* geometry) {
   itk::ImageIOBase::Pointer io = writer_for(path);
   if (output_names(path, 0).kind == OutputKind::MetaHeader &&
       name_of(path).find('%') != std::string::npos) {
@@ -984,6 +985,16 @@ void check_output_format(const std::string& path, int dims, int components, Comp
     throw RequestError(path + ": " + label + " holds only " + list + " pixels, not " +
                        to_string(type));
   }
+  for (int a = 0; geometry != nullptr && name == "NiftiImageIO" && a < geometry->dims; ++a) {
+    const double spacing = geometry->spacing[a];
+    if (spacing != 0 && std::abs(spacing) < kSmallestNormalFloat) {
+      std::ostringstream value;
+      value << spacing;
+      throw RequestError(path + ": the voxel size " + value.str() + " along axis " +
+                         std::to_string(a) +
+                         " is below the smallest normal float (1.2e-38) that NIfTI can store");
+    }
+  }
 }
 
 ComponentType default_output_type(const std::string& path, ComponentType input_type,
@@ -1007,18 +1018,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
                         bool overwrite, const WriteSettings& settings) {
   const Geometry& g = image.info.geometry;
   const int components = static_cast<int>(image.planes.size());
-  check_output_format(path, g.dims, components, type);
-  if (writer_for(path)->GetNameOfClass() == std::string("NiftiImageIO")) {
-    for (int a = 0; a < g.dims; ++a) {
-      if (g.spacing[a] != 0 && std::abs(g.spacing[a]) < kSmallestNormalFloat) {
-        std::ostringstream value;
-        value << g.spacing[a];
-        throw RequestError(path + ": the voxel size " + value.str() + " along axis " +
-                           std::to_string(a) + " is below the smallest normal float (1.2e-38) " +
-                           "that NIfTI can store");
-      }
-    }
-  }
+  check_output_format(path, g.dims, components, type, &g);
   if (settings.compression < 0 || settings.compression > kMaxCompressionLevel) {
     throw RequestError("the compression level must be 0 to " +
                        std::to_string(kMaxCompressionLevel));

@@ -355,7 +355,7 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
   } else {
     io::parse_component_type(o.type, plan.output_type);
   }
-  io::check_output_format(out, dims, plan.input.components, plan.output_type);
+  io::check_output_format(out, dims, plan.input.components, plan.output_type, &plan.input.geometry);
   if (!why.empty())
     note(c, out + ": " + why);
   return plan;

@@ -214,10 +214,10 @@ std::string host_memory_note(const HostAccess& host, double staging_seconds, dou
 
 // The buffers and streams of a resident call (ChunkPlan::resident): the whole input and output on
 // the device, an upload stream, ChunkPlan::compute_streams compute streams (each with its own
-// scratch), a download stream, and two pinned staging buffers per
-// direction where the caller's memory is not read or written directly (piece p and chunk c use
-// buffer p % 2 and c % 2). Its destructor waits for the streams before the buffers go back to
-// the caches, also when the call ends by an exception.
+// scratch), a download stream, and two pinned staging buffers per direction where the caller's
+// memory is not read or written directly (piece p and chunk c use buffer p % 2 and c % 2). Its
+// destructor waits for the streams before the buffers go back to the caches, also when the call
+// ends by an exception.
 struct ResidentPipeline {
   static constexpr int kStaging = 2;
   Stream upload, download;
