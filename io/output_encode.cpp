@@ -88,6 +88,25 @@ size_t header_length(const std::string& folder, const MappedFile& file, uint64_t
 
 using ProgressFn = std::function<void(double)>;
 
+// Appends `bytes` at `data` to `file`, deflated in `container` on all cores while it is written.
+uint64_t append_deflated(NewFile& file, const unsigned char* data, uint64_t bytes,
+                         DeflateContainer container, int level, int threads,
+                         const ProgressFn& progress) {
+  return compress_parallel(
+      data, bytes, container, level, [&](const unsigned char* p, size_t n) { file.append(p, n); },
+      threads, kChunkBytes, progress);
+}
+
+// A .nii.gz: the header as one gzip member, then the pixels as members compressed in parallel.
+void write_nifti_gz(const std::string& path, const std::string& target, const unsigned char* header,
+                    size_t header_bytes, const unsigned char* data, uint64_t data_bytes, int level,
+                    int threads, const ProgressFn& progress) {
+  NewFile file(path, target);
+  append_deflated(file, header, header_bytes, DeflateContainer::Gzip, level, 1, {});
+  append_deflated(file, data, data_bytes, DeflateContainer::Gzip, level, threads, progress);
+  file.finish();
+}
+
 void finish_nifti(const std::string& folder, const std::string& target, const OutputNames& names,
                   uint64_t data_bytes, int level, int threads, bool time_in_seconds,
                   const ProgressFn& progress) {
@@ -118,31 +137,24 @@ void finish_nifti(const std::string& folder, const std::string& target, const Ou
     return;
   }
   // .nii.gz: the header as one gzip member, the pixels as members compressed in parallel.
-  std::vector<unsigned char> header_bytes;
   {
     MappedFile file(itk_path, target);
     const size_t header = header_length(folder, file, data_bytes, 348, target);
-    header_bytes.assign(file.data(), file.data() + header);
+    std::vector<unsigned char> header_bytes(file.data(), file.data() + header);
     if (time_in_seconds)
       header_bytes[kNiftiUnitsByte] = with_seconds(header_bytes[kNiftiUnitsByte]);
-    const CompressedStream head = compress_parallel(header_bytes.data(), header_bytes.size(),
-                                                    DeflateContainer::Gzip, level, 1);
-    const CompressedStream body =
-        compress_parallel(file.data() + header, data_bytes, DeflateContainer::Gzip, level, threads,
-                          kChunkBytes, progress);
-    std::vector<ByteSpan> pieces;
-    for (const auto* s : {&head, &body})
-      for (const auto& p : s->pieces)
-        pieces.push_back({p.data(), p.size()});
-    write_new_file(join_path(folder, final_name), pieces, target);
+    write_nifti_gz(join_path(folder, final_name), target, header_bytes.data(), header_bytes.size(),
+                   file.data() + header, data_bytes, level, threads, progress);
   }
   ::unlink(itk_path.c_str());
 }
 
 // MetaImage headers end with the ElementDataFile line; ITK writes "CompressedData = False" for an
-// uncompressed file, which becomes "CompressedData = True" plus the compressed length.
+// uncompressed file, which becomes "CompressedData = True" plus the compressed length, its
+// digits right-aligned in `length_width` characters (MetaIO skips the blanks before a value).
 std::string meta_header(const std::string& header, uint64_t compressed_bytes,
-                        const std::string& data_file, const std::string& label) {
+                        const std::string& data_file, const std::string& label,
+                        size_t length_width = 0) {
   std::string out;
   size_t at = 0;
   bool compressed_line = false, data_line = false;
@@ -152,8 +164,9 @@ std::string meta_header(const std::string& header, uint64_t compressed_bytes,
     std::string line = header.substr(at, end - at);
     at = end;
     if (line.rfind("CompressedData = ", 0) == 0 && compressed_bytes > 0) {
-      line =
-          "CompressedData = True\nCompressedDataSize = " + std::to_string(compressed_bytes) + "\n";
+      const std::string digits = std::to_string(compressed_bytes);
+      const std::string pad(length_width > digits.size() ? length_width - digits.size() : 0, ' ');
+      line = "CompressedData = True\nCompressedDataSize = " + pad + digits + "\n";
       compressed_line = true;
     } else if (line.rfind("ElementDataFile = ", 0) == 0) {
       line = "ElementDataFile = " + data_file + "\n";
@@ -166,29 +179,53 @@ std::string meta_header(const std::string& header, uint64_t compressed_bytes,
   return out;
 }
 
+// A compressed .mha: its header names the length of the zlib stream that follows it. The header
+// goes first with the length field as wide as the stream's bound, so that the stream is written
+// as it is compressed; the field is rewritten in place once the length is known.
+void write_meta_single_compressed(const std::string& path, const std::string& target,
+                                  const std::string& itk_header, const unsigned char* data,
+                                  uint64_t data_bytes, int level, int threads,
+                                  const ProgressFn& progress) {
+  const uint64_t bound = compressed_bound(data_bytes, DeflateContainer::Zlib, level, kChunkBytes);
+  const size_t width = std::to_string(bound).size();
+  NewFile file(path, target);
+  const std::string placeholder = meta_header(itk_header, bound, "LOCAL", target, width);
+  file.append(placeholder.data(), placeholder.size());
+  const uint64_t length =
+      append_deflated(file, data, data_bytes, DeflateContainer::Zlib, level, threads, progress);
+  const std::string header = meta_header(itk_header, length, "LOCAL", target, width);
+  if (header.size() != placeholder.size())
+    throw IoError(target + ": the MetaImage header changed length");
+  file.overwrite(0, header.data(), header.size());
+  file.finish();
+}
+
+// A .zraw (or other detached data file): the zlib stream alone; returns its length.
+uint64_t write_deflated_file(const std::string& path, const std::string& target,
+                             const unsigned char* data, uint64_t data_bytes, int level, int threads,
+                             const ProgressFn& progress) {
+  NewFile file(path, target);
+  const uint64_t length =
+      append_deflated(file, data, data_bytes, DeflateContainer::Zlib, level, threads, progress);
+  file.finish();
+  return length;
+}
+
 void finish_meta(const std::string& folder, const std::string& target, const OutputNames& names,
                  uint64_t data_bytes, int level, int threads, const ProgressFn& progress) {
   const std::string itk_path = join_path(folder, names.itk_name);
   const std::string final_name = name_of(target);
   const bool compress = level > 0;
   if (names.kind == OutputKind::MetaSingle) {
-    std::string header;
     {
       MappedFile file(itk_path, target);
       const size_t length = header_length(folder, file, data_bytes, 16, target);
-      header.assign(reinterpret_cast<const char*>(file.data()), length);
+      const std::string header(reinterpret_cast<const char*>(file.data()), length);
       if (header.size() < 24 || !ends_with(header, "ElementDataFile = LOCAL\n"))
         incomplete(folder, target, length + data_bytes);
-      if (compress) {
-        const CompressedStream body =
-            compress_parallel(file.data() + length, data_bytes, DeflateContainer::Zlib, level,
-                              threads, kChunkBytes, progress);
-        header = meta_header(header, body.size(), "LOCAL", target);
-        std::vector<ByteSpan> pieces{{header.data(), header.size()}};
-        for (const auto& p : body.pieces)
-          pieces.push_back({p.data(), p.size()});
-        write_new_file(join_path(folder, final_name), pieces, target);
-      }
+      if (compress)
+        write_meta_single_compressed(join_path(folder, final_name), target, header,
+                                     file.data() + length, data_bytes, level, threads, progress);
     }
     if (compress)
       ::unlink(itk_path.c_str());
@@ -209,13 +246,8 @@ void finish_meta(const std::string& folder, const std::string& target, const Out
   if (compress) {
     {
       MappedFile raw(itk_raw, target);
-      const CompressedStream body = compress_parallel(
-          raw.data(), raw.size(), DeflateContainer::Zlib, level, threads, kChunkBytes, progress);
-      compressed_bytes = body.size();
-      std::vector<ByteSpan> pieces;
-      for (const auto& p : body.pieces)
-        pieces.push_back({p.data(), p.size()});
-      write_new_file(join_path(folder, data_name), pieces, target);
+      compressed_bytes = write_deflated_file(join_path(folder, data_name), target, raw.data(),
+                                             raw.size(), level, threads, progress);
     }
     ::unlink(itk_raw.c_str());
   } else {
@@ -224,34 +256,6 @@ void finish_meta(const std::string& folder, const std::string& target, const Out
   header = meta_header(header, compressed_bytes, data_name, target);
   ::unlink(itk_path.c_str());
   write_new_file(join_path(folder, final_name), {{header.data(), header.size()}}, target);
-}
-
-// The pixels as they go into a file: deflated into pieces, or the caller's bytes as they are.
-struct Body {
-  CompressedStream deflated;
-  ByteSpan raw{nullptr, 0};
-  bool is_deflated = false;
-  uint64_t size() const { return is_deflated ? deflated.size() : raw.size; }
-  void append_to(std::vector<ByteSpan>& pieces) const {
-    if (!is_deflated) {
-      pieces.push_back(raw);
-      return;
-    }
-    for (const auto& p : deflated.pieces)
-      pieces.push_back({p.data(), p.size()});
-  }
-};
-
-Body encode(const MemoryPixels& px, bool deflate, DeflateContainer container, int level,
-            int threads, const ProgressFn& progress) {
-  Body b;
-  b.is_deflated = deflate;
-  if (deflate)
-    b.deflated =
-        compress_parallel(px.data, px.bytes, container, level, threads, kChunkBytes, progress);
-  else
-    b.raw = {px.data, px.bytes};
-  return b;
 }
 
 // ITK's file without its one voxel of data: the header it wrote for this geometry.
@@ -280,20 +284,13 @@ void finish_nifti_from_memory(const std::string& folder, const std::string& targ
   if (time_in_seconds)
     header[kNiftiUnitsByte] =
         static_cast<char>(with_seconds(static_cast<unsigned char>(header[kNiftiUnitsByte])));
-  const bool gz = names.kind == OutputKind::NiftiGz;
-  const Body body = encode(px, gz, DeflateContainer::Gzip, level, threads, progress);
-  CompressedStream head;
-  std::vector<ByteSpan> pieces;
-  if (gz) {
-    head = compress_parallel(header.data(), header.size(), DeflateContainer::Gzip, level, 1);
-    for (const auto& p : head.pieces)
-      pieces.push_back({p.data(), p.size()});
-  } else {
-    pieces.push_back({header.data(), header.size()});
-  }
-  body.append_to(pieces);
   ::unlink(itk_path.c_str());
-  write_new_file(join_path(folder, name_of(target)), pieces, target);
+  const std::string path = join_path(folder, name_of(target));
+  if (names.kind == OutputKind::NiftiGz)
+    write_nifti_gz(path, target, reinterpret_cast<const unsigned char*>(header.data()),
+                   header.size(), px.data, px.bytes, level, threads, progress);
+  else
+    write_new_file(path, {{header.data(), header.size()}, {px.data, px.bytes}}, target);
 }
 
 void finish_meta_from_memory(const std::string& folder, const std::string& target,
@@ -312,25 +309,30 @@ void finish_meta_from_memory(const std::string& folder, const std::string& targe
   for (int a = 0; a < px.dims; ++a)
     dims_line += (a ? " " : "") + std::to_string(px.extent[a]);
   header.replace(at + 1, eol - at - 1, dims_line);
-  const Body body = encode(px, level > 0, DeflateContainer::Zlib, level, threads, progress);
-  const uint64_t compressed = level > 0 ? body.size() : 0;
   ::unlink(itk_path.c_str());
   if (single) {
-    header = meta_header(header, compressed, "LOCAL", target);
-    std::vector<ByteSpan> pieces{{header.data(), header.size()}};
-    body.append_to(pieces);
-    write_new_file(join_path(folder, name_of(target)), pieces, target);
+    const std::string path = join_path(folder, name_of(target));
+    if (level > 0) {
+      write_meta_single_compressed(path, target, header, px.data, px.bytes, level, threads,
+                                   progress);
+    } else {
+      header = meta_header(header, 0, "LOCAL", target);
+      write_new_file(path, {{header.data(), header.size()}, {px.data, px.bytes}}, target);
+    }
     return;
   }
   ::unlink((itk_path.substr(0, itk_path.size() - 4) + ".raw").c_str());
   const std::string data_name = names.companions.at(0);
-  std::vector<ByteSpan> pieces;
-  body.append_to(pieces);
-  write_new_file(join_path(folder, data_name), pieces, target);
+  const std::string data_path = join_path(folder, data_name);
+  uint64_t compressed = 0;
+  if (level > 0)
+    compressed =
+        write_deflated_file(data_path, target, px.data, px.bytes, level, threads, progress);
+  else
+    write_new_file(data_path, {{px.data, px.bytes}}, target);
   header = meta_header(header, compressed, data_name, target);
   write_new_file(join_path(folder, name_of(target)), {{header.data(), header.size()}}, target);
 }
-
 }  // namespace
 
 OutputNames output_names(const std::string& target, int compression_level) {

@@ -202,36 +202,92 @@ std::string resolved_path(const std::string& path) {
   return path;
 }
 
-void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
-                    const std::string& label) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
+namespace {
+// Dirty bytes a NewFile lets gather before it starts their write-back: large enough for the disk
+// to take big requests, small enough that write-back starts while the file is being written.
+constexpr uint64_t kWritebackBytes = uint64_t(8) << 20;
+}  // namespace
+
+NewFile::NewFile(const std::string& path, const std::string& label) : path_(path), label_(label) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0)
     throw IoError(label + ": cannot write: " + errno_text());
-  auto fail = [&](const std::string& reason) {
-    ::close(fd);
-    ::unlink(path.c_str());
-    throw IoError(label + ": cannot write: " + reason);
-  };
-  for (const ByteSpan& piece : pieces) {
-    const char* p = static_cast<const char*>(piece.data);
-    size_t left = piece.size;
-    while (left > 0) {
-      const ssize_t n = ::write(fd, p, std::min<size_t>(left, size_t(1) << 30));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
-      p += n;
-      left -= static_cast<size_t>(n);
+}
+
+NewFile::~NewFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+}
+
+void NewFile::fail(const std::string& reason) {
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(path_.c_str());
+  throw IoError(label_ + ": cannot write: " + reason);
+}
+
+void NewFile::append(const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    // Slices of the write-back unit, so that the write-back of a large piece starts while the
+    // rest of it is being written.
+    const uint64_t room = kWritebackBytes - (written_ - handed_to_writeback_);
+    const ssize_t n = ::write(fd_, p, static_cast<size_t>(std::min<uint64_t>(size, room)));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+    p += n;
+    size -= static_cast<size_t>(n);
+    written_ += static_cast<uint64_t>(n);
+    if (written_ - handed_to_writeback_ >= kWritebackBytes) {
+#ifdef SYNC_FILE_RANGE_WRITE
+      // Only starts the write-back (errors surface in finish()'s fsync); a file system without
+      // it (EINVAL, ENOSYS) is simply flushed at the end.
+      ::sync_file_range(fd_, static_cast<off_t>(handed_to_writeback_),
+                        static_cast<off_t>(written_ - handed_to_writeback_), SYNC_FILE_RANGE_WRITE);
+#endif
+      handed_to_writeback_ = written_;
     }
   }
-  if (::fsync(fd) != 0)
+}
+
+void NewFile::overwrite(uint64_t offset, const void* data, size_t size) {
+  if (offset + size > written_)
+    fail("a rewrite past the end of the file");
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+}
+
+void NewFile::finish() {
+  if (::fsync(fd_) != 0)
     fail(errno_text());
+  const int fd = fd_;
+  fd_ = -1;
   if (::close(fd) != 0) {
     const std::string reason = errno_text();
-    ::unlink(path.c_str());
-    throw IoError(label + ": cannot write: " + reason);
+    ::unlink(path_.c_str());
+    throw IoError(label_ + ": cannot write: " + reason);
   }
+}
+
+void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
+                    const std::string& label) {
+  NewFile file(path, label);
+  for (const ByteSpan& piece : pieces)
+    file.append(piece.data, piece.size);
+  file.finish();
 }
 
 void sync_path(const std::string& path, const std::string& label) {

@@ -33,9 +33,35 @@ struct ByteSpan {
   size_t size;
 };
 
-/// Creates `path` (which must not exist), writes `pieces` one after the other with large
-/// writes, then fsync and close; every call is checked. On failure the file is removed and
-/// IoError says "`label`: cannot write: <reason>" (e.g. "No space left on device").
+/// A file created new (`path` must not exist) and written front to back with large writes. Every
+/// few megabytes written are handed to the kernel's write-back at once (sync_file_range), so that
+/// the disk works while the rest is produced and finish()'s fsync waits only for the last ones.
+/// Every call is checked; on failure, and on destruction before finish(), the file is removed.
+/// Failures throw IoError "`label`: cannot write: <reason>" (e.g. "No space left on device").
+class NewFile {
+ public:
+  NewFile(const std::string& path, const std::string& label);
+  ~NewFile();
+  NewFile(const NewFile&) = delete;
+  NewFile& operator=(const NewFile&) = delete;
+
+  /// Writes `size` bytes at the end of the file.
+  void append(const void* data, size_t size);
+  /// Rewrites bytes already written (a header field known only at the end).
+  void overwrite(uint64_t offset, const void* data, size_t size);
+  /// Bytes written so far.
+  uint64_t size() const { return written_; }
+  /// fsync and close: the file is complete and on disk.
+  void finish();
+
+ private:
+  [[noreturn]] void fail(const std::string& reason);
+  std::string path_, label_;
+  int fd_ = -1;
+  uint64_t written_ = 0, handed_to_writeback_ = 0;
+};
+
+/// Creates `path` (which must not exist) and writes `pieces` one after the other (NewFile).
 void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,
                     const std::string& label);
 

@@ -28,20 +28,26 @@ constexpr int kMaxCompressionLevel = 9;
 
 enum class DeflateContainer { Gzip, Zlib };
 
-/// Compressed bytes in pieces that are written one after another (no copy into one buffer).
-struct CompressedStream {
-  std::vector<std::vector<unsigned char>> pieces;
-  uint64_t size() const;
-};
+/// Receives a compressed stream's bytes, in order; the bytes are valid during the call only.
+using StreamSink = std::function<void(const unsigned char* data, size_t size)>;
 
 /// Compresses `size` bytes at `data` into `container` at `level` (0..9) on `threads` threads
 /// (0: all hardware threads; at the default level, chunks that deflate would shrink by less than a
-/// sixth are stored). `chunk_bytes` is the unit of parallel work (tests use small
-/// chunks to get many). Throws std::runtime_error when a compressor cannot be made.
-/// `progress` (may be empty) is called with the fraction of chunks done, from the worker threads.
-CompressedStream compress_parallel(const void* data, size_t size, DeflateContainer container,
-                                   int level, int threads = 0, size_t chunk_bytes = 1 << 20,
-                                   const std::function<void(double)>& progress = {});
+/// sixth are stored), handing the stream to `sink` on the calling thread while the workers
+/// compress the chunks after it: the caller writes the file as it is made, and the workers run at
+/// most a few chunks per thread ahead, reusing their buffers. `chunk_bytes` is the unit of
+/// parallel work (tests use small chunks to get many). Returns the stream's length. Throws
+/// std::runtime_error when a compressor cannot be made, and whatever `sink` throws, after every
+/// worker has stopped. `progress` (may be empty) is called on the calling thread with the
+/// fraction of chunks handed to `sink`.
+uint64_t compress_parallel(const void* data, size_t size, DeflateContainer container, int level,
+                           const StreamSink& sink, int threads = 0, size_t chunk_bytes = 1 << 20,
+                           const std::function<void(double)>& progress = {});
+
+/// An upper bound of compress_parallel's length for `size` bytes with these settings (for a
+/// header that names the length and is written before the stream).
+uint64_t compressed_bound(size_t size, DeflateContainer container, int level,
+                          size_t chunk_bytes = 1 << 20);
 
 /// The members of a gzip file written by compress_parallel (found through their "ND" subfield):
 /// offset and length of each member. Empty when the file is not made of such members (e.g. a

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,26 @@ std::vector<unsigned char> sample(size_t n, uint32_t seed) {
   return v;
 }
 
-std::vector<unsigned char> joined(const CompressedStream& s) {
+// A stream as compress_parallel hands it over: one piece per call of the sink.
+struct Stream {
+  std::vector<std::vector<unsigned char>> pieces;
+  uint64_t length = 0;
+};
+
+Stream compress(const std::vector<unsigned char>& data, DeflateContainer container, int level,
+                int threads = 0, size_t chunk = 1 << 20) {
+  Stream s;
+  s.length = compress_parallel(
+      data.data(), data.size(), container, level,
+      [&](const unsigned char* p, size_t n) { s.pieces.emplace_back(p, p + n); }, threads, chunk);
+  return s;
+}
+
+std::vector<unsigned char> joined(const Stream& s) {
   std::vector<unsigned char> out;
   for (const auto& p : s.pieces)
     out.insert(out.end(), p.begin(), p.end());
+  EXPECT_EQ(out.size(), s.length);
   return out;
 }
 
@@ -70,6 +87,9 @@ TEST(ParallelDeflate, GzipMembersAndZlibStreamInflateWithZlib) {
                         {4096, 4096, 6, 2},
                         {4097, 4096, 9, 3},
                         {100000, 7000, 0, 4},
+                        // stored blocks of exactly 65535 bytes, and one more byte
+                        {131070, 1 << 20, 0, 1},
+                        {131071, 65535, 0, 2},
                         {300001, 65536, 1, 0},
                         {1 << 20, 1 << 16, 5, 8},
                         // chunks of several deflate blocks each (libdeflate splits long input)
@@ -80,12 +100,10 @@ TEST(ParallelDeflate, GzipMembersAndZlibStreamInflateWithZlib) {
                  " level " + std::to_string(c.level));
     const auto data = sample(c.size, static_cast<uint32_t>(c.size + 1));
     std::vector<unsigned char> back;
-    const auto gz = joined(compress_parallel(data.data(), data.size(), DeflateContainer::Gzip,
-                                             c.level, c.threads, c.chunk));
+    const auto gz = joined(compress(data, DeflateContainer::Gzip, c.level, c.threads, c.chunk));
     ASSERT_TRUE(zlib_inflate(gz, 15 + 16, back));
     EXPECT_EQ(back, data);
-    const auto zl = joined(compress_parallel(data.data(), data.size(), DeflateContainer::Zlib,
-                                             c.level, c.threads, c.chunk));
+    const auto zl = joined(compress(data, DeflateContainer::Zlib, c.level, c.threads, c.chunk));
     ASSERT_TRUE(zlib_inflate(zl, 15, back));  // one stream: a second one would be refused here
     EXPECT_EQ(back, data);
     // The zlib stream is a single stream: uncompress() (one call, no member loop) reads it.
@@ -101,19 +119,55 @@ TEST(ParallelDeflate, GzipMembersAndZlibStreamInflateWithZlib) {
   }
 }
 
+// The same bytes from one thread and from several, also where the workers reuse the few buffers
+// they run ahead in (250 chunks, 3 threads).
 TEST(ParallelDeflate, ResultDoesNotDependOnTheThreadCount) {
   const auto data = sample(500000, 7);
   for (auto container : {DeflateContainer::Gzip, DeflateContainer::Zlib}) {
-    const auto one = joined(compress_parallel(data.data(), data.size(), container, 1, 1, 40000));
-    const auto many = joined(compress_parallel(data.data(), data.size(), container, 1, 5, 40000));
-    EXPECT_EQ(one, many);
+    for (const size_t chunk : {size_t{40000}, size_t{2000}}) {
+      const auto one = joined(compress(data, container, 1, 1, chunk));
+      EXPECT_EQ(joined(compress(data, container, 1, 5, chunk)), one);
+      EXPECT_EQ(joined(compress(data, container, 1, 3, chunk)), one);
+    }
+  }
+}
+
+// compressed_bound holds for data deflate cannot shrink, at every level and container.
+TEST(ParallelDeflate, TheBoundHoldsForIncompressibleData) {
+  std::mt19937 rng(9);
+  std::vector<unsigned char> noise(300001);
+  for (auto& b : noise)
+    b = static_cast<unsigned char>(rng());
+  for (auto container : {DeflateContainer::Gzip, DeflateContainer::Zlib})
+    for (int level = 0; level <= kMaxCompressionLevel; ++level)
+      for (const size_t size : {size_t{0}, size_t{1}, size_t{65535}, noise.size()}) {
+        const std::vector<unsigned char> data(noise.begin(), noise.begin() + size);
+        const Stream s = compress(data, container, level, 2, 70000);
+        EXPECT_LE(s.length, compressed_bound(size, container, level, 70000))
+            << "level " << level << " size " << size;
+      }
+}
+
+// A sink that throws (a full disk) stops the workers; the exception reaches the caller and
+// nothing hangs.
+TEST(ParallelDeflate, AFailingSinkStopsTheWorkers) {
+  const auto data = sample(400000, 13);
+  for (const int threads : {1, 4}) {
+    size_t calls = 0;
+    auto sink = [&](const unsigned char*, size_t) {
+      if (++calls == 5)
+        throw std::runtime_error("disk full");
+    };
+    EXPECT_THROW(
+        compress_parallel(data.data(), data.size(), DeflateContainer::Zlib, 1, sink, threads, 5000),
+        std::runtime_error);
+    EXPECT_EQ(calls, 5u);
   }
 }
 
 TEST(ParallelDeflate, MembersAreFoundAndInflatedInParallel) {
   const auto data = sample(250000, 3);
-  const auto gz =
-      joined(compress_parallel(data.data(), data.size(), DeflateContainer::Gzip, 1, 0, 30000));
+  const auto gz = joined(compress(data, DeflateContainer::Gzip, 1, 0, 30000));
   const auto members = find_gzip_members(gz.data(), gz.size());
   ASSERT_EQ(members.size(), 9u);
   std::vector<unsigned char> out(data.size());
@@ -153,15 +207,14 @@ TEST(ParallelDeflate, TheDefaultLevelStoresChunksThatBarelyShrink) {
     data[i] = static_cast<unsigned char>(rng());
   for (auto container : {DeflateContainer::Gzip, DeflateContainer::Zlib}) {
     const int window = container == DeflateContainer::Gzip ? 31 : 15;
-    const auto fast =
-        compress_parallel(data.data(), data.size(), container, kDefaultCompressionLevel, 2, chunk);
+    const auto fast = compress(data, container, kDefaultCompressionLevel, 2, chunk);
     std::vector<unsigned char> back;
     ASSERT_TRUE(zlib_inflate(joined(fast), window, back));
     EXPECT_EQ(back, data);
     const size_t first = container == DeflateContainer::Gzip ? 0 : 1;  // after the zlib header
     EXPECT_GE(fast.pieces[first].size(), chunk);                       // stored
     EXPECT_LT(fast.pieces[first + 1].size(), chunk * 5 / 6);           // compressed
-    const auto level2 = compress_parallel(data.data(), data.size(), container, 2, 2, chunk);
+    const auto level2 = compress(data, container, 2, 2, chunk);
     ASSERT_TRUE(zlib_inflate(joined(level2), window, back));
     EXPECT_EQ(back, data);
     EXPECT_LT(level2.pieces[first + 1].size(), chunk * 5 / 6);
@@ -170,8 +223,9 @@ TEST(ParallelDeflate, TheDefaultLevelStoresChunksThatBarelyShrink) {
 
 TEST(ParallelDeflate, LevelsOutsideZeroToNineAreRefused) {
   const unsigned char byte = 1;
-  EXPECT_THROW(compress_parallel(&byte, 1, DeflateContainer::Gzip, -1), std::runtime_error);
-  EXPECT_THROW(compress_parallel(&byte, 1, DeflateContainer::Zlib, 10), std::runtime_error);
+  const std::vector<unsigned char> one(1, byte);
+  EXPECT_THROW(compress(one, DeflateContainer::Gzip, -1), std::runtime_error);
+  EXPECT_THROW(compress(one, DeflateContainer::Zlib, 10), std::runtime_error);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "gdcmTrace.h"
 #include "itkGDCMImageIO.h"
 #include "itkMetaDataObject.h"
+#include "itkMetaImageIO.h"
 #include "itkNrrdImageIO.h"
 
 namespace ndconv::test {
@@ -77,6 +78,23 @@ void expect_geometry(const io::Geometry& got, const RawImage& want, double toler
       EXPECT_NEAR(got.direction[r * kMaxDims + a], want.direction[r * kMaxDims + a], tolerance)
           << "row " << r << " axis " << a;
   }
+}
+
+std::vector<float> itk_read_metaimage(const std::string& path) {
+  auto meta = itk::MetaImageIO::New();
+  meta->SetFileName(path);
+  meta->ReadImageInformation();
+  if (meta->GetNumberOfComponents() != 1 || meta->GetComponentType() != itk::IOComponentEnum::FLOAT)
+    throw std::runtime_error(path + ": not a scalar float32 MetaImage");
+  itk::ImageIORegion region(meta->GetNumberOfDimensions());
+  for (unsigned a = 0; a < meta->GetNumberOfDimensions(); ++a) {
+    region.SetIndex(a, 0);
+    region.SetSize(a, meta->GetDimensions(a));
+  }
+  meta->SetIORegion(region);
+  std::vector<float> values(meta->GetImageSizeInPixels());
+  meta->Read(values.data());
+  return values;
 }
 
 void itk_write_nrrd(const std::string& path, const RawImage& image, bool compress) {

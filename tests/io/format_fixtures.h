@@ -27,6 +27,10 @@ void itk_write_nrrd(const std::string& path, const RawImage& image, bool compres
 std::vector<std::string> itk_write_dicom_series(const std::string& folder, const RawImage& image,
                                                 const std::string& prefix);
 
+/// The voxel values of the scalar MetaImage `path` as ITK's MetaImageIO (MetaIO) reads them,
+/// header fields and compressed data included, as float32.
+std::vector<float> itk_read_metaimage(const std::string& path);
+
 /// Gives the first meta element of the DICOM file `path` an invalid VR, on which GDCM (Debian
 /// builds it with assertions) aborts the process, and copies the result to `copy` when not empty.
 void break_dicom_meta_header(const std::string& path, const std::string& copy = "");

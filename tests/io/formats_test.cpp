@@ -2,7 +2,8 @@
 // (format_fixtures.h): values and geometry exact for attached raw and gzip .nrrd, detached .nhdr,
 // 2D/3D/4D; NRRD written by ndconv read back; hostile NRRD headers refused before ITK reads them
 // (data file outside the header's folder, absurd sizes, bad type or encoding, non-finite geometry);
-// a DICOM series read from a folder or a @list in slice order, and the series ndconv must refuse.
+// a DICOM series read from a folder or a @list in slice order, and the series ndconv must refuse;
+// a compressed .mha whose length field was written after its data, read by ITK's MetaIO.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,6 +79,42 @@ TEST(NrrdWrite, NdconvWritesNrrdAndNhdrThatReadBackExactly) {
   EXPECT_NE(header.find("encoding: gzip"), std::string::npos) << header;
   EXPECT_NE(header.find("data file: out3.raw.gz"), std::string::npos) << header;
   EXPECT_TRUE(fs::exists(dir / "out3.raw.gz"));
+}
+
+// A compressed .mha names its compressed length before the data, which ndconv writes as it is
+// compressed: the length field is as wide as the length's bound, its digits right-aligned. Data
+// that deflate shrinks well leaves blanks before the digits; ITK's MetaIO and ndconv read the
+// file to the values written.
+TEST(MetaImageWrite, CompressedLengthWrittenAfterTheDataReadsBack) {
+  TempDir dir;
+  RawImage want = oriented_volume(3, ComponentType::Float32, 77);
+  for (size_t v = 0; v < want.values.size(); ++v)
+    want.values[v] = static_cast<double>(v % 5);
+  write_meta(dir / "in.mha", want);
+  const io::Image image = io::read_image(dir / "in.mha");
+  for (const int level : {1, 9}) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    const std::string out = dir / ("out" + std::to_string(level) + ".mha");
+    io::WriteSettings settings;
+    settings.compression = level;
+    io::write_image(out, image, ComponentType::Float32, false, settings);
+    const std::string file = read_bytes(out);
+    const std::string key = "CompressedDataSize = ";
+    const size_t at = file.find(key);
+    ASSERT_NE(at, std::string::npos);
+    const size_t eol = file.find('\n', at);
+    const std::string field = file.substr(at + key.size(), eol - at - key.size());
+    const size_t data_at = file.find("ElementDataFile = LOCAL\n") + 24;
+    const std::string digits = std::to_string(file.size() - data_at);
+    // Shrunk to fewer digits than its bound has: blanks, then the length of the data.
+    ASSERT_GT(field.size(), digits.size()) << field;
+    EXPECT_EQ(field, std::string(field.size() - digits.size(), ' ') + digits);
+    const std::vector<float> itk = itk_read_metaimage(out);
+    ASSERT_EQ(static_cast<int64_t>(itk.size()), want.voxels());
+    for (int64_t v = 0; v < want.voxels(); ++v)
+      ASSERT_EQ(itk[v], static_cast<float>(want.values[v])) << "voxel " << v;
+    expect_image(io::read_image(out), want);
+  }
 }
 
 TEST(NrrdWrite, DicomAndDetachedNamesWithPercentAreRefusedBeforeWriting) {
