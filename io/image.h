@@ -138,9 +138,11 @@ bool read_stored_image(const std::string& path, StoredImage& out,
 /// What writing did to the values.
 struct WriteReport {
   ComponentType type = ComponentType::Float32;
-  int64_t clamped = 0;      ///< values outside the type's range, set to its nearest limit
-  int64_t nan_zeroed = 0;   ///< NaN written as 0 (integer types only)
-  double min = 0, max = 0;  ///< range of the finite values before conversion
+  int64_t clamped = 0;     ///< values outside the type's range, set to its nearest limit
+  int64_t nan_zeroed = 0;  ///< NaN written as 0 (integer types only)
+  /// Range of the finite values before conversion to an integer type (0, 0 for a floating-point
+  /// output, which keeps every value as it is)
+  double min = 0, max = 0;
 };
 
 /// Checks, before any work, that `path` can be written as an image of the given shape and type:

@@ -1058,9 +1058,7 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
   const bool plane_as_is = from_memory && type == ComponentType::Float32 && components == 1;
   WriteReport report;
   std::vector<char> buffer;
-  if (plane_as_is)
-    report = float_report(image.planes, g.voxel_count(), settings.threads);
-  else
+  if (!plane_as_is)
     planes_to_native(image.planes, type, g.voxel_count(), buffer, report, settings.threads);
   const char* data =
       plane_as_is ? reinterpret_cast<const char*>(image.planes[0].data()) : buffer.data();

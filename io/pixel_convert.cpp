@@ -91,7 +91,8 @@ void scan_range(const std::vector<std::vector<float>>& planes, int64_t begin, in
 template <typename T>
 void from_planes(const std::vector<std::vector<float>>& planes, int64_t begin, int64_t end, T* out,
                  WriteReport& r, bool& any) {
-  scan_range(planes, begin, end, r, any);
+  if constexpr (std::is_integral_v<T>)  // the range says what was clamped; floats keep it all
+    scan_range(planes, begin, end, r, any);
   const int components = static_cast<int>(planes.size());
   for (int c = 0; c < components; ++c) {
     const float* in = planes[c].data();
@@ -171,22 +172,6 @@ void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentTy
     });
   });
   merge_reports(parts, seen, report);
-}
-
-WriteReport float_report(const std::vector<std::vector<float>>& planes, int64_t voxels,
-                         int threads) {
-  WriteReport report;
-  report.type = ComponentType::Float32;
-  const size_t blocks = static_cast<size_t>((voxels + kBlockVoxels - 1) / kBlockVoxels);
-  std::vector<WriteReport> parts(blocks);
-  std::vector<char> seen(blocks, 0);
-  for_blocks(voxels, threads, [&](int64_t begin, int64_t end, size_t b) {
-    bool any = false;
-    scan_range(planes, begin, end, parts[b], any);
-    seen[b] = any;
-  });
-  merge_reports(parts, seen, report);
-  return report;
 }
 
 double convert_value(float value, ComponentType type) {

@@ -21,11 +21,6 @@ void planes_to_native(const std::vector<std::vector<float>>& planes, ComponentTy
                       int64_t voxels, std::vector<char>& buffer, WriteReport& report,
                       int threads = 0);
 
-/// What planes_to_native reports for float32, without converting: the finite range (float32
-/// outputs are written from the planes themselves).
-WriteReport float_report(const std::vector<std::vector<float>>& planes, int64_t voxels,
-                         int threads = 0);
-
 /// One value as `planes_to_native` stores it (as a double), for tests and previews.
 double convert_value(float value, ComponentType type);
 

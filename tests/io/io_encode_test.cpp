@@ -181,11 +181,8 @@ TEST(IoEncode, ConversionOnManyThreadsEqualsOneThread) {
     EXPECT_EQ(r1.nan_zeroed, r4.nan_zeroed);
     EXPECT_EQ(r1.min, r4.min);
     EXPECT_EQ(r1.max, r4.max);
-    if (t == ComponentType::Float32) {  // float32 outputs report without converting
-      const io::WriteReport range = io::float_report(planes, voxels, 3);
-      EXPECT_EQ(range.min, r1.min);
-      EXPECT_EQ(range.max, r1.max);
-      EXPECT_EQ(range.clamped + range.nan_zeroed, 0);
+    if (t == ComponentType::Float32) {  // floats keep every value: nothing to count
+      EXPECT_EQ(r1.clamped + r1.nan_zeroed + r1.min + r1.max, 0);
     }
     std::vector<std::vector<float>> back1, back4;
     io::native_to_planes(one.data(), t, 2, voxels, back1, 1);
