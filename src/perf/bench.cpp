@@ -570,20 +570,27 @@ const char* backend_text(Kind k) {
   }
 }
 
+// A --workload name: a row's name, or a prefix ending in '*' (e2e_*) for every row it starts.
+bool names_workload(const std::string& pattern, const std::string& name) {
+  if (!pattern.empty() && pattern.back() == '*')
+    return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  return pattern == name;
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
   std::vector<Workload> chosen;
   for (const Workload& w : bench_workloads()) {
-    const bool named =
-        cfg.workloads.empty() ||
-        std::find(cfg.workloads.begin(), cfg.workloads.end(), w.name) != cfg.workloads.end();
+    const bool named = cfg.workloads.empty() ||
+                       std::any_of(cfg.workloads.begin(), cfg.workloads.end(),
+                                   [&](const std::string& p) { return names_workload(p, w.name); });
     if (named && (!cfg.cpu_only || !needs_gpu(w)))
       chosen.push_back(w);
   }
   for (const std::string& name : cfg.workloads) {
     if (std::none_of(bench_workloads().begin(), bench_workloads().end(),
-                     [&](const Workload& w) { return w.name == name; })) {
+                     [&](const Workload& w) { return names_workload(name, w.name); })) {
       Workload other;
       if (other_dense_workload(name, other)) {
         if (!cfg.cpu_only)

@@ -92,8 +92,9 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
                    "median3d_r1, median3d_r3, median2d_r3, "
                    "cpu3d_7, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
                    "e2e_smooth_niigz, e2e_convolve_mha, e2e_convolve_nii, e2e_convolve_niigz, "
-                   "batch (default: all); also denseND_K, a K^N filter on the volume of that "
-                   "dense row, without a target",
+                   "batch (default: all); a name ending in * takes every row it starts "
+                   "(e2e_*; quote it from the shell); also denseND_K, a K^N filter on the volume "
+                   "of that dense row, without a target",
                    a.workload),
        text_option("--json", "PATH", "also write the JSON here (-: JSON on stdout instead)",
                    a.json),

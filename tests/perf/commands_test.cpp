@@ -276,7 +276,7 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   EXPECT_EQ(run_bench_command(b, "test", nullptr, out, err), kExitError);
   EXPECT_NE(err.str().find("dense3d_11"), std::string::npos);  // lists the known ones
   // Other cube filters on a fixed dense row's volume: denseND_K with a fixed row of N dimensions.
-  for (const char* name : {"dense5d_3", "dense3d_7x", "dense3d_0", "dense3d_"}) {
+  for (const char* name : {"dense5d_3", "dense3d_7x", "dense3d_0", "dense3d_", "e2e_bogus*"}) {
     b.workload = name;
     std::ostringstream o, e;
     EXPECT_EQ(run_bench_command(b, "test", nullptr, o, e), kExitError) << name;
