@@ -19,7 +19,7 @@ namespace {
 // `ndconv info` on a small file is about 12 MiB; the rest is margin for the allocator and for
 // per-thread buffers on machines with more cores.
 constexpr double kBaselineBytes = 17.0 * (1 << 20);
-// What a compressing thread holds besides the stream (see peak_bytes).
+// What a compressing thread holds besides the chunks waiting for the file (see peak_bytes).
 constexpr double kCompressorThreadBytes = 0.5 * (1 << 20);
 
 double cgroup_limit() {
@@ -79,19 +79,18 @@ double peak_bytes(const MemoryPlan& p) {
   const double besides = p.input_local_metaimage ? 3.0 : 3.25 + 0.5 * p.input_bytes;
   const double filter =
       in_planes + out_planes + 4.0 * p.filter_copies * p.output_values + besides * p.input_values;
-  // Writing: both sets of planes (the preview needs the input), the output in its own type (half
-  // as much again for MetaImage's pieces), and the parallel compressor's buffers: the stream and,
-  // per thread at work (one per 1 MiB piece), its compressor and the piece in flight, fitted to
-  // the peak RSS on 16 cores (the same test).
+  // Writing: both sets of planes (the preview needs the input), the output in its own type, and
+  // the parallel compressor's buffers: the 1 MiB chunks it holds while they wait for the file
+  // (at most two per thread and two more) and, per thread at work, its compressor and scratch,
+  // fitted to the peak RSS on 16 cores (the same test).
   const double out_native = p.output_values * p.output_bytes;
   const double pieces = std::ceil(out_native / double(1 << 20));
-  const double compressing =
-      p.output_compressed
-          ? 4.0 * p.output_values +
-                kCompressorThreadBytes * std::min<double>(std::max(p.compress_threads, 1), pieces)
-          : 0.0;
-  const double write =
-      in_planes + out_planes + out_native * (p.output_metaimage ? 1.5 : 1.0) + compressing;
+  const double threads = std::max(p.compress_threads, 1);
+  const double compressing = p.output_compressed
+                                 ? double(1 << 20) * std::min(2.0 * threads + 2.0, pieces) +
+                                       kCompressorThreadBytes * std::min(threads, pieces)
+                                 : 0.0;
+  const double write = in_planes + out_planes + out_native + compressing;
   return kBaselineBytes + std::max({read, filter, write});
 }
 

@@ -23,7 +23,6 @@ struct MemoryPlan {
   bool input_local_metaimage = false;
   double output_values = 0;       ///< 0: the command writes nothing (info)
   int output_bytes = 4;           ///< bytes per written value
-  bool output_metaimage = false;  ///< MetaIO keeps its own copy and a compressed stream
   bool output_compressed = true;  ///< .nii.gz or MetaImage: the parallel compressor's buffers
   double filter_copies = 0;       ///< float32 copies of the output the filter keeps besides it
   int compress_threads = 1;       ///< threads that compress the output at once

@@ -374,9 +374,8 @@ void check_memory_plan(const std::string& in, const std::string& out, const Plan
     m.output_values *= static_cast<double>(out_extent[a]);
   m.output_bytes = io::component_bytes(plan.output_type);
   const std::string ext = out.size() >= 4 ? out.substr(out.size() - 4) : out;
-  m.output_metaimage = ext == ".mha" || ext == ".mhd";
   m.output_compressed =
-      m.output_metaimage || (out.size() >= 3 && out.substr(out.size() - 3) == ".gz");
+      ext == ".mha" || ext == ".mhd" || (out.size() >= 3 && out.substr(out.size() - 3) == ".gz");
   m.filter_copies = filter_copies;
   m.compress_threads = io::worker_threads(c.threads);
   // A batch holds the volumes of the jobs it overlaps.
