@@ -228,20 +228,28 @@ void NewFile::fail(const std::string& reason) {
   throw IoError(label_ + ": cannot write: " + reason);
 }
 
+size_t NewFile::write_some(const char* p, size_t size, int64_t offset) {
+  for (;;) {
+    const ssize_t n =
+        offset < 0 ? ::write(fd_, p, size) : ::pwrite(fd_, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+    return static_cast<size_t>(n);
+  }
+}
+
 void NewFile::append(const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     // Slices of the write-back unit, so that the write-back of a large piece starts while the
     // rest of it is being written.
     const uint64_t room = kWritebackBytes - (written_ - handed_to_writeback_);
-    const ssize_t n = ::write(fd_, p, static_cast<size_t>(std::min<uint64_t>(size, room)));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+    const size_t n = write_some(p, static_cast<size_t>(std::min<uint64_t>(size, room)), -1);
     p += n;
-    size -= static_cast<size_t>(n);
-    written_ += static_cast<uint64_t>(n);
+    size -= n;
+    written_ += n;
     if (written_ - handed_to_writeback_ >= kWritebackBytes) {
 #ifdef SYNC_FILE_RANGE_WRITE
       // Only starts the write-back (errors surface in finish()'s fsync); a file system without
@@ -259,14 +267,10 @@ void NewFile::overwrite(uint64_t offset, const void* data, size_t size) {
     fail("a rewrite past the end of the file");
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
-    const ssize_t n = ::pwrite(fd_, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      fail(n < 0 ? errno_text() : "the disk accepted no more bytes");
+    const size_t n = write_some(p, size, static_cast<int64_t>(offset));
     p += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
+    size -= n;
+    offset += n;
   }
 }
 

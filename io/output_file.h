@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ class NewFile {
 
  private:
   [[noreturn]] void fail(const std::string& reason);
+  /// One write of up to `size` bytes at `offset` (at the end when negative), retried after
+  /// EINTR; returns the bytes written, or fails the file when the disk takes none.
+  size_t write_some(const char* p, size_t size, int64_t offset);
   std::string path_, label_;
   int fd_ = -1;
   uint64_t written_ = 0, handed_to_writeback_ = 0;
