@@ -22,65 +22,63 @@ std::map<int, DevicePool>& pools() {
   return *p;
 }
 
+std::vector<cudaStream_t>& streams_of(DevicePool& pool, bool) {
+  return pool.streams;
+}
+std::vector<cudaEvent_t>& events_of(DevicePool& pool, bool timing) {
+  return pool.events[timing ? 1 : 0];
+}
+
+// An idle handle of `device` from the list `list_of` picks, if there is one.
+template <typename Handle>
+bool take_idle(int device, std::vector<Handle>& (*list_of)(DevicePool&, bool), bool timing,
+               Handle& handle) {
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  std::vector<Handle>& idle = list_of(pools()[device], timing);
+  if (idle.empty())
+    return false;
+  handle = idle.back();
+  idle.pop_back();
+  return true;
+}
+
+// Keeps `handle` idle unless its list already holds `cap`.
+template <typename Handle>
+bool keep_idle(int device, std::vector<Handle>& (*list_of)(DevicePool&, bool), bool timing,
+               Handle handle, std::size_t cap) noexcept {
+  std::lock_guard<std::mutex> lock(g_pools_mutex);
+  std::vector<Handle>& idle = list_of(pools()[device], timing);
+  if (idle.size() >= cap)
+    return false;
+  idle.push_back(handle);
+  return true;
+}
+
 }  // namespace
 
 cudaStream_t take_stream(int device) {
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    std::vector<cudaStream_t>& idle = pools()[device].streams;
-    if (!idle.empty()) {
-      const cudaStream_t s = idle.back();
-      idle.pop_back();
-      return s;
-    }
-  }
   cudaStream_t s = nullptr;
-  NDCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  if (!take_idle(device, streams_of, false, s))
+    NDCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   return s;
 }
 
 void give_stream(int device, cudaStream_t stream) noexcept {
-  if (stream == nullptr)
-    return;
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    std::vector<cudaStream_t>& idle = pools()[device].streams;
-    if (idle.size() < kKeptStreams) {
-      idle.push_back(stream);
-      return;
-    }
-  }
-  cudaStreamDestroy(stream);
+  if (stream != nullptr && !keep_idle(device, streams_of, false, stream, kKeptStreams))
+    cudaStreamDestroy(stream);
 }
 
 cudaEvent_t take_event(int device, bool timing) {
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    std::vector<cudaEvent_t>& idle = pools()[device].events[timing ? 1 : 0];
-    if (!idle.empty()) {
-      const cudaEvent_t e = idle.back();
-      idle.pop_back();
-      return e;
-    }
-  }
   cudaEvent_t e = nullptr;
-  NDCONV_CUDA_CHECK(
-      cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  if (!take_idle(device, events_of, timing, e))
+    NDCONV_CUDA_CHECK(
+        cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
   return e;
 }
 
 void give_event(int device, bool timing, cudaEvent_t event) noexcept {
-  if (event == nullptr)
-    return;
-  {
-    std::lock_guard<std::mutex> lock(g_pools_mutex);
-    std::vector<cudaEvent_t>& idle = pools()[device].events[timing ? 1 : 0];
-    if (idle.size() < kKeptEvents) {
-      idle.push_back(event);
-      return;
-    }
-  }
-  cudaEventDestroy(event);
+  if (event != nullptr && !keep_idle(device, events_of, timing, event, kKeptEvents))
+    cudaEventDestroy(event);
 }
 
 void release_idle_handles() noexcept {
