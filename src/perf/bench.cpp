@@ -782,8 +782,8 @@ void print_api_rows(std::ostream& out, const Json& rows) {
 
 void print_command_rows(std::ostream& out, const Json& rows) {
   char line[320];
-  std::snprintf(line, sizeof line, "%-18s %-7s %10s %10s %9s %-4s\n", "workload", "device",
-                "median_s", "floor_s", "vs floor", "met");
+  std::snprintf(line, sizeof line, "%-18s %-7s %10s %10s %9s %-4s %10s\n", "workload", "device",
+                "median_s", "floor_s", "vs floor", "met", "vs +CUDA");
   out << line;
   for (const Json& r : rows) {
     if (r.contains("error")) {
@@ -800,9 +800,14 @@ void print_command_rows(std::ostream& out, const Json& rows) {
       else if (run.contains("throughput_share_of_floor"))
         std::snprintf(measure, sizeof measure, "%.0f%% thr",
                       100.0 * number(run, "throughput_share_of_floor"));
-      std::snprintf(line, sizeof line, "%-18s %-7s %10.3f %10.3f %9s %-4s\n",
+      char with_cuda[32] = "";
+      if (run.contains("ratio_to_floor_plus_cuda"))
+        std::snprintf(with_cuda, sizeof with_cuda, "%.2fx",
+                      number(run, "ratio_to_floor_plus_cuda"));
+      std::snprintf(line, sizeof line, "%-18s %-7s %10.3f %10.3f %9s %-4s %10s\n",
                     text(r, "workload").c_str(), text(run, "device").c_str(),
-                    number(run, "median_s"), number(floor, "median_s"), measure, met_text(run));
+                    number(run, "median_s"), number(floor, "median_s"), measure, met_text(run),
+                    with_cuda);
       out << line;
       if (run.contains("error"))
         out << "  failed: " << text(run, "error") << "\n";
@@ -811,7 +816,9 @@ void print_command_rows(std::ostream& out, const Json& rows) {
       out << "  batch: " << text(r, "mode") << "; floor: " << text(r, "floor_mode") << "\n";
   }
   out << "whole commands (wall clock, median); floor: ndconv convert of the same files to the same "
-         "output type; batch: throughput as a share of the floor's.\n";
+         "output type; batch: throughput as a share of the floor's; +CUDA (runs that filtered on "
+         "the GPU, no target): the floor plus CUDA's fixed cost to a command, a 16^3 smooth on the "
+         "GPU less the same on the CPU in this run.\n";
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ TEST(E2eBenchRows, RunThroughTheNdconvBinary) {
     ASSERT_EQ(row["runs"].size(), 1u) << name;
     const perf::Json& run = row["runs"][0];
     EXPECT_EQ(run["device"], "cpu");
+    // Filtered on the CPU (its plan said so): no CUDA cost measured, none set against it.
+    EXPECT_EQ(run["filtered_on"], "cpu") << name;
+    EXPECT_FALSE(run.contains("ratio_to_floor_plus_cuda")) << name;
+    EXPECT_FALSE(row.contains("cuda_fixed_cost")) << name;
     EXPECT_GT(perf::number(run, "median_s"), 0.0) << name;
     const char* measure = name == "batch" ? "throughput_share_of_floor" : "ratio_to_floor";
     const double ratio = perf::number(run, measure);
