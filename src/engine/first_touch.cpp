@@ -1,7 +1,5 @@
 #include "engine/first_touch.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -10,33 +8,10 @@
 
 namespace ndconv::detail {
 
-namespace {
-
-// Asks for the range's whole 2 MiB pages to be backed by transparent huge pages where the system
-// leaves that to the program (THP "madvise"): one fault then maps 512 pages, so that a 328 MB
-// buffer takes about 160 faults instead of 80 000. A hint: where THP is off or none is free, the
-// pages stay 4 KiB and nothing fails.
-void prefer_huge_pages(void* p, std::size_t bytes) noexcept {
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1),
-                       last = (begin + bytes) & ~(kHuge - 1);
-  if (last > first)
-    (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
-}  // namespace
-
 void touch_pages(void* p, std::size_t bytes, int threads) noexcept {
-  constexpr std::size_t kPage = 4096, kMinBytes = std::size_t{8} << 20, kChunk = 512 * kPage;
+  constexpr std::size_t kPage = 4096, kMinBytes = std::size_t{8} << 20, kChunk = 256 * kPage;
   if (p == nullptr || bytes < kMinBytes)
     return;
-  prefer_huge_pages(p, bytes);
   auto* bytes_begin = static_cast<volatile unsigned char*>(p);
   const auto chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
   try {
