@@ -222,7 +222,8 @@ NewFile::~NewFile() {
 }
 
 void NewFile::fail(const std::string& reason) {
-  ::close(fd_);
+  if (fd_ >= 0)
+    ::close(fd_);
   fd_ = -1;
   ::unlink(path_.c_str());
   throw IoError(label_ + ": cannot write: " + reason);
@@ -278,12 +279,9 @@ void NewFile::finish() {
   if (::fsync(fd_) != 0)
     fail(errno_text());
   const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) {
-    const std::string reason = errno_text();
-    ::unlink(path_.c_str());
-    throw IoError(label_ + ": cannot write: " + reason);
-  }
+  fd_ = -1;  // closed even when close fails: fail() must not close it again
+  if (::close(fd) != 0)
+    fail(errno_text());
 }
 
 void write_new_file(const std::string& path, const std::vector<ByteSpan>& pieces,

@@ -208,6 +208,11 @@ std::vector<unsigned char> zlib_header(int level) {
   return {0x78, flg};
 }
 
+// The chunks of `size` bytes in `chunk_bytes` (at least 1; an empty input is one empty chunk).
+size_t chunk_count(size_t size, size_t chunk_bytes) {
+  return size == 0 ? 1 : (size + chunk_bytes - 1) / chunk_bytes;
+}
+
 void check_level(int level) {
   if (level < 0 || level > kMaxCompressionLevel)
     throw std::runtime_error("compression level " + std::to_string(level) + " is not in 0..9");
@@ -226,7 +231,7 @@ uint64_t compressed_bound(size_t size, DeflateContainer container, int level, si
   check_level(level);
   chunk_bytes = std::max<size_t>(chunk_bytes, 1);
   WorkerState w;
-  const size_t chunks = size == 0 ? 1 : (size + chunk_bytes - 1) / chunk_bytes;
+  const size_t chunks = chunk_count(size, chunk_bytes);
   const size_t full = piece_bound(w, level, container, chunk_bytes);
   const size_t tail = size - (chunks - 1) * chunk_bytes;
   const uint64_t wrapper = container == DeflateContainer::Zlib ? 2 + 4 : 0;
@@ -239,7 +244,7 @@ uint64_t compress_parallel(const void* data, size_t size, DeflateContainer conta
   check_level(level);
   chunk_bytes = std::max<size_t>(chunk_bytes, 1);
   const auto* in = static_cast<const unsigned char*>(data);
-  const size_t chunks = size == 0 ? 1 : (size + chunk_bytes - 1) / chunk_bytes;
+  const size_t chunks = chunk_count(size, chunk_bytes);
   auto chunk_length = [&](size_t i) { return std::min(chunk_bytes, size - i * chunk_bytes); };
   const size_t workers = std::min<size_t>(static_cast<size_t>(worker_threads(threads)), chunks);
   // Chunk i is compressed into slot i % window once chunk i - window has gone to the sink, so the
