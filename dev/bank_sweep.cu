@@ -33,6 +33,7 @@ __global__ void fma_peak_kernel(float* out, int iterations) {
   for (int i = 0; i < 8; ++i)
     a[i] = threadIdx.x * 1e-7f + i;
   const float m = 0.999999f, c = 1e-7f;
+#pragma unroll 16  // as the bench's peak kernel: loop bookkeeping costs FMA issue slots
   for (int n = 0; n < iterations; ++n)
 #pragma unroll
     for (int i = 0; i < 8; ++i)
@@ -78,14 +79,36 @@ using Kernel = void (*)(BankGeometry, BankTiles, const float*, const float*, int
 
 struct Variant {
   std::string name;
-  int ko, stages;
+  int ko;
   Kernel kernel;
   bool one_launch;  // every pass in one launch, or one launch per pass
+  int threads;
+  int64_t (*shared_floats)(int k0, int k1, int k3, int ko);
+  bool ring;  // bank_ring_kernel: filters one tap deep along axis 2 only
 };
 
 template <int KO, class Policy>
 Variant make(const char* name, bool one_launch = true) {
-  return {name, KO, Policy::kStages, bank_kernel<7, KO, false, Policy>, one_launch};
+  return {name,
+          KO,
+          bank_kernel<7, KO, false, Policy>,
+          one_launch,
+          BankShape::kThreads,
+          [](int k0, int k1, int, int ko) {
+            return BankShape::shared_floats(k0, k1, ko, Policy::kStages);
+          },
+          false};
+}
+
+template <int KO, class Policy>
+Variant make_ring(const char* name) {
+  return {name,
+          KO,
+          bank_ring_kernel<7, KO, false, Policy>,
+          true,
+          Policy::kThreads,
+          Policy::shared_floats,
+          true};
 }
 
 int main() {
@@ -97,10 +120,14 @@ int main() {
   std::printf("device %s, %d SMs; FP32 FMA peak %.1f TFLOP/s\n", prop.name, sms, peak * 1e-12);
 
   const std::vector<Variant> variants = {
-      make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, per pass", false),
       make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, one launch"),
-      make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, per pass", false),
       make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, one launch"),
+      make_ring<2, BankRingPolicy<32, 3>>("ring ko2"),
+      make_ring<2, BankRingPolicy<32, 3, true, 1, 7>>("ring ko2, edges apart, k1 fixed"),
+      make_ring<2, BankRingPolicy<32, 3, true, 2, 7>>("ring ko2, edges one b, k1 fixed"),
+      make_ring<2, BankRingPolicy<32, 3, true, 1, 7, 7>>("ring ko2, edges apart, k1 k3 fixed"),
+      make_ring<2, BankRingPolicy<32, 3, true, 2, 7, 7>>("ring ko2, edges one b, k1 k3 fixed"),
+      make_ring<2, BankRingPolicy<32, 4, true, 1, 7>>("ring ko2, edges apart, k1, <=128 regs"),
   };
   const Problem problems[] = {{"bank_3d", {256, 256, 1, 256}, {7, 7, 1, 7}, 12},
                               {"bank_4d", {128, 128, 128, 32}, {7, 7, 7, 7}, 24}};
@@ -160,22 +187,25 @@ int main() {
 
     std::printf("\n%s: %lld voxels x %d filters, %d^%d taps; %.3g FMAs\n", pb.name,
                 static_cast<long long>(voxels), pb.filters, k0, pb.k[2] == 1 ? 3 : 4, fmas);
-    std::printf("%-40s %10s %8s %12s %6s %6s\n", "variant", "ms", "% peak", "max rel err", "regs",
-                "spill");
+    std::printf("%-40s %10s %8s %12s %6s %6s %7s\n", "variant", "ms", "% peak", "max rel err",
+                "regs", "spill", "blk/SM");
     for (const Variant& var : variants) {
+      if (var.ring && pb.k[2] != 1)
+        continue;
       const int ko = var.ko;
       const BankGeometry g{row_length, e1,      e2,      pb.k[1], pb.k[2],
                            pb.k[3],    pb.n[0], pb.n[1], pb.n[2], pb.n[3]};
       const BankTiles tiles{
           (g.n0 + BankShape::kBx * BankShape::kTx - 1) / (BankShape::kBx * BankShape::kTx),
-          (g.n1 + BankShape::kBy - 1) / BankShape::kBy, (g.n3 + ko - 1) / ko};
-      const size_t shared = BankShape::shared_floats(k0, g.k1, ko, var.stages) * sizeof(float);
+          (g.n1 + var.threads / BankShape::kBx - 1) / (var.threads / BankShape::kBx),
+          (g.n3 + ko - 1) / ko};
+      const size_t shared = var.shared_floats(k0, g.k1, g.k3, ko) * sizeof(float);
       if (shared > 48 * 1024)
         CHECK(cudaFuncSetAttribute(var.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(shared)));
       int per_sm = 0;
-      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, var.kernel, BankShape::kThreads,
-                                                          shared));
+      CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, var.kernel, var.threads, shared));
       cudaFuncAttributes attr;
       CHECK(cudaFuncGetAttributes(&attr, var.kernel));
       const int launches = var.one_launch ? 1 : passes, per_launch = passes / launches;
@@ -184,7 +214,7 @@ int main() {
       auto run = [&] {
         for (int i = 0; i < launches; ++i) {
           const int first = i * BankShape::kFilters;
-          var.kernel<<<blocks, BankShape::kThreads, shared>>>(
+          var.kernel<<<blocks, var.threads, shared>>>(
               g, tiles, d_in, d_taps + i * pass_taps, per_launch, pass_taps, pb.filters - first,
               d_out + first * voxels, voxels, nullptr, nullptr, false);
         }
@@ -217,9 +247,9 @@ int main() {
       }
       std::sort(times.begin(), times.end());
       const double ms = times[times.size() / 2];
-      std::printf("%-40s %10.3f %7.1f%% %12.2e %6d %6zu\n", var.name.c_str(), ms,
-                  100.0 * 2.0 * fmas / (ms * 1e-3) / peak, worst, attr.numRegs,
-                  attr.localSizeBytes);
+      std::printf("%-40s %10.3f %7.1f%% %12.2e %6d %6zu %7d\n", var.name.c_str(), ms,
+                  100.0 * 2.0 * fmas / (ms * 1e-3) / peak, worst, attr.numRegs, attr.localSizeBytes,
+                  per_sm);
       CHECK(cudaEventDestroy(a));
       CHECK(cudaEventDestroy(b));
     }

@@ -90,6 +90,175 @@ struct BankPolicy {
   static constexpr int kStages = Stages;
 };
 
+namespace kernel_steps {
+
+/// The multiply-adds of one staged plane (rows BankShape::pitch(K0) floats apart) for the thread
+/// at (tx, ty) of the block's threads: output b along axis 3 meets the plane with tap slice
+/// j3 = j3r - b, whose k1 rows of K0 taps (FP filters interleaved) start at tap0 + b * b_stride,
+/// where 0 <= j3 < k3. (The row's address is formed from the plane's for each row: ptxas then
+/// keeps the shorter code; a per-thread row pointer measured 3 points slower.)
+// Which outputs b along axis 3 a plane meets: checked at run time (kCheckedB), all (kAllB), or
+// only output B >= 0.
+constexpr int kCheckedB = -2, kAllB = -1;
+
+template <int K0, int KO, bool kPrefetchRows, int kMeets = kCheckedB, int K1 = 0>
+__device__ __forceinline__ void accumulate_plane(
+    float (&acc)[BankShape::kFilters][KO][BankShape::kTx], const float* plane, int tx, int ty,
+    const float* tap0, int b_stride, int j3r, int k3, int k1_runtime) {
+  const int k1 = K1 > 0 ? K1 : k1_runtime;
+  constexpr int TX = BankShape::kTx, FP = BankShape::kFilters, P = BankShape::pitch(K0);
+  constexpr int R = (TX + K0 - 1 + 3) / 4 * 4;  // row registers, a whole number of float4
+  static_assert(FP == 4, "one 128-bit load per tap of the pass's filters");
+  // The inputs of tap row j1 that this thread's outputs meet, and every tap of the row over them.
+  auto load_row = [&](float(&r)[R], int j1) {
+    const float4* row = reinterpret_cast<const float4*>(plane + (ty + j1) * P + tx * TX);
+#pragma unroll
+    for (int q = 0; q < R / 4; ++q) {
+      const float4 v = row[q];
+      r[4 * q] = v.x;
+      r[4 * q + 1] = v.y;
+      r[4 * q + 2] = v.z;
+      r[4 * q + 3] = v.w;
+    }
+  };
+  auto run_row = [&](const float(&r)[R], int j1) {
+#pragma unroll
+    for (int b = 0; b < KO; ++b) {
+      const int j3 = j3r - b;
+      if (kMeets == kCheckedB ? (j3 < 0 || j3 >= k3) : kMeets != kAllB && b != kMeets)
+        continue;
+      const float4* t4 = reinterpret_cast<const float4*>(tap0 + b * b_stride + j1 * K0 * FP);
+#pragma unroll
+      for (int jx = 0; jx < K0; ++jx) {
+        const float4 t = t4[jx];
+#pragma unroll
+        for (int i = 0; i < TX; ++i) {
+          acc[0][b][i] = fmaf(t.x, r[i + jx], acc[0][b][i]);
+          acc[1][b][i] = fmaf(t.y, r[i + jx], acc[1][b][i]);
+          acc[2][b][i] = fmaf(t.z, r[i + jx], acc[2][b][i]);
+          acc[3][b][i] = fmaf(t.w, r[i + jx], acc[3][b][i]);
+        }
+      }
+    }
+  };
+  if constexpr (kPrefetchRows) {
+    float ra[R], rb[R];
+    load_row(ra, 0);
+    for (int j1 = 0; j1 < k1; j1 += 2) {
+      const bool second = j1 + 1 < k1;
+      if (second)
+        load_row(rb, j1 + 1);
+      run_row(ra, j1);
+      if (second) {
+        if (j1 + 2 < k1)
+          load_row(ra, j1 + 2);
+        run_row(rb, j1 + 1);
+      }
+    }
+  } else {
+    for (int j1 = 0; j1 < k1; ++j1) {
+      float r[R];
+      load_row(r, j1);
+      run_row(r, j1);
+    }
+  }
+}
+
+/// Writes one thread's outputs: TX along x from x, at row m1 of axis 1, position m2 of axis 2 and
+/// KO along axis 3 from m3; `valid` of the pass's FP filters are real. Without weights, out + f *
+/// filter_stride receives filter f's response (out at the pass's first filter); with them, sum
+/// (+)= sum_f weights[f * filter_stride + voxel] * response_f.
+template <int KO, bool kWeighted>
+__device__ __forceinline__ void store_outputs(
+    const float (&acc)[BankShape::kFilters][KO][BankShape::kTx], const BankGeometry& g, int64_t x,
+    int64_t m1, int64_t m2, int64_t m3, int valid, float* __restrict__ out, int64_t filter_stride,
+    const float* __restrict__ weights, float* __restrict__ sum, bool accumulate) {
+  constexpr int TX = BankShape::kTx, FP = BankShape::kFilters;
+  if (m1 >= g.n1)
+    return;
+  // 128-bit accesses where the thread's 8 outputs lie in the row and start on 16 bytes.
+  const bool vector = g.n0 % 4 == 0 && x + TX <= g.n0;
+#pragma unroll
+  for (int b = 0; b < KO; ++b) {
+    if (m3 + b >= g.n3)
+      break;
+    const int64_t first = (((m3 + b) * g.n2 + m2) * g.n1 + m1) * g.n0 + x;
+    if (vector) {
+#pragma unroll
+      for (int h = 0; h < TX / 4; ++h) {
+        const int64_t v = first + 4 * h;
+        if constexpr (kWeighted) {
+          float4 s = accumulate ? *reinterpret_cast<const float4*>(sum + v)
+                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+          for (int f = 0; f < FP; ++f)
+            if (f < valid) {
+              const float4 w =
+                  __ldg(reinterpret_cast<const float4*>(weights + f * filter_stride + v));
+              s.x = fmaf(w.x, acc[f][b][4 * h], s.x);
+              s.y = fmaf(w.y, acc[f][b][4 * h + 1], s.y);
+              s.z = fmaf(w.z, acc[f][b][4 * h + 2], s.z);
+              s.w = fmaf(w.w, acc[f][b][4 * h + 3], s.w);
+            }
+          *reinterpret_cast<float4*>(sum + v) = s;
+        } else {
+#pragma unroll
+          for (int f = 0; f < FP; ++f)
+            if (f < valid)
+              *reinterpret_cast<float4*>(out + f * filter_stride + v) =
+                  make_float4(acc[f][b][4 * h], acc[f][b][4 * h + 1], acc[f][b][4 * h + 2],
+                              acc[f][b][4 * h + 3]);
+        }
+      }
+      continue;
+    }
+#pragma unroll
+    for (int i = 0; i < TX; ++i) {
+      if (x + i >= g.n0)
+        break;
+      const int64_t v = first + i;
+      if constexpr (kWeighted) {
+        float s = accumulate ? sum[v] : 0.0f;
+#pragma unroll
+        for (int f = 0; f < FP; ++f)
+          if (f < valid)
+            s = fmaf(__ldg(weights + f * filter_stride + v), acc[f][b][i], s);
+        sum[v] = s;
+      } else {
+#pragma unroll
+        for (int f = 0; f < FP; ++f)
+          if (f < valid)
+            out[f * filter_stride + v] = acc[f][b][i];
+      }
+    }
+  }
+}
+
+/// Copies the rows of one plane (x0 .. x0 + plane width, rows m1 .. m1 + rows - 1 of axis 1) from
+/// `src` (the plane's first row at m1, x0) into `buffer` (rows `P` floats apart) by 16-byte
+/// asynchronous copies, the block's `threads` threads together; rows past e1 become zeros.
+template <int K0, int Threads>
+__device__ __forceinline__ void stage_rows(float* buffer, const float* src, int64_t m1, int rows,
+                                           const BankGeometry& g, const float* in) {
+  constexpr int C = BankShape::plane_chunks(K0), P = BankShape::pitch(K0);
+  for (int i = threadIdx.x; i < rows * C; i += Threads) {
+    const int r = i / C, c = i % C;
+    const bool inside = m1 + r < g.e1;
+    __pipeline_memcpy_async(buffer + r * P + 4 * c, inside ? src + r * g.row_length + 4 * c : in,
+                            16, inside ? 0 : 16);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void zero(T& acc) {
+  float* a = &acc[0][0][0];
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(T) / sizeof(float)); ++i)
+    a[i] = 0.0f;
+}
+
+}  // namespace kernel_steps
+
 template <int K0, int KO, bool kWeighted, class Policy = BankPolicy<>>
 __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
     bank_kernel(BankGeometry g, BankTiles tiles, const float* __restrict__ in,
@@ -97,8 +266,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
                 float* __restrict__ out, int64_t filter_stride, const float* __restrict__ weights,
                 float* __restrict__ sum, bool accumulate) {
   using S = BankShape;
-  constexpr int TX = S::kTx, FP = S::kFilters, C = S::plane_chunks(K0), P = S::pitch(K0);
-  constexpr int R = (TX + K0 - 1 + 3) / 4 * 4;  // row registers, a whole number of float4
+  constexpr int TX = S::kTx, FP = S::kFilters, P = S::pitch(K0);
   extern __shared__ float4 shared4[];
   float* const shared = reinterpret_cast<float*>(shared4);
   const int rows = S::kBy + g.k1 - 1;
@@ -126,16 +294,11 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
   };
 
   // Plane p of a tile is the input at (axis 2, axis 3) = (m2 + j2, m3 + j3r), p = j3r * k2 + j2,
-  // with the tap slices (j3 = j3r - b, j2) of the outputs b that it meets; zeros outside the rows.
+  // with the tap slices (j3 = j3r - b, j2) of the outputs b that it meets.
   auto stage = [&](const Origin& o, int j3r, int j2, float* buffer) {
-    const float* src =
-        in + (((o.m3 + j3r) * g.e2 + (o.m2 + j2)) * g.e1 + o.m1) * g.row_length + o.x0;
-    for (int i = threadIdx.x; i < rows * C; i += S::kThreads) {
-      const int r = i / C, c = i % C;
-      const bool inside = o.m1 + r < g.e1;
-      __pipeline_memcpy_async(buffer + r * P + 4 * c, inside ? src + r * g.row_length + 4 * c : in,
-                              16, inside ? 0 : 16);
-    }
+    kernel_steps::stage_rows<K0, S::kThreads>(
+        buffer, in + (((o.m3 + j3r) * g.e2 + (o.m2 + j2)) * g.e1 + o.m1) * g.row_length + o.x0,
+        o.m1, rows, g, in);
     float* tap_slices = buffer + rows * P;
 #pragma unroll
     for (int b = 0; b < KO; ++b) {
@@ -157,13 +320,7 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
   int stage_index = 0;  // the buffer that holds the plane in use
   for (; tile < tile_count; tile += gridDim.x) {
     float acc[FP][KO][TX];
-#pragma unroll
-    for (int f = 0; f < FP; ++f)
-#pragma unroll
-      for (int b = 0; b < KO; ++b)
-#pragma unroll
-        for (int i = 0; i < TX; ++i)
-          acc[f][b][i] = 0.0f;
+    kernel_steps::zero(acc);
 
     int j3r = 0, j2 = 0;  // plane p's position (p = j3r * k2 + j2), counted without divisions
     for (int p = 0; p < planes; ++p) {
@@ -183,61 +340,8 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
       // buffer, two planes ago.
       __syncthreads();
       const float* plane = shared + stage_index * stage_floats;
-      const float* tap_slices = plane + rows * P;
-      // The inputs of tap row j1 that this thread's outputs meet, and every tap of the row over
-      // them.
-      auto load_row = [&](float(&r)[R], int j1) {
-        const float4* row = reinterpret_cast<const float4*>(plane + (ty + j1) * P + tx * TX);
-#pragma unroll
-        for (int q = 0; q < R / 4; ++q) {
-          const float4 v = row[q];
-          r[4 * q] = v.x;
-          r[4 * q + 1] = v.y;
-          r[4 * q + 2] = v.z;
-          r[4 * q + 3] = v.w;
-        }
-      };
-      auto run_row = [&](const float(&r)[R], int j1) {
-#pragma unroll
-        for (int b = 0; b < KO; ++b) {
-          const int j3 = j3r - b;
-          if (j3 < 0 || j3 >= g.k3)
-            continue;
-          const float4* t4 = reinterpret_cast<const float4*>(tap_slices + b * slice + j1 * K0 * FP);
-#pragma unroll
-          for (int jx = 0; jx < K0; ++jx) {
-            const float4 t = t4[jx];
-#pragma unroll
-            for (int i = 0; i < TX; ++i) {
-              acc[0][b][i] = fmaf(t.x, r[i + jx], acc[0][b][i]);
-              acc[1][b][i] = fmaf(t.y, r[i + jx], acc[1][b][i]);
-              acc[2][b][i] = fmaf(t.z, r[i + jx], acc[2][b][i]);
-              acc[3][b][i] = fmaf(t.w, r[i + jx], acc[3][b][i]);
-            }
-          }
-        }
-      };
-      if constexpr (Policy::kPrefetchRows) {
-        float ra[R], rb[R];
-        load_row(ra, 0);
-        for (int j1 = 0; j1 < g.k1; j1 += 2) {
-          const bool second = j1 + 1 < g.k1;
-          if (second)
-            load_row(rb, j1 + 1);
-          run_row(ra, j1);
-          if (second) {
-            if (j1 + 2 < g.k1)
-              load_row(ra, j1 + 2);
-            run_row(rb, j1 + 1);
-          }
-        }
-      } else {
-        for (int j1 = 0; j1 < g.k1; ++j1) {
-          float r[R];
-          load_row(r, j1);
-          run_row(r, j1);
-        }
-      }
+      kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows>(
+          acc, plane, tx, ty, plane + rows * P, slice, j3r, g.k3, g.k1);
       if constexpr (Policy::kStages == 2)
         __syncthreads();  // every thread is done with this buffer before the next plane's copies
       stage_index = next_index;
@@ -245,71 +349,131 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
       j2 = next_j2;
     }
 
-    const int64_t m1 = o.m1 + ty;
-    const int valid = min(FP, filters - o.pass * FP);  // real filters of this tile's pass
-    float* const pass_out = out + int64_t{o.pass} * FP * filter_stride;
-    if (m1 < g.n1) {
-      const int64_t x = o.x0 + tx * TX;
-      // 128-bit accesses where the thread's 8 outputs lie in the row and start on 16 bytes.
-      const bool vector = g.n0 % 4 == 0 && x + TX <= g.n0;
-#pragma unroll
-      for (int b = 0; b < KO; ++b) {
-        const int64_t m3 = o.m3 + b;
-        if (m3 >= g.n3)
-          break;
-        const int64_t first = ((m3 * g.n2 + o.m2) * g.n1 + m1) * g.n0 + x;
-        if (vector) {
-#pragma unroll
-          for (int h = 0; h < TX / 4; ++h) {
-            const int64_t v = first + 4 * h;
-            if constexpr (kWeighted) {
-              float4 s = accumulate ? *reinterpret_cast<const float4*>(sum + v)
-                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-              for (int f = 0; f < FP; ++f)
-                if (f < valid) {
-                  const float4 w =
-                      __ldg(reinterpret_cast<const float4*>(weights + f * filter_stride + v));
-                  s.x = fmaf(w.x, acc[f][b][4 * h], s.x);
-                  s.y = fmaf(w.y, acc[f][b][4 * h + 1], s.y);
-                  s.z = fmaf(w.z, acc[f][b][4 * h + 2], s.z);
-                  s.w = fmaf(w.w, acc[f][b][4 * h + 3], s.w);
-                }
-              *reinterpret_cast<float4*>(sum + v) = s;
-            } else {
-#pragma unroll
-              for (int f = 0; f < FP; ++f)
-                if (f < valid)
-                  *reinterpret_cast<float4*>(pass_out + f * filter_stride + v) =
-                      make_float4(acc[f][b][4 * h], acc[f][b][4 * h + 1], acc[f][b][4 * h + 2],
-                                  acc[f][b][4 * h + 3]);
-            }
-          }
-          continue;
-        }
-#pragma unroll
-        for (int i = 0; i < TX; ++i) {
-          if (x + i >= g.n0)
-            break;
-          const int64_t v = first + i;
-          if constexpr (kWeighted) {
-            float s = accumulate ? sum[v] : 0.0f;
-#pragma unroll
-            for (int f = 0; f < FP; ++f)
-              if (f < valid)
-                s = fmaf(__ldg(weights + f * filter_stride + v), acc[f][b][i], s);
-            sum[v] = s;
-          } else {
-#pragma unroll
-            for (int f = 0; f < FP; ++f)
-              if (f < valid)
-                pass_out[f * filter_stride + v] = acc[f][b][i];
-          }
-        }
-      }
-    }
+    kernel_steps::store_outputs<KO, kWeighted>(
+        acc, g, o.x0 + tx * TX, o.m1 + ty, o.m2, o.m3, min(FP, filters - o.pass * FP),
+        out + int64_t{o.pass} * FP * filter_stride, filter_stride, weights, sum, accumulate);
     if (tile + gridDim.x < tile_count)
       o = origin_of(tile + gridDim.x);
+  }
+}
+
+/// The ring kernel's compile-time choices: `By` rows of outputs per block along axis 1 (By / 8
+/// warps), the blocks per SM the registers must allow, and whether the next tap row's inputs are
+/// loaded while this row's multiply-adds run.
+template <int By = 32, int MinBlocks = 3, bool PrefetchRows = true, int SplitEdges = 0, int K1 = 0,
+          int K3 = 0>
+struct BankRingPolicy {
+  static constexpr int kSplitEdges = SplitEdges;
+  static constexpr int kK1 = K1, kK3 = K3;
+  static constexpr int kBy = By;
+  static constexpr int kThreads = BankShape::kBx * By;
+  static constexpr int kMinBlocks = MinBlocks;
+  static constexpr bool kPrefetchRows = PrefetchRows;
+  /// Floats of shared memory: KO + k3 - 1 planes of (By + k1 - 1) rows, and a pass's taps.
+  __host__ __device__ static int64_t shared_floats(int k0, int k1, int k3, int ko) {
+    return int64_t{ko + k3 - 1} * (By + k1 - 1) * BankShape::pitch(k0) +
+           int64_t{k3} * k1 * k0 * BankShape::kFilters;
+  }
+};
+
+/// The bank for filters one tap deep along axis 2 (3D volumes): the KO + k3 - 1 planes that KO
+/// outputs along axis 3 meet stay in shared memory as a ring, so that a block walks a run of
+/// outputs along axis 3 staging KO new planes per KO outputs (the plane kernel stages KO + k3 - 1)
+/// with one barrier (it has one per plane), the pass's taps in shared memory all along.
+/// Launched with at most as many blocks as the device holds at once: block i takes the i-th of
+/// gridDim.x equal runs of (column, KO outputs) units, a column being one pass's outputs at one
+/// (x tile, axis-1 tile, m2) along all of axis 3, passes slowest. At the barrier in the middle of
+/// each walk, every warp is past the planes that only this unit meets, so their buffers take the
+/// next unit's last KO planes, a walk of k3 - 1 planes ahead of their use. Requires k2 == 1 and
+/// k3 > KO.
+template <int K0, int KO, bool kWeighted, class Policy = BankRingPolicy<>>
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    bank_ring_kernel(BankGeometry g, BankTiles tiles, const float* __restrict__ in,
+                     const float* __restrict__ taps, int passes, int64_t pass_taps, int filters,
+                     float* __restrict__ out, int64_t filter_stride,
+                     const float* __restrict__ weights, float* __restrict__ sum, bool accumulate) {
+  using S = BankShape;
+  constexpr int By = Policy::kBy, TX = S::kTx, FP = S::kFilters, P = S::pitch(K0);
+  extern __shared__ float4 shared4[];
+  float* const ring = reinterpret_cast<float*>(shared4);
+  const int k3 = Policy::kK3 > 0 ? Policy::kK3 : g.k3;
+  const int rows = By + g.k1 - 1, depth = KO + k3 - 1;
+  const int plane_floats = rows * P;
+  float* const pass_taps_shared = ring + depth * plane_floats;
+  const int slice = g.k1 * K0 * FP;  // the taps of one j3
+  const int tx = threadIdx.x % S::kBx, ty = threadIdx.x / S::kBx;
+  const int64_t columns_per_pass = tiles.tiles_x * tiles.tiles_y * g.n2;
+  const int64_t units = columns_per_pass * passes * tiles.tiles_3;
+  const int64_t last = (blockIdx.x + 1) * units / gridDim.x;
+  int64_t unit = blockIdx.x * units / gridDim.x;
+
+  while (unit < last) {
+    // A column starts: its origin, its pass's taps and its first unit's planes.
+    int64_t column = unit / tiles.tiles_3, q = unit - column * tiles.tiles_3;
+    const int64_t column_end = min(last, (column + 1) * tiles.tiles_3);
+    const int pass = static_cast<int>(column / columns_per_pass);
+    column -= pass * columns_per_pass;
+    const int64_t x0 = (column % tiles.tiles_x) * (S::kBx * TX);
+    column /= tiles.tiles_x;
+    const int64_t m1 = (column % tiles.tiles_y) * By, m2 = column / tiles.tiles_y;
+    const float* const column_in = in + (m2 * g.e1 + m1) * g.row_length + x0;
+    const int64_t plane_stride = g.e2 * g.e1 * g.row_length;
+    auto stage = [&](int64_t plane, int slot) {
+      kernel_steps::stage_rows<K0, Policy::kThreads>(
+          ring + slot * plane_floats, column_in + plane * plane_stride, m1, rows, g, in);
+    };
+    __syncthreads();  // every warp is done with the last column's ring and taps
+    for (int i = 4 * threadIdx.x; i < slice * g.k3; i += 4 * Policy::kThreads)
+      __pipeline_memcpy_async(pass_taps_shared + i, taps + pass * pass_taps + i, 16);
+    for (int p = 0; p < depth; ++p)
+      stage(q * KO + p, p);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+
+    int first_slot = 0;  // the ring slot of the unit's first plane
+    for (; unit < column_end; ++unit, ++q) {
+      float acc[FP][KO][TX];
+      kernel_steps::zero(acc);
+      int slot = first_slot;
+      for (int p = 0; p < depth; ++p) {
+        if (p == depth - KO) {
+          // Every plane is in place, and every warp is past planes 0 .. KO - 1, whose buffers
+          // take the next unit's planes depth .. depth + KO - 1 (its last ones).
+          __pipeline_wait_prior(0);
+          __syncthreads();
+          if (unit + 1 < column_end) {
+            int s = first_slot;
+            for (int b = 0; b < KO; ++b) {
+              stage(q * KO + depth + b, s);
+              s = s + 1 == depth ? 0 : s + 1;
+            }
+          }
+          __pipeline_commit();
+        }
+        const float* const plane = ring + slot * plane_floats;
+        const float* const t = pass_taps_shared + p * slice;
+        if (Policy::kSplitEdges && p >= KO - 1 && p < k3)
+          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, kernel_steps::kAllB,
+                                         Policy::kK1>(acc, plane, tx, ty, t, -slice, p, k3, g.k1);
+        else if (Policy::kSplitEdges == 2 && KO == 2 && p == 0)
+          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, 0, Policy::kK1>(
+              acc, plane, tx, ty, t, -slice, p, k3, g.k1);
+        else if (Policy::kSplitEdges == 2 && KO == 2)
+          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, KO - 1, Policy::kK1>(
+              acc, plane, tx, ty, t, -slice, p, k3, g.k1);
+        else
+          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, kernel_steps::kCheckedB,
+                                         Policy::kK1>(acc, plane, tx, ty, t, -slice, p, k3, g.k1);
+        slot = slot + 1 == depth ? 0 : slot + 1;
+      }
+      kernel_steps::store_outputs<KO, kWeighted>(
+          acc, g, x0 + tx * TX, m1 + ty, m2, q * KO, min(FP, filters - pass * FP),
+          out + int64_t{pass} * FP * filter_stride, filter_stride, weights, sum, accumulate);
+      first_slot += KO;
+      if (first_slot >= depth)
+        first_slot -= depth;
+    }
   }
 }
 
