@@ -1,9 +1,10 @@
-// Experiment: the filter bank kernel's compile-time policies (BankPolicy: rows prefetched, blocks
-// per SM), KO and the passes in one launch or one each, timed side by side on the bench's two bank
-// problems (3D 256^3 with 12 real 7^3 filters, 4D 128^3 x 32 with 24 real 7^4 filters), data on the
-// device, against this GPU's FP32 FMA peak measured in the same run. Every variant's outputs are
-// compared with a float64 reference at sampled voxels. The winner goes into src/cuda/bank/bank.cu;
-// this file stays an experiment (not built by CMake).
+// Experiment: the filter bank kernels' compile-time policies (the plane kernel's BankPolicy: rows
+// prefetched, blocks per SM; the ring kernel's BankRingPolicy: rows per block, blocks per SM, rows
+// prefetched; the ring takes the 3D problem only), KO and the passes in one launch or one each,
+// timed side by side on the bench's two bank problems (3D 256^3 with 12 real 7^3 filters, 4D 128^3
+// x 32 with 24 real 7^4 filters), data on the device, against this GPU's FP32 FMA peak measured in
+// the same run. Every variant's outputs are compared with a float64 reference at sampled voxels.
+// The winner goes into src/cuda/bank/bank.cu; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I kernels
 // dev/bank_sweep.cu -o bank_sweep
@@ -122,12 +123,10 @@ int main() {
   const std::vector<Variant> variants = {
       make<2, BankPolicy<true, 4, 3>>("ko2 prefetched, 3 stages, one launch"),
       make<2, BankPolicy<false, 4, 3>>("ko2 one at a time, 3 stages, one launch"),
-      make_ring<2, BankRingPolicy<32, 3>>("ring ko2"),
-      make_ring<2, BankRingPolicy<32, 3, true, 1, 7>>("ring ko2, edges apart, k1 fixed"),
-      make_ring<2, BankRingPolicy<32, 3, true, 2, 7>>("ring ko2, edges one b, k1 fixed"),
-      make_ring<2, BankRingPolicy<32, 3, true, 1, 7, 7>>("ring ko2, edges apart, k1 k3 fixed"),
-      make_ring<2, BankRingPolicy<32, 3, true, 2, 7, 7>>("ring ko2, edges one b, k1 k3 fixed"),
-      make_ring<2, BankRingPolicy<32, 4, true, 1, 7>>("ring ko2, edges apart, k1, <=128 regs"),
+      make_ring<2, BankRingPolicy<32, 3>>("ring ko2, 3 blocks/SM"),
+      make_ring<2, BankRingPolicy<32, 4>>("ring ko2, <= 128 registers"),
+      make_ring<2, BankRingPolicy<32, 3, false>>("ring ko2, rows one at a time"),
+      make_ring<2, BankRingPolicy<64, 2>>("ring ko2, 8 warps a block"),
   };
   const Problem problems[] = {{"bank_3d", {256, 256, 1, 256}, {7, 7, 1, 7}, 12},
                               {"bank_4d", {128, 128, 128, 32}, {7, 7, 7, 7}, 24}};

@@ -196,6 +196,83 @@ bool has_note(const RunReport& report, const std::string& text) {
   return false;
 }
 
+// Filters of 7 x 7 taps across the last axis's planes (3D 7^3, 4D 7 x 7 x 1 x 7) with KO 2 take the
+// ring kernel where the device holds 3 of its blocks per SM (the note says which kernel ran; on
+// compute capability 9 it must be the ring), against the float64 reference: plain outputs and
+// the weighted sum, one and several passes (the last one partial), a last unit of one output, a
+// column of one unit, partial tiles along x and axis 1, several positions along axis 2 (4D), and
+// more units than resident blocks, so that a block's run crosses columns. KO 1 takes the plane
+// kernel on the same problems.
+TEST(GpuBank, SevenTapFiltersWalkTheLastAxisInARing) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const bool ring_expected = cuda_status().devices.at(0).compute_capability_major == 9;
+  struct Case {
+    int dims;
+    Index n, k;
+    int count;
+    Boundary boundary;
+  };
+  const Case cases[] = {{3, {45, 37, 29, 1}, {7, 7, 7, 1}, 6, Boundary::Zero},
+                        {3, {40, 35, 2, 1}, {7, 7, 7, 1}, 4, Boundary::Periodic},
+                        {3, {40, 40, 300, 1}, {7, 7, 7, 1}, 6, Boundary::Mirror},
+                        {3, {33, 20, 9, 1}, {7, 7, 5, 1}, 13, Boundary::Replicate},
+                        {4, {37, 33, 3, 11}, {7, 7, 1, 7}, 5, Boundary::Mirror}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.dims) + "D " + std::to_string(c.n[0]) + " x " +
+                 std::to_string(c.n[1]) + " x " + std::to_string(c.n[2]) + " x " +
+                 std::to_string(c.n[3]) + ", " + std::to_string(c.count) + " filters");
+    const int64_t voxels = count_of(c.dims, c.n);
+    const std::vector<float> values = random_values(voxels, seed + c.n[2]);
+    const ConstVolumeView input = make_view(values.data(), c.dims, c.n);
+    FilterBank bank{c.dims, c.k, c.count, nullptr};
+    std::vector<float> taps = random_values(bank.tap_count() * c.count, seed ^ c.n[0]);
+    for (float& t : taps)
+      t = 1.0f + 0.75f * t;
+    bank.taps = taps.data();
+    std::vector<std::vector<double>> refs;
+    for (int f = 0; f < c.count; ++f)
+      refs.push_back(reference_dense(
+          input, DenseFilter{c.dims, bank.extent, taps.data() + f * bank.tap_count()},
+          Operation::Convolution, c.boundary, OutputRegion::Same));
+    const std::vector<float> weight_values = random_values(voxels * c.count, seed ^ 0x99);
+    std::vector<ConstVolumeView> weights;
+    std::vector<double> weighted_ref(voxels, 0.0);
+    for (int f = 0; f < c.count; ++f) {
+      weights.push_back(make_view(weight_values.data() + f * voxels, c.dims, c.n));
+      for (int64_t i = 0; i < voxels; ++i)
+        weighted_ref[i] += weight_values[f * voxels + i] * refs[f][i];
+    }
+    Options options;
+    options.backend = Backend::Cuda;
+    options.boundary = c.boundary;
+    for (int ko : {0, 1}) {
+      SCOPED_TRACE("KO request " + std::to_string(ko));
+      options.expert.outputs_per_thread = ko;
+      const bool ring = ring_expected && ko == 0;
+      std::vector<std::vector<float>> outs(c.count, std::vector<float>(voxels));
+      std::vector<VolumeView> views;
+      for (auto& o : outs) {
+        poison(o);
+        views.push_back(make_view(o.data(), c.dims, c.n));
+      }
+      const RunReport report = filter_bank(input, bank, views, options);
+      EXPECT_EQ(has_note(report, "as a ring"), ring);
+      for (int f = 0; f < c.count; ++f)
+        EXPECT_LT(relative_l2_error(outs[f], refs[f]), 1e-5) << "filter " << f;
+      std::vector<float> sum(voxels);
+      poison(sum);
+      const RunReport weighted = filter_bank_weighted_sum(
+          input, bank, weights, make_view(sum.data(), c.dims, c.n), options);
+      EXPECT_EQ(has_note(weighted, "as a ring"), ring);
+      EXPECT_LT(relative_l2_error(sum, weighted_ref), 1e-5) << "weighted sum";
+      if (HasFailure())
+        return;
+    }
+  }
+}
+
 // The whole filter with its stages kept on the device (the note says so), 2D, 3D and true 4D,
 // every boundary.
 TEST(GpuBank, AdaptiveFilterMatchesTheCpu) {

@@ -4,7 +4,10 @@
 //
 // The rule: KO 2 where the last axis has at least 2 outputs (64 accumulators of the 255 registers
 // a thread may hold, 4 blocks per SM), else 1; Options::expert.outputs_per_thread may ask for 1
-// or 2. A 2D image is run with its rows on axis 1 (32 per block), KO 1.
+// or 2. A 2D image is run with its rows on axis 1 (32 per block), KO 1. Filters of 7 x 7 x 1 x k3
+// taps (canonical; a 3D volume's 7^3) with KO 2 take the ring kernel (bank_ring_kernel) where the
+// device holds 3 of its blocks per SM: 74.4% of the FMA peak on the bench's bank_3d problem
+// against 65.8% for the plane kernel (dev/bank_sweep.cu, H100, one run).
 //
 // The input is padded on the host (the CPU backend's build_padded) and the whole padded volume,
 // the weights and the outputs stay on the device at once; views that are contiguous travel by one
@@ -35,15 +38,69 @@ namespace {
 
 using cuda_backend::DeviceBuffer;
 
-using Launch = void (*)(int, cudaStream_t, const BankGeometry&, const BankTiles&, const float*,
-                        const float*, int, int64_t, int, float*, int64_t, const float*, float*,
-                        bool);
+using Launch = BankKernel (*)(int, cudaStream_t, const BankGeometry&, const BankTiles&,
+                              const float*, const float*, int, int64_t, int, float*, int64_t,
+                              const float*, float*, bool);
 
-// Launches `passes` passes with as many blocks as the device holds at once (at most one per tile).
+// The width along x the ring kernel is compiled for (the quadrature filters' 7^3; other widths
+// were not measured).
+constexpr int kRingWidth = 7;
+
+// Opts `kernel` in to `shared_bytes` of dynamic shared memory where that is above the default
+// 48 KB; false where the device cannot give a block that much.
+template <class Kernel>
+bool allow_shared(Kernel kernel, size_t shared_bytes, int device) {
+  if (shared_bytes <= 48 * 1024)
+    return true;
+  int most = 0;
+  NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (shared_bytes > static_cast<size_t>(most))
+    return false;
+  NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared_bytes)));
+  return true;
+}
+
+// The ring kernel where the filter and the device allow it (see the file's comment): returns
+// false, launching nothing, where they do not.
 template <int K0, int KO, bool kWeighted>
-void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTiles& tiles,
-            const float* in, const float* taps, int passes, int64_t pass_taps, int filters,
-            float* out, int64_t stride, const float* weights, float* sum, bool accumulate) {
+bool launch_ring(int device, cudaStream_t stream, const BankGeometry& g, const BankTiles& tiles,
+                 const float* in, const float* taps, int passes, int64_t pass_taps, int filters,
+                 float* out, int64_t stride, const float* weights, float* sum, bool accumulate) {
+  if constexpr (K0 != kRingWidth || KO != 2) {
+    return false;
+  } else {
+    using Policy = BankRingPolicy<>;
+    static_assert(Policy::kBy == BankShape::kBy, "the ring walks the plane kernel's tiles");
+    if (g.k1 != K0 || g.k2 != 1 || g.k3 <= KO)
+      return false;
+    const auto kernel = bank_ring_kernel<K0, KO, kWeighted, Policy>;
+    const size_t shared_bytes =
+        static_cast<size_t>(Policy::shared_floats(K0, g.k1, g.k3, KO)) * sizeof(float);
+    if (!allow_shared(kernel, shared_bytes, device))
+      return false;
+    int per_sm = 0, sms = 0;
+    NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kernel, Policy::kThreads, shared_bytes));
+    if (per_sm < Policy::kMinBlocks)
+      return false;
+    NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int64_t blocks = std::min<int64_t>(tiles.count(g.n2) * passes, int64_t{per_sm} * sms);
+    kernel<<<static_cast<unsigned>(blocks), Policy::kThreads, shared_bytes, stream>>>(
+        g, tiles, in, taps, passes, pass_taps, filters, out, stride, weights, sum, accumulate);
+    return true;
+  }
+}
+
+// Launches `passes` passes with as many blocks as the device holds at once (at most one per tile):
+// the ring kernel where it applies, else the plane kernel.
+template <int K0, int KO, bool kWeighted>
+BankKernel launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTiles& tiles,
+                  const float* in, const float* taps, int passes, int64_t pass_taps, int filters,
+                  float* out, int64_t stride, const float* weights, float* sum, bool accumulate) {
+  if (launch_ring<K0, KO, kWeighted>(device, stream, g, tiles, in, taps, passes, pass_taps, filters,
+                                     out, stride, weights, sum, accumulate))
+    return BankKernel::Ring;
   // The weighted sum takes the rows one at a time: its stores already spill a few registers
   // (ptxas: 8-24 bytes), rows prefetched spill more (up to 84 bytes), and only the bank without
   // weights was measured faster with them (dev/bank_sweep.cu).
@@ -51,12 +108,10 @@ void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTi
   const auto kernel = bank_kernel<K0, KO, kWeighted, Policy>;
   const size_t shared_bytes =
       static_cast<size_t>(BankShape::shared_floats(K0, g.k1, KO, Policy::kStages)) * sizeof(float);
-  if (shared_bytes > 48 * 1024)  // above the default: opt in, for tall filters
-    NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(shared_bytes)));
   int per_sm = 0, sms = 0;
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, kernel, BankShape::kThreads, shared_bytes));
+  if (allow_shared(kernel, shared_bytes, device))  // above the default: opt in, for tall filters
+    NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kernel, BankShape::kThreads, shared_bytes));
   NDCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm < 1)
     throw InvalidArgument("the filter bank's tile does not fit in the GPU's shared memory (" +
@@ -64,6 +119,7 @@ void launch(int device, cudaStream_t stream, const BankGeometry& g, const BankTi
   const int64_t blocks = std::min<int64_t>(tiles.count(g.n2) * passes, int64_t{per_sm} * sms);
   kernel<<<static_cast<unsigned>(blocks), BankShape::kThreads, shared_bytes, stream>>>(
       g, tiles, in, taps, passes, pass_taps, filters, out, stride, weights, sum, accumulate);
+  return BankKernel::Planes;
 }
 
 template <int K0, bool kWeighted>
@@ -165,8 +221,9 @@ void pad_bank_input(const detail::BankProblem& p, const BankLaunch& l, int threa
                     padded);
 }
 
-void launch_bank_device(const BankLaunch& l, int device, const float* padded, const float* taps,
-                        float* outputs, const float* weights, float* sum, void* stream) {
+BankKernel launch_bank_device(const BankLaunch& l, int device, const float* padded,
+                              const float* taps, float* outputs, const float* weights, float* sum,
+                              void* stream) {
   constexpr int FP = BankShape::kFilters;
   const bool weighted = weights != nullptr;
   const int ko = l.outputs_per_thread;
@@ -195,18 +252,22 @@ void launch_bank_device(const BankLaunch& l, int device, const float* padded, co
   const Launch launch = weighted ? pick_width<true>(l.width, ko, CompiledWidths{})
                                  : pick_width<false>(l.width, ko, CompiledWidths{});
   if (!weighted) {  // every pass in one launch
-    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps, l.passes, l.pass_taps,
-           l.count, outputs, l.voxels, nullptr, nullptr, false);
+    const BankKernel kernel =
+        launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps, l.passes,
+               l.pass_taps, l.count, outputs, l.voxels, nullptr, nullptr, false);
     NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
-    return;
+    return kernel;
   }
   // The weighted sum adds each pass to the last one's: one launch per pass.
+  BankKernel kernel = BankKernel::Planes;
   for (int i = 0; i < l.passes; ++i) {
     const int first = i * FP, valid = std::min(FP, l.count - first);
-    launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps + i * l.pass_taps, 1,
-           l.pass_taps, valid, nullptr, l.voxels, weights + first * l.voxels, sum, i > 0);
+    kernel =
+        launch(device, static_cast<cudaStream_t>(stream), g, tiles, padded, taps + i * l.pass_taps,
+               1, l.pass_taps, valid, nullptr, l.voxels, weights + first * l.voxels, sum, i > 0);
     NDCONV_CUDA_CHECK_LAUNCH("the filter bank kernel");
   }
+  return kernel;
 }
 
 namespace {
@@ -346,9 +407,9 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   report.seconds_upload = seconds_since(t_upload);
 
   const auto t_compute = std::chrono::steady_clock::now();
-  launch_bank_device(l, options.cuda_device, d_in.get(), d_taps.get(),
-                     weighted ? nullptr : d_out.get(), weighted ? d_weights.get() : nullptr,
-                     weighted ? d_out.get() : nullptr, nullptr);
+  const BankKernel kernel = launch_bank_device(
+      l, options.cuda_device, d_in.get(), d_taps.get(), weighted ? nullptr : d_out.get(),
+      weighted ? d_weights.get() : nullptr, weighted ? d_out.get() : nullptr, nullptr);
   if (options.progress && !options.progress(0.5))
     throw Aborted();
   NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -359,7 +420,7 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   for (int f = 0; f < outputs; ++f)
     download_volume(d_out.get() + f * voxels, weighted ? p.sum_output : p.outputs[f], nullptr);
   report.seconds_download = seconds_since(t_download);
-  report_bank_launch(l, "", report);
+  report_bank_launch(l, kernel, "", report);
 }
 
 }  // namespace
@@ -393,12 +454,16 @@ void download_volume(const float* device, const VolumeView& view, void* stream_h
   cuda_backend::scatter(downloaded.data(), view);
 }
 
-void report_bank_launch(const BankLaunch& l, const std::string& detail, RunReport& report) {
+void report_bank_launch(const BankLaunch& l, BankKernel kernel, const std::string& detail,
+                        RunReport& report) {
   report.backend = Backend::Cuda;
   report.outputs_per_thread = l.outputs_per_thread;
   report.outputs_per_thread_reason = l.outputs_per_thread_reason;
   report.notes.push_back("GPU filter bank: " + std::to_string(l.passes) +
-                         " passes of 4 filters over " + std::to_string(l.count) + " filters" +
+                         " passes of 4 filters over " + std::to_string(l.count) + " filters, " +
+                         (kernel == BankKernel::Ring
+                              ? "the planes kept as a ring along the last axis"
+                              : "the planes staged per tile") +
                          detail);
 }
 

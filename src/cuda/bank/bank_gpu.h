@@ -72,9 +72,14 @@ void upload_volume(const ConstVolumeView& view, float* device, void* stream);
 /// is not contiguous) on `stream`, returning when the copy is done.
 void download_volume(const float* device, const VolumeView& view, void* stream);
 
+/// The kernel that ran a bank's passes: bank_kernel (planes staged per tile) or bank_ring_kernel
+/// (bank_kernel.cuh).
+enum class BankKernel { Planes, Ring };
+
 /// Fills what a GPU bank run reports of `launch`: the backend, KO and its reason, and a note on
-/// the passes ending in `detail`.
-void report_bank_launch(const BankLaunch& launch, const std::string& detail, RunReport& report);
+/// the passes and the kernel ending in `detail`.
+void report_bank_launch(const BankLaunch& launch, BankKernel kernel, const std::string& detail,
+                        RunReport& report);
 
 /// The structure tensor's bank in slabs along the last axis, each slab's padded input and
 /// responses on the device at once.
@@ -124,10 +129,10 @@ void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor,
 /// `device` (the current one), all pointers on it: `padded` (launch.padded_count() floats),
 /// `taps` (bank_device_taps) and either `outputs` (launch.count contiguous canonical volumes of
 /// launch.voxels floats) or, with `weights` (launch.count such volumes), the weighted sum into
-/// `sum` (one volume). Checks each launch.
-void launch_bank_device(const BankLaunch& launch, int device, const float* padded,
-                        const float* taps, float* outputs, const float* weights, float* sum,
-                        void* stream);
+/// `sum` (one volume). Checks each launch; returns the kernel that ran.
+BankKernel launch_bank_device(const BankLaunch& launch, int device, const float* padded,
+                              const float* taps, float* outputs, const float* weights, float* sum,
+                              void* stream);
 
 /// The adaptive filter's reconstruction on the GPU: the weighted sum of `problem` (filters: the
 /// lowpass, then the highpass filters; no weights, the sum into problem.sum_output) with the

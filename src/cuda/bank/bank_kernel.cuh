@@ -359,12 +359,13 @@ __global__ void __launch_bounds__(BankShape::kThreads, Policy::kMinBlocks)
 
 /// The ring kernel's compile-time choices: `By` rows of outputs per block along axis 1 (By / 8
 /// warps), the blocks per SM the registers must allow, and whether the next tap row's inputs are
-/// loaded while this row's multiply-adds run.
-template <int By = 32, int MinBlocks = 3, bool PrefetchRows = true, int SplitEdges = 0, int K1 = 0,
-          int K3 = 0>
+/// loaded while this row's multiply-adds run. The defaults are the fastest measured
+/// (dev/bank_sweep.cu, H100, bank_3d, share of the FMA peak, one run): 3 blocks of 4 warps, which
+/// the 7^3 ring's 59 KB of shared memory allows, with up to 168 registers 74.4%; held to 128
+/// registers 71.8%; rows one at a time 69.9%; 8 warps a block (2 blocks) 70.3%; the plane kernel
+/// 65.8%.
+template <int By = 32, int MinBlocks = 3, bool PrefetchRows = true>
 struct BankRingPolicy {
-  static constexpr int kSplitEdges = SplitEdges;
-  static constexpr int kK1 = K1, kK3 = K3;
   static constexpr int kBy = By;
   static constexpr int kThreads = BankShape::kBx * By;
   static constexpr int kMinBlocks = MinBlocks;
@@ -384,8 +385,12 @@ struct BankRingPolicy {
 /// gridDim.x equal runs of (column, KO outputs) units, a column being one pass's outputs at one
 /// (x tile, axis-1 tile, m2) along all of axis 3, passes slowest. At the barrier in the middle of
 /// each walk, every warp is past the planes that only this unit meets, so their buffers take the
-/// next unit's last KO planes, a walk of k3 - 1 planes ahead of their use. Requires k2 == 1 and
-/// k3 > KO.
+/// next unit's last KO planes, a walk of k3 - 1 planes ahead of their use. The tap rows along axis
+/// 1 are K0 (the loop over them then has a fixed count), and the planes that meet every output
+/// (all but the first and last KO - 1) run without the per-output check; with KO 2 the first and
+/// last meet one output each, also known at compile time (H100, bank_3d, one sweep: 70.1% with
+/// neither, 73.4% with the fixed rows and the middle planes apart, 74.7% with the edge planes
+/// too). Requires k1 == K0, k2 == 1 and k3 > KO.
 template <int K0, int KO, bool kWeighted, class Policy = BankRingPolicy<>>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     bank_ring_kernel(BankGeometry g, BankTiles tiles, const float* __restrict__ in,
@@ -396,11 +401,12 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
   constexpr int By = Policy::kBy, TX = S::kTx, FP = S::kFilters, P = S::pitch(K0);
   extern __shared__ float4 shared4[];
   float* const ring = reinterpret_cast<float*>(shared4);
-  const int k3 = Policy::kK3 > 0 ? Policy::kK3 : g.k3;
-  const int rows = By + g.k1 - 1, depth = KO + k3 - 1;
+  const int k3 = g.k3;
+  constexpr int rows = By + K0 - 1;
+  const int depth = KO + k3 - 1;
   const int plane_floats = rows * P;
   float* const pass_taps_shared = ring + depth * plane_floats;
-  const int slice = g.k1 * K0 * FP;  // the taps of one j3
+  constexpr int slice = K0 * K0 * FP;  // the taps of one j3
   const int tx = threadIdx.x % S::kBx, ty = threadIdx.x / S::kBx;
   const int64_t columns_per_pass = tiles.tiles_x * tiles.tiles_y * g.n2;
   const int64_t units = columns_per_pass * passes * tiles.tiles_3;
@@ -423,7 +429,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
           ring + slot * plane_floats, column_in + plane * plane_stride, m1, rows, g, in);
     };
     __syncthreads();  // every warp is done with the last column's ring and taps
-    for (int i = 4 * threadIdx.x; i < slice * g.k3; i += 4 * Policy::kThreads)
+    for (int i = 4 * threadIdx.x; i < slice * k3; i += 4 * Policy::kThreads)
       __pipeline_memcpy_async(pass_taps_shared + i, taps + pass * pass_taps + i, 16);
     for (int p = 0; p < depth; ++p)
       stage(q * KO + p, p);
@@ -453,18 +459,21 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
         }
         const float* const plane = ring + slot * plane_floats;
         const float* const t = pass_taps_shared + p * slice;
-        if (Policy::kSplitEdges && p >= KO - 1 && p < k3)
-          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, kernel_steps::kAllB,
-                                         Policy::kK1>(acc, plane, tx, ty, t, -slice, p, k3, g.k1);
-        else if (Policy::kSplitEdges == 2 && KO == 2 && p == 0)
-          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, 0, Policy::kK1>(
-              acc, plane, tx, ty, t, -slice, p, k3, g.k1);
-        else if (Policy::kSplitEdges == 2 && KO == 2)
-          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, KO - 1, Policy::kK1>(
-              acc, plane, tx, ty, t, -slice, p, k3, g.k1);
-        else
-          kernel_steps::accumulate_plane<K0, KO, Policy::kPrefetchRows, kernel_steps::kCheckedB,
-                                         Policy::kK1>(acc, plane, tx, ty, t, -slice, p, k3, g.k1);
+        constexpr bool kPrefetch = Policy::kPrefetchRows;
+        if (p >= KO - 1 && p < k3) {
+          kernel_steps::accumulate_plane<K0, KO, kPrefetch, kernel_steps::kAllB, K0>(
+              acc, plane, tx, ty, t, -slice, p, k3, K0);
+        } else if constexpr (KO == 2) {
+          if (p == 0)
+            kernel_steps::accumulate_plane<K0, KO, kPrefetch, 0, K0>(acc, plane, tx, ty, t, -slice,
+                                                                     p, k3, K0);
+          else
+            kernel_steps::accumulate_plane<K0, KO, kPrefetch, 1, K0>(acc, plane, tx, ty, t, -slice,
+                                                                     p, k3, K0);
+        } else {
+          kernel_steps::accumulate_plane<K0, KO, kPrefetch, kernel_steps::kCheckedB, K0>(
+              acc, plane, tx, ty, t, -slice, p, k3, K0);
+        }
         slot = slot + 1 == depth ? 0 : slot + 1;
       }
       kernel_steps::store_outputs<KO, kWeighted>(

@@ -268,7 +268,8 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
 
   TimingEvent start, stop;
   start.record(stream);
-  launch_bank_device(l, device, padded.get(), taps.get(), nullptr, s.slot(0), output.get(), stream);
+  const BankKernel kernel = launch_bank_device(l, device, padded.get(), taps.get(), nullptr,
+                                               s.slot(0), output.get(), stream);
   stop.record(stream);
   if (blend > 0) {
     blend_kernel<<<static_cast<unsigned>((s.voxels + 255) / 256), 256, 0, stream>>>(
@@ -281,7 +282,7 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   t0 = std::chrono::steady_clock::now();
   download_volume(output.get(), s.problem.reconstruction.sum_output, stream);
   report.seconds_download = seconds_since(t0);
-  report_bank_launch(l, ", the weights formed in place over the control tensor", report);
+  report_bank_launch(l, kernel, ", the weights formed in place over the control tensor", report);
 }
 
 }  // namespace ndconv::cuda_bank
