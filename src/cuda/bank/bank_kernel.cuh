@@ -1,17 +1,23 @@
-// The filter bank's kernel: register blocking along x (TX outputs), along the last canonical axis
+// The filter bank's kernels: register blocking along x (TX outputs), along the last canonical axis
 // (KO outputs) and across filters (FP filters per pass), so that every input value a thread takes
 // from shared memory feeds up to FP x KO x TX multiply-adds and every tap it takes feeds TX.
+// Two kernels share the steps (kernel_steps: a staged plane's multiply-adds, a plane's copy, the
+// outputs' stores) and differ in how planes reach shared memory.
 //
-// A block owns a tile of BX * TX outputs along x, BY along axis 1, one position along axis 2 and
-// KO along axis 3. It walks the input planes (x, axis 1) its tile needs, one (axis 2, axis 3)
-// position at a time: the plane and the taps that meet it (one (j3, j2) slice per output along
-// axis 3, FP filters interleaved so that one 128-bit load gives a tap of four filters) are copied
-// to shared memory asynchronously, the next plane's copies in flight while this one is used (two
-// stages, one barrier after each plane's copies and one after its use; or three, whose buffer
-// reuse is ordered by the first barrier alone); each
-// thread then takes, per tap row j1, its TX + K0 - 1 inputs into registers and runs every tap of
-// the row over them. K0 (taps along x) is a compile-time constant, so the row and the tap offsets
-// are registers and immediates, not address arithmetic.
+// The plane kernel (bank_kernel, every shape): a block owns a tile of BX * TX outputs along x, BY
+// along axis 1, one position along axis 2 and KO along axis 3. It walks the input planes (x,
+// axis 1) its tile needs, one (axis 2, axis 3) position at a time: the plane and the taps that meet
+// it (one (j3, j2) slice per output along axis 3, FP filters interleaved so that one 128-bit load
+// gives a tap of four filters) are copied to shared memory asynchronously, the next plane's copies
+// in flight while this one is used (two stages, one barrier after each plane's copies and one after
+// its use; or three, whose buffer reuse is ordered by the first barrier alone); each thread then
+// takes, per tap row j1, its TX + K0 - 1 inputs into registers and runs every tap of the row over
+// them. K0 (taps along x) is a compile-time constant, so the row and the tap offsets are registers
+// and immediates, not address arithmetic.
+//
+// The ring kernel (bank_ring_kernel, filters one tap deep along axis 2 with K0 tap rows along axis
+// 1, a 3D volume's cube): the planes KO outputs meet stay in shared memory as a ring while a block
+// walks a run of outputs along axis 3, so each plane is copied once per block, not once per tile.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
