@@ -10,6 +10,7 @@
 
 #include "io/header_check.h"
 #include "io/image.h"
+#include "io/parallel_deflate.h"
 
 namespace ndconv::io {
 
@@ -80,16 +81,18 @@ double peak_bytes(const MemoryPlan& p) {
   const double filter =
       in_planes + out_planes + 4.0 * p.filter_copies * p.output_values + besides * p.input_values;
   // Writing: both sets of planes (the preview needs the input), the output in its own type, and
-  // the parallel compressor's buffers: the 1 MiB chunks it holds while they wait for the file
-  // (at most two per thread and two more) and, per thread at work, its compressor and scratch,
-  // fitted to the peak RSS on 16 cores (the same test).
+  // the parallel compressor's buffers: the chunks it holds while they wait for the file and, per
+  // thread at work, its compressor and scratch, fitted to the peak RSS on 16 cores (the same
+  // test).
   const double out_native = p.output_values * p.output_bytes;
-  const double pieces = std::ceil(out_native / double(1 << 20));
+  const double pieces = std::ceil(out_native / double(kDeflateChunkBytes));
   const double threads = std::max(p.compress_threads, 1);
-  const double compressing = p.output_compressed
-                                 ? double(1 << 20) * std::min(2.0 * threads + 2.0, pieces) +
-                                       kCompressorThreadBytes * std::min(threads, pieces)
-                                 : 0.0;
+  const double compressing =
+      p.output_compressed
+          ? double(kDeflateChunkBytes) * double(chunks_in_flight(static_cast<size_t>(threads),
+                                                                 static_cast<size_t>(pieces))) +
+                kCompressorThreadBytes * std::min(threads, pieces)
+          : 0.0;
   const double write = in_planes + out_planes + out_native + compressing;
   return kBaselineBytes + std::max({read, filter, write});
 }

@@ -18,10 +18,6 @@ namespace ndconv::io {
 
 namespace {
 
-// The unit of parallel compression: large enough that splitting costs almost no ratio, small
-// enough that a 100 MB volume keeps 16 cores busy.
-constexpr size_t kChunkBytes = size_t(1) << 20;
-
 // The target's name without the extension that picked its format ("scan" for scan.nii.gz).
 std::string base_name(const std::string& name, const std::string& extension) {
   return name.substr(0, name.size() - extension.size());
@@ -94,7 +90,7 @@ uint64_t append_deflated(NewFile& file, const unsigned char* data, uint64_t byte
                          const ProgressFn& progress) {
   return compress_parallel(
       data, bytes, container, level, [&](const unsigned char* p, size_t n) { file.append(p, n); },
-      threads, kChunkBytes, progress);
+      threads, kDeflateChunkBytes, progress);
 }
 
 // A .nii.gz: the header as one gzip member, then the pixels as members compressed in parallel.
@@ -186,7 +182,7 @@ void write_meta_single_compressed(const std::string& path, const std::string& ta
                                   const std::string& itk_header, const unsigned char* data,
                                   uint64_t data_bytes, int level, int threads,
                                   const ProgressFn& progress) {
-  const uint64_t bound = compressed_bound(data_bytes, DeflateContainer::Zlib, level, kChunkBytes);
+  const uint64_t bound = compressed_bound(data_bytes, DeflateContainer::Zlib, level);
   const size_t width = std::to_string(bound).size();
   NewFile file(path, target);
   const std::string placeholder = meta_header(itk_header, bound, "LOCAL", target, width);

@@ -249,7 +249,7 @@ uint64_t compress_parallel(const void* data, size_t size, DeflateContainer conta
   const size_t workers = std::min<size_t>(static_cast<size_t>(worker_threads(threads)), chunks);
   // Chunk i is compressed into slot i % window once chunk i - window has gone to the sink, so the
   // workers run at most `window` chunks ahead of the sink and reuse the slots' memory.
-  const size_t window = std::min(chunks, 2 * workers + 2);
+  const size_t window = chunks_in_flight(workers, chunks);
   struct Slot {
     std::vector<unsigned char> bytes;
     size_t length = 0;

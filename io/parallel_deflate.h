@@ -28,6 +28,16 @@ constexpr int kMaxCompressionLevel = 9;
 
 enum class DeflateContainer { Gzip, Zlib };
 
+/// The unit of parallel compression: large enough that splitting costs almost no ratio, small
+/// enough that a 100 MB volume keeps 16 cores busy.
+constexpr size_t kDeflateChunkBytes = size_t(1) << 20;
+
+/// The compressed chunks compress_parallel holds at once for `chunks` chunks on `workers` threads:
+/// the workers run at most this many chunks ahead of the sink (the memory estimate counts them).
+inline size_t chunks_in_flight(size_t workers, size_t chunks) {
+  return chunks < 2 * workers + 2 ? chunks : 2 * workers + 2;
+}
+
 /// Receives a compressed stream's bytes, in order; the bytes are valid during the call only.
 using StreamSink = std::function<void(const unsigned char* data, size_t size)>;
 
@@ -41,13 +51,14 @@ using StreamSink = std::function<void(const unsigned char* data, size_t size)>;
 /// worker has stopped. `progress` (may be empty) is called on the calling thread with the
 /// fraction of chunks handed to `sink`.
 uint64_t compress_parallel(const void* data, size_t size, DeflateContainer container, int level,
-                           const StreamSink& sink, int threads = 0, size_t chunk_bytes = 1 << 20,
+                           const StreamSink& sink, int threads = 0,
+                           size_t chunk_bytes = kDeflateChunkBytes,
                            const std::function<void(double)>& progress = {});
 
 /// An upper bound of compress_parallel's length for `size` bytes with these settings (for a
 /// header that names the length and is written before the stream).
 uint64_t compressed_bound(size_t size, DeflateContainer container, int level,
-                          size_t chunk_bytes = 1 << 20);
+                          size_t chunk_bytes = kDeflateChunkBytes);
 
 /// The members of a gzip file written by compress_parallel (found through their "ND" subfield):
 /// offset and length of each member. Empty when the file is not made of such members (e.g. a

@@ -22,19 +22,11 @@ std::map<int, DevicePool>& pools() {
   return *p;
 }
 
-std::vector<cudaStream_t>& streams_of(DevicePool& pool, bool) {
-  return pool.streams;
-}
-std::vector<cudaEvent_t>& events_of(DevicePool& pool, bool timing) {
-  return pool.events[timing ? 1 : 0];
-}
-
-// An idle handle of `device` from the list `list_of` picks, if there is one.
-template <typename Handle>
-bool take_idle(int device, std::vector<Handle>& (*list_of)(DevicePool&, bool), bool timing,
-               Handle& handle) {
+// An idle handle of `device` from the list `list_of` picks in its pool, if there is one.
+template <typename Handle, typename ListOf>
+bool take_idle(int device, ListOf list_of, Handle& handle) {
   std::lock_guard<std::mutex> lock(g_pools_mutex);
-  std::vector<Handle>& idle = list_of(pools()[device], timing);
+  std::vector<Handle>& idle = list_of(pools()[device]);
   if (idle.empty())
     return false;
   handle = idle.back();
@@ -43,41 +35,51 @@ bool take_idle(int device, std::vector<Handle>& (*list_of)(DevicePool&, bool), b
 }
 
 // Keeps `handle` idle unless its list already holds `cap`.
-template <typename Handle>
-bool keep_idle(int device, std::vector<Handle>& (*list_of)(DevicePool&, bool), bool timing,
-               Handle handle, std::size_t cap) noexcept {
+template <typename Handle, typename ListOf>
+bool keep_idle(int device, ListOf list_of, Handle handle, std::size_t cap) noexcept {
   std::lock_guard<std::mutex> lock(g_pools_mutex);
-  std::vector<Handle>& idle = list_of(pools()[device], timing);
+  std::vector<Handle>& idle = list_of(pools()[device]);
   if (idle.size() >= cap)
     return false;
   idle.push_back(handle);
   return true;
 }
 
+// The lists take_idle and keep_idle pick from.
+auto streams_of() {
+  return [](DevicePool& pool) -> std::vector<cudaStream_t>& { return pool.streams; };
+}
+
+auto events_of(bool timing) {
+  return [timing](DevicePool& pool) -> std::vector<cudaEvent_t>& {
+    return pool.events[timing ? 1 : 0];
+  };
+}
+
 }  // namespace
 
 cudaStream_t take_stream(int device) {
   cudaStream_t s = nullptr;
-  if (!take_idle(device, streams_of, false, s))
+  if (!take_idle(device, streams_of(), s))
     NDCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   return s;
 }
 
 void give_stream(int device, cudaStream_t stream) noexcept {
-  if (stream != nullptr && !keep_idle(device, streams_of, false, stream, kKeptStreams))
+  if (stream != nullptr && !keep_idle(device, streams_of(), stream, kKeptStreams))
     cudaStreamDestroy(stream);
 }
 
 cudaEvent_t take_event(int device, bool timing) {
   cudaEvent_t e = nullptr;
-  if (!take_idle(device, events_of, timing, e))
+  if (!take_idle(device, events_of(timing), e))
     NDCONV_CUDA_CHECK(
         cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
   return e;
 }
 
 void give_event(int device, bool timing, cudaEvent_t event) noexcept {
-  if (event != nullptr && !keep_idle(device, events_of, timing, event, kKeptEvents))
+  if (event != nullptr && !keep_idle(device, events_of(timing), event, kKeptEvents))
     cudaEventDestroy(event);
 }
 
