@@ -27,7 +27,7 @@
 #include <new>
 #include <sstream>
 
-#include "engine/first_touch.h"
+#include "core/first_touch.h"
 #include "io/dicom_series.h"
 #include "io/header_check.h"
 #include "io/header_text.h"

@@ -2,7 +2,7 @@
 // C++ type keeps it to one loop each way, with no ITK templates involved.
 #include "io/pixel_convert.h"
 
-#include "engine/first_touch.h"
+#include "core/first_touch.h"
 #include "io/parallel_for.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/number_text.h"
+#include "core/number_text.h"
 
 namespace ndconv::cli {
 

@@ -15,9 +15,8 @@
 #include <set>
 #include <thread>
 
-#include "cpu/parallel_for.h"
-#include "engine/backend_cost.h"
-#include "engine/first_touch.h"
+#include "core/parallel_for.h"
+#include "core/first_touch.h"
 #include "io/data_file_policy.h"
 #include "io/memory_check.h"
 #include "io/output_encode.h"
@@ -39,15 +38,15 @@ void add_threads_option(CLI::App& sub, CommonOptions& c) {
 
 void add_common_options(CLI::App& sub, CommonOptions& c) {
   sub.add_option("--device", c.device,
-                 "auto (the GPU when usable, else the CPU), cpu, cuda, cuda:N")
+                 "auto (the engine's cost model picks the CPU or a usable GPU), cpu, cuda, cuda:N")
       ->capture_default_str()
       ->check([](const std::string& s) -> std::string {
-        if (s == "auto" || s == "cpu" || s == "cuda")
+        try {
+          parse_device(s);
           return {};
-        if (s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
-            s.find_first_not_of("0123456789", 5) == std::string::npos && s.size() < 9)
-          return {};
-        return "expected auto, cpu, cuda or cuda:N, got '" + s + "'";
+        } catch (const InvalidArgument& e) {
+          return e.what();
+        }
       });
   sub.add_option("--outputs-per-thread", c.outputs_per_thread,
                  "outputs per GPU thread along the last axis (KO): auto or 1..64")
@@ -106,14 +105,9 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
 
 Options engine_options(const CommonOptions& c) {
   Options o;
-  if (c.device == "cpu") {
-    o.backend = Backend::Cpu;
-  } else if (c.device == "auto") {
-    o.backend = Backend::Auto;
-  } else {
-    o.backend = Backend::Cuda;
-    o.cuda_device = c.device.size() > 5 ? std::stoi(c.device.substr(5)) : 0;
-  }
+  const DeviceWish device = parse_device(c.device);
+  o.backend = device.backend;
+  o.cuda_device = device.cuda_device;
   o.expert.outputs_per_thread =
       c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
   o.threads = c.threads;
@@ -401,11 +395,8 @@ io::Image read_input(const std::string& path, Progress& progress, double& second
 }
 
 bool gpu_may_filter(const CommonOptions& c) {
-#ifdef NDCONV_HAVE_CUDA
-  return c.device != "cpu";
-#else
-  return c.device != "cpu" && c.device != "auto";
-#endif
+  const DeviceWish device = parse_device(c.device);
+  return device.backend == Backend::Cuda || (device.backend == Backend::Auto && cuda_built());
 }
 
 HostMemory input_memory(const CommonOptions& c) {
@@ -414,36 +405,27 @@ HostMemory input_memory(const CommonOptions& c) {
   return cuda_started(engine_options(c).cuda_device) ? HostMemory::Pinned : HostMemory::Ordinary;
 }
 
-bool gpu_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
-                 const CommonOptions& c) {
+FilterRequest filter_request(const Plan& plan, const CommonOptions& c) {
+  FilterRequest r;
+  r.dims = plan.input.geometry.dims;
+  for (int a = 0; a < r.dims; ++a)
+    r.extent[a] = plan.input.geometry.extent[a];
+  r.options = engine_options(c);
+  return r;
+}
+
+bool gpu_may_win(const FilterRequest& request, bool model_knows, const CommonOptions& c) {
   if (!gpu_may_filter(c))
     return false;
-#ifdef NDCONV_HAVE_CUDA
-  if (c.device != "auto")
-    return true;
-  const Options options = engine_options(c);
-  detail::CostInput cost;
-  cost.input_voxels = plan.input.geometry.voxel_count();
-  cost.output_voxels = 1;
-  for (int a = 0; a < plan.input.geometry.dims; ++a)
-    cost.output_voxels *= out_extent[a];
-  cost.input_bytes_per_voxel =
-      work.stored ? static_cast<double>(io::component_bytes(plan.input.component_type)) : 4.0;
-  cost.taps_per_output = work.taps_per_output;
-  cost.passes = work.passes;
-  cost.separable = work.separable;
-  cost.cuda_started = true;  // as if the start-up were hidden behind the read
-  cost.cpu_threads = cpu::resolve_thread_count(options.threads);
-  if (work.known && !detail::estimate_costs(cost).prefer_gpu)
-    return false;
-  warm_up_cuda_async(options.cuda_device);
+  if (request.options.backend == Backend::Auto && model_knows) {
+    FilterRequest before_read = request;
+    before_read.startup_hidden = true;  // the start-up runs behind the read
+    before_read.probe_devices = false;  // probing would wait for the driver
+    if (ndconv::plan(before_read).backend != Backend::Cuda)
+      return false;
+  }
+  warm_up_cuda_async(request.options.cuda_device);
   return true;
-#else
-  (void)plan;
-  (void)out_extent;
-  (void)work;
-  return true;
-#endif
 }
 
 FilterInput read_filter_input(const std::string& path, Progress& progress, double& seconds_read,

@@ -10,6 +10,7 @@
 
 #include "io/image.h"
 #include "ndconv/errors.h"
+#include "ndconv/plan.h"
 #include "ndconv/stored.h"
 #include "ndconv/types.h"
 
@@ -160,23 +161,18 @@ struct FilterInput {
 /// 0.3 s), which the read would otherwise hide; the GPU then uploads it through pinned staging.
 HostMemory input_memory(const CommonOptions& c);
 
-/// What a filtering command will compute, as the cost model (engine/backend_cost.h) takes it.
-struct PlannedWork {
-  double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
-  int passes = 1;
-  bool separable = false;
-  bool stored = false;  ///< the input would be uploaded in its stored type
-  bool known = true;    ///< false: the model cannot tell (CUDA starts, as for other commands)
-};
+/// The engine's request for a filtering run of the input `plan` describes, with the command's
+/// device, threads and expert options; the command fills in the filter.
+FilterRequest filter_request(const Plan& plan, const CommonOptions& common);
 
 /// Whether the GPU may filter this run, and for --device auto the decision: CUDA is started in the
-/// background (warm_up_cuda_async) only where the cost model gives the filter to the GPU even with
-/// the start-up hidden behind the read; otherwise the run goes the CPU's way from the read on (as
-/// with --device cpu) and never pays CUDA's start-up or its teardown at exit. Called by smooth and
-/// convolve once the header and the filter are known (main starts CUDA earlier for --device cuda
-/// and for the other filtering commands).
-bool gpu_may_win(const Plan& plan, const Index& out_extent, const PlannedWork& work,
-                 const CommonOptions& common);
+/// background (warm_up_cuda_async) only where the engine's plan (ndconv::plan, its start-up costed
+/// as hidden behind the read) gives the filter to the GPU; otherwise the run goes the CPU's way
+/// from the read on (as with --device cpu) and never pays CUDA's start-up or its teardown at exit.
+/// `model_knows`: false where the plan's cost model cannot tell (CUDA then starts, as for other
+/// commands). Called by smooth and convolve once the header and the filter are known (main starts
+/// CUDA earlier for --device cuda and for the other filtering commands).
+bool gpu_may_win(const FilterRequest& request, bool model_knows, const CommonOptions& common);
 
 /// Reads the input as read_input does; in its stored type when `stored_wanted` and the file is a
 /// scalar image of a type the stored API takes (io::read_stored_image, into input_memory(c)),

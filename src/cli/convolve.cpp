@@ -140,17 +140,20 @@ void run_convolve(const ConvolveArgs& a) {
     padded *= static_cast<double>(plan.input.geometry.extent[ax] + filter.extent[ax] - 1) /
               static_cast<double>(plan.input.geometry.extent[ax]);
   check_memory_plan(a.in, a.out, plan, g.extent, padded + 0.2, a.common);
-  PlannedWork work;
-  for (int ax = 0; ax < dims; ++ax)
-    work.taps_per_output *= static_cast<double>(filter.extent[ax]);
-  work.stored = a.output.preview.empty();
-  const bool gpu = gpu_may_win(plan, g.extent, work, a.common);
+  FilterRequest request = filter_request(plan, a.common);
+  request.kind = FilterKind::Dense;
+  request.filter_extent = filter.extent;
+  request.options.operation = options.operation;
+  request.options.region = options.region;
+  if (a.output.preview.empty())
+    request.input_bytes_per_voxel = io::component_bytes(plan.input.component_type);
+  const bool gpu = gpu_may_win(request, true, a.common);
 
   Progress progress(!a.common.quiet, "convolve");
   double seconds_read = 0;
   // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
   const FilterInput input =
-      read_filter_input(a.in, progress, seconds_read, gpu && work.stored, a.common);
+      read_filter_input(a.in, progress, seconds_read, gpu && a.output.preview.empty(), a.common);
 
   filter_and_write(
       progress, input, g, options,

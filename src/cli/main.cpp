@@ -121,21 +121,21 @@ void start_gpu_early(int argc, char** argv) {
     else if (arg == "-h" || arg == "--help")
       return;
   }
-  ndconv::cli::CommonOptions common;
-  common.device = device;
-  if (device.rfind("cuda", 0) != 0 && device != "auto")
+  ndconv::DeviceWish wish;
+  try {
+    wish = ndconv::parse_device(device);
+  } catch (const ndconv::InvalidArgument&) {
+    return;  // the command line's check reports it
+  }
+  if (wish.backend == ndconv::Backend::Cpu)
     return;
   // With auto, smooth and convolve start it once they know the work, and only where the GPU may
   // win (gpu_may_win).
-  if (device == "auto" && (sub == "smooth" || sub == "convolve"))
+  if (wish.backend == ndconv::Backend::Auto && (sub == "smooth" || sub == "convolve"))
     return;
-  if (!ndconv::cli::gpu_may_filter(common))
+  if (wish.backend == ndconv::Backend::Auto && !ndconv::cuda_built())
     return;
-  int index = 0;
-  if (device.size() > 5 && device.size() < 9 &&
-      device.find_first_not_of("0123456789", 5) == std::string::npos)
-    index = std::stoi(device.substr(5));
-  ndconv::warm_up_cuda_async(index);
+  ndconv::warm_up_cuda_async(wish.cuda_device);
 }
 
 // The command itself: its exit code, every error reported on one line.

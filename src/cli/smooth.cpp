@@ -169,16 +169,14 @@ void run_smooth(const SmoothArgs& a) {
                     a.common);
   // The exact filter without a mask or preview takes the stored type on either backend: a GPU
   // uploads it as it is, the CPU converts it slab by slab in its passes.
-  PlannedWork work;
-  work.taps_per_output = 0;
+  FilterRequest request = filter_request(plan, a.common);
+  request.kind = FilterKind::Separable;
   for (int ax = 0; ax < dims; ++ax)
-    work.taps_per_output += static_cast<double>(filter.taps[ax].size());
-  work.passes = passes;
-  work.separable = true;
-  work.stored = !recursive && mask.empty() && a.output.preview.empty();
-  work.known = !recursive && mask.empty();
-  gpu_may_win(plan, plan.input.geometry.extent, work, a.common);  // starts CUDA where it may win
-  const bool stored = work.stored;
+    request.filter_extent[ax] = std::max<int64_t>(1, static_cast<int64_t>(filter.taps[ax].size()));
+  const bool stored = !recursive && mask.empty() && a.output.preview.empty();
+  if (stored)
+    request.input_bytes_per_voxel = io::component_bytes(plan.input.component_type);
+  gpu_may_win(request, !recursive && mask.empty(), a.common);  // starts CUDA where it may win
 
   Progress progress(!a.common.quiet, "smooth");
   double seconds_read = 0;

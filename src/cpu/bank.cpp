@@ -11,15 +11,15 @@
 
 #include "cpu/bank_kernel_set.h"
 #include "cpu/bank_rule.h"
-#include "cpu/canonical_axes.h"
+#include "core/canonical_axes.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
-#include "cpu/padding.h"
+#include "core/padding.h"
 #include "cpu/slab_rows.h"
 #include "cpu/tuning.h"
-#include "cpu/parallel_for.h"
-#include "engine/adaptive/bank_problem.h"
+#include "core/parallel_for.h"
+#include "cpu/cpu_backend.h"
 
 namespace ndconv::cpu {
 
@@ -60,7 +60,7 @@ struct CanonicalView {
 
 template <typename T>
 CanonicalView<T> canonical(const BasicVolumeView<T>& v) {
-  return {v.data, to_canonical(v.dims, v.stride, 0)};
+  return {v.data, core::to_canonical(v.dims, v.stride, 0)};
 }
 
 struct Scratch {
@@ -83,14 +83,14 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   const int dims = p.input.dims;
   const KernelSet& row_kernels = select_kernel_set();
   const BankKernelSet& kernels = bank_kernel_set(row_kernels.isa);
-  const int threads = resolve_thread_count(options.threads);
+  const int threads = core::resolve_thread_count(options.threads);
   const bool weighted = p.outputs.empty();
 
-  const Index n_in = to_canonical(dims, p.input.extent, 1);
-  const Index in_stride = to_canonical(dims, p.input.stride, 0);
-  const Index n_out = to_canonical(dims, p.output_extent, 1);
-  const Index offset = to_canonical(dims, p.offset, 0);
-  const Index k = to_canonical(dims, p.filter_extent, 1);
+  const Index n_in = core::to_canonical(dims, p.input.extent, 1);
+  const Index in_stride = core::to_canonical(dims, p.input.stride, 0);
+  const Index n_out = core::to_canonical(dims, p.output_extent, 1);
+  const Index offset = core::to_canonical(dims, p.offset, 0);
+  const Index k = core::to_canonical(dims, p.filter_extent, 1);
   const int64_t filter_taps = k[0] * k[1] * k[2] * k[3];
 
   const BankShape shape = choose_bank_shape(p.count, options.expert.outputs_per_thread, k[3],
@@ -121,7 +121,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
       static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
   std::vector<Scratch> scratch(used_threads);
   const double pad_share = 1.0 / (1.0 + static_cast<double>(filter_taps * p.count));
-  PaddedVolume padded;
+  core::PaddedVolume padded;
   auto slab_items = [&](int64_t begin, int64_t end, int worker, int64_t first_block) {
     Scratch& s = scratch[worker];
     s.sources.resize(tap_count);

@@ -1,7 +1,9 @@
 // The CPU backend's entry points that are not a driver: the blocking factors it is compiled
 // for. The drivers are dense.cpp and separable.cpp; the design is in docs/cpu-backend.md.
-#include "engine/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 
+#include "cpu/blocking_rule.h"
+#include "cpu/isa_dispatch.h"
 #include "cpu/kernel_set.h"
 
 namespace ndconv::cpu_backend {
@@ -10,6 +12,12 @@ const std::vector<int>& supported_blocking_factors() {
   static const std::vector<int> factors(std::begin(cpu::kBlockingFactors),
                                         std::end(cpu::kBlockingFactors));
   return factors;
+}
+
+RowsPlan plan_rows(int requested, int64_t k, int64_t outputs) {
+  const cpu::KernelSet& kernels = cpu::select_kernel_set();
+  const cpu::BlockingChoice choice = cpu::choose_blocking(requested, k, outputs, kernels, false);
+  return {kernels.isa, choice.factor, choice.reason};
 }
 
 }  // namespace ndconv::cpu_backend

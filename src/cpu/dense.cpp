@@ -16,16 +16,16 @@
 #include <vector>
 
 #include "cpu/blocking_rule.h"
-#include "cpu/canonical_axes.h"
+#include "core/canonical_axes.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/tuning.h"
 #include "cpu/isa_dispatch.h"
-#include "cpu/padding.h"
+#include "core/padding.h"
 #include "cpu/slab_rows.h"
-#include "cpu/parallel_for.h"
-#include "engine/cpu_backend.h"
-#include "engine/first_touch.h"
+#include "core/parallel_for.h"
+#include "cpu/cpu_backend.h"
+#include "core/first_touch.h"
 #include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
@@ -66,16 +66,16 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const auto t0 = std::chrono::steady_clock::now();
   const int dims = p.input.dims;
   const KernelSet& kernels = select_kernel_set();
-  const int threads = resolve_thread_count(options.threads);
+  const int threads = core::resolve_thread_count(options.threads);
 
-  const Index n_in = to_canonical(dims, p.input.extent, 1);
-  const Index in_stride = to_canonical(dims, p.input.stride, 0);
-  const Index n_out = to_canonical(dims, p.output.extent, 1);
-  const Index out_stride = to_canonical(dims, p.output.stride, 0);
-  const Index offset = to_canonical(dims, p.offset, 0);
+  const Index n_in = core::to_canonical(dims, p.input.extent, 1);
+  const Index in_stride = core::to_canonical(dims, p.input.stride, 0);
+  const Index n_out = core::to_canonical(dims, p.output.extent, 1);
+  const Index out_stride = core::to_canonical(dims, p.output.stride, 0);
+  const Index offset = core::to_canonical(dims, p.offset, 0);
   // The filter's taps are ordered by volume axes; the canonical order keeps that memory order
   // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
-  const Index k = to_canonical(dims, p.filter_extent, 1);
+  const Index k = core::to_canonical(dims, p.filter_extent, 1);
 
   const BlockingChoice blocking = choose_blocking(options.expert.outputs_per_thread, k[3], n_out[3],
                                                   kernels, has_non_finite(p.input, threads));
@@ -96,7 +96,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   std::vector<Scratch> scratch(used_threads);
   const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
   const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
-  PaddedVolume padded;
+  core::PaddedVolume padded;
   auto slab_items = [&](int64_t begin, int64_t end, int worker, int64_t first_block) {
     Scratch& s = scratch[worker];
     s.sources.resize(tap_count);

@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "cpu/parallel_for.h"
-#include "engine/stored_access.h"
+#include "core/parallel_for.h"
+#include "core/stored_access.h"
 
 namespace ndconv::cpu {
 
@@ -17,7 +17,7 @@ bool has_non_finite(const ConstVolumeView& v, int threads) {
   const int64_t rows = v.voxel_count() / v.extent[0];
   const int64_t nx = v.extent[0], sx = v.stride[0];
   std::atomic<bool> found{false};
-  parallel_for(
+  core::parallel_for(
       threads, rows,
       [&](int64_t begin, int64_t end, int) {
         int bad = 0;
@@ -40,7 +40,7 @@ bool has_non_finite(const ConstVolumeView& v, int threads) {
         if (bad)
           found = true;
       },
-      ProgressSpan{});
+      core::ProgressSpan{});
   return found;
 }
 

@@ -17,6 +17,15 @@ inline constexpr int kBlockingFactorCount = 4;
 /// up to round_up(nx, kMaxLanes) elements; drivers pad their rows to that length.
 inline constexpr int64_t kMaxLanes = 16;
 
+inline int64_t round_up(int64_t n, int64_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+/// Length to allocate for a row that must feed `outputs` outputs with `taps` taps along x.
+inline int64_t padded_row_length(int64_t outputs, int64_t taps) {
+  return round_up(round_up(outputs, kMaxLanes) + taps - 1, kMaxLanes);
+}
+
 /// One block of B output rows.
 ///   dst[b][x] = sum_{t < tap_count} weights[t * B + b] * sources[t][x]
 /// for x in [0, nx). Each "tap" is an input row already shifted by the tap's offset along x, so

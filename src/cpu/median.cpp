@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "cpu/parallel_for.h"
-#include "engine/problem.h"
+#include "core/parallel_for.h"
+#include "core/problem.h"
 
 namespace ndconv::cpu {
 
@@ -29,13 +29,13 @@ void median(const ConstVolumeView& input, const VolumeView& output, const Index&
   const int64_t window =
       (2 * radius[0] + 1) * (2 * radius[1] + 1) * (2 * radius[2] + 1) * (2 * radius[3] + 1);
   const int64_t rows = n[1] * n[2] * n[3];
-  const int workers = resolve_thread_count(threads);
+  const int workers = core::resolve_thread_count(threads);
   std::vector<std::vector<float>> windows(workers, std::vector<float>(window));
   // Row starts of the window's rows for one output row; nullptr: a row of zeros.
   std::vector<std::vector<const float*>> row_starts(workers);
-  ProgressSpan span;
+  core::ProgressSpan span;
   span.callback = &progress;
-  parallel_for(
+  core::parallel_for(
       workers, rows,
       [&](int64_t begin, int64_t end, int worker) {
         std::vector<float>& values = windows[worker];

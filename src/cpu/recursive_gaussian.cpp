@@ -4,7 +4,7 @@
 #include <complex>
 #include <vector>
 
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 
 namespace ndconv::cpu {
 
@@ -65,7 +65,7 @@ namespace {
 // is read whole before it is written).
 template <typename T>
 void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis, double sigma,
-                 Boundary boundary, int threads, const ProgressSpan& progress) {
+                 Boundary boundary, int threads, const core::ProgressSpan& progress) {
   const recursive::Coefficients c = young_van_vliet(sigma);
   const int64_t n = from.extent[axis], margin = recursive_margin(sigma);
   const int64_t padded = n + 2 * margin;
@@ -79,9 +79,9 @@ void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis,
       lines *= from.extent[a];
     }
   }
-  const int workers = resolve_thread_count(threads);
+  const int workers = core::resolve_thread_count(threads);
   std::vector<std::vector<double>> buffers(workers, std::vector<double>(padded));
-  parallel_for(
+  core::parallel_for(
       workers, lines,
       [&](int64_t begin, int64_t end, int worker) {
         std::vector<double>& w = buffers[worker];
@@ -119,7 +119,7 @@ void recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
   for (int a = 0; a < input.dims; ++a) {
     if (!(sigma[a] > 0))
       continue;
-    const ProgressSpan span{&progress, static_cast<double>(done) / passes, 1.0 / passes};
+    const core::ProgressSpan span{&progress, static_cast<double>(done) / passes, 1.0 / passes};
     if (first)
       filter_axis(input, output, a, sigma[a], boundary, threads, span);
     else

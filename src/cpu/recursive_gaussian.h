@@ -8,7 +8,7 @@
 
 #include <functional>
 
-#include "cuda/recursive_gaussian/recursive_line.h"
+#include "core/recursive_line.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu {

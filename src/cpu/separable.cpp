@@ -19,10 +19,10 @@
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
-#include "cpu/padding.h"
-#include "cpu/parallel_for.h"
-#include "engine/cpu_backend.h"
-#include "engine/first_touch.h"
+#include "core/padding.h"
+#include "core/parallel_for.h"
+#include "cpu/cpu_backend.h"
+#include "core/first_touch.h"
 #include "ndconv/stored.h"
 
 namespace ndconv::cpu_backend {
@@ -84,7 +84,7 @@ void scatter(const float* from, int64_t n, float* to, int64_t stride) {
 }
 
 void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::vector<float>& taps,
-            int64_t offset, const ProgressSpan& progress) {
+            int64_t offset, const core::ProgressSpan& progress) {
   const int64_t k = static_cast<int64_t>(taps.size());
   const int64_t nx = dst.extent[0];
   const int64_t line_length = padded_row_length(nx, k);
@@ -95,7 +95,7 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
   const int threads = static_cast<int>(std::min<int64_t>(c.threads, rows));
   std::vector<std::vector<float>> lines(threads), outs(threads);
   std::vector<std::vector<const float*>> source_lists(threads);
-  parallel_for(
+  core::parallel_for(
       threads, rows,
       [&](int64_t begin, int64_t end, int worker) {
         std::vector<float>& line = lines[worker];
@@ -106,8 +106,8 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
         out.resize(out_length);
         for (int64_t r = begin; r < end; ++r) {
           const Index i = row_index(r, dst.extent);
-          gather_line(src.row(i), src.stride[0], src.extent[0], offset, nx + k - 1, line_length,
-                      c.boundary, line.data());
+          core::gather_line(src.row(i), src.stride[0], src.extent[0], offset, nx + k - 1,
+                            line_length, c.boundary, line.data());
           for (int64_t j = 0; j < k; ++j)
             sources[j] = line.data() + j;
           float* target = direct_store ? dst.row(i) : out.data();
@@ -127,7 +127,7 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
 
 void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
                const std::vector<float>& taps, int64_t offset, const BlockingChoice& blocking,
-               const ProgressSpan& progress) {
+               const core::ProgressSpan& progress) {
   const int64_t k = static_cast<int64_t>(taps.size());
   const int factor = blocking.factor;
   const int64_t nx = dst.extent[0];
@@ -157,7 +157,7 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
     std::vector<float> out;
   };
   std::vector<Scratch> scratch(threads);
-  parallel_for(
+  core::parallel_for(
       threads, items,
       [&](int64_t begin, int64_t end, int worker) {
         Scratch& s = scratch[worker];
@@ -208,7 +208,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   PassContext c;
   c.dims = p.input.dims;
   c.kernels = &select_kernel_set();
-  c.threads = resolve_thread_count(options.threads);
+  c.threads = core::resolve_thread_count(options.threads);
   c.boundary = p.boundary;
   c.options = &options;
 
@@ -287,7 +287,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
                             ? output
                             : intermediate(c.dims, extent, buffers[pass % 2], c.threads);
       const double share = slab_share * static_cast<double>(taps.size() + 1) / total_work;
-      const ProgressSpan progress{&options.progress, done, share};
+      const core::ProgressSpan progress{&options.progress, done, share};
       if (a == 0) {
         pass_x(c, current, next, taps, p.offset[0], progress);
       } else {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpu/padding.h"
-#include "cpu/parallel_for.h"
+#include "core/padding.h"
+#include "core/parallel_for.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cpu {
@@ -55,13 +55,13 @@ inline Slab slab_at(const SlabPlan& plan, int64_t slab) {
 inline Index pad_slab(const float* in, const Index& n_in, const Index& in_stride,
                       const Index& offset, const Index& n_out, const Index& k, int factor,
                       int64_t row_length, const Slab& s, Boundary boundary, int threads,
-                      const ProgressSpan& progress, PaddedVolume& padded) {
+                      const core::ProgressSpan& progress, core::PaddedVolume& padded) {
   const Index extent{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1,
                      s.block_count * factor + k[3] - 1};
   Index slab_offset = offset;
   slab_offset[3] += s.first_block * factor;
-  build_padded(in, n_in, in_stride, slab_offset, extent, n_out[0] + k[0] - 1, row_length, boundary,
-               threads, progress, padded);
+  core::build_padded(in, n_in, in_stride, slab_offset, extent, n_out[0] + k[0] - 1, row_length,
+                     boundary, threads, progress, padded);
   return extent;
 }
 
@@ -74,26 +74,26 @@ Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n
                            const Index& in_stride, const Index& offset, const Index& n_out,
                            const Index& k, int factor, int64_t row_length, Boundary boundary,
                            int threads, int used_threads, double pad_share,
-                           const std::function<bool(double)>* progress, PaddedVolume& padded,
+                           const std::function<bool(double)>* progress, core::PaddedVolume& padded,
                            const SlabItems& items) {
   Index padded_extent{};
   for (int64_t slab = 0; slab < plan.slabs; ++slab) {
     const Slab sl = slab_at(plan, slab);
     padded_extent =
         pad_slab(in, n_in, in_stride, offset, n_out, k, factor, row_length, sl, boundary, threads,
-                 ProgressSpan{progress, sl.base, sl.span * pad_share}, padded);
-    parallel_for(
+                 core::ProgressSpan{progress, sl.base, sl.span * pad_share}, padded);
+    core::parallel_for(
         used_threads, n_out[1] * n_out[2] * sl.block_count,
         [&](int64_t begin, int64_t end, int worker) { items(begin, end, worker, sl.first_block); },
-        ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)});
+        core::ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)});
   }
   return padded_extent;
 }
 
 /// The (k3 + factor - 1) * k2 * k1 * k0 tap rows of item (m1, m2, block of the slab), each a
 /// padded row shifted by its x tap, in the order of the drivers' weight tables.
-inline void gather_tap_rows(const PaddedVolume& padded, const Index& k, int factor, int64_t m1,
-                            int64_t m2, int64_t block, const float** sources) {
+inline void gather_tap_rows(const core::PaddedVolume& padded, const Index& k, int factor,
+                            int64_t m1, int64_t m2, int64_t block, const float** sources) {
   int64_t t = 0;
   for (int64_t j3 = 0; j3 < k[3] + factor - 1; ++j3)
     for (int64_t j2 = 0; j2 < k[2]; ++j2)

@@ -1,8 +1,9 @@
 # The CPU backend (src/cpu/). The row kernels are compiled once per instruction set and chosen
 # at run time (isa_dispatch.cpp), so the binary stays portable without -march=native.
 set(NDCONV_CPU_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cpu)
-set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp padding.cpp finite_scan.cpp
-  parallel_for.cpp blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_rule.cpp)
+set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp finite_scan.cpp
+  blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_rule.cpp
+  median.cpp recursive_gaussian.cpp)
 list(TRANSFORM NDCONV_CPU_SOURCES PREPEND ${NDCONV_CPU_DIR}/)
 
 # The kernel units of one instruction set (kernels_<isa>.cpp, bank_kernels_<isa>.cpp): built

@@ -4,11 +4,11 @@
 
 #include <cstdint>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/types.h"
 
 namespace ndconv::detail {
-struct BankProblem;  // engine/adaptive/bank_problem.h
+struct BankProblem;  // core/bank_problem.h
 }
 
 namespace ndconv::cpu_backend {
@@ -20,11 +20,11 @@ struct Tuning {
   int64_t pad_limit_bytes = int64_t{256} << 20;
 };
 
-/// cpu_backend::run_dense (engine/cpu_backend.h) with these tuning values.
+/// cpu_backend::run_dense (cpu/cpu_backend.h) with these tuning values.
 void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
                const Tuning& tuning);
 
-/// cpu_backend::run_bank (engine/adaptive/bank_problem.h) with these tuning values.
+/// cpu_backend::run_bank (cpu/cpu_backend.h) with these tuning values.
 void run_bank(const detail::BankProblem& problem, const Options& options, RunReport& report,
               const Tuning& tuning);
 

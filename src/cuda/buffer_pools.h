@@ -30,7 +30,7 @@ BlockCache& device_cache(int device);
 /// The pinned host staging cache.
 BlockCache& staging_cache();
 
-/// Records that this process created a context on `device` (engine/cuda_host.h, started()).
+/// Records that this process created a context on `device` (cuda/cuda_host.h, started()).
 void mark_started(int device) noexcept;
 
 /// A lease of `bytes` from a cache, given back on destruction with the given kept limit.

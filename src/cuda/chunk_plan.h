@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cuda_backend {

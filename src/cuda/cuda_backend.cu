@@ -1,4 +1,4 @@
-// The CUDA backend's host path (engine/cuda_backend.h): probing the devices, and for each call a
+// The CUDA backend's host path (cuda/cuda_backend.h): probing the devices, and for each call a
 // pipeline of chunks along the last axis (chunk_plan.h: resident where the problem fits the
 // device, else staged slabs, whose halo staging.h explains) whose uploads, kernels and downloads
 // overlap on several streams, with device and pinned staging buffers kept between calls
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/parallel_for.h"
-#include "engine/first_touch.h"
+#include "core/parallel_for.h"
+#include "core/first_touch.h"
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
 #include "cuda/chunk_plan.h"
@@ -29,9 +29,9 @@
 #include "cuda/plan.h"
 #include "cuda/staging.h"
 #include "cuda/stream_scratch.h"
-#include "engine/cuda_backend.h"
-#include "engine/cuda_host.h"
-#include "engine/stored_access.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_host.h"
+#include "core/stored_access.h"
 #include "ndconv/memory.h"
 
 namespace ndconv::cuda_backend {
@@ -200,7 +200,7 @@ HostAccess host_access(const StoredVolumeView& input, const VolumeView& output,
       is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * sizeof(float));
   const size_t cap = memory_cap(options);
   h.kept_limit = cap > 0 ? std::min(cap, kDeviceKeptBytes) : kDeviceKeptBytes;
-  h.threads = cpu::resolve_thread_count(options.threads);
+  h.threads = core::resolve_thread_count(options.threads);
   return h;
 }
 

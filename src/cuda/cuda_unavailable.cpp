@@ -1,7 +1,11 @@
 // The CUDA backend of a build without CUDA: probe() says so, and the run and launch functions
-// refuse, so that CPU-only builds link and report the reason.
+// refuse, so that CPU-only builds link and report the reason. The engine never calls a run here:
+// its backend choice (engine/backend_choice.h) finds no usable GPU first.
+#include "cuda/bank/bank_gpu.h"
+#include "cuda/cuda_backend.h"
 #include "cuda/launch.h"
-#include "engine/cuda_backend.h"
+#include "cuda/median/median.h"
+#include "cuda/recursive_gaussian/recursive_gaussian.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cuda_backend {
@@ -74,3 +78,111 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem&, float*, int,
 }
 
 }  // namespace ndconv::cuda_backend
+
+namespace ndconv::cuda_bank {
+
+namespace {
+const char* const kNoCuda = "ndconv was built without CUDA support";
+}
+
+void run_bank(const detail::BankProblem&, const Options&, RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::string bank_cannot_implement(const Index&, int) {
+  return kNoCuda;
+}
+
+void run_bank_with_control(const detail::BankProblem&, const std::vector<const float*>&,
+                           const std::vector<double>&, const Options&, RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void run_structure_tensor(const detail::BankProblem&, const std::vector<double>&,
+                          const std::vector<float*>&, const Options&, RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+bool run_control_tensor(const detail::ControlMapping&, std::vector<std::vector<float>>&,
+                        const Options&) {
+  return false;
+}
+
+BankLaunch plan_bank(const detail::BankProblem&, int) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::vector<float> bank_device_taps(const BankLaunch&, const float*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void pad_bank_input(const detail::BankProblem&, const BankLaunch&, int, const core::ProgressSpan&,
+                    core::PaddedVolume&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+BankKernel launch_bank_device(const BankLaunch&, int, const float*, const float*, float*,
+                              const float*, float*, void*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+struct ResidentAdaptive::State {
+  std::string note = kNoCuda;
+};
+
+ResidentAdaptive::ResidentAdaptive(const ResidentProblem&, const Options&)
+    : state_(std::make_unique<State>()) {}
+ResidentAdaptive::~ResidentAdaptive() = default;
+
+bool ResidentAdaptive::fits() const {
+  return false;
+}
+
+const std::string& ResidentAdaptive::memory_note() const {
+  return state_->note;
+}
+
+void ResidentAdaptive::structure_tensor(RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void ResidentAdaptive::relax() {
+  throw InvalidArgument(kNoCuda);
+}
+
+void ResidentAdaptive::control_tensor(const detail::ControlMapping&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void ResidentAdaptive::reconstruct(double, RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+}  // namespace ndconv::cuda_bank
+
+namespace ndconv::cuda_median {
+
+bool can_implement(int, const Index&, std::string& why) {
+  why = "ndconv was built without CUDA support";
+  return false;
+}
+
+void run(const ConstVolumeView&, const VolumeView&, const Index&, Boundary, int, RunReport&) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
+void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, void*) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
+}  // namespace ndconv::cuda_median
+
+namespace ndconv::cuda_recursive {
+
+void run(const ConstVolumeView&, const VolumeView&, const std::array<double, kMaxDims>&,
+         const std::array<recursive::Coefficients, kMaxDims>&, const std::array<int64_t, kMaxDims>&,
+         Boundary, int, RunReport&) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
+}  // namespace ndconv::cuda_recursive

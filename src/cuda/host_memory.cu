@@ -1,5 +1,5 @@
 // Pinned host memory, the buffer caches (buffer_pools.h) and CUDA start-up for the engine
-// (engine/cuda_host.h).
+// (cuda/cuda_host.h).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -8,7 +8,7 @@
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
 #include "cuda/handle_pool.h"
-#include "engine/cuda_host.h"
+#include "cuda/cuda_host.h"
 
 namespace ndconv::cuda_backend {
 
@@ -119,6 +119,10 @@ CachedMemory cached_memory() noexcept {
     m.device_bytes += cache->idle_bytes();
   m.pinned_staging_bytes = staging_cache().idle_bytes();
   return m;
+}
+
+bool compiled() noexcept {
+  return true;
 }
 
 bool started(int device) noexcept {

@@ -1,6 +1,6 @@
-// The CUDA host services of a build without CUDA (engine/cuda_host.h): nothing is pinned, nothing
+// The CUDA host services of a build without CUDA (cuda/cuda_host.h): nothing is pinned, nothing
 // is cached, nothing starts.
-#include "engine/cuda_host.h"
+#include "cuda/cuda_host.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cuda_backend {
@@ -19,6 +19,10 @@ void release_cached_memory() noexcept {}
 
 CachedMemory cached_memory() noexcept {
   return {};
+}
+
+bool compiled() noexcept {
+  return false;
 }
 
 bool started(int) noexcept {

@@ -10,8 +10,8 @@
 
 #include "cuda/device_facts.h"
 #include "cuda/tuning.h"
-#include "engine/cuda_backend.h"
-#include "engine/problem.h"
+#include "cuda/cuda_backend.h"
+#include "core/problem.h"
 #include "ndconv/stored.h"
 #include "ndconv/types.h"
 
@@ -148,13 +148,13 @@ LaunchPlan launch_same_separable_device(const ConstVolumeView& in, const VolumeV
 /// The blocked kernel's instantiations that read taps from global memory (large dense filters).
 std::vector<KernelVariant> dense_variants_global_taps(int device);
 
-/// cuda_backend::run_dense / run_separable (engine/cuda_backend.h) with the kernel request and
+/// cuda_backend::run_dense / run_separable (cuda/cuda_backend.h) with the kernel request and
 /// tuning given (the engine's front end uses the defaults, with options.expert's KO).
 void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
                const DenseKernelRequest& request, const Tuning& tuning);
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report, const Tuning& tuning);
-/// The same on stored values (engine/cuda_host.h's run_dense_stored / run_separable_stored).
+/// The same on stored values (cuda/cuda_host.h's run_dense_stored / run_separable_stored).
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
                       const Options& options, RunReport& report, const DenseKernelRequest& request,
                       const Tuning& tuning);

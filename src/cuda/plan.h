@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "kernels/geometry.h"
 
 namespace ndconv::cuda_backend {

@@ -9,7 +9,9 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/separable/separable_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tiled/tiled_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/border_launch.cu
-                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu)
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu)
 else()
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_unavailable.cpp
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/host_memory_unavailable.cpp)

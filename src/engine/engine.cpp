@@ -12,14 +12,14 @@
 #include <mutex>
 #include <string>
 
-#include "cpu/parallel_for.h"
-#include "engine/backend_cost.h"
-#include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
-#include "engine/cuda_host.h"
-#include "engine/enum_names.h"
-#include "engine/problem.h"
-#include "engine/view_overlap.h"
+#include "core/parallel_for.h"
+#include "engine/backend_work.h"
+#include "cpu/cpu_backend.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_host.h"
+#include "core/enum_names.h"
+#include "core/problem.h"
+#include "core/view_overlap.h"
 #include "ndconv/device.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
@@ -114,30 +114,6 @@ void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
     throw InvalidArgument("input and output volumes overlap");
 }
 
-// The device list, probed once per process for the backend choice (a probe asks every device for
-// its properties; the list does not change while the process runs). Refreshed while unusable.
-// The state is never destroyed: the warm-up thread may still be probing while static destructors
-// run at exit.
-struct ProbeCache {
-  std::mutex mutex;
-  CudaStatus status;
-  bool usable_seen = false;
-};
-ProbeCache& probe_cache() {
-  static ProbeCache* cache = new ProbeCache();
-  return *cache;
-}
-
-CudaStatus cached_probe() {
-  ProbeCache& c = probe_cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  if (!c.usable_seen) {
-    c.status = cuda_backend::probe();
-    c.usable_seen = c.status.usable;
-  }
-  return c.status;
-}
-
 // What the cost model needs to know about a call besides the work.
 struct Work {
   double taps_per_output = 1;
@@ -148,74 +124,26 @@ struct Work {
   std::size_t stored_bytes_per_voxel = sizeof(float);
 };
 
-namespace {
-// True from a warm-up's start until its thread has finished; the start, in steady-clock ticks.
-std::atomic<bool> g_warm_up_pending{false};
-std::atomic<int64_t> g_warm_up_began{0};
-
-double warm_up_elapsed_seconds() {
-  if (!g_warm_up_pending.load())
-    return 0.0;
-  const auto began = std::chrono::steady_clock::time_point(
-      std::chrono::steady_clock::duration(g_warm_up_began.load()));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-}
-}  // namespace
-
-// Decides the backend. Cpu: as asked. Cuda: the GPU or an InvalidArgument saying why not. Auto:
-// the cost model (backend_cost.h) first, without starting CUDA where the CPU wins even with CUDA
-// already started, then the GPU when one is usable.
+// The backend of a dense or separable call (detail::choose_backend), with the cost model's input.
 Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, const Work& work,
                        const Options& options, RunReport& report) {
-  if (options.backend == Backend::Cpu) {
-    report.backend_reason = "CPU requested";
-    return Backend::Cpu;
-  }
-  std::string estimate;
-  if (options.backend == Backend::Auto) {
-    detail::CostInput cost;
-    cost.input_voxels = input.voxel_count();
-    cost.output_voxels = output.voxel_count();
-    cost.taps_per_output = work.taps_per_output;
-    cost.passes = work.passes;
-    cost.separable = work.separable;
-    cost.cuda_started = cuda_backend::started(options.cuda_device);
-    cost.startup_elapsed_seconds = cost.cuda_started ? 0.0 : warm_up_elapsed_seconds();
-    // Asking CUDA whether memory is pinned would start it: only once it has started.
+  detail::LinearWork w;
+  w.input_voxels = input.voxel_count();
+  w.output_voxels = output.voxel_count();
+  w.taps_per_output = work.taps_per_output;
+  w.passes = work.passes;
+  w.separable = work.separable;
+  w.input_bytes_per_voxel = work.stored_bytes_per_voxel;
+  // Asking CUDA whether memory is pinned would start it: only once it has started.
+  if (options.backend == Backend::Auto && cuda_started(options.cuda_device)) {
     const void* uploaded = work.stored_data != nullptr ? work.stored_data : input.data;
-    cost.input_bytes_per_voxel = static_cast<double>(work.stored_bytes_per_voxel);
-    cost.input_pinned =
-        cost.cuda_started && input.is_contiguous() &&
+    w.input_pinned =
+        input.is_contiguous() &&
         is_pinned(uploaded, static_cast<size_t>(input.voxel_count()) * work.stored_bytes_per_voxel);
-    cost.output_pinned = cost.cuda_started && output.is_contiguous() &&
-                         is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
-    cost.cpu_threads = cpu::resolve_thread_count(options.threads);
-    const detail::CostEstimate e = detail::estimate_costs(cost);
-    if (!e.prefer_gpu) {
-      // CUDA is not started to find out whether a GPU is there: the estimate says why not.
-      report.backend_reason = "auto: " + e.reason + "; no GPU was probed";
-      return Backend::Cpu;
-    }
-    estimate = e.reason;
+    w.output_pinned = output.is_contiguous() &&
+                      is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
   }
-  const CudaStatus status = cached_probe();
-  const bool device_exists = status.usable && options.cuda_device >= 0 &&
-                             options.cuda_device < static_cast<int>(status.devices.size());
-  if (device_exists) {
-    const DeviceInfo& d = status.devices[options.cuda_device];
-    report.device_name = d.name;
-    report.backend_reason =
-        (options.backend == Backend::Cuda ? std::string("CUDA requested") : "auto: " + estimate) +
-        ": device " + std::to_string(d.index) + " (" + d.name + ")";
-    return Backend::Cuda;
-  }
-  std::string why = !status.usable ? status.reason
-                                   : "no CUDA device " + std::to_string(options.cuda_device) +
-                                         " (" + std::to_string(status.devices.size()) + " found)";
-  if (options.backend == Backend::Cuda)
-    throw InvalidArgument("CUDA backend unavailable: " + why);
-  report.backend_reason = "no usable GPU (" + why + "); using the CPU";
-  return Backend::Cpu;
+  return detail::choose_backend(options, detail::linear_backend_work(w, options), report);
 }
 
 // The device entry points need the GPU: an InvalidArgument saying why not, as Backend::Cuda.
@@ -508,37 +436,6 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
   check_stored_no_overlap(input, output);
   return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable_stored,
                          cuda_backend::run_separable_stored);
-}
-
-void warm_up_cuda_async(int device) noexcept {
-  // The future outlives main(): its destructor at exit waits for a start-up still under way. What
-  // the thread touches is constructed before it starts (or never destroyed), so that nothing it
-  // uses is destroyed before the future at exit.
-  static std::once_flag once;
-  static std::future<void> warm_up;
-  try {
-    std::call_once(once, [device] {
-      (void)probe_cache();
-      g_warm_up_began = std::chrono::steady_clock::now().time_since_epoch().count();
-      g_warm_up_pending = true;
-      warm_up = std::async(std::launch::async, [device] {
-        cuda_backend::start(device);
-        (void)cached_probe();
-        g_warm_up_pending = false;
-      });
-    });
-  } catch (...) {
-    // No thread could be started: CUDA starts in the first GPU call instead.
-    g_warm_up_pending = false;
-  }
-}
-
-bool cuda_warm_up_pending() noexcept {
-  return g_warm_up_pending.load();
-}
-
-bool cuda_started(int device) noexcept {
-  return cuda_backend::started(device);
 }
 
 }  // namespace ndconv

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <new>
 
-#include "engine/cuda_host.h"
+#include "cuda/cuda_host.h"
 
 namespace ndconv {
 

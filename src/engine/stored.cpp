@@ -5,10 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "cpu/parallel_for.h"
-#include "cuda/convert/convert_value.h"
-#include "engine/enum_names.h"
-#include "engine/stored_access.h"
+#include "core/parallel_for.h"
+#include "core/convert_value.h"
+#include "core/enum_names.h"
+#include "core/stored_access.h"
 
 namespace ndconv {
 
@@ -56,20 +56,20 @@ void convert_to_float(const StoredVolumeView& input, const VolumeView& output, i
   detail::visit_scalar_type(input.type, [&](auto zero) {
     using T = decltype(zero);
     const T* src = reinterpret_cast<const T*>(input.data);
-    cpu::parallel_for(cpu::resolve_thread_count(threads), rows,
-                      [&](int64_t begin, int64_t end, int) {
-                        for (int64_t r = begin; r < end; ++r) {
-                          const int64_t y = r % ny, z = (r / ny) % nz, t = r / (ny * nz);
-                          const T* in_row =
-                              src + y * input.stride[1] + z * input.stride[2] + t * input.stride[3];
-                          float* out_row = output.data + y * output.stride[1] +
-                                           z * output.stride[2] + t * output.stride[3];
-                          for (int64_t x = 0; x < input.extent[0]; ++x)
-                            out_row[x * output.stride[0]] = convert::stored_to_float(
-                                in_row[x * input.stride[0]], identity, input.scale, input.offset);
-                        }
-                      },
-                      {});
+    core::parallel_for(
+        core::resolve_thread_count(threads), rows,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t y = r % ny, z = (r / ny) % nz, t = r / (ny * nz);
+            const T* in_row = src + y * input.stride[1] + z * input.stride[2] + t * input.stride[3];
+            float* out_row =
+                output.data + y * output.stride[1] + z * output.stride[2] + t * output.stride[3];
+            for (int64_t x = 0; x < input.extent[0]; ++x)
+              out_row[x * output.stride[0]] = convert::stored_to_float(
+                  in_row[x * input.stride[0]], identity, input.scale, input.offset);
+          }
+        },
+        {});
   });
 }
 

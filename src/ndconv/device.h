@@ -42,6 +42,10 @@ RunReport filter_separable_device(const ConstVolumeView& input, const SeparableF
 /// flushed, as the ndconv command does (cuda_warm_up_pending).
 void warm_up_cuda_async(int device = 0) noexcept;
 
+/// Whether ndconv was built with its CUDA backend (asks nothing of CUDA: no start-up). Never
+/// throws.
+bool cuda_built() noexcept;
+
 /// Whether a start-up begun by warm_up_cuda_async is still under way. Never throws.
 bool cuda_warm_up_pending() noexcept;
 

@@ -3,7 +3,7 @@
 //
 // The front end (src/engine/engine.cpp) validates the request, resolves convolution into a
 // correlation with a flipped filter and the output region into an input offset, chooses the
-// backend, and hands a CorrelationProblem to it (src/engine/problem.h). Backends never see
+// backend, and hands a CorrelationProblem to it (src/core/problem.h). Backends never see
 // Operation or OutputRegion.
 #pragma once
 

@@ -7,14 +7,13 @@
 #include <map>
 #include <ostream>
 
-#include "engine/adaptive/bank_problem.h"
+#include "engine/adaptive/bank_front.h"
 #include "ndconv/adaptive.h"
 #include "perf/check.h"
 #include "perf/phantom.h"
-#if NDCONV_HAVE_CUDA
+#include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/launch.h"
-#endif
 
 namespace ndconv::perf {
 
@@ -58,7 +57,6 @@ double pct_of_peak(double fmas, double ms, const gpu::Ceilings& c) {
   return 100.0 * 2.0 * fmas / (ms * 1e-3) / c.fma_flops;
 }
 
-#if NDCONV_HAVE_CUDA
 // The bank's filters, contiguous, x fastest: the real and imaginary parts of the quadrature
 // filters (Responses), or the reconstruction's lowpass and highpass filters (WeightedSum).
 struct BankFilters {
@@ -92,7 +90,6 @@ BankFilters bank_filters(const BankSpec& s, int dims) {
     b.taps.insert(b.taps.end(), p->begin(), p->end());
   return b;
 }
-#endif
 
 // The bank problem of a row: correlation, zero boundary, `same` region, over whole volumes.
 detail::BankProblem bank_problem(const Shape& volume, const Shape& filter, int count,
@@ -165,8 +162,6 @@ std::vector<CheckPlan> cpu_bank_check(const Shape& volume, const Shape& filter, 
 
 namespace {
 
-#if NDCONV_HAVE_CUDA
-
 // The worst relative L2 error of `count` contiguous outputs at `outputs` against their plans.
 double worst_error(const std::vector<CheckPlan>& plans, const Shape& volume, const float* outputs) {
   double worst = 0;
@@ -197,7 +192,7 @@ void prepare(DeviceBank& d, const BankSpec& s, int device, uint64_t seed, int ou
   const detail::BankProblem p = bank_problem(d.volume, d.filters.extent, d.filters.count,
                                              d.filters.taps.data(), d.input.data());
   d.launch = cuda_bank::plan_bank(p, 0);
-  cpu::PaddedVolume padded;
+  core::PaddedVolume padded;
   cuda_bank::pad_bank_input(p, d.launch, 0, {}, padded);
   d.padded = gpu::Buffer(static_cast<std::size_t>(d.launch.padded_count()));
   d.padded.upload(padded.storage.get(), d.padded.size());
@@ -378,8 +373,6 @@ Json weighted_sum_row(DeviceBank& d, const BenchConfig& cfg, const gpu::Ceilings
   return row;
 }
 
-#endif  // NDCONV_HAVE_CUDA
-
 std::vector<float> echo_floats(const Shape& shape, uint64_t seed) {
   const std::vector<uint8_t> bytes = make_echo_sequence(shape, seed);
   return std::vector<float>(bytes.begin(), bytes.end());
@@ -506,16 +499,11 @@ Json bank_row(const Workload& w, const BenchConfig& config, int device,
   const BankSpec& s = spec_of(w.name);
   if (s.kind == BankRow::Adaptive)
     return adaptive_row(s, config, device, ceilings, seed, failures);
-#if NDCONV_HAVE_CUDA
   DeviceBank d;  // the weighted sum writes one output volume, the responses theirs later
   prepare(d, s, device, seed, s.kind == BankRow::WeightedSum ? 1 : 0);
   if (s.kind == BankRow::Responses)
     return responses_row(d, s, config, device, ceilings, timer, failures);
   return weighted_sum_row(d, config, ceilings, timer, seed, failures);
-#else
-  (void)timer;
-  throw GpuUnavailable("the filter bank rows need ndconv built with CUDA");
-#endif
 }
 
 void print_bank_rows(std::ostream& out, const Json& rows) {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "engine/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "ndconv/engine.h"
 
 namespace ndconv::perf {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/types.h"
 #include "perf/params.h"
 

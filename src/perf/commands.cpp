@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "ndconv/plan.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf {
@@ -290,10 +291,11 @@ BenchConfig bench_config(const BenchArgs& a) {
   c.e2e.devices.clear();
   std::stringstream devices(a.e2e_devices);
   for (std::string d; std::getline(devices, d, ',');) {
-    const bool cuda_n = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() < 9 &&
-                        d.find_first_not_of("0123456789", 5) == std::string::npos;
-    if (d != "auto" && d != "cpu" && d != "cuda" && !cuda_n)
-      throw InvalidArgument("--e2e-device: expected auto, cpu, cuda or cuda:N, got '" + d + "'");
+    try {
+      parse_device(d);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("--e2e-device: ") + e.what());
+    }
     c.e2e.devices.push_back(d);
   }
   if (c.e2e.devices.empty())

@@ -6,9 +6,7 @@
 
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
-#ifdef NDCONV_HAVE_CUDA
 #include "cuda/median/median.h"
-#endif
 
 namespace ndconv::perf {
 
@@ -32,13 +30,8 @@ int64_t window_voxels(int dims, const Index& radius) {
 
 void launch_median(const float* input, float* output, const Shape& volume, const Index& radius,
                    void* stream) {
-#ifdef NDCONV_HAVE_CUDA
   cuda_median::launch_device(input, output, volume.dims, volume.extent, radius, kMedianBoundary,
                              stream);
-#else
-  (void)input, (void)output, (void)volume, (void)radius, (void)stream;
-  throw GpuUnavailable("no usable GPU: ndconv was built without CUDA support");
-#endif
 }
 
 // Copies the box [lo, lo + box) of `from` (extents `from_extent`) into `to` at `to_start`

@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/enum_names.h"
+#include "core/enum_names.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::perf {

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <set>
 
-#include "engine/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "cuda/launch.h"
 #include "ndconv/engine.h"
 #include "perf/check.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sys/stat.h>
 
-#include "engine/enum_names.h"
+#include "core/enum_names.h"
 #include "ndconv/errors.h"
 
 #ifdef NDCONV_PERF_HAVE_ZLIB

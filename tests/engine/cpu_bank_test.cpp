@@ -15,7 +15,7 @@
 #include "cpu/isa_dispatch.h"
 #include "cpu/tuning.h"
 #include "cpu_cases.h"
-#include "engine/adaptive/bank_problem.h"
+#include "cpu/cpu_backend.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "reference.h"

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
 #include "test_data.h"

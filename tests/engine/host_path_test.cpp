@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/backend_cost.h"
-#include "engine/first_touch.h"
+#include "core/first_touch.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "ndconv/memory.h"

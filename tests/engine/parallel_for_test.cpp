@@ -1,4 +1,4 @@
-// The CPU backend's work sharing (src/cpu/parallel_for.h): every item exactly once, exceptions
+// The CPU backend's work sharing (src/core/parallel_for.h): every item exactly once, exceptions
 // from any thread reach the caller after all threads are joined, abort through the callback.
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 #include "ndconv/errors.h"
 
-namespace ndconv::cpu {
+namespace ndconv::core {
 namespace {
 
 TEST(ParallelFor, RunsEveryItemExactlyOnce) {
@@ -110,4 +110,4 @@ TEST(ParallelFor, ThreadCount) {
 }
 
 }  // namespace
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

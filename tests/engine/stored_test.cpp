@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/stored_access.h"
+#include "core/stored_access.h"
 #include "ndconv/engine.h"
 #include "ndconv/stored.h"
 #include "reference.h"

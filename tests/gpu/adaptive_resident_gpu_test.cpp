@@ -89,7 +89,7 @@ TEST(GpuAdaptiveResident, DevicePaddingEqualsTheHostPaddingBitForBit) {
         for (int a = 0; a < c.dims; ++a)
           p.offset[a] = -(c.filter[a] / 2) + (a == last ? first : 0);
         const cuda_bank::BankLaunch l = cuda_bank::plan_bank(p, 0);
-        cpu::PaddedVolume host;
+        core::PaddedVolume host;
         cuda_bank::pad_bank_input(p, l, 1, {}, host);
 
         const size_t floats = static_cast<size_t>(l.padded_count());

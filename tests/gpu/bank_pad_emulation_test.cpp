@@ -1,6 +1,6 @@
 // Host emulation of the filter bank's device padding (src/cuda/bank/bank_pad.h, the functions
 // pad_bank_input_device's kernel runs per row and element): bit for bit the host's
-// cpu::build_padded, which pad_bank_input calls, for every boundary, canonical geometries of 2D
+// core::build_padded, which pad_bank_input calls, for every boundary, canonical geometries of 2D
 // (one row axis), 3D and 4D inputs, contiguous and strided, with offsets beyond one extent of the
 // volume and values whose bits a conversion would change. Runs in CI without a GPU.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/padding.h"
+#include "core/padding.h"
 #include "cuda/bank/bank_pad.h"
 #include "test_data.h"
 
@@ -58,9 +58,9 @@ TEST(BankPadEmulation, EqualsTheHostPaddingBitForBit) {
     for (int b = 0; b < 4; ++b) {
       const Boundary boundary = static_cast<Boundary>(b);
       SCOPED_TRACE(std::string(c.name) + ", boundary " + std::to_string(b));
-      cpu::PaddedVolume host;
-      cpu::build_padded(values.data(), c.in_extent, stride, c.offset, c.padded_extent, c.x_count,
-                        c.row_length, boundary, 1, {}, host);
+      core::PaddedVolume host;
+      core::build_padded(values.data(), c.in_extent, stride, c.offset, c.padded_extent, c.x_count,
+                         c.row_length, boundary, 1, {}, host);
       const cuda_bank::BankPadGeometry g = cuda_bank::bank_pad_geometry(
           c.in_extent, stride, c.offset, c.padded_extent, c.x_count, c.row_length, boundary);
       const int64_t rows = g.e1 * g.e2 * g.e3;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/types.h"
 #include "reference.h"
 #include "test_data.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/cpu_backend.h"
+#include "cpu/cpu_backend.h"
 #include "ndconv/engine.h"
 #include "ndconv/errors.h"
 #include "perf/commands.h"

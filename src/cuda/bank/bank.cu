@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/canonical_axes.h"
-#include "cpu/padding.h"
-#include "cpu/parallel_for.h"
+#include "core/canonical_axes.h"
+#include "core/padding.h"
+#include "core/parallel_for.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/bank_kernel.cuh"
 #include "cuda/bank/bank_pad.h"
@@ -156,7 +156,7 @@ int bank_outputs_per_thread(int requested, int64_t outputs_along_axis) {
 }
 
 std::string bank_cannot_implement(const Index& filter_extent, int dims) {
-  const Index k = cpu::to_canonical(dims, filter_extent, 1);
+  const Index k = core::to_canonical(dims, filter_extent, 1);
   if (!compiled_width(k[0], CompiledWidths{}))
     return "the GPU filter bank takes 3, 5, 7, 9, 11, 13 or 15 taps along x (the filter has " +
            std::to_string(k[0]) + ")";
@@ -170,8 +170,8 @@ BankLaunch plan_bank(const detail::BankProblem& p, int requested_outputs_per_thr
   const int dims = p.input.dims;
   BankLaunch l;
   l.count = p.count;
-  l.outputs = cpu::to_canonical(dims, p.output_extent, 1);
-  l.filter = cpu::to_canonical(dims, p.filter_extent, 1);
+  l.outputs = core::to_canonical(dims, p.output_extent, 1);
+  l.filter = core::to_canonical(dims, p.filter_extent, 1);
   const Index& n_out = l.outputs;
   const Index& k = l.filter;
   l.filter_taps = k[0] * k[1] * k[2] * k[3];
@@ -212,13 +212,13 @@ std::vector<float> bank_device_taps(const BankLaunch& l, const float* taps) {
 }
 
 void pad_bank_input(const detail::BankProblem& p, const BankLaunch& l, int threads,
-                    const cpu::ProgressSpan& progress, cpu::PaddedVolume& padded) {
+                    const core::ProgressSpan& progress, core::PaddedVolume& padded) {
   const int dims = p.input.dims;
-  cpu::build_padded(p.input.data, cpu::to_canonical(dims, p.input.extent, 1),
-                    cpu::to_canonical(dims, p.input.stride, 0),
-                    cpu::to_canonical(dims, p.offset, 0), l.padded_extent,
-                    l.outputs[0] + l.width - 1, l.row_length, p.boundary, threads, progress,
-                    padded);
+  core::build_padded(p.input.data, core::to_canonical(dims, p.input.extent, 1),
+                     core::to_canonical(dims, p.input.stride, 0),
+                     core::to_canonical(dims, p.offset, 0), l.padded_extent,
+                     l.outputs[0] + l.width - 1, l.row_length, p.boundary, threads, progress,
+                     padded);
 }
 
 BankKernel launch_bank_device(const BankLaunch& l, int device, const float* padded,
@@ -377,10 +377,10 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   const BankLaunch l = plan_bank(p, options.expert.outputs_per_thread);
   const int64_t voxels = l.voxels;
   const bool weighted = p.outputs.empty();
-  const int threads = cpu::resolve_thread_count(options.threads);
+  const int threads = core::resolve_thread_count(options.threads);
   const std::vector<float> laid_out = bank_device_taps(l, p.taps);
-  cpu::PaddedVolume padded;
-  pad_bank_input(p, l, threads, cpu::ProgressSpan{&options.progress, 0, 0.05}, padded);
+  core::PaddedVolume padded;
+  pad_bank_input(p, l, threads, core::ProgressSpan{&options.progress, 0, 0.05}, padded);
   const size_t padded_count = static_cast<size_t>(l.padded_count());
 
   const auto t_upload = std::chrono::steady_clock::now();
@@ -470,10 +470,10 @@ void report_bank_launch(const BankLaunch& l, BankKernel kernel, const std::strin
 void pad_bank_input_device(const detail::BankProblem& p, const BankLaunch& l, float* padded,
                            void* stream) {
   const int dims = p.input.dims;
-  const BankPadGeometry g = bank_pad_geometry(cpu::to_canonical(dims, p.input.extent, 1),
-                                              cpu::to_canonical(dims, p.input.stride, 0),
-                                              cpu::to_canonical(dims, p.offset, 0), l.padded_extent,
-                                              l.outputs[0] + l.width - 1, l.row_length, p.boundary);
+  const BankPadGeometry g = bank_pad_geometry(
+      core::to_canonical(dims, p.input.extent, 1), core::to_canonical(dims, p.input.stride, 0),
+      core::to_canonical(dims, p.offset, 0), l.padded_extent, l.outputs[0] + l.width - 1,
+      l.row_length, p.boundary);
   // One block per row up to 2^20 blocks (a grid-stride loop beyond); 64 threads cover a row of
   // up to a few hundred floats in a few steps.
   const int64_t rows = g.e1 * g.e2 * g.e3;
@@ -486,8 +486,8 @@ TensorSlabs plan_tensor_slabs(const detail::BankProblem& p, double budget_bytes,
                               int extra_floats_per_voxel, int requested_outputs_per_thread) {
   const int dims = p.input.dims;
   const int last = dims - 1;
-  const Index n = cpu::to_canonical(dims, p.output_extent, 1);
-  const Index k = cpu::to_canonical(dims, p.filter_extent, 1);
+  const Index n = core::to_canonical(dims, p.output_extent, 1);
+  const Index k = core::to_canonical(dims, p.filter_extent, 1);
   TensorSlabs s;
   s.plane = n[0] * n[1] * n[2];
   // Per output plane: the responses, the extra floats and a plane of the padded input; once: the
@@ -586,8 +586,8 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
   const TensorSlabs slabs = plan_tensor_slabs(p, 0.5 * static_cast<double>(free_bytes), components,
                                               options.expert.outputs_per_thread);
   const int64_t plane = slabs.plane, slab_planes = slabs.planes;
-  const int64_t planes_total = cpu::to_canonical(p.input.dims, p.output_extent, 1)[3];
-  const int threads = cpu::resolve_thread_count(options.threads);
+  const int64_t planes_total = core::to_canonical(p.input.dims, p.output_extent, 1)[3];
+  const int threads = core::resolve_thread_count(options.threads);
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<float> taps = bank_device_taps(slabs.launches[0], p.taps);  // the same passes
   DeviceBuffer d_padded(static_cast<size_t>(slabs.padded_max)), d_taps(taps.size());
@@ -601,7 +601,7 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
     const BankLaunch& l = slabs.launches[i];
     const int64_t first = static_cast<int64_t>(i) * slab_planes;
     t0 = std::chrono::steady_clock::now();
-    cpu::PaddedVolume padded;
+    core::PaddedVolume padded;
     pad_bank_input(slabs.problems[i], l, threads, {}, padded);
     NDCONV_CUDA_CHECK(cudaMemcpy(d_padded.get(), padded.storage.get(),
                                  static_cast<size_t>(l.padded_count()) * sizeof(float),

@@ -1,6 +1,6 @@
 // The filter bank's padded input built on the device (bank.cu: pad_bank_input_device): the
 // per-row and per-element functions of its kernel, for the GPU and for the host emulation that
-// checks them against cpu::build_padded in CI (tests/gpu/bank_pad_emulation_test.cpp).
+// checks them against core::build_padded in CI (tests/gpu/bank_pad_emulation_test.cpp).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 namespace ndconv::cuda_bank {
 
-/// cpu::build_padded's arguments (canonical axes): the input's extents and strides, the offset
+/// core::build_padded's arguments (canonical axes): the input's extents and strides, the offset
 /// of padded element 0 in the input, the padded rows (e1 x e2 x e3 of row_length floats, the first
 /// x_count of each read from the input), the boundary as kernels::BoundaryCode.
 struct BankPadGeometry {

@@ -12,7 +12,7 @@
 #include "cuda/ko_rule.h"
 #include "cuda/launch.h"
 #include "cuda/uploaded_taps.h"
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "kernels/geometry.h"
 
 namespace ndconv::cuda_backend {

@@ -4,8 +4,8 @@
 
 #include "cuda/check.h"
 #include "cuda/convert/convert.h"
-#include "cuda/convert/convert_value.h"
-#include "engine/stored_access.h"
+#include "core/convert_value.h"
+#include "core/stored_access.h"
 
 namespace ndconv::cuda_backend {
 

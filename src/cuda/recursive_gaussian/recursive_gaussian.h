@@ -3,7 +3,7 @@
 // end (src/engine/filters/recursive_gaussian.cpp), compiled only with the CUDA backend.
 #pragma once
 
-#include "cuda/recursive_gaussian/recursive_line.h"
+#include "core/recursive_line.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cuda_recursive {

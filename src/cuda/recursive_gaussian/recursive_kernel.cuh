@@ -4,7 +4,7 @@
 // batch's lines so that neighbouring threads touch neighbouring addresses.
 #pragma once
 
-#include "cuda/recursive_gaussian/recursive_line.h"
+#include "core/recursive_line.h"
 
 namespace ndconv::cuda_recursive {
 

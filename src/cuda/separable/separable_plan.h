@@ -13,7 +13,7 @@
 #include "cuda/plan.h"
 #include "cuda/separable/column_thread.h"
 #include "cuda/tiled/tiled_plan.h"
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "kernels/geometry.h"
 
 namespace ndconv::cuda_backend {

@@ -11,7 +11,7 @@
 
 #include "cuda/launch.h"
 #include "cuda/tuning.h"
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "kernels/geometry.h"
 
 namespace ndconv::cuda_backend {

@@ -16,7 +16,7 @@
 #include "cuda/tensor_map.h"
 #include "cuda/tiled/tiled_halo.h"
 #include "cuda/tiled/tiled_thread.h"
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "kernels/geometry.h"
 
 namespace ndconv::cuda_backend {

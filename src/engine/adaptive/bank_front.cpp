@@ -5,13 +5,14 @@
 #include <chrono>
 #include <string>
 
-#include "engine/adaptive/bank_problem.h"
-#include "engine/view_overlap.h"
+#include "engine/adaptive/bank_front.h"
+
+#include "core/view_overlap.h"
+#include "cpu/cpu_backend.h"
+#include "cuda/bank/bank_backend.h"
+#include "engine/backend_work.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
-#if NDCONV_HAVE_CUDA
-#include "cuda/bank/bank_gpu.h"
-#endif
 
 namespace ndconv {
 
@@ -77,55 +78,21 @@ detail::BankProblem detail::prepare_bank(const ConstVolumeView& input, const Fil
 
 void detail::choose_bank_backend(const Options& options, RunReport& report,
                                  const Index* filter_extent, int dims) {
-  report.backend = Backend::Cpu;
-  if (options.backend == Backend::Cpu) {
-    report.backend_reason = "CPU requested";
-  } else {
-    const CudaStatus status = cuda_status();
-    const bool device = status.usable && options.cuda_device >= 0 &&
-                        options.cuda_device < static_cast<int>(status.devices.size());
-    if (device) {
-      report.backend = Backend::Cuda;
-      report.device_name = status.devices[options.cuda_device].name;
-      report.backend_reason =
-          std::string(options.backend == Backend::Cuda ? "CUDA requested" : "GPU found") +
-          ": device " + std::to_string(options.cuda_device);
-    } else {
-      const std::string why =
-          status.usable ? "no CUDA device " + std::to_string(options.cuda_device) : status.reason;
-      if (options.backend == Backend::Cuda)
-        throw InvalidArgument("CUDA backend unavailable: " + why);
-      report.backend_reason = "no usable GPU (" + why + "); using the CPU";
-    }
-  }
-#if NDCONV_HAVE_CUDA
-  if (report.backend == Backend::Cuda && filter_extent != nullptr) {
-    const std::string unfit = cuda_bank::bank_cannot_implement(*filter_extent, dims);
-    if (!unfit.empty()) {
-      if (options.backend == Backend::Cuda)
-        throw InvalidArgument(unfit);
-      report.backend = Backend::Cpu;
-      report.backend_reason = unfit + "; using the CPU";
-    }
-  }
-#else
-  (void)filter_extent;
-  (void)dims;
-#endif
+  BackendWork work;
+  if (filter_extent != nullptr)
+    work = bank_backend_work(*filter_extent, dims);
+  work.filter = "filter bank";
+  choose_backend(options, work, report);
 }
 
 RunReport detail::run_bank_problem(const BankProblem& p, const Options& options) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
   choose_bank_backend(options, report, &p.filter_extent, p.input.dims);
-#if NDCONV_HAVE_CUDA
   if (report.backend == Backend::Cuda)
     cuda_bank::run_bank(p, options, report);
   else
     cpu_backend::run_bank(p, options, report);
-#else
-  cpu_backend::run_bank(p, options, report);
-#endif
   report.seconds_total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 #include "engine/adaptive/design_method.h"
 #include "ndconv/adaptive.h"
 
@@ -410,12 +410,12 @@ DesignedFilter moved(const DesignedFilter& f, const AxisMap& q, int dims) {
 // Runs design(k) for k < count on `threads` threads (0 = every hardware thread).
 template <typename Design>
 void design_in_parallel(int threads, int64_t count, Design design) {
-  cpu::parallel_for(cpu::resolve_thread_count(threads), count,
-                    [&](int64_t begin, int64_t end, int) {
-                      for (int64_t k = begin; k < end; ++k)
-                        design(k);
-                    },
-                    {});
+  core::parallel_for(core::resolve_thread_count(threads), count,
+                     [&](int64_t begin, int64_t end, int) {
+                       for (int64_t k = begin; k < end; ++k)
+                         design(k);
+                     },
+                     {});
 }
 
 // Designs a filter of `size` taps per axis for every target; with method.reuse_symmetric, a

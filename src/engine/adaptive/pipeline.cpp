@@ -18,15 +18,13 @@
 #include <cmath>
 #include <string>
 
-#include "cpu/parallel_for.h"
-#include "engine/adaptive/bank_problem.h"
-#include "engine/adaptive/control_voxel.h"
+#include "core/parallel_for.h"
+#include "engine/adaptive/bank_front.h"
+#include "core/control_voxel.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
-#if NDCONV_HAVE_CUDA
-#include "cuda/bank/bank_gpu.h"
-#endif
+#include "cuda/bank/bank_backend.h"
 
 namespace ndconv {
 
@@ -159,7 +157,6 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
   std::vector<std::vector<float>> tensor(m, std::vector<float>(static_cast<size_t>(voxels)));
   const int last = dims - 1;
 
-#if NDCONV_HAVE_CUDA
   // On the GPU the responses stay on the device, where the tensor is formed.
   RunReport chosen;
   detail::choose_bank_backend(bank_options, chosen, &bank.extent, dims);
@@ -175,7 +172,6 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
       *report = chosen;
     return tensor;
   }
-#endif
 
   // Slabs along the last axis keep the 2K responses under about 256 MiB.
   const int64_t plane = plane_voxels(dims, extent);
@@ -183,7 +179,7 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
       std::clamp<int64_t>((int64_t{256} << 20) / (2 * k * plane * 4), 1, extent[last]);
   std::vector<std::vector<float>> responses(
       2 * k, std::vector<float>(static_cast<size_t>(slab_planes * plane)));
-  const int threads = cpu::resolve_thread_count(options.threads);
+  const int threads = core::resolve_thread_count(options.threads);
   for (int64_t first = 0; first < extent[last]; first += slab_planes) {
     const int64_t planes = std::min(slab_planes, extent[last] - first);
     detail::BankProblem p = bank.slab(input, first, planes);
@@ -200,24 +196,24 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
       report->seconds_total = seconds;
     }
     const int64_t base = first * plane;
-    cpu::parallel_for(threads, planes * plane,
-                      [&](int64_t begin, int64_t end, int) {
-                        for (int64_t v = begin; v < end; ++v) {
-                          double t[kMaxDims * kMaxDims] = {};
-                          for (int q = 0; q < k; ++q) {
-                            const double magnitude =
-                                std::hypot(static_cast<double>(responses[2 * q][v]),
-                                           static_cast<double>(responses[2 * q + 1][v]));
-                            for (int e = 0; e < dims * dims; ++e)
-                              t[e] += magnitude * duals[q][e];
-                          }
-                          int c = 0;
-                          for (int i = 0; i < dims; ++i)
-                            for (int j = i; j < dims; ++j)
-                              tensor[c++][base + v] = static_cast<float>(t[i * dims + j]);
-                        }
-                      },
-                      {});
+    core::parallel_for(threads, planes * plane,
+                       [&](int64_t begin, int64_t end, int) {
+                         for (int64_t v = begin; v < end; ++v) {
+                           double t[kMaxDims * kMaxDims] = {};
+                           for (int q = 0; q < k; ++q) {
+                             const double magnitude =
+                                 std::hypot(static_cast<double>(responses[2 * q][v]),
+                                            static_cast<double>(responses[2 * q + 1][v]));
+                             for (int e = 0; e < dims * dims; ++e)
+                               t[e] += magnitude * duals[q][e];
+                           }
+                           int c = 0;
+                           for (int i = 0; i < dims; ++i)
+                             for (int j = i; j < dims; ++j)
+                               tensor[c++][base + v] = static_cast<float>(t[i * dims + j]);
+                         }
+                       },
+                       {});
   }
   return tensor;
 }
@@ -256,42 +252,42 @@ std::vector<float> downsample_for_orientation(const ConstVolumeView& input, cons
 void upsample_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& coarse,
                      const Index& fine, int threads) {
   const int64_t voxels = voxels_of(dims, fine);
-  const int used = cpu::resolve_thread_count(threads);
+  const int used = core::resolve_thread_count(threads);
   for (auto& component : tensor) {
     const VolumeView from = make_view(component.data(), dims, coarse);
     std::vector<float> to(static_cast<size_t>(voxels));
-    cpu::parallel_for(used, voxels,
-                      [&](int64_t begin, int64_t end, int) {
-                        for (int64_t v = begin; v < end; ++v) {
-                          // Corners of the coarse cell around fine voxel v, and their weights along
-                          // each axis.
-                          Index base{0, 0, 0, 0};
-                          std::array<double, kMaxDims> frac{0, 0, 0, 0};
-                          int64_t rest = v;
-                          for (int a = 0; a < dims; ++a) {
-                            const int64_t i = rest % fine[a];
-                            rest /= fine[a];
-                            const bool subsampled = coarse[a] != fine[a];
-                            base[a] = subsampled ? i / 2 : i;
-                            frac[a] =
-                                subsampled && i % 2 == 1 && base[a] + 1 < coarse[a] ? 0.5 : 0.0;
-                          }
-                          double sum = 0;
-                          for (int corner = 0; corner < (1 << dims); ++corner) {
-                            double w = 1;
-                            Index at = base;
-                            for (int a = 0; a < dims; ++a) {
-                              const bool upper = (corner >> a) & 1;
-                              w *= upper ? frac[a] : 1 - frac[a];
-                              at[a] += upper ? 1 : 0;
-                            }
-                            if (w > 0)
-                              sum += w * from.at(at);
-                          }
-                          to[v] = static_cast<float>(sum);
-                        }
-                      },
-                      {});
+    core::parallel_for(used, voxels,
+                       [&](int64_t begin, int64_t end, int) {
+                         for (int64_t v = begin; v < end; ++v) {
+                           // Corners of the coarse cell around fine voxel v, and their weights
+                           // along each axis.
+                           Index base{0, 0, 0, 0};
+                           std::array<double, kMaxDims> frac{0, 0, 0, 0};
+                           int64_t rest = v;
+                           for (int a = 0; a < dims; ++a) {
+                             const int64_t i = rest % fine[a];
+                             rest /= fine[a];
+                             const bool subsampled = coarse[a] != fine[a];
+                             base[a] = subsampled ? i / 2 : i;
+                             frac[a] =
+                                 subsampled && i % 2 == 1 && base[a] + 1 < coarse[a] ? 0.5 : 0.0;
+                           }
+                           double sum = 0;
+                           for (int corner = 0; corner < (1 << dims); ++corner) {
+                             double w = 1;
+                             Index at = base;
+                             for (int a = 0; a < dims; ++a) {
+                               const bool upper = (corner >> a) & 1;
+                               w *= upper ? frac[a] : 1 - frac[a];
+                               at[a] += upper ? 1 : 0;
+                             }
+                             if (w > 0)
+                               sum += w * from.at(at);
+                           }
+                           to[v] = static_cast<float>(sum);
+                         }
+                       },
+                       {});
     component.swap(to);
   }
 }
@@ -361,36 +357,36 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
   const detail::ControlMapping mapping = control_mapping(dims, parameters);
   const int m = component_count(dims);
   const int64_t voxels = static_cast<int64_t>(tensor[0].size());
-  const int used = cpu::resolve_thread_count(threads);
+  const int used = core::resolve_thread_count(threads);
   // One eigen-decomposition per voxel (control_voxel.h): the first pass stores the eigenvalue
   // mapping's tensor over T and the magnitude x; the second scales by gamma once the largest x is
   // known.
   std::vector<float> magnitude(static_cast<size_t>(voxels));
   std::vector<double> largest(used, 0.0);
-  cpu::parallel_for(used, voxels,
-                    [&](int64_t begin, int64_t end, int worker) {
-                      double t[kMaxDims * kMaxDims], c[kMaxDims * kMaxDims];
-                      for (int64_t v = begin; v < end; ++v) {
-                        for (int k = 0; k < m; ++k)
-                          t[k] = tensor[k][v];
-                        const double x = detail::control_shape(mapping, t, c);
-                        magnitude[v] = static_cast<float>(x);
-                        largest[worker] = std::max(largest[worker], x);
-                        for (int k = 0; k < m; ++k)
-                          tensor[k][v] = static_cast<float>(c[k]);
-                      }
-                    },
-                    {});
+  core::parallel_for(used, voxels,
+                     [&](int64_t begin, int64_t end, int worker) {
+                       double t[kMaxDims * kMaxDims], c[kMaxDims * kMaxDims];
+                       for (int64_t v = begin; v < end; ++v) {
+                         for (int k = 0; k < m; ++k)
+                           t[k] = tensor[k][v];
+                         const double x = detail::control_shape(mapping, t, c);
+                         magnitude[v] = static_cast<float>(x);
+                         largest[worker] = std::max(largest[worker], x);
+                         for (int k = 0; k < m; ++k)
+                           tensor[k][v] = static_cast<float>(c[k]);
+                       }
+                     },
+                     {});
   const double scale = *std::max_element(largest.begin(), largest.end());
-  cpu::parallel_for(used, voxels,
-                    [&](int64_t begin, int64_t end, int) {
-                      for (int64_t v = begin; v < end; ++v) {
-                        const double gamma = detail::control_gain(mapping, magnitude[v], scale);
-                        for (int k = 0; k < m; ++k)
-                          tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
-                      }
-                    },
-                    {});
+  core::parallel_for(used, voxels,
+                     [&](int64_t begin, int64_t end, int) {
+                       for (int64_t v = begin; v < end; ++v) {
+                         const double gamma = detail::control_gain(mapping, magnitude[v], scale);
+                         for (int k = 0; k < m; ++k)
+                           tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
+                       }
+                     },
+                     {});
 }
 
 namespace {
@@ -469,7 +465,6 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
   const Index extent = input.extent;
 
   RunReport report;
-#if NDCONV_HAVE_CUDA
   // On the GPU the weights are formed there from the control tensor.
   detail::choose_bank_backend(o, report, &bank.extent, dims);
   if (report.backend == Backend::Cuda) {
@@ -485,22 +480,21 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
     cuda_bank::run_bank_with_control(p, components, coefficients, o, report);
     report.seconds_total = seconds_since(t0);
   }
-#endif
   if (report.backend != Backend::Cuda) {
     std::vector<std::vector<float>> weights(m + 1, std::vector<float>(static_cast<size_t>(voxels)));
     std::fill(weights[0].begin(), weights[0].end(), 1.0f);
-    const int threads = cpu::resolve_thread_count(options.threads);
-    cpu::parallel_for(threads, voxels,
-                      [&](int64_t begin, int64_t end, int) {
-                        for (int64_t v = begin; v < end; ++v)
-                          for (int k = 0; k < m; ++k) {
-                            double s = 0;
-                            for (int c = 0; c < m; ++c)
-                              s += coefficients[k * m + c] * control[c][v];
-                            weights[k + 1][v] = static_cast<float>(s);
-                          }
-                      },
-                      {});
+    const int threads = core::resolve_thread_count(options.threads);
+    core::parallel_for(threads, voxels,
+                       [&](int64_t begin, int64_t end, int) {
+                         for (int64_t v = begin; v < end; ++v)
+                           for (int k = 0; k < m; ++k) {
+                             double s = 0;
+                             for (int c = 0; c < m; ++c)
+                               s += coefficients[k * m + c] * control[c][v];
+                             weights[k + 1][v] = static_cast<float>(s);
+                           }
+                       },
+                       {});
     std::vector<ConstVolumeView> weight_views;
     for (const auto& w : weights)
       weight_views.push_back(make_view(w.data(), dims, extent));
@@ -523,7 +517,6 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
 
 namespace {
 
-#if NDCONV_HAVE_CUDA
 // The stages after the orientation input's downsampling with the data on the device from the
 // first upload to the last download (cuda_bank::ResidentAdaptive), where both banks run on the
 // GPU, the orientation is estimated at full resolution and the working set fits in the device's
@@ -589,7 +582,6 @@ bool filter_volume_resident(const ConstVolumeView& input, const VolumeView& outp
   report_progress(options, 1.0);
   return true;
 }
-#endif
 
 // The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings.
 void filter_volume(const ConstVolumeView& input, const VolumeView& output,
@@ -616,11 +608,9 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
   report.stage_seconds.emplace_back("lowpass and downsampling", seconds_since(t0));
 
   std::string fallback_note;  // why the GPU stages went through host memory
-#if NDCONV_HAVE_CUDA
   if (filter_volume_resident(input, output, parameters, options, quadrature, reconstruction,
                              q_share, report, fallback_note))
     return;
-#endif
 
   t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<float>> tensor = structure_tensor(
@@ -634,14 +624,12 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   t0 = std::chrono::steady_clock::now();
   bool on_gpu = false;
-#if NDCONV_HAVE_CUDA
   RunReport chosen;
   detail::choose_bank_backend(options, chosen);
   if (chosen.backend == Backend::Cuda) {
     check_components(tensor, dims);
     on_gpu = cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options);
   }
-#endif
   if (!on_gpu)
     control_tensor(tensor, dims, parameters, options.threads);
   if (downsample)

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/number_text.h"
+#include "core/number_text.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 #include "ndconv/gaussian.h"

@@ -3,14 +3,12 @@
 #include <chrono>
 #include <string>
 
+#include "core/parallel_for.h"
 #include "cpu/median.h"
-#include "cpu/parallel_for.h"
-#include "engine/filters/gpu_choice.h"
+#include "cuda/median/median.h"
+#include "engine/backend_work.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
-#ifdef NDCONV_HAVE_CUDA
-#include "cuda/median/median.h"
-#endif
 
 namespace ndconv {
 
@@ -39,19 +37,12 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
       first < reinterpret_cast<const char*>(output.data + output.voxel_count()))
     throw InvalidArgument("input and output volumes overlap");
   RunReport report;
-  std::string kernel_why;
-#ifdef NDCONV_HAVE_CUDA
-  cuda_median::can_implement(input.dims, radius, kernel_why);
-#endif
-  if (filters::use_gpu("median", options, 2.2 * static_cast<double>(input.voxel_count()) * 4,
-                       kernel_why, report)) {
-#ifdef NDCONV_HAVE_CUDA
-    report.backend = Backend::Cuda;
+  const detail::BackendWork work =
+      detail::median_backend_work(input.dims, radius, input.voxel_count());
+  if (detail::choose_backend(options, work, report) == Backend::Cuda) {
     cuda_median::run(input, output, radius, options.boundary, options.cuda_device, report);
-#endif
   } else {
-    report.backend = Backend::Cpu;
-    report.threads = cpu::resolve_thread_count(options.threads);
+    report.threads = core::resolve_thread_count(options.threads);
     const auto tc = std::chrono::steady_clock::now();
     cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
     report.seconds_compute =

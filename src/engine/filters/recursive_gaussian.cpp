@@ -5,14 +5,12 @@
 #include <cstdio>
 #include <string>
 
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 #include "cpu/recursive_gaussian.h"
-#include "engine/filters/gpu_choice.h"
+#include "cuda/recursive_gaussian/recursive_gaussian.h"
+#include "engine/backend_work.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
-#ifdef NDCONV_HAVE_CUDA
-#include "cuda/recursive_gaussian/recursive_gaussian.h"
-#endif
 
 namespace ndconv {
 
@@ -47,9 +45,8 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
   }
   RunReport report;
   report.notes.push_back("recursive (IIR) Gaussian, Young-van Vliet-van Ginkel third order");
-  const double device_bytes = static_cast<double>(input.voxel_count()) * 4 + (320 << 20);
-  if (filters::use_gpu("recursive Gaussian", options, device_bytes, "", report)) {
-#ifdef NDCONV_HAVE_CUDA
+  const detail::BackendWork work = detail::recursive_backend_work(input.voxel_count());
+  if (detail::choose_backend(options, work, report) == Backend::Cuda) {
     std::array<recursive::Coefficients, kMaxDims> coefficients{};
     std::array<int64_t, kMaxDims> margin{0, 0, 0, 0};
     for (int a = 0; a < input.dims; ++a) {
@@ -58,16 +55,13 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
         margin[a] = cpu::recursive_margin(sigma[a]);
       }
     }
-    report.backend = Backend::Cuda;
     cuda_recursive::run(input, output, sigma, coefficients, margin, options.boundary,
                         options.cuda_device, report);
     report.seconds_total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return report;
-#endif
   }
-  report.backend = Backend::Cpu;
-  report.threads = cpu::resolve_thread_count(options.threads);
+  report.threads = core::resolve_thread_count(options.threads);
   const auto tc = std::chrono::steady_clock::now();
   cpu::recursive_gaussian(input, output, sigma, options.boundary, options.threads,
                           options.progress);

@@ -4,7 +4,7 @@
 // once to float. Scale 1 and offset 0 skip the arithmetic, so that a float keeps its sign of zero.
 #pragma once
 
-#include "kernels/hd.h"
+#include "core/host_device.h"
 
 #ifdef __CUDA_ARCH__
 #define NDCONV_CONVERT_MUL(a, b) __dmul_rn(a, b)

@@ -2,7 +2,12 @@
 // backend CI exercises.
 #pragma once
 
-#include "engine/problem.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/bank_problem.h"
+#include "core/problem.h"
 #include "ndconv/stored.h"
 #include "ndconv/types.h"
 
@@ -10,6 +15,17 @@ namespace ndconv::cpu_backend {
 
 /// Outputs computed per inner iteration along the last axis that the CPU backend supports.
 const std::vector<int>& supported_blocking_factors();
+
+/// What the dense driver will run for a filter of `k` taps along the last axis and `outputs`
+/// outputs along it (`requested`: Options::expert.outputs_per_thread): the instruction set and
+/// the rows per iteration with the rule's reason, for inputs without NaN or Inf (which may take
+/// another factor).
+struct RowsPlan {
+  std::string isa;
+  int factor = 1;
+  std::string reason;
+};
+RowsPlan plan_rows(int requested, int64_t k, int64_t outputs);
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report);
@@ -23,5 +39,8 @@ void run_separable(const detail::SeparableProblem& problem, const Options& optio
 /// converted to float slab by slab as the passes reach them rather than all at once.
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
                           const Options& options, RunReport& report);
+
+/// The filter bank (core/bank_problem.h): F outputs, or their weighted sum.
+void run_bank(const detail::BankProblem& problem, const Options& options, RunReport& report);
 
 }  // namespace ndconv::cpu_backend

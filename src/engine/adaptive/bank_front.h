@@ -1,28 +1,14 @@
-// The contract between the filter bank's front end (bank_front.cpp) and the CPU bank driver
-// (src/cpu/bank.cpp): as problem.h's CorrelationProblem, with F filters and either F outputs or
-// one weighted sum.
+// The filter bank's front end (bank_front.cpp), as the adaptive pipeline and the bench use it:
+// the checked problem of a bank, the backend choice and the run.
 #pragma once
 
 #include <vector>
 
-#include "engine/problem.h"
+#include "core/bank_problem.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/types.h"
 
 namespace ndconv::detail {
-
-struct BankProblem {
-  ConstVolumeView input;
-  Index filter_extent{1, 1, 1, 1};
-  int count = 0;
-  const float* taps = nullptr;  ///< count filters, correlation order, contiguous, x fastest
-  Index offset{0, 0, 0, 0};
-  Boundary boundary = Boundary::Zero;
-  Index output_extent{1, 1, 1, 1};
-  std::vector<VolumeView> outputs;       ///< one per filter, or empty for the weighted sum
-  std::vector<ConstVolumeView> weights;  ///< one per filter for the weighted sum
-  VolumeView sum_output;                 ///< the weighted sum
-};
 
 /// The problem of filtering `input` with `bank` under `options`, checked as filter_bank checks it
 /// (the taps flipped into `flipped` for a convolution), without outputs or weights.
@@ -41,9 +27,3 @@ void choose_bank_backend(const Options& options, RunReport& report,
 RunReport run_bank_problem(const BankProblem& problem, const Options& options);
 
 }  // namespace ndconv::detail
-
-namespace ndconv::cpu_backend {
-
-void run_bank(const detail::BankProblem& problem, const Options& options, RunReport& report);
-
-}  // namespace ndconv::cpu_backend

@@ -4,7 +4,7 @@
 // and tests (launch_*_device, kernel variants, Tuning) is src/cuda/launch.h.
 #pragma once
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cuda_backend {

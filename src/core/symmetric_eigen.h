@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "kernels/hd.h"
+#include "core/host_device.h"
 #include "ndconv/types.h"
 
 namespace ndconv {

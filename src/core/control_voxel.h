@@ -9,8 +9,8 @@
 
 #include <cmath>
 
-#include "engine/adaptive/symmetric_eigen.h"
-#include "kernels/hd.h"
+#include "core/symmetric_eigen.h"
+#include "core/host_device.h"
 #include "ndconv/types.h"
 
 namespace ndconv::detail {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace ndconv::cpu {
+namespace ndconv::core {
 
 /// Work items [begin, end), run by worker `worker` (0 = the calling thread, < threads).
 using ChunkBody = std::function<void(int64_t begin, int64_t end, int worker)>;
@@ -25,4 +25,4 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
 /// Options::threads resolved: 0 means every hardware thread; negative is InvalidArgument.
 int resolve_thread_count(int requested);
 
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

@@ -1,6 +1,6 @@
 // Chunks are small enough for about 16 per thread (load balance, progress granularity) and
 // handed out through one atomic counter, so a slow thread never holds up the others.
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 
 #include "ndconv/errors.h"
 
-namespace ndconv::cpu {
+namespace ndconv::core {
 
 int resolve_thread_count(int requested) {
   if (requested < 0) {
@@ -100,4 +100,4 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
     throw Aborted();
 }
 
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cuda/staging.h"
+#include "core/view_copy.h"
 #include "ndconv/stored.h"
 
 namespace ndconv::detail {
@@ -51,11 +51,9 @@ BasicVolumeView<const T> typed_view(const StoredVolumeView& v) {
 inline void gather_stored_rows(const StoredVolumeView& v, int64_t first, int64_t rows, void* dst) {
   visit_scalar_type(v.type, [&](auto zero) {
     using T = decltype(zero);
-    const BasicVolumeView<const T> rows_view =
-        cuda_backend::last_axis_rows(typed_view<T>(v), first, rows);
+    const BasicVolumeView<const T> rows_view = last_axis_rows(typed_view<T>(v), first, rows);
     T* out = static_cast<T*>(dst);
-    cuda_backend::for_each_voxel(rows_view,
-                                 [&](int64_t off, int64_t i) { out[i] = rows_view.data[off]; });
+    for_each_voxel(rows_view, [&](int64_t off, int64_t i) { out[i] = rows_view.data[off]; });
   });
 }
 

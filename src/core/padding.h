@@ -1,25 +1,16 @@
 // Boundary-padded copies: the drivers materialise the input extended by the boundary condition
 // (problem.h, boundary_index) so that the row kernels never test an index. Rows are zero-filled
-// past their useful length, up to the length the kernels may read (kernel_set.h, kMaxLanes).
+// past their useful length, up to the length the caller's kernels may read (the CPU backend's
+// padded_row_length, cpu/kernel_set.h).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "ndconv/types.h"
-#include "cpu/kernel_set.h"
-#include "cpu/parallel_for.h"
+#include "core/parallel_for.h"
 
-namespace ndconv::cpu {
-
-inline int64_t round_up(int64_t n, int64_t multiple) {
-  return (n + multiple - 1) / multiple * multiple;
-}
-
-/// Length to allocate for a row that must feed `outputs` outputs with `taps` taps along x.
-inline int64_t padded_row_length(int64_t outputs, int64_t taps) {
-  return round_up(round_up(outputs, kMaxLanes) + taps - 1, kMaxLanes);
-}
+namespace ndconv::core {
 
 /// line[p] = src_b[p + offset] for p in [0, count), zeros for p in [count, length), where src_b
 /// is the line of `n` elements at `src` (element stride `stride`) extended by `boundary`.
@@ -43,4 +34,4 @@ void build_padded(const float* in, const Index& in_extent, const Index& in_strid
                   Boundary boundary, int threads, const ProgressSpan& progress,
                   PaddedVolume& padded);
 
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

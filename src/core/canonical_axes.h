@@ -5,7 +5,7 @@
 
 #include "ndconv/types.h"
 
-namespace ndconv::cpu {
+namespace ndconv::core {
 
 /// The volume axis behind canonical axis c (0..3) for a volume of `dims` axes, or -1.
 inline int volume_axis(int dims, int c) {
@@ -26,4 +26,4 @@ inline Index to_canonical(int dims, const Index& v, int64_t missing) {
   return c;
 }
 
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

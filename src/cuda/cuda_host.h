@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
 #include "ndconv/types.h"
@@ -22,6 +22,9 @@ bool host_range_pinned(const void* p, std::size_t bytes) noexcept;
 /// The device and staging buffer caches (src/cuda/buffer_pools.h).
 void release_cached_memory() noexcept;
 CachedMemory cached_memory() noexcept;
+
+/// Whether ndconv was built with the CUDA backend (asks nothing of CUDA).
+bool compiled() noexcept;
 
 /// Whether this process has already paid CUDA's start-up (a context exists on `device`).
 bool started(int device) noexcept;

@@ -1,13 +1,13 @@
 // Gathering with the boundary condition, row by row: the interior of a row is a plain copy, only
 // the few elements beyond the edges go through boundary_index.
-#include "cpu/padding.h"
+#include "core/padding.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "engine/problem.h"
+#include "core/problem.h"
 
-namespace ndconv::cpu {
+namespace ndconv::core {
 
 void gather_line(const float* src, int64_t stride, int64_t n, int64_t offset, int64_t count,
                  int64_t length, Boundary boundary, float* line) {
@@ -63,4 +63,4 @@ void build_padded(const float* in, const Index& in_extent, const Index& in_strid
       progress);
 }
 
-}  // namespace ndconv::cpu
+}  // namespace ndconv::core

@@ -7,7 +7,8 @@
 
 #include <cstdint>
 
-#include "kernels/hd.h"
+#include "core/boundary_index.h"
+#include "core/host_device.h"
 
 namespace ndconv::recursive {
 
@@ -23,7 +24,7 @@ NDCONV_HD void filter_line(const Coefficients& c, int64_t n, int64_t margin, int
                            Load load, Scratch scratch, Store store) {
   const int64_t padded = n + 2 * margin;
   auto x = [&](int64_t i) {
-    const int64_t s = kernels::boundary_index_hd(i - margin, n, boundary);
+    const int64_t s = detail::boundary_index_hd(i - margin, n, boundary);
     return s < 0 ? 0.0 : static_cast<double>(load(s));
   };
   double y1 = x(0), y2 = y1, y3 = y1;

@@ -1,0 +1,217 @@
+// The public plan (ndconv/plan.h): the request checked as the filter call checks it, the backend
+// from the same describers and choice as the call (backend_work.h), and what that backend will run.
+#include "ndconv/plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "core/enum_names.h"
+#include "cpu/cpu_backend.h"
+#include "engine/backend_work.h"
+#include "ndconv/engine.h"
+#include "ndconv/filters.h"
+
+namespace ndconv {
+
+const char* device_grammar() {
+  return "auto, cpu, cuda or cuda:N";
+}
+
+DeviceWish parse_device(const std::string& text) {
+  DeviceWish wish;
+  if (text == "auto")
+    return wish;
+  if (text == "cpu") {
+    wish.backend = Backend::Cpu;
+    return wish;
+  }
+  wish.backend = Backend::Cuda;
+  if (text == "cuda")
+    return wish;
+  const std::string digits = text.rfind("cuda:", 0) == 0 ? text.substr(5) : std::string();
+  if (digits.empty() || digits.size() > 4 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidArgument("the device is '" + text + "'; it must be " + device_grammar());
+  wish.cuda_device = std::stoi(digits);
+  return wish;
+}
+
+const char* to_string(FilterKind kind) {
+  static constexpr EnumName<FilterKind> kNames[] = {
+      {FilterKind::Dense, "dense"},
+      {FilterKind::Separable, "separable"},
+      {FilterKind::Bank, "filter bank"},
+      {FilterKind::Median, "median"},
+      {FilterKind::RecursiveGaussian, "recursive Gaussian"}};
+  static_assert(lists_every(kNames, kFilterKindCount), "a FilterKind without its name");
+  return name_of(kind, kNames, "?");
+}
+
+namespace {
+
+int64_t voxels_of(int dims, const Index& extent) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
+// The filter call's own checks of a dense filter's shape (the taps' values are the call's to
+// check).
+void check_dense_shape(int dims, const Index& extent) {
+  DenseFilter shape;
+  shape.dims = dims;
+  shape.extent = extent;
+  const std::vector<float> zeros(static_cast<std::size_t>(voxels_of(dims, extent)), 0.0f);
+  shape.taps = zeros.data();
+  validate_dense_filter(shape);
+}
+
+detail::BackendWork linear_work(const FilterRequest& r, const OutputGeometry& g) {
+  detail::LinearWork w;
+  w.input_voxels = voxels_of(r.dims, r.extent);
+  w.output_voxels = voxels_of(r.dims, g.extent);
+  w.input_bytes_per_voxel = r.input_bytes_per_voxel;
+  w.input_pinned = r.input_pinned;
+  w.output_pinned = r.output_pinned;
+  if (r.kind == FilterKind::Separable) {
+    w.separable = true;
+    w.taps_per_output = 0;
+    w.passes = 0;
+    for (int a = 0; a < r.dims; ++a) {
+      if (r.filter_extent[a] > 1) {
+        w.taps_per_output += static_cast<double>(r.filter_extent[a]);
+        ++w.passes;
+      }
+    }
+    w.passes = std::max(1, w.passes);
+    w.taps_per_output = std::max(1.0, w.taps_per_output);
+  } else {
+    w.taps_per_output = static_cast<double>(voxels_of(r.dims, r.filter_extent));
+  }
+  return detail::linear_backend_work(w, r.options);
+}
+
+// What the chosen backend runs, for the plan's method, family and outputs per thread.
+void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) {
+  const int last = r.dims - 1;
+  const bool gpu = p.backend == Backend::Cuda;
+  switch (r.kind) {
+    case FilterKind::Dense:
+    case FilterKind::Separable: {
+      p.method = r.kind == FilterKind::Dense ? "direct correlation" : "separable passes";
+      if (gpu) {
+        p.kernel_family = r.kind == FilterKind::Dense
+                              ? "GPU tiled kernel where it can implement the problem, else blocked"
+                              : "GPU column and row passes";
+        p.outputs_per_thread_reason = "chosen at launch from the device's kernel facts";
+      } else {
+        const cpu_backend::RowsPlan rows = cpu_backend::plan_rows(
+            r.options.expert.outputs_per_thread, r.filter_extent[last], g.extent[last]);
+        p.kernel_family = "CPU row kernels (" + rows.isa + ")";
+        p.outputs_per_thread = rows.factor;
+        p.outputs_per_thread_reason =
+            r.kind == FilterKind::Dense ? rows.reason : "per pass, by the blocking rule";
+        if (r.kind == FilterKind::Separable)
+          p.outputs_per_thread = 0;
+      }
+      return;
+    }
+    case FilterKind::Bank:
+      p.method = "filter bank (every filter from one read of the input)";
+      p.kernel_family = gpu ? "GPU bank kernel (planes per tile, or a ring along the last axis)"
+                            : "CPU bank kernels";
+      p.outputs_per_thread_reason = "chosen at launch";
+      return;
+    case FilterKind::Median:
+      p.method = "selection";
+      p.kernel_family = gpu ? "GPU median kernel" : "CPU median";
+      return;
+    case FilterKind::RecursiveGaussian:
+      p.method = "recursive (IIR) Gaussian";
+      p.kernel_family = gpu ? "GPU recursive lines" : "CPU recursive lines";
+      return;
+  }
+}
+
+}  // namespace
+
+Plan plan(const FilterRequest& r) {
+  if (r.dims < 2 || r.dims > kMaxDims)
+    throw InvalidArgument("the volume has dimension " + std::to_string(r.dims) +
+                          "; ndconv filters 2D, 3D and 4D volumes");
+  Plan p;
+  RunReport chosen;
+  detail::CostEstimate estimate;
+  detail::BackendWork work;
+  Index filter_extent = r.filter_extent;
+  switch (r.kind) {
+    case FilterKind::Dense:
+      check_dense_shape(r.dims, r.filter_extent);
+      break;
+    case FilterKind::Bank:
+      check_dense_shape(r.dims, r.filter_extent);
+      if (r.filters < 1)
+        throw InvalidArgument("the filter bank has no filters");
+      work = detail::bank_backend_work(r.filter_extent, r.dims);
+      break;
+    case FilterKind::Separable:
+      for (int a = 0; a < r.dims; ++a)
+        if (r.filter_extent[a] < 1 || r.filter_extent[a] > kMaxSeparableExtent)
+          throw InvalidArgument("a 1D filter of " + std::to_string(r.filter_extent[a]) +
+                                " taps; the limit is " + std::to_string(kMaxSeparableExtent));
+      break;
+    case FilterKind::Median: {
+      Index radius{0, 0, 0, 0};
+      for (int a = 0; a < r.dims; ++a) {
+        radius[a] = r.filter_extent[a] / 2;
+        if (r.filter_extent[a] % 2 == 0 || radius[a] > kMaxMedianRadius)
+          throw InvalidArgument("the median's window must be odd and at most " +
+                                std::to_string(2 * kMaxMedianRadius + 1) + " voxels per axis");
+      }
+      work = detail::median_backend_work(r.dims, radius, voxels_of(r.dims, r.extent));
+      filter_extent = {1, 1, 1, 1};
+      break;
+    }
+    case FilterKind::RecursiveGaussian:
+      work = detail::recursive_backend_work(voxels_of(r.dims, r.extent));
+      filter_extent = {1, 1, 1, 1};
+      break;
+  }
+  const OutputGeometry g = output_geometry(r.dims, r.extent, filter_extent, r.options.operation,
+                                           r.kind == FilterKind::Dense || r.kind == FilterKind::Bank
+                                               ? r.options.region
+                                               : OutputRegion::Same);
+  if (r.kind == FilterKind::Dense || r.kind == FilterKind::Separable)
+    work = linear_work(r, g);
+  if (work.cost && r.startup_hidden)
+    work.cost->cuda_started = true;
+  work.probe = r.probe_devices;
+  p.backend = detail::choose_backend(r.options, work, chosen, &estimate);
+  p.backend_reason = chosen.backend_reason;
+  p.device_bytes = p.backend == Backend::Cuda ? work.device_bytes : 0;
+  p.estimated_cpu_seconds = estimate.cpu_seconds;
+  p.estimated_gpu_seconds = estimate.gpu_seconds;
+  describe_kernels(r, g, p);
+  return p;
+}
+
+std::string Plan::text() const {
+  std::string t = std::string(to_string(backend)) + ": " + backend_reason + "; " + method;
+  if (!kernel_family.empty())
+    t += ", " + kernel_family;
+  if (outputs_per_thread > 0)
+    t += ", " + std::to_string(outputs_per_thread) + " outputs per " +
+         (backend == Backend::Cuda ? "thread" : "iteration");
+  if (!outputs_per_thread_reason.empty())
+    t += " (" + outputs_per_thread_reason + ")";
+  if (device_bytes > 0) {
+    char mib[48];
+    std::snprintf(mib, sizeof mib, "; %.0f MiB of device memory", device_bytes / (1 << 20));
+    t += mib;
+  }
+  return t;
+}
+
+}  // namespace ndconv
