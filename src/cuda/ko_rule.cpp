@@ -71,7 +71,7 @@ bool tiled_has_ko(int ko) {
 }
 
 TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, int forced_ko,
-                               bool wide_x, int default_ko) {
+                               bool wide_x) {
   TiledChoice c;
   const bool unit_last = last_axis_extent <= 1;
   if (wide_x && forced_ko == 0 && axis1_extent >= 16) {
@@ -84,15 +84,75 @@ TiledChoice choose_tiled_shape(int64_t axis1_extent, int64_t last_axis_extent, i
     if (forced_ko != 0) {
       c.outputs_per_thread = forced_ko;
       c.reason = "tiled kernel, KO forced by the caller";
+    } else if (unit_last) {
+      c.outputs_per_thread = 1;
+      c.reason = "tiled kernel, KO 1 (unit last axis)";
     } else {
-      c.outputs_per_thread = unit_last ? 1 : default_ko;
-      c.reason = "tiled kernel, KO " + std::to_string(c.outputs_per_thread) +
-                 (unit_last ? " (unit last axis)" : " (default)");
+      c.outputs_per_thread = 0;
+      c.reason = "tiled kernel";
     }
   }
   c.reason += ", " + std::to_string(c.block_rows) + " block row(s) (axis 1 has " +
               std::to_string(axis1_extent) + " outputs)";
   return c;
+}
+
+double tiled_ko_cost(const KoCandidate& c, const TiledWork& w, int64_t last_axis_extent,
+                     std::size_t allowed_local_bytes) {
+  if (c.outputs_per_thread < 1 || c.local_bytes > allowed_local_bytes || c.blocks_per_sm < 1 ||
+      c.occupancy <= 0)
+    return std::numeric_limits<double>::infinity();
+  const double ko = c.outputs_per_thread;
+  const double tx = w.outputs_along_x;
+  const double k0 = static_cast<double>(std::max<int64_t>(1, w.k0));
+  const double k1 = static_cast<double>(std::max<int64_t>(1, w.k1));
+  const double k2 = static_cast<double>(std::max<int64_t>(1, w.k2));
+  const double k3 = static_cast<double>(std::max<int64_t>(1, w.k3));
+  const double planes = (ko + k3 - 1) * k2;
+  const double fmas = tx * ko * k0 * k1 * k2 * k3;
+  const double loads =
+      ko * k3 * k1 * k2 * std::ceil(k0 / 4) + planes * k1 * std::ceil((tx + k0 - 1) / 4);
+  const double per_output =
+      (fmas * kFmaCost + loads * kLoadCost + planes * kTiledPlaneCost) / (tx * ko);
+  const double n = static_cast<double>(std::max<int64_t>(1, last_axis_extent));
+  const double tail = n / (std::ceil(n / ko) * ko);
+  const double latency = std::min(1.0, c.occupancy / kOccupancyTarget);
+  return per_output / tail / latency;
+}
+
+KoChoice choose_tiled_outputs_per_thread(const std::vector<KoCandidate>& candidates,
+                                         const TiledWork& work, int64_t last_axis_extent,
+                                         std::size_t allowed_local_bytes) {
+  KoChoice choice;
+  double best = std::numeric_limits<double>::infinity();
+  const KoCandidate* winner = nullptr;
+  std::string costs;
+  for (const KoCandidate& c : candidates) {
+    const double cost = tiled_ko_cost(c, work, last_axis_extent, allowed_local_bytes);
+    char one[96];
+    std::snprintf(one, sizeof one, "%sKO %d %.1f", costs.empty() ? "" : ", ", c.outputs_per_thread,
+                  cost);
+    costs += one;
+    const bool better =
+        cost < best * (1 - 1e-9) ||
+        (winner && cost <= best * (1 + 1e-9) && c.outputs_per_thread < winner->outputs_per_thread);
+    if (std::isfinite(cost) && (winner == nullptr || better)) {
+      best = cost;
+      winner = &c;
+    }
+  }
+  if (winner == nullptr) {
+    choice.reason = "no tiled instantiation is usable (all spill or cannot be resident)";
+    return choice;
+  }
+  char resources[64];
+  std::snprintf(resources, sizeof resources, "; %d registers, occupancy %.2f",
+                winner->registers_per_thread, winner->occupancy);
+  choice.outputs_per_thread = winner->outputs_per_thread;
+  choice.reason = "KO " + std::to_string(winner->outputs_per_thread) +
+                  " by register budget: lowest modelled cost per output (" + costs + resources +
+                  ")";
+  return choice;
 }
 
 bool prefer_wide_x(int dims, int64_t filter_extent_x, int min_taps) {

@@ -85,8 +85,9 @@ inline constexpr std::size_t kDenseKernelCount = static_cast<std::size_t>(DenseK
 struct DenseKernelRequest {
   DenseKernel kernel = DenseKernel::Auto;
   /// KO along the last axis; 0 = the family's own choice (Auto: the plan's; Tiled: the automatic
-  /// plan's for the TX, Tuning::tiled_ko for TX 8 and 1 for TX 16, or 1 when the last axis has
-  /// one output, as a 2D image in the tiled kernel's geometry; Blocked: the KO rule). The tiled
+  /// plan's for the TX, the register budget's among the compiled KO for TX 8 and 1 for TX 16, or
+  /// 1 when the last axis has one output, as a 2D image in the tiled kernel's geometry; Blocked:
+  /// the KO rule). The tiled
   /// kernel puts a 2D image's y on its tile rows and has no last axis to block there: in 2D it
   /// implements KO 1 only.
   int outputs_per_thread = 0;

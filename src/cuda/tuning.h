@@ -7,11 +7,6 @@
 namespace ndconv::cuda_backend {
 
 struct Tuning {
-  /// Outputs per thread along the last axis of the tiled kernel in 3D/4D: KO 4 holds fewer
-  /// registers than KO 8, so more blocks share an SM and hide each other's plane loads, while it
-  /// still reuses each input plane across four outputs.
-  int tiled_ko = 4;
-
   /// 2D filters at least this wide along x take the wide tiled shape (16 outputs along x per
   /// thread): more FMAs per shared load and per row set-up; narrower ones keep more tiles per SM
   /// with 8 outputs along x.

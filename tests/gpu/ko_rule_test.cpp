@@ -123,13 +123,11 @@ TEST(TiledShapeRule, BlockRowsFollowAxisOne) {
 }
 
 TEST(TiledShapeRule, KoFollowsTheLastAxisAndTheCaller) {
-  EXPECT_EQ(choose_tiled_shape(256, 256, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(256, 5, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(256, 4, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(256, 2, 0).outputs_per_thread, 4);
-  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);             // 2D: y on axis 1
-  EXPECT_EQ(choose_tiled_shape(256, 256, 8).outputs_per_thread, 8);            // forced
-  EXPECT_EQ(choose_tiled_shape(256, 256, 0, false, 8).outputs_per_thread, 8);  // Tuning::tiled_ko
+  // 0: the register budget decides (TiledKoRule below).
+  EXPECT_EQ(choose_tiled_shape(256, 256, 0).outputs_per_thread, 0);
+  EXPECT_EQ(choose_tiled_shape(256, 2, 0).outputs_per_thread, 0);
+  EXPECT_EQ(choose_tiled_shape(4096, 1, 0).outputs_per_thread, 1);   // 2D: y on axis 1
+  EXPECT_EQ(choose_tiled_shape(256, 256, 8).outputs_per_thread, 8);  // forced
   // The wide 2D shape: 64 block rows, KO 1, not when KO is forced.
   const TiledChoice wide = choose_tiled_shape(4096, 1, 0, true);
   EXPECT_EQ(wide.outputs_along_x, 16);
@@ -142,6 +140,61 @@ TEST(TiledShapeRule, KoFollowsTheLastAxisAndTheCaller) {
   EXPECT_TRUE(tiled_has_ko(4));
   EXPECT_FALSE(tiled_has_ko(8));
   EXPECT_FALSE(tiled_has_ko(16));
+}
+
+// The tiled kernel's compiled instantiations as the H100 reported them in the study sweep
+// (docs/study/sweep-h100.csv): KO 4 (96 registers, 5 blocks of 128 threads per SM) and KO 1 (64
+// registers, 8 blocks), and for 9^4 filters, whose taps fill the shared memory, 3 blocks each.
+const KoCandidate kTiledKo4{4, 96, 0, 128, 5, 0.3125};
+const KoCandidate kTiledKo1{1, 64, 0, 128, 8, 0.5};
+const KoCandidate kTiledKo4Full{4, 96, 0, 128, 3, 0.1875};
+const KoCandidate kTiledKo1Full{1, 64, 0, 128, 3, 0.1875};
+
+TEST(TiledKoRule, PicksTheMeasuredBestOnEveryStudyProblem) {
+  // On every 3D and 4D problem of the study KO 4 was 1.2-5.1x faster than KO 1.
+  for (int64_t k : {3, 5, 7, 9, 11, 13, 15}) {
+    const KoChoice c =
+        choose_tiled_outputs_per_thread({kTiledKo1, kTiledKo4}, {k, k, 1, k, 8}, 256);
+    EXPECT_EQ(c.outputs_per_thread, 4) << "3D " << k << ": " << c.reason;
+    EXPECT_NE(c.reason.find("register budget"), std::string::npos);
+  }
+  for (int64_t n : {16, 20}) {
+    for (int64_t k : {3, 5, 7}) {
+      EXPECT_EQ(choose_tiled_outputs_per_thread({kTiledKo1, kTiledKo4}, {k, k, k, k, 8}, n)
+                    .outputs_per_thread,
+                4)
+          << "4D " << k << " on " << n;
+    }
+    EXPECT_EQ(choose_tiled_outputs_per_thread({kTiledKo1Full, kTiledKo4Full}, {9, 9, 9, 9, 8}, n)
+                  .outputs_per_thread,
+              4);
+  }
+}
+
+TEST(TiledKoRule, CountsTheOutputsPastTheLastAxisAndTheResources) {
+  // Two outputs along the last axis: KO 4 computes twice the outputs that exist.
+  EXPECT_EQ(choose_tiled_outputs_per_thread({kTiledKo1, kTiledKo4}, {3, 3, 1, 3, 8}, 2)
+                .outputs_per_thread,
+            1);
+  // A spilling or non-resident instantiation is never chosen.
+  KoCandidate spills = kTiledKo4;
+  spills.local_bytes = 24;
+  EXPECT_EQ(
+      choose_tiled_outputs_per_thread({kTiledKo1, spills}, {7, 7, 1, 7, 8}, 256).outputs_per_thread,
+      1);
+  EXPECT_EQ(choose_tiled_outputs_per_thread({kTiledKo1, spills}, {7, 7, 1, 7, 8}, 256, 24)
+                .outputs_per_thread,
+            4);
+  KoCandidate absent = kTiledKo1;
+  absent.blocks_per_sm = 0;
+  const KoChoice none = choose_tiled_outputs_per_thread({absent}, {7, 7, 1, 7, 8}, 256);
+  EXPECT_EQ(none.outputs_per_thread, 0);
+  EXPECT_FALSE(none.reason.empty());
+  // Lower occupancy than the target costs time in proportion.
+  KoCandidate low = kTiledKo4;
+  low.occupancy = kOccupancyTarget / 2;
+  EXPECT_DOUBLE_EQ(tiled_ko_cost(low, {7, 7, 1, 7, 8}, 256),
+                   2 * tiled_ko_cost(kTiledKo4, {7, 7, 1, 7, 8}, 256));
 }
 
 }  // namespace

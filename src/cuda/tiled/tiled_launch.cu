@@ -381,33 +381,85 @@ std::string wrap_tensor_maps(int device, const kernels::Geometry& g, const kerne
   return unfit.empty() ? encode_box_map(device, g, in, band, maps.band) : unfit;
 }
 
+// One compiled tiled entry fitted to a launch: its loads, geometry, shape and resources.
+struct TiledFit {
+  const TiledEntry* entry = nullptr;
+  TiledLoads loads;
+  Geometry lg;
+  kernels::LaunchShape shape;
+  KernelVariant resources;
+};
+
+// Entry e on the tiled geometry tg, when it fits the device (tiled_unfit) with at least
+// Tuning::tiled_min_blocks_per_sm resident blocks: enough that one block's barriers and plane loads
+// overlap another's FMAs (filters whose taps fill the shared memory go to the blocked kernel).
+std::optional<TiledFit> fit_tiled(int device, const TiledEntry& e, const Geometry& tg,
+                                  const float* in, const Tuning& tuning) {
+  TiledFit f;
+  f.entry = &e;
+  f.loads = tiled_loads(device, e, tg, in, tuning);
+  f.lg = kernels::tiled_lead_geometry(tg, f.loads.lead);
+  if (!tiled_unfit(device, e, f.lg, f.loads.halo_slots, f.loads.wrap_boxes, f.shape, f.resources)
+           .empty() ||
+      f.resources.blocks_per_sm < tuning.tiled_min_blocks_per_sm)
+    return std::nullopt;
+  return f;
+}
+
+// The register budget's pick among fitted entries of one shape (choose_tiled_outputs_per_thread
+// over the resources the runtime reports for this launch); `reason` gets its line.
+const TiledFit& pick_by_register_budget(const std::vector<TiledFit>& fits, const Geometry& tg,
+                                        std::string& reason) {
+  std::vector<KoCandidate> candidates;
+  for (const TiledFit& f : fits) {
+    const KernelVariant& v = f.resources;
+    candidates.push_back({f.entry->ko, v.registers_per_thread, v.local_bytes, v.block_threads,
+                          v.blocks_per_sm, v.occupancy});
+  }
+  const int* k = tg.filter_extent;
+  const KoChoice ko = choose_tiled_outputs_per_thread(
+      candidates, {k[0], k[1], k[2], k[3], fits.front().entry->outputs_along_x}, tg.out_extent[3]);
+  reason = ko.reason;
+  for (const TiledFit& f : fits)
+    if (f.entry->ko == ko.outputs_per_thread)
+      return f;
+  return fits.front();
+}
+
 std::optional<LaunchPlan> launch_auto_tiled(const detail::CorrelationProblem& p,
                                             int outputs_per_thread, int device, cudaStream_t stream,
                                             const Tuning& tuning) {
   const int dims = p.input.dims;
   const bool tiled_allowed =
       outputs_per_thread == 0 || (dims > 2 && tiled_has_ko(outputs_per_thread));
-  if (tiled_allowed) {
-    const Geometry tg = tiled_geometry(p);
-    const bool wide_first = prefer_wide_x(dims, p.filter_extent[0], tuning.tiled_wide_x_min_taps);
-    // The wide shape first where chosen, else (or when it does not fit) the default shape.
-    for (const bool wide_x : {wide_first, false}) {
-      const TiledChoice tc = choose_tiled_shape(tg.out_extent[1], tg.out_extent[3],
-                                                outputs_per_thread, wide_x, tuning.tiled_ko);
-      const TiledEntry* te = find_tiled(tc.outputs_per_thread, tc.block_rows);
-      if (te == nullptr)
+  if (!tiled_allowed)
+    return std::nullopt;
+  const Geometry tg = tiled_geometry(p);
+  const bool wide_first = prefer_wide_x(dims, p.filter_extent[0], tuning.tiled_wide_x_min_taps);
+  // The wide shape first where chosen, else (or when it does not fit) the default shape.
+  for (const bool wide_x : {wide_first, false}) {
+    const TiledChoice tc =
+        choose_tiled_shape(tg.out_extent[1], tg.out_extent[3], outputs_per_thread, wide_x);
+    std::vector<TiledFit> fits;
+    for (const int ko : kTiledKo) {
+      const TiledEntry* te = find_tiled(ko, tc.block_rows);
+      if (te == nullptr || te->outputs_along_x != tc.outputs_along_x ||
+          (tc.outputs_per_thread != 0 && ko != tc.outputs_per_thread))
         continue;
-      kernels::LaunchShape s;
-      KernelVariant v;
-      const TiledLoads loads = tiled_loads(device, *te, tg, p.input.data, tuning);
-      const Geometry lg = kernels::tiled_lead_geometry(tg, loads.lead);
-      // Enough blocks per SM that one block's barriers and plane loads overlap another's FMAs
-      // (Tuning::tiled_min_blocks_per_sm); filters whose taps fill the shared memory go to the
-      // blocked kernel.
-      if (tiled_unfit(device, *te, lg, loads.halo_slots, loads.wrap_boxes, s, v).empty() &&
-          v.blocks_per_sm >= tuning.tiled_min_blocks_per_sm)
-        return launch_tiled_entry(device, p, lg, loads, *te, s, v, tc.reason, stream);
+      if (std::optional<TiledFit> f = fit_tiled(device, *te, tg, p.input.data, tuning))
+        fits.push_back(*f);
     }
+    if (fits.empty())
+      continue;
+    const TiledFit* chosen = &fits.front();
+    std::string reason = tc.reason;
+    if (tc.outputs_per_thread == 0) {
+      std::string budget;
+      chosen = &pick_by_register_budget(fits, tg, budget);
+      reason += ", " + budget;
+    }
+    return launch_tiled_entry(device, p, chosen->lg, chosen->loads, *chosen->entry, chosen->shape,
+                              chosen->resources, reason, stream);
   }
   return std::nullopt;
 }
@@ -418,12 +470,32 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
   const Geometry tg = tiled_geometry(p);
   const int tx = r.tiled_outputs_along_x == 0 ? 8 : r.tiled_outputs_along_x;
   const bool tall = tg.out_extent[1] >= 16;
+  // Block rows as the automatic plan picks them: the most when axis 1 is tall, else the fewest.
+  auto better_rows = [&](const TiledEntry& c, const TiledEntry* e) {
+    return r.tiled_block_rows != 0 ? c.block_rows == r.tiled_block_rows
+                                   : e == nullptr || (tall ? c.block_rows > e->block_rows
+                                                           : c.block_rows < e->block_rows);
+  };
   int ko = r.outputs_per_thread;
   if (ko == 0) {
-    // The automatic plan's KO for this TX (axis 1 only decides the block rows, chosen below).
-    ko = choose_tiled_shape(std::max<int64_t>(tg.out_extent[1], 16), tg.out_extent[3], 0, tx == 16,
-                            tuning.tiled_ko)
+    // The automatic plan's KO for this TX (axis 1 only decides the block rows): 1 on a unit last
+    // axis, else the register budget's among the compiled KO of those block rows that fit.
+    ko = choose_tiled_shape(std::max<int64_t>(tg.out_extent[1], 16), tg.out_extent[3], 0, tx == 16)
              .outputs_per_thread;
+    const TiledEntry* rows = nullptr;
+    for (const TiledEntry& c : kTiledTable)
+      if (c.outputs_along_x == tx && better_rows(c, rows))
+        rows = &c;
+    std::vector<TiledFit> fits;
+    for (const TiledEntry& c : kTiledTable) {
+      if (ko != 0 || rows == nullptr || c.outputs_along_x != tx || c.block_rows != rows->block_rows)
+        continue;
+      if (std::optional<TiledFit> f = fit_tiled(device, c, tg, p.input.data, tuning))
+        fits.push_back(*f);
+    }
+    std::string budget;
+    if (ko == 0)
+      ko = fits.empty() ? 1 : pick_by_register_budget(fits, tg, budget).entry->ko;
   }
   if (p.input.dims == 2 && ko != 1) {
     throw InvalidArgument(
@@ -431,18 +503,11 @@ LaunchPlan launch_requested_tiled(const detail::CorrelationProblem& p, const Den
         "block, so KO " +
         std::to_string(ko) + " cannot be implemented (KO 1 only)");
   }
-  // Block rows as the automatic plan picks them: the most when axis 1 is tall, else the fewest.
   const TiledEntry* e = nullptr;
   std::string compiled;
   for (const TiledEntry& c : kTiledTable) {
     compiled += (compiled.empty() ? "" : ", ") + tiled_entry_name(c);
-    if (c.outputs_along_x != tx || c.ko != ko)
-      continue;
-    const bool better =
-        r.tiled_block_rows != 0
-            ? c.block_rows == r.tiled_block_rows
-            : e == nullptr || (tall ? c.block_rows > e->block_rows : c.block_rows < e->block_rows);
-    if (better)
+    if (c.outputs_along_x == tx && c.ko == ko && better_rows(c, e))
       e = &c;
   }
   if (e == nullptr) {
