@@ -9,6 +9,8 @@ set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/stored.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/bank_front.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design_fit.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design_cache.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/pipeline.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_support.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_banks.cpp
