@@ -1,7 +1,8 @@
 // The adaptive filter's two filter banks as the stages run them: the quadrature bank of the
 // structure tensor and the reconstruction bank, each with its flipped taps, dual tensors or
-// weight coefficients and its options. Built here once for the host-memory stages
-// (orientation.cpp, reconstruction.cpp) and the resident GPU path (resident_stages.cpp).
+// weight coefficients and its options. stage_banks.cpp builds them from the designed filters, in
+// one way for the host-memory stages (orientation.cpp, reconstruction.cpp) and the resident GPU
+// path (resident_stages.cpp).
 #pragma once
 
 #include <cstdint>
