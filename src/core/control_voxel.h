@@ -1,5 +1,5 @@
 // The control tensor of one voxel (the adaptive filter's step 4, docs/adaptive.md), written once
-// for the CPU (pipeline.cpp: control_tensor) and the GPU (src/cuda/bank/control.cu).
+// for the CPU (the engine's control_tensor) and the GPU (src/cuda/bank/control.cu).
 //
 // Two passes, because the magnitude mapping needs the largest magnitude in the volume: the first
 // decomposes T = sum_i l_i e_i e_i^T and returns sum_i mu(l_i / l_1) e_i e_i^T with the voxel's

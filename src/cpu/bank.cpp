@@ -12,6 +12,7 @@
 #include "cpu/bank_kernel_set.h"
 #include "cpu/bank_rule.h"
 #include "core/canonical_axes.h"
+#include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
@@ -200,8 +201,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                          std::to_string(shape.passes.size()) + " passes over " +
                          std::to_string(p.count) + " filters)");
   report.slabs = static_cast<int>(plan.slabs);
-  report.seconds_compute =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_compute = detail::seconds_since(t0);
 }
 
 }  // namespace ndconv::cpu_backend

@@ -17,6 +17,7 @@
 
 #include "cpu/blocking_rule.h"
 #include "core/canonical_axes.h"
+#include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/tuning.h"
@@ -148,8 +149,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
       " MiB" +
       (plan.slabs > 1 ? " per slab, " + std::to_string(plan.slabs) + " slabs along the last axis"
                       : ""));
-  report.seconds_compute =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_compute = detail::seconds_since(t0);
 }
 
 }  // namespace ndconv::cpu_backend

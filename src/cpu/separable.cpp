@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/blocking_rule.h"
+#include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
@@ -318,8 +319,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   report.notes.push_back(std::string("CPU kernels: ") + c.kernels->isa + " (" +
                          std::to_string(c.kernels->lanes) + " floats per vector), " +
                          std::to_string(axes.size()) + " 1D passes");
-  report.seconds_compute =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_compute = detail::seconds_since(t0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/parallel_for.h"
+#include "core/seconds_since.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_host.h"
 #include "ndconv/device.h"
@@ -50,7 +51,7 @@ double detail::warm_up_elapsed_seconds() {
     return 0.0;
   const auto began = std::chrono::steady_clock::time_point(
       std::chrono::steady_clock::duration(g_warm_up_began.load()));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return detail::seconds_since(began);
 }
 
 Backend detail::choose_backend(const Options& options, const BackendWork& work, RunReport& report,

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/parallel_for.h"
+#include "core/seconds_since.h"
 #include "engine/backend_work.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
@@ -167,8 +168,7 @@ RunReport dispatch(const Problem& problem, const Work& work, const Options& opti
   } else {
     cpu(problem, options, report);
   }
-  report.seconds_total =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_total = detail::seconds_since(t0);
   return report;
 }
 
@@ -406,8 +406,7 @@ RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work w
   } else {
     cpu(problem, input, options, report);
   }
-  report.seconds_total =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_total = detail::seconds_since(t0);
   return report;
 }
 

@@ -9,7 +9,16 @@ set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/stored.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/bank_front.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/pipeline.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design_fit.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design_cache.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/pipeline.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_support.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_banks.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/orientation.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/relaxation.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/control.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/reconstruction.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/resident_stages.cpp)
 # The filters on the engine: kernel specs, derived filters, the median's and the recursive
 # Gaussian's front ends.
 list(APPEND NDCONV_ENGINE_SOURCES

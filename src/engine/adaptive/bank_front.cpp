@@ -7,6 +7,7 @@
 
 #include "engine/adaptive/bank_front.h"
 
+#include "core/seconds_since.h"
 #include "core/view_overlap.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_backend.h"
@@ -93,8 +94,7 @@ RunReport detail::run_bank_problem(const BankProblem& p, const Options& options)
     cuda_bank::run_bank(p, options, report);
   else
     cpu_backend::run_bank(p, options, report);
-  report.seconds_total =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_total = detail::seconds_since(t0);
   return report;
 }
 

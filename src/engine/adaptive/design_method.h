@@ -1,8 +1,8 @@
-// How the adaptive filter's filters are designed (src/engine/adaptive/design.cpp), for the tests
-// and the timing harness. Every method fits the same weighted least-squares problem and stops on
-// the same rule (residual of the normal equations below 1e-9 of their right-hand side), so the
-// filters agree within the solver's tolerance; the default is the fast one, and the public
-// design_*_filters (ndconv/adaptive.h) use it.
+// How the adaptive filter's filters are designed (src/engine/adaptive/design.cpp, design_fit.cpp,
+// design_cache.cpp), for the tests and the timing harness. Every method fits the same weighted
+// least-squares problem and stops on the same rule (residual of the normal equations below 1e-9 of
+// their right-hand side), so the filters agree within the solver's tolerance; the default is the
+// fast one, and the public design_*_filters (ndconv/adaptive.h) use it.
 #pragma once
 
 #include <vector>

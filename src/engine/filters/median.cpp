@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/parallel_for.h"
+#include "core/seconds_since.h"
 #include "cpu/median.h"
 #include "cuda/median/median.h"
 #include "engine/backend_work.h"
@@ -45,11 +46,9 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
     report.threads = core::resolve_thread_count(options.threads);
     const auto tc = std::chrono::steady_clock::now();
     cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
-    report.seconds_compute =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
+    report.seconds_compute = detail::seconds_since(tc);
   }
-  report.seconds_total =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds_total = detail::seconds_since(t0);
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/parallel_for.h"
+#include "core/seconds_since.h"
 #include "cpu/recursive_gaussian.h"
 #include "cuda/recursive_gaussian/recursive_gaussian.h"
 #include "engine/backend_work.h"
@@ -57,8 +58,7 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
     }
     cuda_recursive::run(input, output, sigma, coefficients, margin, options.boundary,
                         options.cuda_device, report);
-    report.seconds_total =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report.seconds_total = detail::seconds_since(t0);
     return report;
   }
   report.threads = core::resolve_thread_count(options.threads);

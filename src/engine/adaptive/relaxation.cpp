@@ -1,0 +1,41 @@
+// The adaptive filter's tensor relaxation (ndconv/adaptive.h, stage 2): Gaussian smoothing of
+// each of the structure tensor's components.
+#include <vector>
+
+#include "engine/adaptive/stage_support.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/engine.h"
+#include "ndconv/gaussian.h"
+
+namespace ndconv {
+
+using detail::relaxation_gaussian;
+using detail::report_progress;
+
+// The relaxation's Gaussian: `sigma` voxels along every axis.
+SeparableFilter detail::relaxation_gaussian(int dims, double sigma) {
+  std::array<double, kMaxDims> sigmas{0, 0, 0, 0};
+  for (int a = 0; a < dims; ++a)
+    sigmas[a] = sigma;
+  return gaussian_filter(dims, sigmas, 3.0);
+}
+
+void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,
+                  double sigma, const Options& options) {
+  if (sigma <= 0)
+    return;
+  const SeparableFilter gaussian = relaxation_gaussian(dims, sigma);
+  Options o = options;
+  o.operation = Operation::Correlation;
+  o.region = OutputRegion::Same;
+  o.progress = {};
+  std::vector<float> smoothed(tensor.empty() ? 0 : tensor[0].size());
+  for (size_t c = 0; c < tensor.size(); ++c) {
+    filter_separable(as_const(make_view(tensor[c].data(), dims, extent)), gaussian,
+                     make_view(smoothed.data(), dims, extent), o);
+    tensor[c].swap(smoothed);
+    report_progress(options, static_cast<double>(c + 1) / static_cast<double>(tensor.size()));
+  }
+}
+
+}  // namespace ndconv

@@ -1,0 +1,46 @@
+// What the adaptive filter's stage files (orientation.cpp, relaxation.cpp, control.cpp,
+// reconstruction.cpp, resident_stages.cpp, pipeline.cpp) share: the tensor's layout, the progress
+// split between stages, volume sizes, and the parameter checks that both the host-memory stages
+// and the resident GPU path make before any work.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/control_voxel.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/types.h"
+
+namespace ndconv::detail {
+
+using Tensor = std::array<double, kMaxDims * kMaxDims>;
+
+/// The components of a symmetric dims x dims tensor: dims (dims + 1) / 2.
+int component_count(int dims);
+
+/// Options whose progress reports map [0, 1] onto [base, base + span] of Options::progress.
+Options stage_options(const Options& options, double base, double span);
+
+/// Reports `fraction` to Options::progress; throws Aborted when it asks to stop.
+bool report_progress(const Options& options, double fraction);
+
+/// The voxels of a volume of `extent`.
+int64_t voxels_of(int dims, const Index& extent);
+
+/// Voxels of one index along the last axis.
+int64_t plane_voxels(int dims, const Index& extent);
+
+/// The control mapping of `parameters`, checked (control.cpp).
+ControlMapping control_mapping(int dims, const AdaptiveParameters& parameters);
+
+/// Throws InvalidArgument unless `tensor` has component_count(dims) components (control.cpp).
+void check_components(const std::vector<std::vector<float>>& tensor, int dims);
+
+/// Throws InvalidArgument unless the blend with the input lies in [0, 1] (reconstruction.cpp).
+void check_blend(double blend);
+
+/// The relaxation's Gaussian: `sigma` voxels along every axis (relaxation.cpp).
+SeparableFilter relaxation_gaussian(int dims, double sigma);
+
+}  // namespace ndconv::detail
