@@ -28,6 +28,7 @@
 #include "ndconv/engine.h"
 #include "preview.h"
 #include "progress.h"
+#include "signals.h"
 
 namespace ndconv::cli {
 
@@ -471,7 +472,7 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
                   const Plan& plan, const CommonOptions& c, const OutputOptions& o,
                   double& seconds_write, const std::function<bool(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
-  Progress::check_interrupted();
+  check_stopped();
   io::WriteSettings settings;
   settings.compression = o.compression;
   settings.threads = c.threads;
@@ -573,7 +574,7 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
                                    options.threads);
     const double share = (kFilterShare - kReadShare) / parts;
     options.progress = progress.span(kReadShare + share * c, kReadShare + share * (c + 1));
-    Progress::check_interrupted();
+    check_stopped();
     RunReport r;
     try {
       r = stored != nullptr ? stored_filter(stored->view(), out.plane_view(c), options)

@@ -16,21 +16,14 @@ class Progress {
   ~Progress();
 
   /// A callback for ndconv::Options::progress covering part `part` of `parts` of the work; it
-  /// returns false (stop) after Ctrl-C, also when progress is not shown.
+  /// returns false (stop) after Ctrl-C or a failed write to the console (signals.h), also when
+  /// progress is not shown.
   std::function<bool(double)> callback(int part, int parts);
   /// The same for the fraction [from, to] of the whole bar (reading, filtering and writing each
   /// have their share).
   std::function<bool(double)> span(double from, double to);
   /// Ends the bar (newline on a terminal).
   void finish();
-
-  /// Ctrl-C and SIGTERM end the process at once, in any stage, with exit code 130, after
-  /// removing the staging folders of unfinished writes (io::remove_staging_folders_now), so that
-  /// nothing half-written remains. Installed once by main().
-  static void install_interrupt_handler();
-  static bool interrupted();
-  /// Throws ndconv::Aborted when interrupted.
-  static void check_interrupted();
 
  private:
   void update(double fraction);

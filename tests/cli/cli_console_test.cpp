@@ -1,0 +1,193 @@
+// Signals and the console streams (issue 48, classes 4 and 9): a closed output pipe or a full
+// device on stdout or stderr is a failed command (exit 1, not death by SIGPIPE) that leaves no
+// output and no staging folder; a SIGTERM sent as the process starts, even before its handler
+// could exist, is handled (exit 130, nothing written).
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_run.h"
+#include "cli_volumes.h"
+#include "test_files.h"
+
+namespace ndconv::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Spawned {
+  int code = -1;  ///< exit code; 128 + signal when killed by one
+  bool timed_out = false;
+};
+
+struct SpawnSetup {
+  int out_fd = -1, err_fd = -1;  ///< -1: /dev/null
+  bool block_sigterm = false;    ///< start ndconv with SIGTERM blocked (pending until unblocked)
+  double sigterm_after_ms = -1;  ///< < 0: no signal
+};
+
+// Runs ndconv with the given stdout and stderr, bounded by 20 s.
+Spawned spawn_ndconv(const std::vector<std::string>& args, const SpawnSetup& s) {
+  std::vector<std::string> store{NDCONV_CLI_PATH};
+  store.insert(store.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : store)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  // The child is forked with SIGTERM blocked so that a signal sent at once waits for exec.
+  pthread_sigmask(SIG_BLOCK, &term, &before);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, STDIN_FILENO);
+    ::dup2(s.out_fd >= 0 ? s.out_fd : null, STDOUT_FILENO);
+    ::dup2(s.err_fd >= 0 ? s.err_fd : null, STDERR_FILENO);
+    if (!s.block_sigterm)
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  Spawned r;
+  const auto start = Clock::now();
+  bool sent = false;
+  int status = 0;
+  while (true) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!sent && s.sigterm_after_ms >= 0 && ms >= s.sigterm_after_ms) {
+      ::kill(pid, SIGTERM);
+      sent = true;
+    }
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      break;
+    if (ms > 20000) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// A pipe whose reading end is closed: every write to the other end fails with EPIPE.
+struct ClosedPipe {
+  int write_end = -1;
+  ClosedPipe() {
+    int fds[2];
+    if (::pipe(fds) == 0) {
+      ::close(fds[0]);
+      write_end = fds[1];
+    }
+  }
+  ~ClosedPipe() { ::close(write_end); }
+};
+
+class CliConsole : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_nifti(dir / "in.nii", random_volume({128, 120, 96, 1}, io::ComponentType::Int16, 7));
+  }
+  // The folder holds the input alone: no output, no hidden staging folder.
+  void expect_nothing_written() const { EXPECT_EQ(dir.list(), std::vector<std::string>{"in.nii"}); }
+  std::string err_path() const { return log / "stderr"; }
+  int err_file() const { return ::open(err_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644); }
+  TempDir dir, outs, log;
+};
+
+TEST_F(CliConsole, StdoutToAFullDeviceIsAnError) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"info", dir / "in.nii"},
+                                               {"info", dir / "in.nii", "--header-only"},
+                                               {"--help"},
+                                               {"smooth", "--help"},
+                                               {"--version"}}) {
+    SCOPED_TRACE(args[0] + (args.size() > 1 ? " " + args[1] : std::string()));
+    const int full = ::open("/dev/full", O_WRONLY);
+    ASSERT_GE(full, 0);
+    const int err = err_file();
+    const Spawned r = spawn_ndconv(args, {full, err});
+    ::close(full);
+    ::close(err);
+    EXPECT_EQ(r.code, 1);
+    // The reason where the last write still knew it (CLI11's help and version flush as they go).
+    const std::string said = read_bytes(err_path());
+    EXPECT_TRUE(said == "ndconv: error: standard output: No space left on device\n" ||
+                said == "ndconv: error: standard output: a write failed\n")
+        << said;
+  }
+}
+
+TEST_F(CliConsole, StdoutToAClosedPipeIsAnErrorNotDeathBySigpipe) {
+  const ClosedPipe pipe;
+  const int err = err_file();
+  const Spawned r = spawn_ndconv({"info", dir / "in.nii"}, {pipe.write_end, err});
+  ::close(err);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(read_bytes(err_path()), "ndconv: error: standard output: Broken pipe\n");
+}
+
+TEST_F(CliConsole, AFilterWhoseStderrPipeClosesFailsAndLeavesNothing) {
+  // Its progress lines and notes go to stderr: the first failed write stops the run.
+  write_nifti(log / "in2.nii", random_volume({64, 60, 50, 1}, io::ComponentType::UInt8, 8));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"smooth", dir / "in.nii", dir / "out.nii.gz", "--sigma", "1"},
+        {"median", dir / "in.nii", dir / "out.nii", "--radius", "1"},
+        {"smooth", dir / "in.nii", log / "in2.nii", "-o", outs.path(), "--sigma", "1"}}) {
+    SCOPED_TRACE(args[0] + " " + args[2]);
+    const ClosedPipe pipe;
+    const Spawned r = spawn_ndconv(args, {-1, pipe.write_end});
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.code, 1);
+    expect_nothing_written();
+    // A batch's jobs are quiet: an output finished before the first failed note is complete; no
+    // staging folder remains.
+    for (const std::string& name : outs.list())
+      EXPECT_TRUE(name == "in.nii" || name == "in2.nii") << name;
+  }
+}
+
+TEST_F(CliConsole, ASigtermSentBeforeTheHandlerCouldExistIsHandled) {
+  // ndconv starts with SIGTERM blocked and the signal already pending: it must install its handler
+  // and unblock the signal before any work, and then end as on any SIGTERM.
+  const int err = err_file();
+  SpawnSetup s{-1, err, true, 0};
+  const Spawned r = spawn_ndconv({"smooth", dir / "in.nii", dir / "out.nii", "--sigma", "2"}, s);
+  ::close(err);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.code, 130);
+  EXPECT_EQ(read_bytes(err_path()),
+            "ndconv: error: interrupted; unfinished outputs were removed\n");
+  expect_nothing_written();
+}
+
+TEST_F(CliConsole, ASigtermInTheFirstMillisecondsEndsTheRunWithNothingWritten) {
+  // Before the dynamic loader hands over, the default action ends the process (nothing has begun);
+  // from then on the handler does, with exit 130.
+  for (const double ms : {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0}) {
+    SCOPED_TRACE(std::to_string(ms) + " ms");
+    SpawnSetup s;
+    s.sigterm_after_ms = ms;
+    const Spawned r =
+        spawn_ndconv({"smooth", dir / "in.nii", dir / "out.nii", "--sigma", "2", "-q"}, s);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.code == 130 || r.code == 128 + SIGTERM) << r.code;
+    expect_nothing_written();
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
