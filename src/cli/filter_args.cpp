@@ -9,6 +9,7 @@
 #include <set>
 
 #include "axis_values.h"
+#include "number_options.h"
 #include "ndconv/engine.h"
 
 namespace ndconv::cli {
@@ -99,6 +100,23 @@ double time_step_seconds(const io::ImageInfo& info, const std::string& option) {
   return step;
 }
 
+void check_gaussian_width(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                          const std::string& option) {
+  const double max_radius = (static_cast<double>(kMaxSeparableExtent) - 1) / 2 + 0.5;
+  for (int ax = 0; ax < dims; ++ax) {
+    if (std::isfinite(sigma[ax]) && sigma[ax] * truncate < max_radius)
+      continue;
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "%s: %.4g voxels along axis %d, truncated at %.4g sigmas, needs a filter wider "
+                  "than the limit of %lld taps (sigma times --truncate must stay under %.1f "
+                  "voxels)",
+                  ax == 3 ? "--time-sigma" : option.c_str(), sigma[ax], ax, truncate,
+                  static_cast<long long>(kMaxSeparableExtent), max_radius);
+    throw UsageError(text);
+  }
+}
+
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
                      const std::string& option) {
   static const char* names[] = {"x", "y", "z", "t"};
@@ -113,6 +131,12 @@ void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double
       warn(text);
     }
   }
+}
+
+void add_truncate_option(CLI::App& sub, double& truncate) {
+  sub.add_option("--truncate", truncate, "filter radius in standard deviations")
+      ->capture_default_str()
+      ->check(number_in({0, kMaxTruncate, true}));
 }
 
 void add_mask_options(CLI::App& sub, MaskArgs& m) {
@@ -131,9 +155,11 @@ MaskedOptions masked_options(const MaskArgs& m) {
     o.keep_input_outside = true;
     return o;
   }
+  const std::string error = number_error(m.outside, {});
+  if (!error.empty())
+    throw UsageError("--outside " + m.outside + ": expected a number or 'input' (" + error + ")");
   double v = 0;
-  if (!parse_number(m.outside, v))
-    throw UsageError("--outside " + m.outside + ": expected a number or 'input'");
+  parse_number(m.outside, v);
   o.outside_value = static_cast<float>(v);
   return o;
 }

@@ -52,9 +52,19 @@ void warn_if_spatial_unit_unknown(const io::ImageInfo& info);
 /// given in frames.
 double time_step_seconds(const io::ImageInfo& info, const std::string& option);
 
+/// The engine's limit on a sampled Gaussian's taps, checked before any work so that the message
+/// names the option (`option` for the spatial axes, --time-sigma for t) and the axis: an absurd
+/// sigma such as 1e39 would otherwise overflow the tap count. Throws UsageError.
+void check_gaussian_width(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                          const std::string& option);
+
 /// Warns when a Gaussian of `sigma` voxels is a single tap along an axis (a copy of the input).
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
                      const std::string& option);
+
+/// --truncate: the filter radius in standard deviations, in (0, kMaxTruncate].
+inline constexpr double kMaxTruncate = 100;
+void add_truncate_option(CLI::App& sub, double& truncate);
 
 /// --mask FILE and --outside VALUE|input.
 struct MaskArgs {
@@ -62,7 +72,8 @@ struct MaskArgs {
   std::string outside = "0";
 };
 void add_mask_options(CLI::App& sub, MaskArgs& m);
-/// The parsed --outside (UsageError when it is neither a number nor "input").
+/// The parsed --outside (UsageError when it is neither a number within float32's range nor
+/// "input").
 MaskedOptions masked_options(const MaskArgs& m);
 /// Reads the mask: a scalar image with the input's extents, or a 3D mask for each frame of a 4D
 /// input. Returns one plane with the input's extents.

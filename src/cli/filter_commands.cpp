@@ -10,6 +10,7 @@
 #include "axis_values.h"
 #include "commands.h"
 #include "filter_args.h"
+#include "number_options.h"
 #include "ndconv/gaussian.h"
 
 namespace ndconv::cli {
@@ -24,11 +25,6 @@ std::string describe(const std::array<double, kMaxDims>& v, int axes) {
     s += buf;
   }
   return s;
-}
-
-void check_truncate(double truncate) {
-  if (!(truncate > 0) || !std::isfinite(truncate))
-    throw UsageError("--truncate: must be greater than 0");
 }
 
 // ---- mean -------------------------------------------------------------------------------------
@@ -57,11 +53,15 @@ void run_mean(const MeanArgs& a) {
     Index extent{1, 1, 1, 1};
     for (int ax = 0; ax < spatial; ++ax) {
       // The nearest odd number of voxels, so that the box is centred on the voxel.
-      extent[ax] = 2 * static_cast<int64_t>(std::floor(std::max(width[ax] - 1, 0.0) / 2 + 0.5)) + 1;
-      if (extent[ax] > kMaxSeparableExtent)
-        throw UsageError("--box " + a.box + ": " + std::to_string(extent[ax]) +
-                         " voxels along axis " + std::to_string(ax) + "; the limit is " +
+      const double odd = 2 * std::floor(std::max(width[ax] - 1, 0.0) / 2 + 0.5) + 1;
+      if (!(odd <= static_cast<double>(kMaxSeparableExtent))) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.4g", odd);
+        throw UsageError("--box " + a.box + ": " + text + " voxels along axis " +
+                         std::to_string(ax) + "; the limit is " +
                          std::to_string(kMaxSeparableExtent));
+      }
+      extent[ax] = static_cast<int64_t>(odd);
     }
     bool any = false;
     for (int ax = 0; ax < spatial; ++ax)
@@ -74,8 +74,19 @@ void run_mean(const MeanArgs& a) {
              describe({double(extent[0]), double(extent[1]), double(extent[2]), 1}, spatial) +
              " voxels");
   } else {
+    const auto radius = lengths_in_voxels(a.sphere, "--sphere", plan.input);
+    const int64_t limit = (dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D) / 2;
+    for (int ax = 0; ax < spatial; ++ax) {
+      if (!(radius[ax] < static_cast<double>(limit + 1))) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.4g", radius[ax]);
+        throw UsageError("--sphere " + a.sphere + ": a radius of " + text + " voxels along axis " +
+                         std::to_string(ax) + "; at most " + std::to_string(limit) + " voxels in " +
+                         std::to_string(dims) + "D");
+      }
+    }
     try {
-      sphere = ellipsoid_mean_kernel(dims, lengths_in_voxels(a.sphere, "--sphere", plan.input));
+      sphere = ellipsoid_mean_kernel(dims, radius);
     } catch (const InvalidArgument& e) {
       throw UsageError(std::string("--sphere ") + a.sphere + ": " + e.what());
     }
@@ -161,12 +172,12 @@ struct GaussianArgs : FilterArgs {
 };
 
 std::array<double, kMaxDims> sigma_of(const GaussianArgs& a, const Plan& plan) {
-  check_truncate(a.truncate);
   const auto sigma = lengths_in_voxels(a.sigma, "--sigma", plan.input);
   for (int ax = 0; ax < spatial_axes(plan.input.geometry.dims); ++ax) {
     if (!(sigma[ax] > 0))
       throw UsageError("--sigma " + a.sigma + ": derivatives need a sigma > 0 along every axis");
   }
+  check_gaussian_width(sigma, plan.input.geometry.dims, a.truncate, "--sigma");
   warn_if_one_tap(sigma, plan.input.geometry.dims, a.truncate, "--sigma");
   return sigma;
 }
@@ -175,8 +186,7 @@ void add_sigma_options(CLI::App& sub, GaussianArgs& a) {
   sub.add_option("--sigma", a.sigma,
                  "scale: one value or one per spatial axis, mm (default) or vox, e.g. 1.5, 2vox")
       ->required();
-  sub.add_option("--truncate", a.truncate, "filter radius in standard deviations")
-      ->capture_default_str();
+  add_truncate_option(sub, a.truncate);
 }
 
 void run_gradient(const GaussianArgs& a, bool laplacian) {
@@ -229,16 +239,15 @@ constexpr char kUnsharpHelp[] =
     "Unsharp mask: out = in + amount (in - G*in) where |in - G*in| > threshold "
     "(ITK UnsharpMaskImageFilter)";
 
+// The unsharp amount's range: beyond it a float32 image's differences overflow to Inf.
+constexpr double kMaxUnsharpAmount = 100;
+
 struct UnsharpArgs : GaussianArgs {
   double amount = 0.5, threshold = 0;
 };
 
 void run_unsharp(const UnsharpArgs& a) {
   parse_axis_values(a.sigma, "--sigma");
-  if (!std::isfinite(a.amount))
-    throw UsageError("--amount: must be a number");
-  if (!(a.threshold >= 0) || !std::isfinite(a.threshold))
-    throw UsageError("--threshold: must be a number >= 0");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   UnsharpParameters p;
   p.sigma_voxels = sigma_of(a, plan);
@@ -298,10 +307,13 @@ void add_unsharp(CLI::App& app) {
   auto a = std::make_shared<UnsharpArgs>();
   CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a, [a] { run_unsharp(*a); });
   add_sigma_options(*sub, *a);
-  sub->add_option("--amount", a->amount, "strength of the sharpening")->capture_default_str();
+  sub->add_option("--amount", a->amount, "strength of the sharpening (negative: blurs)")
+      ->capture_default_str()
+      ->check(number_in({-kMaxUnsharpAmount, kMaxUnsharpAmount}));
   sub->add_option("--threshold", a->threshold,
-                  "leave voxels whose |in - G*in| is at most this (intensity units)")
-      ->capture_default_str();
+                  "leave voxels whose |in - G*in| is at most this (intensity units, >= 0)")
+      ->capture_default_str()
+      ->check(number_in({0, kMaxFloatValue}));
 }
 
 }  // namespace

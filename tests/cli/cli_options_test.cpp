@@ -1,0 +1,118 @@
+// The command line's own rules (issue 48, class 6): every numeric option of every subcommand
+// refuses NaN, infinities and values beyond its range (1e39 overflows float32) with exit code 2,
+// one error line naming the option, and no output.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+#include "cli_volumes.h"
+#include "test_files.h"
+
+namespace ndconv::test {
+namespace {
+
+using io::ComponentType;
+
+class CliOptions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_nifti(in, random_volume({12, 10, 8, 1}, ComponentType::Int16, 11));
+    write_nifti(in4, random_volume({8, 8, 6, 3}, ComponentType::UInt8, 12));
+    RawImage mask = random_volume({12, 10, 8, 1}, ComponentType::UInt8, 13);
+    write_nifti(mask_path, mask);
+  }
+  TempDir dir;
+  const std::string in = dir / "in.nii", in4 = dir / "in4.nii", mask_path = dir / "mask.nii",
+                    out = dir / "out.nii";
+};
+
+// A command and one numeric argument of it, "{}" standing for the value tried.
+struct NumericArgument {
+  std::vector<std::string> command;
+  std::string argument;
+  std::string option;  ///< what the error must name
+};
+
+std::string with_value(const std::string& argument, const std::string& value) {
+  const size_t at = argument.find("{}");
+  return argument.substr(0, at) + value + argument.substr(at + 2);
+}
+
+TEST_F(CliOptions, EveryNumericOptionRefusesNanInfinitiesAndOverflowBeforeAnyWork) {
+  const std::vector<std::string> smooth{"smooth", in, out, "--sigma", "1"};
+  const std::vector<std::string> unsharp{"unsharp", in, out, "--sigma", "1"};
+  const std::vector<NumericArgument> arguments{
+      {{"smooth", in, out}, "--sigma={}", "--sigma"},
+      {{"smooth", in, out}, "--fwhm={}", "--fwhm"},
+      {{"smooth", in, out}, "--sigma=1x{}x1", "--sigma"},
+      {{"smooth", in4, out, "--sigma", "1"}, "--time-sigma={}", "--time-sigma"},
+      {smooth, "--truncate={}", "--truncate"},
+      {{"smooth", in, out, "--sigma", "1", "--mask", mask_path}, "--outside={}", "--outside"},
+      {smooth, "--threads={}", "--threads"},
+      {smooth, "--compression={}", "--compression"},
+      {smooth, "--outputs-per-thread={}", "--outputs-per-thread"},
+      {{"mean", in, out}, "--box={}", "--box"},
+      {{"mean", in, out}, "--sphere={}", "--sphere"},
+      {{"mean", in, out, "--box", "3vox", "--mask", mask_path}, "--outside={}", "--outside"},
+      {{"median", in, out}, "--radius={}", "--radius"},
+      {{"gradient", in, out}, "--sigma={}", "--sigma"},
+      {{"gradient", in, out, "--sigma", "1"}, "--truncate={}", "--truncate"},
+      {{"laplacian", in, out}, "--sigma={}", "--sigma"},
+      {{"laplacian", in, out, "--sigma", "1"}, "--truncate={}", "--truncate"},
+      {{"derivative", in, out, "--order", "1x0x0"}, "--sigma={}", "--sigma"},
+      {{"derivative", in, out, "--order", "1x0x0", "--sigma", "1"}, "--truncate={}", "--truncate"},
+      {{"unsharp", in, out}, "--sigma={}", "--sigma"},
+      {unsharp, "--amount={}", "--amount"},
+      {unsharp, "--threshold={}", "--threshold"},
+      {unsharp, "--truncate={}", "--truncate"},
+      {{"adaptive", in, out}, "--smoothing={}", "--smoothing"},
+      {{"adaptive", in, out}, "--relaxation={}", "--relaxation"},
+      {{"adaptive", in, out}, "--threshold={}", "--threshold"},
+      {{"adaptive", in, out}, "--anisotropy={}", "--anisotropy"},
+      {{"adaptive", in, out}, "--blend={}", "--blend"},
+      {{"adaptive", in, out}, "--quadrature-size={}", "--quadrature-size"},
+      {{"adaptive", in, out}, "--reconstruction-size={}", "--reconstruction-size"},
+      {{"convolve", in, out}, "--kernel=gauss:{}", "--kernel"},
+      {{"convolve", in, out}, "--kernel=box:3x{}x3", "--kernel"},
+      {{"convert", in, out}, "--compression={}", "--compression"},
+      {{"convert", in, out}, "--threads={}", "--threads"},
+      {{"kernel", "gauss:1", out}, "--dims={}", "--dims"},
+  };
+  for (const NumericArgument& a : arguments) {
+    for (const std::string value : {"nan", "inf", "-inf", "1e39", "-1e39", "NaN"}) {
+      std::vector<std::string> args = a.command;
+      args.push_back(with_value(a.argument, value));
+      SCOPED_TRACE(a.command[0] + " " + args.back());
+      const CliResult r = run_ndconv(args);
+      EXPECT_EQ(r.code, 2) << r.err;
+      EXPECT_EQ(r.err.rfind("ndconv: error: ", 0), 0u) << r.err;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+      EXPECT_NE(r.err.find(a.option), std::string::npos) << r.err;
+      EXPECT_NE(::access(out.c_str(), F_OK), 0) << "an output was written";
+      std::remove(out.c_str());
+    }
+  }
+}
+
+TEST_F(CliOptions, TheRangesAcceptTheirEnds) {
+  // The documented ends are values, not errors.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"unsharp", in, out, "--sigma", "1vox", "--amount", "100"},
+        {"unsharp", in, out, "--sigma", "1vox", "--amount=-100"},
+        {"smooth", in, out, "--sigma", "1vox", "--truncate", "100"},
+        {"smooth", in, out, "--sigma", "1vox", "--mask", mask_path, "--outside", "3.4e38"},
+        {"adaptive", in, out, "--blend", "1", "--anisotropy", "0.99"}}) {
+    SCOPED_TRACE(args[0] + " " + args.back());
+    const CliResult r = run_ndconv(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(std::remove(out.c_str()), 0);
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
