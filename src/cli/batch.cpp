@@ -1,0 +1,186 @@
+#include "batch.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "io/image.h"
+#include "io/output_file.h"
+#include "messages.h"
+
+namespace ndconv::cli {
+
+void add_batch_options(CLI::App& sub, BatchOptions& b) {
+  sub.add_option("-o,--output-dir", b.output_dir,
+                 "batch: every positional file is an input, each written to this folder under "
+                 "its own file name");
+  sub.add_option("--list", b.list_file,
+                 "batch: a text file of input paths, one a line (needs --output-dir)");
+}
+
+std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& b) {
+  if (b.output_dir.empty()) {
+    if (!b.list_file.empty())
+      throw UsageError("--list: needs --output-dir (-o DIR) for the outputs");
+    if (names.size() < 2)
+      throw UsageError("OUT is required: give IN OUT, or IN... -o DIR for a batch");
+    if (names.size() > 2)
+      throw UsageError("too many files: give IN OUT, or IN... -o DIR for a batch");
+    return {{names[0], names[1]}};
+  }
+  std::vector<std::string> inputs = names;
+  if (!b.list_file.empty()) {
+    std::FILE* f = std::fopen(b.list_file.c_str(), "r");
+    if (f == nullptr)
+      throw UsageError("--list: " + b.list_file + ": " + std::strerror(errno));
+    char line[4096];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      std::string s = line;
+      while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+        s.pop_back();
+      if (!s.empty() && s[0] != '#')
+        inputs.push_back(s);
+    }
+    std::fclose(f);
+  }
+  if (inputs.empty())
+    throw UsageError("no input files for the batch");
+  struct stat st;
+  if (::stat(b.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError("--output-dir: " + b.output_dir + " is not a folder");
+  std::vector<Job> jobs;
+  std::set<std::string> outputs;
+  for (const auto& in : inputs) {
+    const std::string out = io::join_path(b.output_dir, io::name_of(in));
+    if (!outputs.insert(io::resolved_path(out)).second)
+      throw UsageError(out + ": two inputs of the batch would both write it");
+    jobs.push_back({in, out});
+  }
+  return jobs;
+}
+
+class BatchPipeline {
+ public:
+  // Waits until every earlier job has passed `stage`.
+  void enter(size_t job, Stage stage) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return next_[stage] == job; });
+  }
+  // Job `job` is done with `stage` (or will never run it): the next job may enter.
+  void leave(size_t job, Stage stage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (next_[stage] == job)
+      next_[stage] = job + 1;
+    ready_.notify_all();
+  }
+  // At the end of a job, failed or not: the stages it did not run are passed in turn.
+  void finish(size_t job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (size_t& next : next_) {
+      ready_.wait(lock, [&] { return next >= job; });
+      if (next == job)
+        next = job + 1;
+      ready_.notify_all();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  size_t next_[kStages] = {0, 0, 0};
+};
+
+namespace {
+
+// The job this thread runs within a batch (none outside a batch).
+thread_local BatchPipeline* current_pipeline = nullptr;
+thread_local size_t current_job = 0;
+
+// The error line of a failed job: errors name their file; those about an option name the input.
+std::string job_error(const Job& job, const std::string& what) {
+  const bool named =
+      what.find(job.in) != std::string::npos || what.find(job.out) != std::string::npos;
+  return "ndconv: error: " + (named ? "" : job.in + ": ") + what;
+}
+
+}  // namespace
+
+StageTurn::StageTurn(Stage stage) : stage_(stage), pipeline_(current_pipeline) {
+  if (pipeline_ != nullptr)
+    pipeline_->enter(current_job, stage_);
+}
+
+StageTurn::~StageTurn() {
+  if (pipeline_ != nullptr)
+    pipeline_->leave(current_job, stage_);
+}
+
+int jobs_in_flight() {
+  return current_pipeline != nullptr ? kBatchJobsInFlight : 1;
+}
+
+void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
+              const std::function<void(const Job&)>& one) {
+  if (jobs.size() == 1)
+    return one(jobs[0]);
+  BatchPipeline pipeline;
+  struct Outcome {
+    std::string error;
+    bool aborted = false;
+  };
+  std::vector<Outcome> outcomes(jobs.size());
+  auto run_one = [&](size_t i) {
+    current_pipeline = &pipeline;
+    current_job = i;
+    try {
+      one(jobs[i]);
+    } catch (const Aborted&) {
+      outcomes[i].aborted = true;
+    } catch (const std::exception& e) {
+      outcomes[i].error = job_error(jobs[i], e.what());
+    }
+    pipeline.finish(i);
+    current_pipeline = nullptr;
+  };
+  // At most kBatchJobsInFlight jobs at once: job i starts when job i - kBatchJobsInFlight ended.
+  std::vector<std::thread> threads(jobs.size());
+  int failed = 0;
+  bool aborted = false;
+  auto join = [&](size_t i) {
+    threads[i].join();
+    aborted = aborted || outcomes[i].aborted;
+    if (!outcomes[i].error.empty()) {
+      ++failed;
+      io::print_stderr_line(outcomes[i].error);
+    } else if (!outcomes[i].aborted && !c.verbose) {
+      note(c, "wrote " + jobs[i].out);  // --verbose: the job noted it
+    }
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i >= static_cast<size_t>(kBatchJobsInFlight))
+      join(i - kBatchJobsInFlight);
+    threads[i] = std::thread(run_one, i);
+  }
+  for (size_t i = jobs.size() > static_cast<size_t>(kBatchJobsInFlight)
+                      ? jobs.size() - kBatchJobsInFlight
+                      : 0;
+       i < jobs.size(); ++i)
+    join(i);
+  if (aborted)
+    throw Aborted();
+  if (failed > 0) {
+    throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
+                " inputs failed (named above); the others were written");
+  }
+  note(c, "batch: " + std::to_string(jobs.size()) + " inputs written");
+}
+
+}  // namespace ndconv::cli

@@ -1,0 +1,109 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "io/data_file_policy.h"
+#include "ndconv/engine.h"
+
+namespace ndconv::cli {
+
+void add_threads_option(CLI::App& sub, CommonOptions& c) {
+  sub.add_option("--threads", c.threads, "CPU threads (0: all hardware threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+}
+
+void add_common_options(CLI::App& sub, CommonOptions& c) {
+  sub.add_option("--device", c.device,
+                 "auto (the GPU when usable, else the CPU), cpu, cuda, cuda:N")
+      ->capture_default_str()
+      ->check([](const std::string& s) -> std::string {
+        if (s == "auto" || s == "cpu" || s == "cuda")
+          return {};
+        if (s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
+            s.find_first_not_of("0123456789", 5) == std::string::npos && s.size() < 9)
+          return {};
+        return "expected auto, cpu, cuda or cuda:N, got '" + s + "'";
+      });
+  sub.add_option("--outputs-per-thread", c.outputs_per_thread,
+                 "outputs per GPU thread along the last axis (KO): auto or 1..64")
+      ->capture_default_str()
+      ->check([](const std::string& s) -> std::string {
+        if (s == "auto")
+          return {};
+        if (!s.empty() && s.size() <= 2 && s.find_first_not_of("0123456789") == std::string::npos) {
+          const int v = std::stoi(s);
+          if (v >= 1 && v <= 64)
+            return {};
+        }
+        return "expected auto or a number from 1 to 64, got '" + s + "'";
+      });
+  add_threads_option(sub, c);
+  sub.add_flag("-f,--force", c.force, "overwrite an existing output (also when it is the input)");
+  auto* quiet = sub.add_flag("-q,--quiet", c.quiet, "no progress and no notes (warnings still)");
+  auto* verbose =
+      sub.add_flag("-v,--verbose", c.verbose, "print the plan (backend, KO and why) and timings");
+  quiet->excludes(verbose);
+}
+
+std::string output_type_error(const std::string& s) {
+  io::ComponentType t;
+  if (s == "same" || (s != "uint64" && s != "int64" && io::parse_component_type(s, t)))
+    return {};
+  return "unknown type '" + s +
+         "'; use same, uint8, int8, uint16, int16, uint32, int32, float or double";
+}
+
+void add_input_options(CLI::App& sub) {
+  sub.add_flag_callback(
+      "--allow-external-data", [] { io::set_external_data_allowed(true); },
+      "let an image header (MetaImage ElementDataFile or LIST, NIfTI .hdr/.img) name data "
+      "files outside its own folder; by default only regular files in the header's folder are "
+      "read");
+}
+
+void add_compression_option(CLI::App& sub, OutputOptions& o) {
+  sub.add_option("--compression", o.compression,
+                 "deflate level of .nii.gz, .mha and .mhd outputs: 0 (none) to 9 (smallest, "
+                 "slowest); compressed on all cores")
+      ->capture_default_str()
+      ->check(CLI::Range(0, io::kMaxCompressionLevel));
+}
+
+void add_output_options(CLI::App& sub, OutputOptions& o) {
+  sub.add_option("--type", o.type,
+                 "output pixel type: float (default), same, uint8, int8, uint16, int16, uint32, "
+                 "int32, double; integers are rounded and clamped")
+      ->check(output_type_error);
+  add_compression_option(sub, o);
+  sub.add_option("--preview", o.preview,
+                 "also write a PNG with the middle slices of input and output side by side");
+}
+
+Options engine_options(const CommonOptions& c) {
+  Options o;
+  if (c.device == "cpu") {
+    o.backend = Backend::Cpu;
+  } else if (c.device == "auto") {
+    o.backend = Backend::Auto;
+  } else {
+    o.backend = Backend::Cuda;
+    o.cuda_device = c.device.size() > 5 ? std::stoi(c.device.substr(5)) : 0;
+  }
+  o.expert.outputs_per_thread =
+      c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
+  o.threads = c.threads;
+  return o;
+}
+
+Boundary parse_boundary(const std::string& s) {
+  if (s == "zero")
+    return Boundary::Zero;
+  if (s == "mirror")
+    return Boundary::Mirror;
+  if (s == "periodic")
+    return Boundary::Periodic;
+  return Boundary::Replicate;
+}
+
+}  // namespace ndconv::cli
