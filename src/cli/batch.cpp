@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <condition_variable>
@@ -12,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "io/header_check.h"
 #include "io/image.h"
 #include "io/output_file.h"
 #include "messages.h"
@@ -26,6 +29,63 @@ void add_batch_options(CLI::App& sub, BatchOptions& b) {
                  "batch: a text file of input paths, one a line (needs --output-dir)");
 }
 
+namespace {
+
+// The inputs a --list file names, one a line of any length (blank lines and lines starting with #
+// skipped; a CR before the LF dropped). Only a regular file is read: a FIFO or a device such as
+// /dev/zero would hang or never end; it is refused before it is opened, and the descriptor opened
+// (without blocking) is checked again, in case the path changed in between.
+std::vector<std::string> read_list_file(const std::string& path) {
+  try {
+    io::check_input_file(path);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--list: ") + e.what());
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw UsageError("--list: " + path + ": " + std::strerror(errno));
+  std::string text;
+  struct stat st;
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  char buffer[1 << 16];
+  while (regular) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw UsageError("--list: " + path + ": " + std::strerror(error));
+    }
+    if (n == 0)
+      break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!regular)
+    throw UsageError("--list: " + path + ": is not a regular file; a list must be one");
+  std::vector<std::string> inputs;
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos)
+      end = text.size();
+    ++number;
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.find('\0') != std::string::npos)
+      throw UsageError("--list: " + path + ": line " + std::to_string(number) +
+                       " holds a NUL byte; a path cannot");
+    if (!line.empty() && line[0] != '#')
+      inputs.push_back(std::move(line));
+  }
+  return inputs;
+}
+
+}  // namespace
+
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& b) {
   if (b.output_dir.empty()) {
     if (!b.list_file.empty())
@@ -38,18 +98,8 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   }
   std::vector<std::string> inputs = names;
   if (!b.list_file.empty()) {
-    std::FILE* f = std::fopen(b.list_file.c_str(), "r");
-    if (f == nullptr)
-      throw UsageError("--list: " + b.list_file + ": " + std::strerror(errno));
-    char line[4096];
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-      std::string s = line;
-      while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
-        s.pop_back();
-      if (!s.empty() && s[0] != '#')
-        inputs.push_back(s);
-    }
-    std::fclose(f);
+    const std::vector<std::string> listed = read_list_file(b.list_file);
+    inputs.insert(inputs.end(), listed.begin(), listed.end());
   }
   if (inputs.empty())
     throw UsageError("no input files for the batch");
@@ -112,6 +162,11 @@ std::string job_error(const Job& job, const std::string& what) {
 }
 
 }  // namespace
+
+std::string preview_in_batch_error(size_t inputs) {
+  return "--preview: one PNG cannot show the " + std::to_string(inputs) +
+         " inputs of a batch; preview one input at a time (IN OUT --preview PNG)";
+}
 
 StageTurn::StageTurn(Stage stage) : stage_(stage), pipeline_(current_pipeline) {
   if (pipeline_ != nullptr)

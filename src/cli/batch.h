@@ -32,6 +32,9 @@ struct Job {
 /// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
 
+/// The refusal of one --preview for a batch of `inputs` inputs (before any work).
+std::string preview_in_batch_error(size_t inputs);
+
 /// Jobs of a batch that run at once: one reading, one filtering, one writing.
 constexpr int kBatchJobsInFlight = 3;
 
@@ -56,6 +59,8 @@ template <class Args, class Run>
 void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
   const std::vector<Job> jobs = make_jobs(names, args.batch);
   const bool batch = jobs.size() > 1;
+  if (batch && !args.output.preview.empty())
+    throw UsageError(preview_in_batch_error(jobs.size()));
   run_jobs(jobs, args.common, [&](const Job& job) {
     Args one = args;
     one.in = job.in;

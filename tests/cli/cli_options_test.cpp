@@ -3,9 +3,12 @@
 // one error line naming the option, and no output.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -112,6 +115,94 @@ TEST_F(CliOptions, TheRangesAcceptTheirEnds) {
     EXPECT_EQ(r.code, 0) << r.err;
     ASSERT_EQ(std::remove(out.c_str()), 0);
   }
+}
+
+}  // namespace
+}  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// run_ndconv, killed after `seconds` (a hang fails the test instead of the suite).
+CliResult run_ndconv_within(int seconds, const std::vector<std::string>& args) {
+  TempDir logs;
+  std::string cmd =
+      "timeout -s KILL " + std::to_string(seconds) + " " + shell_quote(NDCONV_CLI_PATH);
+  for (const auto& a : args)
+    cmd += " " + shell_quote(a);
+  cmd += " >" + shell_quote(logs / "out") + " 2>" + shell_quote(logs / "err") + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_bytes(logs / "out");
+  r.err = read_bytes(logs / "err");
+  return r;
+}
+
+class CliLists : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_nifti(dir / "a.nii", random_volume({10, 9, 8, 1}, ComponentType::UInt8, 21));
+    write_nifti(dir / "b.nii", random_volume({10, 9, 8, 1}, ComponentType::UInt8, 22));
+  }
+  TempDir dir, out;
+};
+
+TEST_F(CliLists, ALineLongerThan4095CharactersIsOneInput) {
+  // Read in 4,095-byte pieces, this line was two inputs, the second a real file then written.
+  const std::string line = std::string(4095, 'x') + dir / "a.nii";
+  write_bytes(dir / "list.txt", line + "\n");
+  const CliResult r =
+      run_ndconv({"smooth", "--sigma", "1vox", "-o", out.path(), "--list", dir / "list.txt", "-q"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(out.list().empty());
+  // Long lines that name real files are read whole: a path of 4,200 characters through "./".
+  std::string long_path = dir.path();
+  while (long_path.size() < 4200)
+    long_path += "/.";
+  write_bytes(dir / "list.txt", long_path + "/b.nii\r\n# a comment\n\n" + dir / "a.nii");
+  const CliResult both =
+      run_ndconv({"smooth", "--sigma", "1vox", "-o", out.path(), "--list", dir / "list.txt", "-q"});
+  // The long path is too long for the system (ENAMETOOLONG) or read: either way one input.
+  EXPECT_TRUE(both.code == 0 || both.code == 1) << both.err;
+  EXPECT_EQ(both.err.find("xxxx"), std::string::npos);
+  for (const std::string& name : out.list())
+    EXPECT_TRUE(name == "a.nii" || name == "b.nii") << name;
+}
+
+TEST_F(CliLists, AListThatIsNotARegularFileIsRefusedBeforeItIsRead) {
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  ::mkdir((dir / "folder").c_str(), 0700);
+  for (const std::string& list : std::vector<std::string>{
+           "/dev/zero", dir / "fifo", dir / "folder", "/dev/null", dir / "missing.txt"}) {
+    SCOPED_TRACE(list);
+    const CliResult r = run_ndconv_within(
+        10, {"smooth", dir / "a.nii", "--sigma", "1vox", "-o", out.path(), "--list", list});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("ndconv: error: --list: " + list, 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_TRUE(out.list().empty());
+  }
+}
+
+TEST_F(CliLists, ANulByteInAListLineIsRefused) {
+  // A C string would end at the NUL and name another file.
+  write_bytes(dir / "list.txt", dir / "a.nii" + std::string("\0.other", 7) + "\n");
+  const CliResult r =
+      run_ndconv({"smooth", "--sigma", "1vox", "-o", out.path(), "--list", dir / "list.txt"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("line 1 holds a NUL byte"), std::string::npos) << r.err;
+  EXPECT_TRUE(out.list().empty());
+}
+
+TEST_F(CliLists, OnePreviewForSeveralInputsIsRefusedBeforeAnyWork) {
+  const CliResult r = run_ndconv({"smooth", dir / "a.nii", dir / "b.nii", "--sigma", "1vox", "-o",
+                                  out.path(), "--preview", dir / "p.png"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--preview: one PNG cannot show the 2 inputs of a batch"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(out.list().empty());
+  EXPECT_NE(::access((dir / "p.png").c_str(), F_OK), 0);
 }
 
 }  // namespace
