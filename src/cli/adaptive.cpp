@@ -153,7 +153,7 @@ void add_adaptive_command(CLI::App& app) {
                 "(a coarser scale, faster)");
   sub->add_flag("--frames", a->frames, "4D: filter each 3D frame on its own instead of true 4D");
   add_boundary_and_common_args(*sub, *a);
-  sub->callback([a] { run_adaptive(*a); });
+  sub->callback([a] { run_jobs_of(a->files, *a, run_adaptive); });
 }
 
 }  // namespace ndconv::cli

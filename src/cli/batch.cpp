@@ -23,8 +23,10 @@ namespace ndconv::cli {
 
 void add_batch_options(CLI::App& sub, BatchOptions& b) {
   sub.add_option("-o,--output-dir", b.output_dir,
-                 "batch: every positional file is an input, each written to this folder under "
-                 "its own file name");
+                 std::string("batch: every positional file is an input, each written to this "
+                             "folder under its own file name, or to a name template such as "
+                             "DIR/{stem}_smooth.nii.gz (another format, a suffix); ") +
+                     kNameTemplateHelp);
   sub.add_option("--list", b.list_file,
                  "batch: a text file of input paths, one a line (needs --output-dir)");
 }
@@ -86,12 +88,99 @@ std::vector<std::string> read_list_file(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The extensions that {stem} drops, longest first where one ends another.
+constexpr const char* kImageExtensions[] = {
+    ".seq.nrrd", ".nii.gz", ".hdr.gz", ".img.gz", ".nii",  ".hdr", ".img",  ".mha", ".mhd",
+    ".nrrd",     ".nhdr",   ".png",    ".jpg",    ".jpeg", ".tif", ".tiff", ".bmp", ".dcm"};
+
+// The input's file name (a folder's name for a DICOM series given as DIR/).
+std::string input_name(std::string in) {
+  while (in.size() > 1 && in.back() == '/')
+    in.pop_back();
+  return io::name_of(in);
+}
+
+// The input's image extension ("" when none is known).
+std::string image_extension(const std::string& name) {
+  for (const char* e : kImageExtensions) {
+    const std::string ext = e;
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      return ext;
+  }
+  return {};
+}
+
+// A folder without the slashes at its end ("bat/" is "bat"; "/" stays).
+std::string folder_without_slash(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  return dir;
+}
+
+void check_folder(const std::string& dir, const std::string& shown) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError("--output-dir: " + shown + " is not a folder");
+}
+
+}  // namespace
+
+bool is_name_template(const std::string& path) {
+  return path.find('{') != std::string::npos || path.find('}') != std::string::npos;
+}
+
+void check_name_template(const std::string& path, const std::string& option) {
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && is_name_template(path.substr(0, slash)))
+    throw UsageError(option + " " + path + ": placeholders go in the file name, not the folder");
+  for (size_t open = path.find('{'); open != std::string::npos; open = path.find('{', open + 1)) {
+    const size_t close = path.find('}', open);
+    const std::string field =
+        close == std::string::npos ? path.substr(open) : path.substr(open, close - open + 1);
+    if (field != "{name}" && field != "{stem}" && field != "{ext}")
+      throw UsageError(option + " " + path + ": unknown placeholder '" + field + "'; use " +
+                       kNameTemplateHelp);
+  }
+  std::string rest = path;
+  for (const char* field : {"{name}", "{stem}", "{ext}"})
+    for (size_t at = rest.find(field); at != std::string::npos; at = rest.find(field))
+      rest.erase(at, std::string(field).size());
+  if (rest.find_first_of("{}") != std::string::npos)
+    throw UsageError(option + " " + path + ": a '{' or '}' outside a placeholder; use " +
+                     kNameTemplateHelp);
+}
+
+std::string fill_name_template(const std::string& path, const std::string& in) {
+  const std::string name = input_name(in);
+  const std::string ext = image_extension(name);
+  const std::string stem = name.substr(0, name.size() - ext.size());
+  std::string out;
+  for (size_t i = 0; i < path.size();) {
+    bool filled = false;
+    for (const auto& [field, value] :
+         {std::pair<std::string, std::string>{"{name}", name}, {"{stem}", stem}, {"{ext}", ext}}) {
+      if (path.compare(i, field.size(), field) == 0) {
+        out += value;
+        i += field.size();
+        filled = true;
+        break;
+      }
+    }
+    if (!filled)
+      out += path[i++];
+  }
+  return out;
+}
+
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& b) {
   if (b.output_dir.empty()) {
     if (!b.list_file.empty())
       throw UsageError("--list: needs --output-dir (-o DIR) for the outputs");
     if (names.size() < 2)
-      throw UsageError("OUT is required: give IN OUT, or IN... -o DIR for a batch");
+      throw UsageError(std::string(names.empty() ? "IN and OUT are" : "OUT is") +
+                       " required: give IN OUT, or IN... -o DIR for a batch");
     if (names.size() > 2)
       throw UsageError("too many files: give IN OUT, or IN... -o DIR for a batch");
     return {{names[0], names[1]}};
@@ -103,13 +192,19 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   }
   if (inputs.empty())
     throw UsageError("no input files for the batch");
-  struct stat st;
-  if (::stat(b.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw UsageError("--output-dir: " + b.output_dir + " is not a folder");
+  const bool name_template = is_name_template(b.output_dir);
+  if (name_template) {
+    check_name_template(b.output_dir, "--output-dir");
+    check_folder(io::folder_of(b.output_dir), io::folder_of(b.output_dir));
+  } else {
+    check_folder(b.output_dir, b.output_dir);
+  }
+  const std::string dir = folder_without_slash(b.output_dir);
   std::vector<Job> jobs;
   std::set<std::string> outputs;
   for (const auto& in : inputs) {
-    const std::string out = io::join_path(b.output_dir, io::name_of(in));
+    const std::string out =
+        name_template ? fill_name_template(b.output_dir, in) : io::join_path(dir, input_name(in));
     if (!outputs.insert(io::resolved_path(out)).second)
       throw UsageError(out + ": two inputs of the batch would both write it");
     jobs.push_back({in, out});
@@ -231,6 +326,9 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
     join(i);
   if (aborted)
     throw Aborted();
+  if (failed > 0 && static_cast<size_t>(failed) == jobs.size())
+    throw Error("all " + std::to_string(failed) +
+                " inputs failed (named above); nothing was written");
   if (failed > 0) {
     throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
                 " inputs failed (named above); the others were written");

@@ -16,7 +16,8 @@ class App;
 namespace ndconv::cli {
 
 /// Batches: `IN... -o DIR/` (and `--list FILE`, one input path a line) filter many inputs in one
-/// process, each written as DIR/<its file name>.
+/// process, each written as DIR/<its file name>, or under a name template such as
+/// `-o DIR/{stem}_smooth.nii.gz` (kNameTemplateHelp).
 struct BatchOptions {
   std::string output_dir, list_file;
 };
@@ -27,9 +28,22 @@ struct Job {
   std::string in, out;
 };
 
-/// The jobs of a command: without -o, exactly `IN OUT` (`singles` names, e.g. {"IN", "OUT"});
-/// with -o DIR, every name (and every line of --list) is an input. Throws UsageError on a
-/// missing OUT, a DIR that is not a folder, or two inputs that would write the same output.
+/// The placeholders of an output name template.
+inline constexpr const char* kNameTemplateHelp =
+    "{name}: the input's file name; {stem}: its name without the image extension (.nii.gz, "
+    ".nii, .mha, .mhd, .nrrd, .seq.nrrd, .png, ...); {ext}: that extension";
+
+/// Whether `path` is a name template (holds a placeholder).
+bool is_name_template(const std::string& path);
+/// Throws UsageError when the template `path` (of `option`) holds an unknown placeholder, or one
+/// in its folder part.
+void check_name_template(const std::string& path, const std::string& option);
+/// The template `path` filled in for the input `in`.
+std::string fill_name_template(const std::string& path, const std::string& in);
+
+/// The jobs of a command: without -o, exactly `IN OUT`; with -o DIR (or a name template), every
+/// name (and every line of --list) is an input. Throws UsageError on a missing OUT, a DIR that is
+/// not a folder, a bad template, or two inputs that would write the same output.
 std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOptions& batch);
 
 /// The refusal of one --preview for a batch of `inputs` inputs (before any work).
@@ -53,18 +67,24 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& common,
 int jobs_in_flight();
 
 /// run_jobs over make_jobs(names, args.batch): each job runs `run` on a copy of `args` whose `in`
-/// and `out` are the job's. In a batch the jobs show no progress bar or per-job notes (they
-/// overlap); run_jobs notes each output written.
+/// and `out` are the job's (and its --preview, when that is a name template, filled in for it; one
+/// plain --preview for several inputs is refused). In a batch the jobs show no progress bar or
+/// per-job notes (they overlap); run_jobs notes each output written.
 template <class Args, class Run>
 void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
   const std::vector<Job> jobs = make_jobs(names, args.batch);
   const bool batch = jobs.size() > 1;
-  if (batch && !args.output.preview.empty())
+  const std::string& preview = args.output.preview;
+  if (is_name_template(preview))
+    check_name_template(preview, "--preview");
+  else if (batch && !preview.empty())
     throw UsageError(preview_in_batch_error(jobs.size()));
   run_jobs(jobs, args.common, [&](const Job& job) {
     Args one = args;
     one.in = job.in;
     one.out = job.out;
+    if (is_name_template(preview))
+      one.output.preview = fill_name_template(preview, job.in);
     if (batch && !one.common.verbose)
       one.common.quiet = true;
     run(one);

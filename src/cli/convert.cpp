@@ -18,6 +18,8 @@ namespace ndconv::cli {
 namespace {
 
 struct ConvertArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out;
   CommonOptions common;
   OutputOptions output;
@@ -53,8 +55,11 @@ void add_convert_command(CLI::App& app) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand(
       "convert", "Convert an image to another format (or pixel type) without filtering it.");
-  sub->add_option("IN", a->in, kInputHelp)->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  std::string("IN OUT: ") + kInputHelp +
+                      "; output image (the format follows the extension). With -o DIR: IN... "
+                      "(a batch)");
+  add_batch_options(*sub, a->batch);
   sub->add_option("--type", a->output.type,
                   "output pixel type: same (default: the stored type, or float where the format "
                   "cannot hold it), float, double, uint8, int8, uint16, int16, uint32, int32; "
@@ -68,7 +73,7 @@ void add_convert_command(CLI::App& app) {
   auto* verbose = sub->add_flag("-v,--verbose", a->common.verbose, "print the timings");
   quiet->excludes(verbose);
   add_input_options(*sub);
-  sub->callback([a] { run_convert(*a); });
+  sub->callback([a] { run_jobs_of(a->files, *a, run_convert); });
 }
 
 }  // namespace ndconv::cli

@@ -15,8 +15,10 @@
 namespace ndconv::cli {
 
 void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
-  sub.add_option("IN", a.in, kInputHelp)->required();
-  sub.add_option("OUT", a.out, what + "; the format follows the extension")->required();
+  sub.add_option("FILES", a.files,
+                 std::string("IN OUT: ") + kInputHelp + "; " + what +
+                     " (the format follows the extension). With -o DIR: IN... (a batch)");
+  add_batch_options(sub, a.batch);
 }
 
 void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a) {

@@ -19,6 +19,8 @@ class App;
 namespace ndconv::cli {
 
 struct FilterArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out, boundary = "replicate";
   CommonOptions common;
   OutputOptions output;
@@ -27,14 +29,15 @@ struct FilterArgs {
 /// IN, OUT, --boundary, the input, output and common options.
 void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 
-/// IN and OUT (`what` describes the output).
+/// IN OUT, or IN... with -o DIR or --list (a batch); `what` describes the output.
 void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 
 /// --boundary, the input, output and common options.
 void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a);
 
 /// The subcommand `name` of a filter that writes an image: IN, OUT and the options of
-/// add_filter_args over `a`; choosing it calls `run`. The caller adds the filter's own options.
+/// add_filter_args over `a`; choosing it calls `run` (run_jobs_of for a batch). The caller adds
+/// the filter's own options.
 CLI::App* add_filter_command(CLI::App& app, const std::string& name, const std::string& description,
                              FilterArgs& a, const std::function<void()>& run);
 

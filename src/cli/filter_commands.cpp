@@ -266,7 +266,8 @@ void run_unsharp(const UnsharpArgs& a) {
 
 void add_mean(CLI::App& app) {
   auto a = std::make_shared<MeanArgs>();
-  CLI::App* sub = add_filter_command(app, "mean", kMeanHelp, *a, [a] { run_mean(*a); });
+  CLI::App* sub =
+      add_filter_command(app, "mean", kMeanHelp, *a, [a] { run_jobs_of(a->files, *a, run_mean); });
   auto* box = sub->add_option("--box", a->box,
                               "box width per spatial axis, mm (default) or vox, e.g. 3vox, "
                               "5x5x3vox, 6mm; rounded to the nearest odd number of voxels");
@@ -279,7 +280,8 @@ void add_mean(CLI::App& app) {
 
 void add_median(CLI::App& app) {
   auto a = std::make_shared<MedianArgs>();
-  CLI::App* sub = add_filter_command(app, "median", kMedianHelp, *a, [a] { run_median(*a); });
+  CLI::App* sub = add_filter_command(app, "median", kMedianHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_median); });
   sub->add_option("--radius", a->radius,
                   "radius in voxels, one or one per spatial axis (1 = 3x3x3, 1x1x0 = 3x3 in each "
                   "slice), at most 7")
@@ -288,16 +290,19 @@ void add_median(CLI::App& app) {
 
 void add_gradient(CLI::App& app, bool laplacian) {
   auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub = add_filter_command(app, laplacian ? "laplacian" : "gradient",
-                                     laplacian ? kLaplacianHelp : kGradientHelp, *a,
-                                     [a, laplacian] { run_gradient(*a, laplacian); });
+  CLI::App* sub = add_filter_command(
+      app, laplacian ? "laplacian" : "gradient", laplacian ? kLaplacianHelp : kGradientHelp, *a,
+      [a, laplacian] {
+        run_jobs_of(a->files, *a,
+                    [laplacian](const GaussianArgs& one) { run_gradient(one, laplacian); });
+      });
   add_sigma_options(*sub, *a);
 }
 
 void add_derivative(CLI::App& app) {
   auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub =
-      add_filter_command(app, "derivative", kDerivativeHelp, *a, [a] { run_derivative(*a); });
+  CLI::App* sub = add_filter_command(app, "derivative", kDerivativeHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_derivative); });
   add_sigma_options(*sub, *a);
   sub->add_option("--order", a->orders, "order per spatial axis, e.g. 1x0x0 (d/dx), 0x0x2")
       ->required();
@@ -305,7 +310,8 @@ void add_derivative(CLI::App& app) {
 
 void add_unsharp(CLI::App& app) {
   auto a = std::make_shared<UnsharpArgs>();
-  CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a, [a] { run_unsharp(*a); });
+  CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_unsharp); });
   add_sigma_options(*sub, *a);
   sub->add_option("--amount", a->amount, "strength of the sharpening (negative: blurs)")
       ->capture_default_str()

@@ -77,7 +77,8 @@ void add_output_options(CLI::App& sub, OutputOptions& o) {
       ->check(output_type_error);
   add_compression_option(sub, o);
   sub.add_option("--preview", o.preview,
-                 "also write a PNG with the middle slices of input and output side by side");
+                 "also write a PNG with the middle slices of input and output side by side; in a "
+                 "batch, a name template such as DIR/{stem}.png (see --output-dir)");
 }
 
 Options engine_options(const CommonOptions& c) {
