@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "messages.h"
 #include "options.h"
 
 namespace CLI {
@@ -72,6 +73,7 @@ int jobs_in_flight();
 /// per-job notes (they overlap); run_jobs notes each output written.
 template <class Args, class Run>
 void run_jobs_of(const std::vector<std::string>& names, const Args& args, const Run& run) {
+  set_quiet(args.common.quiet);
   const std::vector<Job> jobs = make_jobs(names, args.batch);
   const bool batch = jobs.size() > 1;
   const std::string& preview = args.output.preview;

@@ -146,7 +146,7 @@ void run_convolve(const ConvolveArgs& a) {
   work.stored = a.output.preview.empty();
   const bool gpu = gpu_may_win(plan, g.extent, work, a.common);
 
-  Progress progress(!a.common.quiet, "convolve");
+  Progress progress(a.common, "convolve");
   double seconds_read = 0;
   // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
   const FilterInput input =

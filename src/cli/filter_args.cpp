@@ -60,7 +60,7 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
       out[ax] /= h;
     }
   }
-  if (v.unit == LengthUnit::Millimetre)
+  if (v.unit == LengthUnit::Millimetre && !v.unit_given)
     warn_if_spatial_unit_unknown(info);
   return out;
 }
@@ -199,7 +199,7 @@ std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
 
 void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
                        const PlaneFilter& filter) {
-  Progress progress(!a.common.quiet, label);
+  Progress progress(a.common, label);
   double seconds_read = 0;
   const io::Image input = read_input(a.in, progress, seconds_read);
   Options options = engine_options(a.common);

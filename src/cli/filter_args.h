@@ -47,7 +47,8 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
                                                const io::ImageInfo& info);
 
 /// Warns, once per input, that the header leaves the unit of its spacing unknown and that it is
-/// read as millimetres: for lengths given in mm (io::ImageInfo::spatial_unit_unknown).
+/// read as millimetres: for lengths in mm by default (io::ImageInfo::spatial_unit_unknown); a
+/// length the user wrote with its unit (2mm) needs no warning.
 void warn_if_spatial_unit_unknown(const io::ImageInfo& info);
 
 /// The time step of a 4D series in seconds, for a time value that `option` gives in seconds.

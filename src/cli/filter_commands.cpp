@@ -69,10 +69,10 @@ void run_mean(const MeanArgs& a) {
     if (!any)
       warn("--box " + a.box + " is one voxel wide along every axis; the output is the input");
     box = box_filter(dims, extent);
-    note(a.common,
-         "mean over a box of " +
-             describe({double(extent[0]), double(extent[1]), double(extent[2]), 1}, spatial) +
-             " voxels");
+    explain(a.common,
+            "mean over a box of " +
+                describe({double(extent[0]), double(extent[1]), double(extent[2]), 1}, spatial) +
+                " voxels");
   } else {
     const auto radius = lengths_in_voxels(a.sphere, "--sphere", plan.input);
     const int64_t limit = (dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D) / 2;
@@ -95,11 +95,11 @@ void run_mean(const MeanArgs& a) {
       inside += t != 0;
     if (inside == 1)
       warn("--sphere " + a.sphere + " holds only the centre voxel; the output is the input");
-    note(a.common, "mean over an ellipsoid of " + std::to_string(inside) + " voxels in a " +
-                       describe({double(sphere.extent[0]), double(sphere.extent[1]),
-                                 double(sphere.extent[2]), 1},
-                                spatial) +
-                       " box");
+    explain(a.common, "mean over an ellipsoid of " + std::to_string(inside) + " voxels in a " +
+                          describe({double(sphere.extent[0]), double(sphere.extent[1]),
+                                    double(sphere.extent[2]), 1},
+                                   spatial) +
+                          " box");
   }
   std::vector<float> mask;
   if (!a.mask.path.empty())

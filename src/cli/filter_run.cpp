@@ -75,11 +75,8 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
 }
 
 void print_run_report(const RunReport& r, const CommonOptions& c) {
-  if (!c.verbose) {
-    note(c, std::string("filtered on the ") + (r.backend == Backend::Cuda ? "GPU" : "CPU") +
-                (r.backend_reason.empty() ? "" : " (" + r.backend_reason + ")"));
+  if (!c.verbose)
     return;
-  }
   print_line("plan: backend %s (%s)", to_string(r.backend), r.backend_reason.c_str());
   if (!r.device_name.empty())
     print_line("plan: device %s", r.device_name.c_str());
@@ -166,12 +163,13 @@ void filter_and_write_image(Progress& progress, const io::Image& input,
     const StageTurn turn(kFilter);
     result = filter_components(input, stored, g, options, progress, filter, stored_filter, report);
   }
+  // The plan, before the write and its "wrote" line (the engine decides it as it filters).
+  print_run_report(report, common);
   const StageTurn turn(kWrite);
   double seconds_write = 0;
   write_result(out, input, result, plan, common, output, seconds_write,
                progress.span(kFilterShare, 1.0));
   progress.finish();
-  print_run_report(report, common);
   print_timings(common, seconds_read, report, seconds_write);
 }
 

@@ -48,7 +48,8 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
 void print_timings(const CommonOptions& common, double seconds_read, const RunReport& report,
                    double seconds_write);
 
-/// One line describing the engine run, for --verbose.
+/// The engine run (backend and why, KO, threads), with --verbose only; printed after the filter
+/// and before the write.
 void print_run_report(const RunReport& report, const CommonOptions& common);
 
 /// Filters one component plane; convolve and smooth pass their engine call.

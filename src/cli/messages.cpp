@@ -1,12 +1,22 @@
 #include "messages.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
 #include "io/image.h"
+#include "progress.h"
 
 namespace ndconv::cli {
+
+namespace {
+std::atomic<bool> g_quiet{false};
+}  // namespace
+
+void set_quiet(bool quiet) {
+  g_quiet = quiet;
+}
 
 void print_line(const char* format, ...) {
   va_list args, again;
@@ -18,15 +28,26 @@ void print_line(const char* format, ...) {
   std::vsnprintf(text.data(), text.size(), format, again);
   va_end(again);
   text.pop_back();
+  end_progress_line();
   io::print_stderr_line(text);
 }
 
 void note(const CommonOptions& c, const std::string& text) {
-  if (!c.quiet)
-    io::print_stderr_line("ndconv: " + text);
+  if (c.quiet)
+    return;
+  end_progress_line();
+  io::print_stderr_line("ndconv: " + text);
+}
+
+void explain(const CommonOptions& c, const std::string& text) {
+  if (c.verbose)
+    note(c, text);
 }
 
 void warn(const std::string& text) {
+  if (g_quiet)
+    return;
+  end_progress_line();
   io::print_stderr_line("ndconv: warning: " + text);
 }
 

@@ -8,9 +8,14 @@
 
 namespace ndconv::cli {
 
-/// Messages on stderr: notes (suppressed by --quiet) and warnings (always).
+/// Messages on stderr: notes (suppressed by --quiet), explanations (only with --verbose: what
+/// was chosen and why) and warnings (suppressed by --quiet only: set_quiet). Each starts on its
+/// own line (an open progress bar's line is ended first).
 void note(const CommonOptions& common, const std::string& text);
+void explain(const CommonOptions& common, const std::string& text);
 void warn(const std::string& text);
+/// -q: no warnings either (set once the command line is parsed; errors are always printed).
+void set_quiet(bool quiet);
 /// One line on stderr, printf-formatted (without its newline), through io::print_stderr_line: a
 /// batch's other threads silence stderr while ITK reads or writes, and a plain fprintf would be
 /// lost then.

@@ -50,7 +50,7 @@ Plan plan_output(const std::string& in, const std::string& out, const CommonOpti
   }
   io::check_output_format(out, dims, plan.input.components, plan.output_type, &plan.input.geometry);
   if (!why.empty())
-    note(c, out + ": " + why);
+    explain(c, out + ": " + why);
   return plan;
 }
 

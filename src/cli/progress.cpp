@@ -6,16 +6,38 @@
 #include <atomic>
 #include <cstdio>
 
-#include "cli_common.h"
+#include "messages.h"
 #include "signals.h"
 
 namespace ndconv::cli {
 
-Progress::Progress(bool enabled, std::string label)
-    : enabled_(enabled), tty_(::isatty(STDERR_FILENO) == 1), label_(std::move(label)) {}
+namespace {
+// The bar being drawn on the terminal (one at a time: a batch's jobs show none).
+std::atomic<Progress*> g_drawing{nullptr};
+}  // namespace
+
+void end_progress_line() {
+  Progress* bar = g_drawing.exchange(nullptr);
+  if (bar == nullptr)
+    return;
+  std::lock_guard<std::mutex> lock(bar->mutex_);
+  if (bar->open_) {
+    std::fputc('\n', stderr);
+    bar->open_ = false;
+    bar->last_shown_ = -1;
+  }
+}
+
+Progress::Progress(const CommonOptions& common, std::string label)
+    : enabled_(!common.quiet),
+      tty_(::isatty(STDERR_FILENO) == 1),
+      plain_lines_(common.verbose),
+      label_(std::move(label)) {}
 
 Progress::~Progress() {
   // On an error path: end the bar's line, but do not claim 100%.
+  Progress* self = this;
+  g_drawing.compare_exchange_strong(self, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   if (open_)
     std::fputc('\n', stderr);
@@ -50,7 +72,8 @@ void Progress::update(double fraction) {
                  std::string(kWidth - filled, '.').c_str(), percent);
     std::fflush(stderr);
     open_ = true;
-  } else {
+    g_drawing = this;
+  } else if (plain_lines_) {
     const int quarter = percent / 25;
     if (quarter <= last_shown_ || quarter == 0)
       return;
@@ -60,6 +83,8 @@ void Progress::update(double fraction) {
 }
 
 void Progress::finish() {
+  Progress* self = this;
+  g_drawing.compare_exchange_strong(self, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   if (open_) {
     std::fputc('\n', stderr);

@@ -53,7 +53,7 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
     }
     s[ax] = value;
   }
-  if (v.unit == LengthUnit::Millimetre)
+  if (v.unit == LengthUnit::Millimetre && !v.unit_given)
     warn_if_spatial_unit_unknown(info);
   if (!a.time_sigma.empty()) {
     if (g.dims != 4) {
@@ -123,8 +123,8 @@ void run_smooth(const SmoothArgs& a) {
       }
     }
     if (a.method == "auto")
-      note(a.common, "sigma beyond the exact filter's " + std::to_string(kMaxSeparableExtent) +
-                         " taps: the recursive (IIR) Gaussian, about 1% from the exact one");
+      explain(a.common, "sigma beyond the exact filter's " + std::to_string(kMaxSeparableExtent) +
+                            " taps: the recursive (IIR) Gaussian, about 1% from the exact one");
   }
   if (a.common.verbose) {
     for (int ax = 0; ax < dims; ++ax) {
@@ -159,7 +159,7 @@ void run_smooth(const SmoothArgs& a) {
   gpu_may_win(plan, plan.input.geometry.extent, work, a.common);  // starts CUDA where it may win
   const bool stored = work.stored;
 
-  Progress progress(!a.common.quiet, "smooth");
+  Progress progress(a.common, "smooth");
   double seconds_read = 0;
   const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored, a.common);
 

@@ -173,8 +173,8 @@ TEST_F(CliLists, ALineLongerThan4095CharactersIsOneInput) {
 TEST_F(CliLists, AListThatIsNotARegularFileIsRefusedBeforeItIsRead) {
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   ::mkdir((dir / "folder").c_str(), 0700);
-  for (const std::string& list : std::vector<std::string>{
-           "/dev/zero", dir / "fifo", dir / "folder", "/dev/null", dir / "missing.txt"}) {
+  for (const std::string& list : std::vector<std::string>{"/dev/zero", dir / "fifo", dir / "folder",
+                                                          "/dev/null", dir / "missing.txt"}) {
     SCOPED_TRACE(list);
     const CliResult r = run_ndconv_within(
         10, {"smooth", dir / "a.nii", "--sigma", "1vox", "-o", out.path(), "--list", list});
@@ -203,6 +203,115 @@ TEST_F(CliLists, OnePreviewForSeveralInputsIsRefusedBeforeAnyWork) {
       << r.err;
   EXPECT_TRUE(out.list().empty());
   EXPECT_NE(::access((dir / "p.png").c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// Quiet by default, honest when asked (issue 47 item 5).
+class CliMessages : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_nifti(in, random_volume({16, 14, 10, 1}, ComponentType::Int16, 51));
+    patch_field<unsigned char>(in, 123, 0);  // xyzt_units: spatial units unknown
+  }
+  TempDir dir;
+  const std::string in = dir / "in.nii";
+};
+
+TEST_F(CliMessages, ASuccessfulRunSaysOneLine) {
+  const std::vector<std::vector<std::string>> commands{
+      {"smooth", "--sigma", "1vox"},
+      {"median", "--radius", "1"},
+      {"mean", "--box", "3vox"},
+      {"gradient", "--sigma", "1vox"},
+      {"convolve", "--kernel", "box:3"},
+      {"unsharp", "--sigma", "1vox"},
+      {"adaptive", "--quadrature-size", "5", "--reconstruction-size", "5"},
+      {"mean", "--sphere", "2vox"}};
+  int k = 0;
+  for (const auto& command : commands) {
+    SCOPED_TRACE(command[0]);
+    const std::string out = dir / ("out" + std::to_string(k++) + ".nii");
+    std::vector<std::string> args = command;
+    args.insert(args.begin() + 1, {in, out});
+    const CliResult r = run_ndconv(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "ndconv: wrote " + out + " (float32)\n");
+  }
+}
+
+TEST_F(CliMessages, QuietSaysNothingWarningsIncluded) {
+  // Lengths in mm on a file without spatial units warn, except under -q.
+  const CliResult loud = run_ndconv({"smooth", in, dir / "a.nii", "--sigma", "1"});
+  ASSERT_EQ(loud.code, 0) << loud.err;
+  EXPECT_EQ(count_of(loud.err, "spatial units unknown"), 1u) << loud.err;
+  const CliResult quiet = run_ndconv({"smooth", in, dir / "b.nii", "--sigma", "1", "-q"});
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const CliResult batch =
+      run_ndconv({"median", in, dir / "a.nii", "-o", dir / "{stem}_m.nii", "-q"});
+  ASSERT_EQ(batch.code, 0) << batch.err;
+  EXPECT_EQ(batch.err, "");
+  // Errors are never silenced.
+  const CliResult error =
+      run_ndconv({"smooth", dir / "missing.nii", dir / "c.nii", "--sigma", "1", "-q"});
+  EXPECT_EQ(error.code, 1);
+  EXPECT_EQ(error.err.rfind("ndconv: error: ", 0), 0u) << error.err;
+}
+
+TEST_F(CliMessages, NoUnitWarningWhenTheUserGaveTheUnit) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"smooth", in, dir / "a.nii", "--sigma", "1mm"},
+        {"smooth", in, dir / "b.nii", "--fwhm", "2x2x3mm"},
+        {"mean", in, dir / "c.nii", "--box", "3mm"},
+        {"gradient", in, dir / "d.nii", "--sigma", "1mm"}}) {
+    SCOPED_TRACE(args[0] + " " + args[4]);
+    const CliResult r = run_ndconv(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(CliMessages, VerboseExplainsThePlanBeforeTheOutputIsWritten) {
+  const CliResult r = run_ndconv({"smooth", in, dir / "a.nii", "--sigma", "1vox", "-v"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t plan = r.err.find("plan: backend");
+  const size_t wrote = r.err.find("ndconv: wrote");
+  ASSERT_NE(plan, std::string::npos) << r.err;
+  ASSERT_NE(wrote, std::string::npos) << r.err;
+  EXPECT_LT(plan, wrote) << r.err;
+  EXPECT_LT(r.err.find("timings:"), std::string::npos);
+  EXPECT_GT(r.err.find("timings:"), wrote) << r.err;
+}
+
+TEST_F(CliMessages, TheProgressBarOnATerminalEndsItsLine) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no script(1) to give ndconv a terminal";
+  write_nifti(dir / "big.nii", random_volume({96, 96, 64, 1}, ComponentType::Int16, 52));
+  const std::string log = dir / "tty.log";
+  const std::string command = shell_quote(NDCONV_CLI_PATH) + " smooth " +
+                              shell_quote(dir / "big.nii") + " " + shell_quote(dir / "o.nii") +
+                              " --sigma 2vox";
+  const std::string cmd = "script -qec " + shell_quote(command) + " /dev/null >" +
+                          shell_quote(log) + " 2>&1 </dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string text = read_bytes(log);
+  // The terminal shows \n as \r\n; the bar's last state, then its own line's end, then the note.
+  const size_t bar = text.rfind("100%");
+  ASSERT_NE(bar, std::string::npos) << text;
+  EXPECT_EQ(text.substr(bar, 6), "100%\r\n") << text;
+  EXPECT_EQ(text.substr(bar + 6, 14), "ndconv: wrote ") << text;
 }
 
 }  // namespace
