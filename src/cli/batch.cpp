@@ -22,13 +22,15 @@
 namespace ndconv::cli {
 
 void add_batch_options(CLI::App& sub, BatchOptions& b) {
+  sub.add_option("--list", b.list_file,
+                 "batch: a text file of input paths, one a line (needs --output-dir)")
+      ->group(kInputGroup);
   sub.add_option("-o,--output-dir", b.output_dir,
                  std::string("batch: every positional file is an input, each written to this "
                              "folder under its own file name, or to a name template such as "
                              "DIR/{stem}_smooth.nii.gz (another format, a suffix); ") +
-                     kNameTemplateHelp);
-  sub.add_option("--list", b.list_file,
-                 "batch: a text file of input paths, one a line (needs --output-dir)");
+                     kNameTemplateHelp)
+      ->group(kOutputGroup);
 }
 
 namespace {

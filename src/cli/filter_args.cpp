@@ -89,15 +89,24 @@ void warn_if_spatial_unit_unknown(const io::ImageInfo& info) {
        spacing + " read as millimetres (lengths in voxels, e.g. 2vox, need no unit)");
 }
 
+std::string time_unit_unknown(const io::ImageInfo& info) {
+  if (!info.time_unit_unknown.empty())
+    return info.time_unit_unknown;
+  if (info.format == "MetaImageIO")
+    return "a MetaImage header states no time unit";
+  return {};
+}
+
 double time_step_seconds(const io::ImageInfo& info, const std::string& option) {
   const double step = std::abs(info.geometry.spacing[3]);
   if (!(step > 0))
     throw Error(info.path + ": the time step is 0; give " + option + " in frames");
-  if (!info.time_unit_unknown.empty()) {
+  const std::string unknown = time_unit_unknown(info);
+  if (!unknown.empty()) {
     char text[64];
     std::snprintf(text, sizeof text, "%g", step);
-    throw Error(info.path + ": the time unit is unknown (" + info.time_unit_unknown +
-                ", time step " + text + " in no stated unit); give " + option + " in frames");
+    throw Error(info.path + ": the time unit is unknown (" + unknown + ", time step " + text +
+                " in no stated unit); give " + option + " in frames");
   }
   return step;
 }

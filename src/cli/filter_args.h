@@ -51,6 +51,10 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
 /// length the user wrote with its unit (2mm) needs no warning.
 void warn_if_spatial_unit_unknown(const io::ImageInfo& info);
 
+/// Why the unit of a 4D series' time step is unknown ("" when it is seconds): a NIfTI header
+/// without a time unit (io's time_unit_unknown), or a MetaImage, whose header has no field for it.
+std::string time_unit_unknown(const io::ImageInfo& info);
+
 /// The time step of a 4D series in seconds, for a time value that `option` gives in seconds.
 /// Throws Error when the header gives no time step (0) or no time unit: the value must then be
 /// given in frames.

@@ -37,6 +37,13 @@ struct OutputOptions {
   int compression = io::kDefaultCompressionLevel;  ///< deflate level of .nii.gz / .mha / .mhd
 };
 
+/// The headings of the shared options in --help, after each subcommand's own options (CLI11's
+/// "Options"): input, output, how it runs, and the expert settings last.
+inline constexpr const char* kInputGroup = "Input options";
+inline constexpr const char* kOutputGroup = "Output options";
+inline constexpr const char* kRunGroup = "Run options";
+inline constexpr const char* kExpertGroup = "Expert options";
+
 void add_common_options(CLI::App& sub, CommonOptions& common);
 /// --threads alone (add_common_options includes it), for `convert`.
 void add_threads_option(CLI::App& sub, CommonOptions& common);

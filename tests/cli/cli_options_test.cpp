@@ -316,3 +316,55 @@ TEST_F(CliMessages, TheProgressBarOnATerminalEndsItsLine) {
 
 }  // namespace
 }  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// Help and info that match the program (issue 47 items 7 and 8).
+TEST(CliHelp, EachSubcommandShowsItsOwnOptionsFirstAndTheExpertOnesLast) {
+  const std::vector<std::pair<std::string, std::string>> own{
+      {"smooth", "--sigma"},     {"convolve", "--kernel"}, {"mean", "--box"},
+      {"median", "--radius"},    {"gradient", "--sigma"},  {"laplacian", "--sigma"},
+      {"derivative", "--order"}, {"unsharp", "--amount"},  {"adaptive", "--preset"}};
+  for (const auto& [command, option] : own) {
+    SCOPED_TRACE(command);
+    const CliResult r = run_ndconv({command, "--help"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t mine = r.out.find("  " + option + " ");
+    const size_t shared = r.out.find("Output options:");
+    const size_t expert = r.out.find("Expert options:");
+    ASSERT_NE(mine, std::string::npos) << r.out;
+    ASSERT_NE(shared, std::string::npos) << r.out;
+    ASSERT_NE(expert, std::string::npos) << r.out;
+    EXPECT_LT(mine, shared) << r.out;
+    EXPECT_GT(r.out.find("--outputs-per-thread"), expert) << r.out;
+    EXPECT_EQ(r.out.find("options:", expert + 15), std::string::npos) << "expert options last";
+    // --device's help describes the cost model that decides auto.
+    EXPECT_NE(r.out.find("cost model"), std::string::npos) << r.out;
+  }
+}
+
+TEST(CliInfo, AMetaImageTimeStepHasNoUnitAndIsNotTakenAsSeconds) {
+  TempDir dir;
+  write_meta(dir / "cine.mha", random_volume({8, 8, 6, 4}, ComponentType::UInt8, 61));
+  const CliResult info = run_ndconv({"info", dir / "cine.mha", "--header-only"});
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_EQ(info.out.find("NIfTI"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("time step:   0.5 (spacing of axis t; unit unknown: a MetaImage header "
+                          "states no time unit)"),
+            std::string::npos)
+      << info.out;
+  const CliResult seconds = run_ndconv(
+      {"smooth", dir / "cine.mha", dir / "out.mha", "--sigma", "1vox", "--time-sigma", "1s"});
+  EXPECT_EQ(seconds.code, 1) << seconds.err;
+  EXPECT_NE(seconds.err.find("the time unit is unknown (a MetaImage header states no time unit"),
+            std::string::npos)
+      << seconds.err;
+  EXPECT_NE(seconds.err.find("give --time-sigma in frames"), std::string::npos) << seconds.err;
+  const CliResult frames = run_ndconv(
+      {"smooth", dir / "cine.mha", dir / "out.mha", "--sigma", "1vox", "--time-sigma", "2"});
+  EXPECT_EQ(frames.code, 0) << frames.err;
+}
+
+}  // namespace
+}  // namespace ndconv::test
