@@ -123,22 +123,6 @@ TEST_F(CliOptions, TheRangesAcceptTheirEnds) {
 namespace ndconv::test {
 namespace {
 
-// run_ndconv, killed after `seconds` (a hang fails the test instead of the suite).
-CliResult run_ndconv_within(int seconds, const std::vector<std::string>& args) {
-  TempDir logs;
-  std::string cmd =
-      "timeout -s KILL " + std::to_string(seconds) + " " + shell_quote(NDCONV_CLI_PATH);
-  for (const auto& a : args)
-    cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote(logs / "out") + " 2>" + shell_quote(logs / "err") + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_bytes(logs / "out");
-  r.err = read_bytes(logs / "err");
-  return r;
-}
-
 class CliLists : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -176,8 +160,8 @@ TEST_F(CliLists, AListThatIsNotARegularFileIsRefusedBeforeItIsRead) {
   for (const std::string& list : std::vector<std::string>{"/dev/zero", dir / "fifo", dir / "folder",
                                                           "/dev/null", dir / "missing.txt"}) {
     SCOPED_TRACE(list);
-    const CliResult r = run_ndconv_within(
-        10, {"smooth", dir / "a.nii", "--sigma", "1vox", "-o", out.path(), "--list", list});
+    const CliResult r = run_ndconv(
+        {"smooth", dir / "a.nii", "--sigma", "1vox", "-o", out.path(), "--list", list}, 10);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.err.rfind("ndconv: error: --list: " + list, 0), 0u) << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
@@ -210,13 +194,6 @@ TEST_F(CliLists, OnePreviewForSeveralInputsIsRefusedBeforeAnyWork) {
 
 namespace ndconv::test {
 namespace {
-
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
 
 // Quiet by default, honest when asked (issue 47 item 5).
 class CliMessages : public ::testing::Test {
@@ -255,7 +232,7 @@ TEST_F(CliMessages, QuietSaysNothingWarningsIncluded) {
   // Lengths in mm on a file without spatial units warn, except under -q.
   const CliResult loud = run_ndconv({"smooth", in, dir / "a.nii", "--sigma", "1"});
   ASSERT_EQ(loud.code, 0) << loud.err;
-  EXPECT_EQ(count_of(loud.err, "spatial units unknown"), 1u) << loud.err;
+  EXPECT_EQ(count_of(loud.err, "spatial units unknown"), 1) << loud.err;
   const CliResult quiet = run_ndconv({"smooth", in, dir / "b.nii", "--sigma", "1", "-q"});
   ASSERT_EQ(quiet.code, 0) << quiet.err;
   EXPECT_EQ(quiet.err, "");

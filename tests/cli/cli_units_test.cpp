@@ -17,13 +17,6 @@
 namespace ndconv::test {
 namespace {
 
-int count_of(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 bool exists(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
