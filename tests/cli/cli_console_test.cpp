@@ -1,7 +1,8 @@
 // Signals and the console streams (issue 48, classes 4 and 9): a closed output pipe or a full
 // device on stdout or stderr is a failed command (exit 1, not death by SIGPIPE) that leaves no
 // output and no staging folder; a SIGTERM sent as the process starts, even before its handler
-// could exist, is handled (exit 130, nothing written).
+// could exist, is handled (exit 130, nothing written); 16 processes filtering at once each write
+// the right output or fail cleanly.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -192,6 +193,65 @@ TEST_F(CliConsole, ASigtermInTheFirstMillisecondsEndsTheRunWithNothingWritten) {
     EXPECT_TRUE(r.code == 130 || r.code == 128 + SIGTERM) << r.code;
     EXPECT_EQ(big.list(), std::vector<std::string>{"in.nii"});
   }
+}
+
+TEST_F(CliConsole, SixteenProcessesAtOnceEachWriteTheRightOutputOrFailCleanly) {
+  // Issue 48, faults under load: 16 commands filter on the CPU at the same time, each into its own
+  // output; every one succeeds with the single run's bytes or fails with one error line and
+  // leaves nothing (no staging folder).
+  TempDir runs;
+  write_nifti(runs / "in.nii", random_volume({64, 60, 40, 1}, io::ComponentType::Int16, 10));
+  const CliResult reference = run_ndconv({"smooth", runs / "in.nii", runs / "reference.nii.gz",
+                                          "--sigma", "1.5vox", "--device", "cpu", "-q"});
+  ASSERT_EQ(reference.code, 0) << reference.err;
+  const std::string expected = read_bytes(runs / "reference.nii.gz");
+  constexpr int kProcesses = 16;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kProcesses; ++i) {
+    const std::string out = runs / ("out" + std::to_string(i) + ".nii.gz");
+    const std::string err = runs / ("err" + std::to_string(i));
+    std::vector<std::string> store{NDCONV_CLI_PATH, "smooth", runs / "in.nii", out,
+                                   "--sigma",       "1.5vox", "--device",      "cpu"};
+    std::vector<char*> argv;
+    for (auto& a : store)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, STDERR_FILENO);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    pids.push_back(pid);
+  }
+  const auto start = Clock::now();
+  for (int i = 0; i < kProcesses; ++i) {
+    int status = 0;
+    while (::waitpid(pids[i], &status, WNOHANG) == 0) {
+      if (std::chrono::duration<double>(Clock::now() - start).count() > 60) {
+        ::kill(pids[i], SIGKILL);
+        ::waitpid(pids[i], &status, 0);
+        ADD_FAILURE() << "process " << i << " hung";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const std::string out = runs / ("out" + std::to_string(i) + ".nii.gz");
+    const std::string err = read_bytes(runs / ("err" + std::to_string(i)));
+    SCOPED_TRACE("process " + std::to_string(i) + ": " + err);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 0) {
+      EXPECT_EQ(read_bytes(out), expected);
+    } else {
+      EXPECT_EQ(WEXITSTATUS(status), 1);
+      EXPECT_EQ(err.rfind("ndconv: error: ", 0), 0u);
+      EXPECT_NE(::access(out.c_str(), F_OK), 0);
+    }
+  }
+  for (const std::string& name : runs.list())
+    EXPECT_NE(name[0], '.') << "a staging folder was left: " << name;
 }
 
 }  // namespace
