@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "batch.h"
 #include "messages.h"
 #include "signals.h"
 
@@ -29,7 +30,7 @@ void end_progress_line() {
 }
 
 Progress::Progress(const CommonOptions& common, std::string label)
-    : enabled_(!common.quiet),
+    : enabled_(!common.quiet && jobs_in_flight() == 1),  // a batch's jobs overlap: no bars
       tty_(::isatty(STDERR_FILENO) == 1),
       plain_lines_(common.verbose),
       label_(std::move(label)) {}

@@ -19,7 +19,8 @@ void end_progress_line();
 
 class Progress {
  public:
-  /// Shown unless common.quiet; plain lines (no terminal) only with common.verbose.
+  /// Shown unless common.quiet or within a batch (its jobs overlap); plain lines (no terminal)
+  /// only with common.verbose.
   Progress(const CommonOptions& common, std::string label);
   ~Progress();
 
