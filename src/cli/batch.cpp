@@ -97,11 +97,16 @@ constexpr const char* kImageExtensions[] = {
     ".seq.nrrd", ".nii.gz", ".hdr.gz", ".img.gz", ".nii",  ".hdr", ".img",  ".mha", ".mhd",
     ".nrrd",     ".nhdr",   ".png",    ".jpg",    ".jpeg", ".tif", ".tiff", ".bmp", ".dcm"};
 
+// A path without the slashes at its end ("bat/" is "bat"; "/" stays).
+std::string without_trailing_slash(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  return path;
+}
+
 // The input's file name (a folder's name for a DICOM series given as DIR/).
-std::string input_name(std::string in) {
-  while (in.size() > 1 && in.back() == '/')
-    in.pop_back();
-  return io::name_of(in);
+std::string input_name(const std::string& in) {
+  return io::name_of(without_trailing_slash(in));
 }
 
 // The input's image extension ("" when none is known).
@@ -112,13 +117,6 @@ std::string image_extension(const std::string& name) {
       return ext;
   }
   return {};
-}
-
-// A folder without the slashes at its end ("bat/" is "bat"; "/" stays).
-std::string folder_without_slash(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
-  return dir;
 }
 
 void check_folder(const std::string& dir, const std::string& shown) {
@@ -201,7 +199,7 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   } else {
     check_folder(b.output_dir, b.output_dir);
   }
-  const std::string dir = folder_without_slash(b.output_dir);
+  const std::string dir = without_trailing_slash(b.output_dir);
   std::vector<Job> jobs;
   std::set<std::string> outputs;
   for (const auto& in : inputs) {
