@@ -1,9 +1,9 @@
 // An ITK pipeline with ndconv: read a 3D image (NIfTI, MetaImage, ...), filter it on the GPU
 // (or the CPU when there is none), write the result.
 //
-//   ndconv_itk_example input.nii.gz output.nii.gz             5x5x5 box mean
-//   (ConvolutionImageFilter) ndconv_itk_example input.nii.gz output.nii.gz SIGMA_MM    Gaussian
-//   smoothing (GaussianImageFilter)
+// Usage:
+//   ndconv_itk_example IN OUT           a 5x5x5 box mean (ConvolutionImageFilter)
+//   ndconv_itk_example IN OUT SIGMA_MM  Gaussian smoothing of SIGMA_MM mm (GaussianImageFilter)
 #include <cstdlib>
 #include <iostream>
 #include <string>

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "filter_args.h"
+#include "number_options.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 
@@ -106,8 +107,11 @@ void run_adaptive(const AdaptiveArgs& a) {
 
 // An option that overrides the preset's value within [min, max]: its help names the defaults, so
 // CLI11 shows none.
-template <typename T>
-void add_preset_override(CLI::App& sub, const std::string& name, T& value, T min, T max,
+void add_preset_override(CLI::App& sub, const std::string& name, double& value, double min,
+                         double max, const std::string& help) {
+  sub.add_option(name, value, help)->default_str("")->check(number_in({min, max}));
+}
+void add_preset_override(CLI::App& sub, const std::string& name, int& value, int min, int max,
                          const std::string& help) {
   sub.add_option(name, value, help)->default_str("")->check(CLI::Range(min, max));
 }
@@ -139,7 +143,7 @@ void add_adaptive_command(CLI::App& app) {
                       "orientations (default 0.5, echo 0.2)");
   sub->add_option("--blend", a->blend, "weight of the input in the output, 0 to 1")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in({0, 1}));
   add_preset_override(*sub, "--quadrature-size", a->quadrature_size, 3, 15,
                       "taps per axis of the orientation filters, odd (default 7)");
   add_preset_override(*sub, "--reconstruction-size", a->reconstruction_size, 3, 15,
@@ -149,7 +153,7 @@ void add_adaptive_command(CLI::App& app) {
                 "(a coarser scale, faster)");
   sub->add_flag("--frames", a->frames, "4D: filter each 3D frame on its own instead of true 4D");
   add_boundary_and_common_args(*sub, *a);
-  sub->callback([a] { run_adaptive(*a); });
+  sub->callback([a] { run_jobs_of(a->files, *a, run_adaptive); });
 }
 
 }  // namespace ndconv::cli

@@ -24,6 +24,7 @@ AxisValues parse_axis_values(const std::string& text, const std::string& option)
   numbers = numbers.substr(0, unit_start);
   if (numbers.empty())
     throw UsageError(option + " " + text + ": expected a number, e.g. 1.5, 1x1x2 or 2vox");
+  result.unit_given = !unit.empty();
   if (unit.empty() || unit == "mm") {
     result.unit = LengthUnit::Millimetre;
   } else if (unit == "vox" || unit == "voxel" || unit == "voxels") {

@@ -14,6 +14,7 @@ enum class LengthUnit { Millimetre, Voxel };
 struct AxisValues {
   std::vector<double> values;  ///< one value, or one per axis
   LengthUnit unit = LengthUnit::Millimetre;
+  bool unit_given = false;  ///< the text named its unit (mm or vox), not mm by default
 };
 
 /// Parses "V", "VxVxV" with an optional unit suffix "mm" or "vox". `option` names the option in

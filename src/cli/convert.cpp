@@ -18,6 +18,8 @@ namespace ndconv::cli {
 namespace {
 
 struct ConvertArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out;
   CommonOptions common;
   OutputOptions output;
@@ -53,22 +55,29 @@ void add_convert_command(CLI::App& app) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand(
       "convert", "Convert an image to another format (or pixel type) without filtering it.");
-  sub->add_option("IN", a->in, kInputHelp)->required();
-  sub->add_option("OUT", a->out, "output image; the format follows the extension")->required();
+  sub->add_option("FILES", a->files,
+                  std::string("IN OUT: ") + kInputHelp +
+                      "; output image (the format follows the extension). With -o DIR: IN... "
+                      "(a batch)");
+  add_batch_options(*sub, a->batch);
   sub->add_option("--type", a->output.type,
                   "output pixel type: same (default: the stored type, or float where the format "
                   "cannot hold it), float, double, uint8, int8, uint16, int16, uint32, int32; "
                   "integers are rounded and clamped")
+      ->group(kOutputGroup)
       ->check(output_type_error);
   add_compression_option(*sub, a->output);
   add_threads_option(*sub, a->common);
   sub->add_flag("-f,--force", a->common.force,
-                "overwrite an existing output (also when it is the input)");
-  auto* quiet = sub->add_flag("-q,--quiet", a->common.quiet, "no notes (warnings still)");
-  auto* verbose = sub->add_flag("-v,--verbose", a->common.verbose, "print the timings");
+                "overwrite an existing output (also when it is the input)")
+      ->group(kOutputGroup);
+  auto* quiet =
+      sub->add_flag("-q,--quiet", a->common.quiet, "print nothing but errors")->group(kRunGroup);
+  auto* verbose =
+      sub->add_flag("-v,--verbose", a->common.verbose, "print the timings")->group(kRunGroup);
   quiet->excludes(verbose);
   add_input_options(*sub);
-  sub->callback([a] { run_convert(*a); });
+  sub->callback([a] { run_jobs_of(a->files, *a, run_convert); });
 }
 
 }  // namespace ndconv::cli

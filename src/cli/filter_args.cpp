@@ -9,13 +9,16 @@
 #include <set>
 
 #include "axis_values.h"
+#include "number_options.h"
 #include "ndconv/engine.h"
 
 namespace ndconv::cli {
 
 void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what) {
-  sub.add_option("IN", a.in, kInputHelp)->required();
-  sub.add_option("OUT", a.out, what + "; the format follows the extension")->required();
+  sub.add_option("FILES", a.files,
+                 std::string("IN OUT: ") + kInputHelp + "; " + what +
+                     " (the format follows the extension). With -o DIR: IN... (a batch)");
+  add_batch_options(sub, a.batch);
 }
 
 void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a) {
@@ -57,7 +60,7 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
       out[ax] /= h;
     }
   }
-  if (v.unit == LengthUnit::Millimetre)
+  if (v.unit == LengthUnit::Millimetre && !v.unit_given)
     warn_if_spatial_unit_unknown(info);
   return out;
 }
@@ -86,17 +89,43 @@ void warn_if_spatial_unit_unknown(const io::ImageInfo& info) {
        spacing + " read as millimetres (lengths in voxels, e.g. 2vox, need no unit)");
 }
 
+std::string time_unit_unknown(const io::ImageInfo& info) {
+  if (!info.time_unit_unknown.empty())
+    return info.time_unit_unknown;
+  if (info.format == "MetaImageIO")
+    return "a MetaImage header states no time unit";
+  return {};
+}
+
 double time_step_seconds(const io::ImageInfo& info, const std::string& option) {
   const double step = std::abs(info.geometry.spacing[3]);
   if (!(step > 0))
     throw Error(info.path + ": the time step is 0; give " + option + " in frames");
-  if (!info.time_unit_unknown.empty()) {
+  const std::string unknown = time_unit_unknown(info);
+  if (!unknown.empty()) {
     char text[64];
     std::snprintf(text, sizeof text, "%g", step);
-    throw Error(info.path + ": the time unit is unknown (" + info.time_unit_unknown +
-                ", time step " + text + " in no stated unit); give " + option + " in frames");
+    throw Error(info.path + ": the time unit is unknown (" + unknown + ", time step " + text +
+                " in no stated unit); give " + option + " in frames");
   }
   return step;
+}
+
+void check_gaussian_width(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                          const std::string& option) {
+  const double max_radius = (static_cast<double>(kMaxSeparableExtent) - 1) / 2 + 0.5;
+  for (int ax = 0; ax < dims; ++ax) {
+    if (std::isfinite(sigma[ax]) && sigma[ax] * truncate < max_radius)
+      continue;
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "%s: %.4g voxels along axis %d, truncated at %.4g sigmas, needs a filter wider "
+                  "than the limit of %lld taps (sigma times --truncate must stay under %.1f "
+                  "voxels)",
+                  ax == 3 ? "--time-sigma" : option.c_str(), sigma[ax], ax, truncate,
+                  static_cast<long long>(kMaxSeparableExtent), max_radius);
+    throw UsageError(text);
+  }
 }
 
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
@@ -115,6 +144,12 @@ void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double
   }
 }
 
+void add_truncate_option(CLI::App& sub, double& truncate) {
+  sub.add_option("--truncate", truncate, "filter radius in standard deviations")
+      ->capture_default_str()
+      ->check(number_in({0, kMaxTruncate, true}));
+}
+
 void add_mask_options(CLI::App& sub, MaskArgs& m) {
   sub.add_option("--mask", m.path,
                  "normalized convolution inside a mask (non-zero voxels): the image times the "
@@ -131,9 +166,11 @@ MaskedOptions masked_options(const MaskArgs& m) {
     o.keep_input_outside = true;
     return o;
   }
+  const std::string error = number_error(m.outside, {});
+  if (!error.empty())
+    throw UsageError("--outside " + m.outside + ": expected a number or 'input' (" + error + ")");
   double v = 0;
-  if (!parse_number(m.outside, v))
-    throw UsageError("--outside " + m.outside + ": expected a number or 'input'");
+  parse_number(m.outside, v);
   o.outside_value = static_cast<float>(v);
   return o;
 }
@@ -171,7 +208,7 @@ std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
 
 void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
                        const PlaneFilter& filter) {
-  Progress progress(!a.common.quiet, label);
+  Progress progress(a.common, label);
   double seconds_read = 0;
   const io::Image input = read_input(a.in, progress, seconds_read);
   Options options = engine_options(a.common);

@@ -19,6 +19,8 @@ class App;
 namespace ndconv::cli {
 
 struct FilterArgs {
+  std::vector<std::string> files;  ///< IN OUT, or the inputs of a batch
+  BatchOptions batch;
   std::string in, out, boundary = "replicate";
   CommonOptions common;
   OutputOptions output;
@@ -27,14 +29,15 @@ struct FilterArgs {
 /// IN, OUT, --boundary, the input, output and common options.
 void add_filter_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 
-/// IN and OUT (`what` describes the output).
+/// IN OUT, or IN... with -o DIR or --list (a batch); `what` describes the output.
 void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what);
 
 /// --boundary, the input, output and common options.
 void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a);
 
 /// The subcommand `name` of a filter that writes an image: IN, OUT and the options of
-/// add_filter_args over `a`; choosing it calls `run`. The caller adds the filter's own options.
+/// add_filter_args over `a`; choosing it calls `run` (run_jobs_of for a batch). The caller adds
+/// the filter's own options.
 CLI::App* add_filter_command(CLI::App& app, const std::string& name, const std::string& description,
                              FilterArgs& a, const std::function<void()>& run);
 
@@ -44,17 +47,32 @@ std::array<double, kMaxDims> lengths_in_voxels(const std::string& text, const st
                                                const io::ImageInfo& info);
 
 /// Warns, once per input, that the header leaves the unit of its spacing unknown and that it is
-/// read as millimetres: for lengths given in mm (io::ImageInfo::spatial_unit_unknown).
+/// read as millimetres: for lengths in mm by default (io::ImageInfo::spatial_unit_unknown); a
+/// length the user wrote with its unit (2mm) needs no warning.
 void warn_if_spatial_unit_unknown(const io::ImageInfo& info);
+
+/// Why the unit of a 4D series' time step is unknown ("" when it is seconds): a NIfTI header
+/// without a time unit (io's time_unit_unknown), or a MetaImage, whose header has no field for it.
+std::string time_unit_unknown(const io::ImageInfo& info);
 
 /// The time step of a 4D series in seconds, for a time value that `option` gives in seconds.
 /// Throws Error when the header gives no time step (0) or no time unit: the value must then be
 /// given in frames.
 double time_step_seconds(const io::ImageInfo& info, const std::string& option);
 
+/// The engine's limit on a sampled Gaussian's taps, checked before any work so that the message
+/// names the option (`option` for the spatial axes, --time-sigma for t) and the axis: an absurd
+/// sigma such as 1e39 would otherwise overflow the tap count. Throws UsageError.
+void check_gaussian_width(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
+                          const std::string& option);
+
 /// Warns when a Gaussian of `sigma` voxels is a single tap along an axis (a copy of the input).
 void warn_if_one_tap(const std::array<double, kMaxDims>& sigma, int dims, double truncate,
                      const std::string& option);
+
+/// --truncate: the filter radius in standard deviations, in (0, kMaxTruncate].
+inline constexpr double kMaxTruncate = 100;
+void add_truncate_option(CLI::App& sub, double& truncate);
 
 /// --mask FILE and --outside VALUE|input.
 struct MaskArgs {
@@ -62,7 +80,8 @@ struct MaskArgs {
   std::string outside = "0";
 };
 void add_mask_options(CLI::App& sub, MaskArgs& m);
-/// The parsed --outside (UsageError when it is neither a number nor "input").
+/// The parsed --outside (UsageError when it is neither a number within float32's range nor
+/// "input").
 MaskedOptions masked_options(const MaskArgs& m);
 /// Reads the mask: a scalar image with the input's extents, or a 3D mask for each frame of a 4D
 /// input. Returns one plane with the input's extents.

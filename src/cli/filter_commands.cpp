@@ -10,6 +10,7 @@
 #include "axis_values.h"
 #include "commands.h"
 #include "filter_args.h"
+#include "number_options.h"
 #include "ndconv/gaussian.h"
 
 namespace ndconv::cli {
@@ -24,11 +25,6 @@ std::string describe(const std::array<double, kMaxDims>& v, int axes) {
     s += buf;
   }
   return s;
-}
-
-void check_truncate(double truncate) {
-  if (!(truncate > 0) || !std::isfinite(truncate))
-    throw UsageError("--truncate: must be greater than 0");
 }
 
 // ---- mean -------------------------------------------------------------------------------------
@@ -57,11 +53,15 @@ void run_mean(const MeanArgs& a) {
     Index extent{1, 1, 1, 1};
     for (int ax = 0; ax < spatial; ++ax) {
       // The nearest odd number of voxels, so that the box is centred on the voxel.
-      extent[ax] = 2 * static_cast<int64_t>(std::floor(std::max(width[ax] - 1, 0.0) / 2 + 0.5)) + 1;
-      if (extent[ax] > kMaxSeparableExtent)
-        throw UsageError("--box " + a.box + ": " + std::to_string(extent[ax]) +
-                         " voxels along axis " + std::to_string(ax) + "; the limit is " +
+      const double odd = 2 * std::floor(std::max(width[ax] - 1, 0.0) / 2 + 0.5) + 1;
+      if (!(odd <= static_cast<double>(kMaxSeparableExtent))) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.4g", odd);
+        throw UsageError("--box " + a.box + ": " + text + " voxels along axis " +
+                         std::to_string(ax) + "; the limit is " +
                          std::to_string(kMaxSeparableExtent));
+      }
+      extent[ax] = static_cast<int64_t>(odd);
     }
     bool any = false;
     for (int ax = 0; ax < spatial; ++ax)
@@ -69,13 +69,24 @@ void run_mean(const MeanArgs& a) {
     if (!any)
       warn("--box " + a.box + " is one voxel wide along every axis; the output is the input");
     box = box_filter(dims, extent);
-    note(a.common,
-         "mean over a box of " +
-             describe({double(extent[0]), double(extent[1]), double(extent[2]), 1}, spatial) +
-             " voxels");
+    explain(a.common,
+            "mean over a box of " +
+                describe({double(extent[0]), double(extent[1]), double(extent[2]), 1}, spatial) +
+                " voxels");
   } else {
+    const auto radius = lengths_in_voxels(a.sphere, "--sphere", plan.input);
+    const int64_t limit = (dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D) / 2;
+    for (int ax = 0; ax < spatial; ++ax) {
+      if (!(radius[ax] < static_cast<double>(limit + 1))) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.4g", radius[ax]);
+        throw UsageError("--sphere " + a.sphere + ": a radius of " + text + " voxels along axis " +
+                         std::to_string(ax) + "; at most " + std::to_string(limit) + " voxels in " +
+                         std::to_string(dims) + "D");
+      }
+    }
     try {
-      sphere = ellipsoid_mean_kernel(dims, lengths_in_voxels(a.sphere, "--sphere", plan.input));
+      sphere = ellipsoid_mean_kernel(dims, radius);
     } catch (const InvalidArgument& e) {
       throw UsageError(std::string("--sphere ") + a.sphere + ": " + e.what());
     }
@@ -84,11 +95,11 @@ void run_mean(const MeanArgs& a) {
       inside += t != 0;
     if (inside == 1)
       warn("--sphere " + a.sphere + " holds only the centre voxel; the output is the input");
-    note(a.common, "mean over an ellipsoid of " + std::to_string(inside) + " voxels in a " +
-                       describe({double(sphere.extent[0]), double(sphere.extent[1]),
-                                 double(sphere.extent[2]), 1},
-                                spatial) +
-                       " box");
+    explain(a.common, "mean over an ellipsoid of " + std::to_string(inside) + " voxels in a " +
+                          describe({double(sphere.extent[0]), double(sphere.extent[1]),
+                                    double(sphere.extent[2]), 1},
+                                   spatial) +
+                          " box");
   }
   std::vector<float> mask;
   if (!a.mask.path.empty())
@@ -161,12 +172,12 @@ struct GaussianArgs : FilterArgs {
 };
 
 std::array<double, kMaxDims> sigma_of(const GaussianArgs& a, const Plan& plan) {
-  check_truncate(a.truncate);
   const auto sigma = lengths_in_voxels(a.sigma, "--sigma", plan.input);
   for (int ax = 0; ax < spatial_axes(plan.input.geometry.dims); ++ax) {
     if (!(sigma[ax] > 0))
       throw UsageError("--sigma " + a.sigma + ": derivatives need a sigma > 0 along every axis");
   }
+  check_gaussian_width(sigma, plan.input.geometry.dims, a.truncate, "--sigma");
   warn_if_one_tap(sigma, plan.input.geometry.dims, a.truncate, "--sigma");
   return sigma;
 }
@@ -175,8 +186,7 @@ void add_sigma_options(CLI::App& sub, GaussianArgs& a) {
   sub.add_option("--sigma", a.sigma,
                  "scale: one value or one per spatial axis, mm (default) or vox, e.g. 1.5, 2vox")
       ->required();
-  sub.add_option("--truncate", a.truncate, "filter radius in standard deviations")
-      ->capture_default_str();
+  add_truncate_option(sub, a.truncate);
 }
 
 void run_gradient(const GaussianArgs& a, bool laplacian) {
@@ -229,16 +239,15 @@ constexpr char kUnsharpHelp[] =
     "Unsharp mask: out = in + amount (in - G*in) where |in - G*in| > threshold "
     "(ITK UnsharpMaskImageFilter)";
 
+// The unsharp amount's range: beyond it a float32 image's differences overflow to Inf.
+constexpr double kMaxUnsharpAmount = 100;
+
 struct UnsharpArgs : GaussianArgs {
   double amount = 0.5, threshold = 0;
 };
 
 void run_unsharp(const UnsharpArgs& a) {
   parse_axis_values(a.sigma, "--sigma");
-  if (!std::isfinite(a.amount))
-    throw UsageError("--amount: must be a number");
-  if (!(a.threshold >= 0) || !std::isfinite(a.threshold))
-    throw UsageError("--threshold: must be a number >= 0");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   UnsharpParameters p;
   p.sigma_voxels = sigma_of(a, plan);
@@ -257,7 +266,8 @@ void run_unsharp(const UnsharpArgs& a) {
 
 void add_mean(CLI::App& app) {
   auto a = std::make_shared<MeanArgs>();
-  CLI::App* sub = add_filter_command(app, "mean", kMeanHelp, *a, [a] { run_mean(*a); });
+  CLI::App* sub =
+      add_filter_command(app, "mean", kMeanHelp, *a, [a] { run_jobs_of(a->files, *a, run_mean); });
   auto* box = sub->add_option("--box", a->box,
                               "box width per spatial axis, mm (default) or vox, e.g. 3vox, "
                               "5x5x3vox, 6mm; rounded to the nearest odd number of voxels");
@@ -270,7 +280,8 @@ void add_mean(CLI::App& app) {
 
 void add_median(CLI::App& app) {
   auto a = std::make_shared<MedianArgs>();
-  CLI::App* sub = add_filter_command(app, "median", kMedianHelp, *a, [a] { run_median(*a); });
+  CLI::App* sub = add_filter_command(app, "median", kMedianHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_median); });
   sub->add_option("--radius", a->radius,
                   "radius in voxels, one or one per spatial axis (1 = 3x3x3, 1x1x0 = 3x3 in each "
                   "slice), at most 7")
@@ -279,16 +290,19 @@ void add_median(CLI::App& app) {
 
 void add_gradient(CLI::App& app, bool laplacian) {
   auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub = add_filter_command(app, laplacian ? "laplacian" : "gradient",
-                                     laplacian ? kLaplacianHelp : kGradientHelp, *a,
-                                     [a, laplacian] { run_gradient(*a, laplacian); });
+  CLI::App* sub = add_filter_command(
+      app, laplacian ? "laplacian" : "gradient", laplacian ? kLaplacianHelp : kGradientHelp, *a,
+      [a, laplacian] {
+        run_jobs_of(a->files, *a,
+                    [laplacian](const GaussianArgs& one) { run_gradient(one, laplacian); });
+      });
   add_sigma_options(*sub, *a);
 }
 
 void add_derivative(CLI::App& app) {
   auto a = std::make_shared<GaussianArgs>();
-  CLI::App* sub =
-      add_filter_command(app, "derivative", kDerivativeHelp, *a, [a] { run_derivative(*a); });
+  CLI::App* sub = add_filter_command(app, "derivative", kDerivativeHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_derivative); });
   add_sigma_options(*sub, *a);
   sub->add_option("--order", a->orders, "order per spatial axis, e.g. 1x0x0 (d/dx), 0x0x2")
       ->required();
@@ -296,12 +310,16 @@ void add_derivative(CLI::App& app) {
 
 void add_unsharp(CLI::App& app) {
   auto a = std::make_shared<UnsharpArgs>();
-  CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a, [a] { run_unsharp(*a); });
+  CLI::App* sub = add_filter_command(app, "unsharp", kUnsharpHelp, *a,
+                                     [a] { run_jobs_of(a->files, *a, run_unsharp); });
   add_sigma_options(*sub, *a);
-  sub->add_option("--amount", a->amount, "strength of the sharpening")->capture_default_str();
+  sub->add_option("--amount", a->amount, "strength of the sharpening (negative: blurs)")
+      ->capture_default_str()
+      ->check(number_in({-kMaxUnsharpAmount, kMaxUnsharpAmount}));
   sub->add_option("--threshold", a->threshold,
-                  "leave voxels whose |in - G*in| is at most this (intensity units)")
-      ->capture_default_str();
+                  "leave voxels whose |in - G*in| is at most this (intensity units, >= 0)")
+      ->capture_default_str()
+      ->check(number_in({0, kMaxFloatValue}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "filter_args.h"
 #include "io/image.h"
 
 namespace ndconv::cli {
@@ -63,11 +64,11 @@ void run_info(const InfoArgs& a) {
     dir += (r ? "; " : "") + join(row, spatial, " ");
   }
   std::printf("direction:   [%s]\n", dir.c_str());
-  if (g.dims == 4)
+  if (g.dims == 4) {
+    const std::string unknown = time_unit_unknown(info);
     std::printf("time step:   %.6g (spacing of axis t; %s)\n", g.spacing[3],
-                info.time_unit_unknown.empty()
-                    ? "seconds for NIfTI"
-                    : ("unit unknown: " + info.time_unit_unknown).c_str());
+                unknown.empty() ? "seconds" : ("unit unknown: " + unknown).c_str());
+  }
   std::printf("in memory:   %s as %s, %s as float32 while filtering\n",
               mib(static_cast<double>(info.native_bytes())).c_str(),
               io::to_string(info.component_type),

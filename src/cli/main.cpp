@@ -1,10 +1,8 @@
 // `ndconv`: the command line. Subcommands live one per file (smooth.cpp, convolve.cpp, info.cpp,
 // convert.cpp; sweep and bench in perf_commands.cpp). Every failure ends here as one line on stderr
-// and an exit code: 0 done, 2 the command line is wrong, 1 the work failed, 130 interrupted
-// (Ctrl-C). Nothing escapes main.
+// and an exit code: 0 done, 2 the command line is wrong, 1 the work failed (a failed write to
+// stdout or stderr included), 130 interrupted (Ctrl-C, SIGTERM). Nothing escapes main.
 #include <CLI/CLI.hpp>
-
-#include <csignal>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +17,7 @@
 #include "ndconv/engine.h"
 #include "perf_commands.h"
 #include "preview.h"
-#include "progress.h"
+#include "signals.h"
 
 namespace {
 
@@ -144,6 +142,10 @@ int run_command(int argc, char** argv) {
     start_gpu_early(argc, argv);
     return run(argc, argv);
   } catch (const ndconv::Aborted&) {
+    if (ndconv::cli::console_failed())
+      return fail(1,
+                  "writing to the console failed (a closed pipe or a full device); no output "
+                  "was written");
     return fail(130, "interrupted; no output was written");
   } catch (const ndconv::cli::UsageError& e) {
     return fail(2, e.what());
@@ -161,12 +163,9 @@ int run_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ndconv::cli::Progress::install_interrupt_handler();
+  ndconv::cli::install_signal_handling();
   ndconv::cli::set_preview_caption(argc, argv);
-  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which the writers report
-  // and clean up after, instead of the signal killing the process mid-write.
-  std::signal(SIGXFSZ, SIG_IGN);
-  const int code = run_command(argc, argv);
+  const int code = ndconv::cli::finish_console(run_command(argc, argv));
   // A run that ended before CUDA's start-up did (an error, or a small volume filtered on the CPU)
   // does not wait for it: every output is closed by now, so the process ends here, without the
   // static destructors that would wait for the start-up thread.

@@ -64,8 +64,7 @@ PeerRun itk_convolution(const DenseCase& c, int threads, int repetitions) {
     filter->SetNumberOfWorkUnits(threads);
     const auto t0 = std::chrono::steady_clock::now();
     filter->Update();
-    samples.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    samples.push_back(1e3 * seconds_since(t0));
     out = filter->GetOutput();
   }
   itk::MultiThreaderBase::SetGlobalMaximumNumberOfThreads(saved_max);

@@ -1,61 +1,44 @@
 #include "progress.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 
-#include "cli_common.h"
-#include "io/output_file.h"
-#include "ndconv/errors.h"
+#include "batch.h"
+#include "messages.h"
+#include "signals.h"
 
 namespace ndconv::cli {
 
 namespace {
-volatile sig_atomic_t g_interrupted = 0;
-// A copy of the original stderr: while ITK reads, fd 2 points at /dev/null (io/itk_image_io.cpp).
-int g_stderr_copy = STDERR_FILENO;
-// Ends the process at once, in whatever stage (reading, filtering, writing): the staging
-// folders of unfinished writes are removed first, so nothing half-written remains (an output
-// whose renames had begun is complete: they run with the signals blocked); a sandboxed decoder
-// child dies with the process (PR_SET_PDEATHSIG). Only async-signal-safe calls.
-extern "C" void on_interrupt(int) {
-  g_interrupted = 1;
-  io::remove_staging_folders_now();
-  static const char message[] = "ndconv: error: interrupted; unfinished outputs were removed\n";
-  [[maybe_unused]] const ssize_t n = ::write(g_stderr_copy, message, sizeof message - 1);
-  ::_exit(130);
-}
+// The bar being drawn on the terminal (one at a time: a batch's jobs show none).
+std::atomic<Progress*> g_drawing{nullptr};
 }  // namespace
 
-void Progress::install_interrupt_handler() {
-  const int copy = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (copy >= 0)
-    g_stderr_copy = copy;
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+void end_progress_line() {
+  Progress* bar = g_drawing.exchange(nullptr);
+  if (bar == nullptr)
+    return;
+  std::lock_guard<std::mutex> lock(bar->mutex_);
+  if (bar->open_) {
+    std::fputc('\n', stderr);
+    bar->open_ = false;
+    bar->last_shown_ = -1;
+  }
 }
 
-bool Progress::interrupted() {
-  return g_interrupted != 0;
-}
-
-void Progress::check_interrupted() {
-  if (interrupted())
-    throw Aborted();
-}
-
-Progress::Progress(bool enabled, std::string label)
-    : enabled_(enabled), tty_(::isatty(STDERR_FILENO) == 1), label_(std::move(label)) {}
+Progress::Progress(const CommonOptions& common, std::string label)
+    : enabled_(!common.quiet && jobs_in_flight() == 1),  // a batch's jobs overlap: no bars
+      tty_(::isatty(STDERR_FILENO) == 1),
+      plain_lines_(common.verbose),
+      label_(std::move(label)) {}
 
 Progress::~Progress() {
   // On an error path: end the bar's line, but do not claim 100%.
+  Progress* self = this;
+  g_drawing.compare_exchange_strong(self, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   if (open_)
     std::fputc('\n', stderr);
@@ -65,7 +48,7 @@ std::function<bool(double)> Progress::callback(int part, int parts) {
   return [this, part, parts](double f) {
     if (enabled_)
       update((part + std::clamp(f, 0.0, 1.0)) / std::max(parts, 1));
-    return !interrupted();
+    return !stop_requested();
   };
 }
 
@@ -73,7 +56,7 @@ std::function<bool(double)> Progress::span(double from, double to) {
   return [this, from, to](double f) {
     if (enabled_)
       update(from + (to - from) * std::clamp(f, 0.0, 1.0));
-    return !interrupted();
+    return !stop_requested();
   };
 }
 
@@ -90,7 +73,8 @@ void Progress::update(double fraction) {
                  std::string(kWidth - filled, '.').c_str(), percent);
     std::fflush(stderr);
     open_ = true;
-  } else {
+    g_drawing = this;
+  } else if (plain_lines_) {
     const int quarter = percent / 25;
     if (quarter <= last_shown_ || quarter == 0)
       return;
@@ -100,6 +84,8 @@ void Progress::update(double fraction) {
 }
 
 void Progress::finish() {
+  Progress* self = this;
+  g_drawing.compare_exchange_strong(self, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   if (open_) {
     std::fputc('\n', stderr);

@@ -53,7 +53,7 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
     }
     s[ax] = value;
   }
-  if (v.unit == LengthUnit::Millimetre)
+  if (v.unit == LengthUnit::Millimetre && !v.unit_given)
     warn_if_spatial_unit_unknown(info);
   if (!a.time_sigma.empty()) {
     if (g.dims != 4) {
@@ -69,30 +69,9 @@ std::array<double, kMaxDims> sigma_voxels(const SmoothArgs& a, const io::ImageIn
   return s;
 }
 
-// The engine's limit on taps, checked here so that the message names the option and the axis
-// (an absurd sigma such as 1e300 would otherwise overflow the tap count).
-void check_filter_width(const SmoothArgs& a, const std::array<double, kMaxDims>& sigma, int dims) {
-  const double max_radius = (static_cast<double>(kMaxSeparableExtent) - 1) / 2 + 0.5;
-  for (int ax = 0; ax < dims; ++ax) {
-    if (std::isfinite(sigma[ax]) && sigma[ax] * a.truncate < max_radius)
-      continue;
-    const std::string option = ax == 3 ? "--time-sigma" : (a.fwhm.empty() ? "--sigma" : "--fwhm");
-    char text[300];
-    std::snprintf(text, sizeof text,
-                  "%s: %.4g voxels along axis %d, truncated at %.4g sigmas, needs a filter wider "
-                  "than the limit of %lld taps (sigma times --truncate must stay under %.1f "
-                  "voxels)",
-                  option.c_str(), sigma[ax], ax, a.truncate,
-                  static_cast<long long>(kMaxSeparableExtent), max_radius);
-    throw UsageError(text);
-  }
-}
-
 void run_smooth(const SmoothArgs& a) {
   if (a.sigma.empty() == a.fwhm.empty())
     throw UsageError("smooth: give one of --sigma or --fwhm");
-  if (!(a.truncate > 0) || !std::isfinite(a.truncate))
-    throw UsageError("--truncate: must be greater than 0");
   // Validate the values before touching any file, then again against the header.
   parse_axis_values(a.fwhm.empty() ? a.sigma : a.fwhm, a.fwhm.empty() ? "--sigma" : "--fwhm");
   if (!a.time_sigma.empty())
@@ -112,7 +91,7 @@ void run_smooth(const SmoothArgs& a) {
   SeparableFilter filter;
   if (!recursive) {
     try {
-      check_filter_width(a, sigma, dims);
+      check_gaussian_width(sigma, dims, a.truncate, a.fwhm.empty() ? "--sigma" : "--fwhm");
     } catch (const UsageError& e) {
       throw UsageError(std::string(e.what()) +
                        (a.method == "exact" ? "; --method recursive takes any sigma" : ""));
@@ -144,8 +123,8 @@ void run_smooth(const SmoothArgs& a) {
       }
     }
     if (a.method == "auto")
-      note(a.common, "sigma beyond the exact filter's " + std::to_string(kMaxSeparableExtent) +
-                         " taps: the recursive (IIR) Gaussian, about 1% from the exact one");
+      explain(a.common, "sigma beyond the exact filter's " + std::to_string(kMaxSeparableExtent) +
+                            " taps: the recursive (IIR) Gaussian, about 1% from the exact one");
   }
   if (a.common.verbose) {
     for (int ax = 0; ax < dims; ++ax) {
@@ -178,7 +157,7 @@ void run_smooth(const SmoothArgs& a) {
     request.input_bytes_per_voxel = io::component_bytes(plan.input.component_type);
   gpu_may_win(request, !recursive && mask.empty(), a.common);  // starts CUDA where it may win
 
-  Progress progress(!a.common.quiet, "smooth");
+  Progress progress(a.common, "smooth");
   double seconds_read = 0;
   const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored, a.common);
 
@@ -230,8 +209,7 @@ void add_smooth_command(CLI::App& app) {
   sigma->excludes(fwhm);
   sub->add_option("--time-sigma", a->time_sigma,
                   "4D only: also smooth along time; frames (2) or seconds (0.5s)");
-  sub->add_option("--truncate", a->truncate, "filter radius in standard deviations")
-      ->capture_default_str();
+  add_truncate_option(*sub, a->truncate);
   sub->add_option("--boundary", a->boundary, "what lies outside the image")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));

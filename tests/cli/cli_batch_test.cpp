@@ -208,3 +208,95 @@ TEST(CliBatch, AnInterruptLeavesNoPartialOrTemporaryFile) {
 
 }  // namespace
 }  // namespace ndconv::test
+
+namespace ndconv::test {
+namespace {
+
+// Every subcommand that takes IN OUT takes a batch too; each output is the single command's.
+TEST(CliBatch, EveryFilterSubcommandRunsABatchAsItsSingleCommands) {
+  TempDir in, batch_out, single_out;
+  write_nifti(in / "a.nii", random_volume({20, 18, 12, 1}, ComponentType::UInt8, 31));
+  write_meta(in / "b.mha", random_volume({16, 14, 10, 1}, ComponentType::Int16, 32));
+  const std::vector<std::vector<std::string>> commands{
+      {"smooth", "--sigma", "1vox"},
+      {"mean", "--box", "3vox"},
+      {"median", "--radius", "1"},
+      {"gradient", "--sigma", "1vox"},
+      {"laplacian", "--sigma", "1vox"},
+      {"derivative", "--sigma", "1vox", "--order", "1x0x0"},
+      {"unsharp", "--sigma", "1vox"},
+      {"adaptive", "--quadrature-size", "5", "--reconstruction-size", "5"},
+      {"convolve", "--kernel", "box:3"},
+      {"convert", "--threads", "2"}};
+  for (const auto& command : commands) {
+    SCOPED_TRACE(command[0]);
+    // A folder given with its slash: the outputs' paths have none doubled.
+    const std::string dir = batch_out / command[0];
+    fs::create_directory(dir);
+    const CliResult r = run_ndconv(with(command, {in / "a.nii", in / "b.mha", "-o", dir + "/"}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("//"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("wrote " + dir + "/a.nii\n"), std::string::npos) << r.err;
+    for (const std::string& name : std::vector<std::string>{"a.nii", "b.mha"}) {
+      const std::string single = single_out / (command[0] + "_" + name);
+      const CliResult s = run_ndconv(with(command, {in / name, single, "-q"}));
+      ASSERT_EQ(s.code, 0) << s.err;
+      EXPECT_EQ(read_bytes(dir + "/" + name), read_bytes(single)) << name;
+    }
+  }
+}
+
+TEST(CliBatch, NameTemplatesGiveASuffixAnotherFormatAndAPreviewPerInput) {
+  TempDir in, out;
+  write_nifti(in / "a.nii.gz", random_volume({20, 18, 12, 1}, ComponentType::UInt8, 41));
+  write_meta(in / "b.mha", random_volume({16, 14, 10, 1}, ComponentType::Int16, 42));
+  const CliResult r =
+      run_ndconv({"median", in / "a.nii.gz", in / "b.mha", "-o", out / "{stem}_med.nrrd",
+                  "--preview", out / "{stem}_preview.png", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> names = out.list();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a_med.nrrd", "a_preview.png", "b_med.nrrd",
+                                             "b_preview.png"}));
+  EXPECT_EQ(io::read_info(out / "a_med.nrrd").format, "NrrdImageIO");
+  // {name} and {ext}.
+  const CliResult named =
+      run_ndconv({"convert", in / "a.nii.gz", in / "b.mha", "-o", out / "copy_{name}", "-q"});
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_TRUE(fs::exists(out / "copy_a.nii.gz"));
+  EXPECT_TRUE(fs::exists(out / "copy_b.mha"));
+  const CliResult ext =
+      run_ndconv({"convert", in / "b.mha", in / "a.nii.gz", "-o", out / "x_{stem}{ext}", "-q"});
+  ASSERT_EQ(ext.code, 0) << ext.err;
+  EXPECT_TRUE(fs::exists(out / "x_a.nii.gz"));
+  // Two inputs with one stem would write one file: refused before any work.
+  write_meta(in / "a.mha", random_volume({8, 8, 8, 1}, ComponentType::UInt8, 43));
+  const CliResult clash =
+      run_ndconv({"median", in / "a.nii.gz", in / "a.mha", "-o", out / "{stem}.nii"});
+  EXPECT_EQ(clash.code, 2) << clash.err;
+  EXPECT_NE(clash.err.find("two inputs of the batch would both write it"), std::string::npos);
+  // Unknown placeholders, placeholders in the folder, stray braces: exit 2, nothing written.
+  for (const std::string& bad :
+       std::vector<std::string>{out / "{base}.nii", out / "{stem}/x.nii", out / "{stem.nii"}) {
+    SCOPED_TRACE(bad);
+    const CliResult e = run_ndconv({"median", in / "a.nii.gz", in / "b.mha", "-o", bad});
+    EXPECT_EQ(e.code, 2) << e.err;
+    EXPECT_EQ(e.err.find('\n'), e.err.size() - 1) << e.err;
+  }
+  EXPECT_EQ(out.list().size(), 8u);
+}
+
+TEST(CliBatch, WhenEveryInputFailsTheSummarySaysNothingWasWritten) {
+  TempDir in, out;
+  write_bytes(in / "bad.nii", "not an image");
+  const CliResult r = run_ndconv({"median", in / "bad.nii", in / "missing.nii", "-o", out.path()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("ndconv: error: all 2 inputs failed (named above); nothing was written"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("the others were written"), std::string::npos) << r.err;
+  EXPECT_TRUE(out.list().empty());
+}
+
+}  // namespace
+}  // namespace ndconv::test

@@ -148,8 +148,9 @@ TEST(CliSmooth, RgbPngIsFilteredPerComponent) {
   CliResult r = run_ndconv(with_device({"smooth", in, dir / "out.mha", "--sigma", "1vox"}));
   ASSERT_EQ(r.code, 0) << r.err;
   expect_smoothed(in, dir / "out.mha", {1, 1, 0, 0});
-  // To PNG: float32 does not fit, so the input's type is written, rounded, with a note.
-  r = run_ndconv({"smooth", in, dir / "out.png", "--sigma", "1vox", "--device", test_device()});
+  // To PNG: float32 does not fit, so the input's type is written, rounded, with a note (--verbose).
+  r = run_ndconv(
+      {"smooth", in, dir / "out.png", "--sigma", "1vox", "--device", test_device(), "-v"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("writing uint8 (the input's type)"), std::string::npos) << r.err;
   const io::Image f = io::read_image(dir / "out.mha"), png = io::read_image(dir / "out.png");
@@ -355,8 +356,9 @@ TEST(CliValues, NanAndInfPropagateWithoutCrashing) {
   ASSERT_EQ(r.code, 0) << r.err;
   const io::Image o = io::read_image(dir / "out.mha");
   EXPECT_TRUE(std::isnan(o.planes[0][10]));
-  r = run_ndconv(
-      with_device({"smooth", in, dir / "out.nii", "--sigma", "1vox", "--type", "int16"}));
+  // Warnings are silenced by --quiet only.
+  r = run_ndconv({"smooth", in, dir / "out.nii", "--sigma", "1vox", "--type", "int16", "--device",
+                  test_device()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("NaN values were written as 0"), std::string::npos) << r.err;
 }

@@ -319,6 +319,8 @@ TEST(CliFilters, SmoothAnySigmaThroughTheRecursiveGaussian) {
     for (const auto& [options, sigma] : cases) {
       std::vector<std::string> args{"smooth", in, out, "--force", "--device", "auto"};
       args.insert(args.end(), options.begin(), options.end());
+      if (options[1] == "200vox")
+        args.push_back("-v");  // the choice of the recursive filter is explained
       const CliResult r = run_ndconv(args);
       ASSERT_EQ(r.code, 0) << r.err;
       if (options[1] == "200vox") {

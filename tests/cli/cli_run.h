@@ -25,9 +25,13 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-inline CliResult run_ndconv(const std::vector<std::string>& args) {
+/// Runs ndconv with `args`; with `timeout_seconds` > 0 it is killed after that long (a hang then
+/// fails the test instead of the suite: exit code 128 + SIGKILL).
+inline CliResult run_ndconv(const std::vector<std::string>& args, int timeout_seconds = 0) {
   static TempDir logs;
-  std::string cmd = shell_quote(NDCONV_CLI_PATH);
+  std::string cmd = timeout_seconds > 0 ? "timeout -s KILL " + std::to_string(timeout_seconds) + " "
+                                        : std::string();
+  cmd += shell_quote(NDCONV_CLI_PATH);
   for (const auto& a : args)
     cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote(logs / "stdout") + " 2>" + shell_quote(logs / "stderr") + " </dev/null";
@@ -37,6 +41,14 @@ inline CliResult run_ndconv(const std::vector<std::string>& args) {
   r.out = read_bytes(logs / "stdout");
   r.err = read_bytes(logs / "stderr");
   return r;
+}
+
+/// How many times `what` occurs in `text`.
+inline int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
 }
 
 inline std::string test_device() {
