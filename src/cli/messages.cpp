@@ -51,10 +51,6 @@ void warn(const std::string& text) {
   io::print_stderr_line("ndconv: warning: " + text);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 namespace {
 const std::chrono::steady_clock::time_point g_program_start = std::chrono::steady_clock::now();
 }  // namespace

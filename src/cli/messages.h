@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "core/seconds_since.h"
 #include "options.h"
 
 namespace ndconv::cli {
@@ -21,8 +22,7 @@ void set_quiet(bool quiet);
 /// lost then.
 void print_line(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
-/// Seconds since `t0`.
-double seconds_since(std::chrono::steady_clock::time_point t0);
+using detail::seconds_since;  // core/seconds_since.h
 
 /// Seconds since the program's static initialisation (just before main; the dynamic loading
 /// before it is not counted): the "in all" of the --verbose timings, so that what a command

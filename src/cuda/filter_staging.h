@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "core/seconds_since.h"
 #include "cuda/check.h"
 #include "ndconv/types.h"
 
@@ -55,9 +56,7 @@ inline void download(const float* device, const VolumeView& v) {
   for_each_element(v, [&](int64_t offset, size_t i) { v.data[offset] = copy[i]; });
 }
 
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using detail::seconds_since;
 
 /// Selects `device` and returns its name.
 inline std::string select_device(int device) {

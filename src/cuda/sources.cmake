@@ -1,5 +1,6 @@
 if(NDCONV_HAVE_CUDA)
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_backend.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/host_call.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/host_memory.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/handle_pool.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/convert/convert.cu

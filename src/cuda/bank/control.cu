@@ -1,11 +1,12 @@
-// The adaptive filter's control tensor on the GPU (bank_gpu.h: run_control_tensor): the per-voxel
-// code of control_voxel.h, the same as the CPU's, in two kernels around a reduction of the
-// largest magnitude (atomicMax on the bit patterns of non-negative doubles, which order as the
-// values do).
+// The adaptive filter's control tensor on the GPU (bank_backend.h: run_control_tensor): the
+// per-voxel code of control_voxel.h, the same as the CPU's, in two kernels around a reduction of
+// the largest magnitude (atomicMax on the bit patterns of non-negative doubles, which order as the
+// values do); and the reconstruction's weights formed from it (launch_control_weights).
 #include <cstdint>
 #include <vector>
 
 #include "cuda/bank/bank_gpu.h"
+#include "cuda/bank/bank_voxels.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 
@@ -14,8 +15,6 @@ namespace ndconv::cuda_bank {
 namespace {
 
 using cuda_backend::DeviceBuffer;
-
-constexpr int kMaxComponents = kMaxDims * (kMaxDims + 1) / 2;
 
 // Components c of voxel v at tensor[c * voxels + v].
 __global__ void control_shape_kernel(detail::ControlMapping m, float* tensor, int64_t voxels,
@@ -51,7 +50,56 @@ __global__ void control_gain_kernel(detail::ControlMapping m, float* tensor, int
     tensor[k * voxels + v] = static_cast<float>(gamma * tensor[k * voxels + v]);
 }
 
+struct WeightCoefficients {
+  double value[kMaxHighpass * kMaxComponents];
+  int highpass;    // weights after the lowpass's
+  int components;  // of the control tensor
+};
+
+// The reconstruction's weights from the control tensor (component c at control[c * voxels]):
+// 1 for the lowpass, then sum_c value[k * components + c] * C_c for highpass k. Each thread reads
+// all of its voxel's components before it writes a weight, so `control` may lie inside `weights`
+// (no __restrict__: the weights are computed in place over the tensor).
+__global__ void control_weights_kernel(const float* control, int64_t voxels, WeightCoefficients w,
+                                       float* weights) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= voxels)
+    return;
+  double c[kMaxComponents];
+#pragma unroll
+  for (int k = 0; k < kMaxComponents; ++k)
+    c[k] = k < w.components ? static_cast<double>(control[k * voxels + v]) : 0.0;
+  weights[v] = 1.0f;
+  for (int k = 0; k < w.highpass; ++k) {
+    double s = 0;
+#pragma unroll
+    for (int j = 0; j < kMaxComponents; ++j)
+      if (j < w.components)
+        s += w.value[k * w.components + j] * c[j];
+    weights[(k + 1) * voxels + v] = static_cast<float>(s);
+  }
+}
+
 }  // namespace
+
+void launch_control_weights(const float* control, int components,
+                            const std::vector<double>& coefficients, int64_t voxels, float* weights,
+                            void* stream) {
+  const int64_t highpass =
+      components > 0 ? static_cast<int64_t>(coefficients.size()) / components : 0;
+  if (highpass < 1 || highpass > kMaxHighpass || components > kMaxComponents ||
+      static_cast<int64_t>(coefficients.size()) != highpass * components)
+    throw InvalidArgument(
+        "the GPU reconstruction takes a lowpass and 1 to 10 highpass filters "
+        "weighted by 1 to 10 control tensor components");
+  WeightCoefficients w{};
+  std::copy(coefficients.begin(), coefficients.end(), w.value);
+  w.highpass = static_cast<int>(highpass);
+  w.components = components;
+  control_weights_kernel<<<voxel_blocks(voxels), kVoxelThreads, 0,
+                           static_cast<cudaStream_t>(stream)>>>(control, voxels, w, weights);
+  NDCONV_CUDA_CHECK_LAUNCH("the reconstruction weights kernel");
+}
 
 void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor, int64_t voxels,
                            int components, float* magnitude, unsigned long long* largest,

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/seconds_since.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
@@ -32,9 +33,7 @@ namespace {
 
 using cuda_backend::DeviceBuffer;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using detail::seconds_since;
 
 // A CUDA event with timing (from the device's pool, device_memory.h) and the time since another.
 class TimingEvent {

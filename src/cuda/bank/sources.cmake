@@ -3,6 +3,7 @@
 # built.
 if(NDCONV_HAVE_CUDA)
   target_sources(ndconv_core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/bank.cu
+                                     ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/bank_tensor.cu
                                      ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/control.cu
                                      ${CMAKE_CURRENT_SOURCE_DIR}/cuda/bank/resident.cu)
 endif()
