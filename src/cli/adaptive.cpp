@@ -28,16 +28,7 @@ struct AdaptiveArgs : FilterArgs {
 
 // The preset, then the options given on the command line over it.
 AdaptiveParameters parameters_of(const AdaptiveArgs& a) {
-  AdaptiveParameters p;
-  if (a.preset == "echo") {
-    // Speckle: a wider lowpass and relaxation, a higher structure threshold and a stronger
-    // preference for the dominant orientation.
-    p.reconstruction.lowpass_sigma = 2.0;
-    p.relaxation_sigma = 2.0;
-    p.magnitude_sigma = 0.3;
-    p.eigen_alpha = 0.2;
-    p.reconstruction.size = 9;
-  }
+  AdaptiveParameters p = adaptive_preset(parse_adaptive_preset(a.preset));
   if (a.smoothing > 0)
     p.reconstruction.lowpass_sigma = a.smoothing;
   if (a.relaxation >= 0)
@@ -107,13 +98,15 @@ void run_adaptive(const AdaptiveArgs& a) {
 
 // An option that overrides the preset's value within [min, max]: its help names the defaults, so
 // CLI11 shows none.
-void add_preset_override(CLI::App& sub, const std::string& name, double& value, double min,
-                         double max, const std::string& help) {
-  sub.add_option(name, value, help)->default_str("")->check(number_in({min, max}));
-}
-void add_preset_override(CLI::App& sub, const std::string& name, int& value, int min, int max,
+void add_preset_override(CLI::App& sub, const std::string& name, double& value, AdaptiveRange range,
                          const std::string& help) {
-  sub.add_option(name, value, help)->default_str("")->check(CLI::Range(min, max));
+  sub.add_option(name, value, help)->default_str("")->check(number_in({range.min, range.max}));
+}
+void add_preset_override(CLI::App& sub, const std::string& name, int& value, AdaptiveRange range,
+                         const std::string& help) {
+  sub.add_option(name, value, help)
+      ->default_str("")
+      ->check(CLI::Range(static_cast<int>(range.min), static_cast<int>(range.max)));
 }
 
 }  // namespace
@@ -129,24 +122,24 @@ void add_adaptive_command(CLI::App& app) {
                   "parameter set: default, or echo (ultrasound speckle: stronger smoothing)")
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "echo"}));
-  add_preset_override(*sub, "--smoothing", a->smoothing, 0.1, 10.0,
+  add_preset_override(*sub, "--smoothing", a->smoothing, kSmoothingRange,
                       "lowpass strength: the sigma in voxels of the smoothing in flat regions "
                       "(default 1.5, echo 2)");
   add_preset_override(
-      *sub, "--relaxation", a->relaxation, 0.0, 10.0,
+      *sub, "--relaxation", a->relaxation, kRelaxationRange,
       "sigma in voxels of the smoothing of the orientation tensor; 0: none (default 1, echo 2)");
-  add_preset_override(*sub, "--threshold", a->threshold, 0.001, 10.0,
+  add_preset_override(*sub, "--threshold", a->threshold, kThresholdRange,
                       "structure threshold, relative to the strongest structure in the image: "
                       "below it the image is smoothed in every direction (default 0.3)");
-  add_preset_override(*sub, "--anisotropy", a->anisotropy, 0.01, 0.99,
+  add_preset_override(*sub, "--anisotropy", a->anisotropy, kAnisotropyRange,
                       "eigenvalue mapping alpha in (0, 1): smaller keeps more of the weaker "
                       "orientations (default 0.5, echo 0.2)");
   sub->add_option("--blend", a->blend, "weight of the input in the output, 0 to 1")
       ->capture_default_str()
-      ->check(number_in({0, 1}));
-  add_preset_override(*sub, "--quadrature-size", a->quadrature_size, 3, 15,
+      ->check(number_in({kBlendRange.min, kBlendRange.max}));
+  add_preset_override(*sub, "--quadrature-size", a->quadrature_size, kFilterSizeRange,
                       "taps per axis of the orientation filters, odd (default 7)");
-  add_preset_override(*sub, "--reconstruction-size", a->reconstruction_size, 3, 15,
+  add_preset_override(*sub, "--reconstruction-size", a->reconstruction_size, kFilterSizeRange,
                       "taps per axis of the reconstruction filters, odd (default 11, echo 9)");
   sub->add_flag("--coarse-orientation", a->coarse_orientation,
                 "estimate the orientation on the image lowpass filtered and subsampled by 2 "

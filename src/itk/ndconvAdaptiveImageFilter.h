@@ -53,6 +53,11 @@ class ITK_TEMPLATE_EXPORT AdaptiveImageFilter
   }
   const AdaptiveParameters& GetParameters() const { return m_Parameters; }
 
+  /** Every parameter from a named set (ndconv::adaptive_preset): AdaptivePreset::Echo for
+   * echocardiography, as `ndconv adaptive --preset echo`. Setters called later change single
+   * parameters over it. */
+  void SetPreset(AdaptivePreset preset) { SetParameters(adaptive_preset(preset)); }
+
   /** Sigma in voxels of the smoothing in flat regions (the lowpass filter; default 1.5). */
   ndconvAdaptiveParameterMacro(Smoothing, reconstruction.lowpass_sigma, double);
   /** Sigma in voxels of the structure tensor's relaxation (default 1; 0 = none). */

@@ -127,6 +127,36 @@ struct AdaptiveParameters {
   double blend = 0.0;
 };
 
+/// The parameter sets a user picks by name.
+enum class AdaptivePreset {
+  Default,  ///< AdaptiveParameters' defaults
+  /// Ultrasound speckle (echocardiography): a wider lowpass (sigma 2) and relaxation (2), a
+  /// stronger preference for the dominant orientation (alpha 0.2), 9-tap reconstruction filters.
+  Echo,
+};
+
+/// The parameters of `preset`.
+AdaptiveParameters adaptive_preset(AdaptivePreset preset);
+
+/// "default" or "echo"; throws InvalidArgument naming the presets.
+AdaptivePreset parse_adaptive_preset(const std::string& name);
+
+/// The ranges of the parameters a user sets, inclusive; adaptive_filter refuses values outside
+/// them (and NaN) with validate_adaptive_parameters, before any work.
+struct AdaptiveRange {
+  double min, max;
+};
+inline constexpr AdaptiveRange kSmoothingRange{0.1, 10.0};    ///< reconstruction.lowpass_sigma
+inline constexpr AdaptiveRange kRelaxationRange{0.0, 10.0};   ///< relaxation_sigma (0: none)
+inline constexpr AdaptiveRange kThresholdRange{0.001, 10.0};  ///< magnitude_sigma
+inline constexpr AdaptiveRange kAnisotropyRange{0.01, 0.99};  ///< eigen_alpha
+inline constexpr AdaptiveRange kBlendRange{0.0, 1.0};         ///< blend
+inline constexpr AdaptiveRange kFilterSizeRange{3.0, 15.0};   ///< odd taps per axis of each bank
+
+/// Throws InvalidArgument naming the first parameter that is not finite, outside its range, or
+/// (filter sizes) even.
+void validate_adaptive_parameters(const AdaptiveParameters& parameters);
+
 /// Seconds per stage, in order, for --verbose.
 struct AdaptiveReport {
   std::vector<std::pair<std::string, double>> stage_seconds;

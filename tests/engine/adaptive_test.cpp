@@ -309,4 +309,44 @@ INSTANTIATE_TEST_SUITE_P(AllCases, AdaptiveStages,
                          });
 
 }  // namespace
+TEST(AdaptivePresets, EchoAndDefaultByNameAndTheRangesRefuseBadValues) {
+  EXPECT_EQ(parse_adaptive_preset("echo"), AdaptivePreset::Echo);
+  EXPECT_EQ(parse_adaptive_preset("default"), AdaptivePreset::Default);
+  EXPECT_THROW(parse_adaptive_preset("Echo"), InvalidArgument);
+  const AdaptiveParameters echo = adaptive_preset(AdaptivePreset::Echo);
+  EXPECT_EQ(echo.reconstruction.lowpass_sigma, 2.0);
+  EXPECT_EQ(echo.reconstruction.size, 9);
+  EXPECT_NO_THROW(validate_adaptive_parameters(echo));
+  EXPECT_NO_THROW(validate_adaptive_parameters(adaptive_preset(AdaptivePreset::Default)));
+  const auto refused = [](auto change) {
+    AdaptiveParameters p;
+    change(p);
+    return [&] {
+      try {
+        validate_adaptive_parameters(p);
+      } catch (const InvalidArgument&) {
+        return true;
+      }
+      return false;
+    }();
+  };
+  EXPECT_TRUE(
+      refused([](AdaptiveParameters& p) { p.reconstruction.lowpass_sigma = std::nan(""); }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.relaxation_sigma = 11; }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.magnitude_sigma = 0; }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.eigen_alpha = 1; }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.blend = -0.1; }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.quadrature.size = 8; }));
+  EXPECT_TRUE(refused([](AdaptiveParameters& p) { p.reconstruction.size = 17; }));
+  EXPECT_FALSE(refused([](AdaptiveParameters& p) { p.relaxation_sigma = 0; }));
+  // The whole filter refuses them before any work.
+  std::vector<float> in(8 * 8 * 8, 1.0f), out(in.size(), std::nanf(""));
+  AdaptiveParameters bad;
+  bad.blend = 2;
+  EXPECT_THROW(adaptive_filter(as_const(make_view(in.data(), 3, {8, 8, 8, 1})),
+                               make_view(out.data(), 3, {8, 8, 8, 1}), bad, Options{}),
+               InvalidArgument);
+  EXPECT_TRUE(std::isnan(out[0]));
+}
+
 }  // namespace ndconv::test

@@ -90,6 +90,35 @@ TEST(ItkAdaptive, MatchesTheEngineAndStreamsAsOnePiece) {
   EXPECT_NE(text.str().find("Threshold: 0.2"), std::string::npos) << text.str();
 }
 
+TEST(ItkAdaptive, EchoPresetIsTheLibrarysAndParametersOverrideIt) {
+  using Image = itk::Image<float, 3>;
+  Image::SizeType size;
+  size[0] = 15;
+  size[1] = 13;
+  size[2] = 11;
+  auto image = MakeImage<Image>(size, ndconv::test::fresh_seed());
+  auto filter = ndconv::AdaptiveImageFilter<Image>::New();
+  filter->SetInput(image);
+  filter->UseGPUOff();
+  filter->SetPreset(ndconv::AdaptivePreset::Echo);
+  const ndconv::AdaptiveParameters echo = ndconv::adaptive_preset(ndconv::AdaptivePreset::Echo);
+  EXPECT_EQ(filter->GetSmoothing(), echo.reconstruction.lowpass_sigma);
+  EXPECT_EQ(filter->GetRelaxation(), echo.relaxation_sigma);
+  EXPECT_EQ(filter->GetParameters().reconstruction.size, echo.reconstruction.size);
+  EXPECT_NE(echo.reconstruction.lowpass_sigma,
+            ndconv::AdaptiveParameters{}.reconstruction.lowpass_sigma);
+  filter->SetBlend(0.25);
+  ndconv::AdaptiveParameters expected_parameters = echo;
+  expected_parameters.blend = 0.25;
+  filter->Update();
+  EXPECT_LT(
+      MaxDifference(filter->GetOutput(), EngineResult(image.GetPointer(), expected_parameters)),
+      1e-6);
+  // The library's ranges hold for the filter too.
+  filter->SetSmoothing(std::nan(""));
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+}
+
 TEST(ItkAdaptive, IntegerInputFloatOutputIn2DAnd4D) {
   using In2 = itk::Image<short, 2>;
   using Out2 = itk::Image<float, 2>;

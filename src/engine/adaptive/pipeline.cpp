@@ -109,6 +109,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
                                const AdaptiveParameters& parameters, const Options& options) {
   const auto t_start = std::chrono::steady_clock::now();
   AdaptiveReport report;
+  validate_adaptive_parameters(parameters);
   if (input.data == nullptr || output.data == nullptr)
     throw InvalidArgument("the adaptive filter needs an input and an output volume");
   if (input.dims < 2 || input.dims > 4)
