@@ -11,6 +11,7 @@
 #include <string>
 
 #include "io/image.h"
+#include "io/itk_header_file.h"
 
 namespace ndconv::io {
 
@@ -29,6 +30,8 @@ struct HeaderFacts {
   /// MetaImage with its pixels in the same file (ElementDataFile = LOCAL, no HeaderSize): where
   /// they start, binary and little-endian (else -1), for ndconv's own reader (ImageInfo).
   double local_data_offset = -1;
+  /// MetaImage: the header ITK reads in place of the file's own (itk_header_file.h).
+  RewrittenHeader itk_header;
 };
 
 /// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written

@@ -32,6 +32,7 @@
 #include "io/header_check.h"
 #include "io/header_text.h"
 #include "io/image.h"
+#include "io/itk_header_file.h"
 #include "io/memory_check.h"
 #include "io/nifti2_reader.h"
 #include "io/nrrd_header.h"
@@ -45,8 +46,10 @@
 #include "itkImageIOBase.h"
 #include "itkImageIOFactory.h"
 #include "itkJPEGImageIOFactory.h"
+#include "itkMetaImageIO.h"
 #include "itkMetaImageIOFactory.h"
 #include "itkNiftiImageIOFactory.h"
+#include "itkNrrdImageIO.h"
 #include "itkNrrdImageIOFactory.h"
 #include "itkPNGImageIOFactory.h"
 #include "itkTIFFImageIOFactory.h"
@@ -281,10 +284,10 @@ void check_decoder_survives(const std::string& path) {
 // first; a file ITK would read with one of those readers although check_header did not take it
 // for that format (an unusual name or layout) is refused rather than passed on unchecked.
 void check_reader_matches(const std::string& path, const std::string& reader,
-                          const HeaderFacts& facts) {
+                          const HeaderFacts& facts, bool nrrd) {
   const bool meta = reader == "MetaImageIO", nifti = reader == "NiftiImageIO";
   if ((meta && facts.kind != HeaderFacts::Kind::MetaImage) ||
-      (nifti && facts.kind != HeaderFacts::Kind::Nifti1)) {
+      (nifti && facts.kind != HeaderFacts::Kind::Nifti1) || (reader == "NrrdImageIO" && !nrrd)) {
     throw IoError(path + ": ITK would read it as " + format_label(reader) +
                   ", but its header is not one ndconv can check first; refused");
   }
@@ -303,12 +306,20 @@ void describe_units(const HeaderFacts& facts, const std::string& nrrd_space_unit
 }
 
 // Opens `path` and reads its header; everything ndconv needs is checked here.
-ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
+// `header_file` holds the header ITK reads in place of a NRRD or MetaImage file's own; it must
+// outlive every read through `io`.
+ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
+                      std::unique_ptr<ItkHeaderFile>& header_file) {
   check_input_file(path);
   const HeaderFacts facts = check_header(path);
   std::string nrrd_space_units;
-  if (is_nrrd(path))
-    nrrd_space_units = check_nrrd_header(path).space_units;
+  RewrittenHeader rewritten = facts.itk_header;
+  const bool nrrd = is_nrrd(path);
+  if (nrrd) {
+    NrrdHeader h = check_nrrd_header(path);
+    nrrd_space_units = h.space_units;
+    rewritten = h.itk_header;
+  }
   // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
   // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
   const bool dicom = is_dicom_file(path);
@@ -316,15 +327,21 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io) {
     check_dicom_survives(path, false);
   register_formats();
   check_decoder_survives(path);
-  io = dicom ? itk::ImageIOBase::Pointer(itk::GDCMImageIO::New())
-             : itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!rewritten.empty()) {
+    header_file = std::make_unique<ItkHeaderFile>(rewritten, path);
+    io = nrrd ? itk::ImageIOBase::Pointer(itk::NrrdImageIO::New())
+              : itk::ImageIOBase::Pointer(itk::MetaImageIO::New());
+  } else {
+    io = dicom ? itk::ImageIOBase::Pointer(itk::GDCMImageIO::New())
+               : itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  }
   if (!io) {
     throw IoError(path +
                   ": not an image ndconv can read (formats: NIfTI, MetaImage, NRRD, DICOM, PNG, "
                   "JPEG, TIFF, BMP); the file is of another kind or its header is corrupt");
   }
-  check_reader_matches(path, io->GetNameOfClass(), facts);
-  io->SetFileName(path);
+  check_reader_matches(path, io->GetNameOfClass(), facts, nrrd);
+  io->SetFileName(header_file ? header_file->path() : path);
   try {
     io->ReadImageInformation();
   } catch (const itk::ExceptionObject& e) {
@@ -803,7 +820,8 @@ ImageInfo read_info(const std::string& path) {
   if (is_nifti2(path))
     return read_nifti2(path, false).info;
   itk::ImageIOBase::Pointer io;
-  return open_header(path, io);
+  std::unique_ptr<ItkHeaderFile> header_file;
+  return open_header(path, io, header_file);
 }
 
 Image read_image(const std::string& path) {
@@ -814,8 +832,9 @@ Image read_image(const std::string& path) {
   if (is_nifti2(path))
     return read_nifti2(path, true);
   itk::ImageIOBase::Pointer io;
+  std::unique_ptr<ItkHeaderFile> header_file;
   Image image;
-  image.info = open_header(path, io);
+  image.info = open_header(path, io, header_file);
   const Geometry& g = image.info.geometry;
   set_whole_region(*io, g);
   try {
@@ -905,7 +924,8 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
   if (is_nifti2(path))
     return false;
   itk::ImageIOBase::Pointer io;
-  out.info = open_header(path, io);
+  std::unique_ptr<ItkHeaderFile> header_file;
+  out.info = open_header(path, io, header_file);
   if (out.info.components != 1)
     return false;
   const Geometry& g = out.info.geometry;
