@@ -289,6 +289,12 @@ HeaderFacts check_metaimage(const std::string& path) {
   const bool text = to_lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
   const double needed = text ? 2 * values - 1 : values * element_bytes;
 
+  // Binary little-endian pixels in one file are read by ndconv itself
+  // (ImageInfo::metaimage_pixels).
+  const auto msb = [&](const char* key) {
+    return fields.count(key) && to_lower(fields[key]) == "true";
+  };
+  const bool own_reader = !text && !msb("BinaryDataByteOrderMSB") && !msb("ElementByteOrderMSB");
   const auto dw = split_words(data_file);
   if (data_file.empty())
     throw bad("ElementDataFile is empty");
@@ -310,10 +316,7 @@ HeaderFacts check_metaimage(const std::string& path) {
     itk.data_file = path;
     itk.after = "\n";
     facts.data_bytes = file_size(path) - static_cast<double>(header_bytes);
-    const auto msb = [&](const char* key) {
-      return fields.count(key) && to_lower(fields[key]) == "true";
-    };
-    if (!text && header_size == 0 && !msb("BinaryDataByteOrderMSB") && !msb("ElementByteOrderMSB"))
+    if (own_reader && header_size == 0)
       facts.local_data_offset = static_cast<double>(header_bytes);
   } else if (dw[0] == "LIST") {
     // One file per slice (of NDims-1 dimensions, or of the dimension after LIST), one name per
@@ -381,9 +384,26 @@ HeaderFacts check_metaimage(const std::string& path) {
     facts.data_bytes = file_size(itk.data_file);
     if (header_size > 0)
       facts.data_bytes -= static_cast<double>(header_size);
+    if (own_reader && header_size >= 0) {
+      facts.local_data_offset = static_cast<double>(header_size);
+      facts.pixel_file = itk.data_file;
+    }
   }
   if (!facts.compressed && needed > facts.data_bytes)
     throw too_short(path, needed, facts.data_bytes);
+  // The compressed size, where given, bounds what the readers inflate: it must lie within the
+  // data (MetaIO would read past it) and is checked against the stream when it is inflated.
+  if (facts.compressed && fields.count("CompressedDataSize")) {
+    long long size = 0;
+    if (!parse_integer(fields["CompressedDataSize"], size) || size < 1)
+      throw bad("CompressedDataSize = '" + fields["CompressedDataSize"] +
+                "' is not a byte count of 1 or more");
+    if (static_cast<double>(size) > facts.data_bytes)
+      throw bad("CompressedDataSize = " + std::to_string(size) + " but the data holds only " +
+                std::to_string(static_cast<long long>(std::max(0.0, facts.data_bytes))) +
+                " bytes (truncated file or corrupt header)");
+    facts.compressed_size = static_cast<double>(size);
+  }
   return facts;
 }
 

@@ -28,6 +28,7 @@
 #include <sstream>
 
 #include "engine/first_touch.h"
+#include "io/dicom_pixel_check.h"
 #include "io/dicom_series.h"
 #include "io/header_check.h"
 #include "io/header_text.h"
@@ -323,8 +324,10 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
   // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
   // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
   const bool dicom = is_dicom_file(path);
-  if (dicom)
+  if (dicom) {
     check_dicom_survives(path, false);
+    check_dicom_pixel_data(path);
+  }
   register_formats();
   check_decoder_survives(path);
   if (!rewritten.empty()) {
@@ -390,7 +393,8 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
   if (info.format == "NiftiImageIO" && g.dims == 4)
     g.spacing[3] = facts.zero_time_step ? 0.0 : g.spacing[3] * nifti_time_unit_in_seconds(path);
   describe_units(facts, nrrd_space_units, info);
-  info.metaimage_pixels = {facts.local_data_offset, facts.compressed};
+  info.metaimage_pixels = {facts.local_data_offset, facts.compressed, facts.pixel_file,
+                           facts.compressed_size};
   check_memory(path, voxels * info.components, io->GetComponentSize());
   return info;
 }
@@ -586,20 +590,23 @@ bool read_metaimage_bytes(const std::string& path, const ImageInfo& info, size_t
                           unsigned char* out) {
   if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
     return false;
-  if (info.metaimage_pixels.offset < 0)
+  const ImageInfo::LocalPixels& pixels = info.metaimage_pixels;
+  if (pixels.offset < 0)
     return false;
-  const MappedFile file(path, path);
-  const auto offset = static_cast<size_t>(info.metaimage_pixels.offset);
+  const MappedFile file(pixels.file.empty() ? path : pixels.file, path);
+  const auto offset = static_cast<size_t>(pixels.offset);
   if (file.size() < offset)
     return false;
   const unsigned char* data = file.data() + offset;
-  const size_t available = file.size() - offset;
-  if (!info.metaimage_pixels.compressed) {
+  size_t available = file.size() - offset;
+  if (!pixels.compressed) {
     if (available < bytes)
       return false;
     ndconv::detail::copy_on_all_cores(out, data, bytes, 0);
     return true;
   }
+  if (pixels.compressed_size >= 0)
+    available = std::min(available, static_cast<size_t>(pixels.compressed_size));
   // MetaIO inflates zlib and gzip streams alike.
   const bool gzip = available >= 2 && data[0] == 0x1f && data[1] == 0x8b;
   const bool whole =
