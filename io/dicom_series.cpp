@@ -17,9 +17,11 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "io/header_text.h"
 #include "io/nrrd_header.h"
+#include "io/regular_file.h"
 
 #include "gdcmTrace.h"
 #include "itkGDCMSeriesFileNames.h"
@@ -146,14 +148,7 @@ std::vector<std::string> folder_series(const std::string& folder) {
 }
 
 std::vector<std::string> listed_files(const std::string& list) {
-  struct stat st;
-  if (::stat(list.c_str(), &st) != 0)
-    throw IoError(list + ": cannot read the slice list: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw IoError(list + ": the slice list is not a regular file");
-  if (static_cast<size_t>(st.st_size) > kMaxListBytes)
-    throw IoError(list + ": the slice list is longer than 16 MiB");
-  std::ifstream in(list);
+  std::istringstream in(read_regular_file(list, "slice lists", kMaxListBytes));
   std::vector<std::string> files;
   std::string line;
   while (std::getline(in, line)) {

@@ -19,6 +19,7 @@
 #include "io/image.h"
 #include "io/itk_header_file.h"
 #include "io/nrrd_header.h"
+#include "io/regular_file.h"
 #include "znzlib.h"
 
 namespace ndconv::io {
@@ -555,13 +556,7 @@ void check_input_file(const std::string& path) {
     throw IoError(path + ": cannot read: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw IoError(path + ": is a folder, not an image file");
-  if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISFIFO(st.st_mode)                         ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                       : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                                    : "not a regular file";
-    throw IoError(path + ": is " + kind + "; ndconv reads images only from regular files");
-  }
+  check_regular_file(path, "images");
   if (::access(path.c_str(), R_OK) != 0)
     throw IoError(path + ": cannot read: " + std::strerror(errno));
   if (st.st_size == 0)
