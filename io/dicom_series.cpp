@@ -148,6 +148,9 @@ std::vector<std::string> folder_series(const std::string& folder) {
 }
 
 std::vector<std::string> listed_files(const std::string& list) {
+  struct stat st;
+  if (::stat(list.c_str(), &st) != 0)
+    throw IoError(list + ": cannot read the slice list: " + std::strerror(errno));
   std::istringstream in(read_regular_file(list, "slice lists", kMaxListBytes));
   std::vector<std::string> files;
   std::string line;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/parallel_deflate.h"
@@ -94,6 +95,10 @@ struct ImageInfo {
     std::string file;
     double compressed_size = -1;
   } metaimage_pixels;
+  /// NRRD: the header's key/value pairs ("key:=value"), kept for a volume sequence output
+  /// (nrrd_sequence.h); and the list axis of a volume sequence input (0 or 3; -1 otherwise).
+  std::vector<std::pair<std::string, std::string>> nrrd_key_values;
+  int nrrd_list_axis = -1;
   /// Bytes of the pixels in the file's own type (what the file holds uncompressed).
   int64_t native_bytes() const;
 };

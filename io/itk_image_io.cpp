@@ -37,6 +37,7 @@
 #include "io/memory_check.h"
 #include "io/nifti2_reader.h"
 #include "io/nrrd_header.h"
+#include "io/nrrd_sequence.h"
 #include "io/output_encode.h"
 #include "io/output_file.h"
 #include "io/parallel_deflate.h"
@@ -307,6 +308,18 @@ void describe_units(const HeaderFacts& facts, const std::string& nrrd_space_unit
 }
 
 // Opens `path` and reads its header; everything ndconv needs is checked here.
+// A volume sequence whose list axis comes first: ITK read its items as the pixel's components;
+// they become the time axis (nrrd_sequence.h).
+void frames_from_components(const NrrdHeader& h, ImageInfo& info) {
+  Geometry& g = info.geometry;
+  g.dims = 4;
+  g.extent[3] = info.components;
+  g.spacing[3] = h.time_step;
+  g.origin[3] = h.time_origin;
+  info.components = 1;
+  info.pixel_kind = "scalar";
+}
+
 // `header_file` holds the header ITK reads in place of a NRRD or MetaImage file's own; it must
 // outlive every read through `io`.
 ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
@@ -316,10 +329,11 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
   std::string nrrd_space_units;
   RewrittenHeader rewritten = facts.itk_header;
   const bool nrrd = is_nrrd(path);
+  NrrdHeader nrrd_header;
   if (nrrd) {
-    NrrdHeader h = check_nrrd_header(path);
-    nrrd_space_units = h.space_units;
-    rewritten = h.itk_header;
+    nrrd_header = check_nrrd_header(path);
+    nrrd_space_units = nrrd_header.space_units;
+    rewritten = nrrd_header.itk_header;
   }
   // GDCM is not a registered factory: its CanReadFile would parse every file no other reader
   // claims. Files marked as DICOM go to it directly, once it has survived them in a sandbox.
@@ -392,6 +406,12 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
   }
   if (info.format == "NiftiImageIO" && g.dims == 4)
     g.spacing[3] = facts.zero_time_step ? 0.0 : g.spacing[3] * nifti_time_unit_in_seconds(path);
+  if (nrrd) {
+    info.nrrd_key_values = nrrd_header.key_values;
+    info.nrrd_list_axis = nrrd_header.sequence_axis;
+    if (nrrd_header.sequence_axis == 0)
+      frames_from_components(nrrd_header, info);
+  }
   describe_units(facts, nrrd_space_units, info);
   info.metaimage_pixels = {facts.local_data_offset, facts.compressed, facts.pixel_file,
                            facts.compressed_size};
@@ -500,13 +520,35 @@ void read_complete(itk::ImageIOBase& io, char* buffer, size_t bytes, const std::
 }
 
 // The reader reads the whole image.
-void set_whole_region(itk::ImageIOBase& io, const Geometry& g) {
-  itk::ImageIORegion region(static_cast<unsigned>(g.dims));
-  for (int a = 0; a < g.dims; ++a) {
+void set_whole_region(itk::ImageIOBase& io) {
+  const unsigned dims = io.GetNumberOfDimensions();
+  itk::ImageIORegion region(dims);
+  for (unsigned a = 0; a < dims; ++a) {
     region.SetIndex(a, 0);
-    region.SetSize(a, static_cast<itk::SizeValueType>(g.extent[a]));
+    region.SetSize(a, io.GetDimensions(a));
   }
   io.SetIORegion(region);
+}
+
+// The float32 planes of pixels as ITK stored them: one per component, or, for a volume sequence
+// whose list axis came first (ITK's components), the frames one after the other as the time axis.
+void itk_pixels_to_planes(const char* data, const ImageInfo& info, const itk::ImageIOBase& io,
+                          std::vector<std::vector<float>>& planes) {
+  if (info.nrrd_list_axis != 0) {
+    native_to_planes(data, info.component_type, info.components, info.geometry.voxel_count(),
+                     planes);
+    return;
+  }
+  const int frames = static_cast<int>(io.GetNumberOfComponents());
+  std::vector<std::vector<float>> per_frame;
+  native_to_planes(data, info.component_type, frames, info.geometry.voxel_count() / frames,
+                   per_frame);
+  planes.assign(1, std::vector<float>());
+  planes[0].reserve(static_cast<size_t>(info.geometry.voxel_count()));
+  for (auto& frame : per_frame) {
+    planes[0].insert(planes[0].end(), frame.begin(), frame.end());
+    frame = std::vector<float>();
+  }
 }
 
 // Where a single-file NIfTI-1 image (.nii, .nii.gz) keeps its pixels and how ITK maps them to
@@ -843,7 +885,7 @@ Image read_image(const std::string& path) {
   Image image;
   image.info = open_header(path, io, header_file);
   const Geometry& g = image.info.geometry;
-  set_whole_region(*io, g);
+  set_whole_region(*io);
   try {
     // Sized by ITK's own account of the buffer it will fill (NIfTI with scl_slope reports the
     // rescaled type, not the stored one).
@@ -880,8 +922,7 @@ Image read_image(const std::string& path) {
     else
       read_complete(*io, buffer.data(), buffer.size(), path);
     check_2d_length(path, image.info.format);
-    native_to_planes(buffer.data(), image.info.component_type, image.info.components,
-                     g.voxel_count(), image.planes);
+    itk_pixels_to_planes(buffer.data(), image.info, *io, image.planes);
   } catch (const itk::ExceptionObject& e) {
     throw IoError(path + ": cannot read the pixels (truncated or corrupt file?): " + one_line(e));
   } catch (const std::bad_alloc&) {
@@ -933,7 +974,7 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
   itk::ImageIOBase::Pointer io;
   std::unique_ptr<ItkHeaderFile> header_file;
   out.info = open_header(path, io, header_file);
-  if (out.info.components != 1)
+  if (out.info.components != 1 || out.info.nrrd_list_axis == 0)
     return false;
   const Geometry& g = out.info.geometry;
   try {
@@ -963,7 +1004,7 @@ bool read_stored_image(const std::string& path, StoredImage& out, HostMemory mem
     if (kind == nullptr)
       return false;
     out.type = kind->scalar;
-    set_whole_region(*io, g);
+    set_whole_region(*io);
     const size_t bytes = static_cast<size_t>(io->GetImageSizeInBytes());
     if (bytes != static_cast<size_t>(g.voxel_count()) * scalar_size(out.type))
       return false;
@@ -996,6 +1037,9 @@ void check_output_format(const std::string& path, int dims, int components, Comp
   const std::string label = format_label(name);
   if (name == "NrrdImageIO")
     check_nrrd_output_name(path);
+  if (is_sequence_output(path, dims) && components != 1)
+    throw RequestError(path + ": a volume sequence (.seq.nrrd) holds scalar volumes, not " +
+                       std::to_string(components) + "-component pixels");
   if (!writable_dimension(name, dims)) {
     throw RequestError(path + ": " + label + " cannot hold a " + std::to_string(dims) +
                        "D image; name the output .nii.gz or .mha");
@@ -1050,6 +1094,8 @@ WriteReport write_image(const std::string& path, const Image& image, ComponentTy
     throw RequestError("the compression level must be 0 to " +
                        std::to_string(kMaxCompressionLevel));
   }
+  if (is_sequence_output(path, g.dims))
+    return write_sequence_nrrd(path, image, type, overwrite, settings);
   struct stat st;
   if (!overwrite && ::lstat(path.c_str(), &st) == 0)
     throw RequestError(path + ": exists; use --force to overwrite it");

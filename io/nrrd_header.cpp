@@ -15,6 +15,7 @@
 
 #include "io/header_text.h"
 #include "io/itk_header_file.h"
+#include "io/nrrd_sequence.h"
 #include "io/image.h"
 
 namespace ndconv::io {
@@ -298,19 +299,74 @@ std::string field_name(const std::string& key) {
   return key;
 }
 
+// The fields ITK reads for a volume sequence whose list axis is last: a 4D image in a 4D space
+// (as ITK writes 4D NRRD), the space's directions turned into LPS as ITK's reader would, the time
+// axis from the index values. Each value is a whole line of the rewritten header.
+std::map<std::string, std::string> sequence_in_4d_space(
+    const std::string& path, const std::string& space,
+    const std::vector<std::vector<double>>& directions,
+    const std::vector<std::vector<double>>& origin, const NrrdHeader& h) {
+  const std::string s = to_lower(space);
+  double flip[3] = {1, 1, 1};
+  if (s == "right-anterior-superior" || s == "ras")
+    flip[0] = flip[1] = -1;
+  else if (s == "left-anterior-superior" || s == "las")
+    flip[1] = -1;
+  else if (s != "left-posterior-superior" || s.empty())
+    throw IoError(path + ": volume sequence: space \"" + space +
+                  "\" is not one ndconv reads for a sequence (left-posterior-superior, "
+                  "right-anterior-superior or left-anterior-superior)");
+  if (directions.size() != 4 || (!origin.empty() && origin[0].size() != 3))
+    throw IoError(path + ": volume sequence: needs space directions for its three space axes");
+  auto vec = [](const double(&v)[4]) {
+    char text[160];
+    std::snprintf(text, sizeof text, "(%.17g,%.17g,%.17g,%.17g)", v[0], v[1], v[2], v[3]);
+    return std::string(text);
+  };
+  std::string dirs = "space directions:";
+  for (int a = 0; a < 3; ++a) {
+    if (directions[a].size() != 3)
+      throw IoError(path + ": volume sequence: the space direction of axis " + std::to_string(a) +
+                    " is not (x,y,z)");
+    const double v[4] = {flip[0] * directions[a][0], flip[1] * directions[a][1],
+                         flip[2] * directions[a][2], 0};
+    dirs += " " + vec(v);
+  }
+  const double t[4] = {0, 0, 0, h.time_step};
+  dirs += " " + vec(t) + "\n";
+  const double o[4] = {origin.empty() ? 0 : flip[0] * origin[0][0],
+                       origin.empty() ? 0 : flip[1] * origin[0][1],
+                       origin.empty() ? 0 : flip[2] * origin[0][2], h.time_origin};
+  return {{"space", "space dimension: 4\n"},
+          {"spacedirections", dirs},
+          {"spaceorigin", "space origin: " + vec(o) + "\n"},
+          {"kinds", "kinds: domain domain domain domain\n"},
+          {"spaceunits", ""},
+          {"measurementframe", ""}};
+}
+
 // The header ITK reads instead of the file's own: the fields and key/value pairs ndconv parsed,
 // each written once on a line of its own, and the data file (the file itself for attached data,
 // its header's lines skipped).
-RewrittenHeader itk_header_text(const RawHeader& raw, const NrrdHeader& h, int64_t line_skip) {
+// `replaced` gives other text for some fields (its key as the name written, "" to leave the
+// field out); fields it names that the header lacks are added.
+RewrittenHeader itk_header_text(const RawHeader& raw, const NrrdHeader& h, int64_t line_skip,
+                                const std::map<std::string, std::string>& replaced) {
   RewrittenHeader out;
   out.data_file = h.data_file;
   out.before = raw.magic + "\n";
   for (const auto& [key, value] : raw.lines) {
+    const auto other = replaced.find(key);
     if (key.empty())
       out.before += value + "\n";
+    else if (other != replaced.end())
+      out.before += other->second;
     else if (key != "datafile" && key != "lineskip")
       out.before += field_name(key) + ": " + value + "\n";
   }
+  for (const auto& [key, text] : replaced)
+    if (!raw.fields.count(key))
+      out.before += text;
   const int64_t skip = h.attached ? raw.line_count + line_skip : line_skip;
   if (skip > 0)
     out.before += "line skip: " + std::to_string(skip) + "\n";
@@ -419,8 +475,14 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
     throw bad("kinds gives " + std::to_string(kinds.size()) + " values for dimension " +
               std::to_string(dimension));
   const bool component_axis = !kinds.empty() && !is_domain_kind(kinds[0]);
+  // A Slicer volume sequence's list axis (nrrd_sequence.h): last, or first (read by ITK as the
+  // components, then made the time axis by ndconv).
+  for (const auto& [key, text] : raw.lines)
+    if (key.empty())
+      h.key_values.push_back({text.substr(0, text.find(":=")), text.substr(text.find(":=") + 2)});
+  h.sequence_axis = sequence_list_axis(path, kinds, h.key_values);
   for (size_t a = 1; a < kinds.size(); ++a)
-    if (!is_domain_kind(kinds[a]))
+    if (!is_domain_kind(kinds[a]) && static_cast<int>(a) != h.sequence_axis)
       throw bad("axis " + std::to_string(a) + " is of kind \"" + kinds[a] +
                 "\"; only the first axis may hold a pixel's components");
   h.spatial_dimension = h.dimension - (component_axis ? 1 : 0);
@@ -464,7 +526,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
       }
       if (!directions[a].empty() && !(length > 0))
         throw bad("the space direction of axis " + std::to_string(a) + " is zero");
-      const bool component = component_axis && a == 0;
+      const bool component = (component_axis && a == 0) || static_cast<int>(a) == h.sequence_axis;
       if (directions[a].empty() != component)
         throw bad("axis " + std::to_string(a) +
                   (component ? " holds the pixel's components but has a space direction"
@@ -476,19 +538,26 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   const std::vector<std::string> spacings = split_words(field("spacings"));
   for (size_t a = 0; a < spacings.size(); ++a) {
     double s;
-    const bool nan_allowed =
-        (component_axis && a == 0) || (a < directions.size() && !directions[a].empty());
+    const bool nan_allowed = (component_axis && a == 0) || static_cast<int>(a) == h.sequence_axis ||
+                             (a < directions.size() && !directions[a].empty());
     if (!parse_double(spacings[a], s) || (!std::isfinite(s) && !(nan_allowed && std::isnan(s))))
       throw bad("the spacing \"" + spacings[a] + "\" of axis " + std::to_string(a) +
                 " is not a finite number");
   }
+  std::vector<std::vector<double>> origin;
   if (f.count("spaceorigin")) {
-    std::vector<std::vector<double>> origin;
     if (!parse_vectors(field("spaceorigin"), origin) || origin.size() != 1 || origin[0].empty())
       throw bad("space origin \"" + field("spaceorigin").substr(0, 80) + "\" is not (x,y,z)");
     for (double x : origin[0])
       if (!std::isfinite(x))
         throw bad("the space origin holds a value that is not finite");
+  }
+  std::map<std::string, std::string> replaced;  // fields ITK reads otherwise ("": left out)
+  if (h.sequence_axis >= 0) {
+    sequence_time_axis(path, h.sequence_axis, h.sizes[h.sequence_axis], h.key_values, h.time_origin,
+                       h.time_step);
+    if (h.sequence_axis == 3)
+      replaced = sequence_in_4d_space(path, field("space"), directions, origin, h);
   }
 
   int64_t byte_skip = 0, line_skip = 0;
@@ -533,7 +602,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
                   h.values, bytes / 1e6, stored < 0 ? 0.0 : stored);
     throw IoError((h.attached ? path : path + " (data file " + h.data_file + ")") + text);
   }
-  h.itk_header = itk_header_text(raw, h, line_skip);
+  h.itk_header = itk_header_text(raw, h, line_skip, replaced);
   return h;
 }
 

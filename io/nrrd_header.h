@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/itk_header_file.h"
@@ -32,6 +33,12 @@ struct NrrdHeader {
   /// ndconv parsed and checked, each once, naming the data by its resolved path (attached data:
   /// the file itself, its header skipped by `line skip`). So ITK reads exactly what was checked.
   RewrittenHeader itk_header;
+  /// The header's key/value pairs ("key:=value"), in order.
+  std::vector<std::pair<std::string, std::string>> key_values;
+  /// A Slicer volume sequence (nrrd_sequence.h): its list axis (0 or 3; -1 for other images)
+  /// and the time axis its index values give.
+  int sequence_axis = -1;
+  double time_origin = 0, time_step = 1;
 };
 
 /// Whether every unit of a NRRD space units field is millimetres (ITK's NRRD reader ignores the
