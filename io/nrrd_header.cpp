@@ -299,52 +299,6 @@ std::string field_name(const std::string& key) {
   return key;
 }
 
-// The fields ITK reads for a volume sequence whose list axis is last: a 4D image in a 4D space
-// (as ITK writes 4D NRRD), the space's directions turned into LPS as ITK's reader would, the time
-// axis from the index values. Each value is a whole line of the rewritten header.
-std::map<std::string, std::string> sequence_in_4d_space(
-    const std::string& path, const std::string& space,
-    const std::vector<std::vector<double>>& directions,
-    const std::vector<std::vector<double>>& origin, const NrrdHeader& h) {
-  const std::string s = to_lower(space);
-  double flip[3] = {1, 1, 1};
-  if (s == "right-anterior-superior" || s == "ras")
-    flip[0] = flip[1] = -1;
-  else if (s == "left-anterior-superior" || s == "las")
-    flip[1] = -1;
-  else if (s != "left-posterior-superior" || s.empty())
-    throw IoError(path + ": volume sequence: space \"" + space +
-                  "\" is not one ndconv reads for a sequence (left-posterior-superior, "
-                  "right-anterior-superior or left-anterior-superior)");
-  if (directions.size() != 4 || (!origin.empty() && origin[0].size() != 3))
-    throw IoError(path + ": volume sequence: needs space directions for its three space axes");
-  auto vec = [](const double(&v)[4]) {
-    char text[160];
-    std::snprintf(text, sizeof text, "(%.17g,%.17g,%.17g,%.17g)", v[0], v[1], v[2], v[3]);
-    return std::string(text);
-  };
-  std::string dirs = "space directions:";
-  for (int a = 0; a < 3; ++a) {
-    if (directions[a].size() != 3)
-      throw IoError(path + ": volume sequence: the space direction of axis " + std::to_string(a) +
-                    " is not (x,y,z)");
-    const double v[4] = {flip[0] * directions[a][0], flip[1] * directions[a][1],
-                         flip[2] * directions[a][2], 0};
-    dirs += " " + vec(v);
-  }
-  const double t[4] = {0, 0, 0, h.time_step};
-  dirs += " " + vec(t) + "\n";
-  const double o[4] = {origin.empty() ? 0 : flip[0] * origin[0][0],
-                       origin.empty() ? 0 : flip[1] * origin[0][1],
-                       origin.empty() ? 0 : flip[2] * origin[0][2], h.time_origin};
-  return {{"space", "space dimension: 4\n"},
-          {"spacedirections", dirs},
-          {"spaceorigin", "space origin: " + vec(o) + "\n"},
-          {"kinds", "kinds: domain domain domain domain\n"},
-          {"spaceunits", ""},
-          {"measurementframe", ""}};
-}
-
 // The header ITK reads instead of the file's own: the fields and key/value pairs ndconv parsed,
 // each written once on a line of its own, and the data file (the file itself for attached data,
 // its header's lines skipped).
@@ -557,7 +511,8 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
     sequence_time_axis(path, h.sequence_axis, h.sizes[h.sequence_axis], h.key_values, h.time_origin,
                        h.time_step);
     if (h.sequence_axis == 3)
-      replaced = sequence_in_4d_space(path, field("space"), directions, origin, h);
+      replaced = sequence_in_4d_space(path, field("space"), directions, origin, h.time_origin,
+                                      h.time_step);
   }
 
   int64_t byte_skip = 0, line_skip = 0;

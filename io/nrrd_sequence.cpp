@@ -127,6 +127,49 @@ void sequence_time_axis(const std::string& path, int axis, int64_t items,
   step = (values.back() - values.front()) / static_cast<double>(items - 1);
 }
 
+std::map<std::string, std::string> sequence_in_4d_space(
+    const std::string& path, const std::string& space,
+    const std::vector<std::vector<double>>& directions,
+    const std::vector<std::vector<double>>& origin, double time_origin, double time_step) {
+  const std::string s = to_lower(space);
+  double flip[3] = {1, 1, 1};
+  if (s == "right-anterior-superior" || s == "ras")
+    flip[0] = flip[1] = -1;
+  else if (s == "left-anterior-superior" || s == "las")
+    flip[1] = -1;
+  else if (s != "left-posterior-superior" || s.empty())
+    throw IoError(path + ": volume sequence: space \"" + space +
+                  "\" is not one ndconv reads for a sequence (left-posterior-superior, "
+                  "right-anterior-superior or left-anterior-superior)");
+  if (directions.size() != 4 || (!origin.empty() && origin[0].size() != 3))
+    throw IoError(path + ": volume sequence: needs space directions for its three space axes");
+  auto vec = [](const double(&v)[4]) {
+    char text[160];
+    std::snprintf(text, sizeof text, "(%.17g,%.17g,%.17g,%.17g)", v[0], v[1], v[2], v[3]);
+    return std::string(text);
+  };
+  std::string dirs = "space directions:";
+  for (int a = 0; a < 3; ++a) {
+    if (directions[a].size() != 3)
+      throw IoError(path + ": volume sequence: the space direction of axis " + std::to_string(a) +
+                    " is not (x,y,z)");
+    const double v[4] = {flip[0] * directions[a][0], flip[1] * directions[a][1],
+                         flip[2] * directions[a][2], 0};
+    dirs += " " + vec(v);
+  }
+  const double t[4] = {0, 0, 0, time_step};
+  dirs += " " + vec(t) + "\n";
+  const double o[4] = {origin.empty() ? 0 : flip[0] * origin[0][0],
+                       origin.empty() ? 0 : flip[1] * origin[0][1],
+                       origin.empty() ? 0 : flip[2] * origin[0][2], time_origin};
+  return {{"space", "space dimension: 4\n"},
+          {"spacedirections", dirs},
+          {"spaceorigin", "space origin: " + vec(o) + "\n"},
+          {"kinds", "kinds: domain domain domain domain\n"},
+          {"spaceunits", ""},
+          {"measurementframe", ""}};
+}
+
 bool is_sequence_output(const std::string& path, int dims) {
   return dims == 4 && ends_with(to_lower(path), ".seq.nrrd");
 }

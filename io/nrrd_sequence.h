@@ -7,6 +7,7 @@
 // key/value pairs. ITK-free.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,16 @@ int sequence_list_axis(const std::string& path, const std::vector<std::string>& 
 /// uneven or not increasing).
 void sequence_time_axis(const std::string& path, int axis, int64_t items,
                         const NrrdKeyValues& key_values, double& origin, double& step);
+
+/// The fields ITK's NRRD reader reads for a sequence whose list axis is last (each value a whole
+/// header line, "" to leave the field out; keys as nrrd_header.cpp's field keys): a 4D image in a
+/// 4D space, as ITK writes 4D NRRD, the space's directions and origin turned into LPS as ITK's
+/// reader would, the time axis from `time_origin` and `time_step`. Throws IoError naming `path`
+/// for a space other than LPS, RAS or LAS, or space directions that are not (x,y,z).
+std::map<std::string, std::string> sequence_in_4d_space(
+    const std::string& path, const std::string& space,
+    const std::vector<std::vector<double>>& directions,
+    const std::vector<std::vector<double>>& origin, double time_origin, double time_step);
 
 /// True for an output that is written as a volume sequence: a 4D image named *.seq.nrrd.
 bool is_sequence_output(const std::string& path, int dims);
