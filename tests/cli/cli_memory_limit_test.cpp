@@ -32,14 +32,9 @@ int run_limited(int mib, const std::vector<std::string>& args, const TempDir& di
 
 TEST(CliMemoryLimit, UnderAnAddressSpaceLimitTheCheckRefusesOrTheWorkSucceeds) {
   TempDir dir;
-  RawImage raw;
-  raw.dims = 3;
-  raw.extent = {256, 256, 128, 1};
-  raw.type = io::ComponentType::UInt8;
-  raw.values = random_for_type(raw.voxels(), raw.type, 3);
-  write_meta(dir / "in.mha", raw);
-  const std::vector<std::vector<std::string>> commands = {
-      {"smooth", "--sigma", "1"}, {"mean", "--box", "3vox"}};
+  write_meta(dir / "in.mha", random_volume({256, 256, 128, 1}, io::ComponentType::UInt8, 3));
+  const std::vector<std::vector<std::string>> commands = {{"smooth", "--sigma", "1"},
+                                                          {"mean", "--box", "3vox"}};
   int refused = 0, done = 0;
   for (const auto& command : commands) {
     for (int mib = 160; mib <= 400; mib += 20) {

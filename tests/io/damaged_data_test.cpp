@@ -38,15 +38,6 @@ void expect_damaged(const std::string& path, const std::string& names) {
   }
 }
 
-RawImage bytes_volume(Index extent, uint64_t seed) {
-  RawImage raw;
-  raw.dims = 3;
-  raw.extent = extent;
-  raw.type = ComponentType::UInt8;
-  raw.values = random_for_type(raw.voxels(), raw.type, seed);
-  return raw;
-}
-
 // The image of `raw` as ndconv holds it (read back from a MetaImage written byte by byte).
 io::Image as_image(const TempDir& dir, const RawImage& raw) {
   write_meta(dir / "source.mha", raw);
@@ -56,7 +47,7 @@ io::Image as_image(const TempDir& dir, const RawImage& raw) {
 TEST(DamagedData, GzipMemberWithAWrongLengthFieldIsRefused) {
   TempDir dir;
   // 1.3 MB: two members of ndconv's parallel compressor, each with its ISIZE.
-  const io::Image image = as_image(dir, bytes_volume({128, 128, 80, 1}, 5));
+  const io::Image image = as_image(dir, random_volume({128, 128, 80, 1}, ComponentType::UInt8, 5));
   io::write_image(dir / "m.nii.gz", image, ComponentType::UInt8, false, {});
   const std::string bytes = read_bytes(dir / "m.nii.gz");
   const auto members =
@@ -74,7 +65,7 @@ TEST(DamagedData, GzipMemberWithAWrongLengthFieldIsRefused) {
     }
   }
   // The same in a file of one member written by another program (zlib's gzip).
-  write_nifti(dir / "plain.nii", bytes_volume({40, 30, 20, 1}, 6));
+  write_nifti(dir / "plain.nii", random_volume({40, 30, 20, 1}, ComponentType::UInt8, 6));
   io::Image plain = io::read_image(dir / "plain.nii");
   io::WriteSettings itk;
   itk.itk_encoder = true;
@@ -96,7 +87,7 @@ std::string with_compressed_size(std::string header, const std::string& size) {
 
 TEST(DamagedData, CompressedMetaImageSizeMustMatchItsData) {
   TempDir dir;
-  const io::Image image = as_image(dir, bytes_volume({64, 48, 20, 1}, 7));
+  const io::Image image = as_image(dir, random_volume({64, 48, 20, 1}, ComponentType::UInt8, 7));
   io::WriteSettings level6;
   level6.compression = 6;
   io::write_image(dir / "z.mha", image, ComponentType::UInt8, false, level6);
@@ -119,9 +110,7 @@ TEST(DamagedData, CompressedMetaImageSizeMustMatchItsData) {
 
 TEST(DamagedData, DicomSliceCutShortIsRefused) {
   TempDir dir;
-  RawImage raw = bytes_volume({32, 24, 4, 1}, 8);
-  raw.type = ComponentType::Int16;
-  raw.values = random_for_type(raw.voxels(), raw.type, 9);
+  const RawImage raw = random_volume({32, 24, 4, 1}, ComponentType::Int16, 9);
   std::filesystem::create_directory(dir / "series");
   const auto files = itk_write_dicom_series(dir / "series", raw, "s");
   const std::string slice = read_bytes(files[2]);
@@ -137,9 +126,7 @@ TEST(DamagedData, DicomSliceCutShortIsRefused) {
 // from the header, before gigabytes are allocated and read.
 TEST(DamagedData, DicomPixelDataFarLargerThanItsFileIsRefusedBeforeReading) {
   TempDir dir;
-  RawImage raw = bytes_volume({32, 24, 1, 1}, 10);
-  raw.type = ComponentType::Int16;
-  raw.values = random_for_type(raw.voxels(), raw.type, 11);
+  const RawImage raw = random_volume({32, 24, 1, 1}, ComponentType::Int16, 11);
   const auto files = itk_write_dicom_series(dir.path(), raw, "one");
   std::string bytes = read_bytes(files[0]);
   // Rows (0028,0010), explicit or implicit VR little-endian.

@@ -17,11 +17,7 @@ namespace {
 
 TEST(UltrasoundDicom, MultiFrameVolumesReadAsThreeDimensional) {
   TempDir dir;
-  RawImage raw;
-  raw.dims = 3;
-  raw.extent = {24, 20, 7, 1};
-  raw.type = io::ComponentType::UInt8;
-  raw.values = random_for_type(raw.voxels(), raw.type, 21);
+  const RawImage raw = random_volume({24, 20, 7, 1}, io::ComponentType::UInt8, 21);
   const std::pair<const char*, const char*> classes[] = {
       {"enhanced_us_volume.dcm", "1.2.840.10008.5.1.4.1.1.6.2"},
       {"us_multiframe.dcm", "1.2.840.10008.5.1.4.1.1.3.1"}};
