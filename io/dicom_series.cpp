@@ -17,9 +17,13 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
+#include "io/dicom_sandbox.h"
 #include "io/header_text.h"
+#include "io/itk_read.h"
 #include "io/nrrd_header.h"
+#include "io/regular_file.h"
 
 #include "gdcmTrace.h"
 #include "itkGDCMSeriesFileNames.h"
@@ -68,38 +72,9 @@ std::string file_name(const std::string& path) {
   return path.substr(path.rfind('/') + 1);
 }
 
-// While set, check_dicom_survives does nothing: in the child it forks, which reads for real, and
-// in the parent while it reads a series that child has read through (one child per series, not
-// one per slice). ndconv_io reads on one thread.
-bool g_sandbox_passed = false;
-
-class SandboxPassed {
- public:
-  SandboxPassed() : saved_(g_sandbox_passed) { g_sandbox_passed = true; }
-  ~SandboxPassed() { g_sandbox_passed = saved_; }
-  SandboxPassed(const SandboxPassed&) = delete;
-  SandboxPassed& operator=(const SandboxPassed&) = delete;
-
- private:
-  bool saved_;
-};
-
-// In the child, each file it starts on is reported through this pipe, so that the parent can name
-// the one that killed it.
-int g_progress_fd = -1;
-
-void report_progress(const std::string& what) {
-  if (g_progress_fd < 0)
-    return;
-  const std::string line = what + "\n";
-  if (::write(g_progress_fd, line.data(), line.size()) < 0) {
-    // The parent has gone; the child ends with it.
-  }
-}
-
 std::vector<std::string> folder_series(const std::string& folder) {
   const std::vector<std::string> entries = check_folder_entries(folder);
-  report_progress("while sorting its files into series");
+  report_dicom_progress("while sorting its files into series");
   // GDCM and ITK print their warnings about each file on stderr; ndconv reports what matters
   // itself, on one line.
   itk::Object::GlobalWarningDisplayOff();
@@ -149,11 +124,7 @@ std::vector<std::string> listed_files(const std::string& list) {
   struct stat st;
   if (::stat(list.c_str(), &st) != 0)
     throw IoError(list + ": cannot read the slice list: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw IoError(list + ": the slice list is not a regular file");
-  if (static_cast<size_t>(st.st_size) > kMaxListBytes)
-    throw IoError(list + ": the slice list is longer than 16 MiB");
-  std::ifstream in(list);
+  std::istringstream in(read_regular_file(list, "slice lists", kMaxListBytes));
   std::vector<std::string> files;
   std::string line;
   while (std::getline(in, line)) {
@@ -210,10 +181,10 @@ Series plan_series(const std::string& input) {
   const std::vector<std::string> files = dicom_series_files(input);
   Series series;
   for (const std::string& file : files) {
-    report_progress(file);
+    report_dicom_progress(file);
     Slice s;
     s.path = file;
-    s.info = read_info(file);
+    s.info = read_file_info(file);
     if (s.info.format != "GDCMImageIO")
       throw IoError(input + ": " + file + " is not a DICOM file (" + s.info.format + ")");
     series.slices.push_back(s);
@@ -308,106 +279,6 @@ double series_bytes(const std::string& input) {
 
 }  // namespace
 
-bool is_dicom_file(const std::string& path) {
-  return file_holds_at(path, 128, "DICM");
-}
-
-void check_dicom_survives(const std::string& input, bool series) {
-  if (g_sandbox_passed)
-    return;
-  double bytes = 0;
-  if (series) {
-    bytes = series_bytes(input);
-  } else {
-    struct stat st;
-    bytes = ::stat(input.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
-  }
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0)
-    return;  // cannot sandbox: read directly
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return;
-  }
-  if (child == 0) {
-    // The child reads everything once and ends with _exit: it never returns into the caller.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (null_fd >= 0)
-      ::dup2(null_fd, STDERR_FILENO);
-    ::close(pipe_fds[0]);
-    g_sandbox_passed = true;
-    g_progress_fd = pipe_fds[1];
-    int code = 0;
-    try {
-      if (series) {
-        read_dicom_series(input);
-      } else {
-        report_progress(input);
-        read_image(input);
-      }
-    } catch (...) {
-      code = 1;  // the parent reads again and reports the error itself
-    }
-    ::_exit(code);
-  }
-  ::close(pipe_fds[1]);
-  // Even JPEG 2000 slices decode at a few MB of file per second; a reader that takes far longer
-  // than 1 s per MB is looping.
-  const double seconds = 60.0 + bytes / 1e6;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-  std::string received, current = input;
-  bool timed_out = false;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) {
-      timed_out = true;
-      ::kill(child, SIGKILL);
-      break;
-    }
-    pollfd p{pipe_fds[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000))) <= 0)
-      continue;
-    char chunk[4096];
-    const ssize_t n = ::read(pipe_fds[0], chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;  // the child has finished (or died)
-    received.append(chunk, static_cast<size_t>(n));
-    const auto end = received.rfind('\n');
-    if (end != std::string::npos) {
-      const auto start = received.rfind('\n', end - 1);
-      current = received.substr(start == std::string::npos ? 0 : start + 1,
-                                end - (start == std::string::npos ? 0 : start + 1));
-      received.erase(0, end + 1);
-    }
-  }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  const std::string where = current == input ? input : input + ": " + current;
-  if (timed_out) {
-    throw IoError(where + ": ITK's DICOM reader (GDCM) did not finish within " +
-                  std::to_string(static_cast<int>(seconds)) + " s (corrupt DICOM file?)");
-  }
-  if (WIFSIGNALED(status)) {
-    if (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)
-      throw Aborted();
-    throw IoError(where + ": a corrupt DICOM file (ITK's DICOM reader, GDCM, failed on it: " +
-                  strsignal(WTERMSIG(status)) + ")");
-  }
-}
-
 bool is_dicom_series(const std::string& input) {
   struct stat st;
   const bool listed = input.size() > 1 && input[0] == '@' && ::stat(input.c_str(), &st) != 0;
@@ -421,17 +292,17 @@ std::vector<std::string> dicom_series_files(const std::string& input) {
 }
 
 ImageInfo read_dicom_series_info(const std::string& input) {
-  check_dicom_survives(input, true);
-  SandboxPassed passed;
+  check_dicom_survives(input, series_bytes(input), [&] { read_dicom_series(input); });
+  DicomSandboxPassed passed;
   return plan_series(input).info;
 }
 
 Image read_dicom_series(const std::string& input) {
-  check_dicom_survives(input, true);
-  SandboxPassed passed;
+  check_dicom_survives(input, series_bytes(input), [&] { read_dicom_series(input); });
+  DicomSandboxPassed passed;
   const Series series = plan_series(input);
   if (series.slices.size() == 1) {
-    Image image = read_image(series.slices[0].path);
+    Image image = read_file_image(series.slices[0].path);
     image.info.path = input;
     return image;
   }
@@ -448,7 +319,7 @@ Image read_dicom_series(const std::string& input) {
   image.planes.assign(static_cast<size_t>(image.info.components),
                       std::vector<float>(static_cast<size_t>(values) / image.info.components));
   for (size_t z = 0; z < series.slices.size(); ++z) {
-    const Image slice = read_image(series.slices[z].path);
+    const Image slice = read_file_image(series.slices[z].path);
     for (int c = 0; c < image.info.components; ++c) {
       if (static_cast<int64_t>(slice.planes.at(c).size()) != slice_voxels)
         throw IoError(input + ": the slice " + series.slices[z].path +

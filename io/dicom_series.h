@@ -3,7 +3,8 @@
 // slices are found with ITK's GDCMSeriesFileNames (a folder), checked (regular files inside the
 // folder or the list's folder, one series, same size, type and orientation, evenly spaced along
 // their normal), sorted by position along that normal and stacked; each slice is read through
-// read_image (ITK's GDCMImageIO). A single DICOM file (a slice or a multi-frame object) needs
+// read_file_image (itk_read.h, ITK's GDCMImageIO), the whole series first in the sandbox of
+// dicom_sandbox.h. A single DICOM file (a slice or a multi-frame object) needs
 // none of this: it is read like any other image file.
 #pragma once
 
@@ -13,15 +14,6 @@
 #include "io/image.h"
 
 namespace ndconv::io {
-
-/// True for a file with DICOM's Part 10 marker ("DICM" at byte 128). Call only on a regular file.
-bool is_dicom_file(const std::string& path);
-
-/// GDCM (Debian's build keeps its assertions) aborts or loops on some damaged files. So a DICOM
-/// input (a file, or with `series` a folder or @list) is read once in a forked child, bounded to
-/// 60 s plus 1 s per MB of its files; throws IoError naming the file the child was reading when
-/// it died or ran out of time, or Aborted when it was interrupted. Inside that child, does nothing.
-void check_dicom_survives(const std::string& input, bool series);
 
 /// True when `input` names a series: an existing folder, or "@" followed by a list file's path.
 bool is_dicom_series(const std::string& input);

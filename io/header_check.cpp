@@ -10,13 +10,16 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <vector>
 
 #include "io/data_file_policy.h"
 #include "io/header_text.h"
 #include "io/image.h"
+#include "io/itk_header_file.h"
 #include "io/nrrd_header.h"
+#include "io/regular_file.h"
 #include "znzlib.h"
 
 namespace ndconv::io {
@@ -118,6 +121,52 @@ bool safe_slice_pattern(const std::string& pattern) {
   return conversions == 1;
 }
 
+// The keys of a MetaImage header that ITK's MetaIO acts on when it reads an image; others are
+// left out of the header ITK reads (ndconv keeps no metadata of the input).
+const char* const kMetaImageKeys[] = {"ObjectType",
+                                      "ObjectSubType",
+                                      "NDims",
+                                      "Comment",
+                                      "Name",
+                                      "ID",
+                                      "ParentID",
+                                      "AcquisitionDate",
+                                      "Modality",
+                                      "BinaryData",
+                                      "BinaryDataByteOrderMSB",
+                                      "ElementByteOrderMSB",
+                                      "CompressedData",
+                                      "CompressedDataSize",
+                                      "TransformType",
+                                      "TransformMatrix",
+                                      "Rotation",
+                                      "Orientation",
+                                      "Offset",
+                                      "Position",
+                                      "Origin",
+                                      "CenterOfRotation",
+                                      "AnatomicalOrientation",
+                                      "DistanceUnits",
+                                      "ElementSpacing",
+                                      "ElementSize",
+                                      "DimSize",
+                                      "HeaderSizePerSlice",
+                                      "ElementMin",
+                                      "ElementMax",
+                                      "ElementNumberOfChannels",
+                                      "ElementType"};
+
+// The resolved path of the checked slice file `file` of `header`, for a LIST ITK reads: refused
+// when it holds a control character (a line break would split the LIST).
+std::string resolved_name(const std::string& header, const std::string& file) {
+  std::unique_ptr<char, decltype(&std::free)> r(::realpath(file.c_str(), nullptr), &std::free);
+  const std::string name = r ? std::string(r.get()) : file;
+  if (holds_control_character(name))
+    throw IoError(header + ": the slice file " + name +
+                  " has a control character in its path; MetaImage LISTs cannot name it");
+  return name;
+}
+
 HeaderFacts check_metaimage(const std::string& path) {
   auto bad = [&](const std::string& why) -> IoError {
     return IoError(path + ": malformed MetaImage header: " + why);
@@ -126,24 +175,47 @@ HeaderFacts check_metaimage(const std::string& path) {
   if (!f)
     throw IoError(path + ": cannot read: " + std::strerror(errno));
   std::map<std::string, std::string> fields;
+  std::vector<std::string> order;  // the keys in the order written
   std::string line, data_file;
   bool have_data_file = false;
   std::streamoff header_bytes = 0;
   while (header_bytes < (1 << 20) && std::getline(f, line)) {
     header_bytes += static_cast<std::streamoff>(line.size() + 1);
-    const auto eq = line.find('=');
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
     if (trim_blanks(line).empty())
       continue;
+    if (std::any_of(line.begin(), line.end(), [](char c) {
+          return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f;
+        }))
+      throw bad("the line '" + trim_blanks(line).substr(0, 60) +
+                "' holds a control character (a line break other than \\n or \\r\\n?), which "
+                "MetaImage readers split differently");
+    const auto eq = line.find('=');
     if (eq == std::string::npos)
       throw bad("the line '" + trim_blanks(line).substr(0, 60) + "' is not 'Key = value'");
     const std::string key = trim_blanks(line.substr(0, eq));
+    if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }))
+      throw bad("the key '" + key.substr(0, 60) +
+                "' is not a word before '=' (MetaImage readers also split at ':' and at "
+                "blanks, so such a line has more than one reading)");
+    if (fields.count(key))
+      throw bad("the key " + key + " is given twice");
     const std::string value = trim_blanks(line.substr(eq + 1));
     if (key == "ElementDataFile") {
+      const std::string raw = line.substr(eq + 1);
+      if (raw.find_last_not_of(" \t") != raw.size() - 1 || raw.find('\t') != std::string::npos)
+        throw bad("ElementDataFile = '" + value +
+                  "' ends with white space (or holds a tab), which MetaImage readers trim "
+                  "differently");
       data_file = value;
       have_data_file = true;
       break;
     }
     fields[key] = value;
+    order.push_back(key);
   }
   if (!have_data_file)
     throw bad("no ElementDataFile line (it ends the header and says where the pixels are)");
@@ -218,15 +290,34 @@ HeaderFacts check_metaimage(const std::string& path) {
   const bool text = to_lower(fields.count("BinaryData") ? fields["BinaryData"] : "") == "false";
   const double needed = text ? 2 * values - 1 : values * element_bytes;
 
+  // Binary little-endian pixels in one file are read by ndconv itself
+  // (ImageInfo::metaimage_pixels).
+  const auto msb = [&](const char* key) {
+    return fields.count(key) && to_lower(fields[key]) == "true";
+  };
+  const bool own_reader = !text && !msb("BinaryDataByteOrderMSB") && !msb("ElementByteOrderMSB");
   const auto dw = split_words(data_file);
   if (data_file.empty())
     throw bad("ElementDataFile is empty");
+  // The header ITK reads (itk_header_file.h): the keys MetaIO acts on, each once, and the data
+  // named by files ndconv checked.
+  RewrittenHeader& itk = facts.itk_header;
+  for (const std::string& key : order)
+    if (key != "HeaderSize" && std::find(std::begin(kMetaImageKeys), std::end(kMetaImageKeys),
+                                         key) != std::end(kMetaImageKeys))
+      itk.before += key + " = " + fields[key] + "\n";
+  if (fields.count("HeaderSize") && data_file != "LOCAL")
+    itk.before += "HeaderSize = " + fields["HeaderSize"] + "\n";
+  itk.before += "ElementDataFile = ";
   if (data_file == "LOCAL") {
+    // The pixels follow the header in the same file: MetaIO seeks HeaderSize from its start.
+    const long long offset = header_size != 0 ? header_size : static_cast<long long>(header_bytes);
+    itk.before.insert(itk.before.size() - std::strlen("ElementDataFile = "),
+                      "HeaderSize = " + std::to_string(offset) + "\n");
+    itk.data_file = path;
+    itk.after = "\n";
     facts.data_bytes = file_size(path) - static_cast<double>(header_bytes);
-    const auto msb = [&](const char* key) {
-      return fields.count(key) && to_lower(fields[key]) == "true";
-    };
-    if (!text && header_size == 0 && !msb("BinaryDataByteOrderMSB") && !msb("ElementByteOrderMSB"))
+    if (own_reader && header_size == 0)
       facts.local_data_offset = static_cast<double>(header_bytes);
   } else if (dw[0] == "LIST") {
     // One file per slice (of NDims-1 dimensions, or of the dimension after LIST), one name per
@@ -243,6 +334,7 @@ HeaderFacts check_metaimage(const std::string& path) {
     if (files > 100000)
       throw bad("ElementDataFile = LIST needs " + std::to_string(files) +
                 " slice files; ndconv reads at most 100000");
+    itk.before += dw.size() > 1 ? "LIST " + dw[1] + "\n" : "LIST\n";
     facts.data_bytes = 0;
     for (long long i = 0; i < files; ++i) {
       if (!std::getline(f, line))
@@ -254,7 +346,12 @@ HeaderFacts check_metaimage(const std::string& path) {
       if (line.empty() || line.size() > 1000)
         throw bad("ElementDataFile = LIST: entry " + std::to_string(i + 1) +
                   (line.empty() ? " is empty" : " is longer than 1000 characters"));
-      facts.data_bytes += file_size(check_data_file(path, line));
+      if (line.find_first_of(" \t") == 0)
+        throw bad("ElementDataFile = LIST: entry " + std::to_string(i + 1) +
+                  " begins with white space, which MetaImage readers trim differently");
+      const std::string slice = check_data_file(path, line);
+      facts.data_bytes += file_size(slice);
+      itk.before += resolved_name(path, slice) + "\n";
     }
   } else if (data_file.find('%') != std::string::npos) {
     // "name%03d.raw first last step": MetaIO reads slices first, first+step, ... <= last.
@@ -272,19 +369,42 @@ HeaderFacts check_metaimage(const std::string& path) {
     if (count != dim_size.back())
       throw bad("ElementDataFile = '" + data_file + "' names " + std::to_string(count) +
                 " slices but the last DimSize is " + std::to_string(dim_size.back()));
+    // Handed to ITK as the LIST of the slice files it names.
+    itk.before += "LIST " + std::to_string(ndims - 1) + "\n";
     facts.data_bytes = 0;
     for (long long i = first; i <= last; i += step) {
       char name[256];
       std::snprintf(name, sizeof name, dw[0].c_str(), static_cast<int>(i));
-      facts.data_bytes += file_size(check_data_file(path, name));
+      const std::string slice = check_data_file(path, name);
+      facts.data_bytes += file_size(slice);
+      itk.before += resolved_name(path, slice) + "\n";
     }
   } else {
-    facts.data_bytes = file_size(check_data_file(path, data_file));
+    itk.data_file = check_data_file(path, data_file);
+    itk.after = "\n";
+    facts.data_bytes = file_size(itk.data_file);
     if (header_size > 0)
       facts.data_bytes -= static_cast<double>(header_size);
+    if (own_reader && header_size >= 0) {
+      facts.local_data_offset = static_cast<double>(header_size);
+      facts.pixel_file = itk.data_file;
+    }
   }
   if (!facts.compressed && needed > facts.data_bytes)
     throw too_short(path, needed, facts.data_bytes);
+  // The compressed size, where given, bounds what the readers inflate: it must lie within the
+  // data (MetaIO would read past it) and is checked against the stream when it is inflated.
+  if (facts.compressed && fields.count("CompressedDataSize")) {
+    long long size = 0;
+    if (!parse_integer(fields["CompressedDataSize"], size) || size < 1)
+      throw bad("CompressedDataSize = '" + fields["CompressedDataSize"] +
+                "' is not a byte count of 1 or more");
+    if (static_cast<double>(size) > facts.data_bytes)
+      throw bad("CompressedDataSize = " + std::to_string(size) + " but the data holds only " +
+                std::to_string(static_cast<long long>(std::max(0.0, facts.data_bytes))) +
+                " bytes (truncated file or corrupt header)");
+    facts.compressed_size = static_cast<double>(size);
+  }
   return facts;
 }
 
@@ -436,13 +556,7 @@ void check_input_file(const std::string& path) {
     throw IoError(path + ": cannot read: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw IoError(path + ": is a folder, not an image file");
-  if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISFIFO(st.st_mode)                         ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                       : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                                    : "not a regular file";
-    throw IoError(path + ": is " + kind + "; ndconv reads images only from regular files");
-  }
+  check_regular_file(path, "images");
   if (::access(path.c_str(), R_OK) != 0)
     throw IoError(path + ": cannot read: " + std::strerror(errno));
   if (st.st_size == 0)

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "io/image.h"
+#include "io/itk_header_file.h"
 
 namespace ndconv::io {
 
@@ -26,9 +27,15 @@ struct HeaderFacts {
   bool zero_time_step = false;
   /// NIfTI-1: the xyzt_units byte; -1 for other formats.
   int xyzt_units = -1;
-  /// MetaImage with its pixels in the same file (ElementDataFile = LOCAL, no HeaderSize): where
-  /// they start, binary and little-endian (else -1), for ndconv's own reader (ImageInfo).
+  /// MetaImage with its pixels in one file (ElementDataFile = LOCAL without HeaderSize, or one
+  /// data file with HeaderSize 0 or more), binary and little-endian: where they start (else -1)
+  /// and in which file (empty: the header's own), for ndconv's own reader (ImageInfo).
   double local_data_offset = -1;
+  std::string pixel_file;
+  /// MetaImage: the CompressedDataSize field (-1 when absent), within the data file's bytes.
+  double compressed_size = -1;
+  /// MetaImage: the header ITK reads in place of the file's own (itk_header_file.h).
+  RewrittenHeader itk_header;
 };
 
 /// The field of type T at `offset` of a binary header, byte-swapped when `swap` (a header written

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/parallel_deflate.h"
@@ -84,13 +85,20 @@ struct ImageInfo {
   std::string spatial_unit_unknown;
   /// The same for the time step of a 4D NIfTI series (its time unit 0), which is read as seconds.
   std::string time_unit_unknown;
-  /// A MetaImage holding its pixels (ElementDataFile = LOCAL, binary, little-endian), for
-  /// ndconv's own reader: where they start in the file (-1 for any other image) and whether they
-  /// are compressed.
+  /// A MetaImage holding its pixels in one file (ElementDataFile = LOCAL or one data file,
+  /// binary, little-endian), for ndconv's own reader: where they start in the file (-1 for any
+  /// other image), which file (empty: the image's own), whether they are compressed and the
+  /// compressed bytes the header declares (-1: up to the end of the file).
   struct LocalPixels {
     double offset = -1;
     bool compressed = false;
+    std::string file;
+    double compressed_size = -1;
   } metaimage_pixels;
+  /// NRRD: the header's key/value pairs ("key:=value"), kept for a volume sequence output
+  /// (nrrd_sequence.h); and the list axis of a volume sequence input (0 or 3; -1 otherwise).
+  std::vector<std::pair<std::string, std::string>> nrrd_key_values;
+  int nrrd_list_axis = -1;
   /// Bytes of the pixels in the file's own type (what the file holds uncompressed).
   int64_t native_bytes() const;
 };

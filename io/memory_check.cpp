@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "io/header_check.h"
 #include "io/image.h"
@@ -23,16 +26,81 @@ constexpr double kBaselineBytes = 17.0 * (1 << 20);
 // What a compressing thread holds besides the chunks waiting for the file (see peak_bytes).
 constexpr double kCompressorThreadBytes = 0.5 * (1 << 20);
 
-double cgroup_limit() {
-  std::ifstream f("/sys/fs/cgroup/memory.max");
+// A number from the first word of a file; -1 when absent or "max".
+double number_in(const std::string& path) {
+  std::ifstream f(path);
   std::string text;
   if (!(f >> text) || text == "max")
     return -1;
-  try {
-    return std::stod(text);
-  } catch (...) {
-    return -1;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return end != text.c_str() && *end == '\0' && v >= 0 ? v : -1;
+}
+
+// The value of `key` in a "key value" file (memory.stat), -1 when absent.
+double stat_value(const std::string& path, const std::string& key) {
+  std::ifstream f(path);
+  std::string k;
+  double v = 0;
+  while (f >> k >> v)
+    if (k == key)
+      return v;
+  return -1;
+}
+
+// Bytes of a "Key:   N kB" line of /proc/self/status, -1 when absent.
+double status_bytes(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.compare(0, key.size() + 1, key + ":") == 0)
+      return std::strtod(line.c_str() + key.size() + 1, nullptr) * 1024.0;
   }
+  return -1;
+}
+
+// What this process's memory cgroups (v2 and v1; the process's own group and those above it)
+// still let it reach: per group, the limit minus what the group holds that cannot be reclaimed
+// (its charge less page cache) other than this process's own memory. -1 when no limit applies.
+double cgroup_room(double own_anon) {
+  double room = -1;
+  auto consider = [&](double limit, double usage, double file) {
+    if (limit <= 0 || limit >= 9.0e18 || usage < 0)
+      return;
+    const double others = std::max(0.0, usage - std::max(file, 0.0) - own_anon);
+    const double r = std::max(0.0, limit - others);
+    room = room < 0 ? r : std::min(room, r);
+  };
+  std::ifstream groups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(groups, line)) {
+    // "0::/path" (v2) or "N:memory:/path" (v1)
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos)
+      continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string group = line.substr(second + 1);
+    const bool v2 = controllers.empty();
+    if (!v2 && controllers.find("memory") == std::string::npos)
+      continue;
+    const std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    // The group itself and each group above it (inside a container's namespace, its root).
+    for (int depth = 0; depth < 64; ++depth) {
+      const std::string dir = root + (group == "/" ? "" : group);
+      if (v2)
+        consider(number_in(dir + "/memory.max"), number_in(dir + "/memory.current"),
+                 stat_value(dir + "/memory.stat", "file"));
+      else
+        consider(number_in(dir + "/memory.limit_in_bytes"),
+                 number_in(dir + "/memory.usage_in_bytes"),
+                 stat_value(dir + "/memory.stat", "total_cache"));
+      if (group.empty() || group == "/")
+        break;
+      const auto slash = group.rfind('/');
+      group = slash == 0 || slash == std::string::npos ? "/" : group.substr(0, slash);
+    }
+  }
+  return room;
 }
 
 }  // namespace
@@ -52,13 +120,37 @@ std::string human_bytes(double bytes) {
 double usable_memory_bytes() {
   double limit = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
                  static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+  // The estimates count resident bytes. Under an address-space limit, what the process has
+  // mapped but not touched (its libraries, reserved heaps) is spent already, and each thread the
+  // work starts maps a stack and, when it allocates, a heap of its own (glibc reserves 64 MiB of
+  // address space per arena): so the room is the limit less the mappings that are not resident,
+  // less a stack and an arena per hardware thread. RLIMIT_DATA counts the private writable
+  // mappings alike.
+  const double resident = std::max(status_bytes("VmRSS"), 0.0);
+  const double anon = std::max(status_bytes("RssAnon"), 0.0);
+  struct rlimit stack;
+  const double stack_bytes =
+      ::getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY
+          ? static_cast<double>(stack.rlim_cur)
+          : 8.0 * (1 << 20);
+  constexpr double kArenaBytes = 64.0 * (1 << 20);
+  const double thread_stacks =
+      (stack_bytes + kArenaBytes) * std::max(1u, std::thread::hardware_concurrency());
+  const struct {
+    int resource;
+    double mapped, resident;
+  } limits[] = {{RLIMIT_AS, status_bytes("VmSize"), resident},
+                {RLIMIT_DATA, status_bytes("VmData"), anon}};
+  for (const auto& l : limits) {
     struct rlimit r;
-    if (::getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-      limit = std::min(limit, static_cast<double>(r.rlim_cur));
+    if (::getrlimit(l.resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY)
+      continue;
+    const double not_resident = std::max(0.0, l.mapped - l.resident);
+    limit = std::min(limit,
+                     std::max(0.0, static_cast<double>(r.rlim_cur) - not_resident - thread_stacks));
   }
-  const double cgroup = cgroup_limit();
-  if (cgroup > 0)
+  const double cgroup = cgroup_room(anon);
+  if (cgroup >= 0)
     limit = std::min(limit, cgroup);
   return limit;
 }

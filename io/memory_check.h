@@ -32,8 +32,10 @@ struct MemoryPlan {
 /// own baseline.
 double peak_bytes(const MemoryPlan& plan);
 
-/// Bytes this process may use: physical memory, lowered by RLIMIT_AS, RLIMIT_DATA and a cgroup
-/// v2 memory.max when they are smaller.
+/// Bytes this process may hold in all (comparable with peak_bytes, which counts resident bytes):
+/// physical memory, lowered by RLIMIT_AS and RLIMIT_DATA less what the process has mapped but
+/// not touched and a stack per hardware thread, and by its memory cgroups (v2 memory.max, v1
+/// memory.limit_in_bytes, of its group and those above it) less what the others in them hold.
 double usable_memory_bytes();
 
 /// Throws IoError, naming `path`, when peak_bytes(plan) exceeds usable_memory_bytes().

@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "io/header_text.h"
+#include "io/itk_header_file.h"
+#include "io/nrrd_sequence.h"
 #include "io/image.h"
 
 namespace ndconv::io {
@@ -147,52 +149,184 @@ double file_bytes(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : -1.0;
 }
 
+// NRRD's field names (teem's nrrdField), as ndconv writes them in the header it hands ITK.
+const char* const kNrrdFields[] = {"content",
+                                   "number",
+                                   "type",
+                                   "block size",
+                                   "dimension",
+                                   "space",
+                                   "space dimension",
+                                   "sizes",
+                                   "spacings",
+                                   "thicknesses",
+                                   "axis mins",
+                                   "axis maxs",
+                                   "space directions",
+                                   "centers",
+                                   "centerings",
+                                   "kinds",
+                                   "labels",
+                                   "units",
+                                   "min",
+                                   "max",
+                                   "old min",
+                                   "old max",
+                                   "endian",
+                                   "encoding",
+                                   "line skip",
+                                   "byte skip",
+                                   "sample units",
+                                   "space units",
+                                   "space origin",
+                                   "measurement frame",
+                                   "data file"};
+
+// The field name `written` (any case, spaces optional) stands for, without spaces; empty when it
+// is not a NRRD field.
+std::string field_key(const std::string& written) {
+  std::string key;
+  for (char c : written)
+    if (c != ' ')
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* name : kNrrdFields) {
+    std::string k(name);
+    k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
+    if (k == key)
+      return key;
+  }
+  return {};
+}
+
 struct RawHeader {
-  std::map<std::string, std::string> fields;  ///< field name (lower case, no spaces) -> value
-  std::map<std::string, int> line;            ///< field name -> its line in the header
-  int64_t end = 0;                            ///< byte after the header (and its blank line)
+  std::map<std::string, std::string> fields;  ///< field key (field_key) -> value
+  std::map<std::string, int> line;            ///< field key -> its line in the header
+  /// Every field and key/value line in order, as ndconv parsed it: (field key or "", text), the
+  /// text being "name: value" or "key:=value".
+  std::vector<std::pair<std::string, std::string>> lines;
+  std::string magic;       ///< the first line
+  int64_t end = 0;         ///< byte after the header (and its blank line)
+  int64_t line_count = 0;  ///< lines of the header, its blank line included
 };
 
-// Reads the header's field lines up to the blank line (or the end of a detached header).
+// Reads the header's field lines up to the blank line (or the end of a detached header). Only one
+// reading is accepted: lines end with \n (or \r\n), no other control character appears in them,
+// a field is given once, and a line is a field ("name: value", name a NRRD field), a key/value pair
+// ("key:=value") or a comment. NRRD readers differ on anything else (a lone \r ends a line for
+// teem but not here; NRRD0001..3 know no key/value pairs), so anything else is refused.
 RawHeader read_fields(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw IoError(path + ": cannot read: " + std::strerror(errno));
+  auto bad = [&](const std::string& why) { return IoError(path + ": NRRD header: " + why); };
   RawHeader h;
   std::string line;
   bool first = true;
   while (std::getline(in, line)) {
     h.end += static_cast<int64_t>(line.size()) + 1;
+    ++h.line_count;
     if (static_cast<size_t>(h.end) > kMaxHeaderBytes)
       throw IoError(path + ": the NRRD header is longer than 1 MiB (corrupt file?)");
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
     if (first) {
       first = false;
-      if (line.rfind("NRRD000", 0) != 0 || line.size() < 8 || line[7] < '1' || line[7] > '5')
+      if (line.rfind("NRRD000", 0) != 0 || line.size() != 8 || line[7] < '1' || line[7] > '5')
         throw IoError(path + ": not a NRRD file (its first line is not NRRD0001 .. NRRD0005)");
+      if (line[7] < '4')
+        throw bad(
+            line +
+            " is an older NRRD version, which NRRD readers of different ages parse "
+            "differently; ndconv reads NRRD0004 and NRRD0005 (re-save the file with a current "
+            "tool)");
+      h.magic = line;
       continue;
     }
     const std::string t = trim_blanks(line);
     if (t.empty())
       break;
-    if (t[0] == '#' || t.find(":=") != std::string::npos)
-      continue;  // comment, or a key/value pair ITK keeps as metadata
+    if (h.fields.count("datafile") && h.fields["datafile"].rfind("LIST", 0) == 0)
+      continue;  // LIST file names; refused below anyway
+    const int line_number = static_cast<int>(h.line_count);
+    for (char c : line)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+        throw bad("line " + std::to_string(line_number) +
+                  " holds a control character (a line break other than \\n or \\r\\n?), which "
+                  "NRRD readers split differently");
+    if (t[0] == '#')
+      continue;
     const auto colon = t.find(": ");
-    if (colon == std::string::npos) {
-      if (h.fields.count("datafile") && h.fields["datafile"].rfind("LIST", 0) == 0)
-        continue;  // LIST file names; refused below anyway
-      throw IoError(path + ": NRRD header line \"" + t.substr(0, 60) +
-                    "\" is not \"field: value\" (corrupt header?)");
+    const std::string key =
+        colon == std::string::npos ? std::string() : field_key(t.substr(0, colon));
+    if (key.empty()) {
+      if (t.find(":=") != std::string::npos) {
+        h.lines.push_back({"", t});  // a key/value pair ITK keeps as metadata
+        continue;
+      }
+      throw bad("line \"" + t.substr(0, 60) + "\" is not \"field: value\" with a NRRD field " +
+                "(corrupt header?)");
     }
-    std::string name;
-    for (char c : t.substr(0, colon))
-      if (c != ' ')
-        name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    h.fields[name] = trim_blanks(t.substr(colon + 2));
-    h.line[name] = static_cast<int>(h.line.size()) + 1;
+    if (h.fields.count(key))
+      throw bad("the field \"" + t.substr(0, colon) + "\" is given twice");
+    std::string value = line.substr(line.find(": ") + 2);
+    if (key == "datafile") {
+      if (value != trim_blanks(value) || value.find('\t') != std::string::npos)
+        throw bad("the data file \"" + value +
+                  "\" begins or ends with white space (or holds a tab), which NRRD readers "
+                  "trim differently");
+      if (value.find(":=") != std::string::npos)
+        throw bad("the data file \"" + value +
+                  "\" holds \":=\", which NRRD readers may take for a key/value line");
+    }
+    value = trim_blanks(value);
+    h.fields[key] = value;
+    h.line[key] = static_cast<int>(h.line.size()) + 1;
+    h.lines.push_back({key, value});
   }
   if (first)
     throw IoError(path + ": the file is empty");
   return h;
+}
+
+// The canonical name of field `key` (field_key).
+std::string field_name(const std::string& key) {
+  for (const char* name : kNrrdFields) {
+    std::string k(name);
+    k.erase(std::remove(k.begin(), k.end(), ' '), k.end());
+    if (k == key)
+      return name;
+  }
+  return key;
+}
+
+// The header ITK reads instead of the file's own: the fields and key/value pairs ndconv parsed,
+// each written once on a line of its own, and the data file (the file itself for attached data,
+// its header's lines skipped).
+// `replaced` gives other text for some fields (its key as the name written, "" to leave the
+// field out); fields it names that the header lacks are added.
+RewrittenHeader itk_header_text(const RawHeader& raw, const NrrdHeader& h, int64_t line_skip,
+                                const std::map<std::string, std::string>& replaced) {
+  RewrittenHeader out;
+  out.data_file = h.data_file;
+  out.before = raw.magic + "\n";
+  for (const auto& [key, value] : raw.lines) {
+    const auto other = replaced.find(key);
+    if (key.empty())
+      out.before += value + "\n";
+    else if (other != replaced.end())
+      out.before += other->second;
+    else if (key != "datafile" && key != "lineskip")
+      out.before += field_name(key) + ": " + value + "\n";
+  }
+  for (const auto& [key, text] : replaced)
+    if (!raw.fields.count(key))
+      out.before += text;
+  const int64_t skip = h.attached ? raw.line_count + line_skip : line_skip;
+  if (skip > 0)
+    out.before += "line skip: " + std::to_string(skip) + "\n";
+  out.before += "data file: ";
+  out.after = "\n";
+  return out;
 }
 
 }  // namespace
@@ -295,8 +429,14 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
     throw bad("kinds gives " + std::to_string(kinds.size()) + " values for dimension " +
               std::to_string(dimension));
   const bool component_axis = !kinds.empty() && !is_domain_kind(kinds[0]);
+  // A Slicer volume sequence's list axis (nrrd_sequence.h): last, or first (read by ITK as the
+  // components, then made the time axis by ndconv).
+  for (const auto& [key, text] : raw.lines)
+    if (key.empty())
+      h.key_values.push_back({text.substr(0, text.find(":=")), text.substr(text.find(":=") + 2)});
+  h.sequence_axis = sequence_list_axis(path, kinds, h.key_values);
   for (size_t a = 1; a < kinds.size(); ++a)
-    if (!is_domain_kind(kinds[a]))
+    if (!is_domain_kind(kinds[a]) && static_cast<int>(a) != h.sequence_axis)
       throw bad("axis " + std::to_string(a) + " is of kind \"" + kinds[a] +
                 "\"; only the first axis may hold a pixel's components");
   h.spatial_dimension = h.dimension - (component_axis ? 1 : 0);
@@ -340,7 +480,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
       }
       if (!directions[a].empty() && !(length > 0))
         throw bad("the space direction of axis " + std::to_string(a) + " is zero");
-      const bool component = component_axis && a == 0;
+      const bool component = (component_axis && a == 0) || static_cast<int>(a) == h.sequence_axis;
       if (directions[a].empty() != component)
         throw bad("axis " + std::to_string(a) +
                   (component ? " holds the pixel's components but has a space direction"
@@ -352,19 +492,27 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
   const std::vector<std::string> spacings = split_words(field("spacings"));
   for (size_t a = 0; a < spacings.size(); ++a) {
     double s;
-    const bool nan_allowed =
-        (component_axis && a == 0) || (a < directions.size() && !directions[a].empty());
+    const bool nan_allowed = (component_axis && a == 0) || static_cast<int>(a) == h.sequence_axis ||
+                             (a < directions.size() && !directions[a].empty());
     if (!parse_double(spacings[a], s) || (!std::isfinite(s) && !(nan_allowed && std::isnan(s))))
       throw bad("the spacing \"" + spacings[a] + "\" of axis " + std::to_string(a) +
                 " is not a finite number");
   }
+  std::vector<std::vector<double>> origin;
   if (f.count("spaceorigin")) {
-    std::vector<std::vector<double>> origin;
     if (!parse_vectors(field("spaceorigin"), origin) || origin.size() != 1 || origin[0].empty())
       throw bad("space origin \"" + field("spaceorigin").substr(0, 80) + "\" is not (x,y,z)");
     for (double x : origin[0])
       if (!std::isfinite(x))
         throw bad("the space origin holds a value that is not finite");
+  }
+  std::map<std::string, std::string> replaced;  // fields ITK reads otherwise ("": left out)
+  if (h.sequence_axis >= 0) {
+    sequence_time_axis(path, h.sequence_axis, h.sizes[h.sequence_axis], h.key_values, h.time_origin,
+                       h.time_step);
+    if (h.sequence_axis == 3)
+      replaced = sequence_in_4d_space(path, field("space"), directions, origin, h.time_origin,
+                                      h.time_step);
   }
 
   int64_t byte_skip = 0, line_skip = 0;
@@ -409,6 +557,7 @@ NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data) 
                   h.values, bytes / 1e6, stored < 0 ? 0.0 : stored);
     throw IoError((h.attached ? path : path + " (data file " + h.data_file + ")") + text);
   }
+  h.itk_header = itk_header_text(raw, h, line_skip, replaced);
   return h;
 }
 

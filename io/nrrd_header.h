@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "io/itk_header_file.h"
 
 namespace ndconv::io {
 
@@ -26,6 +29,16 @@ struct NrrdHeader {
   double values = 0;        ///< product of the sizes
   /// The space units field as written (e.g. "mm" "mm" "mm"); empty when there is none.
   std::string space_units;
+  /// The header ITK's NRRD reader reads in place of the file's own (ItkHeaderFile): the fields
+  /// ndconv parsed and checked, each once, naming the data by its resolved path (attached data:
+  /// the file itself, its header skipped by `line skip`). So ITK reads exactly what was checked.
+  RewrittenHeader itk_header;
+  /// The header's key/value pairs ("key:=value"), in order.
+  std::vector<std::pair<std::string, std::string>> key_values;
+  /// A Slicer volume sequence (nrrd_sequence.h): its list axis (0 or 3; -1 for other images)
+  /// and the time axis its index values give.
+  int sequence_axis = -1;
+  double time_origin = 0, time_step = 1;
 };
 
 /// Whether every unit of a NRRD space units field is millimetres (ITK's NRRD reader ignores the
@@ -39,7 +52,11 @@ bool space_units_are_mm(const std::string& space_units);
 /// byte and line skips, and the data file: it must be a regular file inside the header's folder
 /// (after resolving `..` and symbolic links; an absolute name is refused) unless
 /// `allow_external_data`; LIST and printf-style patterns are refused. Raw data must hold all the
-/// values the header describes; gzip data at least 1/1100 of them (deflate's limit).
+/// values the header describes; gzip data at least 1/1100 of them (deflate's limit). A header that
+/// NRRD readers could parse in more than one way is refused (read_fields in nrrd_header.cpp):
+/// NRRD0001..3, a control character or lone \r in a line, a field given twice, a line that is
+/// neither a field, a key/value pair nor a comment, a data file name with white space at either
+/// end or holding ":=".
 NrrdHeader check_nrrd_header(const std::string& path, bool allow_external_data = false);
 
 /// Bytes on disk of the NRRD image `path`: the file, plus its data file when detached; -1 when

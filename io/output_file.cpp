@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "io/image.h"
+#include "io/regular_file.h"
 
 namespace ndconv::io {
 
@@ -366,6 +368,7 @@ void check_output_location(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw IoError(path + ": is a folder, not an output file name");
+  check_replaceable(path);
   const std::string dir = folder_of(path);
   if (::stat(dir.c_str(), &st) != 0)
     throw IoError(path + ": cannot write: the folder " + dir + " does not exist");
@@ -415,6 +418,36 @@ void StagingFolder::remove_folder() noexcept {
   ::rmdir(folder_.c_str());
 }
 
+namespace {
+
+// Moves the staged `from` to `to`. Without `overwrite`, never replaces a file: renameat2 with
+// RENAME_NOREPLACE, or link and unlink where the file system refuses that flag, so that of two
+// writers that both found `to` absent exactly one succeeds. With `overwrite`, rename(2) replaces
+// `to` whole, and only when it is a regular file (or a symbolic link, itself replaced).
+void move_into_place(const std::string& from, const std::string& to, bool overwrite) {
+  if (overwrite) {
+    check_replaceable(to);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      throw IoError(to + ": cannot move the written file into place: " + errno_text());
+    return;
+  }
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+    return;
+  if (errno == EINVAL || errno == ENOSYS || errno == EPERM) {
+    if (::link(from.c_str(), to.c_str()) == 0) {
+      ::unlink(from.c_str());
+      return;
+    }
+  }
+  if (errno == EEXIST)
+    throw RequestError(to +
+                       ": was created by another program while ndconv wrote it; that file is "
+                       "kept and this output discarded (use --force to replace it)");
+  throw IoError(to + ": cannot move the written file into place: " + errno_text());
+}
+
+}  // namespace
+
 std::vector<std::string> StagingFolder::commit(bool overwrite) {
   const std::string main_name = name_of(target_);
   std::vector<std::string> names = list_files(folder_);
@@ -447,9 +480,14 @@ std::vector<std::string> StagingFolder::commit(bool overwrite) {
     // an output is either all in place or not at all.
     const BusyWithStaging busy;
     for (size_t i = 0; i < to.size(); ++i) {
-      if (::rename(from[i].c_str(), to[i].c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        throw IoError(to[i] + ": cannot move the written file into place: " + why);
+      try {
+        move_into_place(from[i], to[i], overwrite);
+      } catch (...) {
+        // The files this commit already placed are its own (they did not exist, or --force):
+        // taken back, so that no half of a header/data pair stays.
+        for (const std::string& placed : moved)
+          ::unlink(placed.c_str());
+        throw;
       }
       moved.push_back(to[i]);
     }

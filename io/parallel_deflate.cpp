@@ -392,13 +392,8 @@ std::vector<GzipMember> find_gzip_members(const unsigned char* data, size_t size
 }
 
 uint64_t gzip_length_up_to(const unsigned char* data, size_t size, uint64_t enough) {
-  const auto members = find_gzip_members(data, size);
-  if (!members.empty()) {
-    uint64_t total = 0;
-    for (const auto& m : members)
-      total += m.uncompressed;
-    return total;
-  }
+  // Every member is inflated, ndconv's own included: a length field (ISIZE) is a claim, which
+  // libdeflate checks against the data with the member's CRC.
   std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
   if (!d)
     throw std::runtime_error("inflate: cannot make a decompressor");

@@ -96,10 +96,9 @@ bool inflate_zlib_exactly(const unsigned char* data, size_t size, unsigned char*
                           size_t out_size);
 
 /// How many bytes a gzip file inflates to, counted up to `enough` (a length check that needs
-/// no buffer of the whole data): for members written by compress_parallel, the sum of their
-/// ISIZE fields, read without inflating (zlib checks each member's CRC when the file is then
-/// read); for any other gzip file, the bytes its members inflate to (libdeflate, member after
-/// member) until `enough` are seen or the data ends or is damaged.
+/// no buffer of the whole data): the bytes its members inflate to (libdeflate, member after
+/// member, each member's CRC and length field checked) until `enough` are seen or the data ends
+/// or is damaged. No length field is taken on trust, not even those of compress_parallel.
 uint64_t gzip_length_up_to(const unsigned char* data, size_t size, uint64_t enough);
 
 }  // namespace ndconv::io

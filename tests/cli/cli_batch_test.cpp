@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "cli_run.h"
-#include "cli_volumes.h"
 #include "io/image.h"
 #include "test_files.h"
 

@@ -136,6 +136,23 @@ std::vector<std::string> itk_write_dicom_series(const std::string& folder, const
   return paths;
 }
 
+void itk_write_dicom_volume(const std::string& path, const RawImage& image,
+                            const std::string& modality, const std::string& sop_class) {
+  if (image.dims != 3 || image.components != 1)
+    throw std::invalid_argument("itk_write_dicom_volume: a 3D scalar image");
+  gdcm::Trace::WarningOff();
+  itk::GDCMImageIO::Pointer io = itk::GDCMImageIO::New();
+  auto& tags = io->GetMetaDataDictionary();
+  itk::EncapsulateMetaData<std::string>(tags, "0008|0060", modality);
+  itk::EncapsulateMetaData<std::string>(tags, "0008|0016", sop_class);
+  itk::EncapsulateMetaData<std::string>(tags, "0028|0004", "MONOCHROME2");
+  io->SetFileName(path);
+  describe(*io, image, 3, image.extent, image.origin);
+  const std::vector<char> buffer = native_values(image, 0, image.voxels());
+  io->WriteImageInformation();
+  io->Write(buffer.data());
+}
+
 void break_dicom_meta_header(const std::string& path, const std::string& copy) {
   std::string bytes = read_bytes(path);
   if (bytes.size() < 140 || bytes.compare(128, 4, "DICM") != 0)

@@ -27,6 +27,12 @@ void itk_write_nrrd(const std::string& path, const RawImage& image, bool compres
 std::vector<std::string> itk_write_dicom_series(const std::string& folder, const RawImage& image,
                                                 const std::string& prefix);
 
+/// Writes a 3D scalar `image` as one multi-frame DICOM file (a frame per slice) with ITK's GDCM
+/// writer, with the given modality (e.g. "US") and SOP class UID (e.g. Enhanced US Volume,
+/// 1.2.840.10008.5.1.4.1.1.6.2, or Ultrasound Multi-frame Image, 1.2.840.10008.5.1.4.1.1.3.1).
+void itk_write_dicom_volume(const std::string& path, const RawImage& image,
+                            const std::string& modality, const std::string& sop_class);
+
 /// The voxel values of the scalar MetaImage `path` as ITK's MetaImageIO (MetaIO) reads them,
 /// header fields and compressed data included, as float32.
 std::vector<float> itk_read_metaimage(const std::string& path);

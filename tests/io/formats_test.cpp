@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <regex>
 
 #include "io/image.h"
 #include "format_fixtures.h"
@@ -273,7 +274,10 @@ TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
        "is zero"},
       {"truncated attached", nrrd_header("") + "\n" + kData.substr(0, 47), "holds only 47 bytes"},
       {"too many values for gzip",
-       nrrd_header("", "encoding", "gzip") + "sizes: 1000 1000 1000\n\nxx", "holds only"},
+       std::regex_replace(nrrd_header("", "encoding", "gzip"), std::regex("4 3 2"),
+                          "1000 1000 1000") +
+           "\nxx",
+       "holds only"},
       {"not field value", nrrd_header("inside.raw") + "garbage line\n", "is not \"field: value\""},
       {"directions before space",
        "NRRD0004\ntype: short\ndimension: 3\nsizes: 4 3 2\nspace directions: (1,0,0) (0,1,0) "

@@ -49,6 +49,16 @@ std::vector<double> random_for_type(int64_t count, io::ComponentType type, uint6
   return v;
 }
 
+RawImage random_volume(Index extent, io::ComponentType type, uint64_t seed) {
+  RawImage raw;
+  raw.dims = extent[3] > 1 ? 4 : 3;
+  raw.extent = extent;
+  raw.spacing = {0.8, 1.0, 1.25, 0.5};
+  raw.type = type;
+  raw.values = random_for_type(raw.voxels(), type, seed);
+  return raw;
+}
+
 RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed, int components) {
   RawImage im;
   im.dims = dims;

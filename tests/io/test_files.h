@@ -29,6 +29,10 @@ struct RawImage {
 /// (0.25 s), origin (-3.5, 12, 7.25), in 3D and 4D rotated by 0.3 rad about y.
 RawImage oriented_volume(int dims, io::ComponentType type, uint64_t seed, int components = 1);
 
+/// A 3D (or, with extent[3] > 1, 4D) volume of `extent` voxels of random `type` values, with
+/// unequal spacings (0.8, 1, 1.25 mm, 0.5 s), origin 0, no rotation.
+RawImage random_volume(Index extent, io::ComponentType type, uint64_t seed);
+
 /// Random values representable in `type` (integers for integer types), spread over a good part
 /// of its range but avoiding exact zeros; at most +-1e6 for floats.
 std::vector<double> random_for_type(int64_t count, io::ComponentType type, uint64_t seed);
