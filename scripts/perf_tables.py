@@ -3,7 +3,7 @@
 documents quote the committed data exactly.
 
 usage: scripts/perf_tables.py study docs/study/sweep-h100.json
-       scripts/perf_tables.py bench docs/study/peers-h100.json
+       scripts/perf_tables.py bench docs/data/peers-h100.json
 """
 import json
 import sys

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "io/regular_file.h"
 #include "io/header_check.h"
 #include "io/image.h"
 #include "io/output_file.h"
@@ -36,38 +37,18 @@ void add_batch_options(CLI::App& sub, BatchOptions& b) {
 namespace {
 
 // The inputs a --list file names, one a line of any length (blank lines and lines starting with #
-// skipped; a CR before the LF dropped). Only a regular file is read: a FIFO or a device such as
-// /dev/zero would hang or never end; it is refused before it is opened, and the descriptor opened
-// (without blocking) is checked again, in case the path changed in between.
+// skipped; a CR before the LF dropped). Read by io's one rule for every path (io/regular_file.h):
+// only a regular file, checked again on the descriptor opened without blocking, so that a FIFO or
+// a device such as /dev/zero is refused instead of hanging; at most kMaxListBytes.
+constexpr size_t kMaxListBytes = size_t{64} << 20;
+
 std::vector<std::string> read_list_file(const std::string& path) {
+  std::string text;
   try {
-    io::check_input_file(path);
+    text = io::read_regular_file(path, "--list", kMaxListBytes);
   } catch (const Error& e) {
     throw UsageError(std::string("--list: ") + e.what());
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    throw UsageError("--list: " + path + ": " + std::strerror(errno));
-  std::string text;
-  struct stat st;
-  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  char buffer[1 << 16];
-  while (regular) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      throw UsageError("--list: " + path + ": " + std::strerror(error));
-    }
-    if (n == 0)
-      break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  if (!regular)
-    throw UsageError("--list: " + path + ": is not a regular file; a list must be one");
   std::vector<std::string> inputs;
   size_t start = 0, number = 0;
   while (start < text.size()) {

@@ -22,7 +22,7 @@ struct CostConstants {
   /// CPU time a call costs besides its arithmetic (threads started, a pass over the volume).
   double cpu_fixed_seconds = 50e-6;
   /// GPU multiply-adds per second, dense: dense3d_5 (256^3, 5^3, 2.1e9 multiply-adds) in 0.129 ms
-  /// on the H100 (docs/performance.md, eighteenth pass), the slowest dense row.
+  /// on the H100 (docs/records/2026-11-21-h100-kernel-passes.md), the slowest dense row.
   double gpu_dense_taps_per_second = 16.2e12;
   /// Separable: gauss3d_s2 (256^3, 3 x 17 taps) in 0.1265 ms on the H100, memory-bound.
   double gpu_separable_taps_per_second = 6.7e12;

@@ -36,8 +36,7 @@ namespace ndconv {
  * TimeAsAxis is off (then each 3D frame on its own).
  *
  * Settings from ndconv::EngineImageFilter: UseGPU, DeviceIndex, OutputsPerThread (the filter
- * bank's outputs per block along the last axis: 0 = automatic, 1, 2 or 4 on the CPU, 1, 2, 4 or
- * 8 on the GPU).
+ * bank's outputs along the last axis: 0 = automatic, 1, 2 or 4 on the CPU, 1 or 2 on the GPU).
  *
  * \ingroup ndconv
  */

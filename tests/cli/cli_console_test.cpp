@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cli_run.h"
-#include "cli_volumes.h"
+#include "test_files.h"
 #include "test_files.h"
 
 namespace ndconv::test {

@@ -165,6 +165,14 @@ TEST(KernelSpec, BadSpecsAreRefusedWithTheReason) {
   }
 }
 
+TEST(Filters, EllipsoidRadiusPastTheLimitIsRefusedWhateverItsSize) {
+  for (double r : {16.0, 1e10, 1e39, 1e300}) {
+    EXPECT_THROW(ellipsoid_mean_kernel(3, {r, 1, 1, 0}), InvalidArgument) << r;
+  }
+  EXPECT_THROW(ellipsoid_mean_kernel(3, {std::nan(""), 1, 1, 0}), InvalidArgument);
+  EXPECT_EQ(ellipsoid_mean_kernel(3, {15, 1, 1, 0}).extent[0], 31);
+}
+
 TEST(Filters, BoxAndEllipsoidMeanMatchReference) {
   for (int dims = 2; dims <= 4; ++dims) {
     const Volume v(dims);

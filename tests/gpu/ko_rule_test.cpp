@@ -1,6 +1,6 @@
 // The KO rule (src/cuda/ko_rule.h) on recorded numbers: what cudaFuncGetAttributes and
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor reported for the blocked kernel's instantiations
-// (128 threads per block). See docs/gpu-validation.md for the run they come from.
+// (128 threads per block). docs/records/2026-11-27-gpu-runs-1-52.md has the run they come from.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -12,7 +12,7 @@ namespace {
 
 // Blocked kernel, taps in constant memory, sm_90, NVIDIA H100 80GB HBM3 (2048 threads and 65536
 // registers per SM), as CudaResources.NoInstantiationSpills printed them in the second validation
-// run of 2026-11-21 (docs/gpu-validation.md).
+// run of 2026-11-21 (docs/records/2026-11-21-h100-kernel-passes.md).
 std::vector<KoCandidate> recorded_h100() {
   return {
       {1, 56, 0, 128, 9, 0.5625}, {2, 72, 0, 128, 7, 0.4375}, {4, 72, 0, 128, 7, 0.4375},

@@ -1,5 +1,6 @@
 // The GPU filter bank as the engine calls it (the bank's front end, src/engine/adaptive/
-// bank_front.cpp, and the adaptive filter's stages, src/engine/adaptive/pipeline.cpp): the bank's
+// bank_front.cpp, and the adaptive filter's stages, src/engine/adaptive/orientation.cpp,
+// reconstruction.cpp, control.cpp and resident_stages.cpp): the bank's
 // part of the CUDA backend interface. A build without CUDA links src/cuda/cuda_unavailable.cpp,
 // where bank_cannot_implement says why and the runs refuse. The launch-level API for the bench and
 // the tests is bank_gpu.h.

@@ -1,6 +1,6 @@
 // The adaptive filter's GPU stages with the data on the device throughout (bank_gpu.h:
-// ResidentAdaptive), called by pipeline.cpp when both banks run on the GPU and the working set
-// fits.
+// ResidentAdaptive), called by the engine's resident_stages.cpp when both banks run on the GPU and
+// the working set fits.
 //
 // Device memory, in volumes of N = the input's voxels and m = d(d+1)/2 tensor components:
 //  - held from the first stage to the last: the input (N) and the tensor buffer ((m + 1) N, one

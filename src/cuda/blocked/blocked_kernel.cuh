@@ -33,7 +33,7 @@ __device__ __forceinline__ ThreadCoord thread_coord() {
 /// The register-blocked kernel; kConstantTaps selects the tap memory. Launched with 128 threads
 /// per block, but deliberately without __launch_bounds__: with it, ptxas (CUDA 13, sm_90) capped
 /// the registers at 48-64 and spilled 16-60 bytes in 8 of the 10 instantiations; without it none
-/// spills (docs/gpu-validation.md has the resource report).
+/// spills (`ndconv-perf sweep` reports each instantiation's resources).
 template <int KO, bool kConstantTaps>
 __global__ void blocked_kernel(Geometry g, const float* __restrict__ in, float* __restrict__ out,
                                const float* __restrict__ global_taps) {

@@ -238,12 +238,13 @@ Kernel parse_kernel_spec(const std::string& spec, int dims) {
 Kernel ellipsoid_mean_kernel(int dims, const std::array<double, kMaxDims>& radius) {
   Kernel k;
   k.dims = dims;
+  const int64_t limit = dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
   for (int a = 0; a < dims; ++a) {
     if (!(radius[a] >= 0) || !std::isfinite(radius[a]))
       throw InvalidArgument("the radius must be a non-negative number of voxels");
-    k.extent[a] = 2 * static_cast<int64_t>(std::floor(radius[a])) + 1;
+    // Capped before the conversion, which a radius past int64_t's range would make undefined.
+    k.extent[a] = 2 * static_cast<int64_t>(std::floor(std::min<double>(radius[a], limit))) + 1;
   }
-  const int64_t limit = dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
   for (int a = 0; a < dims; ++a) {
     if (k.extent[a] > limit) {
       throw InvalidArgument("a radius of " + number(radius[a]) + " voxels needs " +
