@@ -30,6 +30,14 @@ struct SeparableProblem {
   Boundary boundary = Boundary::Zero;
 };
 
+/// The voxels of a volume of `dims` axes with `extent` (axes from dims on are not counted).
+inline int64_t voxels_of(int dims, const Index& extent) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
 /// Maps an index that may lie outside [0, n) to the input index the boundary condition reads,
 /// or -1 for a zero. Shared by the CPU backend, the reference checks and (as a __host__
 /// __device__ twin in kernels/) the GPU.

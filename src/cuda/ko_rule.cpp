@@ -9,6 +9,32 @@
 
 namespace ndconv::cuda_backend {
 
+namespace {
+
+// The candidate of least `cost` (finite only), ties (within rounding) to the smaller KO; null when
+// none is finite. `skip(c)` leaves a candidate out.
+template <typename Cost, typename Skip>
+const KoCandidate* least_cost(const std::vector<KoCandidate>& candidates, Cost cost, Skip skip,
+                              double& best) {
+  best = std::numeric_limits<double>::infinity();
+  const KoCandidate* winner = nullptr;
+  for (const KoCandidate& c : candidates) {
+    if (skip(c))
+      continue;
+    const double value = cost(c);
+    const bool better =
+        value < best * (1 - 1e-9) ||
+        (winner && value <= best * (1 + 1e-9) && c.outputs_per_thread < winner->outputs_per_thread);
+    if (std::isfinite(value) && (winner == nullptr || better)) {
+      best = value;
+      winner = &c;
+    }
+  }
+  return winner;
+}
+
+}  // namespace
+
 double ko_cost(const KoCandidate& c, int64_t last_axis_extent, int64_t last_axis_filter_extent) {
   if (c.outputs_per_thread < 1 || c.local_bytes > 0 || c.blocks_per_sm < 1 || c.occupancy <= 0)
     return std::numeric_limits<double>::infinity();
@@ -32,20 +58,11 @@ KoChoice choose_outputs_per_thread(const std::vector<KoCandidate>& candidates,
         (cap == 0 || c.outputs_per_thread < cap))
       cap = c.outputs_per_thread;
   }
-  double best = std::numeric_limits<double>::infinity();
-  const KoCandidate* winner = nullptr;
-  for (const KoCandidate& c : candidates) {
-    if (cap > 0 && c.outputs_per_thread > cap)
-      continue;
-    const double cost = ko_cost(c, last_axis_extent, last_axis_filter_extent);
-    const bool better =
-        cost < best * (1 - 1e-9) ||
-        (winner && cost <= best * (1 + 1e-9) && c.outputs_per_thread < winner->outputs_per_thread);
-    if (std::isfinite(cost) && (winner == nullptr || better)) {
-      best = cost;
-      winner = &c;
-    }
-  }
+  double best = 0;
+  const KoCandidate* winner = least_cost(
+      candidates,
+      [&](const KoCandidate& c) { return ko_cost(c, last_axis_extent, last_axis_filter_extent); },
+      [&](const KoCandidate& c) { return cap > 0 && c.outputs_per_thread > cap; }, best);
   if (winner == nullptr) {
     choice.reason = "no instantiation is usable (all spill or cannot be launched)";
     return choice;
@@ -124,23 +141,19 @@ KoChoice choose_tiled_outputs_per_thread(const std::vector<KoCandidate>& candida
                                          const TiledWork& work, int64_t last_axis_extent,
                                          std::size_t allowed_local_bytes) {
   KoChoice choice;
-  double best = std::numeric_limits<double>::infinity();
-  const KoCandidate* winner = nullptr;
+  const auto cost = [&](const KoCandidate& c) {
+    return tiled_ko_cost(c, work, last_axis_extent, allowed_local_bytes);
+  };
   std::string costs;
   for (const KoCandidate& c : candidates) {
-    const double cost = tiled_ko_cost(c, work, last_axis_extent, allowed_local_bytes);
     char one[96];
     std::snprintf(one, sizeof one, "%sKO %d %.1f", costs.empty() ? "" : ", ", c.outputs_per_thread,
-                  cost);
+                  cost(c));
     costs += one;
-    const bool better =
-        cost < best * (1 - 1e-9) ||
-        (winner && cost <= best * (1 + 1e-9) && c.outputs_per_thread < winner->outputs_per_thread);
-    if (std::isfinite(cost) && (winner == nullptr || better)) {
-      best = cost;
-      winner = &c;
-    }
   }
+  double best = 0;
+  const KoCandidate* winner = least_cost(
+      candidates, cost, [](const KoCandidate&) { return false; }, best);
   if (winner == nullptr) {
     choice.reason = "no tiled instantiation is usable (all spill or cannot be resident)";
     return choice;

@@ -79,7 +79,7 @@ Backend detail::choose_backend(const Options& options, const BackendWork& work, 
       return Backend::Cpu;
     }
     why_gpu = "auto: " + e.reason;
-    if (!work.probe) {
+    if (!work.probe && cuda_backend::compiled()) {
       report.backend = Backend::Cuda;
       report.backend_reason = why_gpu + "; the GPU is probed when the work starts";
       return Backend::Cuda;

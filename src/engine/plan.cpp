@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/problem.h"
 #include "cpu/cpu_backend.h"
 #include "engine/backend_work.h"
 #include "ndconv/engine.h"
@@ -50,12 +51,7 @@ const char* to_string(FilterKind kind) {
 
 namespace {
 
-int64_t voxels_of(int dims, const Index& extent) {
-  int64_t n = 1;
-  for (int a = 0; a < dims; ++a)
-    n *= extent[a];
-  return n;
-}
+using detail::voxels_of;
 
 // The filter call's own checks of a dense filter's shape (the taps' values are the call's to
 // check).

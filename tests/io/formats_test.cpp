@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <regex>
 
 #include "io/image.h"
 #include "format_fixtures.h"
@@ -274,8 +273,10 @@ TEST(NrrdRead, HostileHeadersAreRefusedBeforeItkReadsThem) {
        "is zero"},
       {"truncated attached", nrrd_header("") + "\n" + kData.substr(0, 47), "holds only 47 bytes"},
       {"too many values for gzip",
-       std::regex_replace(nrrd_header("", "encoding", "gzip"), std::regex("4 3 2"),
-                          "1000 1000 1000") +
+       [] {
+         std::string h = nrrd_header("", "encoding", "gzip");
+         return h.replace(h.find("4 3 2"), 5, "1000 1000 1000");
+       }() +
            "\nxx",
        "holds only"},
       {"not field value", nrrd_header("inside.raw") + "garbage line\n", "is not \"field: value\""},

@@ -25,13 +25,6 @@ bool report_progress(const Options& options, double fraction) {
   return true;
 }
 
-int64_t voxels_of(int dims, const Index& extent) {
-  int64_t n = 1;
-  for (int a = 0; a < dims; ++a)
-    n *= extent[a];
-  return n;
-}
-
 // Voxels of one index along the last axis.
 int64_t plane_voxels(int dims, const Index& extent) {
   int64_t n = 1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/control_voxel.h"
+#include "core/problem.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/types.h"
 
@@ -24,9 +25,6 @@ Options stage_options(const Options& options, double base, double span);
 
 /// Reports `fraction` to Options::progress; throws Aborted when it asks to stop.
 bool report_progress(const Options& options, double fraction);
-
-/// The voxels of a volume of `extent`.
-int64_t voxels_of(int dims, const Index& extent);
 
 /// Voxels of one index along the last axis.
 int64_t plane_voxels(int dims, const Index& extent);

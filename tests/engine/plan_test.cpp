@@ -1,0 +1,133 @@
+// The engine's public plan (ndconv/plan.h): the device text parsed once, the plan of each filter
+// kind checked as the filter call checks it, and the plan agreeing with what the call then does
+// (backend, reason, outputs per iteration).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ndconv/device.h"
+#include "ndconv/engine.h"
+#include "ndconv/filters.h"
+#include "ndconv/plan.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+TEST(ParseDevice, TheFourFormsAndNothingElse) {
+  EXPECT_EQ(parse_device("auto").backend, Backend::Auto);
+  EXPECT_EQ(parse_device("cpu").backend, Backend::Cpu);
+  const DeviceWish cuda = parse_device("cuda");
+  EXPECT_EQ(cuda.backend, Backend::Cuda);
+  EXPECT_EQ(cuda.cuda_device, 0);
+  const DeviceWish third = parse_device("cuda:3");
+  EXPECT_EQ(third.backend, Backend::Cuda);
+  EXPECT_EQ(third.cuda_device, 3);
+  for (const char* bad : {"", "gpu", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:12345", "cuda0",
+                          "cuda:1,2", " cpu"}) {
+    EXPECT_THROW(parse_device(bad), InvalidArgument) << "'" << bad << "'";
+  }
+  try {
+    parse_device("gpu");
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(device_grammar()), std::string::npos) << e.what();
+  }
+}
+
+FilterRequest dense_request(Backend backend, Index extent, Index filter) {
+  FilterRequest r;
+  r.kind = FilterKind::Dense;
+  r.dims = 3;
+  r.extent = extent;
+  r.filter_extent = filter;
+  r.options.backend = backend;
+  return r;
+}
+
+TEST(Plan, CpuRequestedIsWhatTheDenseCallThenDoes) {
+  const Index extent{37, 29, 23, 1}, filter{5, 3, 7, 1};
+  const Plan p = plan(dense_request(Backend::Cpu, extent, filter));
+  EXPECT_EQ(p.backend, Backend::Cpu);
+  EXPECT_EQ(p.backend_reason, "CPU requested");
+  EXPECT_EQ(p.method, "direct correlation");
+  EXPECT_NE(p.kernel_family.find("CPU row kernels"), std::string::npos) << p.kernel_family;
+  EXPECT_GT(p.outputs_per_thread, 0);
+  EXPECT_NE(p.text().find("CPU requested"), std::string::npos) << p.text();
+
+  const std::vector<float> in = random_values(37 * 29 * 23, fresh_seed());
+  const std::vector<float> taps = random_values(5 * 3 * 7, fresh_seed());
+  std::vector<float> out(in.size());
+  Options o;
+  o.backend = Backend::Cpu;
+  const RunReport r = filter_dense(make_view(in.data(), 3, extent), {3, filter, taps.data()},
+                                   make_view(out.data(), 3, extent), o);
+  EXPECT_EQ(r.backend, p.backend);
+  EXPECT_EQ(r.backend_reason, p.backend_reason);
+  EXPECT_EQ(r.outputs_per_thread, p.outputs_per_thread);
+}
+
+TEST(Plan, AutoOnASmallVolumeTakesTheCpuByTheCostModelWithoutProbing) {
+  const Plan p = plan(dense_request(Backend::Auto, {16, 16, 16, 1}, {3, 3, 3, 1}));
+  EXPECT_EQ(p.backend, Backend::Cpu);
+  EXPECT_NE(p.backend_reason.find("auto: CPU estimated faster"), std::string::npos)
+      << p.backend_reason;
+  EXPECT_NE(p.backend_reason.find("no GPU was probed"), std::string::npos) << p.backend_reason;
+  EXPECT_GT(p.estimated_cpu_seconds, 0);
+  EXPECT_GT(p.estimated_gpu_seconds, p.estimated_cpu_seconds);
+}
+
+TEST(Plan, AGpuRequestWithoutAGpuIsRefusedAsTheCallRefusesIt) {
+  if (cuda_status().usable)
+    GTEST_SKIP() << "a GPU is usable here";
+  EXPECT_THROW(plan(dense_request(Backend::Cuda, {16, 16, 16, 1}, {3, 3, 3, 1})), InvalidArgument);
+}
+
+TEST(Plan, BeforeTheReadALargeJobGoesToTheGpuWithoutProbing) {
+  FilterRequest r;
+  r.kind = FilterKind::Separable;
+  r.dims = 3;
+  r.extent = {512, 512, 512, 1};
+  r.filter_extent = {17, 17, 17, 1};
+  r.startup_hidden = true;
+  r.probe_devices = false;
+  const Plan p = plan(r);
+  if (!cuda_built()) {
+    EXPECT_EQ(p.backend, Backend::Cpu) << p.backend_reason;
+    return;
+  }
+  EXPECT_EQ(p.backend, Backend::Cuda) << p.backend_reason;
+  EXPECT_NE(p.backend_reason.find("probed when the work starts"), std::string::npos)
+      << p.backend_reason;
+  EXPECT_EQ(p.method, "separable passes");
+}
+
+TEST(Plan, EveryKindIsCheckedAsItsCallChecksIt) {
+  // Dense filters over the engine's limit, a volume of dimension 5, an empty bank, an even
+  // median window, a separable filter over its limit.
+  EXPECT_THROW(plan(dense_request(Backend::Cpu, {64, 64, 64, 1}, {33, 3, 3, 1})), InvalidArgument);
+  FilterRequest five = dense_request(Backend::Cpu, {8, 8, 8, 1}, {3, 3, 3, 1});
+  five.dims = 5;
+  EXPECT_THROW(plan(five), InvalidArgument);
+  FilterRequest bank = dense_request(Backend::Cpu, {8, 8, 8, 1}, {7, 7, 7, 1});
+  bank.kind = FilterKind::Bank;
+  bank.filters = 0;
+  EXPECT_THROW(plan(bank), InvalidArgument);
+  bank.filters = 12;
+  EXPECT_EQ(plan(bank).kernel_family, "CPU bank kernels");
+  FilterRequest median = dense_request(Backend::Cpu, {8, 8, 8, 1}, {4, 3, 3, 1});
+  median.kind = FilterKind::Median;
+  EXPECT_THROW(plan(median), InvalidArgument);
+  median.filter_extent = {3, 3, 3, 1};
+  EXPECT_EQ(plan(median).method, "selection");
+  FilterRequest separable = dense_request(Backend::Cpu, {8, 8, 8, 1}, {1025, 1, 1, 1});
+  separable.kind = FilterKind::Separable;
+  EXPECT_THROW(plan(separable), InvalidArgument);
+  FilterRequest recursive = dense_request(Backend::Cpu, {8, 8, 8, 1}, {1, 1, 1, 1});
+  recursive.kind = FilterKind::RecursiveGaussian;
+  EXPECT_EQ(plan(recursive).method, "recursive (IIR) Gaussian");
+  EXPECT_STREQ(to_string(FilterKind::Bank), "filter bank");
+}
+
+}  // namespace
+}  // namespace ndconv::test
