@@ -14,6 +14,7 @@
 #include "number_options.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
+#include "ndconv/plan.h"
 
 namespace ndconv::cli {
 
@@ -80,6 +81,24 @@ void run_adaptive(const AdaptiveArgs& a) {
     control_tensor(none, design_dims, parameters, 1);  // checks the mapping parameters
   } catch (const InvalidArgument& e) {
     throw UsageError(std::string("adaptive: ") + e.what());
+  }
+
+  // The memory the whole filter needs, checked before the image is read: true 4D holds ten tensor
+  // components of the whole series, frame by frame only one frame's.
+  const bool on_gpu = parse_device(a.common.device).backend == Backend::Cuda;
+  AdaptiveParameters planned = parameters;
+  planned.time_as_axis = !a.frames;
+  try {
+    check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent,
+                      adaptive_working_volumes(dims, plan.input.geometry.extent, planned, on_gpu),
+                      a.common);
+  } catch (const io::IoError& e) {
+    std::string hint;
+    if (dims == 4 && !a.frames)
+      hint += "--frames (each 3D frame alone)";
+    if (!on_gpu)
+      hint += std::string(hint.empty() ? "" : " or ") + "--device cuda (the tensor on the GPU)";
+    throw io::IoError(std::string(e.what()) + (hint.empty() ? "" : "; try " + hint));
   }
 
   read_filter_write("adaptive", a, plan,

@@ -157,6 +157,14 @@ inline constexpr AdaptiveRange kFilterSizeRange{3.0, 15.0};   ///< odd taps per 
 /// (filter sizes) even.
 void validate_adaptive_parameters(const AdaptiveParameters& parameters);
 
+/// Float32 volumes of the input's size that adaptive_filter holds at its peak on the host besides
+/// its input and output, for a memory check before the work: the structure tensor's d(d + 1) / 2
+/// components, the float input and the filter bank's padded copy of it (frame by frame, with
+/// time_as_axis false, a 4D series holds one frame's share of those). On the GPU the tensor stays
+/// on the device: pass `on_gpu` for the host's share then (the staged input and output).
+double adaptive_working_volumes(int dims, const Index& extent, const AdaptiveParameters& parameters,
+                                bool on_gpu = false);
+
 /// Seconds per stage, in order, for --verbose.
 struct AdaptiveReport {
   std::vector<std::pair<std::string, double>> stage_seconds;

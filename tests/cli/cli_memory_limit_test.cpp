@@ -64,5 +64,30 @@ TEST(CliMemoryLimit, UnderAnAddressSpaceLimitTheCheckRefusesOrTheWorkSucceeds) {
   EXPECT_GT(done, 0);
 }
 
+// Issue 47, item 1: adaptive filtering checks the memory of its whole working set before any work
+// (true 4D holds ten tensor components of the whole series) and names what would fit: --frames or
+// the GPU. Frame by frame the same series fits where true 4D does not.
+TEST(CliMemoryLimit, AdaptiveIsCheckedBeforeWorkWithAHint) {
+  TempDir dir;
+  write_meta(dir / "seq.mha", random_volume({96, 96, 64, 8}, io::ComponentType::UInt8, 4));
+  const std::string out = dir / "out.mha";
+  std::string err;
+  // 4.7M voxels: true 4D needs about 13 float volumes (240 MiB) besides input and output.
+  const int code = run_limited(
+      320, {"adaptive", dir / "seq.mha", out, "--device", "cpu", "--threads", "2"}, dir, err);
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_NE(err.find("of memory to read, filter and write"), std::string::npos) << err;
+  EXPECT_NE(err.find("try --frames"), std::string::npos) << err;
+  EXPECT_NE(err.find("--device cuda"), std::string::npos) << err;
+  EXPECT_EQ(err.find("out of memory"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // Frame by frame it fits and runs.
+  const int frames = run_limited(
+      320, {"adaptive", dir / "seq.mha", out, "--device", "cpu", "--threads", "2", "--frames"}, dir,
+      err);
+  EXPECT_EQ(frames, 0) << err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+}
+
 }  // namespace
 }  // namespace ndconv::test

@@ -1,5 +1,6 @@
 // The adaptive filter's named parameter sets and the ranges of its user-set parameters
 // (ndconv/adaptive.h), shared by the command line and the ITK filter.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -60,6 +61,17 @@ void validate_adaptive_parameters(const AdaptiveParameters& p) {
   check_size("reconstruction filter size", p.reconstruction.size);
   if (p.orientation_downsampling != 1 && p.orientation_downsampling != 2)
     throw InvalidArgument("the adaptive filter's orientation downsampling must be 1 or 2");
+}
+
+double adaptive_working_volumes(int dims, const Index& extent, const AdaptiveParameters& p,
+                                bool on_gpu) {
+  if (on_gpu)
+    return 1.0;  // the float input staged for the upload
+  const bool frames = dims == 4 && !p.time_as_axis;
+  const int d = frames ? 3 : dims;
+  // The tensor's components, the float input and the bank's padded copy of it.
+  const double volumes = d * (d + 1) / 2 + 2.0;
+  return frames ? volumes / static_cast<double>(std::max<int64_t>(1, extent[3])) + 1.0 : volumes;
 }
 
 }  // namespace ndconv
