@@ -119,21 +119,18 @@ void start_gpu_early(int argc, char** argv) {
     else if (arg == "-h" || arg == "--help")
       return;
   }
-  ndconv::DeviceWish wish;
-  try {
-    wish = ndconv::parse_device(device);
-  } catch (const ndconv::InvalidArgument&) {
-    return;  // the command line's check reports it
-  }
-  if (wish.backend == ndconv::Backend::Cpu)
-    return;
   // With auto, smooth and convolve start it once they know the work, and only where the GPU may
   // win (gpu_may_win).
-  if (wish.backend == ndconv::Backend::Auto && (sub == "smooth" || sub == "convolve"))
+  if (device == "auto" && (sub == "smooth" || sub == "convolve"))
     return;
-  if (wish.backend == ndconv::Backend::Auto && !ndconv::cuda_built())
-    return;
-  ndconv::warm_up_cuda_async(wish.cuda_device);
+  ndconv::cli::CommonOptions common;
+  common.device = device;
+  try {
+    if (ndconv::cli::gpu_may_filter(common))
+      ndconv::warm_up_cuda_async(ndconv::cli::engine_options(common).cuda_device);
+  } catch (const ndconv::InvalidArgument&) {
+    // The command line's check reports a device it cannot parse.
+  }
 }
 
 // The command itself: its exit code, every error reported on one line.

@@ -8,11 +8,13 @@
 #include "cuda/recursive_gaussian/recursive_gaussian.h"
 #include "ndconv/errors.h"
 
-namespace ndconv::cuda_backend {
-
+namespace ndconv {
 namespace {
 const char* const kNoCuda = "ndconv was built without CUDA support";
-}
+}  // namespace
+}  // namespace ndconv
+
+namespace ndconv::cuda_backend {
 
 CudaStatus probe() {
   CudaStatus s;
@@ -80,10 +82,6 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem&, float*, int,
 }  // namespace ndconv::cuda_backend
 
 namespace ndconv::cuda_bank {
-
-namespace {
-const char* const kNoCuda = "ndconv was built without CUDA support";
-}
 
 void run_bank(const detail::BankProblem&, const Options&, RunReport&) {
   throw InvalidArgument(kNoCuda);
@@ -163,16 +161,16 @@ void ResidentAdaptive::reconstruct(double, RunReport&) {
 namespace ndconv::cuda_median {
 
 bool can_implement(int, const Index&, std::string& why) {
-  why = "ndconv was built without CUDA support";
+  why = kNoCuda;
   return false;
 }
 
 void run(const ConstVolumeView&, const VolumeView&, const Index&, Boundary, int, RunReport&) {
-  throw InvalidArgument("ndconv was built without CUDA support");
+  throw InvalidArgument(kNoCuda);
 }
 
 void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, void*) {
-  throw InvalidArgument("ndconv was built without CUDA support");
+  throw InvalidArgument(kNoCuda);
 }
 
 }  // namespace ndconv::cuda_median
@@ -182,7 +180,7 @@ namespace ndconv::cuda_recursive {
 void run(const ConstVolumeView&, const VolumeView&, const std::array<double, kMaxDims>&,
          const std::array<recursive::Coefficients, kMaxDims>&, const std::array<int64_t, kMaxDims>&,
          Boundary, int, RunReport&) {
-  throw InvalidArgument("ndconv was built without CUDA support");
+  throw InvalidArgument(kNoCuda);
 }
 
 }  // namespace ndconv::cuda_recursive

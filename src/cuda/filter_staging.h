@@ -1,12 +1,14 @@
 // Host <-> device staging shared by the filter families that work on whole volumes
-// (src/cuda/median/, src/cuda/recursive_gaussian/): device buffers freed on every path out, and a
-// volume uploaded from or downloaded into a possibly strided host view, every call checked.
+// (src/cuda/median/, src/cuda/recursive_gaussian/, src/cuda/bank/): device buffers freed on every
+// path out, and a volume uploaded from or downloaded into a possibly strided host view, every call
+// checked.
 #pragma once
 
 #include <chrono>
 #include <vector>
 
 #include "core/seconds_since.h"
+#include "core/view_copy.h"
 #include "cuda/check.h"
 #include "ndconv/types.h"
 
@@ -21,39 +23,33 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-/// Calls f(offset in the view, index in a contiguous copy) for every voxel.
-template <typename T, typename F>
-void for_each_element(const BasicVolumeView<T>& v, F f) {
-  size_t i = 0;
-  for (int64_t t = 0; t < v.extent[3]; ++t)
-    for (int64_t z = 0; z < v.extent[2]; ++z)
-      for (int64_t y = 0; y < v.extent[1]; ++y)
-        for (int64_t x = 0; x < v.extent[0]; ++x)
-          f(x * v.stride[0] + y * v.stride[1] + z * v.stride[2] + t * v.stride[3], i++);
+/// Copies `v` into `device` (voxel_count floats, x fastest) on `stream` and waits for it (a strided
+/// view is gathered on the host first).
+inline void upload(const ConstVolumeView& v, float* device, cudaStream_t stream = nullptr) {
+  const size_t bytes = static_cast<size_t>(v.voxel_count()) * sizeof(float);
+  std::vector<float> gathered;
+  const float* src = v.data;
+  if (!v.is_contiguous()) {
+    gathered.resize(static_cast<size_t>(v.voxel_count()));
+    detail::gather(v, gathered.data());
+    src = gathered.data();
+  }
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(device, src, bytes, cudaMemcpyHostToDevice, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
 }
 
-/// Copies `v` into `device` (voxel_count floats, x fastest).
-inline void upload(const ConstVolumeView& v, float* device) {
+/// Copies `device` (contiguous) into `v` on `stream` and waits for it.
+inline void download(const float* device, const VolumeView& v, cudaStream_t stream = nullptr) {
   const size_t bytes = static_cast<size_t>(v.voxel_count()) * sizeof(float);
   if (v.is_contiguous()) {
-    NDCONV_CUDA_CHECK(cudaMemcpy(device, v.data, bytes, cudaMemcpyHostToDevice));
+    NDCONV_CUDA_CHECK(cudaMemcpyAsync(v.data, device, bytes, cudaMemcpyDeviceToHost, stream));
+    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
   std::vector<float> copy(static_cast<size_t>(v.voxel_count()));
-  for_each_element(v, [&](int64_t offset, size_t i) { copy[i] = v.data[offset]; });
-  NDCONV_CUDA_CHECK(cudaMemcpy(device, copy.data(), bytes, cudaMemcpyHostToDevice));
-}
-
-/// Copies `device` (contiguous) into `v`.
-inline void download(const float* device, const VolumeView& v) {
-  const size_t bytes = static_cast<size_t>(v.voxel_count()) * sizeof(float);
-  if (v.is_contiguous()) {
-    NDCONV_CUDA_CHECK(cudaMemcpy(v.data, device, bytes, cudaMemcpyDeviceToHost));
-    return;
-  }
-  std::vector<float> copy(static_cast<size_t>(v.voxel_count()));
-  NDCONV_CUDA_CHECK(cudaMemcpy(copy.data(), device, bytes, cudaMemcpyDeviceToHost));
-  for_each_element(v, [&](int64_t offset, size_t i) { v.data[offset] = copy[i]; });
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(copy.data(), device, bytes, cudaMemcpyDeviceToHost, stream));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  detail::scatter(copy.data(), v);
 }
 
 using detail::seconds_since;

@@ -15,6 +15,7 @@
 #include "core/parallel_for.h"
 #include "core/seconds_since.h"
 #include "engine/backend_work.h"
+#include "engine/filter_checks.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_host.h"
@@ -115,36 +116,23 @@ void check_no_overlap(const ConstVolumeView& in, const VolumeView& out) {
     throw InvalidArgument("input and output volumes overlap");
 }
 
-// What the cost model needs to know about a call besides the work.
-struct Work {
-  double taps_per_output = 1;
-  int passes = 1;
-  bool separable = false;
-  /// The input as uploaded, when it is not the float view's (stored values, ndconv/stored.h).
-  const void* stored_data = nullptr;
-  std::size_t stored_bytes_per_voxel = sizeof(float);
-};
+using detail::LinearWork;
 
-// The backend of a dense or separable call (detail::choose_backend), with the cost model's input.
-Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, const Work& work,
-                       const Options& options, RunReport& report) {
-  detail::LinearWork w;
-  w.input_voxels = input.voxel_count();
-  w.output_voxels = output.voxel_count();
-  w.taps_per_output = work.taps_per_output;
-  w.passes = work.passes;
-  w.separable = work.separable;
-  w.input_bytes_per_voxel = work.stored_bytes_per_voxel;
-  // Asking CUDA whether memory is pinned would start it: only once it has started.
+// The backend of a dense or separable call (detail::choose_backend): `work` completed from the
+// views, and with whether the memory is pinned once CUDA has started (asking earlier would start
+// it). `uploaded`: the values the GPU would upload (the stored ones, or the float view's).
+Backend choose_backend(const ConstVolumeView& input, const VolumeView& output, LinearWork work,
+                       const void* uploaded, const Options& options, RunReport& report) {
+  work.input_voxels = input.voxel_count();
+  work.output_voxels = output.voxel_count();
   if (options.backend == Backend::Auto && cuda_started(options.cuda_device)) {
-    const void* uploaded = work.stored_data != nullptr ? work.stored_data : input.data;
-    w.input_pinned =
+    work.input_pinned =
         input.is_contiguous() &&
-        is_pinned(uploaded, static_cast<size_t>(input.voxel_count()) * work.stored_bytes_per_voxel);
-    w.output_pinned = output.is_contiguous() &&
-                      is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
+        is_pinned(uploaded, static_cast<size_t>(input.voxel_count()) * work.input_bytes_per_voxel);
+    work.output_pinned = output.is_contiguous() &&
+                         is_pinned(output.data, static_cast<size_t>(output.voxel_count()) * 4);
   }
-  return detail::choose_backend(options, detail::linear_backend_work(w, options), report);
+  return detail::choose_backend(options, detail::linear_backend_work(work, options), report);
 }
 
 // The device entry points need the GPU: an InvalidArgument saying why not, as Backend::Cuda.
@@ -154,15 +142,16 @@ void require_gpu(const Options& options) {
   Options cuda = options;
   cuda.backend = Backend::Cuda;
   RunReport unused;
-  choose_backend(ConstVolumeView{}, VolumeView{}, Work{}, cuda, unused);
+  choose_backend(ConstVolumeView{}, VolumeView{}, LinearWork{}, nullptr, cuda, unused);
 }
 
 template <typename Problem, typename CpuRun, typename CudaRun>
-RunReport dispatch(const Problem& problem, const Work& work, const Options& options, CpuRun cpu,
-                   CudaRun cuda) {
+RunReport dispatch(const Problem& problem, const LinearWork& work, const Options& options,
+                   CpuRun cpu, CudaRun cuda) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
-  report.backend = choose_backend(problem.input, problem.output, work, options, report);
+  report.backend =
+      choose_backend(problem.input, problem.output, work, problem.input.data, options, report);
   if (report.backend == Backend::Cuda) {
     cuda(problem, options, report);
   } else {
@@ -201,21 +190,26 @@ OutputGeometry output_geometry(int dims, const Index& input_extent, const Index&
   return g;
 }
 
-void validate_dense_filter(const DenseFilter& filter) {
-  validate_dims(filter.dims, "the filter");
-  if (filter.taps == nullptr)
-    throw InvalidArgument("the filter has no taps");
-  const int64_t limit = filter.dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
-  for (int a = 0; a < filter.dims; ++a) {
-    if (filter.extent[a] < 1)
+void detail::validate_dense_shape(int dims, const Index& extent) {
+  validate_dims(dims, "the filter");
+  const int64_t limit = dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
+  for (int a = 0; a < dims; ++a) {
+    if (extent[a] < 1)
       throw InvalidArgument("the filter is empty along " + axis_name(a));
-    if (filter.extent[a] > limit) {
-      throw InvalidArgument("the filter has " + std::to_string(filter.extent[a]) + " taps along " +
-                            axis_name(a) + "; the limit for " + std::to_string(filter.dims) +
+    if (extent[a] > limit) {
+      throw InvalidArgument("the filter has " + std::to_string(extent[a]) + " taps along " +
+                            axis_name(a) + "; the limit for " + std::to_string(dims) +
                             "D dense filters is " + std::to_string(limit) +
                             " (use a separable filter for larger ones)");
     }
   }
+}
+
+void validate_dense_filter(const DenseFilter& filter) {
+  validate_dims(filter.dims, "the filter");
+  if (filter.taps == nullptr)
+    throw InvalidArgument("the filter has no taps");
+  detail::validate_dense_shape(filter.dims, filter.extent);
   for (int64_t i = 0; i < filter.tap_count(); ++i) {
     if (!std::isfinite(filter.taps[i]))
       throw InvalidArgument("the filter has a NaN or Inf tap");
@@ -309,8 +303,8 @@ detail::SeparableProblem separable_problem(const ConstVolumeView& input,
   return p;
 }
 
-Work separable_work(const detail::SeparableProblem& p) {
-  Work w;
+LinearWork separable_work(const detail::SeparableProblem& p) {
+  LinearWork w;
   w.separable = true;
   w.taps_per_output = 0;
   w.passes = 0;
@@ -330,7 +324,7 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
                        const VolumeView& output, const Options& options) {
   std::vector<float> flipped;
   const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
-  Work work;
+  LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
   return dispatch(p, work, options, cpu_backend::run_dense, cuda_backend::run_dense);
 }
@@ -392,13 +386,12 @@ ConstVolumeView as_float_view(const StoredVolumeView& v) {
 // Runs a problem whose input geometry comes from `input` on the stored values: the GPU uploads and
 // converts them on the device, the CPU converts them itself (cpu_backend.h says how).
 template <typename Problem, typename CpuStoredRun, typename CudaStoredRun>
-RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Work work,
+RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, LinearWork work,
                           const Options& options, CpuStoredRun cpu, CudaStoredRun cuda) {
   const auto t0 = std::chrono::steady_clock::now();
   RunReport report;
-  work.stored_data = input.data;
-  work.stored_bytes_per_voxel = scalar_size(input.type);
-  report.backend = choose_backend(problem.input, problem.output, work, options, report);
+  work.input_bytes_per_voxel = scalar_size(input.type);
+  report.backend = choose_backend(problem.input, problem.output, work, input.data, options, report);
   if (report.backend == Backend::Cuda) {
     cuda(problem, input, options, report);
     report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
@@ -420,7 +413,7 @@ RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& 
   const detail::CorrelationProblem p =
       dense_problem(geometry_view(input), filter, output, options, flipped);
   check_stored_no_overlap(input, output);
-  Work work;
+  LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
   return dispatch_stored(input, p, work, options, cpu_backend::run_dense_stored,
                          cuda_backend::run_dense_stored);

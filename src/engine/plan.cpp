@@ -10,6 +10,7 @@
 #include "core/problem.h"
 #include "cpu/cpu_backend.h"
 #include "engine/backend_work.h"
+#include "engine/filter_checks.h"
 #include "ndconv/engine.h"
 #include "ndconv/filters.h"
 
@@ -52,17 +53,6 @@ const char* to_string(FilterKind kind) {
 namespace {
 
 using detail::voxels_of;
-
-// The filter call's own checks of a dense filter's shape (the taps' values are the call's to
-// check).
-void check_dense_shape(int dims, const Index& extent) {
-  DenseFilter shape;
-  shape.dims = dims;
-  shape.extent = extent;
-  const std::vector<float> zeros(static_cast<std::size_t>(voxels_of(dims, extent)), 0.0f);
-  shape.taps = zeros.data();
-  validate_dense_filter(shape);
-}
 
 detail::BackendWork linear_work(const FilterRequest& r, const OutputGeometry& g) {
   detail::LinearWork w;
@@ -144,10 +134,10 @@ Plan plan(const FilterRequest& r) {
   Index filter_extent = r.filter_extent;
   switch (r.kind) {
     case FilterKind::Dense:
-      check_dense_shape(r.dims, r.filter_extent);
+      detail::validate_dense_shape(r.dims, r.filter_extent);
       break;
     case FilterKind::Bank:
-      check_dense_shape(r.dims, r.filter_extent);
+      detail::validate_dense_shape(r.dims, r.filter_extent);
       if (r.filters < 1)
         throw InvalidArgument("the filter bank has no filters");
       work = detail::bank_backend_work(r.filter_extent, r.dims);

@@ -32,6 +32,7 @@
 #include "cuda/bank/bank_voxels.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
+#include "cuda/filter_staging.h"
 #include "cuda/staging.h"
 
 namespace ndconv::cuda_bank {
@@ -347,33 +348,12 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
 
 }  // namespace
 
-void upload_volume(const ConstVolumeView& view, float* device, void* stream_handle) {
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
-  std::vector<float> gathered;
-  const float* src = view.data;
-  if (!view.is_contiguous()) {
-    gathered.resize(static_cast<size_t>(view.voxel_count()));
-    cuda_backend::gather(view, gathered.data());
-    src = gathered.data();
-  }
-  NDCONV_CUDA_CHECK(cudaMemcpyAsync(device, src, bytes, cudaMemcpyHostToDevice, stream));
-  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before `gathered` goes
+void upload_volume(const ConstVolumeView& view, float* device, void* stream) {
+  cuda_filters::upload(view, device, static_cast<cudaStream_t>(stream));
 }
 
-void download_volume(const float* device, const VolumeView& view, void* stream_handle) {
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const size_t bytes = static_cast<size_t>(view.voxel_count()) * sizeof(float);
-  if (view.is_contiguous()) {
-    NDCONV_CUDA_CHECK(cudaMemcpyAsync(view.data, device, bytes, cudaMemcpyDeviceToHost, stream));
-    NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return;
-  }
-  std::vector<float> downloaded(static_cast<size_t>(view.voxel_count()));
-  NDCONV_CUDA_CHECK(
-      cudaMemcpyAsync(downloaded.data(), device, bytes, cudaMemcpyDeviceToHost, stream));
-  NDCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
-  cuda_backend::scatter(downloaded.data(), view);
+void download_volume(const float* device, const VolumeView& view, void* stream) {
+  cuda_filters::download(device, view, static_cast<cudaStream_t>(stream));
 }
 
 void report_bank_launch(const BankLaunch& l, BankKernel kernel, const std::string& detail,
