@@ -1,0 +1,121 @@
+// Bindings of ndconv's own filters: the filter bank and the orientation-adaptive filter.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "arrays.h"
+#include "calls.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/errors.h"
+
+namespace ndconv::python {
+
+namespace {
+
+/// One input float32 host view for the bank and the adaptive filter (the package converts).
+ConstVolumeView host_float_input(const InArray& input) {
+  if (placement_of(input).on_gpu)
+    throw nb::value_error("internal: the bank and the adaptive filter take host arrays");
+  return float_view_of(input);
+}
+
+nb::dict filter_bank_call(const InArray& input, const InArray& taps, std::vector<OutArray> outputs,
+                          const CallSettings& settings) {
+  const ConstVolumeView in = host_float_input(input);
+  if (placement_of(taps).on_gpu || scalar_type_of(taps) != ScalarType::Float32 ||
+      taps.ndim() != input.ndim() + 1)
+    throw nb::value_error("internal: the bank's taps are a float32 host array (filters, *shape)");
+  const ConstVolumeView all = [&] {
+    ConstVolumeView v;
+    v.data = static_cast<const float*>(taps.data());
+    return v;
+  }();
+  FilterBank bank;
+  bank.dims = in.dims;
+  bank.count = static_cast<int>(taps.shape(0));
+  const std::size_t n = input.ndim();
+  for (std::size_t axis = 0; axis < n; ++axis)
+    bank.extent[n - 1 - axis] = static_cast<int64_t>(taps.shape(axis + 1));
+  // The taps must be contiguous, C order: the package makes them so.
+  int64_t expected = 1;
+  for (std::size_t axis = taps.ndim(); axis-- > 0;) {
+    if (taps.shape(axis) > 1 && taps.stride(axis) != expected)
+      throw nb::value_error("internal: the bank's taps must be C-contiguous");
+    expected *= static_cast<int64_t>(taps.shape(axis));
+  }
+  bank.taps = all.data;
+  if (outputs.size() != static_cast<std::size_t>(bank.count))
+    throw nb::value_error("internal: one output per filter is expected");
+  std::vector<VolumeView> out;
+  for (const OutArray& o : outputs)
+    out.push_back(output_view_of(o, stored_view(in)));
+  Options options = options_of(settings, placement_of(input));
+  RunReport report;
+  run_released(options, [&] { report = filter_bank(in, bank, out, options); });
+  return report_dict(report);
+}
+
+nb::dict adaptive_call(const InArray& input, const OutArray& output, const std::string& preset,
+                       const nb::dict& overrides, bool time_as_axis, bool coarse_orientation,
+                       const CallSettings& settings) {
+  const ConstVolumeView in = host_float_input(input);
+  const VolumeView out = output_view_of(output, stored_view(in));
+  AdaptiveParameters p;
+  try {
+    p = adaptive_preset(parse_adaptive_preset(preset));
+  } catch (const InvalidArgument& e) {
+    throw nb::value_error(e.what());
+  }
+  for (auto [key, value] : overrides) {
+    const std::string name = nb::cast<std::string>(key);
+    if (value.is_none())
+      continue;
+    if (name == "smoothing")
+      p.reconstruction.lowpass_sigma = nb::cast<double>(value);
+    else if (name == "relaxation")
+      p.relaxation_sigma = nb::cast<double>(value);
+    else if (name == "threshold")
+      p.magnitude_sigma = nb::cast<double>(value);
+    else if (name == "anisotropy")
+      p.eigen_alpha = nb::cast<double>(value);
+    else if (name == "blend")
+      p.blend = nb::cast<double>(value);
+    else if (name == "quadrature_size")
+      p.quadrature.size = nb::cast<int>(value);
+    else if (name == "reconstruction_size")
+      p.reconstruction.size = nb::cast<int>(value);
+    else
+      throw nb::value_error(("unknown adaptive parameter '" + name + "'").c_str());
+  }
+  p.time_as_axis = time_as_axis;
+  p.orientation_downsampling = coarse_orientation ? 2 : 1;
+  try {
+    validate_adaptive_parameters(p);
+  } catch (const InvalidArgument& e) {
+    throw nb::value_error(e.what());
+  }
+  Options options = options_of(settings, placement_of(input));
+  AdaptiveReport report;
+  run_released(options, [&] { report = adaptive_filter(in, out, p, options); });
+  nb::dict d = report_dict(report.bank);
+  d["seconds_total"] = report.seconds_total;
+  nb::list stages;
+  for (const auto& [stage, seconds] : report.stage_seconds)
+    stages.append(nb::make_tuple(stage, seconds));
+  d["stage_seconds"] = stages;
+  return d;
+}
+
+}  // namespace
+
+void bind_bank_adaptive(nb::module_& m) {
+  m.def("filter_bank", &filter_bank_call, nb::arg("input"), nb::arg("taps"), nb::arg("outputs"),
+        nb::arg("settings"));
+  m.def("adaptive", &adaptive_call, nb::arg("input"), nb::arg("output"), nb::arg("preset"),
+        nb::arg("overrides"), nb::arg("time_as_axis"), nb::arg("coarse_orientation"),
+        nb::arg("settings"));
+}
+
+}  // namespace ndconv::python

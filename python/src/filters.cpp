@@ -1,0 +1,225 @@
+// Bindings of the engine's linear filters, the median, the plan and the engine's facts. Each takes
+// its input as it comes (any dtype the engine reads, strided, host or device) and writes a float32
+// output array that the package allocated; the package casts to the caller's dtype.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "arrays.h"
+#include "calls.h"
+#include "ndconv/device.h"
+#include "ndconv/engine.h"
+#include "ndconv/filters.h"
+#include "ndconv/plan.h"
+#include "ndconv/stored.h"
+
+namespace ndconv::python {
+
+namespace {
+
+/// A float32 host or device array of taps, C order, as a dense filter in engine order.
+DenseFilter dense_filter_of(const InArray& weights, std::vector<float>& taps) {
+  if (placement_of(weights).on_gpu || scalar_type_of(weights) != ScalarType::Float32)
+    throw nb::type_error("internal: weights must be a float32 host array");
+  const ConstVolumeView w = float_view_of(weights);
+  DenseFilter f;
+  f.dims = w.dims;
+  f.extent = w.extent;
+  taps.resize(static_cast<std::size_t>(w.voxel_count()));
+  std::size_t i = 0;
+  for (int64_t t = 0; t < w.extent[3]; ++t)
+    for (int64_t z = 0; z < w.extent[2]; ++z)
+      for (int64_t y = 0; y < w.extent[1]; ++y)
+        for (int64_t x = 0; x < w.extent[0]; ++x)
+          taps[i++] = w.at({x, y, z, t});
+  f.taps = taps.data();
+  return f;
+}
+
+/// Per-axis 1D taps given in Python's axis order (None or empty: the axis is not filtered).
+SeparableFilter separable_filter_of(int dims, std::size_t ndim,
+                                    const std::vector<std::vector<float>>& taps) {
+  if (taps.size() != ndim)
+    throw nb::value_error("internal: one list of taps per axis is expected");
+  SeparableFilter f;
+  f.dims = dims;
+  for (std::size_t axis = 0; axis < ndim; ++axis)
+    f.taps[ndim - 1 - axis] = taps[axis];
+  return f;
+}
+
+void check_same_device(const Placement& in, const Placement& out) {
+  if (in.on_gpu != out.on_gpu || in.device != out.device)
+    throw nb::value_error("the output array is not on the input's device");
+}
+
+nb::dict correlate(const InArray& input, const InArray& weights, const OutArray& output,
+                   const CallSettings& settings) {
+  const Placement where = placement_of(input);
+  check_same_device(where, placement_of(output));
+  std::vector<float> taps;
+  const DenseFilter filter = dense_filter_of(weights, taps);
+  Options options = options_of(settings, where);
+  RunReport report;
+  if (where.on_gpu) {
+    const ConstVolumeView in = float_view_of(input);
+    const VolumeView out = output_view_of(output, stored_view(in));
+    run_released(options, [&] {
+      report = filter_dense_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
+    });
+  } else {
+    const StoredVolumeView in = stored_view_of(input);
+    const VolumeView out = output_view_of(output, in);
+    run_released(options, [&] { report = filter_dense_stored(in, filter, out, options); });
+  }
+  return report_dict(report);
+}
+
+nb::dict correlate_separable(const InArray& input, const std::vector<std::vector<float>>& taps,
+                             const OutArray& output, const CallSettings& settings) {
+  const Placement where = placement_of(input);
+  check_same_device(where, placement_of(output));
+  Options options = options_of(settings, where);
+  const SeparableFilter filter = separable_filter_of(engine_dims(input.ndim()), input.ndim(), taps);
+  RunReport report;
+  if (where.on_gpu) {
+    const ConstVolumeView in = float_view_of(input);
+    const VolumeView out = output_view_of(output, stored_view(in));
+    run_released(options, [&] {
+      report = filter_separable_device(in, filter, out, options,
+                                       reinterpret_cast<void*>(settings.stream));
+    });
+  } else {
+    const StoredVolumeView in = stored_view_of(input);
+    const VolumeView out = output_view_of(output, in);
+    run_released(options, [&] { report = filter_separable_stored(in, filter, out, options); });
+  }
+  return report_dict(report);
+}
+
+nb::dict median(const InArray& input, const std::vector<int64_t>& radius, const OutArray& output,
+                const CallSettings& settings) {
+  const Placement where = placement_of(input);
+  check_same_device(where, placement_of(output));
+  if (where.on_gpu)
+    throw nb::value_error("internal: the median of a device array is not bound");
+  Options options = options_of(settings, where);
+  const ConstVolumeView in = float_view_of(input);
+  const VolumeView out = output_view_of(output, stored_view(in));
+  if (radius.size() != input.ndim())
+    throw nb::value_error("internal: one radius per axis is expected");
+  Index r{0, 0, 0, 0};
+  for (std::size_t axis = 0; axis < radius.size(); ++axis)
+    r[input.ndim() - 1 - axis] = radius[axis];
+  RunReport report;
+  run_released(options, [&] { report = median_filter(in, out, r, options); });
+  return report_dict(report);
+}
+
+/// The engine's plan for a filter of `kind` over an input of `shape` (Python order).
+nb::dict plan_of(const std::string& kind, const std::vector<int64_t>& shape,
+                 const std::vector<int64_t>& filter_shape, int filters, std::size_t input_bytes,
+                 const CallSettings& settings, bool on_gpu) {
+  FilterRequest r;
+  static const std::pair<const char*, FilterKind> kinds[] = {
+      {"dense", FilterKind::Dense},
+      {"separable", FilterKind::Separable},
+      {"bank", FilterKind::Bank},
+      {"median", FilterKind::Median},
+      {"recursive_gaussian", FilterKind::RecursiveGaussian}};
+  bool known = false;
+  for (const auto& [name, value] : kinds)
+    if (kind == name) {
+      r.kind = value;
+      known = true;
+    }
+  if (!known)
+    throw nb::value_error(("unknown filter kind '" + kind + "'").c_str());
+  r.dims = engine_dims(shape.size());
+  for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+    r.extent[shape.size() - 1 - axis] = shape[axis];
+    if (axis < filter_shape.size())
+      r.filter_extent[shape.size() - 1 - axis] = filter_shape[axis];
+  }
+  r.filters = filters;
+  r.input_bytes_per_voxel = input_bytes;
+  Placement where;
+  where.on_gpu = on_gpu;
+  r.options = options_of(settings, where);
+  Plan p;
+  try {
+    p = plan(r);
+  } catch (const InvalidArgument& e) {
+    throw nb::value_error(e.what());
+  }
+  nb::dict d;
+  d["backend"] = to_string(p.backend);
+  d["backend_reason"] = p.backend_reason;
+  d["method"] = p.method;
+  d["kernel_family"] = p.kernel_family;
+  d["outputs_per_thread"] = p.outputs_per_thread;
+  d["outputs_per_thread_reason"] = p.outputs_per_thread_reason;
+  d["device_bytes"] = p.device_bytes;
+  d["estimated_cpu_seconds"] = p.estimated_cpu_seconds;
+  d["estimated_gpu_seconds"] = p.estimated_gpu_seconds;
+  d["text"] = p.text();
+  return d;
+}
+
+nb::dict cuda_facts() {
+  const CudaStatus s = cuda_status();
+  nb::dict d;
+  d["compiled"] = s.compiled;
+  d["usable"] = s.usable;
+  d["reason"] = s.reason;
+  nb::list devices;
+  for (const DeviceInfo& info : s.devices) {
+    nb::dict dev;
+    dev["index"] = info.index;
+    dev["name"] = info.name;
+    dev["compute_capability"] = nb::make_tuple(info.compute_capability_major,
+                                               info.compute_capability_minor);
+    dev["total_memory"] = info.total_memory;
+    dev["free_memory"] = info.free_memory;
+    devices.append(dev);
+  }
+  d["devices"] = devices;
+  return d;
+}
+
+std::vector<float> derivative_taps(double sigma, int order, double truncate) {
+  try {
+    return gaussian_derivative_taps(sigma, order, truncate);
+  } catch (const InvalidArgument& e) {
+    throw nb::value_error(e.what());
+  }
+}
+
+}  // namespace
+
+void bind_filters(nb::module_& m) {
+  nb::class_<CallSettings>(m, "CallSettings")
+      .def(nb::init<>())
+      .def_rw("boundary", &CallSettings::boundary)
+      .def_rw("boundary_value", &CallSettings::boundary_value)
+      .def_rw("device", &CallSettings::device)
+      .def_rw("threads", &CallSettings::threads)
+      .def_rw("stream", &CallSettings::stream);
+  m.def("correlate", &correlate, nb::arg("input"), nb::arg("weights"), nb::arg("output"),
+        nb::arg("settings"));
+  m.def("correlate_separable", &correlate_separable, nb::arg("input"), nb::arg("taps"),
+        nb::arg("output"), nb::arg("settings"));
+  m.def("median", &median, nb::arg("input"), nb::arg("radius"), nb::arg("output"),
+        nb::arg("settings"));
+  m.def("plan", &plan_of, nb::arg("kind"), nb::arg("shape"), nb::arg("filter_shape"),
+        nb::arg("filters"), nb::arg("input_bytes"), nb::arg("settings"), nb::arg("on_gpu"));
+  m.def("cuda_status", &cuda_facts);
+  m.def("cuda_built", [] { return cuda_built(); });
+  m.def("version", [] { return std::string(version()); });
+  m.def("gaussian_derivative_taps", &derivative_taps, nb::arg("sigma"), nb::arg("order"),
+        nb::arg("truncate"));
+}
+
+}  // namespace ndconv::python
