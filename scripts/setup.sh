@@ -10,10 +10,13 @@ cd "$(dirname "$0")/.."
 # libfftw3-dev: ITK's FFT module links FFTW, and libinsighttoolkit5-dev only recommends it (the
 # install below skips recommendations), so a new machine failed to link without it.
 # nlohmann-json3-dev: the JSON of `ndconv sweep` and `ndconv bench` (src/perf).
+# python3-dev, python3-venv: the Python package's module and its virtual environment
+# (scripts/python.sh).
 # clang, libclang-rt-14-dev: the libFuzzer targets and their sanitizers (scripts/fuzz.sh); clang
 # only recommends the runtime, which the install below would skip.
 packages=(cmake ninja-build g++ pkg-config libinsighttoolkit5-dev libfftw3-dev libcli11-dev
-  nlohmann-json3-dev googletest libgtest-dev libdeflate-dev zlib1g-dev clang libclang-rt-14-dev)
+  nlohmann-json3-dev googletest libgtest-dev libdeflate-dev zlib1g-dev clang libclang-rt-14-dev python3-dev
+  python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -72,6 +72,7 @@ class Operand:
         _check_dtype(self.dtype, name)
         self.shape = tuple(int(n) for n in self.array.shape)
         self.ndim = len(self.shape)
+        self.empty = any(n == 0 for n in self.shape)  # nothing to filter: scipy returns it as is
         if self.ndim == 0:
             raise ValueError(f"ndconv filters arrays of 1 to 4 axes; the {name} is 0-d")
 

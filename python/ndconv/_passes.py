@@ -41,6 +41,8 @@ def correlate_dense(op: Operand, weights: np.ndarray, output, mode: str, cval: f
     if op.ndim > 4:
         raise ValueError(f"ndconv's dense filters take arrays of 1 to 4 axes; this one has "
                          f"{op.ndim} (separable filters take any number)")
+    if op.empty:
+        return output
     taps = np.ascontiguousarray(weights, dtype=np.float32)
     target = op.float32_target(output)
     _ndconv.correlate(op.engine_input(), taps, target, op.settings(mode, cval, device, threads))
@@ -69,6 +71,8 @@ def _one_pass(op: Operand, source, axis: int, taps: np.ndarray, target, mode: st
 def correlate_passes(op: Operand, passes, output, cval: float, device: str, threads: int):
     """1D correlations in order, `passes` a list of (axis, taps, engine mode), cast into
     `output` as scipy does after every pass."""
+    if op.empty:
+        return output
     if not passes:
         op.cast_into(op.engine_input(), output)
         return output

@@ -632,6 +632,8 @@ def median_filter(input, size=None, footprint=None, output=None, mode="reflect",
     for ax, s in zip(axes, sizes):
         radius[ax] = s // 2
     out = op.output(output)
+    if op.empty:
+        return op.give_back(out)
     target = op.float32_target(out)
     _ndconv.median(op.engine_input(float32=True), radius, target,
                    op.settings(engine_mode(mode, cval), cval, device, threads))
