@@ -191,7 +191,7 @@ class Operand:
             import cupy
 
             return (output.dtype == cupy.float32 and output.flags.c_contiguous and
-                    not cupy.shares_memory(output, self.array))
+                    not cupy.may_share_memory(output, self.array))
         return (output.dtype == self.torch.float32 and output.is_contiguous() and
                 not _torch_overlap(output, self.array))
 
