@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "io/regular_file.h"
+#include "ndconv/plan.h"
 #include "io/header_check.h"
 #include "io/image.h"
 #include "io/output_file.h"
@@ -193,35 +194,69 @@ std::vector<Job> make_jobs(const std::vector<std::string>& names, const BatchOpt
   return jobs;
 }
 
+std::vector<int> batch_gpus(const std::string& device) {
+  const DeviceWish wish = parse_device(device);
+  if (wish.cuda_devices.empty() && !wish.all_cuda_devices)
+    return {};
+  try {
+    return cuda_devices_of(wish);
+  } catch (const InvalidArgument& e) {
+    throw Error(std::string("--device ") + device + ": " + e.what());
+  }
+}
+
+std::vector<Job> spread_over_gpus(std::vector<Job> jobs, const std::vector<int>& gpus) {
+  if (gpus.size() > 1) {
+    for (size_t i = 0; i < jobs.size(); ++i)
+      jobs[i].gpu = gpus[i % gpus.size()];
+  }
+  return jobs;
+}
+
+// The stages' turns. Reading and writing take the jobs one at a time in order; filtering has one
+// lane per GPU (job i in lane i % lanes), each taking its jobs in order.
 class BatchPipeline {
  public:
-  // Waits until every earlier job has passed `stage`.
+  explicit BatchPipeline(size_t lanes) : lanes_(lanes) {
+    for (size_t lane = 0; lane < lanes; ++lane)
+      next_filter_.push_back(lane);
+  }
+  size_t lanes() const { return lanes_; }
+  // Waits until every earlier job of its lane has passed `stage`.
   void enter(size_t job, Stage stage) {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return next_[stage] == job; });
+    ready_.wait(lock, [&] { return next(job, stage) == job; });
   }
   // Job `job` is done with `stage` (or will never run it): the next job may enter.
   void leave(size_t job, Stage stage) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (next_[stage] == job)
-      next_[stage] = job + 1;
+    if (next(job, stage) == job)
+      next(job, stage) = job + step(stage);
     ready_.notify_all();
   }
   // At the end of a job, failed or not: the stages it did not run are passed in turn.
   void finish(size_t job) {
     std::unique_lock<std::mutex> lock(mutex_);
-    for (size_t& next : next_) {
-      ready_.wait(lock, [&] { return next >= job; });
-      if (next == job)
-        next = job + 1;
+    for (int s = 0; s < kStages; ++s) {
+      const auto stage = static_cast<Stage>(s);
+      ready_.wait(lock, [&] { return next(job, stage) >= job; });
+      if (next(job, stage) == job)
+        next(job, stage) = job + step(stage);
       ready_.notify_all();
     }
   }
 
  private:
+  size_t& next(size_t job, Stage stage) {
+    return stage == kFilter ? next_filter_[job % lanes_] : next_[stage];
+  }
+  size_t step(Stage stage) const { return stage == kFilter ? lanes_ : 1; }
+
+  size_t lanes_;
   std::mutex mutex_;
   std::condition_variable ready_;
   size_t next_[kStages] = {0, 0, 0};
+  std::vector<size_t> next_filter_;
 };
 
 namespace {
@@ -255,14 +290,21 @@ StageTurn::~StageTurn() {
 }
 
 int jobs_in_flight() {
-  return current_pipeline != nullptr ? kBatchJobsInFlight : 1;
+  return current_pipeline != nullptr
+             ? kBatchJobsInFlight + static_cast<int>(current_pipeline->lanes()) - 1
+             : 1;
 }
 
 void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
               const std::function<void(const Job&)>& one) {
   if (jobs.size() == 1)
     return one(jobs[0]);
-  BatchPipeline pipeline;
+  std::set<int> gpus;
+  for (const Job& job : jobs)
+    gpus.insert(job.gpu);
+  // Jobs alternate over the GPUs in order, so job i's lane is i % (number of GPUs).
+  BatchPipeline pipeline(gpus.size());
+  const size_t in_flight = kBatchJobsInFlight + gpus.size() - 1;
   struct Outcome {
     std::string error;
     bool aborted = false;
@@ -281,7 +323,7 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
     pipeline.finish(i);
     current_pipeline = nullptr;
   };
-  // At most kBatchJobsInFlight jobs at once: job i starts when job i - kBatchJobsInFlight ended.
+  // At most `in_flight` jobs at once: job i starts when job i - in_flight ended.
   std::vector<std::thread> threads(jobs.size());
   int failed = 0;
   bool aborted = false;
@@ -296,14 +338,11 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
     }
   };
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (i >= static_cast<size_t>(kBatchJobsInFlight))
-      join(i - kBatchJobsInFlight);
+    if (i >= in_flight)
+      join(i - in_flight);
     threads[i] = std::thread(run_one, i);
   }
-  for (size_t i = jobs.size() > static_cast<size_t>(kBatchJobsInFlight)
-                      ? jobs.size() - kBatchJobsInFlight
-                      : 0;
-       i < jobs.size(); ++i)
+  for (size_t i = jobs.size() > in_flight ? jobs.size() - in_flight : 0; i < jobs.size(); ++i)
     join(i);
   if (aborted)
     throw Aborted();
@@ -314,7 +353,8 @@ void run_jobs(const std::vector<Job>& jobs, const CommonOptions& c,
     throw Error(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
                 " inputs failed (named above); the others were written");
   }
-  note(c, "batch: " + std::to_string(jobs.size()) + " inputs written");
+  note(c, "batch: " + std::to_string(jobs.size()) + " inputs written" +
+              (gpus.size() > 1 ? " on " + std::to_string(gpus.size()) + " GPUs" : ""));
 }
 
 }  // namespace ndconv::cli

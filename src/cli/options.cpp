@@ -18,7 +18,8 @@ void add_threads_option(CLI::App& sub, CommonOptions& c) {
 void add_common_options(CLI::App& sub, CommonOptions& c) {
   sub.add_option("--device", c.device,
                  "auto (the GPU where the cost model expects it to be faster than the CPU, with "
-                 "CUDA's start-up counted; else the CPU; --verbose says why), cpu, cuda, cuda:N")
+                 "CUDA's start-up counted; else the CPU; --verbose says why), cpu, cuda, cuda:N; "
+                 "cuda:N,M,... or cuda:all spread a batch's inputs over those GPUs")
       ->group(kRunGroup)
       ->capture_default_str()
       ->check([](const std::string& s) -> std::string {

@@ -17,7 +17,7 @@
 namespace ndconv {
 
 const char* device_grammar() {
-  return "auto, cpu, cuda or cuda:N";
+  return "auto, cpu, cuda, cuda:N, cuda:N,M,... or cuda:all";
 }
 
 DeviceWish parse_device(const std::string& text) {
@@ -31,12 +31,62 @@ DeviceWish parse_device(const std::string& text) {
   wish.backend = Backend::Cuda;
   if (text == "cuda")
     return wish;
-  const std::string digits = text.rfind("cuda:", 0) == 0 ? text.substr(5) : std::string();
-  if (digits.empty() || digits.size() > 4 ||
-      digits.find_first_not_of("0123456789") != std::string::npos)
-    throw InvalidArgument("the device is '" + text + "'; it must be " + device_grammar());
-  wish.cuda_device = std::stoi(digits);
+  const auto refuse = [&text] {
+    return InvalidArgument("the device is '" + text + "'; it must be " + device_grammar());
+  };
+  if (text.rfind("cuda:", 0) != 0)
+    throw refuse();
+  const std::string list = text.substr(5);
+  if (list == "all") {
+    wish.all_cuda_devices = true;
+    return wish;
+  }
+  std::vector<int> devices;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', start);
+    const std::string digits =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (digits.empty() || digits.size() > 4 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      throw refuse();
+    const int device = std::stoi(digits);
+    if (std::find(devices.begin(), devices.end(), device) != devices.end())
+      throw InvalidArgument("the device list '" + text + "' names GPU " + digits + " twice");
+    devices.push_back(device);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  wish.cuda_device = devices.front();
+  if (devices.size() > 1)
+    wish.cuda_devices = devices;
   return wish;
+}
+
+std::vector<int> cuda_devices_of(const DeviceWish& wish) {
+  if (wish.backend != Backend::Cuda)
+    return {};
+  const CudaStatus status = cuda_status();
+  std::vector<int> seen;
+  for (const DeviceInfo& d : status.devices)
+    seen.push_back(d.index);
+  if (wish.all_cuda_devices) {
+    if (!status.usable || seen.empty())
+      throw InvalidArgument("cuda:all: no usable GPU (" + status.reason + ")");
+    return seen;
+  }
+  std::vector<int> wanted =
+      wish.cuda_devices.empty() ? std::vector<int>{wish.cuda_device} : wish.cuda_devices;
+  for (int device : wanted) {
+    if (std::find(seen.begin(), seen.end(), device) == seen.end()) {
+      throw InvalidArgument(
+          "GPU " + std::to_string(device) + " is not there (" + std::to_string(seen.size()) +
+          " usable: " +
+          (status.usable ? "devices 0.." + std::to_string(seen.size() - 1) : status.reason) + ")");
+    }
+  }
+  return wanted;
 }
 
 const char* to_string(FilterKind kind) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "ndconv/errors.h"
 #include "ndconv/types.h"
@@ -24,15 +25,24 @@ namespace ndconv {
 /// Where a user wants the work done.
 struct DeviceWish {
   Backend backend = Backend::Auto;
-  int cuda_device = 0;
+  int cuda_device = 0;  ///< the GPU of one volume: the first of a list
+  /// Several GPUs ("cuda:0,1", or every one with "cuda:all"): a batch spreads its inputs over
+  /// them; one volume runs on `cuda_device`. Empty for one GPU.
+  std::vector<int> cuda_devices;
+  bool all_cuda_devices = false;  ///< "cuda:all": the list is every usable GPU (cuda_devices_of)
 };
 
-/// The accepted device texts, for help texts: "auto, cpu, cuda or cuda:N".
+/// The accepted device texts, for help texts: "auto, cpu, cuda, cuda:N, cuda:N,M,... or cuda:all".
 const char* device_grammar();
 
-/// Parses "auto", "cpu", "cuda" or "cuda:N" (N a device index); throws InvalidArgument naming the
-/// accepted forms.
+/// Parses "auto", "cpu", "cuda", "cuda:N" (N a device index), "cuda:N,M,..." (distinct indices)
+/// or "cuda:all"; throws InvalidArgument naming the accepted forms.
 DeviceWish parse_device(const std::string& text);
+
+/// The GPUs of `wish` (one for a single GPU; every usable one for "cuda:all", which asks CUDA),
+/// each checked against the devices CUDA sees. Throws InvalidArgument for an index that is not
+/// there, or for "cuda:all" without a usable GPU (naming why). Empty for auto and cpu.
+std::vector<int> cuda_devices_of(const DeviceWish& wish);
 
 /// The filters the engine plans (the adaptive filter plans its stages as banks and separable
 /// passes).

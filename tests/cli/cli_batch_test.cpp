@@ -17,6 +17,7 @@
 
 #include "cli_run.h"
 #include "io/image.h"
+#include "ndconv/engine.h"
 #include "test_files.h"
 
 namespace ndconv::test {
@@ -203,6 +204,41 @@ TEST(CliBatch, AnInterruptLeavesNoPartialOrTemporaryFile) {
     }
   }
   EXPECT_GT(interrupted, 0);
+}
+
+// A device list spreads a batch over GPUs, one filtering per GPU; the outputs are those of one GPU
+// byte for byte. Without GPUs (or with one), the list is refused or runs as one GPU.
+TEST(CliBatch, ADeviceListSpreadsTheInputsOverItsGpus) {
+  BatchInputs inputs;
+  TempDir one, spread;
+  const CliResult twice = run_ndconv(
+      with({"smooth"},
+           with(inputs.good, {"-o", spread.path(), "--sigma", "1vox", "--device", "cuda:0,0"})));
+  EXPECT_EQ(twice.code, 2) << twice.err;
+  EXPECT_NE(twice.err.find("twice"), std::string::npos) << twice.err;
+  const CudaStatus status = cuda_status();
+  const CliResult all = run_ndconv(
+      with({"smooth"},
+           with(inputs.good, {"-o", spread.path(), "--sigma", "1vox", "--device", "cuda:all"})));
+  if (!status.usable) {
+    EXPECT_EQ(all.code, 1) << all.err;
+    EXPECT_NE(all.err.find("cuda:all: no usable GPU"), std::string::npos) << all.err;
+    EXPECT_TRUE(spread.list().empty());
+    return;
+  }
+  ASSERT_EQ(all.code, 0) << all.err;
+  const CliResult single = run_ndconv(with(
+      {"smooth"}, with(inputs.good, {"-o", one.path(), "--sigma", "1vox", "--device", "cuda:0"})));
+  ASSERT_EQ(single.code, 0) << single.err;
+  for (const std::string& in : inputs.good) {
+    const std::string name = fs::path(in).filename();
+    EXPECT_EQ(read_bytes(one / name), read_bytes(spread / name)) << name;
+  }
+  if (status.devices.size() > 1) {
+    EXPECT_NE(all.err.find("on " + std::to_string(status.devices.size()) + " GPUs"),
+              std::string::npos)
+        << all.err;
+  }
 }
 
 }  // namespace

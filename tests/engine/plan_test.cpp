@@ -15,7 +15,7 @@
 namespace ndconv::test {
 namespace {
 
-TEST(ParseDevice, TheFourFormsAndNothingElse) {
+TEST(ParseDevice, TheFormsAndNothingElse) {
   EXPECT_EQ(parse_device("auto").backend, Backend::Auto);
   EXPECT_EQ(parse_device("cpu").backend, Backend::Cpu);
   const DeviceWish cuda = parse_device("cuda");
@@ -24,14 +24,39 @@ TEST(ParseDevice, TheFourFormsAndNothingElse) {
   const DeviceWish third = parse_device("cuda:3");
   EXPECT_EQ(third.backend, Backend::Cuda);
   EXPECT_EQ(third.cuda_device, 3);
-  for (const char* bad : {"", "gpu", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:12345", "cuda0",
-                          "cuda:1,2", " cpu"}) {
+  for (const char* bad :
+       {"", "gpu", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:12345", "cuda0", "cuda:1,", "cuda:,1",
+        "cuda:1,,2", "cuda:1;2", "cuda:All", "cuda:1,2,1", " cpu"}) {
     EXPECT_THROW(parse_device(bad), InvalidArgument) << "'" << bad << "'";
   }
   try {
     parse_device("gpu");
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(device_grammar()), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParseDevice, DeviceLists) {
+  const DeviceWish two = parse_device("cuda:1,0");
+  EXPECT_EQ(two.backend, Backend::Cuda);
+  EXPECT_EQ(two.cuda_device, 1);  // one volume runs on the first
+  EXPECT_EQ(two.cuda_devices, (std::vector<int>{1, 0}));
+  EXPECT_FALSE(two.all_cuda_devices);
+  const DeviceWish all = parse_device("cuda:all");
+  EXPECT_EQ(all.backend, Backend::Cuda);
+  EXPECT_TRUE(all.all_cuda_devices);
+  EXPECT_TRUE(parse_device("cuda:2").cuda_devices.empty());
+  EXPECT_TRUE(cuda_devices_of(parse_device("cpu")).empty());
+  EXPECT_TRUE(cuda_devices_of(parse_device("auto")).empty());
+  if (!cuda_status().usable) {
+    EXPECT_THROW(cuda_devices_of(all), InvalidArgument);
+    EXPECT_THROW(cuda_devices_of(two), InvalidArgument);
+  } else {
+    const std::vector<int> every = cuda_devices_of(all);
+    ASSERT_FALSE(every.empty());
+    EXPECT_EQ(every.front(), 0);
+    EXPECT_THROW(cuda_devices_of(parse_device("cuda:" + std::to_string(every.size()))),
+                 InvalidArgument);
   }
 }
 
