@@ -14,8 +14,9 @@ Placement placement(int device_type, int device_id) {
   p.on_gpu = device_type == nb::device::cuda::value || device_type == 13;
   p.device = p.on_gpu ? device_id : 0;
   if (!p.on_gpu && device_type != nb::device::cpu::value && device_type != 3)
-    throw nb::value_error("ndconv filters arrays in host memory or on a CUDA GPU; this array lives "
-                          "on another kind of device");
+    throw nb::value_error(
+        "ndconv filters arrays in host memory or on a CUDA GPU; this array lives "
+        "on another kind of device");
   return p;
 }
 
@@ -24,8 +25,9 @@ std::string dtype_text(nb::dlpack::dtype t) {
                            : t.code == uint8_t(Code::UInt)    ? "uint"
                            : t.code == uint8_t(Code::Float)   ? "float"
                            : t.code == uint8_t(Code::Complex) ? "complex"
-                           : t.code == uint8_t(Code::Bool)    ? "bool"
-                                                              : "dtype code " + std::to_string(t.code) + " of ";
+                           : t.code == uint8_t(Code::Bool)
+                               ? "bool"
+                               : "dtype code " + std::to_string(t.code) + " of ";
   return kind + std::to_string(t.bits);
 }
 
@@ -47,7 +49,8 @@ void fill_view(const Array& a, View& v) {
     if (v.extent[axis] < 1)
       throw nb::value_error("ndconv does not filter empty arrays (an axis of length 0)");
     if (v.stride[axis] < 0)
-      throw nb::value_error("internal: negative strides reach the engine (the package copies them)");
+      throw nb::value_error(
+          "internal: negative strides reach the engine (the package copies them)");
   }
 }
 

@@ -42,8 +42,9 @@ Options options_of(const CallSettings& settings, const Placement& where) {
   o.cuda_device = wish.cuda_device;
   if (where.on_gpu) {
     if (wish.backend == Backend::Cpu)
-      throw nb::value_error("device='cpu' was asked for an array in GPU memory; move it to the "
-                            "host first (e.g. cupy.asnumpy, tensor.cpu())");
+      throw nb::value_error(
+          "device='cpu' was asked for an array in GPU memory; move it to the "
+          "host first (e.g. cupy.asnumpy, tensor.cpu())");
     if (settings.device != "auto" && settings.device != "cuda" && wish.cuda_device != where.device)
       throw nb::value_error(("device='" + settings.device + "' was asked for an array on GPU " +
                              std::to_string(where.device))

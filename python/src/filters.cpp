@@ -67,7 +67,8 @@ nb::dict correlate(const InArray& input, const InArray& weights, const OutArray&
     const ConstVolumeView in = float_view_of(input);
     const VolumeView out = output_view_of(output, stored_view(in));
     run_released(options, [&] {
-      report = filter_dense_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
+      report =
+          filter_dense_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
     });
   } else {
     const StoredVolumeView in = stored_view_of(input);
@@ -179,8 +180,8 @@ nb::dict cuda_facts() {
     nb::dict dev;
     dev["index"] = info.index;
     dev["name"] = info.name;
-    dev["compute_capability"] = nb::make_tuple(info.compute_capability_major,
-                                               info.compute_capability_minor);
+    dev["compute_capability"] =
+        nb::make_tuple(info.compute_capability_major, info.compute_capability_minor);
     dev["total_memory"] = info.total_memory;
     dev["free_memory"] = info.free_memory;
     devices.append(dev);

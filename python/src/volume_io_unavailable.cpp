@@ -1,4 +1,5 @@
-// Builds without ITK (the GPU machine's engine-only build): the package has no file I/O and says so.
+// Builds without ITK (the GPU machine's engine-only build): the package has no file I/O and says
+// so.
 #include <nanobind/nanobind.h>
 
 namespace ndconv::python {
