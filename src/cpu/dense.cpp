@@ -11,6 +11,7 @@
 //  4. work items are (m1, m2, block along the last axis), m1 fastest so that neighbouring items
 //     share most of their input rows in cache; threads take chunks of items (parallel_for.h).
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -62,12 +63,22 @@ void run_dense_stored(const detail::CorrelationProblem& p, const StoredVolumeVie
                          " to float32 on the CPU");
 }
 
+int threads_for_work(int requested, double multiply_adds, const Tuning& tuning) {
+  const int threads = core::resolve_thread_count(requested);
+  const double useful = std::floor(multiply_adds / tuning.min_multiply_adds_per_thread);
+  return static_cast<int>(std::max(1.0, std::min(static_cast<double>(threads), useful)));
+}
+
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report,
                const Tuning& tuning) {
   const auto t0 = std::chrono::steady_clock::now();
   const int dims = p.input.dims;
   const KernelSet& kernels = select_kernel_set();
-  const int threads = core::resolve_thread_count(options.threads);
+  const int threads = threads_for_work(
+      options.threads,
+      static_cast<double>(p.output.voxel_count()) *
+          static_cast<double>(DenseFilter{dims, p.filter_extent, nullptr}.tap_count()),
+      tuning);
 
   const Index n_in = core::to_canonical(dims, p.input.extent, 1);
   const Index in_stride = core::to_canonical(dims, p.input.stride, 0);

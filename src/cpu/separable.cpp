@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/blocking_rule.h"
+#include "cpu/tuning.h"
 #include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
 #include "cpu/finite_scan.h"
@@ -209,7 +210,11 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   PassContext c;
   c.dims = p.input.dims;
   c.kernels = &select_kernel_set();
-  c.threads = core::resolve_thread_count(options.threads);
+  double multiply_adds = 0;
+  for (int a = 0; a < p.input.dims; ++a)
+    multiply_adds += static_cast<double>(p.taps[a].size());
+  c.threads = threads_for_work(options.threads,
+                               multiply_adds * static_cast<double>(p.output.voxel_count()));
   c.boundary = p.boundary;
   c.options = &options;
 

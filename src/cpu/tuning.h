@@ -18,7 +18,16 @@ struct Tuning {
   /// slabs along the last axis: 256 MiB bounds the copy's extra memory while leaving most volumes
   /// in one slab.
   int64_t pad_limit_bytes = int64_t{256} << 20;
+  /// Multiply-adds a worker thread must have before the run starts one more: a thread costs about
+  /// 20 us to start and join, which 2^18 multiply-adds (about 25 us on one core) repay; small
+  /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
+  /// 2-core machine: docs/python.md).
+  double min_multiply_adds_per_thread = double(1 << 18);
 };
+
+/// The worker threads for `multiply_adds` of work: the requested count (0: every hardware thread),
+/// fewer where each would have less than Tuning::min_multiply_adds_per_thread.
+int threads_for_work(int requested, double multiply_adds, const Tuning& tuning = {});
 
 /// cpu_backend::run_dense (cpu/cpu_backend.h) with these tuning values.
 void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
