@@ -128,7 +128,15 @@ def _correlate_nd(input, weights, output, mode, cval, origin, convolution, axes,
         raise ValueError(f"the weights have {w.ndim} axes; the filtered axes are {len(axes)}")
     if w.size == 0:
         raise ValueError("weights must hold at least one value")
-    origins = [int(o) for o in normalize_sequence(origin, len(axes), "origin")]
+    # scipy's rules: the weights' axes go to the filtered axes in increasing order (the others get
+    # one tap), the origins to the axes in the order given.
+    if len(axes) < op.ndim:
+        w = np.expand_dims(w, tuple(ax for ax in range(op.ndim) if ax not in axes))
+    origins = [0] * op.ndim
+    for o, ax in zip(normalize_sequence(origin, len(axes), "origin"), axes):
+        if not isinstance(o, numbers.Integral):
+            raise TypeError(f"origin must be an integer, not {o!r}")
+        origins[ax if len(axes) < op.ndim else axes.index(ax)] = int(o)
     if convolution:
         w = w[(slice(None, None, -1),) * w.ndim]
         for i in range(len(origins)):
@@ -137,15 +145,7 @@ def _correlate_nd(input, weights, output, mode, cval, origin, convolution, axes,
                 origins[i] -= 1
     for o, size in zip(origins, w.shape):
         check_origin(o, size)
-    # The weights over every axis of the input (1 tap along the others), in the input's order.
-    full_shape = [1] * op.ndim
-    full_origins = [0] * op.ndim
-    order = np.argsort(axes)
-    w = np.transpose(w, order)
-    for i, ax in enumerate(sorted(axes)):
-        full_shape[ax] = w.shape[i]
-        full_origins[ax] = origins[order[i]]
-    w = w.reshape(full_shape)
+    full_origins = origins
     cval = check_cval(cval)
     if isinstance(mode, (list, tuple)):
         raise ValueError("correlate and convolve take one mode for all axes")
@@ -628,8 +628,9 @@ def median_filter(input, size=None, footprint=None, output=None, mode="reflect",
     if isinstance(mode, (list, tuple)):
         raise ValueError("median_filter takes one mode for all axes")
     cval = check_cval(cval)
+    # The window is a footprint: scipy gives its axes to the filtered axes in increasing order.
     radius = [0] * op.ndim
-    for ax, s in zip(axes, sizes):
+    for ax, s in zip(sorted(axes), sizes):
         radius[ax] = s // 2
     out = op.output(output)
     if op.empty:
