@@ -110,8 +110,11 @@ class Operand:
             if self.library == "cupy":
                 import cupy
 
-                with cupy.cuda.Device(self.device):
+                if cupy.cuda.runtime.getDevice() == self.device:
                     s.stream = cupy.cuda.get_current_stream().ptr
+                else:
+                    with cupy.cuda.Device(self.device):
+                        s.stream = cupy.cuda.get_current_stream().ptr
             else:
                 s.stream = self.torch.cuda.current_stream(self.array.device).cuda_stream
         return s
@@ -171,6 +174,8 @@ class Operand:
         if self.library == "cupy":
             import cupy
 
+            if cupy.cuda.runtime.getDevice() == self.device:
+                return cupy.empty(shape, dtype=dtype)
             with cupy.cuda.Device(self.device):
                 return cupy.empty(shape, dtype=dtype)
         return self.torch.empty(shape, dtype=getattr(self.torch, dtype.name),

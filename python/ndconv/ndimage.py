@@ -23,6 +23,7 @@ every 1D pass as scipy does. See docs/python.md for what differs.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -192,6 +193,13 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 # ---- Gaussian filters ----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
+def _engine_gaussian_taps(sigma: float, order: int, truncate: float) -> np.ndarray:
+    taps = np.asarray(_ndconv.gaussian_derivative_taps(sigma, order, truncate), dtype=np.float32)
+    taps.flags.writeable = False  # shared by every call with these arguments
+    return taps
+
+
 def _gaussian_taps(sigma: float, order: int, truncate: float, radius) -> np.ndarray:
     if not isinstance(order, numbers.Integral) or not 0 <= order <= 2:
         raise ValueError(f"order must be 0, 1 or 2, not {order!r} (ndconv's derivative filters "
@@ -207,8 +215,7 @@ def _gaussian_taps(sigma: float, order: int, truncate: float, radius) -> np.ndar
         truncate = (int(radius) + 0.25) / sigma
     elif not np.isfinite(truncate) or truncate <= 0:
         raise ValueError(f"truncate must be finite and positive, not {truncate}")
-    return np.asarray(_ndconv.gaussian_derivative_taps(sigma, int(order), truncate),
-                      dtype=np.float32)
+    return _engine_gaussian_taps(sigma, int(order), truncate)
 
 
 def _spacing(spacing, ndim: int):
