@@ -44,11 +44,25 @@ inline const char* to_string(FilterCase c) {
 /// One case of the parameterised CPU suites: dimensions, volume shape, boundary, filter case.
 using CaseParam = std::tuple<int, int, Boundary, FilterCase>;
 
-/// Every case: 2, 3 and 4 dimensions x the three shapes x the four boundaries x every filter case.
+/// Every boundary; Boundary::Constant runs with boundary_value(Boundary::Constant, seed).
+inline auto every_boundary() {
+  return ::testing::Values(Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                           Boundary::Periodic, Boundary::Reflect, Boundary::Constant);
+}
+
+/// The value outside under `b` for a case of `seed`: under Boundary::Constant a fresh one in
+/// [-4, 4] away from 0 (so that the separable passes' padding shows), else 0.
+inline float boundary_value(Boundary b, uint64_t seed) {
+  if (b != Boundary::Constant)
+    return 0.0f;
+  const float magnitude = 0.5f + static_cast<float>(seed % 15) * 0.25f;
+  return seed % 2 == 0 ? magnitude : -magnitude;
+}
+
+/// Every case: 2, 3 and 4 dimensions x the three shapes x every boundary x every filter case.
 inline auto all_cases() {
   return ::testing::Combine(
-      ::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2),
-      ::testing::Values(Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic),
+      ::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2), every_boundary(),
       ::testing::Values(FilterCase::K1, FilterCase::K2, FilterCase::K3, FilterCase::K4,
                         FilterCase::K7, FilterCase::Mixed, FilterCase::Larger));
 }

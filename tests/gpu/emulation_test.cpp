@@ -31,7 +31,7 @@ constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundar
                                     Boundary::Periodic};
 
 TEST(BoundaryIndexTwin, AgreesWithTheEngine) {
-  for (int b = 0; b < 4; ++b) {
+  for (int b = 0; b < static_cast<int>(kBoundaryCount); ++b) {
     for (int64_t n = 1; n <= 9; ++n) {
       for (int64_t i = -40; i <= 40; ++i) {
         const int64_t expected = detail::boundary_index(i, n, static_cast<Boundary>(b));
