@@ -180,31 +180,12 @@ void add_constant_border(const ConstantBorder& border, const VolumeView& output,
   if (border.empty())
     return;
   const ConstantBorderLayout& l = border.layout;
-  const int64_t rows = l.extent[1] * l.extent[2] * l.extent[3];
   core::parallel_for(
-      threads, rows,
+      threads, l.extent[1] * l.extent[2] * l.extent[3],
       [&](int64_t begin, int64_t end, int) {
-        for (int64_t r = begin; r < end; ++r) {
-          int64_t o[kMaxDims] = {0, r % l.extent[1], r / l.extent[1] % l.extent[2],
-                                 r / (l.extent[1] * l.extent[2])};
-          float* row = output.data + o[1] * output.stride[1] + o[2] * output.stride[2] +
-                       o[3] * output.stride[3];
-          o[0] = l.full_first[0];  // the row is inside along axes 1..3 where this voxel is
-          const bool inner_row = l.full_first[0] < l.full_end[0] && constant_border_inside(l, o);
-          auto add = [&](int64_t from, int64_t to) {
-            for (o[0] = from; o[0] < to; ++o[0]) {
-              float& v = row[o[0] * output.stride[0]];
-              v = static_cast<float>(static_cast<double>(v) +
-                                     constant_border_term(l, border.data.data(), o));
-            }
-          };
-          if (inner_row) {
-            add(0, l.full_first[0]);
-            add(l.full_end[0], l.extent[0]);
-          } else {
-            add(0, l.extent[0]);
-          }
-        }
+        for (int64_t r = begin; r < end; ++r)
+          add_constant_border_row(l, border.data.data(), output.data, output.stride.data(), r, 0,
+                                  1);
       },
       core::ProgressSpan{});
 }

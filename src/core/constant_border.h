@@ -70,6 +70,26 @@ NDCONV_HD double constant_border_term(const ConstantBorderLayout& l, const doubl
   return data[at];
 }
 
+/// Adds the terms of output row r (the x line at axes 1..3 index r, axis 1 fastest) to `out`
+/// (strides `stride`): its border outputs, x indices [0, full_first) and [full_end, extent) where
+/// the row lies inside along axes 1..3, else all of them; the n-th of those for n = first, first
+/// + step, ... (the GPU's threads of a block share a row; the host takes them all).
+NDCONV_HD void add_constant_border_row(const ConstantBorderLayout& l, const double* data,
+                                       float* out, const int64_t* stride, int64_t r, int64_t first,
+                                       int64_t step) {
+  int64_t o[kMaxDims] = {l.full_first[0], r % l.extent[1], r / l.extent[1] % l.extent[2],
+                         r / (l.extent[1] * l.extent[2])};
+  const bool inner_row = l.full_first[0] < l.full_end[0] && constant_border_inside(l, o);
+  float* row = out + o[1] * stride[1] + o[2] * stride[2] + o[3] * stride[3];
+  const int64_t left = inner_row ? l.full_first[0] : l.extent[0];
+  const int64_t count = inner_row ? left + l.extent[0] - l.full_end[0] : l.extent[0];
+  for (int64_t n = first; n < count; n += step) {
+    o[0] = n < left ? n : l.full_end[0] + (n - left);
+    float& v = row[o[0] * stride[0]];
+    v = static_cast<float>(static_cast<double>(v) + constant_border_term(l, data, o));
+  }
+}
+
 /// The layout and its data.
 struct ConstantBorder {
   ConstantBorderLayout layout;

@@ -15,23 +15,16 @@
 namespace ndconv::cuda_backend {
 namespace {
 
+// The output's strides as a kernel argument.
+struct Strides {
+  int64_t s[kMaxDims];
+};
+
+// One block per row at a time, its threads sharing the row's border outputs.
 __global__ void constant_border_kernel(detail::ConstantBorderLayout l, const double* data,
-                                       float* out, int64_t stride1, int64_t stride2,
-                                       int64_t stride3, int64_t rows) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    int64_t o[kMaxDims] = {l.full_first[0], r % l.extent[1], r / l.extent[1] % l.extent[2],
-                           r / (l.extent[1] * l.extent[2])};
-    const bool inner_row = l.full_first[0] < l.full_end[0] && detail::constant_border_inside(l, o);
-    float* row = out + o[1] * stride1 + o[2] * stride2 + o[3] * stride3;
-    // Inner rows: the x indices [0, full_first) and [full_end, extent); others: the whole row.
-    const int64_t left = inner_row ? l.full_first[0] : l.extent[0];
-    const int64_t count = inner_row ? left + l.extent[0] - l.full_end[0] : l.extent[0];
-    for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
-      o[0] = i < left ? i : l.full_end[0] + (i - left);
-      row[o[0]] = static_cast<float>(static_cast<double>(row[o[0]]) +
-                                     detail::constant_border_term(l, data, o));
-    }
-  }
+                                       float* out, Strides stride, int64_t rows) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+    detail::add_constant_border_row(l, data, out, stride.s, r, threadIdx.x, blockDim.x);
 }
 
 }  // namespace
@@ -55,8 +48,8 @@ void add_constant_border_device(const detail::ConstantBorder& terms, const Volum
   const int64_t rows = l.extent[1] * l.extent[2] * l.extent[3];
   constexpr int kThreads = 128;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65536));
-  constant_border_kernel<<<blocks, kThreads, 0, stream>>>(l, data, output.data, output.stride[1],
-                                                          output.stride[2], output.stride[3], rows);
+  const Strides stride{{output.stride[0], output.stride[1], output.stride[2], output.stride[3]}};
+  constant_border_kernel<<<blocks, kThreads, 0, stream>>>(l, data, output.data, stride, rows);
   NDCONV_CUDA_CHECK_LAUNCH("constant_border_kernel");
 }
 
