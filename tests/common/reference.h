@@ -3,11 +3,26 @@
 // front end or backends, so a mistake there cannot hide here. Used by every test suite.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "ndconv/types.h"
 
 namespace ndconv::test {
+
+/// Every boundary the engine offers.
+inline constexpr Boundary kEveryBoundary[] = {Boundary::Zero,    Boundary::Replicate,
+                                              Boundary::Mirror,  Boundary::Periodic,
+                                              Boundary::Reflect, Boundary::Constant};
+
+/// The value outside under `b` for a test case of `seed`: under Boundary::Constant a fresh one in
+/// [-4, 4] away from 0 (so that the separable passes' own padding shows), else 0.
+inline float test_boundary_value(Boundary b, uint64_t seed) {
+  if (b != Boundary::Constant)
+    return 0.0f;
+  const float magnitude = 0.5f + static_cast<float>(seed % 15) * 0.25f;
+  return seed % 2 == 0 ? magnitude : -magnitude;
+}
 
 /// Reference dense filtering; returns the output (contiguous, x fastest) with the extents of
 /// ndconv::output_geometry. `boundary_value`: the value outside under Boundary::Constant.

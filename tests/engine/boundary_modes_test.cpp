@@ -188,7 +188,7 @@ TEST(BoundaryModes, DerivativeFiltersUnderEveryBoundary) {
           f.pass_order[i++] = a;
       for (int b = 0; b < static_cast<int>(kBoundaryCount); ++b) {
         const Boundary boundary = static_cast<Boundary>(b);
-        const float value = boundary_value(boundary, seed + axis);
+        const float value = test_boundary_value(boundary, seed + axis);
         for (const Operation op : {Operation::Correlation, Operation::Convolution}) {
           for (const OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
             SCOPED_TRACE(std::to_string(dims) + "D, derivative along " + std::to_string(axis) +
@@ -251,7 +251,7 @@ TEST(BoundaryModes, StoredDenseLargerThanTheVolume) {
   filter.taps = taps.data();
   for (int b = 0; b < static_cast<int>(kBoundaryCount); ++b) {
     const Boundary boundary = static_cast<Boundary>(b);
-    const float value = boundary_value(boundary, seed);
+    const float value = test_boundary_value(boundary, seed);
     SCOPED_TRACE(std::string(to_string(boundary)) + " " + std::to_string(value));
     const Options o = cpu_options(Operation::Convolution, boundary, value);
     std::vector<float> out(count);

@@ -12,6 +12,7 @@
 
 #include "cpu/isa_dispatch.h"
 #include "ndconv/types.h"
+#include "reference.h"
 #include "scoped_env.h"
 #include "test_data.h"
 
@@ -44,19 +45,9 @@ inline const char* to_string(FilterCase c) {
 /// One case of the parameterised CPU suites: dimensions, volume shape, boundary, filter case.
 using CaseParam = std::tuple<int, int, Boundary, FilterCase>;
 
-/// Every boundary; Boundary::Constant runs with boundary_value(Boundary::Constant, seed).
+/// Every boundary (reference.h); Boundary::Constant runs with test_boundary_value.
 inline auto every_boundary() {
-  return ::testing::Values(Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                           Boundary::Periodic, Boundary::Reflect, Boundary::Constant);
-}
-
-/// The value outside under `b` for a case of `seed`: under Boundary::Constant a fresh one in
-/// [-4, 4] away from 0 (so that the separable passes' padding shows), else 0.
-inline float boundary_value(Boundary b, uint64_t seed) {
-  if (b != Boundary::Constant)
-    return 0.0f;
-  const float magnitude = 0.5f + static_cast<float>(seed % 15) * 0.25f;
-  return seed % 2 == 0 ? magnitude : -magnitude;
+  return ::testing::ValuesIn(kEveryBoundary);
 }
 
 /// Every case: 2, 3 and 4 dimensions x the three shapes x every boundary x every filter case.

@@ -53,7 +53,7 @@ TEST_P(CpuDense, MatchesFloat64Reference) {
       EXPECT_THROW(output_geometry(dims, extent, k, operation, region), InvalidArgument);
       continue;
     }
-    const float value = boundary_value(boundary, seed);
+    const float value = test_boundary_value(boundary, seed);
     const std::vector<double> reference =
         reference_dense(input, filter, operation, boundary, region, value);
     const OutputGeometry g = output_geometry(dims, extent, k, operation, region);

@@ -32,7 +32,7 @@ void check_separable(int dims, const Index& extent, const SeparableFilter& filte
   Index k{1, 1, 1, 1};
   for (int a = 0; a < dims; ++a)
     k[a] = filter.taps[a].empty() ? 1 : static_cast<int64_t>(filter.taps[a].size());
-  const float value = boundary_value(boundary, seed);
+  const float value = test_boundary_value(boundary, seed);
   const std::vector<double> reference =
       reference_separable(input, filter, operation, boundary, region, value);
   const OutputGeometry g = output_geometry(dims, extent, k, operation, region);
