@@ -54,6 +54,14 @@ Index unflatten(int64_t flat, const Index& extent, int dims) {
   return i;
 }
 
+// The voxels of a volume of `extent` over the first `dims` axes.
+int64_t count_of(const Index& extent, int dims) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
 // The flat index of voxel i in a volume of `extent` (x fastest) over the first `dims` axes.
 int64_t flatten(const Index& i, const Index& extent, int dims) {
   int64_t flat = 0;
@@ -70,9 +78,7 @@ std::vector<double> separable_by_passes(const ConstVolumeView& input, const Sepa
                                         double boundary_value) {
   const int dims = input.dims;
   Index extent = input.extent;
-  int64_t count = 1;
-  for (int a = 0; a < dims; ++a)
-    count *= extent[a];
+  const int64_t count = count_of(extent, dims);
   std::vector<double> cur(count);
   for (int64_t flat = 0; flat < count; ++flat)
     cur[flat] = static_cast<double>(input.at(unflatten(flat, extent, dims)));
@@ -86,9 +92,7 @@ std::vector<double> separable_by_passes(const ConstVolumeView& input, const Sepa
         region == OutputRegion::Valid ? (operation == Operation::Correlation ? c : k - 1 - c) : 0;
     Index out_extent = extent;
     out_extent[a] = region == OutputRegion::Valid ? n - k + 1 : n;
-    int64_t out_count = 1;
-    for (int b = 0; b < dims; ++b)
-      out_count *= out_extent[b];
+    const int64_t out_count = count_of(out_extent, dims);
     std::vector<double> next(out_count);
     for (int64_t flat = 0; flat < out_count; ++flat) {
       const Index o = unflatten(flat, out_extent, dims);
@@ -127,9 +131,7 @@ std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFil
                                     double boundary_value) {
   const int dims = input.dims;
   const Index out_extent = reference_output_extent(input, filter.extent, region);
-  int64_t out_count = 1;
-  for (int a = 0; a < dims; ++a)
-    out_count *= out_extent[a];
+  const int64_t out_count = count_of(out_extent, dims);
   std::vector<double> out(out_count);
 
   for (int64_t flat = 0; flat < out_count; ++flat) {

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cases.h"
@@ -49,6 +52,30 @@ bool fits(const ShapeCase& s) {
   return true;
 }
 
+// Calls check(options, out_extent, out, what) for every boundary (the constant one with a value
+// from `seed`), operation and region (`valid` where the filter fits), `out` poisoned with NaN.
+template <typename Check>
+void for_every_request(const ShapeCase& s, uint64_t seed, Check check) {
+  const std::vector<float> unused(static_cast<size_t>(voxels(s.dims, s.volume)));
+  const ConstVolumeView geometry = make_view(unused.data(), s.dims, s.volume);
+  for (Boundary b : kEveryBoundary) {
+    const float value = test_boundary_value(b, seed);
+    for (Operation op : {Operation::Correlation, Operation::Convolution}) {
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        if (region == OutputRegion::Valid && !fits(s))
+          continue;
+        const Index out_extent = reference_output_extent(geometry, s.filter, region);
+        std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
+        poison(out);
+        std::ostringstream what;
+        what << s << " " << to_string(b) << " " << value << " " << to_string(op) << " "
+             << to_string(region) << " seed=" << seed;
+        check(cuda_options(b, value, op, region), out_extent, out, what.str());
+      }
+    }
+  }
+}
+
 TEST(GpuBoundaryModes, DenseMatchesReference) {
   NDCONV_REQUIRE_GPU();
   for (const ShapeCase& s : kShapes) {
@@ -57,24 +84,16 @@ TEST(GpuBoundaryModes, DenseMatchesReference) {
     const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
     const DenseFilter f{s.dims, s.filter, taps.data()};
     const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
-    for (Boundary b : kEveryBoundary) {
-      const float value = test_boundary_value(b, seed);
-      for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-        for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-          if (region == OutputRegion::Valid && !fits(s))
-            continue;
-          const Index out_extent = reference_output_extent(in_view, s.filter, region);
-          std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
-          poison(out);
-          filter_dense(in_view, f, make_view(out.data(), s.dims, out_extent),
-                       cuda_options(b, value, op, region));
-          EXPECT_LT(relative_l2_error(out, reference_dense(in_view, f, op, b, region, value)),
+    for_every_request(
+        s, seed,
+        [&](const Options& o, const Index& out_extent, std::vector<float>& out,
+            const std::string& what) {
+          filter_dense(in_view, f, make_view(out.data(), s.dims, out_extent), o);
+          EXPECT_LT(relative_l2_error(out, reference_dense(in_view, f, o.operation, o.boundary,
+                                                           o.region, o.boundary_value)),
                     kTolerance)
-              << s << " " << to_string(b) << " " << value << " " << to_string(op) << " "
-              << to_string(region) << " seed=" << seed;
-        }
-      }
-    }
+              << what;
+        });
   }
 }
 
@@ -98,28 +117,22 @@ TEST(GpuBoundaryModes, SeparableMatchesReferenceInEveryPassOrder) {
     for (const bool reversed : {false, true}) {
       for (int i = 0; i < s.dims; ++i)
         f.pass_order[i] = reversed ? s.dims - 1 - i : i;
-      for (Boundary b : kEveryBoundary) {
-        const float value = test_boundary_value(b, seed + reversed);
-        for (Operation op : {Operation::Correlation, Operation::Convolution}) {
-          for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
-            if (region == OutputRegion::Valid && !fits(s))
-              continue;
-            const Index out_extent = reference_output_extent(in_view, s.filter, region);
-            std::vector<float> out(static_cast<size_t>(voxels(s.dims, out_extent)));
-            poison(out);
-            filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
-                             cuda_options(b, value, op, region));
-            // The dense reference's outer product would take minutes for the first shape.
-            const std::vector<double> ref =
-                region == OutputRegion::Same
-                    ? reference_separable_passes(in_view, f, op, b, value)
-                    : reference_separable(in_view, f, op, b, region, value);
-            EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-                << s << " " << to_string(b) << " " << value << " " << to_string(op) << " "
-                << to_string(region) << (reversed ? " last axis first" : "") << " seed=" << seed;
-          }
-        }
-      }
+      for_every_request(s, seed + reversed,
+                        [&](const Options& o, const Index& out_extent, std::vector<float>& out,
+                            const std::string& what) {
+                          filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
+                                           o);
+                          // The dense reference's outer product would take minutes for the first
+                          // shape.
+                          const std::vector<double> ref =
+                              o.region == OutputRegion::Same
+                                  ? reference_separable_passes(in_view, f, o.operation, o.boundary,
+                                                               o.boundary_value)
+                                  : reference_separable(in_view, f, o.operation, o.boundary,
+                                                        o.region, o.boundary_value);
+                          EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+                              << what << (reversed ? " last axis first" : "");
+                        });
     }
   }
 }
@@ -161,20 +174,18 @@ TEST(GpuBoundaryModes, StoredInputsAndStridedViews) {
         reference_separable_passes(in_view, sf, Operation::Convolution, b, value);
     std::vector<float> out(static_cast<size_t>(n));
     const VolumeView out_view = make_view(out.data(), 3, s.volume);
-    poison(out);
-    filter_dense_stored(in8, f, out_view, o);
-    EXPECT_LT(relative_l2_error(out, dense_ref), kTolerance) << to_string(b) << " dense uint8";
-    poison(out);
-    filter_separable_stored(in8, sf, out_view, o);
-    EXPECT_LT(relative_l2_error(out, separable_ref), kTolerance)
-        << to_string(b) << " separable uint8";
-    poison(out);
-    filter_dense(strided, f, out_view, o);
-    EXPECT_LT(relative_l2_error(out, dense_ref), kTolerance) << to_string(b) << " dense strided";
-    poison(out);
-    filter_separable(strided, sf, out_view, o);
-    EXPECT_LT(relative_l2_error(out, separable_ref), kTolerance)
-        << to_string(b) << " separable strided";
+    const std::pair<const char*, std::function<void()>> calls[] = {
+        {"dense uint8", [&] { filter_dense_stored(in8, f, out_view, o); }},
+        {"separable uint8", [&] { filter_separable_stored(in8, sf, out_view, o); }},
+        {"dense strided", [&] { filter_dense(strided, f, out_view, o); }},
+        {"separable strided", [&] { filter_separable(strided, sf, out_view, o); }}};
+    for (const auto& [what, call] : calls) {
+      poison(out);
+      call();
+      const bool dense = std::string(what).rfind("dense", 0) == 0;
+      EXPECT_LT(relative_l2_error(out, dense ? dense_ref : separable_ref), kTolerance)
+          << to_string(b) << " " << what;
+    }
   }
 }
 
