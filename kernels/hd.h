@@ -14,8 +14,10 @@ namespace ndconv::kernels {
 using detail::boundary_index_hd;
 using detail::boundary_index_t;
 using detail::BoundaryCode;
+using detail::kConstant;
 using detail::kMirror;
 using detail::kPeriodic;
+using detail::kReflect;
 using detail::kReplicate;
 using detail::kZero;
 

@@ -181,9 +181,7 @@ void add_convolve_command(CLI::App& app) {
       std::string("a built-in kernel instead of a KERNEL file: ") + kernel_spec_grammar());
   sub->add_flag("--correlate", a->correlate, "correlate instead (do not flip the kernel)");
   sub->add_flag("--normalize", a->normalize, "divide the kernel by the sum of its values");
-  sub->add_option("--boundary", a->boundary, "what lies outside the image")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_boundary_option(*sub, a->boundary);
   sub->add_option("--region", a->region,
                   "same: output as large as the input; valid: only where the kernel fits inside")
       ->capture_default_str()

@@ -22,9 +22,7 @@ void add_input_output_args(CLI::App& sub, FilterArgs& a, const std::string& what
 }
 
 void add_boundary_and_common_args(CLI::App& sub, FilterArgs& a) {
-  sub.add_option("--boundary", a.boundary, "what lies outside the image")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_boundary_option(sub, a.boundary);
   add_input_options(sub);
   add_output_options(sub, a.output);
   add_common_options(sub, a.common);

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
+#include <vector>
 
 #include "io/data_file_policy.h"
 #include "ndconv/engine.h"
@@ -107,13 +108,26 @@ Options engine_options(const CommonOptions& c) {
   return o;
 }
 
+namespace {
+// The boundaries the command line offers (Boundary::Constant only with 0: zero).
+constexpr Boundary kCliBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                                       Boundary::Reflect, Boundary::Periodic};
+}  // namespace
+
+void add_boundary_option(CLI::App& sub, std::string& boundary) {
+  std::vector<std::string> names;
+  for (Boundary b : kCliBoundaries)
+    names.emplace_back(to_string(b));
+  sub.add_option("--boundary", boundary, "what lies outside the image")
+      ->capture_default_str()
+      ->check(CLI::IsMember(names));
+}
+
 Boundary parse_boundary(const std::string& s) {
-  if (s == "zero")
-    return Boundary::Zero;
-  if (s == "mirror")
-    return Boundary::Mirror;
-  if (s == "periodic")
-    return Boundary::Periodic;
+  for (Boundary b : kCliBoundaries) {
+    if (s == to_string(b))
+      return b;
+  }
   return Boundary::Replicate;
 }
 

@@ -63,7 +63,10 @@ std::string output_type_error(const std::string& type);
 /// Engine options from the common options (device, KO, threads).
 Options engine_options(const CommonOptions& common);
 
-/// "zero", "replicate", "mirror", "periodic" (already checked by CLI11).
+/// --boundary (zero, replicate, mirror, reflect, periodic) into `boundary`, whose value is the
+/// default.
+void add_boundary_option(CLI::App& sub, std::string& boundary);
+/// A name add_boundary_option accepts (already checked by CLI11).
 Boundary parse_boundary(const std::string& name);
 
 }  // namespace ndconv::cli

@@ -210,9 +210,7 @@ void add_smooth_command(CLI::App& app) {
   sub->add_option("--time-sigma", a->time_sigma,
                   "4D only: also smooth along time; frames (2) or seconds (0.5s)");
   add_truncate_option(*sub, a->truncate);
-  sub->add_option("--boundary", a->boundary, "what lies outside the image")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"zero", "replicate", "mirror", "periodic"}));
+  add_boundary_option(*sub, a->boundary);
   sub->add_option("--method", a->method,
                   "auto: exact up to sigma x truncate = 511 voxels, recursive beyond; exact: the "
                   "sampled Gaussian (at most 1023 taps); recursive: IIR (Young-van Vliet), any "

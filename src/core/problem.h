@@ -9,9 +9,19 @@
 // same struct: only the views and the offset change.
 #pragma once
 
+#include "core/boundary_index.h"
 #include "ndconv/types.h"
 
 namespace ndconv::detail {
+
+// The kernels read a Boundary as its BoundaryCode (static_cast<int>).
+static_assert(static_cast<int>(Boundary::Zero) == kZero &&
+                  static_cast<int>(Boundary::Replicate) == kReplicate &&
+                  static_cast<int>(Boundary::Mirror) == kMirror &&
+                  static_cast<int>(Boundary::Periodic) == kPeriodic &&
+                  static_cast<int>(Boundary::Reflect) == kReflect &&
+                  static_cast<int>(Boundary::Constant) == kConstant && kBoundaryCount == 6,
+              "BoundaryCode must list the Boundary values");
 
 struct CorrelationProblem {
   ConstVolumeView input;
@@ -39,13 +49,15 @@ inline int64_t voxels_of(int dims, const Index& extent) {
 }
 
 /// Maps an index that may lie outside [0, n) to the input index the boundary condition reads,
-/// or -1 for a zero. Shared by the CPU backend, the reference checks and (as a __host__
+/// or -1 for the outside value (zero, or Options::boundary_value). Shared by the CPU backend, the
+/// reference checks and (as a __host__
 /// __device__ twin in kernels/) the GPU.
 inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
   if (i >= 0 && i < n)
     return i;
   switch (b) {
     case Boundary::Zero:
+    case Boundary::Constant:
       return -1;
     case Boundary::Replicate:
       return i < 0 ? 0 : n - 1;
@@ -61,6 +73,13 @@ inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
       if (r < 0)
         r += period;
       return r < n ? r : period - r;
+    }
+    case Boundary::Reflect: {
+      const int64_t period = 2 * n;
+      int64_t r = i % period;
+      if (r < 0)
+        r += period;
+      return r < n ? r : period - 1 - r;
     }
   }
   return -1;

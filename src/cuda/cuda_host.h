@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "core/constant_border.h"
 #include "core/problem.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
@@ -39,6 +40,11 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
                       void* stream, RunReport& report);
 void run_separable_device(const detail::SeparableProblem& problem, const Options& options,
                           void* stream, RunReport& report);
+
+/// Adds Boundary::Constant's terms (core/constant_border.h) to a contiguous device output, enqueued
+/// on `stream` after the filter's kernels. Throws CudaError / InvalidArgument.
+void add_constant_border_device(const detail::ConstantBorder& terms, const VolumeView& output,
+                                int device, void* stream);
 
 /// run_dense / run_separable on stored values (ndconv/stored.h): `problem.input` gives the
 /// geometry only; the values come from `input`, uploaded as stored and converted on the device.

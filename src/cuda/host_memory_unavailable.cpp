@@ -43,6 +43,10 @@ void run_separable_device(const detail::SeparableProblem&, const Options&, void*
   throw InvalidArgument("ndconv was built without CUDA support");
 }
 
+void add_constant_border_device(const detail::ConstantBorder&, const VolumeView&, int, void*) {
+  throw InvalidArgument("ndconv was built without CUDA support");
+}
+
 void run_dense_stored(const detail::CorrelationProblem&, const StoredVolumeView&, const Options&,
                       RunReport&) {
   throw InvalidArgument("ndconv was built without CUDA support");

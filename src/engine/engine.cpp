@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/constant_border.h"
 #include "core/parallel_for.h"
 #include "core/seconds_since.h"
 #include "engine/backend_work.h"
@@ -29,10 +30,10 @@
 namespace ndconv {
 
 const char* to_string(Boundary b) {
-  static constexpr EnumName<Boundary> kBoundaryNames[] = {{Boundary::Zero, "zero"},
-                                                          {Boundary::Replicate, "replicate"},
-                                                          {Boundary::Mirror, "mirror"},
-                                                          {Boundary::Periodic, "periodic"}};
+  static constexpr EnumName<Boundary> kBoundaryNames[] = {
+      {Boundary::Zero, "zero"},       {Boundary::Replicate, "replicate"},
+      {Boundary::Mirror, "mirror"},   {Boundary::Periodic, "periodic"},
+      {Boundary::Reflect, "reflect"}, {Boundary::Constant, "constant"}};
   static_assert(lists_every(kBoundaryNames, kBoundaryCount), "a Boundary without its name");
   return name_of(b, kBoundaryNames, "?");
 }
@@ -190,6 +191,19 @@ OutputGeometry output_geometry(int dims, const Index& input_extent, const Index&
   return g;
 }
 
+Boundary detail::backend_boundary(const Options& options, const char* filter) {
+  if (!std::isfinite(options.boundary_value))
+    throw InvalidArgument("the boundary value is not finite");
+  if (options.boundary != Boundary::Constant)
+    return options.boundary;
+  if (filter != nullptr && options.boundary_value != 0.0f) {
+    throw InvalidArgument(std::string(filter) +
+                          " takes the constant boundary with the value 0 only (zero), not " +
+                          std::to_string(options.boundary_value));
+  }
+  return Boundary::Zero;
+}
+
 void detail::validate_dense_shape(int dims, const Index& extent) {
   validate_dims(dims, "the filter");
   const int64_t limit = dims == 4 ? kMaxDenseExtent4D : kMaxDenseExtent3D;
@@ -247,7 +261,7 @@ detail::CorrelationProblem dense_problem(const ConstVolumeView& input, const Den
   p.output = output;
   p.filter_extent = filter.extent;
   p.taps = correlation_taps;
-  p.boundary = options.boundary;
+  p.boundary = detail::backend_boundary(options, nullptr);
   for (int a = 0; a < input.dims; ++a) {
     const int64_t anchor = correlation_anchor(filter.extent[a], options.operation);
     p.offset[a] = g.start[a] - anchor;  // same: -anchor; valid: 0
@@ -283,6 +297,15 @@ detail::SeparableProblem separable_problem(const ConstVolumeView& input,
     if (!filter.taps[a].empty())
       throw InvalidArgument("the separable filter has too many axes");
   }
+  std::array<bool, kMaxDims> listed{};
+  for (int i = 0; i < input.dims; ++i) {
+    const int a = filter.pass_order[i];
+    if (a < 0 || a >= input.dims || listed[a]) {
+      throw InvalidArgument("the separable filter's pass order is not a permutation of its " +
+                            std::to_string(input.dims) + " axes");
+    }
+    listed[a] = true;
+  }
   const OutputGeometry g =
       output_geometry(input.dims, input.extent, filter_extent, options.operation, options.region);
   check_output(g, output);
@@ -291,7 +314,7 @@ detail::SeparableProblem separable_problem(const ConstVolumeView& input,
   detail::SeparableProblem p;
   p.input = input;
   p.output = output;
-  p.boundary = options.boundary;
+  p.boundary = detail::backend_boundary(options, nullptr);
   for (int a = 0; a < input.dims; ++a) {
     p.taps[a] = filter.taps[a];
     if (p.taps[a].empty())
@@ -318,6 +341,42 @@ LinearWork separable_work(const detail::SeparableProblem& p) {
   return w;
 }
 
+// Boundary::Constant's terms for a problem the backends run with zeros outside (empty for the
+// other boundaries, the value 0 and regions without a border shell).
+detail::ConstantBorder value_terms(const detail::CorrelationProblem& p, const Options& options) {
+  if (options.boundary != Boundary::Constant)
+    return {};
+  return detail::constant_border(p, options.boundary_value);
+}
+
+detail::ConstantBorder value_terms(const detail::SeparableProblem& p, const SeparableFilter& filter,
+                                   const Options& options) {
+  if (options.boundary != Boundary::Constant)
+    return {};
+  return detail::constant_border(p, filter.pass_order, options.boundary_value);
+}
+
+// Adds the terms to the host output of a finished run, on every thread.
+RunReport with_value_terms(RunReport report, const detail::ConstantBorder& terms,
+                           const VolumeView& output, const Options& options) {
+  if (terms.empty())
+    return report;
+  const auto t0 = std::chrono::steady_clock::now();
+  detail::add_constant_border(terms, output, core::resolve_thread_count(options.threads));
+  report.notes.push_back("constant boundary: the value's terms added to the border outputs");
+  report.seconds_total += detail::seconds_since(t0);
+  return report;
+}
+
+// The same on a device output, enqueued on the call's stream.
+void add_value_terms_device(const detail::ConstantBorder& terms, const VolumeView& output,
+                            const Options& options, void* stream, RunReport& report) {
+  if (terms.empty())
+    return;
+  cuda_backend::add_constant_border_device(terms, output, options.cuda_device, stream);
+  report.notes.push_back("constant boundary: the value's terms added to the border outputs");
+}
+
 }  // namespace
 
 RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
@@ -326,14 +385,19 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
   const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
   LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
-  return dispatch(p, work, options, cpu_backend::run_dense, cuda_backend::run_dense);
+  const detail::ConstantBorder terms = value_terms(p, options);
+  return with_value_terms(
+      dispatch(p, work, options, cpu_backend::run_dense, cuda_backend::run_dense), terms, output,
+      options);
 }
 
 RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
                            const VolumeView& output, const Options& options) {
   const detail::SeparableProblem p = separable_problem(input, filter, output, options);
-  return dispatch(p, separable_work(p), options, cpu_backend::run_separable,
-                  cuda_backend::run_separable);
+  const detail::ConstantBorder terms = value_terms(p, filter, options);
+  return with_value_terms(dispatch(p, separable_work(p), options, cpu_backend::run_separable,
+                                   cuda_backend::run_separable),
+                          terms, output, options);
 }
 
 RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& filter,
@@ -341,8 +405,10 @@ RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& f
   std::vector<float> flipped;
   const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
   require_gpu(options);
+  const detail::ConstantBorder terms = value_terms(p, options);
   RunReport report;
   cuda_backend::run_dense_device(p, options, stream, report);
+  add_value_terms_device(terms, output, options, stream, report);
   return report;
 }
 
@@ -350,8 +416,10 @@ RunReport filter_separable_device(const ConstVolumeView& input, const SeparableF
                                   const VolumeView& output, const Options& options, void* stream) {
   const detail::SeparableProblem p = separable_problem(input, filter, output, options);
   require_gpu(options);
+  const detail::ConstantBorder terms = value_terms(p, filter, options);
   RunReport report;
   cuda_backend::run_separable_device(p, options, stream, report);
+  add_value_terms_device(terms, output, options, stream, report);
   return report;
 }
 
@@ -415,8 +483,10 @@ RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& 
   check_stored_no_overlap(input, output);
   LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
-  return dispatch_stored(input, p, work, options, cpu_backend::run_dense_stored,
-                         cuda_backend::run_dense_stored);
+  const detail::ConstantBorder terms = value_terms(p, options);
+  return with_value_terms(dispatch_stored(input, p, work, options, cpu_backend::run_dense_stored,
+                                          cuda_backend::run_dense_stored),
+                          terms, output, options);
 }
 
 RunReport filter_separable_stored(const StoredVolumeView& input, const SeparableFilter& filter,
@@ -426,8 +496,11 @@ RunReport filter_separable_stored(const StoredVolumeView& input, const Separable
   const detail::SeparableProblem p =
       separable_problem(geometry_view(input), filter, output, options);
   check_stored_no_overlap(input, output);
-  return dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable_stored,
-                         cuda_backend::run_separable_stored);
+  const detail::ConstantBorder terms = value_terms(p, filter, options);
+  return with_value_terms(
+      dispatch_stored(input, p, separable_work(p), options, cpu_backend::run_separable_stored,
+                      cuda_backend::run_separable_stored),
+      terms, output, options);
 }
 
 }  // namespace ndconv

@@ -23,7 +23,9 @@ namespace ndconv {
 /// enqueued on `stream` and the call returns without waiting for it; the views must stay valid
 /// until the stream has run it. The taps are copied during the call (the caller may free them on
 /// return). Options::backend must be Auto or Cuda; memory cap and progress do not apply (nothing is
-/// allocated but the separable scratch, stream-ordered). The report's timings are zero.
+/// allocated but the separable scratch and, under Boundary::Constant with a value other than 0, the
+/// value's terms, both stream-ordered; the terms are added by one more kernel on `stream`). The
+/// report's timings are zero.
 /// Throws InvalidArgument (bad request, host memory, strided views, no CUDA) or CudaError.
 RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& filter,
                               const VolumeView& output, const Options& options, void* stream);

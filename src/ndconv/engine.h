@@ -4,7 +4,8 @@
 // The front end (src/engine/engine.cpp) validates the request, resolves convolution into a
 // correlation with a flipped filter and the output region into an input offset, chooses the
 // backend, and hands a CorrelationProblem to it (src/core/problem.h). Backends never see
-// Operation or OutputRegion.
+// Operation or OutputRegion, nor Boundary::Constant: they run it as Boundary::Zero, and the front
+// end adds the value's terms to the outputs near the faces (src/core/constant_border.h).
 #pragma once
 
 #include "ndconv/errors.h"
@@ -25,7 +26,9 @@ void validate_dense_filter(const DenseFilter& filter);
 RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
                        const VolumeView& output, const Options& options = {});
 
-/// Filters `input` with one 1D filter per axis (axes with no taps are skipped).
+/// Filters `input` with one 1D filter per axis (axes with no taps are skipped), in
+/// SeparableFilter::pass_order; under Boundary::Constant each pass pads its own input with
+/// Options::boundary_value, as scipy.ndimage does.
 RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
                            const VolumeView& output, const Options& options = {});
 

@@ -107,17 +107,31 @@ struct DenseFilter {
 struct SeparableFilter {
   int dims = 0;
   std::array<std::vector<float>, kMaxDims> taps;
+  /// The axes in the order the 1D passes run (a permutation of 0 .. dims - 1). It changes the
+  /// result only under Boundary::Constant with a value other than 0, where each pass pads its own
+  /// input (scipy.ndimage runs its passes along its axes 0, 1, ..., which are ndconv's axes from
+  /// the last to the first for a C-ordered array; its sobel and prewitt run the derivative's axis
+  /// first).
+  std::array<int, kMaxDims> pass_order{0, 1, 2, 3};
 };
 
-/// What lies outside the volume.
+/// What lies outside the volume, at any distance from it (also for a filter larger than the
+/// volume). scipy.ndimage's names: Zero and Constant 'constant', Replicate 'nearest', Mirror
+/// 'mirror', Periodic 'wrap', Reflect 'reflect'.
 enum class Boundary {
   Zero,       ///< zeros (ITK's ConstantBoundaryCondition with value 0)
   Replicate,  ///< the nearest edge voxel (ITK's ZeroFluxNeumannBoundaryCondition)
-  Mirror,     ///< reflection without repeating the edge: d c b | a b c d
+  Mirror,     ///< reflection without repeating the edge: d c b | a b c d | c b a
   Periodic,   ///< wrap around (ITK's PeriodicBoundaryCondition)
+  Reflect,  ///< reflection repeating the edge (half-sample symmetric): d c b a | a b c d | d c b a
+  /// Options::boundary_value. A separable filter pads the input of each 1D pass with it, as
+  /// scipy.ndimage does (for 1D taps that do not sum to 1 this differs from padding the volume
+  /// once); the passes run along the axes in SeparableFilter::pass_order. With the value 0 it is
+  /// Zero.
+  Constant,
 };
 /// How many Boundary values there are (the last one + 1; name tables are checked against it).
-inline constexpr std::size_t kBoundaryCount = static_cast<std::size_t>(Boundary::Periodic) + 1;
+inline constexpr std::size_t kBoundaryCount = static_cast<std::size_t>(Boundary::Constant) + 1;
 
 /// `Same`: the output has the input's extents. `Valid`: only voxels whose whole footprint lies
 /// inside the input (n - k + 1 per axis), as ITK's OutputRegionMode VALID.
@@ -145,6 +159,8 @@ struct ExpertOptions {
 struct Options {
   Operation operation = Operation::Convolution;
   Boundary boundary = Boundary::Replicate;
+  /// The value outside the volume under Boundary::Constant (finite); ignored otherwise.
+  float boundary_value = 0;
   OutputRegion region = OutputRegion::Same;
   Backend backend = Backend::Auto;  ///< Auto: the GPU when one is usable, else the CPU
   int cuda_device = 0;

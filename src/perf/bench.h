@@ -74,7 +74,7 @@ struct BenchConfig {
   int call_repetitions = 5;
   bool flush_l2 = true;
   bool all_kos = true;         ///< also time every compiled KO (auto vs best)
-  bool all_boundaries = true;  ///< also time replicate, mirror and periodic
+  bool all_boundaries = true;  ///< also time replicate, mirror, periodic and reflect
   double check_budget_fmas = 2e9;
   double tolerance = 1e-4;
   uint64_t seed = 0;

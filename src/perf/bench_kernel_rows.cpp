@@ -41,7 +41,9 @@ std::array<std::vector<float>, kMaxDims> gaussian_axes(int dims, double sigma) {
   return taps;
 }
 
-const Boundary kOtherBoundaries[] = {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic};
+// Every boundary a kernel sees (Boundary::Constant reaches the kernels as zero).
+const Boundary kOtherBoundaries[] = {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic,
+                                     Boundary::Reflect};
 // Validates one device launch (output poisoned first) and returns the relative L2 error.
 template <typename Launch>
 double validate_launch(GpuContext& g, gpu::Buffer& out, const CheckPlan& check, const Shape& vol,

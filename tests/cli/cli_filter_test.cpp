@@ -106,6 +106,7 @@ TEST(CliSmooth, MillimetresPerAxisValuesFwhmAndBoundary) {
       {{"--sigma", "1.5vox", "--boundary", "mirror"}, {1.5, 1.5, 1.5, 0}, Boundary::Mirror},
       {{"--sigma", "1.5vox", "--boundary", "zero"}, {1.5, 1.5, 1.5, 0}, Boundary::Zero},
       {{"--sigma", "1.5vox", "--boundary", "periodic"}, {1.5, 1.5, 1.5, 0}, Boundary::Periodic},
+      {{"--sigma", "1.5vox", "--boundary", "reflect"}, {1.5, 1.5, 1.5, 0}, Boundary::Reflect},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args{"smooth", in, out, "--force"};
@@ -183,10 +184,10 @@ TEST(CliConvolve, BoundariesOperationsRegionsAndNormalizeMatchReference) {
   const Index kext{3, 4, 2, 1};
   std::vector<float> taps = write_kernel(kernel, 3, kext, seed + 1);
   const io::Image input = io::read_image(in);
-  const char* boundaries[] = {"zero", "replicate", "mirror", "periodic"};
+  const char* boundaries[] = {"zero", "replicate", "mirror", "periodic", "reflect"};
   const Boundary kinds[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                            Boundary::Periodic};
-  for (int b = 0; b < 4; ++b) {
+                            Boundary::Periodic, Boundary::Reflect};
+  for (int b = 0; b < 5; ++b) {
     for (bool correlate : {false, true}) {
       for (bool valid : {false, true}) {
         SCOPED_TRACE(std::string(boundaries[b]) + (correlate ? " correlate" : " convolve") +

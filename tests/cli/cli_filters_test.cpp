@@ -23,6 +23,7 @@ Boundary parse_boundary_name(const std::string& name) {
   return name == "zero"       ? Boundary::Zero
          : name == "mirror"   ? Boundary::Mirror
          : name == "periodic" ? Boundary::Periodic
+         : name == "reflect"  ? Boundary::Reflect
                               : Boundary::Replicate;
 }
 
@@ -78,7 +79,7 @@ TEST(CliKernel, WritesEveryBuiltInKernelAndConvolveUsesIt) {
       EXPECT_EQ(written, k.taps);
       EXPECT_EQ(io::read_info(kfile).geometry.dims, dims);
       // convolve --kernel SPEC equals the reference convolution with those taps, every boundary.
-      for (const char* boundary : {"zero", "replicate", "mirror", "periodic"}) {
+      for (const char* boundary : {"zero", "replicate", "mirror", "periodic", "reflect"}) {
         const std::string out = dir / "out.mha";
         const std::vector<float> got = run_and_read(
             with_device({"convolve", in, out, "--kernel", spec, "--boundary", boundary, "--force"}),
@@ -232,7 +233,7 @@ TEST(CliFilters, MedianMatchesReference) {
       Index radius{0, 0, 0, 0};
       for (int a = 0; a < std::min(dims, 3); ++a)
         radius[a] = r[a];
-      for (const char* boundary : {"zero", "replicate", "mirror", "periodic"}) {
+      for (const char* boundary : {"zero", "replicate", "mirror", "periodic", "reflect"}) {
         SCOPED_TRACE(std::to_string(dims) + "D " + text + " " + boundary);
         const auto got = run_and_read(
             with_device({"median", in, out, "--radius", text, "--boundary", boundary, "--force"}),

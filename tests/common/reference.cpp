@@ -8,7 +8,7 @@ namespace ndconv::test {
 namespace {
 
 // The input value at index i along one axis of extent n under the boundary condition, or
-// "outside" (returns false) for zeros.
+// "outside" (returns false) for the outside value (zero, or the constant).
 bool resolve(int64_t i, int64_t n, Boundary b, int64_t& r) {
   if (i >= 0 && i < n) {
     r = i;
@@ -16,6 +16,7 @@ bool resolve(int64_t i, int64_t n, Boundary b, int64_t& r) {
   }
   switch (b) {
     case Boundary::Zero:
+    case Boundary::Constant:
       return false;
     case Boundary::Replicate:
       r = i < 0 ? 0 : n - 1;
@@ -33,6 +34,12 @@ bool resolve(int64_t i, int64_t n, Boundary b, int64_t& r) {
         i = i < 0 ? -i : 2 * (n - 1) - i;
       r = i;
       return true;
+    case Boundary::Reflect:
+      // The same walk, each reflection about the half-sample point beyond the edge voxel.
+      while (i < 0 || i >= n)
+        i = i < 0 ? -1 - i : 2 * n - 1 - i;
+      r = i;
+      return true;
   }
   return false;
 }
@@ -45,6 +52,65 @@ Index unflatten(int64_t flat, const Index& extent, int dims) {
     flat /= extent[a];
   }
   return i;
+}
+
+// The voxels of a volume of `extent` over the first `dims` axes.
+int64_t count_of(const Index& extent, int dims) {
+  int64_t n = 1;
+  for (int a = 0; a < dims; ++a)
+    n *= extent[a];
+  return n;
+}
+
+// The flat index of voxel i in a volume of `extent` (x fastest) over the first `dims` axes.
+int64_t flatten(const Index& i, const Index& extent, int dims) {
+  int64_t flat = 0;
+  for (int a = dims - 1; a >= 0; --a)
+    flat = flat * extent[a] + i[a];
+  return flat;
+}
+
+// Separable filtering one 1D pass at a time along filter.pass_order, each pass reading its own
+// input extended by the boundary (so under the constant boundary each pass pads with the value,
+// as scipy.ndimage does); for `valid` each pass keeps the outputs whose taps lie inside.
+std::vector<double> separable_by_passes(const ConstVolumeView& input, const SeparableFilter& filter,
+                                        Operation operation, Boundary boundary, OutputRegion region,
+                                        double boundary_value) {
+  const int dims = input.dims;
+  Index extent = input.extent;
+  const int64_t count = count_of(extent, dims);
+  std::vector<double> cur(count);
+  for (int64_t flat = 0; flat < count; ++flat)
+    cur[flat] = static_cast<double>(input.at(unflatten(flat, extent, dims)));
+  for (int p = 0; p < dims; ++p) {
+    const int a = filter.pass_order[p];
+    const std::vector<float>& taps = filter.taps[a];
+    if (taps.empty())
+      continue;
+    const int64_t k = static_cast<int64_t>(taps.size()), c = k / 2, n = extent[a];
+    const int64_t start =
+        region == OutputRegion::Valid ? (operation == Operation::Correlation ? c : k - 1 - c) : 0;
+    Index out_extent = extent;
+    out_extent[a] = region == OutputRegion::Valid ? n - k + 1 : n;
+    const int64_t out_count = count_of(out_extent, dims);
+    std::vector<double> next(out_count);
+    for (int64_t flat = 0; flat < out_count; ++flat) {
+      const Index o = unflatten(flat, out_extent, dims);
+      Index src = o;
+      double acc = 0.0;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t centre = o[a] + start;
+        const int64_t at = operation == Operation::Correlation ? centre + j - c : centre - j + c;
+        const bool inside = resolve(at, n, boundary, src[a]);
+        acc += static_cast<double>(taps[j]) *
+               (inside ? cur[flatten(src, extent, dims)] : boundary_value);
+      }
+      next[flat] = acc;
+    }
+    cur.swap(next);
+    extent = out_extent;
+  }
+  return cur;
 }
 
 }  // namespace
@@ -61,12 +127,11 @@ Index reference_output_extent(const ConstVolumeView& input, const Index& filter_
 }
 
 std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFilter& filter,
-                                    Operation operation, Boundary boundary, OutputRegion region) {
+                                    Operation operation, Boundary boundary, OutputRegion region,
+                                    double boundary_value) {
   const int dims = input.dims;
   const Index out_extent = reference_output_extent(input, filter.extent, region);
-  int64_t out_count = 1;
-  for (int a = 0; a < dims; ++a)
-    out_count *= out_extent[a];
+  const int64_t out_count = count_of(out_extent, dims);
   std::vector<double> out(out_count);
 
   for (int64_t flat = 0; flat < out_count; ++flat) {
@@ -91,8 +156,8 @@ std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFil
             operation == Operation::Correlation ? centre[a] + j[a] - c : centre[a] - j[a] + c;
         inside = resolve(i, input.extent[a], boundary, src[a]);
       }
-      if (inside)
-        acc += static_cast<double>(filter.taps[t]) * static_cast<double>(input.at(src));
+      const double v = inside ? static_cast<double>(input.at(src)) : boundary_value;
+      acc += static_cast<double>(filter.taps[t]) * v;
     }
     out[flat] = acc;
   }
@@ -100,8 +165,10 @@ std::vector<double> reference_dense(const ConstVolumeView& input, const DenseFil
 }
 
 std::vector<double> reference_separable(const ConstVolumeView& input, const SeparableFilter& filter,
-                                        Operation operation, Boundary boundary,
-                                        OutputRegion region) {
+                                        Operation operation, Boundary boundary, OutputRegion region,
+                                        double boundary_value) {
+  if (boundary == Boundary::Constant && boundary_value != 0.0)
+    return separable_by_passes(input, filter, operation, boundary, region, boundary_value);
   DenseFilter dense;
   dense.dims = input.dims;
   int64_t count = 1;
@@ -122,40 +189,14 @@ std::vector<double> reference_separable(const ConstVolumeView& input, const Sepa
     taps[t] = static_cast<float>(w);
   }
   dense.taps = taps.data();
-  return reference_dense(input, dense, operation, boundary, region);
+  return reference_dense(input, dense, operation, boundary, region, boundary_value);
 }
 
 std::vector<double> reference_separable_passes(const ConstVolumeView& input,
                                                const SeparableFilter& filter, Operation operation,
-                                               Boundary boundary) {
-  const int dims = input.dims;
-  int64_t count = 1;
-  for (int a = 0; a < dims; ++a)
-    count *= input.extent[a];
-  std::vector<double> cur(count), next(count);
-  for (int64_t flat = 0; flat < count; ++flat)
-    cur[flat] = static_cast<double>(input.at(unflatten(flat, input.extent, dims)));
-  int64_t stride = 1;
-  for (int a = 0; a < dims; stride *= input.extent[a], ++a) {
-    const std::vector<float>& taps = filter.taps[a];
-    if (taps.empty())
-      continue;
-    const int64_t k = static_cast<int64_t>(taps.size()), c = k / 2, n = input.extent[a];
-    for (int64_t flat = 0; flat < count; ++flat) {
-      const int64_t o = flat / stride % n;
-      const int64_t line = flat - o * stride;  // the voxel of this line at index 0 along a
-      double acc = 0.0;
-      for (int64_t j = 0; j < k; ++j) {
-        int64_t src = 0;
-        const int64_t at = operation == Operation::Correlation ? o + j - c : o - j + c;
-        if (resolve(at, n, boundary, src))
-          acc += static_cast<double>(taps[j]) * cur[line + src * stride];
-      }
-      next[flat] = acc;
-    }
-    cur.swap(next);
-  }
-  return cur;
+                                               Boundary boundary, double boundary_value) {
+  return separable_by_passes(input, filter, operation, boundary, OutputRegion::Same,
+                             boundary_value);
 }
 
 std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,

@@ -26,6 +26,11 @@ inline int64_t reference_boundary(int64_t i, int64_t n, Boundary b) {
     return i < 0 ? 0 : n - 1;
   if (b == Boundary::Periodic)
     return ((i % n) + n) % n;
+  if (b == Boundary::Reflect) {
+    while (i < 0 || i >= n)  // reflect repeating the edge
+      i = i < 0 ? -1 - i : 2 * n - 1 - i;
+    return i;
+  }
   if (n == 1)
     return 0;
   while (i < 0 || i >= n)  // mirror without repeating the edge

@@ -301,8 +301,8 @@ TEST_P(AdaptiveStages, EachStageMatchesTheFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(AllCases, AdaptiveStages,
                          ::testing::Combine(::testing::Values(2, 3, 4),
                                             ::testing::Values(Boundary::Zero, Boundary::Replicate,
-                                                              Boundary::Mirror,
-                                                              Boundary::Periodic)),
+                                                              Boundary::Mirror, Boundary::Periodic,
+                                                              Boundary::Reflect)),
                          [](const ::testing::TestParamInfo<std::tuple<int, Boundary>>& info) {
                            return std::to_string(std::get<0>(info.param)) + "D_" +
                                   to_string(std::get<1>(info.param));

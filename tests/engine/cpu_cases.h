@@ -12,6 +12,7 @@
 
 #include "cpu/isa_dispatch.h"
 #include "ndconv/types.h"
+#include "reference.h"
 #include "scoped_env.h"
 #include "test_data.h"
 
@@ -44,11 +45,15 @@ inline const char* to_string(FilterCase c) {
 /// One case of the parameterised CPU suites: dimensions, volume shape, boundary, filter case.
 using CaseParam = std::tuple<int, int, Boundary, FilterCase>;
 
-/// Every case: 2, 3 and 4 dimensions x the three shapes x the four boundaries x every filter case.
+/// Every boundary (reference.h); Boundary::Constant runs with test_boundary_value.
+inline auto every_boundary() {
+  return ::testing::ValuesIn(kEveryBoundary);
+}
+
+/// Every case: 2, 3 and 4 dimensions x the three shapes x every boundary x every filter case.
 inline auto all_cases() {
   return ::testing::Combine(
-      ::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2),
-      ::testing::Values(Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic),
+      ::testing::Values(2, 3, 4), ::testing::Values(0, 1, 2), every_boundary(),
       ::testing::Values(FilterCase::K1, FilterCase::K2, FilterCase::K3, FilterCase::K4,
                         FilterCase::K7, FilterCase::Mixed, FilterCase::Larger));
 }

@@ -53,13 +53,15 @@ TEST_P(CpuDense, MatchesFloat64Reference) {
       EXPECT_THROW(output_geometry(dims, extent, k, operation, region), InvalidArgument);
       continue;
     }
+    const float value = test_boundary_value(boundary, seed);
     const std::vector<double> reference =
-        reference_dense(input, filter, operation, boundary, region);
+        reference_dense(input, filter, operation, boundary, region, value);
     const OutputGeometry g = output_geometry(dims, extent, k, operation, region);
     ASSERT_EQ(g.extent, reference_output_extent(input, k, region));
     Options options;
     options.operation = operation;
     options.boundary = boundary;
+    options.boundary_value = value;
     options.region = region;
     check_every_isa_and_layout(
         input, strided_input, g.extent, options, reference,

@@ -19,7 +19,7 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 const Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                Boundary::Periodic};
+                                Boundary::Periodic, Boundary::Reflect};
 
 Options options_for(Boundary boundary) {
   Options o;

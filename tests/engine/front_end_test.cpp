@@ -364,6 +364,8 @@ TEST(Names, ToStringCoversEveryEnumerator) {
   EXPECT_STREQ(to_string(Boundary::Replicate), "replicate");
   EXPECT_STREQ(to_string(Boundary::Mirror), "mirror");
   EXPECT_STREQ(to_string(Boundary::Periodic), "periodic");
+  EXPECT_STREQ(to_string(Boundary::Reflect), "reflect");
+  EXPECT_STREQ(to_string(Boundary::Constant), "constant");
   EXPECT_STREQ(to_string(OutputRegion::Same), "same");
   EXPECT_STREQ(to_string(OutputRegion::Valid), "valid");
   EXPECT_STREQ(to_string(Operation::Convolution), "convolution");

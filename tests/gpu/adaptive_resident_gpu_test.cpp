@@ -32,7 +32,7 @@ namespace {
 using cuda_backend::DeviceBuffer;
 
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
+                                    Boundary::Periodic, Boundary::Reflect};
 
 DeviceBuffer to_device(const std::vector<float>& host) {
   DeviceBuffer d(host.size());

@@ -48,8 +48,8 @@ TEST(GpuBank, MatchesTheFloat64ReferenceAndTheCpuBank) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int dims : {2, 3, 4})
-    for (Boundary boundary :
-         {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic})
+    for (Boundary boundary : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                              Boundary::Periodic, Boundary::Reflect})
       for (int count : {3, 13}) {
         SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", " +
                      std::to_string(count) + " filters");
@@ -280,8 +280,8 @@ TEST(GpuBank, AdaptiveFilterMatchesTheCpu) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int dims : {2, 3, 4})
-    for (Boundary boundary :
-         {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+    for (Boundary boundary : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                              Boundary::Periodic, Boundary::Reflect}) {
       SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary));
       Options options;
       options.boundary = boundary;

@@ -180,8 +180,9 @@ inline detail::SeparableProblem make_separable_problem(const ConstVolumeView& in
   return p;
 }
 
+/// The boundaries the backends see (the engine runs Boundary::Constant as Zero plus its terms).
 inline constexpr Boundary kAllBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                              Boundary::Periodic};
+                                              Boundary::Periodic, Boundary::Reflect};
 
 /// Calls fn(boundary, operation, region) for every boundary, correlation and convolution, `same`
 /// and, where the filter fits in the volume, `valid`.

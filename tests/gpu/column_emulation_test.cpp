@@ -23,7 +23,7 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
+                                    Boundary::Periodic, Boundary::Reflect};
 using cuda_backend::SeparableKernels;
 
 detail::SeparableProblem problem_with_taps(int dims, const Index& volume, const Index& filter,

@@ -28,10 +28,10 @@ namespace {
 constexpr double kTolerance = 1e-5;
 constexpr int kCompiledKo[] = {1, 2, 4, 8, 16};
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
+                                    Boundary::Periodic, Boundary::Reflect};
 
 TEST(BoundaryIndexTwin, AgreesWithTheEngine) {
-  for (int b = 0; b < 4; ++b) {
+  for (int b = 0; b < static_cast<int>(kBoundaryCount); ++b) {
     for (int64_t n = 1; n <= 9; ++n) {
       for (int64_t i = -40; i <= 40; ++i) {
         const int64_t expected = detail::boundary_index(i, n, static_cast<Boundary>(b));
@@ -452,9 +452,9 @@ TEST(TiledDeal, FaceTilesEvenlyOverTheBlocks) {
   }
 }
 
-// Local halos (tiled_halo_local): for replicate and mirror every face tile's halo values lie in
-// its own plane box, whatever the volume and filter; for periodic only where a tile spans the
-// volume along each axis with a halo. A mutation check: the local copy alone (no global load)
+// Local halos (tiled_halo_local): for replicate, mirror and reflect every face tile's halo values
+// lie in its own plane box, whatever the volume and filter; for periodic only where a tile spans
+// the volume along each axis with a halo. A mutation check: the local copy alone (no global load)
 // gives the reference's result (PatchedPlanesMatchReference), and a source outside the box would
 // read the copy's zeros or another tile's data.
 TEST(TiledHalo, LocalWhereTheValuesLieInThePlaneBox) {
@@ -472,7 +472,7 @@ TEST(TiledHalo, LocalWhereTheValuesLieInThePlaneBox) {
       kernels::TiledLayout l = kernels::tiled_layout<S>(g);
       l.lead = kernels::tiled_lead(tg);
       const bool local = cuda_backend::tiled_halo_local(g, l, S::kTileX, S::BY);
-      if (b == Boundary::Replicate || b == Boundary::Mirror) {
+      if (b == Boundary::Replicate || b == Boundary::Mirror || b == Boundary::Reflect) {
         EXPECT_TRUE(local) << shape << " " << to_string(b);
       }
       if (b == Boundary::Zero) {

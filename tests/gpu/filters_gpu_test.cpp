@@ -16,7 +16,7 @@ namespace ndconv::test {
 namespace {
 
 const Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                Boundary::Periodic};
+                                Boundary::Periodic, Boundary::Reflect};
 
 Options on(Backend backend, Boundary boundary) {
   Options o;

@@ -29,7 +29,7 @@ namespace {
 
 constexpr double kTolerance = 1e-5;  // float32 lands near 1e-6
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                    Boundary::Periodic};
+                                    Boundary::Periodic, Boundary::Reflect};
 
 Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko) {
   Options o;

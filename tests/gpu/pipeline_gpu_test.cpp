@@ -410,6 +410,57 @@ TEST(CudaDeviceEntryPoints, EnqueueOnTheCallersStreamAndCheckTheirViews) {
                InvalidArgument);
 }
 
+// The reflect and constant boundaries through the device entry points: the constant one adds its
+// terms with its own kernel on the caller's stream (cuda/border/constant_border.cu), after the
+// zero-boundary kernels; dense in both regions, separable with the passes' own padding.
+TEST(CudaDeviceEntryPoints, ReflectAndConstantMatchReference) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase shapes[] = {{3, {64, 40, 20, 1}, {7, 5, 3, 1}},
+                              {2, {300, 90, 1, 1}, {17, 9, 1, 1}},
+                              {4, {20, 12, 9, 6}, {3, 5, 3, 5}},
+                              {3, {5, 4, 6, 1}, {9, 7, 3, 1}}};
+  for (const ShapeCase& s : shapes) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(s.dims, s.volume), seed);
+    const ConstVolumeView in_view = make_view(in.data(), s.dims, s.volume);
+    const std::vector<float> taps = random_values(voxels(s.dims, s.filter), seed + 1);
+    const DenseFilter f{s.dims, s.filter, taps.data()};
+    SeparableFilter sf;
+    sf.dims = s.dims;
+    for (int a = 0; a < s.dims; ++a) {
+      sf.taps[a] = positive_taps(s.filter[a], seed + 2 + static_cast<uint64_t>(a));
+      sf.pass_order[a] = s.dims - 1 - a;
+    }
+    sf.taps[0].assign(static_cast<size_t>(s.filter[0]), 0.0f);  // a derivative along x
+    sf.taps[0].front() = -1.0f;
+    sf.taps[0].back() = 1.0f;
+    for (Boundary b : {Boundary::Reflect, Boundary::Constant}) {
+      const float value = test_boundary_value(b, seed);
+      for (OutputRegion region : {OutputRegion::Same, OutputRegion::Valid}) {
+        bool fits = true;
+        for (int a = 0; a < s.dims; ++a)
+          fits = fits && s.filter[a] <= s.volume[a];
+        if (region == OutputRegion::Valid && !fits)
+          continue;
+        Options o = cuda_options(b, region);
+        o.boundary_value = value;
+        const Index out_extent = reference_output_extent(in_view, s.filter, region);
+        const std::vector<float> got = one_pass_dense(s, in, f, o, out_extent);
+        const auto ref = reference_dense(in_view, f, Operation::Convolution, b, region, value);
+        EXPECT_LT(relative_l2_error(got, ref), kTolerance)
+            << s << " dense " << to_string(b) << " " << value << " " << to_string(region)
+            << " seed=" << seed;
+      }
+      Options o = cuda_options(b);
+      o.boundary_value = value;
+      const std::vector<float> got = one_pass_separable(s.dims, s.volume, in, sf, o);
+      const auto ref = reference_separable_passes(in_view, sf, Operation::Convolution, b, value);
+      EXPECT_LT(relative_l2_error(got, ref), kTolerance)
+          << s << " separable " << to_string(b) << " " << value << " seed=" << seed;
+    }
+  }
+}
+
 TEST(CudaBufferCaches, RepeatedCallsReuseAndReleaseOnDemand) {
   NDCONV_REQUIRE_GPU();
   const Index extent{128, 128, 300, 1};

@@ -114,7 +114,11 @@ void launch_pad(const PaddedInput& pi, const kernels::Geometry& lg, const float*
     case kernels::kPeriodic:
       kernels::pad_kernel<kernels::kPeriodic><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
       break;
+    case kernels::kReflect:
+      kernels::pad_kernel<kernels::kReflect><<<grid, threads, 0, stream>>>(lg, layout, in, padded);
+      break;
     default:  // zero: the copy engine's zeros are the boundary; tiled_input_padding_pays says no
+      // (the engine hands the backends Boundary::Constant as zero)
       throw std::logic_error("pad_kernel: no padding for the zero boundary");
   }
   NDCONV_CUDA_CHECK_LAUNCH("pad_kernel");

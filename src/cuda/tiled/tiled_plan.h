@@ -126,10 +126,10 @@ inline int tiled_halo_slots(const kernels::Geometry& g, const kernels::TiledLayo
 
 /// Whether every halo element (cuda/tiled/tiled_halo.h) of a bulk launch on g (layout l, tiles of
 /// tile_x x block_rows outputs) takes its value from an element inside the volume that its own
-/// tile's plane box holds: so for replicate and mirror (the values at a face repeat those just
-/// inside it), and for periodic only where a tile spans the volume. Checked per tile column along
-/// x and per tile row along axis 1 (the box's columns and rows: l.pitch x l.rows from the tile's
-/// first input column and row).
+/// tile's plane box holds: so for replicate, mirror and reflect (the values at a face repeat
+/// those just inside it), and for periodic only where a tile spans the volume. Checked per tile
+/// column along x and per tile row along axis 1 (the box's columns and rows: l.pitch x l.rows from
+/// the tile's first input column and row).
 inline bool tiled_halo_local(const kernels::Geometry& g, const kernels::TiledLayout& l, int tile_x,
                              int block_rows) {
   if (g.boundary == kernels::kZero)

@@ -12,6 +12,7 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_backend.h"
 #include "engine/backend_work.h"
+#include "engine/filter_checks.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 
@@ -67,7 +68,7 @@ detail::BankProblem detail::prepare_bank(const ConstVolumeView& input, const Fil
       std::reverse(flipped.begin() + f * taps, flipped.begin() + (f + 1) * taps);
     p.taps = flipped.data();
   }
-  p.boundary = options.boundary;
+  p.boundary = detail::backend_boundary(options, "the filter bank");
   p.output_extent = g.extent;
   for (int a = 0; a < input.dims; ++a) {
     const int64_t kk = bank.extent[a];

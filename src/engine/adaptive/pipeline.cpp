@@ -26,6 +26,7 @@
 #include "engine/adaptive/bank_front.h"
 #include "engine/adaptive/resident_stages.h"
 #include "engine/adaptive/stage_support.h"
+#include "engine/filter_checks.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 
@@ -110,6 +111,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
   const auto t_start = std::chrono::steady_clock::now();
   AdaptiveReport report;
   validate_adaptive_parameters(parameters);
+  detail::backend_boundary(options, "the adaptive filter");
   if (input.data == nullptr || output.data == nullptr)
     throw InvalidArgument("the adaptive filter needs an input and an output volume");
   if (input.dims < 2 || input.dims > 4)

@@ -10,6 +10,7 @@
 
 #include "core/bank_problem.h"
 #include "engine/adaptive/stage_support.h"
+#include "engine/filter_checks.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/types.h"
 
@@ -34,7 +35,7 @@ struct QuadratureBank {
     p.filter_extent = extent;
     p.count = 2 * filters;
     p.taps = flipped.data();
-    p.boundary = options.boundary;
+    p.boundary = detail::backend_boundary(options, "the adaptive filter");
     p.output_extent = input.extent;
     p.output_extent[last] = planes;
     for (int a = 0; a < dims; ++a) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "engine/filter_checks.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 #include "ndconv/gaussian.h"
@@ -250,6 +251,7 @@ RunReport unsharp_mask(const ConstVolumeView& input, const VolumeView& output,
 RunReport masked_filter(const ConstVolumeView& input, const ConstVolumeView& mask,
                         const VolumeView& output, const MaskedOptions& masked,
                         const Options& options, const VolumeFilter& call) {
+  detail::backend_boundary(options, "the masked (normalized) convolution");
   check_same_extents(input, mask, "the mask");
   check_same_extents(input, as_const(output), "the output volume");
   Scratch weighted(input), weight(input), filtered(input), filtered_weight(input);
