@@ -18,8 +18,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "core/median_key.h"
 #include "kernels/hd.h"
 
 namespace ndconv::cuda_median {
@@ -29,23 +29,8 @@ inline constexpr int kOutputs = 8;
 /// Largest radius along the last axis the kernels are compiled for (the public limit).
 inline constexpr int kMaxLastRadius = 7;
 
-/// Float to a key whose unsigned order is the float order, NaN (any sign) above +Inf.
-NDCONV_HD uint32_t median_key(float v) {
-  uint32_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return 0xffffffffu;
-  return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
-}
-
-NDCONV_HD float median_value(uint32_t key) {
-  const uint32_t bits = key == 0xffffffffu    ? 0x7fc00000u
-                        : (key & 0x80000000u) ? key & 0x7fffffffu
-                                              : ~key;
-  float v;
-  memcpy(&v, &bits, sizeof v);
-  return v;
-}
+using detail::median_key;
+using detail::median_value;
 
 /// A launch's geometry: the volume (4 canonical axes, x fastest, contiguous), the window and the
 /// blocks. A block computes the output box `box` (threads_x along x; threads_y along y, or, in

@@ -45,7 +45,7 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
   } else {
     report.threads = core::resolve_thread_count(options.threads);
     const auto tc = std::chrono::steady_clock::now();
-    cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
+    cpu::median(input, output, radius, options.boundary, 0.0f, options.threads, options.progress);
     report.seconds_compute = detail::seconds_since(tc);
   }
   report.seconds_total = detail::seconds_since(t0);
