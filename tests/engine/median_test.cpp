@@ -1,7 +1,7 @@
-// The CPU median's fast path (src/cpu/median_row_kernel.h) against a brute-force reference, bit
-// for bit: every instruction set, 2D/3D/4D, radii 0 to 7 (also wider than the volume), every
-// boundary, data with NaNs, infinities and signed zeros, dark data, 8-bit data with many ties,
-// contiguous and strided views, one and three threads.
+// The CPU median's fast path (src/cpu/median_row_kernel.h) against the sorting reference
+// (tests/common), bit for bit: every instruction set, 2D/3D/4D, radii 0 to 7 (also wider than the
+// volume), every boundary, data with NaNs, infinities and signed zeros, dark data, 8-bit data with
+// many ties, contiguous and strided views, one and three threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "core/median_key.h"
-#include "core/problem.h"
 #include "cpu_cases.h"
+#include "ndconv/device.h"
+#include "ndconv/errors.h"
 #include "ndconv/filters.h"
+#include "reference.h"
 #include "strided_views.h"
 #include "test_data.h"
 
@@ -30,39 +31,6 @@ uint32_t bits_of(float v) {
   uint32_t b;
   std::memcpy(&b, &v, sizeof b);
   return b;
-}
-
-/// The median of each window by sorting its keys (core/median_key.h: NaN above every number,
-/// -0 below +0); `outside` is read where the boundary rule reads no voxel.
-std::vector<float> brute_force_median(const ConstVolumeView& in, const Index& radius,
-                                      Boundary boundary, float outside) {
-  const Index& n = in.extent;
-  std::vector<float> out;
-  std::vector<uint32_t> keys;
-  Index at;
-  for (at[3] = 0; at[3] < n[3]; ++at[3])
-    for (at[2] = 0; at[2] < n[2]; ++at[2])
-      for (at[1] = 0; at[1] < n[1]; ++at[1])
-        for (at[0] = 0; at[0] < n[0]; ++at[0]) {
-          keys.clear();
-          Index d;
-          for (d[3] = -radius[3]; d[3] <= radius[3]; ++d[3])
-            for (d[2] = -radius[2]; d[2] <= radius[2]; ++d[2])
-              for (d[1] = -radius[1]; d[1] <= radius[1]; ++d[1])
-                for (d[0] = -radius[0]; d[0] <= radius[0]; ++d[0]) {
-                  int64_t offset = 0;
-                  bool inside = true;
-                  for (int a = 0; a < kMaxDims; ++a) {
-                    const int64_t i = detail::boundary_index(at[a] + d[a], n[a], boundary);
-                    inside = inside && i >= 0;
-                    offset += i * in.stride[a];
-                  }
-                  keys.push_back(detail::median_key(inside ? in.data[offset] : outside));
-                }
-          std::sort(keys.begin(), keys.end());
-          out.push_back(detail::median_value(keys[keys.size() / 2]));
-        }
-  return out;
 }
 
 enum class Data { Random, Special, Dark, Bytes };
@@ -156,7 +124,7 @@ TEST(Median, FastPathIsBitIdenticalToSorting) {
         Options o;
         o.backend = Backend::Cpu;
         o.boundary = b;
-        const std::vector<float> ref = brute_force_median(in, c.radius, b, 0.0f);
+        const std::vector<float> ref = reference_median_bits(in, c.radius, b, 0.0f);
         for (const std::string& isa : available_isas()) {
           SCOPED_TRACE("isa " + isa);
           ScopedIsa use(isa.c_str());
@@ -180,6 +148,21 @@ TEST(Median, FastPathIsBitIdenticalToSorting) {
       }
     }
   }
+}
+
+// Without a GPU (CI) the device entry point refuses with InvalidArgument, never a crash; a bad
+// request is refused before CUDA is asked.
+TEST(Median, DeviceEntryPointRefusesWithoutCudaAndTheCpu) {
+  std::vector<float> in = random_values(64, fresh_seed()), out(64);
+  const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 2, {8, 8});
+  Options o;
+  EXPECT_THROW(median_filter_device(iv, make_view(out.data(), 2, {8, 8}), {1, 1, 0, 0}, o, nullptr),
+               InvalidArgument);
+  EXPECT_THROW(median_filter_device(iv, make_view(out.data(), 2, {8, 8}), {8, 1, 0, 0}, o, nullptr),
+               InvalidArgument);
+  o.backend = Backend::Cpu;
+  EXPECT_THROW(median_filter_device(iv, make_view(out.data(), 2, {8, 8}), {1, 1, 0, 0}, o, nullptr),
+               InvalidArgument);
 }
 
 }  // namespace
