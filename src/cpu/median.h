@@ -1,5 +1,6 @@
-// The CPU median filter: for each output voxel, a selection (std::nth_element) over the window of
-// (2 r_a + 1) voxels per axis, the rows of the volume shared among all threads.
+// The CPU median filter: for each output voxel, the median of the window of (2 r_a + 1) voxels per
+// axis, selected on SIMD lanes by counting passes over order-preserving keys (median_row_kernel.h
+// says why), the window's rows converted to keys once per output row.
 #pragma once
 
 #include <functional>
@@ -8,8 +9,11 @@
 
 namespace ndconv::cpu {
 
-/// `output` has the input's extents; `radius[a]` >= 0 per axis (axes >= dims are 0).
+/// `output` has the input's extents; `radius[a]` >= 0 per axis (axes >= dims are 0); `outside`
+/// is the value of voxels outside the volume where the boundary rule reads none (Zero: 0;
+/// Constant: the constant).
 void median(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
-            Boundary boundary, int threads, const std::function<bool(double)>& progress);
+            Boundary boundary, float outside, int threads,
+            const std::function<bool(double)>& progress);
 
 }  // namespace ndconv::cpu

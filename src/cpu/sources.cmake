@@ -6,12 +6,13 @@ set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp finite_scan.cpp
   median.cpp recursive_gaussian.cpp)
 list(TRANSFORM NDCONV_CPU_SOURCES PREPEND ${NDCONV_CPU_DIR}/)
 
-# The kernel units of one instruction set (kernels_<isa>.cpp, bank_kernels_<isa>.cpp): built
+# The kernel units of one instruction set (kernels_, bank_kernels_, median_kernels_<isa>.cpp): built
 # with `flags` and with the facts row_kernel.h and bank_row_kernel.h read (NDCONV_CPU_ISA, the
 # namespace of the copy; NDCONV_CPU_LANES, floats per vector; NDCONV_CPU_REGISTERS). FMA
 # contraction is what the kernels are for; ISO C++ mode would otherwise turn it off.
 function(ndconv_cpu_isa_units isa lanes registers flags)
-  set(units ${NDCONV_CPU_DIR}/kernels_${isa}.cpp ${NDCONV_CPU_DIR}/bank_kernels_${isa}.cpp)
+  set(units ${NDCONV_CPU_DIR}/kernels_${isa}.cpp ${NDCONV_CPU_DIR}/bank_kernels_${isa}.cpp
+    ${NDCONV_CPU_DIR}/median_kernels_${isa}.cpp)
   set(options -O3 ${flags} -ffp-contract=fast)
   set_source_files_properties(${units} PROPERTIES
     COMPILE_OPTIONS "${options}"
@@ -26,6 +27,6 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND
   ndconv_cpu_isa_units(avx2 8 16 "-mavx2;-mfma")
   ndconv_cpu_isa_units(avx512 16 32 "-mavx512f;-mavx2;-mfma")
   set_source_files_properties(${NDCONV_CPU_DIR}/isa_dispatch.cpp
-    ${NDCONV_CPU_DIR}/bank.cpp PROPERTIES
+    ${NDCONV_CPU_DIR}/bank.cpp ${NDCONV_CPU_DIR}/median.cpp PROPERTIES
     COMPILE_DEFINITIONS NDCONV_CPU_X86_KERNELS=1)
 endif()

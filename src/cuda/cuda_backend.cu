@@ -173,10 +173,12 @@ void check_device_view(const void* data, bool contiguous, int device, const char
   const bool on_device = attributes.type == cudaMemoryTypeDevice && attributes.device == device;
   if (!on_device && attributes.type != cudaMemoryTypeManaged) {
     throw InvalidArgument(std::string(what) + " is not in the memory of CUDA device " +
-                          std::to_string(device) + " (use filter_dense / filter_separable for " +
-                          "host memory)");
+                          std::to_string(device) +
+                          " (the host entry points, e.g. filter_dense, take host memory)");
   }
 }
+
+}  // namespace
 
 void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
                          const Options& options, RunReport& report) {
@@ -187,8 +189,6 @@ void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
   report.backend = Backend::Cuda;
   report.backend_reason = "device memory on CUDA device " + std::to_string(options.cuda_device);
 }
-
-}  // namespace
 
 void run_dense_device(const detail::CorrelationProblem& problem, const Options& options,
                       void* stream_handle, RunReport& report) {

@@ -165,11 +165,17 @@ bool can_implement(int, const Index&, std::string& why) {
   return false;
 }
 
-void run(const ConstVolumeView&, const VolumeView&, const Index&, Boundary, int, RunReport&) {
+void run(const ConstVolumeView&, const VolumeView&, const Index&, Boundary, float, int,
+         RunReport&) {
   throw InvalidArgument(kNoCuda);
 }
 
-void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, void*) {
+void run_device(const ConstVolumeView&, const VolumeView&, const Index&, Boundary, float,
+                const Options&, void*, RunReport&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, float, void*) {
   throw InvalidArgument(kNoCuda);
 }
 

@@ -24,6 +24,11 @@ int64_t device_budget_floats(const Options& options, RunReport& report);
 /// Selects options.cuda_device and names it in the report.
 void set_device(const Options& options, RunReport& report);
 
+/// The device entry points' first step (ndconv/device.h): selects options.cuda_device and checks
+/// that both views are contiguous and in its memory (or managed); InvalidArgument when not.
+void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
+                         const Options& options, RunReport& report);
+
 /// Whether stored values must be converted on the device (not float32 with scale 1 and offset 0).
 bool needs_conversion(const StoredVolumeView& v);
 

@@ -35,6 +35,16 @@ RunReport filter_dense_device(const ConstVolumeView& input, const DenseFilter& f
 RunReport filter_separable_device(const ConstVolumeView& input, const SeparableFilter& filter,
                                   const VolumeView& output, const Options& options, void* stream);
 
+/// The median_filter counterpart on device memory (ndconv/filters.h): the median of the
+/// (2 radius[a] + 1) per axis voxels around each voxel of `input`, into `output`, both contiguous
+/// views of DEVICE memory on Options::cuda_device (or managed memory) with the same extents; the
+/// same validation, boundaries and results as median_filter on the GPU. Enqueued on `stream`
+/// without waiting for it, as filter_dense_device; nothing is allocated. Options::backend must be
+/// Auto or Cuda. Throws InvalidArgument (bad request, host memory, strided views, a window the
+/// GPU kernel does not take, no CUDA) or CudaError.
+RunReport median_filter_device(const ConstVolumeView& input, const VolumeView& output,
+                               const Index& radius, const Options& options, void* stream);
+
 /// Starts CUDA (driver, context on `device`, the device list) on a background thread and returns
 /// at once, so that the start-up (about 0.3 s) overlaps the caller's own work, e.g. reading the
 /// input. The first call starts it; later calls do nothing. Never throws; without a GPU or CUDA

@@ -31,7 +31,7 @@ int64_t window_voxels(int dims, const Index& radius) {
 void launch_median(const float* input, float* output, const Shape& volume, const Index& radius,
                    void* stream) {
   cuda_median::launch_device(input, output, volume.dims, volume.extent, radius, kMedianBoundary,
-                             stream);
+                             0.0f, stream);
 }
 
 // Copies the box [lo, lo + box) of `from` (extents `from_extent`) into `to` at `to_start`

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace ndconv::test {
@@ -199,8 +200,8 @@ std::vector<double> reference_separable_passes(const ConstVolumeView& input,
                              boundary_value);
 }
 
-std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,
-                                     Boundary boundary) {
+std::vector<float> reference_median_bits(const ConstVolumeView& input, const Index& radius,
+                                         Boundary boundary, float outside) {
   const int dims = input.dims;
   int64_t count = 1, window = 1;
   Index span{1, 1, 1, 1};
@@ -209,7 +210,7 @@ std::vector<double> reference_median(const ConstVolumeView& input, const Index& 
     span[a] = 2 * radius[a] + 1;
     window *= span[a];
   }
-  std::vector<double> out(count), values;
+  std::vector<float> out(count), values;
   for (int64_t flat = 0; flat < count; ++flat) {
     const Index o = unflatten(flat, input.extent, dims);
     values.clear();
@@ -219,14 +220,24 @@ std::vector<double> reference_median(const ConstVolumeView& input, const Index& 
       bool inside = true;
       for (int a = 0; a < dims && inside; ++a)
         inside = resolve(o[a] + j[a] - radius[a], input.extent[a], boundary, src[a]);
-      values.push_back(inside ? static_cast<double>(input.at(src)) : 0.0);
+      values.push_back(inside ? input.at(src) : outside);
     }
-    // Sort the whole window (NaN last), then take the middle: plainly the median.
-    std::sort(values.begin(), values.end(),
-              [](double a, double b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
-    out[flat] = values[values.size() / 2];
+    // Sort the whole window (NaN last, -0 before +0), then take the middle: plainly the median.
+    std::sort(values.begin(), values.end(), [](float a, float b) {
+      if (std::isnan(a) || std::isnan(b))
+        return !std::isnan(a);
+      return a < b || (a == b && std::signbit(a) && !std::signbit(b));
+    });
+    const float median = values[values.size() / 2];
+    out[flat] = std::isnan(median) ? std::numeric_limits<float>::quiet_NaN() : median;
   }
   return out;
+}
+
+std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,
+                                     Boundary boundary) {
+  const std::vector<float> median = reference_median_bits(input, radius, boundary, 0.0f);
+  return std::vector<double>(median.begin(), median.end());
 }
 
 }  // namespace ndconv::test

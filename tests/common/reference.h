@@ -50,6 +50,11 @@ std::vector<double> reference_separable_passes(const ConstVolumeView& input,
 std::vector<double> reference_median(const ConstVolumeView& input, const Index& radius,
                                      Boundary boundary);
 
+/// The same bit for bit as both backends give it: -0 below +0, a NaN median as the quiet NaN, and
+/// `outside` where the boundary reads no voxel (Zero).
+std::vector<float> reference_median_bits(const ConstVolumeView& input, const Index& radius,
+                                         Boundary boundary, float outside);
+
 /// Output extents as the reference computes them (independent of the engine).
 Index reference_output_extent(const ConstVolumeView& input, const Index& filter_extent,
                               OutputRegion region);

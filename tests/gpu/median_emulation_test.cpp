@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <utility>
@@ -47,10 +48,11 @@ void dispatch(std::integer_sequence<int, kRadii...>, const MedianGrid& g,
 // the forgetful one.
 std::vector<float> emulate_median(const std::vector<float>& in, int dims, const Index& extent,
                                   const Index& radius, Boundary boundary, int threads_x,
-                                  int threads_y, bool forgetful) {
+                                  int threads_y, bool forgetful, float outside = 0.0f) {
   using cuda_median::ForgetfulSelect;
-  const MedianGrid g = cuda_median::median_grid(dims, extent.data(), radius.data(),
-                                                static_cast<int>(boundary), threads_x, threads_y);
+  const MedianGrid g =
+      cuda_median::median_grid(dims, extent.data(), radius.data(), static_cast<int>(boundary),
+                               outside, threads_x, threads_y);
   std::vector<float> out(in.size(), std::numeric_limits<float>::quiet_NaN());
   const int r = forgetful ? cuda_median::forgetful_radius(g) : 0;
   if (dims == 2 && r == 1)
@@ -144,6 +146,31 @@ TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
         }
     }
   }
+}
+
+// The value of voxels outside the volume (Boundary::Constant, which the engine passes as Zero
+// with its value): both selections, bit for bit against the sorting reference.
+TEST(MedianEmulation, OutsideValue) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Index extent{21, 13, 9, 1};
+  const int64_t n = extent[0] * extent[1] * extent[2];
+  std::vector<float> in = random_values(n, fresh_seed());
+  in[n / 2] = std::numeric_limits<float>::quiet_NaN();
+  in[n / 3] = inf;
+  const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 3, extent);
+  for (const float outside : {0.37f, -2.5f, 1e30f})
+    for (const Index& radius : {Index{1, 1, 1, 0}, Index{2, 3, 1, 0}}) {
+      SCOPED_TRACE("outside " + std::to_string(outside) + " radius " + std::to_string(radius[1]));
+      const std::vector<float> ref = reference_median_bits(iv, radius, Boundary::Zero, outside);
+      for (bool forgetful : {false, true}) {
+        const auto got =
+            emulate_median(in, 3, extent, radius, Boundary::Zero, 32, 4, forgetful, outside);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < n; ++i)
+          differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0) << (forgetful ? "forgetful" : "counting");
+      }
+    }
 }
 
 }  // namespace

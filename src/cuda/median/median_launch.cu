@@ -8,6 +8,7 @@
 
 #include "cuda/check.h"
 #include "cuda/filter_staging.h"
+#include "cuda/host_call.h"
 #include "cuda/median/median.h"
 #include "cuda/median/median_kernel.cuh"
 #include "cuda/median/median_select.h"
@@ -33,11 +34,11 @@ int64_t tile_bytes(const MedianGrid& g) {
 }
 
 // The widest shape whose tile fits in `limit` bytes; false when none does.
-bool plan(int dims, const Index& extent, const Index& radius, Boundary boundary, int64_t limit,
-          MedianGrid& grid) {
+bool plan(int dims, const Index& extent, const Index& radius, Boundary boundary, float outside,
+          int64_t limit, MedianGrid& grid) {
   for (const auto& shape : kShapes) {
-    grid = median_grid(dims, extent.data(), radius.data(), static_cast<int>(boundary), shape[0],
-                       shape[1]);
+    grid = median_grid(dims, extent.data(), radius.data(), static_cast<int>(boundary), outside,
+                       shape[0], shape[1]);
     if (tile_bytes(grid) <= limit)
       return true;
   }
@@ -72,7 +73,7 @@ bool can_implement(int dims, const Index& radius, std::string& why) {
           " along the last axis";
     return false;
   }
-  if (!plan(dims, extent, radius, Boundary::Replicate, kPortableSharedBytes, g)) {
+  if (!plan(dims, extent, radius, Boundary::Replicate, 0.0f, kPortableSharedBytes, g)) {
     why = "the GPU median's window is too large for a block's shared memory (" +
           std::to_string(tile_bytes(g)) + " bytes)";
     return false;
@@ -81,7 +82,7 @@ bool can_implement(int dims, const Index& radius, std::string& why) {
 }
 
 void launch_device(const float* input, float* output, int dims, const Index& extent,
-                   const Index& radius, Boundary boundary, void* stream) {
+                   const Index& radius, Boundary boundary, float outside, void* stream) {
   std::string why;
   if (!can_implement(dims, radius, why))
     throw InvalidArgument(why);
@@ -91,7 +92,7 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   MedianGrid g;
-  if (!plan(dims, extent, radius, boundary, limit, g))
+  if (!plan(dims, extent, radius, boundary, outside, limit, g))
     throw InvalidArgument("the GPU median's window is too large for this GPU's shared memory (" +
                           std::to_string(tile_bytes(g)) + " bytes)");
   if (g.block_count() > int64_t{0x7fffffff})
@@ -111,7 +112,7 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
 }
 
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
-         Boundary boundary, int device, RunReport& report) {
+         Boundary boundary, float outside, int device, RunReport& report) {
   using namespace cuda_filters;
   std::string why;
   if (!can_implement(input.dims, radius, why))
@@ -125,8 +126,17 @@ void run(const ConstVolumeView& input, const VolumeView& output, const Index& ra
   report.seconds_upload = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  launch_device(d_in.data, d_out.data, input.dims, input.extent, radius, boundary, nullptr);
+  launch_device(d_in.data, d_out.data, input.dims, input.extent, radius, boundary, outside,
+                nullptr);
   finish_and_download(d_out.data, output, t0, report);
+}
+
+void run_device(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
+                Boundary boundary, float outside, const Options& options, void* stream,
+                RunReport& report) {
+  cuda_backend::prepare_device_call(input, output, options, report);
+  launch_device(input.data, output.data, input.dims, input.extent, radius, boundary, outside,
+                stream);
 }
 
 }  // namespace ndconv::cuda_median

@@ -18,8 +18,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "core/median_key.h"
 #include "kernels/hd.h"
 
 namespace ndconv::cuda_median {
@@ -29,23 +29,8 @@ inline constexpr int kOutputs = 8;
 /// Largest radius along the last axis the kernels are compiled for (the public limit).
 inline constexpr int kMaxLastRadius = 7;
 
-/// Float to a key whose unsigned order is the float order, NaN (any sign) above +Inf.
-NDCONV_HD uint32_t median_key(float v) {
-  uint32_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return 0xffffffffu;
-  return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
-}
-
-NDCONV_HD float median_value(uint32_t key) {
-  const uint32_t bits = key == 0xffffffffu    ? 0x7fc00000u
-                        : (key & 0x80000000u) ? key & 0x7fffffffu
-                                              : ~key;
-  float v;
-  memcpy(&v, &bits, sizeof v);
-  return v;
-}
+using detail::median_key;
+using detail::median_value;
 
 /// A launch's geometry: the volume (4 canonical axes, x fastest, contiguous), the window and the
 /// blocks. A block computes the output box `box` (threads_x along x; threads_y along y, or, in
@@ -53,8 +38,9 @@ NDCONV_HD float median_value(uint32_t key) {
 struct MedianGrid {
   int64_t extent[4];
   int radius[4];
-  int boundary;  ///< ndconv::Boundary as int (kernels::BoundaryCode)
-  int last;      ///< the axis the thread's outputs run along (dims - 1)
+  int boundary;          ///< ndconv::Boundary as int (kernels::BoundaryCode)
+  uint32_t outside_key;  ///< the key of voxels outside the volume that the boundary maps to none
+  int last;              ///< the axis the thread's outputs run along (dims - 1)
   int threads_x, threads_y;
   int box[4];
   int tile[4];
@@ -66,12 +52,14 @@ struct MedianGrid {
   int64_t block_count() const { return blocks[0] * blocks[1] * blocks[2] * blocks[3]; }
 };
 
-/// The grid for a volume of `dims` axes with threads_x × threads_y threads per block.
+/// The grid for a volume of `dims` axes with threads_x × threads_y threads per block; `outside`:
+/// the value of voxels outside the volume where the boundary rule reads none (Zero: 0).
 inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* radius, int boundary,
-                              int threads_x, int threads_y) {
+                              float outside, int threads_x, int threads_y) {
   MedianGrid g{};
   g.last = dims - 1;
   g.boundary = boundary;
+  g.outside_key = median_key(outside);
   g.threads_x = threads_x;
   g.threads_y = threads_y;
   g.window = 1;
@@ -114,7 +102,6 @@ NDCONV_HD void block_origin(const MedianGrid& g, int64_t block, int64_t* origin)
 template <typename Load>
 NDCONV_HD void load_tile(const MedianGrid& g, const int64_t* origin, uint32_t* tile, int x_thread,
                          int x_threads, int row_thread, int row_threads, Load load) {
-  const uint32_t zero_key = median_key(0.0f);
   const int rows = g.tile[1] * g.tile[2] * g.tile[3];
   for (int row = row_thread; row < rows; row += row_threads) {
     const int ty = row % g.tile[1], tz = row / g.tile[1] % g.tile[2],
@@ -131,7 +118,7 @@ NDCONV_HD void load_tile(const MedianGrid& g, const int64_t* origin, uint32_t* t
     for (int x = x_thread; x < g.tile[0]; x += x_threads) {
       const int64_t ix =
           kernels::boundary_index_hd(origin[0] - g.radius[0] + x, g.extent[0], g.boundary);
-      to[x] = inside && ix >= 0 ? median_key(load(first + ix)) : zero_key;
+      to[x] = inside && ix >= 0 ? median_key(load(first + ix)) : g.outside_key;
     }
   }
 }

@@ -1,5 +1,6 @@
 // The median filter's front end: checks the request, chooses the backend and runs the selection
-// on the GPU (src/cuda/median/) or the CPU (src/cpu/median).
+// on the GPU (src/cuda/median/) or the CPU (src/cpu/median); median_filter_device runs the GPU
+// selection on device memory.
 #include <chrono>
 #include <string>
 
@@ -8,14 +9,16 @@
 #include "cpu/median.h"
 #include "cuda/median/median.h"
 #include "engine/backend_work.h"
+#include "ndconv/device.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 
 namespace ndconv {
 
-RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
-                        const Options& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+namespace {
+
+void check_median_request(const ConstVolumeView& input, const VolumeView& output,
+                          const Index& radius) {
   if (input.dims < 2 || input.dims > 4)
     throw InvalidArgument("the median filters 2D, 3D and 4D volumes");
   if (input.data == nullptr || output.data == nullptr)
@@ -37,18 +40,52 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
   if (input.is_contiguous() && output.is_contiguous() && out_first < last &&
       first < reinterpret_cast<const char*>(output.data + output.voxel_count()))
     throw InvalidArgument("input and output volumes overlap");
+}
+
+// The boundary rule the backends run and the value of the voxels outside the volume where that
+// rule reads none.
+struct MedianBoundary {
+  Boundary rule = Boundary::Zero;
+  float outside = 0;
+};
+
+MedianBoundary median_boundary(const Options& options) {
+  return {options.boundary, 0.0f};
+}
+
+}  // namespace
+
+RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
+                        const Options& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_median_request(input, output, radius);
+  const MedianBoundary b = median_boundary(options);
   RunReport report;
   const detail::BackendWork work =
       detail::median_backend_work(input.dims, radius, input.voxel_count());
   if (detail::choose_backend(options, work, report) == Backend::Cuda) {
-    cuda_median::run(input, output, radius, options.boundary, options.cuda_device, report);
+    cuda_median::run(input, output, radius, b.rule, b.outside, options.cuda_device, report);
   } else {
     report.threads = core::resolve_thread_count(options.threads);
     const auto tc = std::chrono::steady_clock::now();
-    cpu::median(input, output, radius, options.boundary, options.threads, options.progress);
+    cpu::median(input, output, radius, b.rule, b.outside, options.threads, options.progress);
     report.seconds_compute = detail::seconds_since(tc);
   }
   report.seconds_total = detail::seconds_since(t0);
+  return report;
+}
+
+RunReport median_filter_device(const ConstVolumeView& input, const VolumeView& output,
+                               const Index& radius, const Options& options, void* stream) {
+  check_median_request(input, output, radius);
+  if (options.backend == Backend::Cpu)
+    throw InvalidArgument("device memory needs the CUDA backend, not the CPU");
+  Options cuda = options;
+  cuda.backend = Backend::Cuda;
+  RunReport report;
+  detail::choose_backend(cuda, detail::median_backend_work(input.dims, radius, 0), report);
+  const MedianBoundary b = median_boundary(options);
+  cuda_median::run_device(input, output, radius, b.rule, b.outside, options, stream, report);
   return report;
 }
 
