@@ -31,6 +31,7 @@ Options options_of(const CallSettings& settings, const Placement& where) {
   Options o;
   o.operation = Operation::Correlation;
   o.boundary = parse_boundary(settings.boundary);
+  o.boundary_value = static_cast<float>(settings.boundary_value);
   o.threads = settings.threads;
   DeviceWish wish;
   try {

@@ -104,8 +104,6 @@ nb::dict median(const InArray& input, const std::vector<int64_t>& radius, const 
                 const CallSettings& settings) {
   const Placement where = placement_of(input);
   check_same_device(where, placement_of(output));
-  if (where.on_gpu)
-    throw nb::value_error("internal: the median of a device array is not bound");
   Options options = options_of(settings, where);
   const ConstVolumeView in = float_view_of(input);
   const VolumeView out = output_view_of(output, stored_view(in));
@@ -115,7 +113,13 @@ nb::dict median(const InArray& input, const std::vector<int64_t>& radius, const 
   for (std::size_t axis = 0; axis < radius.size(); ++axis)
     r[input.ndim() - 1 - axis] = radius[axis];
   RunReport report;
-  run_released(options, [&] { report = median_filter(in, out, r, options); });
+  if (where.on_gpu) {
+    run_released(options, [&] {
+      report = median_filter_device(in, out, r, options, reinterpret_cast<void*>(settings.stream));
+    });
+  } else {
+    run_released(options, [&] { report = median_filter(in, out, r, options); });
+  }
   return report_dict(report);
 }
 

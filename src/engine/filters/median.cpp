@@ -9,6 +9,7 @@
 #include "cpu/median.h"
 #include "cuda/median/median.h"
 #include "engine/backend_work.h"
+#include "engine/filter_checks.h"
 #include "ndconv/device.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
@@ -50,7 +51,9 @@ struct MedianBoundary {
 };
 
 MedianBoundary median_boundary(const Options& options) {
-  return {options.boundary, 0.0f};
+  // The selection reads the constant itself: any finite value (backend_boundary checks it).
+  const Boundary rule = detail::backend_boundary(options, nullptr);
+  return {rule, options.boundary == Boundary::Constant ? options.boundary_value : 0.0f};
 }
 
 }  // namespace
