@@ -1,7 +1,8 @@
 // The CPU median's fast path (src/cpu/median_row_kernel.h) against the sorting reference
 // (tests/common), bit for bit: every instruction set, 2D/3D/4D, radii 0 to 7 (also wider than the
-// volume), every boundary, data with NaNs, infinities and signed zeros, dark data, 8-bit data with
-// many ties, contiguous and strided views, one and three threads.
+// volume), every boundary (constant with a value other than 0), data with NaNs, infinities and
+// signed zeros, dark data, 8-bit data with many ties, contiguous and strided views, one and three
+// threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,6 +74,10 @@ std::vector<float> make_data(Data kind, int64_t count, uint64_t seed) {
   return v;
 }
 
+float constant_for(Data d) {
+  return d == Data::Bytes ? 37.0f : d == Data::Dark ? -0.0f : 0.37f;
+}
+
 struct Case {
   int dims;
   Index extent;
@@ -124,7 +129,10 @@ TEST(Median, FastPathIsBitIdenticalToSorting) {
         Options o;
         o.backend = Backend::Cpu;
         o.boundary = b;
-        const std::vector<float> ref = reference_median_bits(in, c.radius, b, 0.0f);
+        // scipy's mode='constant' with a cval inside the data's range, so that it is often the
+        // median near the boundary.
+        o.boundary_value = b == Boundary::Constant ? constant_for(d) : 0.0f;
+        const std::vector<float> ref = reference_median_bits(in, c.radius, b, o.boundary_value);
         for (const std::string& isa : available_isas()) {
           SCOPED_TRACE("isa " + isa);
           ScopedIsa use(isa.c_str());
@@ -148,6 +156,24 @@ TEST(Median, FastPathIsBitIdenticalToSorting) {
       }
     }
   }
+}
+
+TEST(Median, RefusesANonFiniteBoundaryValue) {
+  std::vector<float> in = random_values(64, fresh_seed()), out(64);
+  const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 2, {8, 8});
+  Options o;
+  o.backend = Backend::Cpu;
+  o.boundary = Boundary::Constant;
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    o.boundary_value = bad;
+    EXPECT_THROW(median_filter(iv, make_view(out.data(), 2, {8, 8}), {1, 1, 0, 0}, o),
+                 InvalidArgument);
+  }
+  o.boundary_value = -3;  // the value outside: the corners' windows of 9 hold 5 of it
+  median_filter(iv, make_view(out.data(), 2, {8, 8}), {1, 1, 0, 0}, o);
+  EXPECT_EQ(out[0], -3.0f);
+  EXPECT_EQ(out[63], -3.0f);
 }
 
 // Without a GPU (CI) the device entry point refuses with InvalidArgument, never a crash; a bad

@@ -1,7 +1,8 @@
 // The GPU median through median_filter_device (ndconv/device.h; skipped without a usable GPU):
 // data in device memory, the filter enqueued on a non-blocking stream, bit for bit equal to the
-// sorting reference and to the CPU backend (every boundary, 2D/3D/4D, the forgetful and the
-// counting kernels, NaN/inf/ties); the refusals (host memory, strided views, a window the kernel
+// sorting reference and to the CPU backend (every boundary, constant with a value other than 0 on
+// both GPU entry points, 2D/3D/4D, the forgetful and the counting kernels, NaN/inf/ties); the
+// refusals (host memory, strided views, a window the kernel
 // does not take, the CPU backend).
 #include <gtest/gtest.h>
 
@@ -103,10 +104,16 @@ TEST(MedianDeviceGpu, MatchesReferenceAndCpuBitForBit) {
                    std::to_string(c.radius[2]) + "x" + std::to_string(c.radius[3]));
       Options o;
       o.boundary = b;
+      o.boundary_value = b == Boundary::Constant ? 0.37f : 0.0f;  // scipy's cval
       std::vector<float> gpu;
       device_median(c, in, o, gpu);
-      const std::vector<float> ref = reference_median_bits(iv, c.radius, b, 0.0f);
+      const std::vector<float> ref = reference_median_bits(iv, c.radius, b, o.boundary_value);
       EXPECT_EQ(bits_differ(gpu, ref), 0) << "voxels that differ from the reference";
+      // The host entry point on the GPU (upload, the same kernel, download).
+      std::vector<float> host_gpu(n);
+      o.backend = Backend::Cuda;
+      median_filter(iv, make_view(host_gpu.data(), c.dims, c.extent), c.radius, o);
+      EXPECT_EQ(bits_differ(host_gpu, ref), 0) << "median_filter on the GPU";
       std::vector<float> cpu(n);
       o.backend = Backend::Cpu;
       median_filter(iv, make_view(cpu.data(), c.dims, c.extent), c.radius, o);

@@ -103,7 +103,7 @@ TEST(MedianEmulation, KeysOrderLikeFloatsWithNanLast) {
 
 TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
   const Boundary boundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
-                                 Boundary::Periodic};
+                                 Boundary::Periodic, Boundary::Reflect};
   const float inf = std::numeric_limits<float>::infinity();
   for (int dims = 2; dims <= 4; ++dims) {
     const Index extent = dims == 2   ? Index{37, 21, 1, 1}

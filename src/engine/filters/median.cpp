@@ -44,15 +44,16 @@ void check_median_request(const ConstVolumeView& input, const VolumeView& output
 }
 
 // The boundary rule the backends run and the value of the voxels outside the volume where that
-// rule reads none.
+// rule reads none: Boundary::Constant runs as Zero with Options::boundary_value outside (a
+// selection reads the value as it is, so the result is scipy's median_filter(mode='constant',
+// cval=value) bit for bit).
 struct MedianBoundary {
   Boundary rule = Boundary::Zero;
   float outside = 0;
 };
 
 MedianBoundary median_boundary(const Options& options) {
-  // The selection reads the constant itself: any finite value (backend_boundary checks it).
-  const Boundary rule = detail::backend_boundary(options, nullptr);
+  const Boundary rule = detail::backend_boundary(options, nullptr);  // a finite value
   return {rule, options.boundary == Boundary::Constant ? options.boundary_value : 0.0f};
 }
 
@@ -81,13 +82,13 @@ RunReport median_filter(const ConstVolumeView& input, const VolumeView& output, 
 RunReport median_filter_device(const ConstVolumeView& input, const VolumeView& output,
                                const Index& radius, const Options& options, void* stream) {
   check_median_request(input, output, radius);
+  const MedianBoundary b = median_boundary(options);
   if (options.backend == Backend::Cpu)
     throw InvalidArgument("device memory needs the CUDA backend, not the CPU");
   Options cuda = options;
   cuda.backend = Backend::Cuda;
   RunReport report;
   detail::choose_backend(cuda, detail::median_backend_work(input.dims, radius, 0), report);
-  const MedianBoundary b = median_boundary(options);
   cuda_median::run_device(input, output, radius, b.rule, b.outside, options, stream, report);
   return report;
 }
