@@ -363,3 +363,28 @@ def test_console_script(client, cli, tmp_path, rng):
     assert "missing.nii.gz: " in failed.stderr
     assert "1 of 2 inputs failed (named above); the others were written" in failed.stderr
     assert [p.name for p in (tmp_path / "out2").iterdir()] == ["in_000.nii.gz"]
+
+
+def test_cohort_refuses_options_that_name_files(tmp_path, cli):
+    for option in (["--preview", "p.png"], ["-o", "x/"], ["--list=l.txt"]):
+        with pytest.raises(nd.CohortError, match="names a file of its own"):
+            nd.filter_files(["smooth", *option], ["a.nii.gz"], str(tmp_path) + "/", cli=cli)
+    with pytest.raises(nd.CohortError, match="subcommand"):
+        nd.filter_files(["--sigma", "1"], ["a.nii.gz"], str(tmp_path) + "/", cli=cli)
+    with pytest.raises(nd.CohortError, match="neither a folder"):
+        nd.filter_files(["smooth"], ["a.nii.gz"], str(tmp_path / "out.nii.gz"), cli=cli)
+    with pytest.raises(nd.CohortError, match="bad output template"):
+        nd.filter_files(["smooth"], ["a.nii.gz"], str(tmp_path / "{base}.nii.gz"), cli=cli)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name,stem,ext", [("a.nii.gz", "a", ".nii.gz"),
+                                           ("b.seq.nrrd", "b", ".seq.nrrd"),
+                                           ("c.v2.mha", "c.v2", ".mha"),
+                                           ("dicomdir", "dicomdir", "")])
+def test_output_names_follow_the_command_line(name, stem, ext):
+    from ndconv.dask.cohort import output_path
+
+    assert output_path("out/{stem}_s{ext}", f"in/{name}") == Path(f"out/{stem}_s{ext}")
+    assert output_path("out/{name}", f"in/{name}") == Path(f"out/{name}")
+    assert output_path("out/", f"/data/{name}") == Path(f"out/{name}")

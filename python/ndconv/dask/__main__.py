@@ -2,7 +2,8 @@
 on a dask.distributed cluster.
 
     ndconv-dask smooth a.nii.gz b.nii.gz -o smoothed/ -- --sigma 1.5
-    ndconv-dask median --list cohort.txt -o 'out/{stem}_m.nrrd' --scheduler tcp://host:8786 -- --radius 1
+    ndconv-dask median --list cohort.txt -o 'out/{stem}_m.nrrd' --scheduler tcp://host:8786 \
+        -- --radius 1
 
 Everything after ``--`` goes to each ``ndconv SUBCOMMAND IN OUT`` unchanged. Exit status as the
 command line's: 0 all written, 1 an input failed (each named, then a summary), 2 the command line
@@ -45,10 +46,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="a file of input paths, one a line ('#' comments)")
     parser.add_argument("-o", "--output", required=True,
                         help="an existing folder (DIR/) or a name template ({name}, {stem}, {ext})")
+    parser.add_argument("--kernel-file", metavar="KERNEL",
+                        help="convolve: the kernel image (ndconv convolve IN KERNEL OUT)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="a dask scheduler's address (default: a LocalCluster on this machine)")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="LocalCluster worker processes (default: half the cores)")
+                        help="LocalCluster worker processes (default: one per core)")
     parser.add_argument("--cli", metavar="PATH",
                         help="the ndconv command line to run (default: ndconv on the PATH)")
     parser.add_argument("-f", "--force", action="store_true", help="replace outputs that exist")
@@ -70,7 +73,8 @@ def main(argv=None) -> int:
             raise CohortError("--workers must be at least 1")
         inputs = list(args.inputs) + (_read_list(args.list_file) if args.list_file else [])
         result = filter_files([args.subcommand, *options], inputs, args.output,
-                              scheduler=args.scheduler, workers=args.workers, force=args.force,
+                              kernel=args.kernel_file, scheduler=args.scheduler,
+                              workers=args.workers, force=args.force,
                               cli=args.cli, retries=args.retries,
                               progress=not args.no_progress and sys.stdout.isatty())
     except CohortError as error:

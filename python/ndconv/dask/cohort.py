@@ -156,14 +156,15 @@ def _place(staged: Path, target: Path, force: bool) -> None:
     os.unlink(staged)
 
 
-def filter_one(cli: str, command, source: str, target: str, staging_root: str, force: bool):
-    """Runs ``cli COMMAND SOURCE <staged output> OPTIONS`` and moves what it wrote into place.
-    Returns (source, target, None) or (source, target, the reason it failed)."""
+def filter_one(cli: str, command, source: str, kernel, target: str, staging_root: str,
+               force: bool):
+    """Runs ``cli SUBCOMMAND SOURCE [KERNEL] <staged output> OPTIONS`` and moves what it wrote into
+    place. Returns (source, target, None) or (source, target, the reason it failed)."""
     target_path = Path(target)
     attempt = Path(tempfile.mkdtemp(prefix="task-", dir=staging_root))
     try:
         staged = attempt / target_path.name
-        argv = [cli, command[0], source, str(staged), *command[1:]]
+        argv = [cli, command[0], source, *([kernel] if kernel else []), str(staged), *command[1:]]
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               errors="replace", preexec_fn=_die_with_parent_hook())
         if done.returncode != 0:
@@ -183,11 +184,27 @@ def filter_one(cli: str, command, source: str, target: str, staging_root: str, f
         shutil.rmtree(attempt, ignore_errors=True)
 
 
+# Options that name files of their own, which one command per file cannot share.
+_PER_RUN_OPTIONS = ("-o", "--output", "--list", "--preview")
+
+
+def _check_command(command) -> list:
+    command = [str(c) for c in command]
+    if not command or command[0].startswith("-"):
+        raise CohortError("the command must start with ndconv's subcommand (e.g. 'smooth')")
+    for option in command[1:]:
+        if option.split("=", 1)[0] in _PER_RUN_OPTIONS:
+            raise CohortError(f"{option} names a file of its own; a cohort takes its inputs and "
+                              f"outputs from filter_files (ndconv-dask) itself")
+    return command
+
+
 # ---- the cohort ---------------------------------------------------------------------------------
 
 
-def filter_files(command, inputs, output, *, client=None, scheduler=None, workers=None,
-                 force=False, cli=None, progress=False, retries=0) -> CohortResult:
+def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler=None,
+                 workers=None, force=False, cli=None, progress=False,
+                 retries=0) -> CohortResult:
     """Filters each input file with ndconv's command line on a dask.distributed cluster.
 
     Parameters
@@ -200,11 +217,13 @@ def filter_files(command, inputs, output, *, client=None, scheduler=None, worker
     output : path
         A folder (``"DIR/"``, which must exist) or a name template (``"DIR/{stem}_s.nii.gz"``), as
         the command line's ``-o``.
+    kernel : path, optional
+        ``convolve``'s kernel image (``ndconv convolve IN KERNEL OUT``), the same for every input.
     client : distributed.Client, optional
         The cluster to run on (LocalCluster, LocalCUDACluster, SLURMCluster, ... clients).
     scheduler : str, optional
         Instead of `client`: a scheduler's address. Neither: a LocalCluster of `workers` worker
-        processes (default: half the cores, at least 1), closed at the end.
+        processes of one thread (default: one per core), closed at the end.
     force : bool
         Replace outputs that exist (the command line's ``--force``).
     cli : path, optional
@@ -227,10 +246,10 @@ def filter_files(command, inputs, output, *, client=None, scheduler=None, worker
     from distributed import Client, LocalCluster, wait
     from distributed.diagnostics.progressbar import progress as show_progress
 
-    command = [str(c) for c in command]
-    if not command or command[0].startswith("-"):
-        raise CohortError("the command must start with ndconv's subcommand (e.g. 'smooth')")
+    command = _check_command(command)
     executable = find_cli(cli)
+    if kernel is not None:
+        kernel = os.path.abspath(os.fspath(kernel))
     pairs = plan_outputs(inputs, output, force)
     staging_roots = {}
     for _, target in pairs:
@@ -238,18 +257,21 @@ def filter_files(command, inputs, output, *, client=None, scheduler=None, worker
             root = target.parent / f".ndconv-dask-{uuid.uuid4().hex}"
             root.mkdir()
             staging_roots[target.parent] = root
-    own_cluster = None
+    to_close = []  # what this call started, closed at the end
     try:
         if client is None:
-            if scheduler is not None:
-                client = own_cluster = Client(scheduler)
-            else:
-                workers = workers or max(1, (os.cpu_count() or 2) // 2)
-                own_cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
-                client = Client(own_cluster)
-        futures = [client.submit(filter_one, executable, command, source, str(target),
-                                 str(staging_roots[target.parent]), force, pure=False,
+            if scheduler is None:
+                workers = workers or os.cpu_count() or 1
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+                to_close.append(cluster)
+                scheduler = cluster
+            client = Client(scheduler)
+            to_close.insert(0, client)
+        # Absolute paths: a worker's working folder is not the caller's.
+        futures = [client.submit(filter_one, executable, command, os.path.abspath(source), kernel,
+                                 os.path.abspath(target),
+                                 os.path.abspath(staging_roots[target.parent]), force, pure=False,
                                  retries=retries, key=f"ndconv-{index}-{uuid.uuid4().hex}")
                    for index, (source, target) in enumerate(pairs)]
         if progress:
@@ -267,11 +289,7 @@ def filter_files(command, inputs, output, *, client=None, scheduler=None, worker
                 result.failed.append((source, reason))
         return result
     finally:
-        if own_cluster is not None:
-            if isinstance(own_cluster, Client):
-                own_cluster.close()
-            else:
-                client.close()
-                own_cluster.close()
+        for thing in to_close:
+            thing.close()
         for root in staging_roots.values():
             shutil.rmtree(root, ignore_errors=True)

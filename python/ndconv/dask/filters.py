@@ -225,7 +225,8 @@ def _wrap(name: str):
     dask_filter.__name__ = dask_filter.__qualname__ = name
     dask_filter.__signature__ = signature
     dask_filter.__doc__ = (f"ndconv.ndimage.{name} on a dask array, block by block with the halo "
-                           f"the filter reads: the result equals the whole array's, bit for bit.\n\n"
+                           f"the filter reads: the result equals the whole array's, bit for "
+                           f"bit.\n\n"
                            f"Parameters as :func:`ndconv.ndimage.{name}` (`output` a dtype only);"
                            f" returns a lazy dask array.\n")
     return dask_filter
