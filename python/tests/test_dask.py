@@ -130,6 +130,23 @@ def test_mixed_wrap_axes_and_halo_longer_than_axis(rng):
     np.testing.assert_array_equal(lazy.compute(), whole)
 
 
+@pytest.mark.parametrize("name", ["correlate", "convolve"])
+@pytest.mark.parametrize("axes,shape,origin", [((2, 0), (3, 4), (1, -1)), ((1,), (6,), -3),
+                                               ((0, 2, 1), (3, 4, 5), (-1, 1, 0))])
+def test_weights_on_axes_in_any_order(rng, name, axes, shape, origin):
+    array = random_array(rng, (23, 19, 17), np.float32)
+    weights = rng.standard_normal(shape)
+    whole = getattr(ndimage, name)(array, weights, origin=origin, axes=axes, mode="wrap")
+    lazy = getattr(nd, name)(_chunked(array, (5, 6, 4)), weights, origin=origin, axes=axes,
+                             mode="wrap")
+    np.testing.assert_array_equal(lazy.compute(), whole)
+    if len(axes) < 2:
+        return
+    whole = ndimage.median_filter(array, size=(3, 5), axes=axes[:2], mode="mirror")
+    lazy = nd.median_filter(_chunked(array, (5, 6, 4)), size=(3, 5), axes=axes[:2], mode="mirror")
+    np.testing.assert_array_equal(lazy.compute(), whole)
+
+
 def test_halo_rules():
     assert nd.halo("gaussian_filter", 3, 2.0) == (8, 8, 8)  # int(4 * 2 + 0.5)
     assert nd.halo("gaussian_filter", 3, (1.0, 2.0, 0.0), truncate=3.0) == (3, 6, 0)
@@ -138,6 +155,7 @@ def test_halo_rules():
     assert nd.halo("uniform_filter", 2, (5, 4), origin=(1, -2)) == (3, 3)
     assert nd.halo("median_filter", 3, size=(3, 5, 1)) == (1, 2, 0)
     assert nd.halo("correlate", 3, np.ones((3, 4, 5))) == (1, 2, 2)
+    assert nd.halo("correlate", 3, np.ones((3, 4)), origin=(1, 0), axes=(2, 0)) == (2, 0, 3)
     assert nd.halo("convolve", 1, np.ones(4), origin=1) == (3,)
     assert nd.halo("sobel", 4) == (1, 1, 1, 1)
     assert nd.halo("laplace", 3, axes=(0, 2)) == (1, 0, 1)

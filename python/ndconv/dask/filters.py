@@ -55,15 +55,16 @@ def _reach_correlate1d(ndim, a, convolution=False):
     return reach
 
 
-def _reach_correlate(ndim, a, convolution=False):
+def _reach_correlate(ndim, a):
+    """scipy's rule: the weights' axes go to the filtered axes in increasing order. The origins'
+    pairing with the axes has its own rule (ndconv.ndimage); the halo takes the largest shift on
+    every filtered axis, which covers any pairing."""
     reach = no_reach(ndim)
-    axes = check_axes(a["axes"], ndim)
-    shape = np.shape(a["weights"])
-    origins = normalize_sequence(a["origin"], len(axes), "origin")
-    for axis, size, origin in zip(axes, shape, origins):
-        if convolution:
-            origin = _convolution_origin(origin, size)
-        reach[axis].add(_reach_of_taps(size, origin), a["mode"])
+    axes = sorted(check_axes(a["axes"], ndim))
+    shift = max(abs(int(o)) for o in normalize_sequence(a["origin"], len(axes), "origin"))
+    for axis, size in zip(axes, np.shape(a["weights"])):
+        # a convolution's flipped filter (origin -o, one less for an even size) reads no farther
+        reach[axis].add(size // 2 + shift, a["mode"])
     return reach
 
 
@@ -131,7 +132,7 @@ def _reach_median_filter(ndim, a):
         sizes = np.shape(a["footprint"])
     else:
         sizes = normalize_sequence(a["size"], len(axes), "size")
-    for axis, size in zip(axes, sizes):
+    for axis, size in zip(sorted(axes), sizes):  # as the weights of correlate
         reach[axis].add(int(size) // 2, a["mode"])
     return reach
 
@@ -156,7 +157,7 @@ _REACH = {
     "correlate1d": _reach_correlate1d,
     "convolve1d": functools.partial(_reach_correlate1d, convolution=True),
     "correlate": _reach_correlate,
-    "convolve": functools.partial(_reach_correlate, convolution=True),
+    "convolve": _reach_correlate,
     "gaussian_filter1d": _reach_gaussian_filter1d,
     "gaussian_filter": _reach_gaussian_filter,
     "gaussian_laplace": functools.partial(_reach_gaussian_sum, order=2),
