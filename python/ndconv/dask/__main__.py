@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     except CohortError as error:
         print(f"ndconv-dask: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # the scheduler cannot be reached, the cluster does not start
+        print(f"ndconv-dask: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("ndconv-dask: interrupted; the finished outputs are kept", file=sys.stderr)
         return 130

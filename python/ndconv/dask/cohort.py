@@ -258,6 +258,7 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
             root.mkdir()
             staging_roots[target.parent] = root
     to_close = []  # what this call started, closed at the end
+    futures = []
     try:
         if client is None:
             if scheduler is None:
@@ -289,6 +290,9 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
                 result.failed.append((source, reason))
         return result
     finally:
+        unfinished = [f for f in futures if not f.done()]
+        if unfinished:  # interrupted: no task of this run starts any more
+            client.cancel(unfinished)
         for thing in to_close:
             thing.close()
         for root in staging_roots.values():
