@@ -1,0 +1,408 @@
+"""ndconv.dask: every filter block by block equal to the whole array's, bit for bit (every mode
+the engine has, 2D-4D, chunks smaller than the halo, uneven last chunks), a zarr volume larger
+than a worker's memory streamed through a LocalCluster, and cohorts of files through the command
+line with its safety rules, a worker killed half-way."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import ndconv  # noqa: E402
+import ndconv.dask as nd  # noqa: E402
+from ndconv import ndimage  # noqa: E402
+
+from conftest import gpu_libraries, random_array  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _engine_has(mode, cval=0.0) -> bool:
+    try:
+        ndimage.uniform_filter(np.zeros((4, 4), np.float32), 3, mode=mode, cval=cval)
+        return True
+    except ValueError:
+        return False
+
+
+# Every scipy mode the engine implements now (reflect and constant with a non-zero cval come
+# with the engine's boundary modes; they are tested as soon as it has them).
+MODES = [(m, c) for m, c in [("nearest", 0.0), ("mirror", 0.0), ("wrap", 0.0), ("constant", 0.0),
+                              ("reflect", 0.0), ("constant", 2.5)] if _engine_has(m, c)]
+
+
+def _case(name, *args, **kwargs):
+    _case.count += 1
+    return pytest.param(name, args, kwargs, id=f"{name}-{_case.count}")
+
+
+_case.count = 0
+
+
+W3 = np.arange(3 * 4 * 2, dtype=np.float32).reshape(3, 4, 2) / 7 - 1
+
+FILTERS = [
+    _case("gaussian_filter", 2.0),
+    _case("gaussian_filter", (1.0, 3.0, 0.5), order=(0, 1, 2)),
+    _case("gaussian_filter", 1.5, radius=2, axes=(0, 2)),
+    _case("gaussian_filter", 2.0, spacing=(0.5, 1.0, 2.0), truncate=3.0),
+    _case("gaussian_filter1d", 2.5, axis=1, order=1),
+    _case("uniform_filter", (4, 3, 5), origin=(1, 0, -2)),
+    _case("uniform_filter1d", 6, axis=0, origin=-3),
+    _case("median_filter", size=(3, 5, 3)),
+    _case("median_filter", footprint=np.ones((5, 3), bool), axes=(0, 2)),
+    _case("correlate", W3, origin=(1, -1, 0)),
+    _case("convolve", W3, origin=(0, 1, -1)),
+    _case("correlate1d", [1.0, -2.0, 0.5, 3.0], axis=2, origin=1),
+    _case("convolve1d", [1.0, -2.0, 0.5, 3.0], axis=0, origin=-1),
+    _case("sobel", axis=1),
+    _case("prewitt", axis=0),
+    _case("laplace"),
+    _case("gaussian_laplace", (1.0, 2.0, 1.5)),
+    _case("gaussian_gradient_magnitude", 1.5, truncate=2.5),
+]
+
+
+def _chunked(array, chunks):
+    return da.from_array(array, chunks=chunks)
+
+
+@pytest.mark.parametrize("mode,cval", MODES, ids=[f"{m}{c or ''}" for m, c in MODES])
+@pytest.mark.parametrize("name,args,kwargs", FILTERS)
+def test_filter_equals_whole_array(rng, name, args, kwargs, mode, cval):
+    # 3D, chunks of 5-7 voxels (smaller than the larger halos), uneven last chunks.
+    array = random_array(rng, (23, 19, 17), np.float32)
+    x = _chunked(array, (7, 5, 6))
+    whole = getattr(ndimage, name)(array, *args, mode=mode, cval=cval, threads=1, **kwargs)
+    lazy = getattr(nd, name)(x, *args, mode=mode, cval=cval, threads=1, **kwargs)
+    assert isinstance(lazy, da.Array)
+    result = lazy.compute(scheduler="threads")
+    assert result.dtype == whole.dtype
+    np.testing.assert_array_equal(result, whole)
+
+
+@pytest.mark.parametrize("shape,chunks", [((41, 37), (9, 4)), ((11, 9, 8, 10), (4, 3, 5, 3)),
+                                          ((13, 15, 6, 7), (13, 4, 2, 3))])
+@pytest.mark.parametrize("name,args,kwargs", [
+    _case("gaussian_filter", 1.5),
+    _case("uniform_filter", 3),
+    _case("median_filter", size=3),
+    _case("gaussian_gradient_magnitude", 1.0),
+    _case("sobel", axis=0),
+])
+def test_2d_and_4d(rng, shape, chunks, name, args, kwargs):
+    array = random_array(rng, shape, np.float32)
+    whole = getattr(ndimage, name)(array, *args, mode="nearest", threads=1, **kwargs)
+    lazy = getattr(nd, name)(_chunked(array, chunks), *args, mode="nearest", threads=1, **kwargs)
+    np.testing.assert_array_equal(lazy.compute(scheduler="threads"), whole)
+
+
+@pytest.mark.parametrize("dtype,output", [(np.int16, None), (np.uint8, np.float32),
+                                          (np.float64, np.float32)])
+def test_dtypes(rng, dtype, output):
+    array = random_array(rng, (20, 18, 9), dtype)
+    whole = ndimage.gaussian_filter(array, 1.2, output=output, mode="mirror", threads=1)
+    lazy = nd.gaussian_filter(_chunked(array, (6, 7, 9)), 1.2, output=output, mode="mirror",
+                              threads=1)
+    assert lazy.dtype == whole.dtype
+    np.testing.assert_array_equal(lazy.compute(), whole)
+
+
+def test_mixed_wrap_axes_and_halo_longer_than_axis(rng):
+    # wrap along one axis, mirror along the other: gaussian_laplace's terms take each axis's mode
+    # along every axis, so no dask boundary fits and those axes stay whole; sigma 3 along an axis
+    # of 9 voxels reads farther than the axis is long.
+    array = random_array(rng, (30, 9, 14), np.float32)
+    x = _chunked(array, (8, 4, 5))
+    modes = ["wrap", "mirror", "nearest"]
+    whole = ndimage.gaussian_laplace(array, (1.0, 3.0, 1.0), mode=modes, threads=1)
+    lazy = nd.gaussian_laplace(x, (1.0, 3.0, 1.0), mode=modes, threads=1)
+    np.testing.assert_array_equal(lazy.compute(), whole)
+    whole = ndimage.gaussian_filter(array, (2.0, 3.0, 1.0), mode=modes, threads=1)
+    lazy = nd.gaussian_filter(x, (2.0, 3.0, 1.0), mode=modes, threads=1)
+    np.testing.assert_array_equal(lazy.compute(), whole)
+
+
+@pytest.mark.parametrize("name", ["correlate", "convolve"])
+@pytest.mark.parametrize("axes,shape,origin", [((2, 0), (3, 4), (1, -1)), ((1,), (6,), -3),
+                                               ((0, 2, 1), (3, 4, 5), (-1, 1, 0))])
+def test_weights_on_axes_in_any_order(rng, name, axes, shape, origin):
+    array = random_array(rng, (23, 19, 17), np.float32)
+    weights = rng.standard_normal(shape)
+    whole = getattr(ndimage, name)(array, weights, origin=origin, axes=axes, mode="wrap")
+    lazy = getattr(nd, name)(_chunked(array, (5, 6, 4)), weights, origin=origin, axes=axes,
+                             mode="wrap")
+    np.testing.assert_array_equal(lazy.compute(), whole)
+    if len(axes) < 2:
+        return
+    whole = ndimage.median_filter(array, size=(3, 5), axes=axes[:2], mode="mirror")
+    lazy = nd.median_filter(_chunked(array, (5, 6, 4)), size=(3, 5), axes=axes[:2], mode="mirror")
+    np.testing.assert_array_equal(lazy.compute(), whole)
+
+
+def test_halo_rules():
+    assert nd.halo("gaussian_filter", 3, 2.0) == (8, 8, 8)  # int(4 * 2 + 0.5)
+    assert nd.halo("gaussian_filter", 3, (1.0, 2.0, 0.0), truncate=3.0) == (3, 6, 0)
+    assert nd.halo("gaussian_filter", 2, 5.0, radius=3) == (3, 3)
+    assert nd.halo("gaussian_filter", 2, 2.0, spacing=(0.5, 2.0)) == (16, 4)
+    assert nd.halo("uniform_filter", 2, (5, 4), origin=(1, -2)) == (3, 3)
+    assert nd.halo("median_filter", 3, size=(3, 5, 1)) == (1, 2, 0)
+    assert nd.halo("correlate", 3, np.ones((3, 4, 5))) == (1, 2, 2)
+    assert nd.halo("correlate", 3, np.ones((3, 4)), origin=(1, 0), axes=(2, 0)) == (2, 0, 3)
+    assert nd.halo("convolve", 1, np.ones(4), origin=1) == (3,)
+    assert nd.halo("sobel", 4) == (1, 1, 1, 1)
+    assert nd.halo("laplace", 3, axes=(0, 2)) == (1, 0, 1)
+    assert nd.halo("gaussian_laplace", 2, 1.0) == (4, 4)
+    with pytest.raises(ValueError, match="unknown filter"):
+        nd.halo("rank_filter", 2)
+
+
+def test_bad_arguments_fail_when_the_graph_is_built(rng):
+    x = _chunked(random_array(rng, (10, 10), np.float32), 5)
+    with pytest.raises(ValueError):
+        nd.gaussian_filter(x, -1.0)
+    with pytest.raises(ValueError):
+        nd.uniform_filter(x, 3, mode="sideways")
+    with pytest.raises(TypeError, match="dtype"):
+        nd.uniform_filter(x, 3, output=np.empty((10, 10), np.float32))
+    with pytest.raises(TypeError, match="dask arrays"):
+        nd.uniform_filter(np.zeros((10, 10), np.float32), 3)
+
+
+def test_filter_bank(rng):
+    array = random_array(rng, (21, 17, 12), np.float32)
+    filters = rng.standard_normal((3, 5, 3, 7)).astype(np.float32)
+    whole = ndconv.filter_bank(array, filters, mode="mirror", threads=1)
+    lazy = nd.filter_bank(_chunked(array, (6, 5, 4)), filters, mode="mirror", threads=1)
+    assert len(lazy) == 3
+    for w, lz in zip(whole, lazy):
+        np.testing.assert_array_equal(lz.compute(), w)
+
+
+def test_adaptive_filter_whole_images_and_frames(rng):
+    series = random_array(rng, (3, 12, 14, 10), np.float32)
+    x = _chunked(series, (1, 5, 5, 5))
+    frames = nd.adaptive_filter(x, frames=True, threads=1)
+    assert frames.chunks[0] == (1, 1, 1)  # the frames spread over the workers
+    np.testing.assert_array_equal(frames.compute(),
+                                  ndconv.adaptive_filter(series, frames=True, threads=1))
+    volume = series[0]
+    np.testing.assert_array_equal(
+        nd.adaptive_filter(_chunked(volume, 5), preset="echo", threads=1).compute(),
+        ndconv.adaptive_filter(volume, preset="echo", threads=1))
+
+
+@pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
+def test_cupy_chunks(rng):
+    import cupy
+
+    array = random_array(rng, (40, 33, 29), np.float32)
+    x = da.from_array(cupy.asarray(array), chunks=(16, 11, 29), asarray=False)
+    lazy = nd.gaussian_filter(x, 2.0, mode="nearest")
+    result = lazy.compute()
+    assert isinstance(result, cupy.ndarray)
+    np.testing.assert_array_equal(result.get(),
+                                  ndimage.gaussian_filter(cupy.asarray(array), 2.0,
+                                                          mode="nearest").get())
+
+
+# ---- on a cluster --------------------------------------------------------------------------------
+
+# A worker holds about 110-130 MiB once dask and ndconv are imported; it pauses at 80% of its
+# limit and its nanny ends it at 95%.
+WORKER_MEMORY = 256 * 2**20
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit=WORKER_MEMORY, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def test_zarr_volume_larger_than_a_worker(client, tmp_path):
+    # A volume as large as a worker's memory limit (twice what the worker has left beside the
+    # interpreter), read from zarr and written to zarr block by block; then compared slab by slab
+    # with the filter of a slab with its halo. (Kept this size for CI's time; docs/scale-out.md
+    # records a run 4x the limit.)
+    zarr = pytest.importorskip("zarr")
+    shape, chunks = (32, 1024, 2048), (8, 256, 512)
+    assert np.prod(shape) * 4 == WORKER_MEMORY
+    source = da.random.default_rng(7).standard_normal(shape, dtype=np.float32, chunks=chunks)
+    source.to_zarr(str(tmp_path / "in.zarr"), compressors=None)
+    workers = set(client.scheduler_info()["workers"])
+    x = da.from_zarr(str(tmp_path / "in.zarr"))
+    nd.gaussian_filter(x, 1.0, mode="nearest", threads=1).to_zarr(str(tmp_path / "out.zarr"),
+                                                                  compressors=None)
+    assert set(client.scheduler_info()["workers"]) == workers  # none died and came back
+    stored_in = zarr.open_array(str(tmp_path / "in.zarr"), mode="r")
+    stored_out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    for z0, y0 in [(0, 0), (8, 256), (24, 768), (16, 512)]:
+        lo, hi = max(z0 - 4, 0), min(z0 + 12, shape[0])
+        ylo, yhi = max(y0 - 4, 0), min(y0 + 260, shape[1])
+        slab = ndimage.gaussian_filter(stored_in[lo:hi, ylo:yhi], 1.0, mode="nearest")
+        np.testing.assert_array_equal(stored_out[z0:z0 + 8, y0:y0 + 256],
+                                      slab[z0 - lo:z0 - lo + 8, y0 - ylo:y0 - ylo + 256])
+
+
+# ---- cohorts -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cli():
+    built = REPO / "build" / "src" / "cli" / "ndconv"
+    found = str(built) if built.is_file() else shutil.which("ndconv")
+    if found is None:
+        pytest.skip("no ndconv command line (build/src/cli/ndconv or on the PATH)")
+    if not ndconv._ndconv.has_io:
+        pytest.skip("this build of the package has no file I/O")
+    return found
+
+
+def _cohort(tmp_path, rng, count):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    inputs = []
+    for i in range(count):
+        path = folder / f"in_{i:03d}.nii.gz"
+        ndconv.write(path, random_array(rng, (9, 11, 8 + i % 3), np.int16), spacing=(2.0, 1, 1))
+        inputs.append(str(path))
+    return inputs
+
+
+def _cli_batch(cli, subcommand, inputs, output, options):
+    subprocess.run([cli, subcommand, *inputs, "-o", output, *options], check=True,
+                   capture_output=True)
+
+
+def _same_files(a: Path, b: Path):
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_cohort_equals_the_command_line_with_a_worker_killed(client, cli, tmp_path, rng):
+    inputs = _cohort(tmp_path, rng, 50)
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "out").mkdir()
+    _cli_batch(cli, "smooth", inputs, str(tmp_path / "ref"), ["--sigma", "1.5"])
+    # The command line the tasks run: the real one, except that the task of in_025 kills its
+    # worker once, after the command line wrote the output into the task's staging folder.
+    marker = tmp_path / "killed"
+    wrapper = tmp_path / "ndconv-killing-once"
+    wrapper.write_text(f"""#!/bin/sh
+"{cli}" "$@" || exit $?
+case "$2" in *in_025*)
+  if mkdir "{marker}" 2>/dev/null; then kill -9 $PPID; sleep 10; exit 1; fi ;;
+esac
+""")
+    wrapper.chmod(0o755)
+    result = nd.filter_files(["smooth", "--sigma", "1.5"], inputs, str(tmp_path / "out") + "/",
+                             client=client, cli=wrapper)
+    assert marker.is_dir()  # the worker was killed
+    assert result.ok, result.failed
+    assert len(result.written) == 50
+    _same_files(tmp_path / "out", tmp_path / "ref")  # no staging folder left either
+    assert result.summary() == "50 inputs written"
+
+
+def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng):
+    inputs = _cohort(tmp_path, rng, 4)
+    broken = tmp_path / "in" / "broken.nii.gz"
+    broken.write_bytes(b"\x1f\x8b not really gzip")
+    missing = str(tmp_path / "in" / "missing.nii.gz")
+    template = str(tmp_path / "out" / "{stem}_m.nrrd")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "ref").mkdir()
+    _cli_batch(cli, "median", inputs, str(tmp_path / "ref" / "{stem}_m.nrrd"),
+               ["--radius", "1"])
+
+    result = nd.filter_files(["median", "--radius", "1"], [*inputs, str(broken), missing],
+                             template, client=client, cli=cli)
+    assert [source for source, _ in result.failed] == [str(broken), missing]
+    assert all("exit 1" in reason for _, reason in result.failed)
+    assert result.summary() == "2 of 6 inputs failed (named above); the others were written"
+    _same_files(tmp_path / "out", tmp_path / "ref")
+
+    # Outputs that exist are refused before any work, as the command line refuses them.
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").iterdir()}
+    with pytest.raises(nd.CohortError, match="4 outputs exist"):
+        nd.filter_files(["median", "--radius", "1"], inputs, template, client=client, cli=cli)
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").iterdir()} == before
+    (tmp_path / "dup").mkdir()
+    with pytest.raises(nd.CohortError, match="would both write"):
+        nd.filter_files(["median"], [inputs[0], inputs[0]], str(tmp_path / "dup") + "/",
+                        client=client, cli=cli)
+    with pytest.raises(nd.CohortError, match="does not exist"):
+        nd.filter_files(["median"], inputs, str(tmp_path / "nowhere") + "/", client=client,
+                        cli=cli)
+    with pytest.raises(nd.CohortError, match="not an executable"):
+        nd.filter_files(["median"], inputs, template, client=client, cli=tmp_path / "no-cli")
+
+    # force replaces them, with the same bytes.
+    result = nd.filter_files(["median", "--radius", "1"], inputs, template, client=client,
+                             cli=cli, force=True)
+    assert result.ok
+    _same_files(tmp_path / "out", tmp_path / "ref")
+
+
+def test_console_script(client, cli, tmp_path, rng):
+    inputs = _cohort(tmp_path, rng, 3)
+    listing = tmp_path / "cohort.txt"
+    listing.write_text("# the cohort\n" + "\n".join(inputs[1:]) + "\n\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "ref").mkdir()
+    _cli_batch(cli, "mean", inputs, str(tmp_path / "ref"), ["--box", "3vox"])
+    command = [sys.executable, "-m", "ndconv.dask", "mean", inputs[0], "--list", str(listing),
+               "-o", str(tmp_path / "out"), "--scheduler", client.scheduler.address,
+               "--cli", cli, "--", "--box", "3vox"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "3 inputs written" in done.stderr
+    _same_files(tmp_path / "out", tmp_path / "ref")
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 2 and "outputs exist" in again.stderr
+    # A failed input is named, the others written, exit 1.
+    listing.write_text(str(tmp_path / "missing.nii.gz") + "\n")
+    (tmp_path / "out2").mkdir()
+    command[command.index("-o") + 1] = str(tmp_path / "out2")
+    failed = subprocess.run(command, capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert "missing.nii.gz: " in failed.stderr
+    assert "1 of 2 inputs failed (named above); the others were written" in failed.stderr
+    assert [p.name for p in (tmp_path / "out2").iterdir()] == ["in_000.nii.gz"]
+
+
+def test_cohort_refuses_options_that_name_files(tmp_path, cli):
+    for option in (["--preview", "p.png"], ["-o", "x/"], ["--list=l.txt"]):
+        with pytest.raises(nd.CohortError, match="names a file of its own"):
+            nd.filter_files(["smooth", *option], ["a.nii.gz"], str(tmp_path) + "/", cli=cli)
+    with pytest.raises(nd.CohortError, match="subcommand"):
+        nd.filter_files(["--sigma", "1"], ["a.nii.gz"], str(tmp_path) + "/", cli=cli)
+    with pytest.raises(nd.CohortError, match="neither a folder"):
+        nd.filter_files(["smooth"], ["a.nii.gz"], str(tmp_path / "out.nii.gz"), cli=cli)
+    with pytest.raises(nd.CohortError, match="bad output template"):
+        nd.filter_files(["smooth"], ["a.nii.gz"], str(tmp_path / "{base}.nii.gz"), cli=cli)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name,stem,ext", [("a.nii.gz", "a", ".nii.gz"),
+                                           ("b.seq.nrrd", "b", ".seq.nrrd"),
+                                           ("c.v2.mha", "c.v2", ".mha"),
+                                           ("dicomdir", "dicomdir", "")])
+def test_output_names_follow_the_command_line(name, stem, ext):
+    from ndconv.dask.cohort import output_path
+
+    assert output_path("out/{stem}_s{ext}", f"in/{name}") == Path(f"out/{stem}_s{ext}")
+    assert output_path("out/{name}", f"in/{name}") == Path(f"out/{name}")
+    assert output_path("out/", f"/data/{name}") == Path(f"out/{name}")
