@@ -58,7 +58,6 @@ def main():
                        check=True, capture_output=True)
         batch = time.perf_counter() - start
 
-        start = time.perf_counter()
         with LocalCluster(n_workers=args.workers, threads_per_worker=1,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             started = time.perf_counter()
@@ -78,8 +77,8 @@ def main():
         print(f"batch {batch:.2f} s")
         print(f"cohort, cluster running {warm:.2f} s: {batch / warm:.2f}x the batch's throughput")
         print(f"cohort, cluster started {cold:.2f} s: {batch / cold:.2f}x")
-        print(f"outputs identical to the batch's: "
-              f"{_identical(root / 'warm', root / 'batch') and _identical(root / 'cold', root / 'batch')}")
+        same = all(_identical(root / name, root / "batch") for name in ("warm", "cold"))
+        print(f"outputs identical to the batch's: {same}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@
 Needs the ``dask`` extra (``pip install .[dask]``). See docs/scale-out.md.
 """
 
+try:
+    import dask.array  # noqa: F401
+except ImportError as error:  # pragma: no cover - the extra's absence
+    raise ImportError("ndconv.dask needs dask, distributed and zarr: pip install 'ndconv[dask]' "
+                      "(or '.[dask]' from the repository)") from error
+
 from .cohort import CohortError, CohortResult, filter_files, find_cli
 from .filters import *  # noqa: F401,F403  (the filters of ndconv.ndimage, one each)
 from .filters import __all__ as _filters
