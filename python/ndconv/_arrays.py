@@ -82,11 +82,7 @@ class Operand:
         strides (others are copied); on a GPU, or where `float32`, contiguous float32."""
         a = self.array
         if self.on_gpu:
-            if self.library == "cupy":
-                import cupy
-
-                return cupy.ascontiguousarray(a, dtype=cupy.float32)
-            return a.to(self.torch.float32).contiguous()
+            return self.device_float32(a)
         if float32:
             return np.ascontiguousarray(a, dtype=np.float32)
         if self.dtype in _WIDENED_DTYPES:
@@ -94,6 +90,22 @@ class Operand:
         if any(s < 0 for s in a.strides) or not a.flags.aligned:
             return np.ascontiguousarray(a)
         return a
+
+    def device_float32(self, a):
+        """A GPU array as the engine reads it: contiguous float32 (converted by its own library)."""
+        if self.library == "cupy":
+            if a.dtype == np.float32 and a.flags.c_contiguous:
+                return a
+            import cupy
+
+            return cupy.ascontiguousarray(a, dtype=cupy.float32)
+        if a.dtype == self.torch.float32 and a.is_contiguous():
+            return a
+        return a.to(self.torch.float32).contiguous()
+
+    def address(self, a) -> int:
+        """The device address of a contiguous GPU array of this operand's library."""
+        return a.data.ptr if self.library == "cupy" else a.data_ptr()
 
     def empty_float32(self, shape=None):
         """A new float32 array on the input's device."""
@@ -107,6 +119,7 @@ class Operand:
         s.device = device
         s.threads = int(threads)
         if self.on_gpu:
+            s.want_report = False
             if self.library == "cupy":
                 import cupy
 
@@ -193,12 +206,12 @@ class Operand:
             return (output.dtype == np.float32 and all(s >= 0 for s in output.strides) and
                     output.flags.aligned and not np.may_share_memory(output, self.array))
         if self.library == "cupy":
-            import cupy
-
-            return (output.dtype == cupy.float32 and output.flags.c_contiguous and
-                    not cupy.may_share_memory(output, self.array))
+            return (output.dtype == np.float32 and output.flags.c_contiguous and
+                    not _overlap(output.data.ptr, output.nbytes, self.array.data.ptr,
+                                 self.array.nbytes))
         return (output.dtype == self.torch.float32 and output.is_contiguous() and
-                not _torch_overlap(output, self.array))
+                not _overlap(output.data_ptr(), output.numel() * output.element_size(),
+                             self.array.data_ptr(), self.array.numel() * self.array.element_size()))
 
     def cast_into(self, result, output):
         """Writes the float32 `result` into `output` as scipy casts (C casts: truncation towards
@@ -219,9 +232,7 @@ class Operand:
         return output
 
 
-def _torch_overlap(a, b) -> bool:
-    a0 = a.data_ptr()
-    b0 = b.data_ptr()
-    a1 = a0 + a.numel() * a.element_size()
-    b1 = b0 + b.numel() * b.element_size()
-    return a0 < b1 and b0 < a1
+def _overlap(a, a_bytes, b, b_bytes) -> bool:
+    """Whether two device address ranges overlap (a strided array's range may exceed its bytes;
+    the GPU path sees only contiguous arrays)."""
+    return a < b + b_bytes and b < a + a_bytes

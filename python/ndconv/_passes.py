@@ -22,11 +22,7 @@ def _dtype_of_output(op: Operand, output) -> np.dtype:
 def _engine_readable(op: Operand, array):
     """An intermediate array (the output of a previous pass) as the engine reads it."""
     if op.on_gpu:
-        if op.library == "cupy":
-            import cupy
-
-            return cupy.ascontiguousarray(array, dtype=cupy.float32)
-        return array.to(op.torch.float32).contiguous()
+        return op.device_float32(array)
     if any(s < 0 for s in array.strides) or array.dtype not in (np.float32, np.float64, np.uint8,
                                                                    np.int8, np.uint16, np.int16,
                                                                    np.uint32, np.int32):
@@ -45,9 +41,22 @@ def correlate_dense(op: Operand, weights: np.ndarray, output, mode: str, cval: f
         return output
     taps = np.ascontiguousarray(weights, dtype=np.float32)
     target = op.float32_target(output)
-    _ndconv.correlate(op.engine_input(), taps, target, op.settings(mode, cval, device, threads))
+    settings = op.settings(mode, cval, device, threads)
+    if op.on_gpu:
+        _ndconv.correlate_at(op.address(op.engine_input()), op.address(target), op.shape, taps,
+                             settings, op.device)
+    else:
+        _ndconv.correlate(op.engine_input(), taps, target, settings)
     op.cast_into(target, output)
     return output
+
+
+def _separable_call(op: Operand, source, taps, target, settings) -> None:
+    if op.on_gpu:
+        _ndconv.correlate_separable_at(op.address(source), op.address(target),
+                                       tuple(source.shape), taps, settings, op.device)
+    else:
+        _ndconv.correlate_separable(source, taps, target, settings)
 
 
 def _one_pass(op: Operand, source, axis: int, taps: np.ndarray, target, mode: str, cval: float,
@@ -57,15 +66,13 @@ def _one_pass(op: Operand, source, axis: int, taps: np.ndarray, target, mode: st
     if len(shape) <= 4:
         per_axis = [[] for _ in shape]
         per_axis[axis] = taps
-        _ndconv.correlate_separable(source, per_axis, target, settings)
+        _separable_call(op, source, per_axis, target, settings)
         return
     # More than 4 axes: a pass along one axis is a pass along the middle axis of a 3D array.
     before = int(np.prod(shape[:axis], dtype=np.int64))
     after = int(np.prod(shape[axis + 1:], dtype=np.int64))
     shape3 = (before, shape[axis], after)
-    source3 = source.reshape(shape3)
-    target3 = target.reshape(shape3)
-    _ndconv.correlate_separable(source3, [[], taps, []], target3, settings)
+    _separable_call(op, source.reshape(shape3), [[], taps, []], target.reshape(shape3), settings)
 
 
 def correlate_passes(op: Operand, passes, output, cval: float, device: str, threads: int):
@@ -88,8 +95,8 @@ def correlate_passes(op: Operand, passes, output, cval: float, device: str, thre
         for axis, axis_taps, _ in passes:
             taps[axis] = axis_taps
         target = op.float32_target(output)
-        _ndconv.correlate_separable(op.engine_input(), taps, target,
-                                    op.settings(passes[0][2], cval, device, threads))
+        _separable_call(op, op.engine_input(), taps, target,
+                        op.settings(passes[0][2], cval, device, threads))
         op.cast_into(target, output)
         return output
     source = op.engine_input()

@@ -643,7 +643,11 @@ def median_filter(input, size=None, footprint=None, output=None, mode="reflect",
     if op.empty:
         return op.give_back(out)
     target = op.float32_target(out)
-    _ndconv.median(op.engine_input(float32=True), radius, target,
-                   op.settings(engine_mode(mode, cval), cval, device, threads))
+    settings = op.settings(engine_mode(mode, cval), cval, device, threads)
+    if op.on_gpu:
+        _ndconv.median_at(op.address(op.engine_input()), op.address(target), op.shape, radius,
+                          settings, op.device)
+    else:
+        _ndconv.median(op.engine_input(float32=True), radius, target, settings)
     op.cast_into(target, out)
     return op.give_back(out)

@@ -20,6 +20,7 @@ struct CallSettings {
   std::string device = "auto";         ///< "auto", "cpu", "cuda" or "cuda:N"
   int threads = 0;                     ///< CPU threads, 0 = all
   uintptr_t stream = 0;                ///< the caller's CUDA stream (device arrays); 0 = default
+  bool want_report = true;  ///< the device-address entries return the report only when asked
 };
 
 /// Engine options from `settings` for an array at `where` (a device array runs on its own GPU

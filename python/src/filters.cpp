@@ -123,6 +123,81 @@ nb::dict median(const InArray& input, const std::vector<int64_t>& radius, const 
   return report_dict(report);
 }
 
+/// A contiguous float32 array of `shape` (Python's order) at `address` in device memory, as an
+/// engine view. The package's GPU fast path passes CuPy's `data.ptr` or torch's `data_ptr()` with
+/// the shape it checked (contiguous float32 on the settings' device): for a small volume, DLPack's
+/// import costs more than the kernels.
+template <typename T>
+BasicVolumeView<T> device_view(uintptr_t address, const std::vector<int64_t>& shape) {
+  const int dims = engine_dims(shape.size());
+  Index extent{1, 1, 1, 1};
+  for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+    if (shape[axis] < 1)
+      throw nb::value_error("ndconv does not filter empty arrays (an axis of length 0)");
+    extent[shape.size() - 1 - axis] = shape[axis];
+  }
+  return make_view(reinterpret_cast<T*>(address), dims, extent);
+}
+
+Options device_options(const CallSettings& settings, int device) {
+  Placement where;
+  where.on_gpu = true;
+  where.device = device;
+  return options_of(settings, where);
+}
+
+nb::object maybe_report(const CallSettings& settings, const RunReport& report) {
+  return settings.want_report ? nb::object(report_dict(report)) : nb::none();
+}
+
+nb::object correlate_at(uintptr_t input, uintptr_t output, const std::vector<int64_t>& shape,
+                        const InArray& weights, const CallSettings& settings, int device) {
+  std::vector<float> taps;
+  const DenseFilter filter = dense_filter_of(weights, taps);
+  Options options = device_options(settings, device);
+  const ConstVolumeView in = device_view<const float>(input, shape);
+  const VolumeView out = device_view<float>(output, shape);
+  RunReport report;
+  run_released(options, [&] {
+    report =
+        filter_dense_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
+  });
+  return maybe_report(settings, report);
+}
+
+nb::object correlate_separable_at(uintptr_t input, uintptr_t output,
+                                  const std::vector<int64_t>& shape,
+                                  const std::vector<std::vector<float>>& taps,
+                                  const CallSettings& settings, int device) {
+  Options options = device_options(settings, device);
+  const ConstVolumeView in = device_view<const float>(input, shape);
+  const VolumeView out = device_view<float>(output, shape);
+  const SeparableFilter filter = separable_filter_of(in.dims, shape.size(), taps);
+  RunReport report;
+  run_released(options, [&] {
+    report =
+        filter_separable_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
+  });
+  return maybe_report(settings, report);
+}
+
+nb::object median_at(uintptr_t input, uintptr_t output, const std::vector<int64_t>& shape,
+                     const std::vector<int64_t>& radius, const CallSettings& settings, int device) {
+  Options options = device_options(settings, device);
+  const ConstVolumeView in = device_view<const float>(input, shape);
+  const VolumeView out = device_view<float>(output, shape);
+  if (radius.size() != shape.size())
+    throw nb::value_error("internal: one radius per axis is expected");
+  Index r{0, 0, 0, 0};
+  for (std::size_t axis = 0; axis < radius.size(); ++axis)
+    r[radius.size() - 1 - axis] = radius[axis];
+  RunReport report;
+  run_released(options, [&] {
+    report = median_filter_device(in, out, r, options, reinterpret_cast<void*>(settings.stream));
+  });
+  return maybe_report(settings, report);
+}
+
 /// The engine's plan for a filter of `kind` over an input of `shape` (Python order).
 nb::dict plan_of(const std::string& kind, const std::vector<int64_t>& shape,
                  const std::vector<int64_t>& filter_shape, int filters, std::size_t input_bytes,
@@ -211,13 +286,20 @@ void bind_filters(nb::module_& m) {
       .def_rw("boundary_value", &CallSettings::boundary_value)
       .def_rw("device", &CallSettings::device)
       .def_rw("threads", &CallSettings::threads)
-      .def_rw("stream", &CallSettings::stream);
+      .def_rw("stream", &CallSettings::stream)
+      .def_rw("want_report", &CallSettings::want_report);
   m.def("correlate", &correlate, nb::arg("input"), nb::arg("weights"), nb::arg("output"),
         nb::arg("settings"));
   m.def("correlate_separable", &correlate_separable, nb::arg("input"), nb::arg("taps"),
         nb::arg("output"), nb::arg("settings"));
   m.def("median", &median, nb::arg("input"), nb::arg("radius"), nb::arg("output"),
         nb::arg("settings"));
+  m.def("correlate_at", &correlate_at, nb::arg("input"), nb::arg("output"), nb::arg("shape"),
+        nb::arg("weights"), nb::arg("settings"), nb::arg("device"));
+  m.def("correlate_separable_at", &correlate_separable_at, nb::arg("input"), nb::arg("output"),
+        nb::arg("shape"), nb::arg("taps"), nb::arg("settings"), nb::arg("device"));
+  m.def("median_at", &median_at, nb::arg("input"), nb::arg("output"), nb::arg("shape"),
+        nb::arg("radius"), nb::arg("settings"), nb::arg("device"));
   m.def("plan", &plan_of, nb::arg("kind"), nb::arg("shape"), nb::arg("filter_shape"),
         nb::arg("filters"), nb::arg("input_bytes"), nb::arg("settings"), nb::arg("on_gpu"));
   m.def("cuda_status", &cuda_facts);

@@ -28,23 +28,27 @@ def test_concurrent_threads_equal_serial():
 
 
 def test_gil_released_during_work():
-    x = np.random.default_rng(3).standard_normal((40, 96, 96)).astype(np.float32)
+    # One long engine call on one thread: with the GIL held through it, this thread could not run
+    # until the call ended; released, it ticks all along.
+    x = np.random.default_rng(3).standard_normal((6, 40, 40, 40)).astype(np.float32)
     ticks = 0
     done = threading.Event()
+    span = []
 
     def work():
-        for _ in range(5):
-            nd.median_filter(x, 5, mode="nearest", threads=1)
+        t0 = time.monotonic()
+        ndconv.adaptive_filter(x, device="cpu", threads=1)
+        span.append(time.monotonic() - t0)
         done.set()
 
     t = threading.Thread(target=work)
     t.start()
     while not done.is_set():
         ticks += 1
-        time.sleep(0.001)
+        time.sleep(0.002)
     t.join()
-    # With the GIL held for the whole work, the loop could not have run meanwhile.
-    assert ticks > 20
+    assert span[0] > 0.05, "the call was too short to tell; make the volume larger"
+    assert ticks >= span[0] / 0.02  # at least one tick per 20 ms of the call
 
 
 def test_ctrl_c_interrupts_adaptive_filter_within_a_second():

@@ -239,7 +239,7 @@ TEST(CpuOptions, InvalidBlockingFactorAndThreads) {
 
 TEST(CpuOptions, ReportDescribesTheRun) {
   EXPECT_EQ(cpu_backend::supported_blocking_factors(), (std::vector<int>{1, 2, 4, 8}));
-  Case c(3, {20, 7, 9, 1}, {5, 3, 7, 1});
+  Case c(3, {40, 27, 19, 1}, {5, 3, 7, 1});  // enough work for two threads (cpu/tuning.h)
   Options o = cpu_options();
   o.threads = 2;
   const RunReport r = filter_dense(c.input(), c.filter, c.output(), o);
@@ -251,9 +251,13 @@ TEST(CpuOptions, ReportDescribesTheRun) {
   EXPECT_NE(r.outputs_per_thread_reason.find("automatic"), std::string::npos);
   EXPECT_FALSE(r.device_name.empty());
   EXPECT_GT(r.seconds_total, 0.0);
-  o.threads = 0;  // all hardware threads
-  const RunReport all = filter_dense(c.input(), c.filter, c.output(), o);
-  EXPECT_EQ(all.threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  // All hardware threads where the work repays them (cpu/tuning.h); a small volume runs on one.
+  o.threads = 0;
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Case large(3, {64, 64, 64, 1}, {5, 5, 5, 1});
+  EXPECT_EQ(filter_dense(large.input(), large.filter, large.output(), o).threads, hardware);
+  Case tiny(3, {8, 8, 8, 1}, {3, 3, 3, 1});
+  EXPECT_EQ(filter_dense(tiny.input(), tiny.filter, tiny.output(), o).threads, 1);
 }
 
 TEST(Gaussian, TapsSumToOneAreSymmetricWithTheExpectedRadius) {
