@@ -1,8 +1,10 @@
 // The recursive Gaussian along one line, compiled for the GPU and for the host (NDCONV_HD): the
 // CPU backend (src/cpu/recursive_gaussian.cpp) runs this very code per line, the GPU kernel
 // (recursive_kernel.cuh) one line per thread. The line is extended by the boundary over `margin`
-// voxels on both sides; the causal recursion starts in the steady state of the first extended
-// value, the anti-causal one in that of the last causal value.
+// voxels on both sides (`outside` where the boundary reads no voxel: the constant boundary's
+// value, so that each axis's pass pads its own input with it, as scipy.ndimage does); the causal
+// recursion starts in the steady state of the first extended value, the anti-causal one in that of
+// the last causal value.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +23,11 @@ struct Coefficients {
 /// (float or double); `store(i, v)`: the output at line index i.
 template <typename Load, typename Scratch, typename Store>
 NDCONV_HD void filter_line(const Coefficients& c, int64_t n, int64_t margin, int boundary,
-                           Load load, Scratch scratch, Store store) {
+                           double outside, Load load, Scratch scratch, Store store) {
   const int64_t padded = n + 2 * margin;
   auto x = [&](int64_t i) {
     const int64_t s = detail::boundary_index_hd(i - margin, n, boundary);
-    return s < 0 ? 0.0 : static_cast<double>(load(s));
+    return s < 0 ? outside : static_cast<double>(load(s));
   };
   double y1 = x(0), y2 = y1, y3 = y1;
   for (int64_t i = 0; i < padded; ++i) {

@@ -65,7 +65,8 @@ namespace {
 // is read whole before it is written).
 template <typename T>
 void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis, double sigma,
-                 Boundary boundary, int threads, const core::ProgressSpan& progress) {
+                 Boundary boundary, float outside, int threads,
+                 const core::ProgressSpan& progress) {
   const recursive::Coefficients c = young_van_vliet(sigma);
   const int64_t n = from.extent[axis], margin = recursive_margin(sigma);
   const int64_t padded = n + 2 * margin;
@@ -98,7 +99,8 @@ void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis,
           float* out = to.data + out_offset;
           const int64_t step_in = from.stride[axis], step_out = to.stride[axis];
           recursive::filter_line(
-              c, n, margin, static_cast<int>(boundary), [&](int64_t i) { return in[i * step_in]; },
+              c, n, margin, static_cast<int>(boundary), outside,
+              [&](int64_t i) { return in[i * step_in]; },
               [&](int64_t i) -> double& { return w[i]; },
               [&](int64_t i, double v) { out[i * step_out] = static_cast<float>(v); });
         }
@@ -109,8 +111,8 @@ void filter_axis(const BasicVolumeView<T>& from, const VolumeView& to, int axis,
 }  // namespace
 
 void recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
-                        const std::array<double, kMaxDims>& sigma, Boundary boundary, int threads,
-                        const std::function<bool(double)>& progress) {
+                        const std::array<double, kMaxDims>& sigma, Boundary boundary, float outside,
+                        int threads, const std::function<bool(double)>& progress) {
   int passes = 0;
   for (int a = 0; a < input.dims; ++a)
     passes += sigma[a] > 0;
@@ -121,9 +123,9 @@ void recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
       continue;
     const core::ProgressSpan span{&progress, static_cast<double>(done) / passes, 1.0 / passes};
     if (first)
-      filter_axis(input, output, a, sigma[a], boundary, threads, span);
+      filter_axis(input, output, a, sigma[a], boundary, outside, threads, span);
     else
-      filter_axis(as_const(output), output, a, sigma[a], boundary, threads, span);
+      filter_axis(as_const(output), output, a, sigma[a], boundary, outside, threads, span);
     first = false;
     ++done;
   }

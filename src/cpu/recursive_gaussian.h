@@ -13,10 +13,11 @@
 
 namespace ndconv::cpu {
 
-/// Filters `input` into `output` (same extents) along every axis with sigma_voxels[a] > 0.
+/// Filters `input` into `output` (same extents) along every axis with sigma_voxels[a] > 0;
+/// `outside`: the value where the boundary reads no voxel (zero, or the constant boundary's).
 void recursive_gaussian(const ConstVolumeView& input, const VolumeView& output,
                         const std::array<double, kMaxDims>& sigma_voxels, Boundary boundary,
-                        int threads, const std::function<bool(double)>& progress);
+                        float outside, int threads, const std::function<bool(double)>& progress);
 
 /// The recursion's coefficients for one sigma (>= 0.5 voxels).
 recursive::Coefficients young_van_vliet(double sigma_voxels);

@@ -185,7 +185,7 @@ namespace ndconv::cuda_recursive {
 
 void run(const ConstVolumeView&, const VolumeView&, const std::array<double, kMaxDims>&,
          const std::array<recursive::Coefficients, kMaxDims>&, const std::array<int64_t, kMaxDims>&,
-         Boundary, int, RunReport&) {
+         Boundary, float, int, RunReport&) {
   throw InvalidArgument(kNoCuda);
 }
 

@@ -303,8 +303,8 @@ TEST(BoundaryModes, RefusesWhatItCannotCompute) {
   EXPECT_THROW(filter_separable(in, f, o, cpu_options(Operation::Correlation, Boundary::Zero)),
                InvalidArgument);
 
-  // The filter bank, the adaptive filter, the recursive Gaussian and the masked convolution take
-  // the constant boundary with 0 only, and say so.
+  // The filter bank, the adaptive filter and the masked convolution take the constant boundary
+  // with 0 only, and say so.
   const Options nonzero = cpu_options(Operation::Correlation, Boundary::Constant, 2.0f);
   auto message_of = [](auto&& call) {
     try {
@@ -326,10 +326,6 @@ TEST(BoundaryModes, RefusesWhatItCannotCompute) {
             std::string::npos);
   EXPECT_NE(message_of([&] { adaptive_filter(in, o, {}, nonzero); }).find("the adaptive filter"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
-              recursive_gaussian(in, o, {30, 30, 0, 0}, nonzero);
-            }).find("the recursive Gaussian"),
-            std::string::npos);
   const std::vector<float> mask(64, 1.0f);
   EXPECT_NE(message_of([&] {
               masked_filter_separable(in, make_view(mask.data(), 2, extent), f, o, {}, nonzero);
@@ -340,27 +336,6 @@ TEST(BoundaryModes, RefusesWhatItCannotCompute) {
   // With 0 they run, as Boundary::Zero.
   const Options constant_zero = cpu_options(Operation::Correlation, Boundary::Constant, 0.0f);
   EXPECT_NO_THROW(filter_bank(in, bank, outputs, constant_zero));
-  EXPECT_NO_THROW(recursive_gaussian(in, o, {30, 30, 0, 0}, constant_zero));
-}
-
-// The recursive Gaussian reads the line through boundary_index: under reflect a constant volume
-// stays constant (as under replicate and mirror), under zero it does not.
-TEST(BoundaryModes, RecursiveGaussianReflects) {
-  const Index extent{40, 30, 1, 1};
-  std::vector<float> values(1200, 3.0f), out(1200);
-  for (const Boundary b : {Boundary::Reflect, Boundary::Zero}) {
-    poison(out);
-    recursive_gaussian(make_view<const float>(values.data(), 2, extent),
-                       make_view(out.data(), 2, extent), {30, 30, 0, 0},
-                       cpu_options(Operation::Correlation, b));
-    double most = 0;
-    for (float v : out)
-      most = std::max(most, std::abs(static_cast<double>(v) - 3.0));
-    if (b == Boundary::Reflect)
-      EXPECT_LT(most, 1e-4);
-    else
-      EXPECT_GT(most, 0.5);
-  }
 }
 
 }  // namespace

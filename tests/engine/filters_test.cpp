@@ -473,7 +473,7 @@ SeparableFilter exact_gaussian(int dims, const std::array<double, 4>& sigma) {
 
 // Relative L2 error of the recursive Gaussian against the exact one, on random data.
 double recursive_error(int dims, const Index& extent, const std::array<double, 4>& sigma,
-                       Boundary b) {
+                       Boundary b, float value) {
   int64_t n = 1;
   for (int a = 0; a < dims; ++a)
     n *= extent[a];
@@ -483,10 +483,11 @@ double recursive_error(int dims, const Index& extent, const std::array<double, 4
   const ConstVolumeView iv = make_view(in.data(), dims, extent);
   Options o;
   o.boundary = b;
+  o.boundary_value = value;
   o.backend = Backend::Cpu;
   recursive_gaussian(iv, make_view(out.data(), dims, extent), sigma, o);
-  return relative_l2_error(
-      out, reference_separable_passes(iv, exact_gaussian(dims, sigma), Operation::Correlation, b));
+  return relative_l2_error(out, reference_separable_passes(iv, exact_gaussian(dims, sigma),
+                                                           Operation::Correlation, b, value));
 }
 
 TEST(RecursiveGaussian, AccuracyAgainstTheExactGaussian) {
@@ -506,11 +507,13 @@ TEST(RecursiveGaussian, AccuracyAgainstTheExactGaussian) {
       {2, {160, 40, 1, 1}, {8, 20, 0, 0}, 0.06},  {2, {900, 6, 1, 1}, {200, 0, 0, 0}, 0.06},
   };
 
+  const uint64_t seed = fresh_seed();
   for (const Case& c : cases) {
-    for (Boundary b : kBoundaries) {
-      const double e = recursive_error(c.dims, c.extent, c.sigma, b);
-      std::printf("recursive Gaussian %dD sigma %gx%gx%gx%g %s: relative L2 %.2e\n", c.dims,
-                  c.sigma[0], c.sigma[1], c.sigma[2], c.sigma[3], to_string(b), e);
+    for (Boundary b : kEveryBoundary) {  // the constant one pads each axis's pass with its value
+      const float value = test_boundary_value(b, seed);
+      const double e = recursive_error(c.dims, c.extent, c.sigma, b, value);
+      std::printf("recursive Gaussian %dD sigma %gx%gx%gx%g %s %g: relative L2 %.2e\n", c.dims,
+                  c.sigma[0], c.sigma[1], c.sigma[2], c.sigma[3], to_string(b), value, e);
       EXPECT_LT(e, c.bound) << c.dims << "D " << to_string(b);
     }
   }
@@ -518,14 +521,17 @@ TEST(RecursiveGaussian, AccuracyAgainstTheExactGaussian) {
 
 TEST(RecursiveGaussian, KeepsConstantsAndRefusesTinySigmas) {
   // Unit gain and the boundary extension: a constant stays that constant (every boundary but
-  // zero), along all axes, also for sigmas far beyond the volume.
+  // zero; the constant one with that value), along all axes, also for sigmas far beyond the
+  // volume.
   const Index extent{17, 9, 5, 1};
   std::vector<float> in(17 * 9 * 5, 2.5f), out(in.size());
   const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 3, extent);
-  for (Boundary b : {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic}) {
+  for (Boundary b : {Boundary::Replicate, Boundary::Mirror, Boundary::Periodic, Boundary::Reflect,
+                     Boundary::Constant}) {
     poison(out);
     Options o;
     o.boundary = b;
+    o.boundary_value = 2.5f;
     o.backend = Backend::Cpu;
     recursive_gaussian(iv, make_view(out.data(), 3, extent), {3, 40, 250, 0}, o);
     for (float v : out)

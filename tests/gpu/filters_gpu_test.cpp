@@ -1,7 +1,8 @@
 // The filters of ndconv/filters.h on the GPU against the CPU backend (skipped without a usable
 // GPU): the median's own kernel (every boundary, 2D/3D/4D, radii up to 7, 7^4 windows, data with
-// many ties, a strided output), the recursive Gaussian's kernel (every boundary, small to huge
-// sigmas, 2D/3D/4D) and the derived filters, whose engine calls run on the GPU.
+// many ties, a strided output), the recursive Gaussian's kernel (every boundary, the constant one
+// with a value, small to huge sigmas, 2D/3D/4D) and the derived filters, whose engine calls run
+// on the GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,10 +19,12 @@ namespace {
 const Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                 Boundary::Periodic, Boundary::Reflect};
 
-Options on(Backend backend, Boundary boundary) {
+// `value`: the outside value under Boundary::Constant.
+Options on(Backend backend, Boundary boundary, float value = 0.0f) {
   Options o;
   o.backend = backend;
   o.boundary = boundary;
+  o.boundary_value = value;
   return o;
 }
 
@@ -132,13 +135,16 @@ TEST(FiltersGpu, RecursiveGaussianMatchesCpuBackend) {
     const int64_t n = c.extent[0] * c.extent[1] * c.extent[2] * c.extent[3];
     const std::vector<float> in = random_values(n, fresh_seed());
     const ConstVolumeView iv = make_view(in.data(), c.dims, c.extent);
-    for (Boundary b : kBoundaries) {
+    for (Boundary b : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic,
+                       Boundary::Reflect, Boundary::Constant}) {
       SCOPED_TRACE(std::to_string(c.dims) + "D " + to_string(b));
       std::vector<float> cpu(n), gpu(n);
       poison(gpu);
-      recursive_gaussian(iv, make_view(cpu.data(), c.dims, c.extent), c.sigma, on(Backend::Cpu, b));
+      // The constant boundary with a value other than 0 (each axis's pass pads with it).
+      recursive_gaussian(iv, make_view(cpu.data(), c.dims, c.extent), c.sigma,
+                         on(Backend::Cpu, b, 1.75f));
       const RunReport r = recursive_gaussian(iv, make_view(gpu.data(), c.dims, c.extent), c.sigma,
-                                             on(Backend::Cuda, b));
+                                             on(Backend::Cuda, b, 1.75f));
       EXPECT_EQ(r.backend, Backend::Cuda);
       // The GPU keeps the causal pass in float32 scratch, the CPU in float64.
       EXPECT_LT(relative_l2_error(gpu, std::vector<double>(cpu.begin(), cpu.end())), 1e-5);

@@ -9,12 +9,12 @@
 namespace ndconv::cuda_recursive {
 
 /// Filters `input` into `output` (host views, same extents) along every axis with sigma > 0,
-/// with coefficients[a] and margin[a] for axis a, on device `device`. Fills the report's timings
-/// and device name.
+/// with coefficients[a] and margin[a] for axis a, on device `device`; `outside` where the boundary
+/// reads no voxel (recursive_line.h). Fills the report's timings and device name.
 void run(const ConstVolumeView& input, const VolumeView& output,
          const std::array<double, kMaxDims>& sigma,
          const std::array<recursive::Coefficients, kMaxDims>& coefficients,
-         const std::array<int64_t, kMaxDims>& margin, Boundary boundary, int device,
+         const std::array<int64_t, kMaxDims>& margin, Boundary boundary, float outside, int device,
          RunReport& report);
 
 }  // namespace ndconv::cuda_recursive

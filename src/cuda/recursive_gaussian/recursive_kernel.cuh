@@ -12,6 +12,7 @@ struct LineBatch {
   int64_t extent[4];
   int axis;
   int boundary;
+  double outside;  ///< where the boundary reads no voxel
   int64_t margin;
   int64_t first_line, lines;  ///< this batch
 };
@@ -35,7 +36,8 @@ __global__ void recursive_lines(float* volume, float* scratch, LineBatch b,
   float* line = volume + offset;
   const int64_t lines = b.lines;
   recursive::filter_line(
-      c, b.extent[b.axis], b.margin, b.boundary, [&](int64_t i) { return line[i * step]; },
+      c, b.extent[b.axis], b.margin, b.boundary, b.outside,
+      [&](int64_t i) { return line[i * step]; },
       [&](int64_t i) -> float& { return scratch[i * lines + k]; },
       [&](int64_t i, double v) { line[i * step] = static_cast<float>(v); });
 }

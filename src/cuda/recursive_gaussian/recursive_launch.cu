@@ -20,7 +20,7 @@ constexpr size_t kScratchBytes = size_t{256} << 20;
 void run(const ConstVolumeView& input, const VolumeView& output,
          const std::array<double, kMaxDims>& sigma,
          const std::array<recursive::Coefficients, kMaxDims>& coefficients,
-         const std::array<int64_t, kMaxDims>& margin, Boundary boundary, int device,
+         const std::array<int64_t, kMaxDims>& margin, Boundary boundary, float outside, int device,
          RunReport& report) {
   using namespace cuda_filters;
   report.device_name = select_device(device);
@@ -35,6 +35,7 @@ void run(const ConstVolumeView& input, const VolumeView& output,
   for (int a = 0; a < kMaxDims; ++a)
     b.extent[a] = a < input.dims ? input.extent[a] : 1;
   b.boundary = static_cast<int>(boundary);
+  b.outside = outside;
   int64_t widest = 0;
   for (int a = 0; a < input.dims; ++a) {
     if (sigma[a] > 0)

@@ -45,8 +45,10 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
       throw InvalidArgument(text);
     }
   }
-  // Every boundary extends the line through boundary_index; the constant one only with zeros.
-  const Boundary boundary = detail::backend_boundary(options, "the recursive Gaussian");
+  // Every boundary extends each line through boundary_index; the constant one with its value, so
+  // that each axis's pass pads its own input with it (scipy.ndimage's semantics).
+  const Boundary boundary = detail::backend_boundary(options, nullptr);
+  const float outside = options.boundary == Boundary::Constant ? options.boundary_value : 0.0f;
   RunReport report;
   report.notes.push_back("recursive (IIR) Gaussian, Young-van Vliet-van Ginkel third order");
   const detail::BackendWork work = detail::recursive_backend_work(input.voxel_count());
@@ -59,14 +61,15 @@ RunReport recursive_gaussian(const ConstVolumeView& input, const VolumeView& out
         margin[a] = cpu::recursive_margin(sigma[a]);
       }
     }
-    cuda_recursive::run(input, output, sigma, coefficients, margin, boundary, options.cuda_device,
-                        report);
+    cuda_recursive::run(input, output, sigma, coefficients, margin, boundary, outside,
+                        options.cuda_device, report);
     report.seconds_total = detail::seconds_since(t0);
     return report;
   }
   report.threads = core::resolve_thread_count(options.threads);
   const auto tc = std::chrono::steady_clock::now();
-  cpu::recursive_gaussian(input, output, sigma, boundary, options.threads, options.progress);
+  cpu::recursive_gaussian(input, output, sigma, boundary, outside, options.threads,
+                          options.progress);
   const auto t1 = std::chrono::steady_clock::now();
   report.seconds_compute = std::chrono::duration<double>(t1 - tc).count();
   report.seconds_total = std::chrono::duration<double>(t1 - t0).count();
