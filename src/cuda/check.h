@@ -15,6 +15,26 @@ namespace ndconv::cuda_backend {
                   file, line);
 }
 
+/// Gives the calling thread its current CUDA device back when it leaves scope. The backend's entry
+/// points switch to Options::cuda_device; a library must not leave its caller (CuPy, PyTorch, the
+/// caller's own code, which allocate on the current device) on another device.
+class CallerDevice {
+ public:
+  CallerDevice() noexcept {
+    if (cudaGetDevice(&device_) != cudaSuccess)
+      device_ = -1;
+  }
+  ~CallerDevice() {
+    if (device_ >= 0)
+      (void)cudaSetDevice(device_);
+  }
+  CallerDevice(const CallerDevice&) = delete;
+  CallerDevice& operator=(const CallerDevice&) = delete;
+
+ private:
+  int device_ = -1;
+};
+
 }  // namespace ndconv::cuda_backend
 
 #define NDCONV_CUDA_CHECK(call)                                                            \

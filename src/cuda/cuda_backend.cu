@@ -40,6 +40,7 @@
 namespace ndconv::cuda_backend {
 
 CudaStatus probe() {
+  const CallerDevice caller_device;  // restored on return (check.h)
   CudaStatus s;
   s.compiled = true;
   try {
@@ -77,6 +78,7 @@ CudaStatus probe() {
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   DenseKernelRequest request;
   request.outputs_per_thread = options.expert.outputs_per_thread;
   run_dense(problem, options, report, request, Tuning{});
@@ -84,21 +86,25 @@ void run_dense(const detail::CorrelationProblem& problem, const Options& options
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options, RunReport& report,
                const DenseKernelRequest& request, const Tuning& tuning) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   run_dense_stored(problem, stored_view(problem.input), options, report, request, tuning);
 }
 
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   run_separable(problem, options, report, Tuning{});
 }
 
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report, const Tuning& tuning) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   run_separable_stored(problem, stored_view(problem.input), options, report, tuning);
 }
 
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
                       const Options& options, RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   DenseKernelRequest request;
   request.outputs_per_thread = options.expert.outputs_per_thread;
   run_dense_stored(problem, input, options, report, request, Tuning{});
@@ -107,6 +113,7 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,
                       const Options& options, RunReport& report, const DenseKernelRequest& request,
                       const Tuning& tuning) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   set_device(options, report);
   const int last = problem.input.dims - 1;
   // Large filters keep their taps in device memory (at most 31^3 or 15^4 floats).
@@ -132,11 +139,13 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
 
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
                           const Options& options, RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   run_separable_stored(problem, input, options, report, Tuning{});
 }
 
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,
                           const Options& options, RunReport& report, const Tuning& tuning) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   set_device(options, report);
   const int last = problem.input.dims - 1;
   const int64_t k_last = std::max<int64_t>(1, problem.taps[last].size());
@@ -192,6 +201,7 @@ void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
 
 void run_dense_device(const detail::CorrelationProblem& problem, const Options& options,
                       void* stream_handle, RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   const LaunchPlan plan =
@@ -203,6 +213,7 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
 
 void run_separable_device(const detail::SeparableProblem& problem, const Options& options,
                           void* stream_handle, RunReport& report) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   const int64_t scratch_floats = static_cast<int64_t>(separable_scratch_floats(problem));

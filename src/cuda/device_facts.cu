@@ -50,6 +50,7 @@ const DeviceAttributes& device_attributes(int device) {
 DeviceInfo device_info(int device) {
   const DeviceAttributes& a = device_attributes(device);
   DeviceInfo info{a.index, a.name, a.cc_major, a.cc_minor, a.multiprocessors};
+  const CallerDevice caller_device;  // a probe of every device leaves the caller's current
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));
   return info;

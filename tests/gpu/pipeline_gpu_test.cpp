@@ -18,6 +18,8 @@
 #include "cases.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
+#include "ndconv/filters.h"
+#include "ndconv/gaussian.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
 #include "reference.h"
@@ -115,6 +117,34 @@ bool has_note(const RunReport& r, const char* text) {
   return std::any_of(r.notes.begin(), r.notes.end(),
                      [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
+
+#ifdef NDCONV_HAVE_CUDA
+// The engine switches to Options::cuda_device for its work and gives the calling thread its
+// current device back: a probe, a host call and a median on the last GPU leave the caller on the
+// first, and the other way round (on a one-GPU machine both are device 0).
+TEST(CudaDevices, CallsLeaveTheCallersCurrentDevice) {
+  NDCONV_REQUIRE_GPU();
+  const int last = static_cast<int>(cuda_status().devices.size()) - 1;
+  const Index extent{24, 20, 16, 1};
+  std::vector<float> in(24 * 20 * 16, 1.0f), out(in.size());
+  const SeparableFilter g = gaussian_filter(3, {1.0, 1.0, 1.0, 0.0});
+  for (const auto& [caller, work] : {std::pair{0, last}, std::pair{last, 0}}) {
+    ASSERT_EQ(cudaSetDevice(caller), cudaSuccess);
+    Options o;
+    o.backend = Backend::Cuda;
+    o.cuda_device = work;
+    (void)cuda_status();
+    filter_separable(make_view<const float>(in.data(), 3, extent), g,
+                     make_view(out.data(), 3, extent), o);
+    median_filter(make_view<const float>(in.data(), 3, extent), make_view(out.data(), 3, extent),
+                  {1, 1, 1, 0}, o);
+    int current = -1;
+    ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+    EXPECT_EQ(current, caller) << "work on device " << work;
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+}
+#endif
 
 TEST(CudaPipeline, ResidentChunksEqualOnePass) {
   NDCONV_REQUIRE_GPU();

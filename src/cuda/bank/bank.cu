@@ -385,12 +385,14 @@ void pad_bank_input_device(const detail::BankProblem& p, const BankLaunch& l, fl
 }
 
 void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   run_bank_impl(p, nullptr, options, report);
 }
 
 void run_bank_with_control(const detail::BankProblem& p, const std::vector<const float*>& control,
                            const std::vector<double>& coefficients, const Options& options,
                            RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   const int highpass = p.count - 1, components = static_cast<int>(control.size());
   if (!p.outputs.empty() || highpass < 1 || highpass > kMaxHighpass || components < 1 ||
       components > kMaxComponents ||

@@ -117,6 +117,7 @@ void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, co
 void run_structure_tensor(const detail::BankProblem& p, const std::vector<double>& duals,
                           const std::vector<float*>& tensor, const Options& options,
                           RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   const int components = static_cast<int>(tensor.size());
   // Slabs along the last axis: each slab's responses, tensor and padded input within half of the

@@ -119,6 +119,7 @@ void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor,
 
 bool run_control_tensor(const detail::ControlMapping& mapping,
                         std::vector<std::vector<float>>& tensor, const Options& options) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   const int components = static_cast<int>(tensor.size());
   if (components < 1 || components > kMaxComponents)

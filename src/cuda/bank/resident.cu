@@ -112,6 +112,7 @@ struct ResidentAdaptive::State {
 };
 
 ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& options) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   state_ = std::make_unique<State>(p, options);
   State& s = *state_;
@@ -182,6 +183,7 @@ const std::string& ResidentAdaptive::memory_note() const {
 }
 
 void ResidentAdaptive::structure_tensor(RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
   if (!s.fits)
     throw InvalidArgument("internal: the device-resident adaptive filter does not fit");
@@ -222,6 +224,7 @@ void ResidentAdaptive::structure_tensor(RunReport& report) {
 }
 
 void ResidentAdaptive::relax() {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
   if (s.problem.relaxation.dims == 0)
     return;
@@ -237,6 +240,7 @@ void ResidentAdaptive::relax() {
 }
 
 void ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
   NDCONV_CUDA_CHECK(cudaSetDevice(s.options.cuda_device));
   // The magnitudes in the slot the components leave free.
@@ -248,6 +252,7 @@ void ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping) {
 }
 
 void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
   const int device = s.options.cuda_device;
   NDCONV_CUDA_CHECK(cudaSetDevice(device));

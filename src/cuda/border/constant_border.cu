@@ -31,6 +31,7 @@ __global__ void constant_border_kernel(detail::ConstantBorderLayout l, const dou
 
 void add_constant_border_device(const detail::ConstantBorder& terms, const VolumeView& output,
                                 int device, void* stream_handle) {
+  const CallerDevice caller_device;  // restored on return (check.h)
   if (terms.empty())
     return;
   const auto stream = static_cast<cudaStream_t>(stream_handle);

@@ -113,6 +113,7 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
 
 void run(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
          Boundary boundary, float outside, int device, RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   using namespace cuda_filters;
   std::string why;
   if (!can_implement(input.dims, radius, why))
@@ -134,6 +135,7 @@ void run(const ConstVolumeView& input, const VolumeView& output, const Index& ra
 void run_device(const ConstVolumeView& input, const VolumeView& output, const Index& radius,
                 Boundary boundary, float outside, const Options& options, void* stream,
                 RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   cuda_backend::prepare_device_call(input, output, options, report);
   launch_device(input.data, output.data, input.dims, input.extent, radius, boundary, outside,
                 stream);

@@ -22,6 +22,7 @@ void run(const ConstVolumeView& input, const VolumeView& output,
          const std::array<recursive::Coefficients, kMaxDims>& coefficients,
          const std::array<int64_t, kMaxDims>& margin, Boundary boundary, float outside, int device,
          RunReport& report) {
+  const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   using namespace cuda_filters;
   report.device_name = select_device(device);
   const int64_t voxels = input.voxel_count();
