@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arrays.h"
+#include "core/view_copy.h"
 #include "calls.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
@@ -28,12 +29,7 @@ DenseFilter dense_filter_of(const InArray& weights, std::vector<float>& taps) {
   f.dims = w.dims;
   f.extent = w.extent;
   taps.resize(static_cast<std::size_t>(w.voxel_count()));
-  std::size_t i = 0;
-  for (int64_t t = 0; t < w.extent[3]; ++t)
-    for (int64_t z = 0; z < w.extent[2]; ++z)
-      for (int64_t y = 0; y < w.extent[1]; ++y)
-        for (int64_t x = 0; x < w.extent[0]; ++x)
-          taps[i++] = w.at({x, y, z, t});
+  detail::gather(w, taps.data());
   f.taps = taps.data();
   return f;
 }

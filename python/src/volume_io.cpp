@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "arrays.h"
+#include "core/view_copy.h"
 #include "calls.h"
 #include "io/image.h"
 #include "ndconv/memory.h"
@@ -162,12 +163,7 @@ nb::dict write_volume(const std::string& path, const InArray& array,
     {
       nb::gil_scoped_release released;
       std::vector<float> plane(static_cast<std::size_t>(v.voxel_count()));
-      std::size_t i = 0;
-      for (int64_t t = 0; t < v.extent[3]; ++t)
-        for (int64_t z = 0; z < v.extent[2]; ++z)
-          for (int64_t y = 0; y < v.extent[1]; ++y)
-            for (int64_t x = 0; x < v.extent[0]; ++x)
-              plane[i++] = v.at({x, y, z, t});
+      detail::gather(v, plane.data());
       image.planes.push_back(std::move(plane));
       io::check_output_format(path, n, 1, type, &g);
       io::WriteSettings settings;
