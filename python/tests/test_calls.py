@@ -63,9 +63,15 @@ def test_ctrl_c_interrupts_adaptive_filter_within_a_second():
         sent.append(time.monotonic())
         signal.pthread_kill(main, signal.SIGINT)
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        ndconv.adaptive_filter(x, device="cpu")
+    # Python turns SIGINT into KeyboardInterrupt only where it installed its handler, which it
+    # does not when the process started with SIGINT ignored (a background job of a script).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            ndconv.adaptive_filter(x, device="cpu")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sent, "the filter ended before the interrupt was sent; make the volume larger"
     assert time.monotonic() - sent[0] < 1.0
 
