@@ -78,14 +78,18 @@ class Operand:
 
     # ---- what the engine reads -----------------------------------------------------------------
     def engine_input(self, float32: bool = False):
-        """The array as the engine reads it: on the host any engine dtype with non-negative
-        strides (others are copied); on a GPU, or where `float32`, contiguous float32."""
-        a = self.array
+        """The input as the engine reads it (readable)."""
+        return self.readable(self.array, float32)
+
+    def readable(self, a, float32: bool = False):
+        """An array of this operand's kind as the engine reads it: on the host any engine dtype
+        with non-negative strides (others are copied, 64-bit integers and float16 to float64); on
+        a GPU, or where `float32`, contiguous float32."""
         if self.on_gpu:
             return self.device_float32(a)
         if float32:
             return np.ascontiguousarray(a, dtype=np.float32)
-        if self.dtype in _WIDENED_DTYPES:
+        if a.dtype in _WIDENED_DTYPES:
             return np.ascontiguousarray(a, dtype=np.float64)
         if any(s < 0 for s in a.strides) or not a.flags.aligned:
             return np.ascontiguousarray(a)

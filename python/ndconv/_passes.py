@@ -15,21 +15,6 @@ def _is_float(dtype) -> bool:
     return np.dtype(dtype).kind == "f"
 
 
-def _dtype_of_output(op: Operand, output) -> np.dtype:
-    return op._dtype_of(output.dtype)
-
-
-def _engine_readable(op: Operand, array):
-    """An intermediate array (the output of a previous pass) as the engine reads it."""
-    if op.on_gpu:
-        return op.device_float32(array)
-    if any(s < 0 for s in array.strides) or array.dtype not in (np.float32, np.float64, np.uint8,
-                                                                   np.int8, np.uint16, np.int16,
-                                                                   np.uint32, np.int32):
-        return np.ascontiguousarray(array, dtype=np.float32)
-    return array
-
-
 def correlate_dense(op: Operand, weights: np.ndarray, output, mode: str, cval: float,
                     device: str, threads: int):
     """Dense correlation of the operand with `weights` (C order, one axis per input axis, centred
@@ -84,7 +69,7 @@ def correlate_passes(op: Operand, passes, output, cval: float, device: str, thre
         op.cast_into(op.engine_input(), output)
         return output
     modes = {mode for _, _, mode in passes}
-    float_output = _is_float(_dtype_of_output(op, output))
+    float_output = _is_float(op._dtype_of(output.dtype))
     # One fused call where it equals scipy's sequence: float intermediates, one boundary, at most
     # 4 axes, and no constant boundary of a non-zero value (with it, the order of the passes
     # matters where the taps do not sum to 1).
@@ -109,7 +94,7 @@ def correlate_passes(op: Operand, passes, output, cval: float, device: str, thre
             source = target
         else:
             op.cast_into(target, output)
-            source = _engine_readable(op, output)
+            source = op.readable(output)
             if op.ndim > 4 and not op.on_gpu:
                 source = np.ascontiguousarray(source)
     if float_output:

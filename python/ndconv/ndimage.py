@@ -430,53 +430,44 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="au
     return _edge_filter(input, axis, output, mode, cval, [1, 1, 1], device, threads)
 
 
-def _xp_accumulate(op, output, term, square: bool):
-    """output += term (term squared first where asked), in the output's dtype, as scipy does."""
+def _square_in_place(op, a):
     if op.library == "torch":
-        if square:
-            term = term * term
-        output += term.to(output.dtype)
-        return
-    xp = np
-    if op.library == "cupy":
-        import cupy as xp
-    if square:
-        xp.multiply(term, term, out=term)
-    xp.add(output, term, out=output, casting="unsafe")
+        a.mul_(a)
+    else:
+        _array_module(op).multiply(a, a, out=a)
 
 
 def _sum_over_axes(op, output, axes, modes, derivative, square: bool):
     """scipy's generic_laplace / generic_gradient_magnitude: the first derivative into the output,
-    then each other one in the output's dtype added to it (squared for the gradient)."""
+    then each other one in the output's dtype added to it (squared for the gradient, whose sum's
+    square root is cast back as numpy casts)."""
     derivative(axes[0], output, modes[0])
     if square:
-        _xp_accumulate_square_self(op, output)
+        _square_in_place(op, output)
     for ax, mode in zip(axes[1:], modes[1:]):
         term = op.output(op._dtype_of(output.dtype))
         derivative(ax, term, mode)
-        _xp_accumulate(op, output, term, square)
+        if square:
+            _square_in_place(op, term)
+        if op.library == "torch":
+            output += term
+        else:
+            _array_module(op).add(output, term, out=output, casting="unsafe")
     if square:
         if op.library == "torch":
-            output.copy_(output.to(float_dtype(op, output)).sqrt())
+            exact = output if output.dtype.is_floating_point else output.to(op.torch.float64)
+            output.copy_(exact.sqrt())
         else:
-            xp = np
-            if op.library == "cupy":
-                import cupy as xp
-            xp.sqrt(output, out=output, casting="unsafe")
+            _array_module(op).sqrt(output, out=output, casting="unsafe")
 
 
-def float_dtype(op, output):
-    return output.dtype if output.dtype.is_floating_point else op.torch.float64
+def _array_module(op):
+    """numpy, or CuPy for CuPy arrays."""
+    if op.library == "cupy":
+        import cupy
 
-
-def _xp_accumulate_square_self(op, output):
-    if op.library == "torch":
-        output.mul_(output)
-    else:
-        xp = np
-        if op.library == "cupy":
-            import cupy as xp
-        xp.multiply(output, output, out=output)
+        return cupy
+    return np
 
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, device="auto", threads=0):

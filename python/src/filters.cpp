@@ -46,76 +46,56 @@ SeparableFilter separable_filter_of(int dims, std::size_t ndim,
   return f;
 }
 
-void check_same_device(const Placement& in, const Placement& out) {
-  if (in.on_gpu != out.on_gpu || in.device != out.device)
-    throw nb::value_error("the output array is not on the input's device");
+// The array entries take host arrays; GPU arrays come through the device-address entries below.
+void check_host(const InArray& input, const OutArray& output) {
+  if (placement_of(input).on_gpu || placement_of(output).on_gpu)
+    throw nb::value_error("internal: GPU arrays go through the device-address entries");
+}
+
+/// One radius per axis in Python's order, in engine order.
+Index engine_radius(const std::vector<int64_t>& radius, std::size_t ndim) {
+  if (radius.size() != ndim)
+    throw nb::value_error("internal: one radius per axis is expected");
+  Index r{0, 0, 0, 0};
+  for (std::size_t axis = 0; axis < ndim; ++axis)
+    r[ndim - 1 - axis] = radius[axis];
+  return r;
 }
 
 nb::dict correlate(const InArray& input, const InArray& weights, const OutArray& output,
                    const CallSettings& settings) {
-  const Placement where = placement_of(input);
-  check_same_device(where, placement_of(output));
+  check_host(input, output);
   std::vector<float> taps;
   const DenseFilter filter = dense_filter_of(weights, taps);
-  Options options = options_of(settings, where);
+  Options options = options_of(settings, placement_of(input));
+  const StoredVolumeView in = stored_view_of(input);
+  const VolumeView out = output_view_of(output, in);
   RunReport report;
-  if (where.on_gpu) {
-    const ConstVolumeView in = float_view_of(input);
-    const VolumeView out = output_view_of(output, stored_view(in));
-    run_released(options, [&] {
-      report =
-          filter_dense_device(in, filter, out, options, reinterpret_cast<void*>(settings.stream));
-    });
-  } else {
-    const StoredVolumeView in = stored_view_of(input);
-    const VolumeView out = output_view_of(output, in);
-    run_released(options, [&] { report = filter_dense_stored(in, filter, out, options); });
-  }
+  run_released(options, [&] { report = filter_dense_stored(in, filter, out, options); });
   return report_dict(report);
 }
 
 nb::dict correlate_separable(const InArray& input, const std::vector<std::vector<float>>& taps,
                              const OutArray& output, const CallSettings& settings) {
-  const Placement where = placement_of(input);
-  check_same_device(where, placement_of(output));
-  Options options = options_of(settings, where);
+  check_host(input, output);
+  Options options = options_of(settings, placement_of(input));
   const SeparableFilter filter = separable_filter_of(engine_dims(input.ndim()), input.ndim(), taps);
+  const StoredVolumeView in = stored_view_of(input);
+  const VolumeView out = output_view_of(output, in);
   RunReport report;
-  if (where.on_gpu) {
-    const ConstVolumeView in = float_view_of(input);
-    const VolumeView out = output_view_of(output, stored_view(in));
-    run_released(options, [&] {
-      report = filter_separable_device(in, filter, out, options,
-                                       reinterpret_cast<void*>(settings.stream));
-    });
-  } else {
-    const StoredVolumeView in = stored_view_of(input);
-    const VolumeView out = output_view_of(output, in);
-    run_released(options, [&] { report = filter_separable_stored(in, filter, out, options); });
-  }
+  run_released(options, [&] { report = filter_separable_stored(in, filter, out, options); });
   return report_dict(report);
 }
 
 nb::dict median(const InArray& input, const std::vector<int64_t>& radius, const OutArray& output,
                 const CallSettings& settings) {
-  const Placement where = placement_of(input);
-  check_same_device(where, placement_of(output));
-  Options options = options_of(settings, where);
+  check_host(input, output);
+  Options options = options_of(settings, placement_of(input));
   const ConstVolumeView in = float_view_of(input);
   const VolumeView out = output_view_of(output, stored_view(in));
-  if (radius.size() != input.ndim())
-    throw nb::value_error("internal: one radius per axis is expected");
-  Index r{0, 0, 0, 0};
-  for (std::size_t axis = 0; axis < radius.size(); ++axis)
-    r[input.ndim() - 1 - axis] = radius[axis];
+  const Index r = engine_radius(radius, input.ndim());
   RunReport report;
-  if (where.on_gpu) {
-    run_released(options, [&] {
-      report = median_filter_device(in, out, r, options, reinterpret_cast<void*>(settings.stream));
-    });
-  } else {
-    run_released(options, [&] { report = median_filter(in, out, r, options); });
-  }
+  run_released(options, [&] { report = median_filter(in, out, r, options); });
   return report_dict(report);
 }
 
@@ -182,11 +162,7 @@ nb::object median_at(uintptr_t input, uintptr_t output, const std::vector<int64_
   Options options = device_options(settings, device);
   const ConstVolumeView in = device_view<const float>(input, shape);
   const VolumeView out = device_view<float>(output, shape);
-  if (radius.size() != shape.size())
-    throw nb::value_error("internal: one radius per axis is expected");
-  Index r{0, 0, 0, 0};
-  for (std::size_t axis = 0; axis < radius.size(); ++axis)
-    r[radius.size() - 1 - axis] = radius[axis];
+  const Index r = engine_radius(radius, shape.size());
   RunReport report;
   run_released(options, [&] {
     report = median_filter_device(in, out, r, options, reinterpret_cast<void*>(settings.stream));
