@@ -21,31 +21,21 @@ ConstVolumeView host_float_input(const InArray& input) {
   return float_view_of(input);
 }
 
-nb::dict filter_bank_call(const InArray& input, const InArray& taps, std::vector<OutArray> outputs,
+/// The bank's taps: float32, C order, on the host, shape (filters, *filter shape).
+using BankTaps = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+
+nb::dict filter_bank_call(const InArray& input, const BankTaps& taps, std::vector<OutArray> outputs,
                           const CallSettings& settings) {
   const ConstVolumeView in = host_float_input(input);
-  if (placement_of(taps).on_gpu || scalar_type_of(taps) != ScalarType::Float32 ||
-      taps.ndim() != input.ndim() + 1)
-    throw nb::value_error("internal: the bank's taps are a float32 host array (filters, *shape)");
-  const ConstVolumeView all = [&] {
-    ConstVolumeView v;
-    v.data = static_cast<const float*>(taps.data());
-    return v;
-  }();
+  if (taps.ndim() != input.ndim() + 1)
+    throw nb::value_error("internal: the bank's taps have one axis more than the input");
   FilterBank bank;
   bank.dims = in.dims;
   bank.count = static_cast<int>(taps.shape(0));
   const std::size_t n = input.ndim();
   for (std::size_t axis = 0; axis < n; ++axis)
     bank.extent[n - 1 - axis] = static_cast<int64_t>(taps.shape(axis + 1));
-  // The taps must be contiguous, C order: the package makes them so.
-  int64_t expected = 1;
-  for (std::size_t axis = taps.ndim(); axis-- > 0;) {
-    if (taps.shape(axis) > 1 && taps.stride(axis) != expected)
-      throw nb::value_error("internal: the bank's taps must be C-contiguous");
-    expected *= static_cast<int64_t>(taps.shape(axis));
-  }
-  bank.taps = all.data;
+  bank.taps = taps.data();
   if (outputs.size() != static_cast<std::size_t>(bank.count))
     throw nb::value_error("internal: one output per filter is expected");
   std::vector<VolumeView> out;

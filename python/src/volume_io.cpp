@@ -21,21 +21,20 @@ namespace ndconv::python {
 
 namespace {
 
-struct IoFailure {
-  template <typename F>
-  static auto run(F&& f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const io::RequestError& e) {
-      throw nb::value_error(e.what());
-    } catch (const io::IoError& e) {
-      PyErr_SetString(PyExc_OSError, e.what());
-      throw nb::python_error();
-    } catch (const InvalidArgument& e) {
-      throw nb::value_error(e.what());
-    }
+/// `f()`, with io's errors as Python's: a refused request ValueError, a file OSError.
+template <typename F>
+auto with_io_errors(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const io::RequestError& e) {
+    throw nb::value_error(e.what());
+  } catch (const io::IoError& e) {
+    PyErr_SetString(PyExc_OSError, e.what());
+    throw nb::python_error();
+  } catch (const InvalidArgument& e) {
+    throw nb::value_error(e.what());
   }
-};
+}
 
 nb::dict geometry_dict(const io::ImageInfo& info) {
   const io::Geometry& g = info.geometry;
@@ -97,7 +96,7 @@ nb::dlpack::dtype dtype_of(ScalarType t) {
 }
 
 nb::tuple read_volume(const std::string& path) {
-  return IoFailure::run([&] {
+  return with_io_errors([&] {
     auto stored = std::make_unique<io::StoredImage>();
     bool as_stored = false;
     {
@@ -141,7 +140,7 @@ nb::dict write_volume(const std::string& path, const InArray& array,
   if (spacing.size() != std::size_t(n) || origin.size() != std::size_t(n) ||
       direction.size() != std::size_t(n))
     throw nb::value_error("spacing, origin and direction need one entry per axis of the array");
-  return IoFailure::run([&] {
+  return with_io_errors([&] {
     io::ComponentType type = io::ComponentType::Float32;
     if (!io::parse_component_type(stored_type, type))
       throw nb::value_error(("unknown stored type '" + stored_type + "'").c_str());
