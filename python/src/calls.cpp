@@ -41,6 +41,13 @@ Options options_of(const CallSettings& settings, const Placement& where) {
   }
   o.backend = wish.backend;
   o.cuda_device = wish.cuda_device;
+  if (!where.on_gpu && (!wish.cuda_devices.empty() || wish.all_cuda_devices)) {
+    try {
+      o.cuda_devices = cuda_devices_of(wish);  // a host array's output in slabs over the GPUs
+    } catch (const InvalidArgument& e) {
+      throw nb::value_error(e.what());
+    }
+  }
   if (where.on_gpu) {
     if (wish.backend == Backend::Cpu)
       throw nb::value_error(

@@ -160,6 +160,24 @@ def test_second_device(library):
         nd.gaussian_filter(to_device(library, x, 1), 1.0, output=to_device(library, x, 0))
 
 
+@pytest.mark.parametrize("mode", ["constant", "nearest", "mirror", "wrap"])
+def test_numpy_over_a_device_list_is_one_gpus(mode):
+    # A host array on a device list: its output in slabs over the GPUs (on a one-GPU machine the
+    # list repeats GPU 0: two slabs on one GPU), bit for bit one GPU's.
+    gpus = [d["index"] for d in ndconv.cuda_status()["devices"]]
+    devices = "cuda:all" if len(gpus) > 1 else None
+    x = np.random.default_rng(15).standard_normal((30, 20, 24, 28)).astype(np.float32)
+    w = np.random.default_rng(16).standard_normal((5, 3, 3, 3)).astype(np.float32)
+    one = nd.correlate(x, w, mode=mode, device="cuda:0")
+    if devices is None:
+        pytest.skip("one GPU: the engine's tests cover two slabs on one GPU")
+    assert np.array_equal(nd.correlate(x, w, mode=mode, device=devices).view(np.uint32),
+                          one.view(np.uint32))
+    g = nd.gaussian_filter(x, 1.5, mode=mode, device="cuda:0")
+    assert np.array_equal(nd.gaussian_filter(x, 1.5, mode=mode, device=devices).view(np.uint32),
+                          g.view(np.uint32))
+
+
 def test_numpy_through_the_gpu():
     x = np.random.default_rng(14).standard_normal((40, 50, 60)).astype(np.float32)
     ours = nd.correlate(x, np.ones((7, 7, 7)) / 343, mode="nearest", device="cuda")

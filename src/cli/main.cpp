@@ -15,6 +15,7 @@
 #include "io/image.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
+#include "ndconv/plan.h"
 #include "perf_commands.h"
 #include "preview.h"
 #include "signals.h"
@@ -127,7 +128,7 @@ void start_gpu_early(int argc, char** argv) {
   common.device = device;
   try {
     if (ndconv::cli::gpu_may_filter(common))
-      ndconv::warm_up_cuda_async(ndconv::cli::engine_options(common).cuda_device);
+      ndconv::warm_up_cuda_async(ndconv::parse_device(device).cuda_device);
   } catch (const ndconv::InvalidArgument&) {
     // The command line's check reports a device it cannot parse.
   }

@@ -102,6 +102,9 @@ Options engine_options(const CommonOptions& c) {
   const DeviceWish device = parse_device(c.device);
   o.backend = device.backend;
   o.cuda_device = device.cuda_device;
+  // One input on a device list: its output in slabs over those GPUs (a batch's jobs get one GPU
+  // each, batch.h).
+  o.cuda_devices = device.all_cuda_devices ? cuda_devices_of(device) : device.cuda_devices;
   o.expert.outputs_per_thread =
       c.outputs_per_thread == "auto" ? 0 : std::stoi(c.outputs_per_thread);
   o.threads = c.threads;

@@ -9,6 +9,9 @@
 // same struct: only the views and the offset change.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/boundary_index.h"
 #include "ndconv/types.h"
 
@@ -83,6 +86,40 @@ inline int64_t boundary_index(int64_t i, int64_t n, Boundary b) {
     }
   }
   return -1;
+}
+
+/// Rows [first, first + rows) along a volume's last axis.
+struct RowRange {
+  int64_t first = 0;
+  int64_t rows = 0;
+};
+
+/// The rows [first, first + rows) of an input of `n` rows along the last axis that output rows
+/// [out_first, out_first + out_rows) read, as a range inside the input whose own extent resolves
+/// `boundary` to the same rows as the whole input does for every read: the smallest range that
+/// holds every row read where that holds (mirror and replicate near an edge, zero), else the
+/// whole input (periodic reaching across, mirror reflecting past the range).
+inline RowRange input_rows_read(int64_t out_first, int64_t out_rows, int64_t offset_last,
+                                int64_t halo, int64_t n, Boundary boundary) {
+  const int64_t lo = out_first + offset_last, hi = out_first + out_rows - 1 + offset_last + halo;
+  int64_t first = n, last = -1;
+  for (int64_t i = lo; i <= hi; ++i) {
+    const int64_t row = boundary_index(i, n, boundary);
+    if (row >= 0) {
+      first = std::min(first, row);
+      last = std::max(last, row);
+    }
+  }
+  if (last < 0)  // only zero rows: any row will do
+    return {std::clamp<int64_t>(lo, 0, n - 1), 1};
+  const int64_t rows = last - first + 1;
+  for (int64_t i = lo; i <= hi; ++i) {
+    const int64_t whole = boundary_index(i, n, boundary);
+    const int64_t local = boundary_index(i - first, rows, boundary);
+    if ((whole < 0) != (local < 0) || (whole >= 0 && local + first != whole))
+      return {0, n};
+  }
+  return {first, rows};
 }
 
 }  // namespace ndconv::detail

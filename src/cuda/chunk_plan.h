@@ -49,7 +49,7 @@ struct ChunkRequest {
 /// in_rows) of the boundary-extended input (in_first may be negative or past the end). In a
 /// resident plan, [in_first, in_first + in_rows) lies inside the input: the rows the chunk reads,
 /// whose own extent resolves the boundary exactly as the whole input does for the chunk's reads
-/// (resident_input_rows), and `wait_piece` is the last piece it must wait for.
+/// (detail::input_rows_read), and `wait_piece` is the last piece it must wait for.
 struct Chunk {
   int64_t out_first = 0;
   int64_t out_rows = 0;
@@ -59,10 +59,7 @@ struct Chunk {
 };
 
 /// A piece of a resident input upload: input rows [first, first + rows).
-struct Piece {
-  int64_t first = 0;
-  int64_t rows = 0;
-};
+using Piece = detail::RowRange;
 
 struct ChunkPlan {
   bool one_pass = true;  ///< a single chunk: the problem as given (kernel boundary handling)
@@ -116,34 +113,6 @@ inline constexpr int kComputeStreams = 3;
 /// is as full as in one pass.
 inline constexpr int64_t kResidentRowMultiple = 4;
 
-/// The rows [first, first + rows) of an input of `n` rows along the last axis that output rows
-/// [out_first, out_first + out_rows) read, as a range inside the input whose own extent resolves
-/// `boundary` to the same rows as the whole input does for every read: the smallest range that
-/// holds every row read where that holds (mirror and replicate near an edge, zero), else the
-/// whole input (periodic reaching across, mirror reflecting past the range).
-inline Piece resident_input_rows(int64_t out_first, int64_t out_rows, int64_t offset_last,
-                                 int64_t halo, int64_t n, Boundary boundary) {
-  const int64_t lo = out_first + offset_last, hi = out_first + out_rows - 1 + offset_last + halo;
-  int64_t first = n, last = -1;
-  for (int64_t i = lo; i <= hi; ++i) {
-    const int64_t row = detail::boundary_index(i, n, boundary);
-    if (row >= 0) {
-      first = std::min(first, row);
-      last = std::max(last, row);
-    }
-  }
-  if (last < 0)  // only zero rows: any row will do
-    return {std::clamp<int64_t>(lo, 0, n - 1), 1};
-  const int64_t rows = last - first + 1;
-  for (int64_t i = lo; i <= hi; ++i) {
-    const int64_t whole = detail::boundary_index(i, n, boundary);
-    const int64_t local = detail::boundary_index(i - first, rows, boundary);
-    if ((whole < 0) != (local < 0) || (whole >= 0 && local + first != whole))
-      return {0, n};
-  }
-  return {first, rows};
-}
-
 /// The resident plan of `r` in about `count` chunks, or an empty plan (no chunks) when fewer than
 /// two chunks result. The first and the last chunk are a quarter of the others, so that the first
 /// download starts after a short upload and compute, and the last ends soon after the last upload.
@@ -190,7 +159,7 @@ inline ChunkPlan plan_resident(const ChunkRequest& r, int64_t count) {
   std::vector<Piece> reads;  // the input rows of each chunk
   int64_t scratch_rows = 0, o0 = 0;
   for (const int64_t n : sizes) {
-    reads.push_back(resident_input_rows(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary));
+    reads.push_back(detail::input_rows_read(o0, n, r.offset_last, r.halo, r.in_rows, r.boundary));
     scratch_rows = std::max(scratch_rows, reads.back().rows);
     o0 += n;
   }

@@ -163,8 +163,8 @@ void run_resident(const StoredVolumeView& input, const VolumeView& output, const
     Index out_extent = output.extent;
     out_extent[last] = c.out_rows;
     const VolumeView d_out_view = make_view(d_out + c.out_first * out_row, dims, out_extent);
-    // The chunk reads its own input rows (resident_input_rows: the boundary resolves in them as in
-    // the whole input), so that nothing a launch does to its input (a padded copy) reads rows of
+    // The chunk reads its own input rows (detail::input_rows_read: the boundary resolves in them as
+    // in the whole input), so that nothing a launch does to its input (a padded copy) reads rows of
     // pieces still in flight.
     Index in_extent = input.extent;
     in_extent[last] = c.in_rows;

@@ -23,6 +23,7 @@
 #include "core/enum_names.h"
 #include "core/problem.h"
 #include "core/view_overlap.h"
+#include "engine/gpu_slabs.h"
 #include "ndconv/device.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
@@ -153,7 +154,12 @@ RunReport dispatch(const Problem& problem, const LinearWork& work, const Options
   RunReport report;
   report.backend =
       choose_backend(problem.input, problem.output, work, problem.input.data, options, report);
-  if (report.backend == Backend::Cuda) {
+  if (report.backend == Backend::Cuda && options.cuda_devices.size() > 1) {
+    detail::check_gpus_there(options.cuda_devices);
+    detail::run_in_gpu_slabs(problem, options.cuda_devices, options, report,
+                             [&](const Problem& slab, detail::RowRange, const Options& o,
+                                 RunReport& r) { cuda(slab, o, r); });
+  } else if (report.backend == Backend::Cuda) {
     cuda(problem, options, report);
   } else {
     cpu(problem, options, report);
@@ -461,7 +467,16 @@ RunReport dispatch_stored(const StoredVolumeView& input, Problem problem, Linear
   work.input_bytes_per_voxel = scalar_size(input.type);
   report.backend = choose_backend(problem.input, problem.output, work, input.data, options, report);
   if (report.backend == Backend::Cuda) {
-    cuda(problem, input, options, report);
+    if (options.cuda_devices.size() > 1) {
+      detail::check_gpus_there(options.cuda_devices);
+      detail::run_in_gpu_slabs(
+          problem, options.cuda_devices, options, report,
+          [&](const Problem& slab, detail::RowRange rows, const Options& o, RunReport& r) {
+            cuda(slab, detail::last_axis_rows(input, rows), o, r);
+          });
+    } else {
+      cuda(problem, input, options, report);
+    }
     report.notes.push_back(std::string("input uploaded as ") + to_string(input.type) +
                            " and converted to float32 on the GPU");
   } else {

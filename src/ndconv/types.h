@@ -164,6 +164,12 @@ struct Options {
   OutputRegion region = OutputRegion::Same;
   Backend backend = Backend::Auto;  ///< Auto: the GPU when one is usable, else the CPU
   int cuda_device = 0;
+  /// Several GPUs for one dense or separable filter on the GPU (host memory in and out): the
+  /// output is cut into slabs along its last axis, one per entry, each filtered on its GPU at once
+  /// from the input rows it reads (its share and the filter's halo); the result is bit for bit one
+  /// GPU's. Other filters run on cuda_device. Empty (or one entry): cuda_device alone. An index may
+  /// repeat (two slabs on one GPU, on their own streams).
+  std::vector<int> cuda_devices;
   /// CPU worker threads; 0 = all hardware threads.
   int threads = 0;
   /// Device memory the GPU backend may use, in bytes; 0 = no cap beyond free memory. The

@@ -223,8 +223,7 @@ TEST(ChunkPlan, ResidentInputRowsKeepTheBoundaryExact) {
       }
     }
   }
-  const cuda_backend::Piece far =
-      cuda_backend::resident_input_rows(0, 4, -20, 2, 8, Boundary::Mirror);
+  const cuda_backend::Piece far = detail::input_rows_read(0, 4, -20, 2, 8, Boundary::Mirror);
   EXPECT_EQ(far.first, 0);
   EXPECT_EQ(far.rows, 8);
 }

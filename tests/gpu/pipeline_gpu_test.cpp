@@ -146,6 +146,100 @@ TEST(CudaDevices, CallsLeaveTheCallersCurrentDevice) {
 }
 #endif
 
+// One volume over several GPUs (Options::cuda_devices): the output in slabs along the last axis,
+// one per entry, at once; bit for bit one GPU's, dense, separable and stored, every boundary.
+// Repeating device 0 runs two slabs on one GPU, so the test means something on one GPU too.
+TEST(CudaDevices, OneVolumeInSlabsOverGpusEqualsOneGpu) {
+  NDCONV_REQUIRE_GPU();
+  std::vector<int> every;
+  for (const DeviceInfo& d : cuda_status().devices)
+    every.push_back(d.index);
+  const Index extent{96, 80, 70, 1};
+  const int64_t n = 96 * 80 * 70;
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> in = random_values(n, seed);
+  std::vector<uint8_t> stored(static_cast<size_t>(n));
+  for (size_t i = 0; i < stored.size(); ++i)
+    stored[i] = static_cast<uint8_t>(static_cast<int>(in[i] * 97.0f) & 255);
+  const std::vector<float> taps = random_values(5 * 5 * 5, seed + 1);
+  const DenseFilter dense{3, {5, 5, 5, 1}, taps.data()};
+  const SeparableFilter g = gaussian_filter(3, {1.5, 2.0, 2.5, 0.0});
+  for (Boundary b : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror, Boundary::Periodic,
+                     Boundary::Reflect, Boundary::Constant}) {
+    Options one;
+    one.backend = Backend::Cuda;
+    one.boundary = b;
+    one.boundary_value = 0.75f;
+    for (const std::vector<int>& devices :
+         {std::vector<int>{0, 0}, every, std::vector<int>{0, 0, 0}}) {
+      if (devices.size() < 2)
+        continue;
+      Options many = one;
+      many.cuda_devices = devices;
+      std::vector<float> a(static_cast<size_t>(n), NAN), c(static_cast<size_t>(n), NAN);
+      const auto in_view = make_view<const float>(in.data(), 3, extent);
+      const auto stored_view = make_stored_view(stored.data(), ScalarType::UInt8, 3, extent);
+      filter_dense(in_view, dense, make_view(a.data(), 3, extent), one);
+      const RunReport r = filter_dense(in_view, dense, make_view(c.data(), 3, extent), many);
+      EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * 4), 0)
+          << "dense, " << to_string(b) << ", " << devices.size() << " slabs, seed " << seed;
+      EXPECT_TRUE(has_note(r, "slabs along the last axis")) << to_string(b);
+      filter_separable(in_view, g, make_view(a.data(), 3, extent), one);
+      filter_separable(in_view, g, make_view(c.data(), 3, extent), many);
+      EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * 4), 0)
+          << "separable, " << to_string(b) << ", seed " << seed;
+      filter_separable_stored(stored_view, g, make_view(a.data(), 3, extent), one);
+      filter_separable_stored(stored_view, g, make_view(c.data(), 3, extent), many);
+      EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * 4), 0)
+          << "stored separable, " << to_string(b) << ", seed " << seed;
+    }
+  }
+  Options missing;
+  missing.backend = Backend::Cuda;
+  missing.cuda_devices = {0, static_cast<int>(every.size())};
+  std::vector<float> out(static_cast<size_t>(n));
+  EXPECT_THROW(filter_dense(make_view<const float>(in.data(), 3, extent), dense,
+                            make_view(out.data(), 3, extent), missing),
+               InvalidArgument);
+}
+
+// A 4D volume large enough that each GPU's slab is itself pipelined resident, in pinned host
+// memory (copied directly): bit for bit one GPU's, and each GPU uploads its rows and the halo only.
+TEST(CudaDevices, PinnedFourDVolumeInSlabsOverGpusEqualsOneGpu) {
+  NDCONV_REQUIRE_GPU();
+  std::vector<int> devices;
+  for (const DeviceInfo& d : cuda_status().devices)
+    devices.push_back(d.index);
+  devices = devices.size() < 2 ? std::vector<int>{0, 0} : std::vector<int>{devices[0], devices[1]};
+  const Index extent{64, 64, 64, 48};
+  const int64_t n = 64 * 64 * 64 * 48;
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> values = random_values(n, seed);
+  PinnedBuffer<float> in(static_cast<size_t>(n)), one_out(static_cast<size_t>(n)),
+      many_out(static_cast<size_t>(n));
+  std::copy(values.begin(), values.end(), in.data());
+  const std::vector<float> taps = random_values(3 * 3 * 3 * 5, seed + 1);
+  const DenseFilter dense{4, {3, 3, 3, 5}, taps.data()};
+  const auto in_view = make_view<const float>(in.data(), 4, extent);
+  for (Boundary b : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
+    Options one;
+    one.backend = Backend::Cuda;
+    one.boundary = b;
+    Options many = one;
+    many.cuda_devices = devices;
+    std::fill(one_out.data(), one_out.data() + n, NAN);
+    std::fill(many_out.data(), many_out.data() + n, NAN);
+    filter_dense(in_view, dense, make_view(one_out.data(), 4, extent), one);
+    const RunReport r = filter_dense(in_view, dense, make_view(many_out.data(), 4, extent), many);
+    EXPECT_EQ(std::memcmp(one_out.data(), many_out.data(), static_cast<size_t>(n) * 4), 0)
+        << to_string(b) << ", seed " << seed;
+    const std::string uploaded = b == Boundary::Periodic ? "(96 input rows" : "(52 input rows";
+    EXPECT_TRUE(has_note(r, uploaded.c_str())) << to_string(b);
+    EXPECT_TRUE(has_note(r, "input pinned, copied directly")) << to_string(b);
+    EXPECT_TRUE(has_note(r, "resident input")) << to_string(b);
+  }
+}
+
 TEST(CudaPipeline, ResidentChunksEqualOnePass) {
   NDCONV_REQUIRE_GPU();
   // 4D, 25 MiB: resident (pieces of 3 frames, chunks of 4 frames), a 9-tap filter along t that
