@@ -135,7 +135,12 @@ struct Spectrum {
   DeviceBuffer data;
   cudaEvent_t ready = nullptr;
   uint64_t last_use = 0;
+  // Launches on any stream may still read it when it is evicted or released: the device finishes
+  // them before its memory is freed (the members are destroyed after this body).
   ~Spectrum() {
+    const CallerDevice caller_device;
+    if (cudaSetDevice(std::get<0>(key)) == cudaSuccess)
+      (void)cudaDeviceSynchronize();
     if (ready != nullptr)
       (void)cudaEventDestroy(ready);
   }
@@ -223,7 +228,8 @@ void keep_spectrum(std::shared_ptr<Spectrum> spectrum) {
     if (oldest == c.spectra.end() || (*it)->last_use < (*oldest)->last_use)
       oldest = it;
   }
-  // A launch still holding the evicted spectrum keeps it alive; its cudaFree waits for the device.
+  // A launch still holding the evicted spectrum keeps it alive; its destructor waits for the
+  // device.
   if (on_device >= kKeptSpectraPerDevice)
     c.spectra.erase(oldest);
   spectrum->last_use = ++c.uses;
@@ -311,8 +317,9 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   const TapLease device_taps = upload_global_taps(device, taps, stream);
   const PlanLease plans(device, shape);
   // One stream-ordered allocation: the transform buffer, cuFFT's work area, the non-finite flag.
+  // Each part 256-byte aligned, as an allocation of its own would be.
   const std::size_t work_floats = (plans.get().work_bytes + 255) / 256 * 64;
-  const std::size_t buffer_floats = shape.buffer_bytes / sizeof(float);
+  const std::size_t buffer_floats = (shape.buffer_bytes + 255) / 256 * 64;
   StreamScratch scratch(device, static_cast<int64_t>(buffer_floats + work_floats + 64), stream);
   if (scratch.get() == nullptr)
     return std::nullopt;
@@ -381,7 +388,7 @@ void release_fft_caches() noexcept {
     for (PlanPair& pair : idle)
       destroy(pair);
   }
-  spectra.clear();  // cudaFree takes any device's memory (unified addressing)
+  spectra.clear();  // each on its own device, after the launches that read it
 }
 
 }  // namespace ndconv::cuda_backend
