@@ -139,8 +139,9 @@ void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) 
     case FilterKind::Separable: {
       p.method = r.kind == FilterKind::Dense ? "direct correlation" : "separable passes";
       if (gpu && r.kind == FilterKind::Dense) {
-        // The launch's own choice (cuda/fft/fft_policy.h) on the whole volume, before the device's
-        // free memory is known; the launch also checks that memory and the taps.
+        // The launch's own choice (cuda/fft/fft_policy.h) on the whole volume, as for a first call
+        // (no plans or spectrum kept) before the device's free memory is known; the launch also
+        // checks that memory and the taps, and counts what its device keeps.
         const cuda_backend::DenseMethodChoice m = cuda_backend::choose_dense_method(
             r.dims, g.extent, r.filter_extent, cuda_backend::Tuning{}.fft);
         if (m.fft && r.options.expert.outputs_per_thread == 0) {

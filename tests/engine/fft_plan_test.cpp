@@ -63,25 +63,38 @@ TEST(FftPlan, ShapeAndMemoryOfA256CubeWith15Taps) {
   EXPECT_EQ(flat.points, 108 * 56);
 }
 
+// Plans made for the transform's shape already (the filter's spectrum not yet).
+constexpr cuda_backend::FftCached kPlanned{true, false};
+
 TEST(FftPlan, TheCostModelGivesLargeFiltersToTheFftAndSmallOnesToTheKernels) {
   const FftPolicy policy;
   const Index volume{256, 256, 256, 1};
   for (int k : {15, 21}) {
-    const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy);
+    const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy, true, -1, 0, kPlanned);
     EXPECT_TRUE(c.fft) << k << ": " << c.reason;
     EXPECT_GT(c.direct_seconds, 2 * c.fft_seconds) << k << ": " << c.reason;
     EXPECT_NE(c.reason.find("FFT "), std::string::npos) << c.reason;
     EXPECT_NE(c.reason.find("against direct"), std::string::npos) << c.reason;
   }
   for (int k : {3, 5, 7}) {
-    const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy);
+    const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy, true, -1, 0, kPlanned);
     EXPECT_FALSE(c.fft) << k << ": " << c.reason;
     EXPECT_EQ(c.reason.rfind("direct: FFT ", 0), 0u) << c.reason;
   }
   // The model's constants decide: a direct path as fast as the FFT keeps 21^3 on the kernels.
   FftPolicy fast_direct = policy;
   fast_direct.direct_fmas_per_second = 1e18;
-  EXPECT_FALSE(choose_dense_method(3, volume, {21, 21, 21, 1}, fast_direct).fft);
+  EXPECT_FALSE(
+      choose_dense_method(3, volume, {21, 21, 21, 1}, fast_direct, true, -1, 0, kPlanned).fft);
+  // A first call pays for the plans: where that costs more than the FFT saves, the kernels.
+  FftPolicy slow_plans = policy;
+  slow_plans.plan_seconds = 1.0;
+  const auto first = choose_dense_method(3, volume, {15, 15, 15, 1}, slow_plans);
+  EXPECT_FALSE(first.fft) << first.reason;
+  EXPECT_NE(first.reason.find("with its plans made"), std::string::npos) << first.reason;
+  FftPolicy instant_plans = policy;
+  instant_plans.plan_seconds = 0;
+  EXPECT_TRUE(choose_dense_method(3, volume, {15, 15, 15, 1}, instant_plans).fft);
 }
 
 TEST(FftPlan, WhatRulesTheFftOut) {
@@ -99,16 +112,17 @@ TEST(FftPlan, WhatRulesTheFftOut) {
             std::string::npos);
   EXPECT_NE(reason(choose_dense_method(3, volume, filter, policy, false)).find("not finite"),
             std::string::npos);
-  const auto fits = choose_dense_method(3, volume, filter, policy, true, -1);
+  const auto fits = choose_dense_method(3, volume, filter, policy, true, -1, 0, kPlanned);
   ASSERT_TRUE(fits.fft);
   const double needed = 2.0 * static_cast<double>(fits.shape.buffer_bytes) + 1e6;
-  EXPECT_TRUE(choose_dense_method(3, volume, filter, policy, true, needed, 1e6).fft);
-  EXPECT_NE(reason(choose_dense_method(3, volume, filter, policy, true, needed - 1, 1e6))
+  EXPECT_TRUE(choose_dense_method(3, volume, filter, policy, true, needed, 1e6, kPlanned).fft);
+  EXPECT_NE(reason(choose_dense_method(3, volume, filter, policy, true, needed - 1, 1e6, kPlanned))
                 .find("of device memory"),
             std::string::npos);
   // A cached spectrum needs no second buffer.
   EXPECT_TRUE(
-      choose_dense_method(3, volume, filter, policy, true, needed / 2 + 1e6, 1e6, true).fft);
+      choose_dense_method(3, volume, filter, policy, true, needed / 2 + 1e6, 1e6, {true, true})
+          .fft);
 }
 
 // The backend problem of a correlation with `region` (offset -k/2 for same, 0 for valid).

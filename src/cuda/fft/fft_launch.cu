@@ -215,6 +215,20 @@ std::shared_ptr<Spectrum> cached_spectrum(const PlanKey& key, const std::vector<
   return nullptr;
 }
 
+// What the device keeps for a launch of this shape and filter (for the cost model).
+FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& taps,
+                   const Index& filter) {
+  const PlanKey key = plan_key(device, shape);
+  Caches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  FftCached kept;
+  const auto plans = c.idle_plans.find(key);
+  kept.plans = plans != c.idle_plans.end() && !plans->second.empty();
+  for (const std::shared_ptr<Spectrum>& s : c.spectra)
+    kept.spectrum = kept.spectrum || same_filter(*s, key, taps, filter);
+  return kept;
+}
+
 void keep_spectrum(std::shared_ptr<Spectrum> spectrum) {
   Caches& c = caches();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -292,8 +306,14 @@ DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem
                                                 const FftPolicy& policy) {
   const int dims = p.input.dims;
   const bool taps_finite = finite_taps(p);
-  DenseMethodChoice c =
-      choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite);
+  if (dims < 2 || dims > 3 || !taps_finite || !policy.allowed)
+    return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite);
+  const FftCached cached =
+      kept_for(device, fft_shape(dims, p.output.extent, p.filter_extent, policy),
+               std::vector<float>(p.taps, p.taps + detail::voxels_of(dims, p.filter_extent)),
+               p.filter_extent);
+  DenseMethodChoice c = choose_dense_method(dims, p.output.extent, p.filter_extent, policy,
+                                            taps_finite, -1, 0, cached);
   if (!c.fft)
     return c;
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
@@ -302,7 +322,7 @@ DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem
   // The backend's own reserve (host_call.h's budget): 90% of the free memory less 64 MiB.
   const double usable = std::max(0.0, 0.9 * static_cast<double>(free_bytes) - (64 << 20));
   return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable,
-                             static_cast<double>(estimate_work_bytes(c.shape)));
+                             static_cast<double>(estimate_work_bytes(c.shape)), cached);
 }
 
 std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, int device,

@@ -62,10 +62,11 @@ double direct_seconds(int dims, const Index& output, const Index& filter, const 
   return fmas / policy.direct_fmas_per_second;
 }
 
-double fft_seconds(const FftShape& shape, bool spectrum_cached, const FftPolicy& policy) {
+double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& policy) {
   const double points = static_cast<double>(shape.points);
   return policy.fixed_seconds + points * policy.seconds_per_point +
-         (spectrum_cached ? 0.0 : points * policy.filter_seconds_per_point);
+         (cached.spectrum ? 0.0 : points * policy.filter_seconds_per_point) +
+         (cached.plans ? 0.0 : policy.plan_seconds);
 }
 
 FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape) {
@@ -94,7 +95,7 @@ std::string extent_text(int dims, const Index& extent) {
 
 DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index& filter,
                                       const FftPolicy& policy, bool taps_finite, double free_bytes,
-                                      double work_bytes, bool spectrum_cached) {
+                                      double work_bytes, FftCached cached) {
   DenseMethodChoice c;
   c.direct_seconds = direct_seconds(dims, output, filter, policy);
   if (dims < 2 || dims > 3) {
@@ -109,10 +110,11 @@ DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index
     }
   }
   c.shape = fft_shape(dims, output, filter, policy);
-  c.fft_seconds = fft_seconds(c.shape, spectrum_cached, policy);
+  c.fft_seconds = fft_seconds(c.shape, cached, policy);
   const std::string transform = "FFT " + extent_text(dims, c.shape.transform) + " (float64)";
-  const std::string model =
-      transform + " modelled " + ms(c.fft_seconds) + " against direct " + ms(c.direct_seconds);
+  const std::string model = transform + " modelled " + ms(c.fft_seconds) +
+                            (cached.plans ? "" : " with its plans made") + " against direct " +
+                            ms(c.direct_seconds);
   if (!policy.allowed) {
     c.reason = "direct: the FFT is not allowed by the tuning";
     return c;
@@ -130,7 +132,7 @@ DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index
     return c;
   }
   const double needed = static_cast<double>(c.shape.buffer_bytes) + work_bytes +
-                        (spectrum_cached ? 0.0 : static_cast<double>(c.shape.spectrum_bytes));
+                        (cached.spectrum ? 0.0 : static_cast<double>(c.shape.spectrum_bytes));
   if (free_bytes >= 0 && needed > free_bytes) {
     c.reason = "direct: " + transform + " needs " + mib(needed) + " of device memory, " +
                mib(free_bytes) + " free";

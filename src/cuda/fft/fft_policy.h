@@ -37,6 +37,9 @@ struct FftPolicy {
   double filter_seconds_per_point = 0.8e-11;
   /// Launches and host work of one FFT launch.
   double fixed_seconds = 30e-6;
+  /// cuFFT's plans for a transform shape not yet planned on the device (a pair is kept per shape
+  /// afterwards): a first call pays it, so a single call of a large filter may keep the kernels.
+  double plan_seconds = 20e-3;
   /// The FFT runs only where the model gives it at least this speed-up over the direct kernels
   /// (the model's error near the crossover, and the direct path's exact footprint semantics).
   double min_speedup = 1.25;
@@ -66,9 +69,16 @@ int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime = 7);
 /// The shape for `dims` axes with `output` extents and `filter` extents (dims 2 or 3).
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
 
+/// What the device already holds for a launch: plans for its transform shape, its filter's
+/// spectrum.
+struct FftCached {
+  bool plans = false;
+  bool spectrum = false;
+};
+
 /// The two paths' modelled times for the shape.
 double direct_seconds(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
-double fft_seconds(const FftShape& shape, bool spectrum_cached, const FftPolicy& policy);
+double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& policy);
 
 /// Direct or FFT for a dense problem, and why, in one line.
 struct DenseMethodChoice {
@@ -80,13 +90,14 @@ struct DenseMethodChoice {
 };
 
 /// The choice for `dims` axes, output and filter extents. `free_bytes` < 0: memory not known (the
-/// plan before a device is asked); else the FFT needs its buffer, a spectrum and `work_bytes`
-/// (cuFFT's estimate) within it. `taps_finite`: every tap is finite (a NaN or infinite tap would
-/// reach every output of a transform, not the direct path's footprints).
+/// plan before a device is asked); else the FFT needs its buffer, a spectrum unless cached and
+/// `work_bytes` (cuFFT's estimate) within it. `taps_finite`: every tap is finite (a NaN or
+/// infinite tap would reach every output of a transform, not the direct path's footprints).
+/// `cached`: what the device holds already (the public plan assumes nothing: a first call).
 DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index& filter,
                                       const FftPolicy& policy, bool taps_finite = true,
                                       double free_bytes = -1, double work_bytes = 0,
-                                      bool spectrum_cached = false);
+                                      FftCached cached = FftCached{});
 
 /// The kernels' view of problem `p` (dims 2 or 3) transformed with `shape`.
 FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape);
