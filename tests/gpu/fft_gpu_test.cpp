@@ -59,15 +59,6 @@ RunReport run_backend(const detail::CorrelationProblem& p, const Options& o, Den
   return r;
 }
 
-Options cuda_options(Operation op, Boundary b, OutputRegion region) {
-  Options o;
-  o.backend = Backend::Cuda;
-  o.operation = op;
-  o.boundary = b;
-  o.region = region;
-  return o;
-}
-
 TEST(CudaFft, ForcedFftMatchesTheReferenceForEveryRequest) {
   NDCONV_REQUIRE_GPU();
   const ShapeCase shapes[] = {

@@ -10,37 +10,40 @@
 
 namespace ndconv::cuda_backend {
 
+/// buffer[i] = value(p) for every element of the in-place buffer, p its box coordinates.
+template <typename Value>
+__device__ void fft_fill(const FftBox& g, double* __restrict__ buffer, Value value) {
+  const int64_t n = fft_buffer_doubles(g);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t p[3];
+    fft_buffer_coords(g, i, p);
+    buffer[i] = value(p);
+  }
+}
+
 /// The boundary-resolved box, zero padded: buffer[i] = in_b[offset + p] inside the box, 0 outside.
 /// A value that is not finite is written as 0 and raises *nonfinite: fft_nonfinite_kernel adds
 /// its terms to the outputs afterwards.
 __global__ void fft_pad_kernel(const float* __restrict__ in, FftBox g, double* __restrict__ buffer,
                                int* __restrict__ nonfinite) {
-  const int64_t n = fft_buffer_doubles(g);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t p[3];
-    fft_buffer_coords(g, i, p);
+  fft_fill(g, buffer, [&](const int64_t p[3]) {
     const int64_t source = fft_source_index(g, p);
-    double v = source < 0 ? 0.0 : static_cast<double>(in[source]);
-    if (!isfinite(v)) {
-      *nonfinite = 1;
-      v = 0.0;
-    }
-    buffer[i] = v;
-  }
+    const double v = source < 0 ? 0.0 : static_cast<double>(in[source]);
+    if (isfinite(v))
+      return v;
+    *nonfinite = 1;
+    return 0.0;
+  });
 }
 
 /// The taps zero padded to the transform's extents (the filter's buffer before its transform).
 __global__ void fft_taps_kernel(const float* __restrict__ taps, FftBox g,
                                 double* __restrict__ buffer) {
-  const int64_t n = fft_buffer_doubles(g);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t p[3];
-    fft_buffer_coords(g, i, p);
+  fft_fill(g, buffer, [&](const int64_t p[3]) {
     const int64_t tap = fft_tap_index(g, p);
-    buffer[i] = tap < 0 ? 0.0 : static_cast<double>(taps[tap]);
-  }
+    return tap < 0 ? 0.0 : static_cast<double>(taps[tap]);
+  });
 }
 
 /// data = data conj(spectrum) scale over the half spectrum.
