@@ -140,15 +140,18 @@ detail::CorrelationProblem correlation(const ConstVolumeView& in, const VolumeVi
   return p;
 }
 
-// The buffer the pad or taps kernel writes: element i from the index map `source` into `values`.
+// The buffer the pad or taps kernel writes: element (row, x) from the index map `source` into
+// `values`, row by row as the kernels walk it.
 template <typename Source>
 std::vector<double> fill_buffer(const cuda_backend::FftBox& g, const float* values, Source source) {
   std::vector<double> buffer(static_cast<std::size_t>(cuda_backend::fft_buffer_doubles(g)));
-  for (int64_t i = 0; i < static_cast<int64_t>(buffer.size()); ++i) {
-    int64_t p[3];
-    cuda_backend::fft_buffer_coords(g, i, p);
-    const int64_t s = source(g, p);
-    buffer[static_cast<std::size_t>(i)] = s < 0 ? 0.0 : values[s];
+  for (int row = 0; row < cuda_backend::fft_buffer_rows(g); ++row) {
+    for (int64_t x = 0; x < g.row_pitch; ++x) {
+      int64_t p[3];
+      cuda_backend::fft_buffer_position(g, row, x, p);
+      const int64_t s = source(g, p);
+      buffer[static_cast<std::size_t>(row * g.row_pitch + x)] = s < 0 ? 0.0 : values[s];
+    }
   }
   return buffer;
 }
@@ -203,7 +206,8 @@ TEST(FftPlan, ThePaddedBoxCorrelatedCircularlyIsTheReferenceForEveryBoundary) {
         double worst = 0;
         for (int64_t i = 0; i < outputs; ++i) {
           int64_t o[3];
-          cuda_backend::fft_output_coords(g, i, o);
+          cuda_backend::fft_output_position(g, static_cast<int>(i / g.out_extent[0]),
+                                            i % g.out_extent[0], o);
           double sum = 0;
           for (int64_t q2 = 0; q2 < N[2]; ++q2)
             for (int64_t q1 = 0; q1 < N[1]; ++q1)

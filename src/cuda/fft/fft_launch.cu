@@ -256,6 +256,19 @@ int grid_for(int device, int64_t elements) {
   return static_cast<int>(std::max<int64_t>(1, std::min(blocks, resident)));
 }
 
+// The row kernels' launch (fft_for_rows): warps along x, 8 rows a block, at most 65535 blocks
+// along y (the rows beyond loop).
+constexpr int kRowsPerBlock = 8;
+dim3 fft_row_block() {
+  return dim3(32, kRowsPerBlock, 1);
+}
+dim3 fft_row_grid(int64_t width, int64_t rows) {
+  return dim3(
+      static_cast<unsigned>((width + 31) / 32),
+      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)),
+      1);
+}
+
 void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work) {
   NDCONV_CUFFT_CHECK(cufftSetStream(plans.forward, stream));
   NDCONV_CUFFT_CHECK(cufftSetStream(plans.inverse, stream));
@@ -280,8 +293,8 @@ std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, con
   s->data.allocate(shape.spectrum_bytes / sizeof(float));
   NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
   auto* buffer = reinterpret_cast<double*>(s->data.get());
-  fft_taps_kernel<<<grid_for(device, fft_buffer_doubles(box)), 256, 0, stream>>>(device_taps, box,
-                                                                                 buffer);
+  fft_taps_kernel<<<fft_row_grid(box.row_pitch, fft_buffer_rows(box)), fft_row_block(), 0,
+                    stream>>>(device_taps, box, buffer);
   NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
   NDCONV_CUFFT_CHECK(
       cufftExecD2Z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
@@ -353,8 +366,8 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
       filter_spectrum(device, shape, box, taps, p.filter_extent, device_taps.get(), plans.get(),
                       stream, plan.launches);
   NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
-  const int grid = grid_for(device, fft_buffer_doubles(box));
-  fft_pad_kernel<<<grid, 256, 0, stream>>>(p.input.data, box, buffer, nonfinite);
+  const dim3 grid = fft_row_grid(box.row_pitch, fft_buffer_rows(box));
+  fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
   auto* spectrum_data = reinterpret_cast<cufftDoubleComplex*>(buffer);
   NDCONV_CUFFT_CHECK(cufftExecD2Z(plans.get().forward, buffer, spectrum_data));
@@ -363,8 +376,8 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
       shape.complex_points, 1.0 / static_cast<double>(shape.points));
   NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
   NDCONV_CUFFT_CHECK(cufftExecZ2D(plans.get().inverse, spectrum_data, buffer));
-  const int64_t outputs = box.out_extent[0] * box.out_extent[1] * box.out_extent[2];
-  fft_crop_kernel<<<grid_for(device, outputs), 256, 0, stream>>>(buffer, box, p.output.data);
+  fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
+                    stream>>>(buffer, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
   fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
       p.input.data, device_taps.get(), box, nonfinite, p.output.data);
@@ -374,10 +387,13 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D)";
   plan.reason = "no KO: a transform";
   plan.method_reason = choice.reason;
-  plan.block[0] = 256;
-  plan.block[1] = plan.block[2] = 1;
-  plan.grid[0] = grid;
-  plan.grid[1] = plan.grid[2] = 1;
+  const dim3 block = fft_row_block();  // the pad kernel's shape
+  plan.block[0] = static_cast<int>(block.x);
+  plan.block[1] = static_cast<int>(block.y);
+  plan.block[2] = 1;
+  plan.grid[0] = static_cast<int>(grid.x);
+  plan.grid[1] = static_cast<int>(grid.y);
+  plan.grid[2] = 1;
   return plan;
 }
 

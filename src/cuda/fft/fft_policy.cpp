@@ -2,6 +2,7 @@
 // with or without CUDA: the engine's plan and the CI tests run it.
 #include "cuda/fft/fft_policy.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 
@@ -44,7 +45,10 @@ FftShape fft_shape(int dims, const Index& output, const Index& filter, const Fft
   s.points = 1;
   for (int a = 0; a < dims; ++a) {
     s.box[a] = output[a] + filter[a] - 1;
-    s.transform[a] = fft_friendly_extent(s.box[a], a == 0, policy.largest_prime);
+    // At least 2 along every axis of the transform: a box of 1 is padded rather than given to
+    // cuFFT as a transform of length 1.
+    s.transform[a] =
+        std::max<int64_t>(2, fft_friendly_extent(s.box[a], a == 0, policy.largest_prime));
     s.points *= s.transform[a];
   }
   const int64_t half = s.transform[0] / 2 + 1;

@@ -30,12 +30,23 @@ NDCONV_HD int64_t fft_buffer_doubles(const FftBox& g) {
   return g.row_pitch * g.transform[1] * g.transform[2];
 }
 
-/// The box coordinates of buffer element i (p0 may lie in the row's padding, >= N0).
-NDCONV_HD void fft_buffer_coords(const FftBox& g, int64_t i, int64_t p[3]) {
-  p[0] = i % g.row_pitch;
-  const int64_t row = i / g.row_pitch;
-  p[1] = row % g.transform[1];
-  p[2] = row / g.transform[1];
+/// Rows of the buffer (N1 N2, each row_pitch doubles) and of the outputs (m1 m2): at most the
+/// transform's points, which a plan holds in an int (fft_policy.cpp checks it), so row numbers
+/// are ints and a row's coordinates cost one 32-bit division, none per element.
+NDCONV_HD int fft_buffer_rows(const FftBox& g) {
+  return static_cast<int>(g.transform[1] * g.transform[2]);
+}
+NDCONV_HD int fft_output_rows(const FftBox& g) {
+  return static_cast<int>(g.out_extent[1] * g.out_extent[2]);
+}
+
+/// The box coordinates of element x of buffer row `row` (x may lie in the row's padding, >= N0);
+/// the element is buffer[row * row_pitch + x].
+NDCONV_HD void fft_buffer_position(const FftBox& g, int row, int64_t x, int64_t p[3]) {
+  const int n1 = static_cast<int>(g.transform[1]);
+  p[0] = x;
+  p[1] = row % n1;
+  p[2] = row / n1;
 }
 
 /// The input element that box position p reads, or -1 for a zero: outside the box (the transform's
@@ -65,12 +76,12 @@ NDCONV_HD int64_t fft_output_source(const FftBox& g, const int64_t o[3]) {
   return (o[2] * g.transform[1] + o[1]) * g.row_pitch + o[0];
 }
 
-/// Output o's coordinates from its index among the outputs (x fastest).
-NDCONV_HD void fft_output_coords(const FftBox& g, int64_t i, int64_t o[3]) {
-  o[0] = i % g.out_extent[0];
-  const int64_t row = i / g.out_extent[0];
-  o[1] = row % g.out_extent[1];
-  o[2] = row / g.out_extent[1];
+/// The coordinates of output x of output row `row`.
+NDCONV_HD void fft_output_position(const FftBox& g, int row, int64_t x, int64_t o[3]) {
+  const int m1 = static_cast<int>(g.out_extent[1]);
+  o[0] = x;
+  o[1] = row % m1;
+  o[2] = row / m1;
 }
 
 /// The correlation's spectrum: a conj(w) scale (scale = 1 / N, cuFFT's transforms are unscaled).

@@ -10,16 +10,25 @@
 
 namespace ndconv::cuda_backend {
 
-/// buffer[i] = value(p) for every element of the in-place buffer, p its box coordinates.
+/// Calls f(row, x) for every x < width of every row < rows: x along the block's threads and
+/// blocks, rows along the grid's y (launched with fft_row_grid).
+template <typename F>
+__device__ void fft_for_rows(int64_t width, int rows, F f) {
+  const int64_t x = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (x >= width)
+    return;
+  for (int row = blockIdx.y * blockDim.y + threadIdx.y; row < rows; row += gridDim.y * blockDim.y)
+    f(row, x);
+}
+
+/// buffer element p = value(p) for every element of the in-place buffer.
 template <typename Value>
 __device__ void fft_fill(const FftBox& g, double* __restrict__ buffer, Value value) {
-  const int64_t n = fft_buffer_doubles(g);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
+  fft_for_rows(g.row_pitch, fft_buffer_rows(g), [&](int row, int64_t x) {
     int64_t p[3];
-    fft_buffer_coords(g, i, p);
-    buffer[i] = value(p);
-  }
+    fft_buffer_position(g, row, x, p);
+    buffer[row * g.row_pitch + x] = value(p);
+  });
 }
 
 /// The boundary-resolved box, zero padded: buffer[i] = in_b[offset + p] inside the box, 0 outside.
@@ -61,14 +70,12 @@ __global__ void fft_product_kernel(double2* __restrict__ data, const double2* __
 /// The outputs from the inverse transform, rounded to float once.
 __global__ void fft_crop_kernel(const double* __restrict__ buffer, FftBox g,
                                 float* __restrict__ out) {
-  const int64_t n = g.out_extent[0] * g.out_extent[1] * g.out_extent[2];
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
+  fft_for_rows(g.out_extent[0], fft_output_rows(g), [&](int row, int64_t x) {
     int64_t o[3];
-    fft_output_coords(g, i, o);
+    fft_output_position(g, row, x, o);
     out[o[0] * g.out_stride[0] + o[1] * g.out_stride[1] + o[2] * g.out_stride[2]] =
         static_cast<float>(buffer[fft_output_source(g, o)]);
-  }
+  });
 }
 
 /// Where *nonfinite is set: each box element whose input is not finite adds tap * value to every
