@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cuda/fft/fft_launch.h"
 #include "cuda/buffer_pools.h"
 #include "cuda/check.h"
 #include "cuda/handle_pool.h"
@@ -110,6 +111,7 @@ void release_cached_memory() noexcept {
     cache->release_idle();
   staging_cache().release_idle();
   release_idle_handles();
+  release_fft_caches();
 }
 
 CachedMemory cached_memory() noexcept {
@@ -118,6 +120,7 @@ CachedMemory cached_memory() noexcept {
   for (auto& [device, cache] : device_caches())
     m.device_bytes += cache->idle_bytes();
   m.pinned_staging_bytes = staging_cache().idle_bytes();
+  m.device_bytes += fft_caches().spectrum_bytes;  // the FFT path's cached filter spectra
   return m;
 }
 

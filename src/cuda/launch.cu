@@ -14,6 +14,7 @@
 #include "cuda/blocked/blocked_launch.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
+#include "cuda/fft/fft_launch.h"
 #include "cuda/launch.h"
 #include "cuda/launch_common.h"
 #include "cuda/tiled/tiled_launch.h"
@@ -95,6 +96,34 @@ TapLease upload_global_taps(int device, const std::vector<float>& taps, cudaStre
   return global_tap_buffers(device).acquire(taps, stream);
 }
 
+namespace {
+
+// DenseKernel::Fft: the FFT whatever the cost model says, or why it cannot run.
+LaunchPlan launch_requested_fft(const detail::CorrelationProblem& p,
+                                const DenseKernelRequest& request, int device, cudaStream_t stream,
+                                const Tuning& tuning) {
+  if (request.outputs_per_thread != 0)
+    throw InvalidArgument("the FFT has no outputs per thread to force");
+  if (p.input.dims < 2 || p.input.dims > 3)
+    throw InvalidArgument("the FFT path transforms 2D and 3D volumes; this one has " +
+                          std::to_string(p.input.dims) + " axes");
+  FftPolicy forced = tuning.fft;
+  forced.allowed = true;
+  forced.min_speedup = 0;
+  forced.direct_fmas_per_second = 1e-30;  // any FFT beats the model's direct path
+  DenseMethodChoice choice = choose_dense_method_on_device(p, device, forced);
+  if (!choice.fft)
+    throw InvalidArgument("the FFT cannot serve this problem (" + choice.reason + ")");
+  choice.reason = "FFT requested";
+  std::optional<LaunchPlan> plan = launch_fft_dense(p, device, stream, choice);
+  if (!plan)
+    throw InvalidArgument("no stream-ordered device memory for the FFT's buffer (" +
+                          std::to_string(choice.shape.buffer_bytes >> 20) + " MiB)");
+  return *plan;
+}
+
+}  // namespace
+
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
                                const DenseKernelRequest& request, int device, void* stream_handle,
                                const Tuning& tuning) {
@@ -108,13 +137,30 @@ LaunchPlan launch_dense_device(const detail::CorrelationProblem& p,
       return launch_requested_tiled(p, request, device, stream, tuning);
     case DenseKernel::Blocked:
       return launch_blocked_dense(p, request.outputs_per_thread, device, stream);
+    case DenseKernel::Fft:
+      return launch_requested_fft(p, request, device, stream, tuning);
     case DenseKernel::Auto:
       break;
   }
+  // The FFT where the cost model gives it (a forced KO asks for the direct kernels).
+  std::string method_reason;
+  if (request.outputs_per_thread == 0 && p.input.dims <= 3) {
+    const DenseMethodChoice choice = choose_dense_method_on_device(p, device, tuning.fft);
+    method_reason = choice.reason;
+    if (choice.fft) {
+      if (std::optional<LaunchPlan> fft = launch_fft_dense(p, device, stream, choice))
+        return *fft;
+      method_reason = "direct: no stream-ordered memory for the FFT's buffer";
+    }
+  }
+  LaunchPlan plan;
   if (std::optional<LaunchPlan> tiled =
           launch_auto_tiled(p, request.outputs_per_thread, device, stream, tuning))
-    return *tiled;
-  return launch_blocked_dense(p, request.outputs_per_thread, device, stream);
+    plan = *tiled;
+  else
+    plan = launch_blocked_dense(p, request.outputs_per_thread, device, stream);
+  plan.method_reason = method_reason;
+  return plan;
 }
 
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,

@@ -46,6 +46,9 @@ struct LaunchPlan {
   /// The launched kernel's family: "blocked", "tiled" or "row" (the x-row kernel of separable
   /// filters); `kernel` is the same with details, for people.
   std::string family = "blocked";
+  /// Why the launch ran the direct kernels or the FFT (cuda/fft/fft_policy.h): the cost model's
+  /// times, or what ruled the FFT out. Empty where no choice was made (a forced kernel).
+  std::string method_reason;
   int outputs_along_x = 1;  ///< TX: outputs per thread along x (tiled kernel), else 1
   /// The launched kernel's resources as the CUDA runtime reports them, so that a sweep records
   /// what ran rather than what a table says. blocks_per_sm and occupancy count the launch's
@@ -59,7 +62,8 @@ struct LaunchPlan {
     };
     return kernel + " KO=" + std::to_string(outputs_per_thread) + " block " + xyz(block) +
            " grid " + xyz(grid) + (taps_in_constant ? " taps const" : " taps global") +
-           " launches " + std::to_string(launches);
+           " launches " + std::to_string(launches) +
+           (method_reason.empty() ? "" : "; " + method_reason);
   }
 };
 
@@ -73,13 +77,14 @@ struct LaunchPlan {
 LaunchPlan launch_dense_device(const detail::CorrelationProblem& p, int outputs_per_thread,
                                int device, void* stream, const Tuning& tuning = Tuning{});
 
-/// Which dense kernel a launch may use. Auto: the automatic plan (the tiled kernel where it can
-/// implement the problem, else the blocked kernel). Tiled / Blocked: that kernel or an
-/// InvalidArgument saying in one line why it cannot serve the problem (not compiled, too large for
-/// shared memory, spills, or in 2D a KO other than 1), never another kernel.
-enum class DenseKernel { Auto, Tiled, Blocked };
+/// Which dense kernel a launch may use. Auto: the automatic plan (the FFT where the cost model of
+/// Tuning::fft gives it, without a forced KO; else the tiled kernel where it can implement the
+/// problem, else the blocked kernel). Tiled / Blocked / Fft: that kernel or an InvalidArgument
+/// saying in one line why it cannot serve the problem (not compiled, too large for shared memory,
+/// spills, in 2D a KO other than 1, a 4D volume or no memory for the FFT), never another kernel.
+enum class DenseKernel { Auto, Tiled, Blocked, Fft };
 /// How many DenseKernel values there are (the last one + 1; name tables are checked against it).
-inline constexpr std::size_t kDenseKernelCount = static_cast<std::size_t>(DenseKernel::Blocked) + 1;
+inline constexpr std::size_t kDenseKernelCount = static_cast<std::size_t>(DenseKernel::Fft) + 1;
 
 /// An explicit dense launch: kernel family and shape, for sweeps and comparisons.
 struct DenseKernelRequest {

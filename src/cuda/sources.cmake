@@ -13,10 +13,12 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/constant_border.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu
-                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu)
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/fft_launch.cu)
 else()
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_unavailable.cpp
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/host_memory_unavailable.cpp)
 endif()
 # Host-only CUDA policy, compiled with or without CUDA (the CI tests run it on recorded numbers).
-list(APPEND NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/ko_rule.cpp)
+list(APPEND NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/ko_rule.cpp
+                                ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/fft_policy.cpp)

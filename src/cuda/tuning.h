@@ -4,6 +4,8 @@
 // cuda_backend::run_dense / run_separable. Nothing here is read from the environment.
 #pragma once
 
+#include "cuda/fft/fft_policy.h"
+
 namespace ndconv::cuda_backend {
 
 struct Tuning {
@@ -29,6 +31,18 @@ struct Tuning {
   /// with the filter. 0: pad wherever padding pays; a huge value: the border kernel wherever it
   /// fits.
   double border_fmas_per_voxel = 8.0;
+
+  /// Dense filters through the FFT (cuda/fft/): whether Auto may take it and the cost model's
+  /// per-device constants, measured by the bench's fft rows.
+  FftPolicy fft;
 };
+
+/// The defaults with the FFT never chosen by Auto: the direct kernels' own plan, which the dense
+/// bench rows and the sweep time against the FP32 peak.
+inline Tuning direct_kernels_tuning() {
+  Tuning t;
+  t.fft.allowed = false;
+  return t;
+}
 
 }  // namespace ndconv::cuda_backend

@@ -9,6 +9,7 @@
 #include "core/enum_names.h"
 #include "core/problem.h"
 #include "cpu/cpu_backend.h"
+#include "cuda/tuning.h"
 #include "engine/backend_work.h"
 #include "engine/filter_checks.h"
 #include "ndconv/engine.h"
@@ -137,6 +138,20 @@ void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) 
     case FilterKind::Dense:
     case FilterKind::Separable: {
       p.method = r.kind == FilterKind::Dense ? "direct correlation" : "separable passes";
+      if (gpu && r.kind == FilterKind::Dense) {
+        // The launch's own choice (cuda/fft/fft_policy.h) on the whole volume, as for a first call
+        // (no plans or spectrum kept) before the device's free memory is known; the launch also
+        // checks that memory and the taps, and counts what its device keeps.
+        const cuda_backend::DenseMethodChoice m = cuda_backend::choose_dense_method(
+            r.dims, g.extent, r.filter_extent, cuda_backend::Tuning{}.fft);
+        if (m.fft && r.options.expert.outputs_per_thread == 0) {
+          p.method = "FFT convolution (" + m.reason + ")";
+          p.kernel_family = "GPU cuFFT D2Z/Z2D in float64, the boundary-resolved box padded";
+          p.outputs_per_thread_reason = "none: a transform";
+          return;
+        }
+        p.method = "direct correlation (" + m.reason + ")";
+      }
       if (gpu) {
         p.kernel_family = r.kind == FilterKind::Dense
                               ? "GPU tiled kernel where it can implement the problem, else blocked"

@@ -13,6 +13,7 @@
 #include "perf/bank_rows.h"
 #include "perf/bench_rows.h"
 #include "perf/context.h"
+#include "perf/fft_rows.h"
 #include "perf/gpu.h"
 #include "perf/median_rows.h"
 #include "perf/sweep.h"
@@ -25,7 +26,7 @@ using Kind = Workload::Kind;
 
 bool needs_gpu(const Workload& w) {
   return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api ||
-         w.kind == Kind::GpuMedian || w.kind == Kind::Bank;
+         w.kind == Kind::GpuMedian || w.kind == Kind::Bank || w.kind == Kind::GpuFft;
 }
 
 const char* backend_text(Kind k) {
@@ -142,6 +143,8 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = median_gpu_row(w, cfg, g.dev, *g.timer, g.ceil, seed, result.failures);
     else if (w.kind == Kind::Bank)
       row = bank_row(w, cfg, g.dev, g.ceil, *g.timer, seed, result.failures);
+    else if (w.kind == Kind::GpuFft)
+      row = fft_gpu_row(w, cfg, g, seed, result.failures);
     else if (w.kind == Kind::EndToEnd)
       row = e2e->sequence_row(w.command, w.format, result.failures);
     else if (w.kind == Kind::Batch)

@@ -6,6 +6,7 @@
 
 #include "perf/bank_rows.h"
 #include "perf/bench.h"
+#include "perf/fft_rows.h"
 #include "perf/report.h"
 
 namespace ndconv::perf {
@@ -144,11 +145,13 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
         << text(c, "h2d_pinned_gbs") << " / " << text(c, "d2h_pinned_gbs") << " GB/s pinned, "
         << text(c, "duplex_pinned_gbs") << " GB/s each way at once\n";
   }
-  Json kernels = Json::array(), api = Json::array(), commands = Json::array();
+  Json kernels = Json::array(), api = Json::array(), commands = Json::array(), fft = Json::array();
   for (const Json& r : doc["workloads"]) {
     const std::string name = text(r, "workload");
     if (name.rfind("api_", 0) == 0)
       api.push_back(r);
+    else if (name.rfind("fft", 0) == 0)
+      fft.push_back(r);
     else if (text(r, "backend") == "ndconv command")
       commands.push_back(r);
     else
@@ -161,6 +164,8 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
   if (!commands.empty())
     print_command_rows(out, commands);
   print_bank_rows(out, kernels);
+  if (!fft.empty())
+    print_fft_rows(out, fft);
 }
 
 }  // namespace ndconv::perf

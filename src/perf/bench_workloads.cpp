@@ -8,6 +8,7 @@
 #include "perf/bank_rows.h"
 #include "perf/bench.h"
 #include "perf/bench_rows.h"
+#include "perf/fft_rows.h"
 #include "perf/floors.h"
 #include "perf/median_rows.h"
 #include "perf/params.h"
@@ -70,6 +71,7 @@ const std::vector<Workload>& bench_workloads() {
     add_median_workloads(l);
     for (const Workload& w : bank_workloads())
       l.push_back(w);
+    add_fft_workloads(l);
     for (const char* command : {"smooth", "convolve"}) {
       for (FileFormat f : {FileFormat::Mha, FileFormat::Nii, FileFormat::NiiGz}) {
         Workload e;

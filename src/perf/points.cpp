@@ -27,7 +27,8 @@ bool kept(const std::vector<int64_t>& kos, int ko) {
 const char* family_name(DenseKernel kernel) {
   static constexpr EnumName<DenseKernel> kFamilyNames[] = {{DenseKernel::Auto, "auto"},
                                                            {DenseKernel::Tiled, "tiled"},
-                                                           {DenseKernel::Blocked, "blocked"}};
+                                                           {DenseKernel::Blocked, "blocked"},
+                                                           {DenseKernel::Fft, "fft"}};
   static_assert(lists_every(kFamilyNames, cuda_backend::kDenseKernelCount),
                 "a DenseKernel without its name");
   return name_of(kernel, kFamilyNames, "auto");

@@ -238,6 +238,8 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
     const detail::CorrelationProblem prob = dense_problem(c, din.data(), dout.data());
     std::vector<float> host(n);
     std::set<std::string> ran;  // forced kernels already measured (--block-shapes overlaps)
+    // The study's automatic plan is the direct kernels' (the FFT has its own bench rows).
+    const cuda_backend::Tuning direct = cuda_backend::direct_kernels_tuning();
     for (const PointRequest& point :
          sweep_points(variants, pr.volume.dims, config.kos, config.block_shapes)) {
       progress.step(label_of(pr, point.label()));
@@ -246,7 +248,7 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
       dout.poison();
       cuda_backend::LaunchPlan plan;
       try {
-        plan = cuda_backend::launch_dense_device(prob, req, dev, timer.stream());
+        plan = cuda_backend::launch_dense_device(prob, req, dev, timer.stream(), direct);
       } catch (const InvalidArgument& e) {
         if (point.is_auto)
           throw;  // the automatic plan serves every problem the engine accepts
@@ -271,12 +273,13 @@ SweepResult gpu_sweep(const SweepConfig& config, std::ostream* progress_out) {
                   {"spill_bytes", res.local_bytes},
                   {"blocks_per_sm", res.blocks_per_sm},
                   {"occupancy", res.occupancy}});
-      add_point(result, std::move(row), config, pr, check, window_error(check, pr.volume, host),
-                ceil, [&] {
-                  return timer.time(
-                      [&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s); },
-                      config.warmup, config.repetitions, config.flush_l2);
-                });
+      add_point(
+          result, std::move(row), config, pr, check, window_error(check, pr.volume, host), ceil,
+          [&] {
+            return timer.time(
+                [&](void* s) { cuda_backend::launch_dense_device(prob, req, dev, s, direct); },
+                config.warmup, config.repetitions, config.flush_l2);
+          });
     }
   };
   std::vector<Json> summaries = sweep_problems(config, problems, ceil.fma_flops, result, measure);

@@ -180,6 +180,18 @@ inline detail::SeparableProblem make_separable_problem(const ConstVolumeView& in
   return p;
 }
 
+/// Options of a GPU request: Backend::Cuda with the operation, boundary, region and a forced KO
+/// (0: the rules).
+inline Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko = 0) {
+  Options o;
+  o.backend = Backend::Cuda;
+  o.operation = op;
+  o.boundary = b;
+  o.region = region;
+  o.expert.outputs_per_thread = ko;
+  return o;
+}
+
 /// The boundaries the backends see (the engine runs Boundary::Constant as Zero plus its terms).
 inline constexpr Boundary kAllBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                               Boundary::Periodic, Boundary::Reflect};

@@ -31,16 +31,6 @@ constexpr double kTolerance = 1e-5;  // float32 lands near 1e-6
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                     Boundary::Periodic, Boundary::Reflect};
 
-Options cuda_options(Operation op, Boundary b, OutputRegion region, int ko) {
-  Options o;
-  o.backend = Backend::Cuda;
-  o.operation = op;
-  o.boundary = b;
-  o.region = region;
-  o.expert.outputs_per_thread = ko;
-  return o;
-}
-
 // What the CUDA backend is asked for beyond the options: the dense kernel family and the tuning
 // (the engine's front end uses the defaults).
 struct BackendChoice {

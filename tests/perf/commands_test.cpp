@@ -297,8 +297,8 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
   EXPECT_TRUE(bench_config(b).all_boundaries);
   EXPECT_FALSE(bench_config(b).all_kos);
-  // 6 kernel rows, 5 api_*, 3 median*, 4 filter bank rows, 6 e2e_*, batch
-  ASSERT_EQ(bench_workloads().size(), 25u);
+  // 6 kernel rows, 5 api_*, 3 median*, 4 filter bank rows, 3 fft*, 6 e2e_*, batch
+  ASSERT_EQ(bench_workloads().size(), 28u);
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
   EXPECT_EQ(bench_workloads()[6].name, "api_dense3d_11");

@@ -1,0 +1,430 @@
+// The FFT family's launcher (fft_launch.h): cuFFT plans kept per device and transform shape (a
+// launch holds a plan pair only while it enqueues: the work area is the launch's own
+// stream-ordered scratch, so another launch may take the pair at once), the filter's spectrum
+// cached per device (the last few filters and shapes; a launch waits on the event of its upload),
+// and the kernels of kernels/fft_kernels.cuh. Every CUDA and cuFFT call is checked.
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cuda/check.h"
+#include "cuda/device_facts.h"
+#include "cuda/device_memory.h"
+#include "cuda/fft/fft_launch.h"
+#include "cuda/fft/kernels/fft_kernels.cuh"
+#include "cuda/launch_common.h"
+#include "cuda/stream_scratch.h"
+
+namespace ndconv::cuda_backend {
+namespace {
+
+const char* cufft_error_name(cufftResult r) {
+  switch (r) {
+    case CUFFT_SUCCESS:
+      return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+      return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+      return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_VALUE:
+      return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+      return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+      return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+      return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+      return "CUFFT_INVALID_SIZE";
+    default:
+      return "CUFFT_ERROR";
+  }
+}
+
+[[noreturn]] void throw_cufft_error(const char* call, cufftResult r, const char* file, int line) {
+  throw CudaError(call, static_cast<int>(r), cufft_error_name(r), "cuFFT call failed", file, line);
+}
+
+#define NDCONV_CUFFT_CHECK(call)                                          \
+  do {                                                                    \
+    const cufftResult ndconv_cufft_status_ = (call);                      \
+    if (ndconv_cufft_status_ != CUFFT_SUCCESS)                            \
+      throw_cufft_error(#call, ndconv_cufft_status_, __FILE__, __LINE__); \
+  } while (0)
+
+// Plans of one transform shape on one device.
+using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t>;  // device, dims, N0, N1, N2
+
+PlanKey plan_key(int device, const FftShape& s) {
+  return {device, s.dims, s.transform[0], s.transform[1], s.transform[2]};
+}
+
+// A forward (D2Z) and an inverse (Z2D) plan without work areas of their own.
+struct PlanPair {
+  cufftHandle forward = 0;
+  cufftHandle inverse = 0;
+  std::size_t work_bytes = 0;
+};
+
+void destroy(PlanPair& pair) noexcept {
+  if (pair.forward != 0)
+    (void)cufftDestroy(pair.forward);
+  if (pair.inverse != 0)
+    (void)cufftDestroy(pair.inverse);
+  pair = PlanPair{};
+}
+
+// cuFFT's dims are slowest first: (N2, N1, N0) in 3D, (N1, N0) in 2D.
+std::size_t make_plan(cufftHandle plan, const FftShape& s, cufftType type) {
+  std::size_t work = 0;
+  NDCONV_CUFFT_CHECK(cufftSetAutoAllocation(plan, 0));
+  if (s.dims == 3) {
+    NDCONV_CUFFT_CHECK(cufftMakePlan3d(plan, static_cast<int>(s.transform[2]),
+                                       static_cast<int>(s.transform[1]),
+                                       static_cast<int>(s.transform[0]), type, &work));
+  } else {
+    NDCONV_CUFFT_CHECK(cufftMakePlan2d(plan, static_cast<int>(s.transform[1]),
+                                       static_cast<int>(s.transform[0]), type, &work));
+  }
+  return work;
+}
+
+PlanPair create_plans(const FftShape& s) {
+  PlanPair pair;
+  try {
+    NDCONV_CUFFT_CHECK(cufftCreate(&pair.forward));
+    const std::size_t forward = make_plan(pair.forward, s, CUFFT_D2Z);
+    NDCONV_CUFFT_CHECK(cufftCreate(&pair.inverse));
+    const std::size_t inverse = make_plan(pair.inverse, s, CUFFT_Z2D);
+    pair.work_bytes = std::max(forward, inverse);
+  } catch (...) {
+    destroy(pair);
+    throw;
+  }
+  return pair;
+}
+
+// cuFFT's estimate of the larger work area of the two plans, before any is made.
+std::size_t estimate_work_bytes(const FftShape& s) {
+  std::size_t forward = 0, inverse = 0;
+  const int n0 = static_cast<int>(s.transform[0]), n1 = static_cast<int>(s.transform[1]),
+            n2 = static_cast<int>(s.transform[2]);
+  if (s.dims == 3) {
+    NDCONV_CUFFT_CHECK(cufftEstimate3d(n2, n1, n0, CUFFT_D2Z, &forward));
+    NDCONV_CUFFT_CHECK(cufftEstimate3d(n2, n1, n0, CUFFT_Z2D, &inverse));
+  } else {
+    NDCONV_CUFFT_CHECK(cufftEstimate2d(n1, n0, CUFFT_D2Z, &forward));
+    NDCONV_CUFFT_CHECK(cufftEstimate2d(n1, n0, CUFFT_Z2D, &inverse));
+  }
+  return std::max(forward, inverse);
+}
+
+// A filter's spectrum on one device, ready once `ready` has passed on the stream that made it.
+struct Spectrum {
+  PlanKey key;
+  std::vector<float> taps;
+  Index filter{1, 1, 1, 1};
+  DeviceBuffer data;
+  cudaEvent_t ready = nullptr;
+  uint64_t last_use = 0;
+  // Launches on any stream may still read it when it is evicted or released: the device finishes
+  // them before its memory is freed (the members are destroyed after this body).
+  ~Spectrum() {
+    const CallerDevice caller_device;
+    if (cudaSetDevice(std::get<0>(key)) == cudaSuccess)
+      (void)cudaDeviceSynchronize();
+    if (ready != nullptr)
+      (void)cudaEventDestroy(ready);
+  }
+};
+
+// Plan pairs kept idle per shape, and spectra kept per device: a few shapes and filters used in
+// turn stay on the device (a 288³ spectrum is 190 MiB, so only a few).
+constexpr std::size_t kKeptPlansPerShape = 4;
+constexpr std::size_t kKeptSpectraPerDevice = 2;
+
+struct Caches {
+  std::mutex mutex;
+  std::map<PlanKey, std::vector<PlanPair>> idle_plans;
+  std::vector<std::shared_ptr<Spectrum>> spectra;
+  uint64_t uses = 0;
+};
+
+Caches& caches() {
+  static auto* c = new Caches();  // never destroyed: plans outlive static destruction order issues
+  return *c;
+}
+
+// A plan pair taken for one launch's enqueue, given back on scope exit.
+class PlanLease {
+ public:
+  PlanLease(int device, const FftShape& s) : key_(plan_key(device, s)) {
+    {
+      Caches& c = caches();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      std::vector<PlanPair>& idle = c.idle_plans[key_];
+      if (!idle.empty()) {
+        pair_ = idle.back();
+        idle.pop_back();
+        return;
+      }
+    }
+    pair_ = create_plans(s);
+  }
+  ~PlanLease() {
+    Caches& c = caches();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    std::vector<PlanPair>& idle = c.idle_plans[key_];
+    if (idle.size() < kKeptPlansPerShape)
+      idle.push_back(pair_);
+    else
+      destroy(pair_);
+  }
+  PlanLease(const PlanLease&) = delete;
+  PlanLease& operator=(const PlanLease&) = delete;
+  const PlanPair& get() const { return pair_; }
+
+ private:
+  PlanKey key_;
+  PlanPair pair_;
+};
+
+bool same_filter(const Spectrum& s, const PlanKey& key, const std::vector<float>& taps,
+                 const Index& filter) {
+  return s.key == key && s.filter == filter && s.taps == taps;
+}
+
+std::shared_ptr<Spectrum> cached_spectrum(const PlanKey& key, const std::vector<float>& taps,
+                                          const Index& filter) {
+  Caches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (const std::shared_ptr<Spectrum>& s : c.spectra) {
+    if (same_filter(*s, key, taps, filter)) {
+      s->last_use = ++c.uses;
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+// What the device keeps for a launch of this shape and filter (for the cost model).
+FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& taps,
+                   const Index& filter) {
+  const PlanKey key = plan_key(device, shape);
+  Caches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  FftCached kept;
+  const auto plans = c.idle_plans.find(key);
+  kept.plans = plans != c.idle_plans.end() && !plans->second.empty();
+  for (const std::shared_ptr<Spectrum>& s : c.spectra)
+    kept.spectrum = kept.spectrum || same_filter(*s, key, taps, filter);
+  return kept;
+}
+
+void keep_spectrum(std::shared_ptr<Spectrum> spectrum) {
+  Caches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const int device = std::get<0>(spectrum->key);
+  std::vector<std::shared_ptr<Spectrum>>::iterator oldest = c.spectra.end();
+  std::size_t on_device = 0;
+  for (auto it = c.spectra.begin(); it != c.spectra.end(); ++it) {
+    if (std::get<0>((*it)->key) != device)
+      continue;
+    ++on_device;
+    if (oldest == c.spectra.end() || (*it)->last_use < (*oldest)->last_use)
+      oldest = it;
+  }
+  // A launch still holding the evicted spectrum keeps it alive; its destructor waits for the
+  // device.
+  if (on_device >= kKeptSpectraPerDevice)
+    c.spectra.erase(oldest);
+  spectrum->last_use = ++c.uses;
+  c.spectra.push_back(std::move(spectrum));
+}
+
+int grid_for(int device, int64_t elements) {
+  const int64_t blocks = (elements + 255) / 256;
+  const int64_t resident = int64_t{device_attributes(device).multiprocessors} * 8;
+  return static_cast<int>(std::max<int64_t>(1, std::min(blocks, resident)));
+}
+
+// The row kernels' launch (fft_for_rows): warps along x, 8 rows a block, at most 65535 blocks
+// along y (the rows beyond loop).
+constexpr int kRowsPerBlock = 8;
+dim3 fft_row_block() {
+  return dim3(32, kRowsPerBlock, 1);
+}
+dim3 fft_row_grid(int64_t width, int64_t rows) {
+  return dim3(
+      static_cast<unsigned>((width + 31) / 32),
+      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)),
+      1);
+}
+
+void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work) {
+  NDCONV_CUFFT_CHECK(cufftSetStream(plans.forward, stream));
+  NDCONV_CUFFT_CHECK(cufftSetStream(plans.inverse, stream));
+  NDCONV_CUFFT_CHECK(cufftSetWorkArea(plans.forward, work));
+  NDCONV_CUFFT_CHECK(cufftSetWorkArea(plans.inverse, work));
+}
+
+// The filter's spectrum for this shape: cached, or transformed now on `stream` into a new buffer.
+std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, const FftBox& box,
+                                          const std::vector<float>& taps, const Index& filter,
+                                          const float* device_taps, const PlanPair& plans,
+                                          cudaStream_t stream, int& launches) {
+  const PlanKey key = plan_key(device, shape);
+  if (std::shared_ptr<Spectrum> s = cached_spectrum(key, taps, filter)) {
+    NDCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, s->ready, 0));
+    return s;
+  }
+  auto s = std::make_shared<Spectrum>();
+  s->key = key;
+  s->taps = taps;
+  s->filter = filter;
+  s->data.allocate(shape.spectrum_bytes / sizeof(float));
+  NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
+  auto* buffer = reinterpret_cast<double*>(s->data.get());
+  fft_taps_kernel<<<fft_row_grid(box.row_pitch, fft_buffer_rows(box)), fft_row_block(), 0,
+                    stream>>>(device_taps, box, buffer);
+  NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
+  NDCONV_CUFFT_CHECK(
+      cufftExecD2Z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
+  NDCONV_CUDA_CHECK(cudaEventRecord(s->ready, stream));
+  launches += 2;
+  keep_spectrum(s);
+  return s;
+}
+
+bool finite_taps(const detail::CorrelationProblem& p) {
+  const int64_t count = detail::voxels_of(p.input.dims, p.filter_extent);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(p.taps[i]))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem& p, int device,
+                                                const FftPolicy& policy) {
+  const int dims = p.input.dims;
+  const bool taps_finite = finite_taps(p);
+  if (dims < 2 || dims > 3 || !taps_finite || !policy.allowed)
+    return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite);
+  const FftCached cached =
+      kept_for(device, fft_shape(dims, p.output.extent, p.filter_extent, policy),
+               std::vector<float>(p.taps, p.taps + detail::voxels_of(dims, p.filter_extent)),
+               p.filter_extent);
+  DenseMethodChoice c = choose_dense_method(dims, p.output.extent, p.filter_extent, policy,
+                                            taps_finite, -1, 0, cached);
+  if (!c.fft)
+    return c;
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // The backend's own reserve (host_call.h's budget): 90% of the free memory less 64 MiB.
+  const double usable = std::max(0.0, 0.9 * static_cast<double>(free_bytes) - (64 << 20));
+  return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable,
+                             static_cast<double>(estimate_work_bytes(c.shape)), cached);
+}
+
+std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, int device,
+                                           cudaStream_t stream, const DenseMethodChoice& choice) {
+  const FftShape& shape = choice.shape;
+  if (shape.dims < 2 || shape.dims > 3 || shape.dims != p.input.dims)
+    throw InvalidArgument("the FFT path transforms 2D and 3D volumes; this one has " +
+                          std::to_string(p.input.dims) + " axes");
+  NDCONV_CUDA_CHECK(cudaSetDevice(device));
+  const FftBox box = make_fft_box(p, shape);
+  const std::vector<float> taps(p.taps, p.taps + detail::voxels_of(shape.dims, p.filter_extent));
+  const TapLease device_taps = upload_global_taps(device, taps, stream);
+  const PlanLease plans(device, shape);
+  // One stream-ordered allocation: the transform buffer, cuFFT's work area, the non-finite flag.
+  // Each part 256-byte aligned, as an allocation of its own would be.
+  const std::size_t work_floats = (plans.get().work_bytes + 255) / 256 * 64;
+  const std::size_t buffer_floats = (shape.buffer_bytes + 255) / 256 * 64;
+  StreamScratch scratch(device, static_cast<int64_t>(buffer_floats + work_floats + 64), stream);
+  if (scratch.get() == nullptr)
+    return std::nullopt;
+  auto* buffer = reinterpret_cast<double*>(scratch.get());
+  void* work = scratch.get() + buffer_floats;
+  auto* nonfinite = reinterpret_cast<int*>(scratch.get() + buffer_floats + work_floats);
+  set_stream_and_work(plans.get(), stream, work);
+
+  LaunchPlan plan;
+  const std::shared_ptr<Spectrum> spectrum =
+      filter_spectrum(device, shape, box, taps, p.filter_extent, device_taps.get(), plans.get(),
+                      stream, plan.launches);
+  NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
+  const dim3 grid = fft_row_grid(box.row_pitch, fft_buffer_rows(box));
+  fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
+  NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
+  auto* spectrum_data = reinterpret_cast<cufftDoubleComplex*>(buffer);
+  NDCONV_CUFFT_CHECK(cufftExecD2Z(plans.get().forward, buffer, spectrum_data));
+  fft_product_kernel<<<grid_for(device, shape.complex_points), 256, 0, stream>>>(
+      reinterpret_cast<double2*>(buffer), reinterpret_cast<const double2*>(spectrum->data.get()),
+      shape.complex_points, 1.0 / static_cast<double>(shape.points));
+  NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
+  NDCONV_CUFFT_CHECK(cufftExecZ2D(plans.get().inverse, spectrum_data, buffer));
+  fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
+                    stream>>>(buffer, box, p.output.data);
+  NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
+  fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
+      p.input.data, device_taps.get(), box, nonfinite, p.output.data);
+  NDCONV_CUDA_CHECK_LAUNCH("fft_nonfinite_kernel");
+  plan.launches += 6;
+  plan.family = "fft";
+  plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D)";
+  plan.reason = "no KO: a transform";
+  plan.method_reason = choice.reason;
+  const dim3 block = fft_row_block();  // the pad kernel's shape
+  plan.block[0] = static_cast<int>(block.x);
+  plan.block[1] = static_cast<int>(block.y);
+  plan.block[2] = 1;
+  plan.grid[0] = static_cast<int>(grid.x);
+  plan.grid[1] = static_cast<int>(grid.y);
+  plan.grid[2] = 1;
+  return plan;
+}
+
+FftCaches fft_caches() noexcept {
+  FftCaches f;
+  Caches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (const auto& [key, idle] : c.idle_plans)
+    f.idle_plans += idle.size();
+  f.spectra = c.spectra.size();
+  for (const std::shared_ptr<Spectrum>& s : c.spectra)
+    f.spectrum_bytes += s->data.size() * sizeof(float);
+  return f;
+}
+
+void release_fft_caches() noexcept {
+  Caches& c = caches();
+  std::map<PlanKey, std::vector<PlanPair>> plans;
+  std::vector<std::shared_ptr<Spectrum>> spectra;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    plans.swap(c.idle_plans);
+    spectra.swap(c.spectra);
+  }
+  const CallerDevice caller_device;  // plans are destroyed on their own devices
+  for (auto& [key, idle] : plans) {
+    (void)cudaSetDevice(std::get<0>(key));
+    for (PlanPair& pair : idle)
+      destroy(pair);
+  }
+  spectra.clear();  // each on its own device, after the launches that read it
+}
+
+}  // namespace ndconv::cuda_backend

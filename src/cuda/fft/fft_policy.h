@@ -1,0 +1,108 @@
+// The FFT path's plan for a dense correlation on the GPU, as pure host functions so that CI checks
+// them without a GPU and the engine's public plan says what a launch will do: the padded box
+// (the output's footprint, boundary resolved), the transform's extents (cuFFT-friendly sizes at
+// least the box: a circular correlation over them equals the linear one on every output), its
+// memory, and the choice between the direct kernels and the FFT by a cost model whose per-device
+// constants are one struct (FftPolicy, a member of cuda_backend::Tuning), measured by the bench's
+// fft rows (`ndconv-perf bench --workload fft3d_11,fft3d_15,fft3d_21`).
+//
+// The problem is the backends' contract (core/problem.h): out[o] = sum_j w[j] in_b[o + offset + j].
+// The box P holds in_b over [offset, offset + m + k - 1) per axis (m outputs, k taps), so
+// out[o] = sum_j w[j] P[o + j]; zero-padded to N >= m + k - 1 per axis, the circular correlation
+// IFFT(FFT(P) conj(FFT(w))) / N never wraps for o < m, since o + j <= m + k - 2 < N.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/problem.h"
+#include "cuda/fft/kernels/fft_box.h"
+#include "ndconv/types.h"
+
+namespace ndconv::cuda_backend {
+
+/// The cost model's per-device constants and the FFT path's limits. Defaults: the H200
+/// (docs/performance.md, the fft rows); the lead sets them from a bench run on other devices.
+struct FftPolicy {
+  /// false: Auto never takes the FFT (the direct kernels only); DenseKernel::Fft still forces it.
+  bool allowed = true;
+  /// The direct kernels' useful multiply-adds per second (dense3d_11 on the H200: 1331 taps ×
+  /// 256³ outputs in 0.952 ms).
+  double direct_fmas_per_second = 23.4e12;
+  /// The FFT path's seconds per point of its transform (pad, forward D2Z, spectrum product,
+  /// inverse Z2D, crop, in float64) with the filter's spectrum cached on the device.
+  double seconds_per_point = 2.5e-11;
+  /// The filter's own transform (taps padded, D2Z), paid when its spectrum is not cached.
+  double filter_seconds_per_point = 0.8e-11;
+  /// Launches and host work of one FFT launch.
+  double fixed_seconds = 30e-6;
+  /// cuFFT's plans for a transform shape not yet planned on the device (a pair is kept per shape
+  /// afterwards): a first call pays it, so a single call of a large filter may keep the kernels.
+  double plan_seconds = 20e-3;
+  /// The FFT runs only where the model gives it at least this speed-up over the direct kernels
+  /// (the model's error near the crossover, and the direct path's exact footprint semantics).
+  double min_speedup = 1.25;
+  /// Largest prime factor of a transform extent (cuFFT's fast radices are 2, 3, 5 and 7).
+  int largest_prime = 7;
+};
+
+/// The FFT path's geometry of one problem: dims 2 or 3 (the transform's rank).
+struct FftShape {
+  int dims = 0;
+  Index box{1, 1, 1, 1};        ///< m + k - 1 per axis: the boundary-resolved input box
+  Index transform{1, 1, 1, 1};  ///< N per axis, >= box, each a product of primes <= 7
+  /// Doubles per transform row in the in-place layout: 2 (N0 / 2 + 1).
+  int64_t row_pitch = 0;
+  int64_t points = 0;          ///< product of N: the real transform's points
+  int64_t complex_points = 0;  ///< (N0 / 2 + 1) N1 N2: the half spectrum
+  /// The in-place transform buffer (complex_points complex doubles) and a cached filter spectrum
+  /// of the same size, in bytes; the cuFFT work area comes on top (fft_launch.h asks cuFFT).
+  std::size_t buffer_bytes = 0;
+  std::size_t spectrum_bytes = 0;
+};
+
+/// The smallest n' >= n whose prime factors are all <= largest_prime, and even when `even`
+/// (the real transform's x axis); n >= 1.
+int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime = 7);
+
+/// The shape for `dims` axes with `output` extents and `filter` extents (dims 2 or 3).
+FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
+
+/// What the device already holds for a launch: plans for its transform shape, its filter's
+/// spectrum.
+struct FftCached {
+  bool plans = false;
+  bool spectrum = false;
+};
+
+/// The two paths' modelled times for the shape.
+double direct_seconds(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
+double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& policy);
+
+/// Direct or FFT for a dense problem, and why, in one line.
+struct DenseMethodChoice {
+  bool fft = false;
+  std::string reason;
+  FftShape shape;  ///< set where the FFT could run (dims 2 or 3)
+  double direct_seconds = 0;
+  double fft_seconds = 0;
+};
+
+/// The choice for `dims` axes, output and filter extents. `free_bytes` < 0: memory not known (the
+/// plan before a device is asked); else the FFT needs its buffer, a spectrum unless cached and
+/// `work_bytes` (cuFFT's estimate) within it. `taps_finite`: every tap is finite (a NaN or
+/// infinite tap would reach every output of a transform, not the direct path's footprints).
+/// `cached`: what the device holds already (the public plan assumes nothing: a first call).
+DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index& filter,
+                                      const FftPolicy& policy, bool taps_finite = true,
+                                      double free_bytes = -1, double work_bytes = 0,
+                                      FftCached cached = FftCached{});
+
+/// The kernels' view of problem `p` (dims 2 or 3) transformed with `shape`.
+FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape);
+
+/// "270x270x270".
+std::string extent_text(int dims, const Index& extent);
+
+}  // namespace ndconv::cuda_backend
