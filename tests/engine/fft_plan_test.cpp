@@ -69,14 +69,14 @@ constexpr cuda_backend::FftCached kPlanned{true, false};
 TEST(FftPlan, TheCostModelGivesLargeFiltersToTheFftAndSmallOnesToTheKernels) {
   const FftPolicy policy;
   const Index volume{256, 256, 256, 1};
-  for (int k : {15, 21}) {
-    const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy, true, -1, 0, kPlanned);
-    EXPECT_TRUE(c.fft) << k << ": " << c.reason;
-    EXPECT_GT(c.direct_seconds, 2 * c.fft_seconds) << k << ": " << c.reason;
-    EXPECT_NE(c.reason.find("FFT "), std::string::npos) << c.reason;
-    EXPECT_NE(c.reason.find("against direct"), std::string::npos) << c.reason;
-  }
-  for (int k : {3, 5, 7}) {
+  // With the H200's constants (run 8): 21^3 on 256^3 to the FFT (measured 2.3 against 7.2 ms),
+  // 15^3 to the kernels (measured 2.6 against 2.4 ms).
+  const auto c = choose_dense_method(3, volume, {21, 21, 21, 1}, policy, true, -1, 0, kPlanned);
+  EXPECT_TRUE(c.fft) << c.reason;
+  EXPECT_GT(c.direct_seconds, policy.min_speedup * c.fft_seconds) << c.reason;
+  EXPECT_NE(c.reason.find("FFT "), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("against direct"), std::string::npos) << c.reason;
+  for (int k : {3, 5, 7, 11, 15}) {
     const auto c = choose_dense_method(3, volume, {k, k, k, 1}, policy, true, -1, 0, kPlanned);
     EXPECT_FALSE(c.fft) << k << ": " << c.reason;
     EXPECT_EQ(c.reason.rfind("direct: FFT ", 0), 0u) << c.reason;
@@ -89,12 +89,12 @@ TEST(FftPlan, TheCostModelGivesLargeFiltersToTheFftAndSmallOnesToTheKernels) {
   // A first call pays for the plans: where that costs more than the FFT saves, the kernels.
   FftPolicy slow_plans = policy;
   slow_plans.plan_seconds = 1.0;
-  const auto first = choose_dense_method(3, volume, {15, 15, 15, 1}, slow_plans);
+  const auto first = choose_dense_method(3, volume, {21, 21, 21, 1}, slow_plans);
   EXPECT_FALSE(first.fft) << first.reason;
   EXPECT_NE(first.reason.find("with its plans made"), std::string::npos) << first.reason;
   FftPolicy instant_plans = policy;
   instant_plans.plan_seconds = 0;
-  EXPECT_TRUE(choose_dense_method(3, volume, {15, 15, 15, 1}, instant_plans).fft);
+  EXPECT_TRUE(choose_dense_method(3, volume, {21, 21, 21, 1}, instant_plans).fft);
 }
 
 TEST(FftPlan, WhatRulesTheFftOut) {

@@ -27,19 +27,22 @@ namespace ndconv::cuda_backend {
 struct FftPolicy {
   /// false: Auto never takes the FFT (the direct kernels only); DenseKernel::Fft still forces it.
   bool allowed = true;
-  /// The direct kernels' useful multiply-adds per second (dense3d_11 on the H200: 1331 taps ×
-  /// 256³ outputs in 0.952 ms).
-  double direct_fmas_per_second = 23.4e12;
+  /// The direct kernels' useful multiply-adds per second: the lowest of the fft rows' direct
+  /// times on the H200 (21.6e12 for 21³, 23.3e12 for 11³ and 23.9e12 for 15³ on 256³; run 8).
+  double direct_fmas_per_second = 21.6e12;
   /// The FFT path's seconds per point of its transform (pad, forward D2Z, spectrum product,
-  /// inverse Z2D, crop, in float64) with the filter's spectrum cached on the device.
-  double seconds_per_point = 2.5e-11;
-  /// The filter's own transform (taps padded, D2Z), paid when its spectrum is not cached.
-  double filter_seconds_per_point = 0.8e-11;
+  /// inverse Z2D, crop, in float64) with the filter's spectrum cached on the device: the highest
+  /// of the fft rows on the H200 (1.02e-10 at 270³ for 11³, 1.30e-10 at 270³ for 15³, 1.04e-10
+  /// at 280³ for 21³; run 8).
+  double seconds_per_point = 1.3e-10;
+  /// The filter's own transform (taps padded, D2Z), paid when its spectrum is not cached: one of
+  /// the path's two transforms, so about half its cost per point (not measured on its own).
+  double filter_seconds_per_point = 0.65e-10;
   /// Launches and host work of one FFT launch.
   double fixed_seconds = 30e-6;
   /// cuFFT's plans for a transform shape not yet planned on the device (a pair is kept per shape
   /// afterwards): a first call pays it, so a single call of a large filter may keep the kernels.
-  double plan_seconds = 20e-3;
+  double plan_seconds = 2.6e-3;  // 1.9-2.6 ms for the fft rows' shapes on the H200 (run 8)
   /// The FFT runs only where the model gives it at least this speed-up over the direct kernels
   /// (the model's error near the crossover, and the direct path's exact footprint semantics).
   double min_speedup = 1.25;
