@@ -149,7 +149,10 @@ void run_convolve(const ConvolveArgs& a) {
     request.input_bytes_per_voxel = io::component_bytes(plan.input.component_type);
   const bool gpu = gpu_may_win(request, true, a.common);
 
-  Progress progress(a.common, "convolve");
+  const double filter_seconds = print_plan_before_work(request, a.common);
+  Progress progress(
+      a.common, "convolve",
+      estimate_stage_seconds(plan, a.out, a.output, a.common.threads, filter_seconds));
   double seconds_read = 0;
   // Without a preview (which shows the input) the stored type: a GPU uploads it as it is.
   const FilterInput input =

@@ -205,8 +205,10 @@ std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input) {
 }
 
 void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       const PlaneFilter& filter) {
-  Progress progress(a.common, label);
+                       const PlaneFilter& filter, double filter_seconds, bool backend_planned) {
+  Progress progress(
+      a.common, label,
+      estimate_stage_seconds(plan, a.out, a.output, a.common.threads, filter_seconds));
   double seconds_read = 0;
   const io::Image input = read_input(a.in, progress, seconds_read);
   Options options = engine_options(a.common);
@@ -215,13 +217,14 @@ void read_filter_write(const std::string& label, const FilterArgs& a, const Plan
   g.dims = plan.input.geometry.dims;
   g.extent = input.info.geometry.extent;
   filter_and_write(progress, input, g, options, filter, a.out, plan, a.common, a.output,
-                   seconds_read);
+                   seconds_read, backend_planned);
 }
 
 void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       double filter_copies, const PlaneFilter& filter) {
+                       double filter_copies, const PlaneFilter& filter, double filter_seconds,
+                       bool backend_planned) {
   check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent, filter_copies, a.common);
-  read_filter_write(label, a, plan, filter);
+  read_filter_write(label, a, plan, filter, filter_seconds, backend_planned);
 }
 
 }  // namespace ndconv::cli

@@ -88,13 +88,17 @@ MaskedOptions masked_options(const MaskArgs& m);
 std::vector<float> read_mask(const MaskArgs& m, const io::ImageInfo& input);
 
 /// Reads `a.in`, runs `filter` on every component plane (same extents as the input) with
-/// `a.boundary` and writes `a.out`.
+/// `a.boundary` and writes `a.out`. `filter_seconds`: the filter's estimated time, its share of
+/// the progress bar (0: unknown, estimated from the voxel count); `backend_planned`: the backend's
+/// reason was printed before the work (print_plan_before_work).
 void read_filter_write(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       const PlaneFilter& filter);
+                       const PlaneFilter& filter, double filter_seconds = 0,
+                       bool backend_planned = false);
 
 /// Refuses a run that would not fit in memory (`filter_copies` float32 volumes of scratch besides
 /// the output), then read_filter_write.
 void filter_same_shape(const std::string& label, const FilterArgs& a, const Plan& plan,
-                       double filter_copies, const PlaneFilter& filter);
+                       double filter_copies, const PlaneFilter& filter, double filter_seconds = 0,
+                       bool backend_planned = false);
 
 }  // namespace ndconv::cli

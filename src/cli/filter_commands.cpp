@@ -148,10 +148,17 @@ void run_median(const MedianArgs& a) {
   parse_axis_values(a.radius, "--radius");
   const Plan plan = plan_output(a.in, a.out, a.common, a.output);
   const Index radius = median_radius(a.radius, plan.input.geometry.dims);
-  filter_same_shape("median", a, plan, 0,
-                    [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-                      return median_filter(in, out, radius, o);
-                    });
+  FilterRequest request = filter_request(plan, a.common);
+  request.kind = FilterKind::Median;
+  for (int ax = 0; ax < plan.input.geometry.dims; ++ax)
+    request.filter_extent[ax] = 2 * radius[ax] + 1;
+  const double seconds = print_plan_before_work(request, a.common);
+  filter_same_shape(
+      "median", a, plan, 0,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        return median_filter(in, out, radius, o);
+      },
+      seconds, true);
 }
 
 // ---- gradient, laplacian, derivative ------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "core/first_touch.h"
 #include "messages.h"
 #include "ndconv/engine.h"
+#include "ndconv/plan.h"
 #include "preview.h"
 #include "progress.h"
 #include "signals.h"
@@ -16,7 +17,7 @@ namespace ndconv::cli {
 io::Image read_input(const std::string& path, Progress& progress, double& seconds_read) {
   const StageTurn turn(kRead);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto share = progress.span(0.0, kReadShare);
+  const auto share = progress.stage(kRead);
   share(0.0);
   io::Image image = io::read_image(path);
   share(1.0);
@@ -33,7 +34,7 @@ FilterInput read_filter_input(const std::string& path, Progress& progress, doubl
   }
   const StageTurn turn(kRead);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto share = progress.span(0.0, kReadShare);
+  const auto share = progress.stage(kRead);
   share(0.0);
   input.is_stored = io::read_stored_image(path, input.stored, input_memory(c));
   if (input.is_stored)
@@ -74,17 +75,31 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
               (o.preview.empty() ? "" : " and " + o.preview));
 }
 
-void print_run_report(const RunReport& r, const CommonOptions& c) {
+double print_plan_before_work(const FilterRequest& request, const CommonOptions& c) {
+  FilterRequest before_work = request;
+  // Asking CUDA for its devices would wait for the driver; the filter call probes as usual.
+  before_work.probe_devices = false;
+  const ndconv::Plan p = ndconv::plan(before_work);
+  if (c.verbose)
+    print_line("plan: backend %s (%s)", to_string(p.backend), p.backend_reason.c_str());
+  return p.backend == Backend::Cuda ? p.estimated_gpu_seconds : p.estimated_cpu_seconds;
+}
+
+void print_run_report(const RunReport& r, const CommonOptions& c, bool backend_planned) {
   if (!c.verbose)
     return;
-  print_line("plan: backend %s (%s)", to_string(r.backend), r.backend_reason.c_str());
+  // The reason was printed with the plan before the work where there was one.
+  if (backend_planned)
+    print_line("run: backend %s", to_string(r.backend));
+  else
+    print_line("run: backend %s (%s)", to_string(r.backend), r.backend_reason.c_str());
   if (!r.device_name.empty())
-    print_line("plan: device %s", r.device_name.c_str());
-  print_line("plan: outputs per thread %d%s%s", r.outputs_per_thread,
+    print_line("run: device %s", r.device_name.c_str());
+  print_line("run: outputs per thread %d%s%s", r.outputs_per_thread,
              r.outputs_per_thread_reason.empty() ? "" : ": ", r.outputs_per_thread_reason.c_str());
-  print_line("plan: threads %d, slabs %d", r.threads, r.slabs);
+  print_line("run: threads %d, slabs %d", r.threads, r.slabs);
   for (const auto& n : r.notes)
-    print_line("plan: %s", n.c_str());
+    print_line("run: %s", n.c_str());
 }
 
 void print_timings(const CommonOptions& c, double seconds_read, const RunReport& r,
@@ -124,8 +139,7 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
   for (int c = 0; c < parts; ++c) {
     ndconv::detail::assign_touched(out.planes[c], static_cast<size_t>(geo.voxel_count()), 0.0f,
                                    options.threads);
-    const double share = (kFilterShare - kReadShare) / parts;
-    options.progress = progress.span(kReadShare + share * c, kReadShare + share * (c + 1));
+    options.progress = progress.stage(kFilter, c, parts);
     check_stopped();
     RunReport r;
     try {
@@ -156,19 +170,19 @@ void filter_and_write_image(Progress& progress, const io::Image& input,
                             const Options& options, const PlaneFilter& filter,
                             const StoredPlaneFilter& stored_filter, const std::string& out,
                             const Plan& plan, const CommonOptions& common,
-                            const OutputOptions& output, double seconds_read) {
+                            const OutputOptions& output, double seconds_read,
+                            bool backend_planned) {
   RunReport report;
   io::Image result;
   {
     const StageTurn turn(kFilter);
     result = filter_components(input, stored, g, options, progress, filter, stored_filter, report);
   }
-  // The plan, before the write and its "wrote" line (the engine decides it as it filters).
-  print_run_report(report, common);
+  // What the run found (threads, slabs, kernels), before the write and its "wrote" line.
+  print_run_report(report, common, backend_planned);
   const StageTurn turn(kWrite);
   double seconds_write = 0;
-  write_result(out, input, result, plan, common, output, seconds_write,
-               progress.span(kFilterShare, 1.0));
+  write_result(out, input, result, plan, common, output, seconds_write, progress.stage(kWrite));
   progress.finish();
   print_timings(common, seconds_read, report, seconds_write);
 }
@@ -181,15 +195,16 @@ void filter_and_write(Progress& progress, const FilterInput& input, const Output
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
                       double seconds_read) {
   filter_and_write_image(progress, input.image, input.is_stored ? &input.stored : nullptr, g,
-                         options, filter, stored_filter, out, plan, common, output, seconds_read);
+                         options, filter, stored_filter, out, plan, common, output, seconds_read,
+                         true);
 }
 
 void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                      double seconds_read) {
+                      double seconds_read, bool backend_planned) {
   filter_and_write_image(progress, input, nullptr, g, options, filter, StoredPlaneFilter(), out,
-                         plan, common, output, seconds_read);
+                         plan, common, output, seconds_read, backend_planned);
 }
 
 }  // namespace ndconv::cli

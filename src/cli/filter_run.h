@@ -16,11 +16,7 @@ namespace ndconv::cli {
 
 class Progress;
 
-/// Shares of the progress bar: reading up to kReadShare, filtering up to kFilterShare, writing
-/// the rest (the shares of a compressed 4D output's typical timings).
-constexpr double kReadShare = 0.1, kFilterShare = 0.6;
-
-/// Reads the input, the first share of `progress`.
+/// Reads the input, the reading stage of `progress`.
 io::Image read_input(const std::string& path, Progress& progress, double& seconds_read);
 
 /// The input of a filtering run: float32 planes, or, for a run that may go to the GPU, the values
@@ -48,9 +44,15 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
 void print_timings(const CommonOptions& common, double seconds_read, const RunReport& report,
                    double seconds_write);
 
-/// The engine run (backend and why, KO, threads), with --verbose only; printed after the filter
-/// and before the write.
-void print_run_report(const RunReport& report, const CommonOptions& common);
+/// The engine's plan of `request` (ndconv::plan, the decision the filter call makes): with
+/// --verbose, its backend and why (the cost model's reasoning), printed before any work. Returns
+/// the plan's estimated seconds on the backend it chose (0: no estimate).
+double print_plan_before_work(const FilterRequest& request, const CommonOptions& common);
+
+/// What the engine run found (backend, KO, threads, slabs, notes), with --verbose only; printed
+/// after the filter and before the write. The backend's reason only where no plan was printed
+/// before the work (`backend_planned` false).
+void print_run_report(const RunReport& report, const CommonOptions& common, bool backend_planned);
 
 /// Filters one component plane; convolve and smooth pass their engine call.
 using PlaneFilter =
@@ -62,13 +64,15 @@ using StoredPlaneFilter =
 /// The end of every filtering subcommand: runs `filter` on every component plane of `input` (the
 /// filtering share of `progress`; the result has the extents of `g` and the input's geometry
 /// moved by g.start voxels, the `valid` region), prints the --verbose run report, writes the
-/// result as planned (the writing share) and prints the --verbose timings.
+/// result as planned (the writing share) and prints the --verbose timings. `backend_planned`: the
+/// backend's reason was printed before the work (print_plan_before_work).
 void filter_and_write(Progress& progress, const io::Image& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter, const std::string& out,
                       const Plan& plan, const CommonOptions& common, const OutputOptions& output,
-                      double seconds_read);
+                      double seconds_read, bool backend_planned);
 
-/// filter_and_write on a FilterInput: a stored input goes through `stored_filter`.
+/// filter_and_write on a FilterInput: a stored input goes through `stored_filter`; the backend was
+/// planned before the work (print_plan_before_work).
 void filter_and_write(Progress& progress, const FilterInput& input, const OutputGeometry& g,
                       const Options& options, const PlaneFilter& filter,
                       const StoredPlaneFilter& stored_filter, const std::string& out,

@@ -157,7 +157,12 @@ void run_smooth(const SmoothArgs& a) {
     request.input_bytes_per_voxel = io::component_bytes(plan.input.component_type);
   gpu_may_win(request, !recursive && mask.empty(), a.common);  // starts CUDA where it may win
 
-  Progress progress(a.common, "smooth");
+  if (recursive)
+    request.kind = FilterKind::RecursiveGaussian;
+  const double filter_seconds = print_plan_before_work(request, a.common);
+  Progress progress(
+      a.common, "smooth",
+      estimate_stage_seconds(plan, a.out, a.output, a.common.threads, filter_seconds));
   double seconds_read = 0;
   const FilterInput input = read_filter_input(a.in, progress, seconds_read, stored, a.common);
 

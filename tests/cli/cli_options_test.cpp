@@ -260,16 +260,36 @@ TEST_F(CliMessages, NoUnitWarningWhenTheUserGaveTheUnit) {
   }
 }
 
-TEST_F(CliMessages, VerboseExplainsThePlanBeforeTheOutputIsWritten) {
-  const CliResult r = run_ndconv({"smooth", in, dir / "a.nii", "--sigma", "1vox", "-v"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const size_t plan = r.err.find("plan: backend");
-  const size_t wrote = r.err.find("ndconv: wrote");
-  ASSERT_NE(plan, std::string::npos) << r.err;
-  ASSERT_NE(wrote, std::string::npos) << r.err;
-  EXPECT_LT(plan, wrote) << r.err;
-  EXPECT_LT(r.err.find("timings:"), std::string::npos);
-  EXPECT_GT(r.err.find("timings:"), wrote) << r.err;
+TEST_F(CliMessages, VerboseExplainsThePlanBeforeTheWork) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"smooth", in, dir / "a.nii", "--sigma", "1vox", "-f", "-v"},
+        {"convolve", in, dir / "b.nii", "--kernel", "box:3", "-f", "-v"},
+        {"median", in, dir / "c.nii", "--radius", "1", "-f", "-v"}}) {
+    SCOPED_TRACE(args[0]);
+    const CliResult r = run_ndconv(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    // The cost model's reasoning before the first progress line (stderr is not a terminal:
+    // plain lines with -v), the run's findings after the filter, then "wrote", then timings.
+    const size_t plan = r.err.find("plan: backend");
+    const size_t first_progress = r.err.find(args[0] + ": 25%");
+    const size_t run = r.err.find("run: backend");
+    const size_t wrote = r.err.find("ndconv: wrote");
+    ASSERT_NE(plan, std::string::npos) << r.err;
+    ASSERT_NE(first_progress, std::string::npos) << r.err;
+    ASSERT_NE(run, std::string::npos) << r.err;
+    ASSERT_NE(wrote, std::string::npos) << r.err;
+    EXPECT_LT(plan, first_progress) << r.err;
+    EXPECT_LT(plan, run) << r.err;
+    EXPECT_LT(run, wrote) << r.err;
+    EXPECT_EQ(r.err.find("plan: backend", plan + 1), std::string::npos) << r.err;
+    EXPECT_GT(r.err.find("timings:"), wrote) << r.err;
+    EXPECT_NE(r.err.find("timings:"), std::string::npos) << r.err;
+    // Without -v: no reasoning at all, one line.
+    const CliResult quiet = run_ndconv({args.begin(), args.end() - 1});
+    ASSERT_EQ(quiet.code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err.find("estimated"), std::string::npos) << quiet.err;
+    EXPECT_EQ(quiet.err.find("plan:"), std::string::npos) << quiet.err;
+  }
 }
 
 TEST_F(CliMessages, TheProgressBarOnATerminalEndsItsLine) {
@@ -284,6 +304,16 @@ TEST_F(CliMessages, TheProgressBarOnATerminalEndsItsLine) {
                           shell_quote(log) + " 2>&1 </dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const std::string text = read_bytes(log);
+  // Each redraw starts with \r; the percentages never go back.
+  int last = -1, draws = 0;
+  for (size_t at = text.find("] "); at != std::string::npos; at = text.find("] ", at + 1)) {
+    const int percent = std::atoi(text.c_str() + at + 2);
+    EXPECT_GE(percent, last) << text;
+    last = percent;
+    ++draws;
+  }
+  EXPECT_EQ(last, 100) << text;
+  EXPECT_GT(draws, 2) << text;
   // The terminal shows \n as \r\n; the bar's last state, then its own line's end, then the note.
   const size_t bar = text.rfind("100%");
   ASSERT_NE(bar, std::string::npos) << text;

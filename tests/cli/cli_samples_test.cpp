@@ -208,7 +208,7 @@ TEST(CliMisc, VerboseVersionAndHelp) {
   CliResult r = run_ndconv({"smooth", kSamples + "/plus_SpinePhantomFreehandReconstructed.mha",
                             dir / "o.mha", "--sigma", "1", "--verbose", "--device", test_device()});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"plan: backend", "plan: outputs per thread", "timings: read"})
+  for (const char* s : {"plan: backend", "run: outputs per thread", "timings: read"})
     EXPECT_NE(r.err.find(s), std::string::npos) << s << " in:\n" << r.err;
   r = run_ndconv({"--version"});
   EXPECT_EQ(r.code, 0);
