@@ -101,18 +101,28 @@ void run_adaptive(const AdaptiveArgs& a) {
     throw io::IoError(std::string(e.what()) + (hint.empty() ? "" : "; try " + hint));
   }
 
-  read_filter_write("adaptive", a, plan,
-                    [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
-                      const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
-                      if (a.common.verbose) {
-                        for (const auto& [stage, seconds] : r.stage_seconds)
-                          print_line("timings: %s %.3f s", stage.c_str(), seconds);
-                      }
-                      RunReport report = r.bank;
-                      report.seconds_total = r.seconds_total;
-                      report.seconds_compute = r.seconds_total;
-                      return report;
-                    });
+  // The CPU's estimate (the GPU's stages have none): the progress bar's filter share, and with
+  // -v a line before the work.
+  const double estimate = on_gpu ? 0.0
+                                 : adaptive_estimated_cpu_seconds(dims, plan.input.geometry.extent,
+                                                                  parameters, a.common.threads) *
+                                       plan.input.components;
+  if (a.common.verbose && !on_gpu)
+    print_line("plan: estimated %.3g s on the CPU", estimate);
+  read_filter_write(
+      "adaptive", a, plan,
+      [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+        const AdaptiveReport r = adaptive_filter(in, out, parameters, o);
+        if (a.common.verbose) {
+          for (const auto& [stage, seconds] : r.stage_seconds)
+            print_line("timings: %s %.3f s", stage.c_str(), seconds);
+        }
+        RunReport report = r.bank;
+        report.seconds_total = r.seconds_total;
+        report.seconds_compute = r.seconds_total;
+        return report;
+      },
+      estimate);
 }
 
 // An option that overrides the preset's value within [min, max]: its help names the defaults, so

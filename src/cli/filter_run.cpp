@@ -80,8 +80,11 @@ double print_plan_before_work(const FilterRequest& request, const CommonOptions&
   // Asking CUDA for its devices would wait for the driver; the filter call probes as usual.
   before_work.probe_devices = false;
   const ndconv::Plan p = ndconv::plan(before_work);
-  if (c.verbose)
+  if (c.verbose) {
     print_line("plan: backend %s (%s)", to_string(p.backend), p.backend_reason.c_str());
+    if (p.backend == Backend::Cpu)
+      print_line("plan: estimated %.3g s on the CPU", p.estimated_cpu_seconds);
+  }
   return p.backend == Backend::Cuda ? p.estimated_gpu_seconds : p.estimated_cpu_seconds;
 }
 

@@ -37,20 +37,25 @@ NDCONV_HD bool control_finite(double v) {
 #endif
 }
 
-/// First pass on one voxel: `t` holds T's d(d+1)/2 components (upper triangle, row by row), `c`
-/// receives sum_i mu(l_i / l_1) e_i e_i^T in the same order; returns the magnitude x (0 where T
-/// has no positive eigenvalue: C = 0).
-NDCONV_HD double control_shape(const ControlMapping& m, const double* t, double* c) {
-  const int d = m.dims;
-  double a[kMaxDims * kMaxDims] = {}, values[kMaxDims] = {}, vectors[kMaxDims * kMaxDims] = {};
+/// T's d x d matrix from its d(d+1)/2 components `t`; returns |T|^2 (the norm normalisation's).
+template <int d>
+NDCONV_HD double control_matrix(const double* t, double* a) {
   double norm = 0;
   for (int i = 0, k = 0; i < d; ++i)
     for (int j = i; j < d; ++j, ++k) {
       a[i * d + j] = a[j * d + i] = t[k];
       norm += (i == j ? 1.0 : 2.0) * t[k] * t[k];
     }
-  symmetric_eigen(d, a, values, vectors);
-  double full[kMaxDims * kMaxDims] = {};
+  return norm;
+}
+
+/// The rest of the first pass once T = sum_i values[i] e_i e_i^T is decomposed (values in
+/// decreasing order, vectors' row i = e_i): `c` receives sum_i mu(l_i / l_1) e_i e_i^T; returns
+/// the magnitude x.
+template <int d>
+NDCONV_HD double control_from_eigen(const ControlMapping& m, const double* values,
+                                    const double* vectors, double norm, double* c) {
+  double full[d * d] = {};
   double x = 0;
   if (values[0] > 0 && control_finite(values[0])) {
     x = m.by_norm ? sqrt(norm) : values[0];
@@ -70,6 +75,29 @@ NDCONV_HD double control_shape(const ControlMapping& m, const double* t, double*
     for (int j = i; j < d; ++j, ++k)
       c[k] = full[i * d + j];
   return x;
+}
+
+/// First pass on one voxel, for a `d` x `d` tensor (control_shape dispatches on m.dims).
+template <int d>
+NDCONV_HD double control_shape_of(const ControlMapping& m, const double* t, double* c) {
+  double a[d * d] = {}, values[d] = {}, vectors[d * d] = {};
+  const double norm = control_matrix<d>(t, a);
+  symmetric_eigen<d>(a, values, vectors);
+  return control_from_eigen<d>(m, values, vectors, norm, c);
+}
+
+/// First pass on one voxel: `t` holds T's d(d+1)/2 components (upper triangle, row by row), `c`
+/// receives sum_i mu(l_i / l_1) e_i e_i^T in the same order; returns the magnitude x (0 where T
+/// has no positive eigenvalue: C = 0). d = m.dims, 2 to 4.
+NDCONV_HD double control_shape(const ControlMapping& m, const double* t, double* c) {
+  switch (m.dims) {
+    case 2:
+      return control_shape_of<2>(m, t, c);
+    case 3:
+      return control_shape_of<3>(m, t, c);
+    default:
+      return control_shape_of<4>(m, t, c);
+  }
 }
 
 /// Second pass: the factor gamma(x / largest) of a voxel of magnitude x (0 when largest is 0).

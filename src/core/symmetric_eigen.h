@@ -9,10 +9,32 @@
 
 namespace ndconv {
 
+/// The eigenpairs of a diagonalised `a` (A = V diag(a) V^T, V's columns the vectors), in
+/// decreasing order: values[i], and vectors' row i.
+template <int d>
+NDCONV_HD void eigen_in_order(const double* a, const double* v, double* values, double* vectors) {
+  int order[kMaxDims] = {0, 1, 2, 3};
+  for (int i = 0; i < d; ++i)
+    for (int j = i + 1; j < d; ++j)
+      if (a[order[j] * d + order[j]] > a[order[i] * d + order[i]]) {
+        const int first = order[i];
+        order[i] = order[j];
+        order[j] = first;
+      }
+  for (int i = 0; i < d; ++i) {
+    values[i] = a[order[i] * d + order[i]];
+    for (int k = 0; k < d; ++k)
+      vectors[i * d + k] = v[k * d + order[i]];
+  }
+}
+
 /// a: d x d symmetric, row-major (destroyed). values: eigenvalues in decreasing order;
-/// vectors: row i is the unit eigenvector of values[i].
-NDCONV_HD void symmetric_eigen(int d, double* a, double* values, double* vectors) {
-  double v[kMaxDims * kMaxDims] = {};
+/// vectors: row i is the unit eigenvector of values[i]. The size is a template parameter so that
+/// the loops unroll and the matrix stays in registers (the control tensor runs one per voxel).
+template <int d>
+NDCONV_HD void symmetric_eigen(double* a, double* values, double* vectors) {
+  static_assert(d >= 1 && d <= kMaxDims, "symmetric_eigen takes 1 x 1 to 4 x 4 matrices");
+  double v[d * d] = {};
   for (int i = 0; i < d; ++i)
     v[i * d + i] = 1;
   for (int sweep = 0; sweep < 12; ++sweep) {
@@ -49,19 +71,7 @@ NDCONV_HD void symmetric_eigen(int d, double* a, double* values, double* vectors
         }
       }
   }
-  int order[kMaxDims] = {0, 1, 2, 3};
-  for (int i = 0; i < d; ++i)
-    for (int j = i + 1; j < d; ++j)
-      if (a[order[j] * d + order[j]] > a[order[i] * d + order[i]]) {
-        const int first = order[i];
-        order[i] = order[j];
-        order[j] = first;
-      }
-  for (int i = 0; i < d; ++i) {
-    values[i] = a[order[i] * d + order[i]];
-    for (int k = 0; k < d; ++k)
-      vectors[i * d + k] = v[k * d + order[i]];
-  }
+  eigen_in_order<d>(a, v, values, vectors);
 }
 
 }  // namespace ndconv

@@ -9,9 +9,11 @@
 
 namespace ndconv::cpu {
 
-/// The filters-per-pass values every instruction set is compiled for.
-inline constexpr int kBankFiltersPerPass[] = {1, 2, 3, 4, 6, 8, 12};
-inline constexpr int kBankFiltersPerPassCount = 7;
+/// The filters-per-pass values every instruction set is compiled for: the adaptive filter's banks
+/// each in one pass where the registers allow (7 and 11 reconstruction filters in 3D and 4D, 12
+/// and 24 quadrature filters), since a pass of few filters reloads the input for little work.
+inline constexpr int kBankFiltersPerPass[] = {1, 2, 3, 4, 6, 7, 8, 11, 12};
+inline constexpr int kBankFiltersPerPassCount = 9;
 /// Outputs per block along the blocked axis.
 inline constexpr int kBankBlockFactors[] = {1, 2, 4};
 inline constexpr int kBankBlockFactorCount = 3;
@@ -50,6 +52,11 @@ struct BankKernelSet {
   int registers = 0;
   bool fma = false;
   BankBlockFn block[kBankFiltersPerPassCount][kBankBlockFactorCount][kBankStripVectorCount] = {};
+  /// The instruction set's FMA ceiling: `rounds` rounds of `peak_chains` independent vector
+  /// multiply-adds, register-resident (no loads); returns a sum that depends on every one, so that
+  /// none is optimised away. lanes * peak_chains * rounds multiply-adds in all.
+  float (*fma_rounds)(int64_t rounds, float seed) = nullptr;
+  int peak_chains = 0;
 };
 
 /// The bank kernel set for the instruction set named `isa` ("avx512", "avx2" or "generic").

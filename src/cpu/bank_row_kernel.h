@@ -67,6 +67,28 @@ void block(const BankBlock& a) {
   }
 }
 
+/// Independent chains of fma_rounds: as many as the register file holds besides the two
+/// constants, far more than the FMA latency times the FMA pipes needs.
+constexpr int kPeakChains = NDCONV_CPU_REGISTERS - 4;
+
+inline float fma_rounds(int64_t rounds, float seed) {
+  Vec acc[kPeakChains];
+  const Vec step = Vec{} + seed * 1e-7f, scale = Vec{} + 0.999999f;
+#pragma GCC unroll 32
+  for (int c = 0; c < kPeakChains; ++c)
+    acc[c] = Vec{} + seed + static_cast<float>(c);
+  for (int64_t r = 0; r < rounds; ++r) {
+#pragma GCC unroll 32
+    for (int c = 0; c < kPeakChains; ++c)
+      acc[c] = acc[c] * scale + step;
+  }
+  float sum = 0;
+  for (int c = 0; c < kPeakChains; ++c)
+    for (int l = 0; l < kLanes; ++l)
+      sum += acc[c][l];
+  return sum;
+}
+
 template <int FP, int B, int W>
 constexpr BankBlockFn entry() {
   if constexpr (fits(FP, B, W))
@@ -87,7 +109,7 @@ void fill_filters(BankKernelSet& s, int fi) {
 
 inline BankKernelSet make_bank_kernel_set(const char* isa) {
   static_assert(
-      kBankFiltersPerPassCount == 7 && kBankBlockFactorCount == 3 && kBankStripVectorCount == 2,
+      kBankFiltersPerPassCount == 9 && kBankBlockFactorCount == 3 && kBankStripVectorCount == 2,
       "make_bank_kernel_set lists every shape");
   BankKernelSet s;
   describe_instruction_set(s, isa);
@@ -96,8 +118,12 @@ inline BankKernelSet make_bank_kernel_set(const char* isa) {
   fill_filters<3>(s, 2);
   fill_filters<4>(s, 3);
   fill_filters<6>(s, 4);
-  fill_filters<8>(s, 5);
-  fill_filters<12>(s, 6);
+  fill_filters<7>(s, 5);
+  fill_filters<8>(s, 6);
+  fill_filters<11>(s, 7);
+  fill_filters<12>(s, 8);
+  s.fma_rounds = &fma_rounds;
+  s.peak_chains = kPeakChains;
   return s;
 }
 

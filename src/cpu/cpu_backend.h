@@ -43,4 +43,14 @@ void run_separable_stored(const detail::SeparableProblem& problem, const StoredV
 /// The filter bank (core/bank_problem.h): F outputs, or their weighted sum.
 void run_bank(const detail::BankProblem& problem, const Options& options, RunReport& report);
 
+/// The FP32 multiply-add ceiling of `threads` threads (0: every hardware thread) with the kernels'
+/// instruction set, measured for about `seconds` (fma_peak.cpp).
+struct FmaPeak {
+  double multiply_adds_per_second = 0;  ///< single-precision lanes, all threads together
+  const char* isa = "";
+  int threads = 0;
+  float checksum = 0;  ///< the loops' result, so that they are not optimised away
+};
+FmaPeak measure_fma_peak(int threads, double seconds);
+
 }  // namespace ndconv::cpu_backend

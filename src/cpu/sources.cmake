@@ -3,7 +3,7 @@
 set(NDCONV_CPU_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cpu)
 set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp finite_scan.cpp
   blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_rule.cpp
-  median.cpp recursive_gaussian.cpp)
+  median.cpp recursive_gaussian.cpp fma_peak.cpp)
 list(TRANSFORM NDCONV_CPU_SOURCES PREPEND ${NDCONV_CPU_DIR}/)
 
 # The kernel units of one instruction set (kernels_, bank_kernels_, median_kernels_<isa>.cpp): built

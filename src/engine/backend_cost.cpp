@@ -20,12 +20,43 @@ std::string milliseconds(double seconds) {
 
 }  // namespace
 
+double estimate_cpu_seconds(const CpuWork& w, const CostConstants& k) {
+  const double outputs = static_cast<double>(w.output_voxels);
+  const double taps = outputs * std::max(1.0, w.taps_per_output);
+  const double passes = std::max(1, w.passes);
+  double per_thread = outputs * passes * k.cpu_pass_seconds_per_voxel;
+  switch (w.kind) {
+    case CpuWork::Kind::Dense:
+      per_thread += taps / k.cpu_taps_per_second_per_thread;
+      break;
+    case CpuWork::Kind::Bank:
+      per_thread += taps / k.cpu_bank_taps_per_second_per_thread;
+      break;
+    case CpuWork::Kind::Separable:
+      per_thread += taps / k.cpu_separable_taps_per_second_per_thread;
+      break;
+    case CpuWork::Kind::Median:
+      per_thread += taps * k.cpu_median_seconds_per_key;
+      break;
+    case CpuWork::Kind::Recursive:
+      per_thread += taps * k.cpu_recursive_seconds_per_voxel_axis;
+      break;
+  }
+  return k.cpu_fixed_seconds + per_thread / std::max(1, w.threads);
+}
+
 CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
   CostEstimate e;
   const double outputs = static_cast<double>(in.output_voxels);
   const double taps = outputs * std::max(1.0, in.taps_per_output);
   const int threads = std::max(1, in.cpu_threads);
-  e.cpu_seconds = k.cpu_fixed_seconds + taps / (k.cpu_taps_per_second_per_thread * threads);
+  CpuWork cpu;
+  cpu.kind = in.separable ? CpuWork::Kind::Separable : CpuWork::Kind::Dense;
+  cpu.output_voxels = in.output_voxels;
+  cpu.taps_per_output = in.taps_per_output;
+  cpu.passes = in.passes;
+  cpu.threads = threads;
+  e.cpu_seconds = estimate_cpu_seconds(cpu, k);
 
   const double rate = in.separable ? k.gpu_separable_taps_per_second : k.gpu_dense_taps_per_second;
   const double traffic = outputs * 8.0 * std::max(1, in.passes);

@@ -15,12 +15,34 @@ namespace ndconv::detail {
 
 /// The model's constants, each with the measurement it comes from.
 struct CostConstants {
-  /// CPU multiply-adds per second per thread: cpu3d_7 (160^3 volume, dense 7^3, 1.405e9
-  /// multiply-adds) in 0.046 s on 2 threads of the development VM (docs/cpu-backend.md,
-  /// "Measurements"), the faster of it and the H100 machine's 7.46 ms on 16 threads (11.8e9).
-  double cpu_taps_per_second_per_thread = 15.3e9;
-  /// CPU time a call costs besides its arithmetic (threads started, a pass over the volume).
-  double cpu_fixed_seconds = 50e-6;
+  /// The CPU's time, per thread (docs/performance.md, "The CPU cost model", has the measured
+  /// table): a call's fixed cost, a pass over the volume per output voxel (the input's conversion
+  /// and padded copy, the output's first touch: memory traffic), and the arithmetic. Fitted on the
+  /// 2-core development VM (AMD EPYC, AVX-512) to the bundled 160^3 echo volume (uint8): convolve
+  /// box:7 24-34 ms, smooth sigma 2 voxels 47 ms and median radius 2 96-107 ms at load about 1.
+  double cpu_fixed_seconds = 200e-6;
+  double cpu_pass_seconds_per_voxel = 6e-9;
+  /// Dense multiply-adds per second per thread (the register-blocked row kernels): the cpu3d_7
+  /// row's 7^3 on 160^3 in 12.3 ms on 2 threads (performance.md, the CPU row against ITK).
+  double cpu_taps_per_second_per_thread = 50e9;
+  /// The filter bank's: the adaptive filter's true-4D banks at 54-56 GFMA/s on 2 threads at load
+  /// 12 (80^3 x 6, AdaptiveCpuBenchmark), slower than one filter per pass (more rows in flight).
+  double cpu_bank_taps_per_second_per_thread = 30e9;
+  /// Separable 1D taps per second per thread (short rows per tap: below the dense rate).
+  double cpu_separable_taps_per_second_per_thread = 12e9;
+  /// The median's seconds per window voxel per output voxel, one thread (the counting passes):
+  /// 160^3 float32 at radius 2 and 3 in 119 and 256 ms on 2 threads.
+  double cpu_median_seconds_per_key = 0.4e-9;
+  /// The recursive Gaussian's seconds per voxel and axis, one thread.
+  double cpu_recursive_seconds_per_voxel_axis = 3e-9;
+  /// The adaptive filter's control tensor: seconds per voxel, one thread, divided by d^3 (its
+  /// eigen-decomposition's work grows about as the cube of the tensor's size): 3D 0.75 s on
+  /// 160^3, 4D 1.8-2.1 s on 80^3 x 6, 2 threads at load 12.
+  double cpu_control_seconds_per_voxel_cube = 15e-9;
+  /// A filter response the bank writes and the structure tensor reads back (its magnitude and
+  /// share of the tensor), per voxel, one thread: the quadrature stage beyond its multiply-adds
+  /// (0.8-1.1 s for 12 responses of 160^3 at load 12).
+  double cpu_response_seconds_per_voxel = 20e-9;
   /// GPU multiply-adds per second, dense: dense3d_5 (256^3, 5^3, 2.1e9 multiply-adds) in 0.129 ms
   /// on the H100 (docs/records/2026-11-21-h100-kernel-passes.md), the slowest dense row.
   double gpu_dense_taps_per_second = 16.2e12;
@@ -73,5 +95,19 @@ struct CostEstimate {
 
 /// The estimates for `in` and the choice (GPU only when its estimate is below the CPU's).
 CostEstimate estimate_costs(const CostInput& in, const CostConstants& k = kCostConstants);
+
+/// A CPU run as the CPU estimate sees it.
+struct CpuWork {
+  enum class Kind { Dense, Separable, Bank, Median, Recursive } kind = Kind::Dense;
+  int64_t output_voxels = 0;
+  /// Dense: the filter's taps; bank: the taps of all its filters; separable: the sum of the 1D
+  /// lengths; median: the window's voxels; recursive: the filtered axes.
+  double taps_per_output = 1;
+  int passes = 1;  ///< passes over the volume (separable: filtered axes)
+  int threads = 1;
+};
+
+/// The CPU's estimated seconds for `work`.
+double estimate_cpu_seconds(const CpuWork& work, const CostConstants& k = kCostConstants);
 
 }  // namespace ndconv::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/parallel_for.h"
 #include "core/problem.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/tuning.h"
@@ -130,6 +131,43 @@ detail::BackendWork linear_work(const FilterRequest& r, const OutputGeometry& g)
   return detail::linear_backend_work(w, r.options);
 }
 
+// The request as the CPU estimate sees it.
+detail::CpuWork cpu_work(const FilterRequest& r, const OutputGeometry& g) {
+  using Kind = detail::CpuWork::Kind;
+  detail::CpuWork w;
+  w.output_voxels = voxels_of(r.dims, g.extent);
+  w.threads = core::resolve_thread_count(r.options.threads);
+  const double taps = static_cast<double>(voxels_of(r.dims, r.filter_extent));
+  switch (r.kind) {
+    case FilterKind::Dense:
+      w.kind = Kind::Dense;
+      w.taps_per_output = taps;
+      break;
+    case FilterKind::Bank:
+      w.kind = Kind::Bank;
+      w.taps_per_output = taps * r.filters;
+      break;
+    case FilterKind::Median:
+      w.kind = Kind::Median;
+      w.taps_per_output = taps;
+      break;
+    case FilterKind::Separable:
+    case FilterKind::RecursiveGaussian:
+      w.kind = r.kind == FilterKind::Separable ? Kind::Separable : Kind::Recursive;
+      w.taps_per_output = 0;
+      w.passes = 0;
+      for (int a = 0; a < r.dims; ++a) {
+        if (r.kind == FilterKind::RecursiveGaussian || r.filter_extent[a] > 1) {
+          w.taps_per_output +=
+              r.kind == FilterKind::Separable ? static_cast<double>(r.filter_extent[a]) : 1.0;
+          ++w.passes;
+        }
+      }
+      break;
+  }
+  return w;
+}
+
 // What the chosen backend runs, for the plan's method, family and outputs per thread.
 void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) {
   const int last = r.dims - 1;
@@ -242,7 +280,7 @@ Plan plan(const FilterRequest& r) {
   p.backend = detail::choose_backend(r.options, work, chosen, &estimate);
   p.backend_reason = chosen.backend_reason;
   p.device_bytes = p.backend == Backend::Cuda ? work.device_bytes : 0;
-  p.estimated_cpu_seconds = estimate.cpu_seconds;
+  p.estimated_cpu_seconds = detail::estimate_cpu_seconds(cpu_work(r, g));
   p.estimated_gpu_seconds = estimate.gpu_seconds;
   describe_kernels(r, g, p);
   return p;

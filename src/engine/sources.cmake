@@ -14,6 +14,7 @@ set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/design_cache.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/pipeline.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/presets.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/cost.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_support.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_banks.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/orientation.cpp

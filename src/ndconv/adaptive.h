@@ -11,6 +11,7 @@
 // computed by the bank's weighted sum without writing the HP_k * f volumes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,6 +166,11 @@ void validate_adaptive_parameters(const AdaptiveParameters& parameters);
 double adaptive_working_volumes(int dims, const Index& extent, const AdaptiveParameters& parameters,
                                 bool on_gpu = false);
 
+/// The estimated seconds of adaptive_filter on the CPU with `threads` threads (0: every hardware
+/// thread), the filter design excepted: each stage by the engine's CPU cost model.
+double adaptive_estimated_cpu_seconds(int dims, const Index& extent,
+                                      const AdaptiveParameters& parameters, int threads = 0);
+
 /// Seconds per stage, in order, for --verbose.
 struct AdaptiveReport {
   std::vector<std::pair<std::string, double>> stage_seconds;
@@ -192,9 +198,11 @@ void upsample_tensor(std::vector<std::vector<float>>& tensor, int dims, const In
 /// Gaussian relaxation of each component in place (the separable engine path).
 void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,
                   double sigma, const Options& options);
-/// Structure tensor to control tensor, in place.
+/// Structure tensor to control tensor, in place. `progress` (may be empty) follows the work from
+/// 0 to 1 as Options::progress does; false stops it with Aborted.
 void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
-                    const AdaptiveParameters& parameters, int threads = 0);
+                    const AdaptiveParameters& parameters, int threads = 0,
+                    const std::function<bool(double)>& progress = {});
 /// out = LP * f + sum_k <C, M_k> (HP_k * f), blended with the input.
 RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vector<float>>& control,
                       const std::vector<DesignedFilter>& reconstruction, double blend,

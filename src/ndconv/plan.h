@@ -86,7 +86,8 @@ struct Plan {
   std::string outputs_per_thread_reason;
   /// Device memory a GPU run needs at once (0: none, or the backend works in slabs under the cap).
   double device_bytes = 0;
-  /// The cost model's estimates (0 where the filter has no model, or the CPU was forced).
+  /// The cost model's estimates: the CPU's for every filter, the GPU's where the model chose
+  /// between them (dense and separable under Backend::Auto; else 0).
   double estimated_cpu_seconds = 0;
   double estimated_gpu_seconds = 0;
 

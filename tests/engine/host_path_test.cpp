@@ -14,6 +14,7 @@
 
 #include "engine/backend_cost.h"
 #include "core/first_touch.h"
+#include "ndconv/adaptive.h"
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "ndconv/memory.h"
@@ -151,10 +152,10 @@ TEST(CostModel, SmallVolumesStayOnTheCpu) {
 }
 
 TEST(CostModel, AStartUpUnderWayCountsOnlyItsRest) {
-  // 128^3 with 7^3 taps: the full start-up decides for the CPU; with most of it already run (a
+  // 128^3 with 9^3 taps: the full start-up decides for the CPU; with most of it already run (a
   // warm-up begun while the input was read), the GPU wins; a start-up run longer than the model's
   // constant costs nothing more.
-  detail::CostInput in = dense_work(128 * 128 * 128, 343);
+  detail::CostInput in = dense_work(128 * 128 * 128, 729);
   EXPECT_FALSE(detail::estimate_costs(in).prefer_gpu);
   in.startup_elapsed_seconds = detail::kCostConstants.cuda_startup_seconds - 0.0005;
   detail::CostEstimate e = detail::estimate_costs(in);
@@ -166,9 +167,9 @@ TEST(CostModel, AStartUpUnderWayCountsOnlyItsRest) {
 }
 
 TEST(CostModel, LargeDenseWorkGoesToTheGpu) {
-  // 256^3 with 21^3 taps: over half a second on 16 CPU threads, milliseconds on the GPU, which
+  // 256^3 with 31^3 taps: over half a second on 16 CPU threads, milliseconds on the GPU, which
   // wins even with the start-up still to pay.
-  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 21 * 21 * 21);
+  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 31 * 31 * 31);
   detail::CostEstimate e = detail::estimate_costs(in);
   EXPECT_TRUE(e.prefer_gpu) << e.reason;
   EXPECT_GT(e.cpu_seconds, 0.5);
@@ -200,6 +201,7 @@ TEST(CostModel, TheEstimatesFollowTheConstants) {
   detail::CostConstants k;
   k.cpu_taps_per_second_per_thread = 1e9;
   k.cpu_fixed_seconds = 0;
+  k.cpu_pass_seconds_per_voxel = 0;
   detail::CostInput in = dense_work(1000000, 10);
   in.cpu_threads = 4;
   const detail::CostEstimate e = detail::estimate_costs(in, k);
@@ -211,6 +213,58 @@ TEST(CostModel, TheEstimatesFollowTheConstants) {
   in.passes = 3;
   const detail::CostEstimate s = detail::estimate_costs(in, k);
   EXPECT_GE(s.gpu_kernel_seconds, 1e6 * 8.0 * 3 / k.gpu_bytes_per_second);
+}
+
+TEST(CostModel, TheCpuEstimateFollowsEachFiltersWork) {
+  detail::CostConstants k;
+  k.cpu_fixed_seconds = 0;
+  detail::CpuWork w;
+  w.output_voxels = 1000000;
+  w.threads = 2;
+  // Dense: a pass over the volume plus its taps at the row kernels' rate, shared by the threads.
+  w.taps_per_output = 343;
+  EXPECT_NEAR(detail::estimate_cpu_seconds(w, k),
+              (1e6 * k.cpu_pass_seconds_per_voxel + 343e6 / k.cpu_taps_per_second_per_thread) / 2,
+              1e-12);
+  // Separable: a pass per filtered axis, the 1D taps at the separable rate.
+  w.kind = detail::CpuWork::Kind::Separable;
+  w.taps_per_output = 51;
+  w.passes = 3;
+  EXPECT_NEAR(
+      detail::estimate_cpu_seconds(w, k),
+      (3e6 * k.cpu_pass_seconds_per_voxel + 51e6 / k.cpu_separable_taps_per_second_per_thread) / 2,
+      1e-12);
+  // The median: per window voxel; radius 3 costs about (7/3)^3 of radius 1 beyond the pass.
+  w.kind = detail::CpuWork::Kind::Median;
+  w.passes = 1;
+  w.taps_per_output = 27;
+  const double r1 = detail::estimate_cpu_seconds(w, k);
+  w.taps_per_output = 343;
+  const double r3 = detail::estimate_cpu_seconds(w, k);
+  const double pass = 1e6 * k.cpu_pass_seconds_per_voxel / 2;
+  EXPECT_NEAR((r3 - pass) / (r1 - pass), 343.0 / 27, 1e-9);
+  // More threads, less time.
+  w.threads = 4;
+  EXPECT_NEAR(detail::estimate_cpu_seconds(w, k), r3 / 2, 1e-12);
+}
+
+TEST(CostModel, TheAdaptiveEstimateGrowsWithItsWork) {
+  AdaptiveParameters p = adaptive_preset(AdaptivePreset::Echo);
+  const double one = adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 2);
+  EXPECT_GT(one, 0);
+  // Twice the voxels or half the threads: twice the time, but for each call's fixed cost.
+  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {64, 64, 128, 1}, p, 2), 2 * one, 0.02 * one);
+  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 4), one / 2, 0.02 * one);
+  // Frame by frame, a 4D series costs its frames' 3D runs; true 4D costs more (larger filters).
+  p.time_as_axis = false;
+  const double frames = adaptive_estimated_cpu_seconds(4, {64, 64, 64, 4}, p, 2);
+  EXPECT_NEAR(frames, 4 * one, 0.02 * frames);
+  p.time_as_axis = true;
+  EXPECT_GT(adaptive_estimated_cpu_seconds(4, {64, 64, 64, 4}, p, 2), 3 * frames);
+  // A larger reconstruction filter costs more.
+  p = adaptive_preset(AdaptivePreset::Echo);
+  p.reconstruction.size = 11;
+  EXPECT_GT(adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 2), one);
 }
 
 TEST(CostModel, AutoPicksTheCpuForSmallVolumesThroughTheEngine) {

@@ -1,11 +1,12 @@
 // The adaptive filter's control tensor on the CPU (ndconv/adaptive.h, stage 3): the checked
-// control mapping of the parameters, and one eigen-decomposition per voxel (core/control_voxel.h)
-// in two passes.
+// control mapping of the parameters, and one eigen-decomposition per voxel (core/control_voxel.h,
+// several voxels at once: control_batch.h) in two passes.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/control_voxel.h"
+#include "engine/adaptive/control_batch.h"
 #include "core/parallel_for.h"
 #include "engine/adaptive/stage_support.h"
 #include "ndconv/adaptive.h"
@@ -41,8 +42,48 @@ void detail::check_components(const std::vector<std::vector<float>>& tensor, int
                           " components, expected " + std::to_string(m));
 }
 
+namespace {
+
+// The first pass over voxels [begin, end): kControlLanes voxels at a time (control_batch.h), the
+// rest one by one; C over T in `tensor`, the magnitudes in `magnitude`, their largest in `largest`.
+template <int d>
+void first_pass(const detail::ControlMapping& mapping, std::vector<std::vector<float>>& tensor,
+                int64_t begin, int64_t end, std::vector<float>& magnitude, double& largest) {
+  constexpr int m = d * (d + 1) / 2;
+  constexpr int lanes = detail::kControlLanes;
+  int64_t v = begin;
+  for (; v + lanes <= end; v += lanes) {
+    detail::ControlLanes t[m], c[m];
+    double x[lanes];
+    for (int k = 0; k < m; ++k)
+      for (int l = 0; l < lanes; ++l)
+        t[k][l] = tensor[k][v + l];
+    detail::control_shape_lanes<d>(mapping, t, c, x);
+    for (int l = 0; l < lanes; ++l) {
+      magnitude[v + l] = static_cast<float>(x[l]);
+      largest = std::max(largest, x[l]);
+    }
+    for (int k = 0; k < m; ++k)
+      for (int l = 0; l < lanes; ++l)
+        tensor[k][v + l] = static_cast<float>(c[k][l]);
+  }
+  for (; v < end; ++v) {
+    double t[m], c[m];
+    for (int k = 0; k < m; ++k)
+      t[k] = tensor[k][v];
+    const double x = detail::control_shape_of<d>(mapping, t, c);
+    magnitude[v] = static_cast<float>(x);
+    largest = std::max(largest, x);
+    for (int k = 0; k < m; ++k)
+      tensor[k][v] = static_cast<float>(c[k]);
+  }
+}
+
+}  // namespace
+
 void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
-                    const AdaptiveParameters& parameters, int threads) {
+                    const AdaptiveParameters& parameters, int threads,
+                    const std::function<bool(double)>& progress) {
   check_components(tensor, dims);
   const detail::ControlMapping mapping = control_mapping(dims, parameters);
   const int m = component_count(dims);
@@ -53,20 +94,19 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
   // known.
   std::vector<float> magnitude(static_cast<size_t>(voxels));
   std::vector<double> largest(used, 0.0);
-  core::parallel_for(used, voxels,
-                     [&](int64_t begin, int64_t end, int worker) {
-                       double t[kMaxDims * kMaxDims], c[kMaxDims * kMaxDims];
-                       for (int64_t v = begin; v < end; ++v) {
-                         for (int k = 0; k < m; ++k)
-                           t[k] = tensor[k][v];
-                         const double x = detail::control_shape(mapping, t, c);
-                         magnitude[v] = static_cast<float>(x);
-                         largest[worker] = std::max(largest[worker], x);
-                         for (int k = 0; k < m; ++k)
-                           tensor[k][v] = static_cast<float>(c[k]);
-                       }
-                     },
-                     {});
+  core::parallel_for(
+      used, voxels,
+      [&](int64_t begin, int64_t end, int worker) {
+        switch (dims) {
+          case 2:
+            return first_pass<2>(mapping, tensor, begin, end, magnitude, largest[worker]);
+          case 3:
+            return first_pass<3>(mapping, tensor, begin, end, magnitude, largest[worker]);
+          default:
+            return first_pass<4>(mapping, tensor, begin, end, magnitude, largest[worker]);
+        }
+      },
+      {&progress, 0.0, 0.9});
   const double scale = *std::max_element(largest.begin(), largest.end());
   core::parallel_for(used, voxels,
                      [&](int64_t begin, int64_t end, int) {
@@ -76,7 +116,7 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
                            tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
                        }
                      },
-                     {});
+                     {&progress, 0.9, 0.1});
 }
 
 }  // namespace ndconv

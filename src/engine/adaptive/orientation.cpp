@@ -36,6 +36,12 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
   const std::vector<Tensor>& duals = bank.duals;
   const int k = bank.filters;
   const int m = component_count(dims);
+  // The duals' upper triangles, in the tensor's component order.
+  std::vector<Tensor> upper_duals(static_cast<size_t>(k), Tensor{});
+  for (int q = 0; q < k; ++q)
+    for (int i = 0, c = 0; i < dims; ++i)
+      for (int j = i; j < dims; ++j)
+        upper_duals[q][c++] = duals[q][i * dims + j];
   const Options& bank_options = bank.options;
   const Index extent = input.extent;
   const int64_t voxels = input.voxel_count();
@@ -86,16 +92,15 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
                          for (int64_t v = begin; v < end; ++v) {
                            double t[kMaxDims * kMaxDims] = {};
                            for (int q = 0; q < k; ++q) {
-                             const double magnitude =
-                                 std::hypot(static_cast<double>(responses[2 * q][v]),
-                                            static_cast<double>(responses[2 * q + 1][v]));
-                             for (int e = 0; e < dims * dims; ++e)
-                               t[e] += magnitude * duals[q][e];
+                             // Squares of floats in double neither overflow nor underflow, so
+                             // the square root needs none of hypot's (slow) scaling.
+                             const double re = responses[2 * q][v], im = responses[2 * q + 1][v];
+                             const double magnitude = std::sqrt(re * re + im * im);
+                             for (int c = 0; c < m; ++c)
+                               t[c] += magnitude * upper_duals[q][c];
                            }
-                           int c = 0;
-                           for (int i = 0; i < dims; ++i)
-                             for (int j = i; j < dims; ++j)
-                               tensor[c++][base + v] = static_cast<float>(t[i * dims + j]);
+                           for (int c = 0; c < m; ++c)
+                             tensor[c][base + v] = static_cast<float>(t[c]);
                          }
                        },
                        {});

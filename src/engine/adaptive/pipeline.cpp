@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel_for.h"
 #include "core/seconds_since.h"
 #include "cuda/bank/bank_backend.h"
 #include "engine/adaptive/bank_front.h"
@@ -47,11 +48,14 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
                    const std::vector<DesignedFilter>& quadrature,
                    const std::vector<DesignedFilter>& reconstruction, AdaptiveReport& report) {
   const int dims = input.dims;
-  // Shares of the progress bar, roughly by work.
-  const double q_taps = static_cast<double>(quadrature[0].real.size()) * 2 * quadrature.size();
-  const double r_taps = static_cast<double>(reconstruction[0].real.size()) * reconstruction.size();
-  const double q_share = q_taps / (q_taps + r_taps) * 0.95,
-               r_share = r_taps / (q_taps + r_taps) * 0.95;
+  // Shares of the progress bar: each stage's estimated seconds (cost.cpp).
+  const detail::AdaptiveStageSeconds estimate =
+      detail::adaptive_stage_seconds(dims, static_cast<double>(input.voxel_count()), parameters,
+                                     core::resolve_thread_count(options.threads));
+  const double q_share = estimate.orientation / estimate.total(),
+               relax_share = estimate.relaxation / estimate.total(),
+               control_share = estimate.control / estimate.total(),
+               r_share = estimate.reconstruction / estimate.total();
 
   // Orientation estimation, on the input or on its subsampled lowpass version.
   auto t0 = std::chrono::steady_clock::now();
@@ -77,7 +81,7 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   t0 = std::chrono::steady_clock::now();
   relax_tensor(tensor, dims, coarse_extent, parameters.relaxation_sigma / (downsample ? 2.0 : 1.0),
-               stage_options(options, q_share, 0.03));
+               stage_options(options, q_share, relax_share));
   report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
@@ -88,16 +92,17 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
     check_components(tensor, dims);
     on_gpu = cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options);
   }
+  const Options control_options = stage_options(options, q_share + relax_share, control_share);
   if (!on_gpu)
-    control_tensor(tensor, dims, parameters, options.threads);
+    control_tensor(tensor, dims, parameters, options.threads, control_options.progress);
   if (downsample)
     upsample_tensor(tensor, dims, coarse_extent, input.extent, options.threads);
-  report_progress(options, q_share + 0.05);
+  report_progress(control_options, 1.0);
   report.stage_seconds.emplace_back("control tensor", seconds_since(t0));
 
   t0 = std::chrono::steady_clock::now();
   report.bank = reconstruct(input, tensor, reconstruction, parameters.blend, output,
-                            stage_options(options, q_share + 0.05, r_share));
+                            stage_options(options, 1.0 - r_share, r_share));
   if (!fallback_note.empty())
     report.bank.notes.push_back(fallback_note);
   report.stage_seconds.emplace_back("reconstruction", seconds_since(t0));

@@ -38,6 +38,15 @@ void check_components(const std::vector<std::vector<float>>& tensor, int dims);
 /// Throws InvalidArgument unless the blend with the input lies in [0, 1] (reconstruction.cpp).
 void check_blend(double blend);
 
+/// The estimated CPU seconds of each stage on one volume of `dims` axes and `voxels` voxels with
+/// `threads` threads (cost.cpp): the progress bar's shares, and adaptive_estimated_cpu_seconds.
+struct AdaptiveStageSeconds {
+  double orientation = 0, relaxation = 0, control = 0, reconstruction = 0;
+  double total() const { return orientation + relaxation + control + reconstruction; }
+};
+AdaptiveStageSeconds adaptive_stage_seconds(int dims, double voxels,
+                                            const AdaptiveParameters& parameters, int threads);
+
 /// The relaxation's Gaussian: `sigma` voxels along every axis (relaxation.cpp).
 SeparableFilter relaxation_gaussian(int dims, double sigma);
 
