@@ -51,21 +51,21 @@ void first_pass(const detail::ControlMapping& mapping, std::vector<std::vector<f
                 int64_t begin, int64_t end, std::vector<float>& magnitude, double& largest) {
   constexpr int m = d * (d + 1) / 2;
   constexpr int lanes = detail::kControlLanes;
+  const cpu::JacobiLanesFn jacobi = cpu::select_jacobi_lanes();
   int64_t v = begin;
   for (; v + lanes <= end; v += lanes) {
-    detail::ControlLanes t[m], c[m];
-    double x[lanes];
+    double t[m * lanes], c[m * lanes], x[lanes];
     for (int k = 0; k < m; ++k)
       for (int l = 0; l < lanes; ++l)
-        t[k][l] = tensor[k][v + l];
-    detail::control_shape_lanes<d>(mapping, t, c, x);
+        t[k * lanes + l] = tensor[k][v + l];
+    detail::control_shape_lanes<d>(jacobi, mapping, t, c, x);
     for (int l = 0; l < lanes; ++l) {
       magnitude[v + l] = static_cast<float>(x[l]);
       largest = std::max(largest, x[l]);
     }
     for (int k = 0; k < m; ++k)
       for (int l = 0; l < lanes; ++l)
-        tensor[k][v + l] = static_cast<float>(c[k][l]);
+        tensor[k][v + l] = static_cast<float>(c[k * lanes + l]);
   }
   for (; v < end; ++v) {
     double t[m], c[m];
