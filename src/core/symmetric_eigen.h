@@ -9,6 +9,39 @@
 
 namespace ndconv {
 
+/// The steps of the Jacobi method shared by symmetric_eigen and its lanes' copy
+/// (cpu/jacobi_lanes_kernel.h): `Value` is double or a vector of doubles, one matrix per lane;
+/// `Isa`, a type of the caller's instruction set, gives each set's instantiation its own name.
+/// The sums of the squared off-diagonal (upper) and diagonal elements of `a`.
+template <int d, typename Value, typename Isa = void>
+NDCONV_HD void jacobi_sums(const Value* a, Value& off, Value& diag) {
+  for (int p = 0; p < d; ++p) {
+    diag += a[p * d + p] * a[p * d + p];
+    for (int q = p + 1; q < d; ++q)
+      off += a[p * d + q] * a[p * d + q];
+  }
+}
+
+/// The rotation J of the plane (p, q) by cosine c and sine s: A <- J^T A J, V <- V J.
+template <int d, typename Value, typename Isa = void>
+NDCONV_HD void jacobi_rotate(Value* a, Value* v, int p, int q, const Value& c, const Value& s) {
+  for (int k = 0; k < d; ++k) {  // A <- A J (columns p, q)
+    const Value akp = a[k * d + p], akq = a[k * d + q];
+    a[k * d + p] = c * akp - s * akq;
+    a[k * d + q] = s * akp + c * akq;
+  }
+  for (int k = 0; k < d; ++k) {  // A <- J^T A (rows p, q)
+    const Value apk = a[p * d + k], aqk = a[q * d + k];
+    a[p * d + k] = c * apk - s * aqk;
+    a[q * d + k] = s * apk + c * aqk;
+  }
+  for (int k = 0; k < d; ++k) {  // V <- V J
+    const Value vkp = v[k * d + p], vkq = v[k * d + q];
+    v[k * d + p] = c * vkp - s * vkq;
+    v[k * d + q] = s * vkp + c * vkq;
+  }
+}
+
 /// The eigenpairs of a diagonalised `a` (A = V diag(a) V^T, V's columns the vectors), in
 /// decreasing order: values[i], and vectors' row i.
 template <int d>
@@ -39,11 +72,7 @@ NDCONV_HD void symmetric_eigen(double* a, double* values, double* vectors) {
     v[i * d + i] = 1;
   for (int sweep = 0; sweep < 12; ++sweep) {
     double off = 0, diag = 0;
-    for (int p = 0; p < d; ++p) {
-      diag += a[p * d + p] * a[p * d + p];
-      for (int q = p + 1; q < d; ++q)
-        off += a[p * d + q] * a[p * d + q];
-    }
+    jacobi_sums<d>(a, off, diag);
     if (off <= 1e-22 * diag || off == 0)  // off-diagonal below 1e-11 of the diagonal
       break;
     for (int p = 0; p < d; ++p)
@@ -54,21 +83,7 @@ NDCONV_HD void symmetric_eigen(double* a, double* values, double* vectors) {
         const double theta = (a[q * d + q] - a[p * d + p]) / (2 * apq);
         const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
         const double c = 1 / sqrt(t * t + 1), s = t * c;
-        for (int k = 0; k < d; ++k) {  // A <- A J (columns p, q)
-          const double akp = a[k * d + p], akq = a[k * d + q];
-          a[k * d + p] = c * akp - s * akq;
-          a[k * d + q] = s * akp + c * akq;
-        }
-        for (int k = 0; k < d; ++k) {  // A <- J^T A (rows p, q)
-          const double apk = a[p * d + k], aqk = a[q * d + k];
-          a[p * d + k] = c * apk - s * aqk;
-          a[q * d + k] = s * apk + c * aqk;
-        }
-        for (int k = 0; k < d; ++k) {  // V <- V J
-          const double vkp = v[k * d + p], vkq = v[k * d + q];
-          v[k * d + p] = c * vkp - s * vkq;
-          v[k * d + q] = s * vkp + c * vkq;
-        }
+        jacobi_rotate<d>(a, v, p, q, c, s);
       }
   }
   eigen_in_order<d>(a, v, values, vectors);

@@ -1,10 +1,12 @@
 // The lanes' Jacobi rotations (jacobi_lanes.h), written once and compiled once per instruction set
-// (jacobi_lanes_<isa>.cpp; src/cpu/sources.cmake gives the flags and NDCONV_CPU_ISA). Only
-// compiler builtins are used, as in row_kernel.h. A lane whose matrix has converged, or whose
+// (jacobi_lanes_<isa>.cpp; src/cpu/sources.cmake gives the flags and NDCONV_CPU_ISA). Besides
+// compiler builtins (row_kernel.h says why) it uses only core/symmetric_eigen.h's steps,
+// instantiated with this set's own tag type. A lane whose matrix has converged, or whose
 // off-diagonal element is zero, takes the identity rotation (c = 1, s = 0), which leaves its
 // values as they are, so each lane computes what the one-matrix code computes.
 #pragma once
 
+#include "core/symmetric_eigen.h"
 #include "cpu/jacobi_lanes.h"
 
 #if !defined(NDCONV_CPU_ISA)
@@ -15,6 +17,8 @@ namespace ndconv::cpu::NDCONV_CPU_ISA::jacobi {
 
 typedef double Lanes __attribute__((vector_size(kJacobiLanes * sizeof(double))));
 typedef decltype(Lanes{} < Lanes{}) Mask;
+/// This instruction set's name for the shared Jacobi steps' instantiations.
+struct Isa {};
 
 // In place (a function returning a vector wider than the baseline's registers would change the
 // ABI): the units are built with -fno-math-errno, so this is one square-root instruction per lane
@@ -34,11 +38,7 @@ void rotate_lanes(double* a_out, double* v_out) {
   Mask active = zero == zero;  // every lane
   for (int sweep = 0; sweep < 12; ++sweep) {
     Lanes off = zero, diag = zero;
-    for (int p = 0; p < d; ++p) {
-      diag += a[p * d + p] * a[p * d + p];
-      for (int q = p + 1; q < d; ++q)
-        off += a[p * d + q] * a[p * d + q];
-    }
+    jacobi_sums<d, Lanes, Isa>(a, off, diag);
     active = active & ~((off <= 1e-22 * diag) | (off == 0));
     bool any = false;
     for (int l = 0; l < kJacobiLanes; ++l)
@@ -59,21 +59,7 @@ void rotate_lanes(double* a_out, double* v_out) {
         cos_rotation = 1 / cos_rotation;
         const Lanes cs = rotate ? cos_rotation : one;
         const Lanes sn = rotate ? tan * cos_rotation : zero;
-        for (int k = 0; k < d; ++k) {  // A <- A J (columns p, q)
-          const Lanes akp = a[k * d + p], akq = a[k * d + q];
-          a[k * d + p] = cs * akp - sn * akq;
-          a[k * d + q] = sn * akp + cs * akq;
-        }
-        for (int k = 0; k < d; ++k) {  // A <- J^T A (rows p, q)
-          const Lanes apk = a[p * d + k], aqk = a[q * d + k];
-          a[p * d + k] = cs * apk - sn * aqk;
-          a[q * d + k] = sn * apk + cs * aqk;
-        }
-        for (int k = 0; k < d; ++k) {  // V <- V J
-          const Lanes vkp = v[k * d + p], vkq = v[k * d + q];
-          v[k * d + p] = cs * vkp - sn * vkq;
-          v[k * d + q] = sn * vkp + cs * vkq;
-        }
+        jacobi_rotate<d, Lanes, Isa>(a, v, p, q, cs, sn);
       }
   }
   __builtin_memcpy(a_out, a, sizeof a);
