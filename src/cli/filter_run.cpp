@@ -75,11 +75,28 @@ void write_result(const std::string& out, const io::Image& input, const io::Imag
               (o.preview.empty() ? "" : " and " + o.preview));
 }
 
+namespace {
+
+// A KO the chosen backend was not built for is a wrong command line, not a failed run.
+void throw_usage_error_for_ko(const InvalidArgument& e) {
+  if (std::string(e.what()).find("outputs per thread") != std::string::npos)
+    throw UsageError(std::string("--outputs-per-thread: ") + e.what() +
+                     " (0 is --outputs-per-thread auto)");
+}
+
+}  // namespace
+
 double print_plan_before_work(const FilterRequest& request, const CommonOptions& c) {
   FilterRequest before_work = request;
   // Asking CUDA for its devices would wait for the driver; the filter call probes as usual.
   before_work.probe_devices = false;
-  const ndconv::Plan p = ndconv::plan(before_work);
+  ndconv::Plan p;
+  try {
+    p = ndconv::plan(before_work);
+  } catch (const InvalidArgument& e) {
+    throw_usage_error_for_ko(e);
+    throw;
+  }
   if (c.verbose) {
     print_line("plan: backend %s (%s)", to_string(p.backend), p.backend_reason.c_str());
     if (p.backend == Backend::Cpu)
@@ -149,10 +166,7 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
       r = stored != nullptr ? stored_filter(stored->view(), out.plane_view(c), options)
                             : filter(input.plane_view(c), out.plane_view(c), options);
     } catch (const InvalidArgument& e) {
-      // A KO the chosen backend was not built for is a wrong command line, not a failed run.
-      if (std::string(e.what()).find("outputs per thread") != std::string::npos)
-        throw UsageError(std::string("--outputs-per-thread: ") + e.what() +
-                         " (0 is --outputs-per-thread auto)");
+      throw_usage_error_for_ko(e);
       throw;
     }
     compute += r.seconds_compute;

@@ -69,6 +69,7 @@ void end_progress_line() {
     std::fputc('\n', stderr);
     bar->open_ = false;
     bar->last_shown_ = -1;
+    bar->last_eta_.clear();
   }
 }
 
@@ -102,7 +103,7 @@ void Progress::update(Stage stage, double stage_fraction) {
   const double fraction = track_.advance(stage, stage_fraction);
   const int percent = static_cast<int>(fraction * 100.0);
   const std::optional<double> left = track_.seconds_left(seconds_since(start_));
-  const std::string eta = left ? duration_text(*left) + " left" : std::string();
+  const std::string eta = left ? ", " + duration_text(*left) + " left" : std::string();
   if (tty_) {
     if (percent == last_shown_ && eta == last_eta_)
       return;
@@ -112,9 +113,9 @@ void Progress::update(Stage stage, double stage_fraction) {
     last_eta_ = eta;
     constexpr int kWidth = 30;
     const int filled = percent * kWidth / 100;
-    std::fprintf(stderr, "\r%s [%s%s] %3d%%%s%s%s", label_.c_str(),
-                 std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
-                 percent, eta.empty() ? "" : ", ", eta.c_str(), std::string(pad, ' ').c_str());
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%%s%s", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), percent, eta.c_str(),
+                 std::string(pad, ' ').c_str());
     std::fflush(stderr);
     open_ = true;
     g_drawing = this;
@@ -123,7 +124,7 @@ void Progress::update(Stage stage, double stage_fraction) {
     if (quarter <= last_shown_ || quarter == 0)
       return;
     last_shown_ = quarter;
-    print_line("%s: %d%%%s%s", label_.c_str(), quarter * 25, eta.empty() ? "" : ", ", eta.c_str());
+    print_line("%s: %d%%%s", label_.c_str(), quarter * 25, eta.c_str());
   }
 }
 

@@ -57,7 +57,7 @@ class Progress {
   ProgressTrack track_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int last_shown_ = -1;   ///< percent (terminal) or quarter (plain lines) last printed
-  std::string last_eta_;  ///< the time left as last drawn on the terminal
+  std::string last_eta_;  ///< the time left as last drawn on the terminal (", 12 s left")
   bool open_ = false;
 };
 
