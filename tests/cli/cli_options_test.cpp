@@ -271,7 +271,8 @@ TEST_F(CliMessages, VerboseExplainsThePlanBeforeTheWork) {
     // The cost model's reasoning before the first progress line (stderr is not a terminal:
     // plain lines with -v), the run's findings after the filter, then "wrote", then timings.
     const size_t plan = r.err.find("plan: backend");
-    const size_t first_progress = r.err.find(args[0] + ": 25%");
+    // The first quarter shown may be a later one where a stage's share jumps past 25%.
+    const size_t first_progress = r.err.find(args[0] + ": ");
     const size_t run = r.err.find("run: backend");
     const size_t wrote = r.err.find("ndconv: wrote");
     ASSERT_NE(plan, std::string::npos) << r.err;
