@@ -24,7 +24,9 @@ double estimate_cpu_seconds(const CpuWork& w, const CostConstants& k) {
   const double outputs = static_cast<double>(w.output_voxels);
   const double taps = outputs * std::max(1.0, w.taps_per_output);
   const double passes = std::max(1, w.passes);
-  double per_thread = outputs * passes * k.cpu_pass_seconds_per_voxel;
+  double per_thread =
+      outputs * passes *
+      (w.slab_passes ? k.cpu_slab_pass_seconds_per_voxel : k.cpu_pass_seconds_per_voxel);
   switch (w.kind) {
     case CpuWork::Kind::Dense:
       per_thread += taps / k.cpu_taps_per_second_per_thread;
@@ -55,6 +57,7 @@ CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
   cpu.output_voxels = in.output_voxels;
   cpu.taps_per_output = in.taps_per_output;
   cpu.passes = in.passes;
+  cpu.slab_passes = in.separable && in.slab_passes;
   cpu.threads = threads;
   e.cpu_seconds = estimate_cpu_seconds(cpu, k);
 

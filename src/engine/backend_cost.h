@@ -22,6 +22,10 @@ struct CostConstants {
   /// box:7 24-34 ms, smooth sigma 2 voxels 47 ms and median radius 2 96-107 ms at load about 1.
   double cpu_fixed_seconds = 200e-6;
   double cpu_pass_seconds_per_voxel = 6e-9;
+  /// The same for separable passes that run slab by slab in the cache (no taps along the last
+  /// axis: a 4D series smoothed frame by frame): 160^3 x 20 uint8, sigma 1 voxel, 0.28 s on 2
+  /// threads at load 9.6 (docs/cpu-backend.md, "Separable filters").
+  double cpu_slab_pass_seconds_per_voxel = 1.5e-9;
   /// Dense multiply-adds per second per thread (the register-blocked row kernels): the cpu3d_7
   /// row's 7^3 on 160^3 in 12.3 ms on 2 threads (performance.md, the CPU row against ITK).
   double cpu_taps_per_second_per_thread = 50e9;
@@ -74,6 +78,7 @@ struct CostInput {
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;              ///< separable: filtered axes; dense: 1
   bool separable = false;
+  bool slab_passes = false;  ///< separable, no taps along the last axis (passes slab by slab)
   bool input_pinned = false;
   bool output_pinned = false;
   bool cuda_started = false;  ///< this process already has a CUDA context on the device
@@ -103,7 +108,8 @@ struct CpuWork {
   /// Dense: the filter's taps; bank: the taps of all its filters; separable: the sum of the 1D
   /// lengths; median: the window's voxels; recursive: the filtered axes.
   double taps_per_output = 1;
-  int passes = 1;  ///< passes over the volume (separable: filtered axes)
+  int passes = 1;            ///< passes over the volume (separable: filtered axes)
+  bool slab_passes = false;  ///< separable passes slab by slab in the cache (CostInput's)
   int threads = 1;
 };
 

@@ -17,6 +17,7 @@ BackendWork linear_backend_work(const LinearWork& work, const Options& options) 
     cost.taps_per_output = work.taps_per_output;
     cost.passes = work.passes;
     cost.separable = work.separable;
+    cost.slab_passes = work.slab_passes;
     cost.input_bytes_per_voxel = static_cast<double>(work.input_bytes_per_voxel);
     cost.input_pinned = work.input_pinned;
     cost.output_pinned = work.output_pinned;

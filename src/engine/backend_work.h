@@ -19,6 +19,7 @@ struct LinearWork {
   double taps_per_output = 1;
   int passes = 1;
   bool separable = false;
+  bool slab_passes = false;  ///< separable without taps along the last axis (CostInput's)
   std::size_t input_bytes_per_voxel = sizeof(float);
   bool input_pinned = false;
   bool output_pinned = false;

@@ -344,6 +344,7 @@ LinearWork separable_work(const detail::SeparableProblem& p) {
     ++w.passes;
   }
   w.passes = std::max(1, w.passes);
+  w.slab_passes = p.input.dims >= 2 && p.taps[p.input.dims - 1].empty();
   return w;
 }
 

@@ -125,6 +125,7 @@ detail::BackendWork linear_work(const FilterRequest& r, const OutputGeometry& g)
     }
     w.passes = std::max(1, w.passes);
     w.taps_per_output = std::max(1.0, w.taps_per_output);
+    w.slab_passes = r.filter_extent[r.dims - 1] <= 1;
   } else {
     w.taps_per_output = static_cast<double>(voxels_of(r.dims, r.filter_extent));
   }
@@ -154,6 +155,7 @@ detail::CpuWork cpu_work(const FilterRequest& r, const OutputGeometry& g) {
     case FilterKind::Separable:
     case FilterKind::RecursiveGaussian:
       w.kind = r.kind == FilterKind::Separable ? Kind::Separable : Kind::Recursive;
+      w.slab_passes = r.kind == FilterKind::Separable && r.filter_extent[r.dims - 1] <= 1;
       w.taps_per_output = 0;
       w.passes = 0;
       for (int a = 0; a < r.dims; ++a) {

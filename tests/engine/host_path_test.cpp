@@ -234,6 +234,14 @@ TEST(CostModel, TheCpuEstimateFollowsEachFiltersWork) {
       detail::estimate_cpu_seconds(w, k),
       (3e6 * k.cpu_pass_seconds_per_voxel + 51e6 / k.cpu_separable_taps_per_second_per_thread) / 2,
       1e-12);
+  // Passes that run slab by slab in the cache (no taps along the last axis) cost less.
+  w.slab_passes = true;
+  EXPECT_NEAR(detail::estimate_cpu_seconds(w, k),
+              (3e6 * k.cpu_slab_pass_seconds_per_voxel +
+               51e6 / k.cpu_separable_taps_per_second_per_thread) /
+                  2,
+              1e-12);
+  w.slab_passes = false;
   // The median: per window voxel; radius 3 costs about (7/3)^3 of radius 1 beyond the pass.
   w.kind = detail::CpuWork::Kind::Median;
   w.passes = 1;

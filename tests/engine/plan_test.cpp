@@ -3,12 +3,15 @@
 // (backend, reason, outputs per iteration).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "ndconv/device.h"
 #include "ndconv/engine.h"
 #include "ndconv/filters.h"
+#include "ndconv/gaussian.h"
 #include "ndconv/plan.h"
 #include "test_data.h"
 
@@ -100,6 +103,32 @@ TEST(Plan, AutoOnASmallVolumeTakesTheCpuByTheCostModelWithoutProbing) {
   EXPECT_NE(p.backend_reason.find("no GPU was probed"), std::string::npos) << p.backend_reason;
   EXPECT_GT(p.estimated_cpu_seconds, 0);
   EXPECT_GT(p.estimated_gpu_seconds, p.estimated_cpu_seconds);
+}
+
+TEST(Plan, TheCpuEstimateIsTheOneTheSeparableCallWeighs) {
+  // A 4D series smoothed frame by frame (its passes run slab by slab) and a 3D volume smoothed
+  // along every axis: the plan and the call cost the same work the same way.
+  for (const Index& extent : {Index{24, 20, 16, 5}, Index{24, 20, 16, 1}}) {
+    const int dims = extent[3] > 1 ? 4 : 3;
+    const SeparableFilter f = gaussian_filter(dims, {1, 1, 1, 0}, 2.0);
+    FilterRequest r;
+    r.kind = FilterKind::Separable;
+    r.dims = dims;
+    r.extent = extent;
+    for (int a = 0; a < dims; ++a)
+      r.filter_extent[a] = std::max<int64_t>(1, static_cast<int64_t>(f.taps[a].size()));
+    const Plan p = plan(r);
+    ASSERT_EQ(p.backend, Backend::Cpu) << p.backend_reason;
+    const std::vector<float> in =
+        random_values(extent[0] * extent[1] * extent[2] * extent[3], fresh_seed());
+    std::vector<float> out(in.size());
+    const RunReport report = filter_separable(make_view(in.data(), dims, extent), f,
+                                              make_view(out.data(), dims, extent), Options{});
+    char cpu[48];
+    std::snprintf(cpu, sizeof cpu, "against CPU %.3g ms", p.estimated_cpu_seconds * 1e3);
+    EXPECT_NE(report.backend_reason.find(cpu), std::string::npos)
+        << report.backend_reason << " / " << cpu;
+  }
 }
 
 TEST(Plan, AGpuRequestWithoutAGpuIsRefusedAsTheCallRefusesIt) {
