@@ -24,7 +24,7 @@ struct CostConstants {
   double cpu_pass_seconds_per_voxel = 6e-9;
   /// The same for separable passes that run slab by slab in the cache (no taps along the last
   /// axis: a 4D series smoothed frame by frame): 160^3 x 20 uint8, sigma 1 voxel, 0.28 s on 2
-  /// threads at load 9.6 (docs/cpu-backend.md, "Separable filters").
+  /// threads at load 9.6 (docs/performance.md, "The CPU cost model").
   double cpu_slab_pass_seconds_per_voxel = 1.5e-9;
   /// Dense multiply-adds per second per thread (the register-blocked row kernels): the cpu3d_7
   /// row's 7^3 on 160^3 in 12.3 ms on 2 threads (performance.md, the CPU row against ITK).
