@@ -26,12 +26,13 @@ struct CostConstants {
   /// axis: a 4D series smoothed frame by frame): 160^3 x 20 uint8, sigma 1 voxel, 0.28 s on 2
   /// threads at load 9.6 (docs/performance.md, "The CPU cost model").
   double cpu_slab_pass_seconds_per_voxel = 1.5e-9;
-  /// Dense multiply-adds per second per thread (the register-blocked row kernels): the cpu3d_7
-  /// row's 7^3 on 160^3 in 12.3 ms on 2 threads (performance.md, the CPU row against ITK).
-  double cpu_taps_per_second_per_thread = 50e9;
-  /// The filter bank's: the adaptive filter's true-4D banks at 54-56 GFMA/s on 2 threads at load
-  /// 12 (80^3 x 6, AdaptiveCpuBenchmark), slower than one filter per pass (more rows in flight).
-  double cpu_bank_taps_per_second_per_thread = 30e9;
+  /// Dense multiply-adds per second per thread (the register-blocked row kernels): convolve
+  /// box:7 of the echo volume in 34 ms on 2 threads at load 3 (the cpu3d_7 row's kernel alone,
+  /// 7^3 on 160^3, takes 12.3 ms: performance.md, the CPU row against ITK).
+  double cpu_taps_per_second_per_thread = 40e9;
+  /// The filter bank's: the adaptive filter's true-4D reconstruction (11 filters of 9^4 on
+  /// 80^3 x 6) at 89 GFMA/s on 2 threads at load 3.
+  double cpu_bank_taps_per_second_per_thread = 44e9;
   /// Separable 1D taps per second per thread (short rows per tap: below the dense rate).
   double cpu_separable_taps_per_second_per_thread = 12e9;
   /// The median's seconds per window voxel per output voxel, one thread (the counting passes):
@@ -40,13 +41,13 @@ struct CostConstants {
   /// The recursive Gaussian's seconds per voxel and axis, one thread.
   double cpu_recursive_seconds_per_voxel_axis = 3e-9;
   /// The adaptive filter's control tensor: seconds per voxel, one thread, divided by d^3 (its
-  /// eigen-decomposition's work grows about as the cube of the tensor's size): 3D 0.75 s on
-  /// 160^3, 4D 1.8-2.1 s on 80^3 x 6, 2 threads at load 12.
-  double cpu_control_seconds_per_voxel_cube = 15e-9;
+  /// eigen-decomposition's work grows about as the cube of the tensor's size): 3D 0.23 s on
+  /// 160^3, 4D 0.52 s on 80^3 x 6, 2 threads at load 3.
+  double cpu_control_seconds_per_voxel_cube = 5e-9;
   /// A filter response the bank writes and the structure tensor reads back (its magnitude and
   /// share of the tensor), per voxel, one thread: the quadrature stage beyond its multiply-adds
-  /// (0.8-1.1 s for 12 responses of 160^3 at load 12).
-  double cpu_response_seconds_per_voxel = 20e-9;
+  /// (9-12 ns per response and voxel on 160^3 and 80^3 x 6 at load 3).
+  double cpu_response_seconds_per_voxel = 10e-9;
   /// GPU multiply-adds per second, dense: dense3d_5 (256^3, 5^3, 2.1e9 multiply-adds) in 0.129 ms
   /// on the H100 (docs/records/2026-11-21-h100-kernel-passes.md), the slowest dense row.
   double gpu_dense_taps_per_second = 16.2e12;

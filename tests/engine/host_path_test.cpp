@@ -258,21 +258,21 @@ TEST(CostModel, TheCpuEstimateFollowsEachFiltersWork) {
 
 TEST(CostModel, TheAdaptiveEstimateGrowsWithItsWork) {
   AdaptiveParameters p = adaptive_preset(AdaptivePreset::Echo);
-  const double one = adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 2);
+  const double one = adaptive_estimated_cpu_seconds(3, {128, 128, 128, 1}, p, 2);
   EXPECT_GT(one, 0);
   // Twice the voxels or half the threads: twice the time, but for each call's fixed cost.
-  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {64, 64, 128, 1}, p, 2), 2 * one, 0.02 * one);
-  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 4), one / 2, 0.02 * one);
+  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {128, 128, 256, 1}, p, 2), 2 * one, 0.02 * one);
+  EXPECT_NEAR(adaptive_estimated_cpu_seconds(3, {128, 128, 128, 1}, p, 4), one / 2, 0.02 * one);
   // Frame by frame, a 4D series costs its frames' 3D runs; true 4D costs more (larger filters).
   p.time_as_axis = false;
-  const double frames = adaptive_estimated_cpu_seconds(4, {64, 64, 64, 4}, p, 2);
+  const double frames = adaptive_estimated_cpu_seconds(4, {128, 128, 128, 4}, p, 2);
   EXPECT_NEAR(frames, 4 * one, 0.02 * frames);
   p.time_as_axis = true;
-  EXPECT_GT(adaptive_estimated_cpu_seconds(4, {64, 64, 64, 4}, p, 2), 3 * frames);
+  EXPECT_GT(adaptive_estimated_cpu_seconds(4, {128, 128, 128, 4}, p, 2), 3 * frames);
   // A larger reconstruction filter costs more.
   p = adaptive_preset(AdaptivePreset::Echo);
   p.reconstruction.size = 11;
-  EXPECT_GT(adaptive_estimated_cpu_seconds(3, {64, 64, 64, 1}, p, 2), one);
+  EXPECT_GT(adaptive_estimated_cpu_seconds(3, {128, 128, 128, 1}, p, 2), one);
 }
 
 TEST(CostModel, AutoPicksTheCpuForSmallVolumesThroughTheEngine) {
