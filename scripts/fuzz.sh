@@ -12,7 +12,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   || { cat build-fuzz.configure.log >&2; exit 1; }
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_targets
 mkdir -p build-fuzz/findings
-for target in fuzz_nrrd_header fuzz_metaimage_header fuzz_nifti_header fuzz_gzip; do
+for target in fuzz_nrrd_header fuzz_metaimage_header fuzz_nifti_header fuzz_gzip fuzz_list_file; do
   work=build-fuzz/corpus/$target
   rm -rf "$work"
   mkdir -p "$work"

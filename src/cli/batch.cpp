@@ -19,6 +19,7 @@
 #include "io/header_check.h"
 #include "io/image.h"
 #include "io/output_file.h"
+#include "list_file.h"
 #include "messages.h"
 
 namespace ndconv::cli {
@@ -37,10 +38,11 @@ void add_batch_options(CLI::App& sub, BatchOptions& b) {
 
 namespace {
 
-// The inputs a --list file names, one a line of any length (blank lines and lines starting with #
-// skipped; a CR before the LF dropped). Read by io's one rule for every path (io/regular_file.h):
-// only a regular file, checked again on the descriptor opened without blocking, so that a FIFO or
-// a device such as /dev/zero is refused instead of hanging; at most kMaxListBytes.
+// The inputs a --list file names (parse_list_text: one a line of any length, blank lines and lines
+// starting with # skipped, a CR before the LF dropped). Read by io's one rule for every path
+// (io/regular_file.h): only a regular file, checked again on the descriptor opened without
+// blocking, so that a FIFO or a device such as /dev/zero is refused instead of hanging; at most
+// kMaxListBytes.
 constexpr size_t kMaxListBytes = size_t{64} << 20;
 
 std::vector<std::string> read_list_file(const std::string& path) {
@@ -50,24 +52,7 @@ std::vector<std::string> read_list_file(const std::string& path) {
   } catch (const Error& e) {
     throw UsageError(std::string("--list: ") + e.what());
   }
-  std::vector<std::string> inputs;
-  size_t start = 0, number = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos)
-      end = text.size();
-    ++number;
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.find('\0') != std::string::npos)
-      throw UsageError("--list: " + path + ": line " + std::to_string(number) +
-                       " holds a NUL byte; a path cannot");
-    if (!line.empty() && line[0] != '#')
-      inputs.push_back(std::move(line));
-  }
-  return inputs;
+  return parse_list_text(text, path);
 }
 
 }  // namespace
