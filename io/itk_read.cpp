@@ -12,6 +12,7 @@
 #include "io/decoder_sandbox.h"
 #include "io/dicom_pixel_check.h"
 #include "io/dicom_sandbox.h"
+#include "io/dicom_ultrasound.h"
 #include "io/header_check.h"
 #include "io/header_text.h"
 #include "io/itk_header_file.h"
@@ -170,6 +171,8 @@ ImageInfo open_header(const std::string& path, itk::ImageIOBase::Pointer& io,
       frames_from_components(nrrd_header, info);
   }
   describe_units(facts, nrrd_space_units, info);
+  if (dicom)
+    apply_ultrasound_spacing(path, info);
   info.metaimage_pixels = {facts.local_data_offset, facts.compressed, facts.pixel_file,
                            facts.compressed_size};
   check_memory(path, voxels * info.components, io->GetComponentSize());

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <stdexcept>
 
 #include "io/pixel_convert.h"
 
+#include "gdcmReader.h"
+#include "gdcmSequenceOfItems.h"
 #include "gdcmTrace.h"
+#include "gdcmWriter.h"
 #include "itkGDCMImageIO.h"
 #include "itkMetaDataObject.h"
 #include "itkMetaImageIO.h"
@@ -151,6 +155,64 @@ void itk_write_dicom_volume(const std::string& path, const RawImage& image,
   const std::vector<char> buffer = native_values(image, 0, image.voxels());
   io->WriteImageInformation();
   io->Write(buffer.data());
+}
+
+namespace {
+
+gdcm::DataElement dicom_element(const DicomElement& e) {
+  gdcm::DataElement de(gdcm::Tag(e.group, e.element));
+  std::string bytes;
+  if (e.vr == "DS") {
+    de.SetVR(gdcm::VR::DS);
+    bytes = e.text + (e.text.size() % 2 ? " " : "");
+  } else if (e.vr == "US") {
+    de.SetVR(gdcm::VR::US);
+    const auto v = static_cast<uint16_t>(e.number);
+    bytes = {static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
+  } else if (e.vr == "FD") {
+    de.SetVR(gdcm::VR::FD);
+    bytes.resize(sizeof(double));
+    std::memcpy(bytes.data(), &e.number, sizeof(double));  // little endian, as the file
+  } else if (e.vr == "SQ") {
+    de.SetVR(gdcm::VR::SQ);
+    gdcm::SmartPointer<gdcm::SequenceOfItems> sq = new gdcm::SequenceOfItems;
+    sq->SetLengthToUndefined();
+    for (const std::vector<DicomElement>& nested : e.items) {
+      gdcm::Item item;
+      item.SetVLToUndefined();
+      for (const DicomElement& n : nested)
+        item.GetNestedDataSet().Replace(dicom_element(n));
+      sq->AddItem(item);
+    }
+    de.SetValue(*sq);
+    de.SetVLToUndefined();
+    return de;
+  } else {
+    throw std::invalid_argument("rewrite_dicom: VR " + e.vr);
+  }
+  de.SetByteValue(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  return de;
+}
+
+}  // namespace
+
+void rewrite_dicom(const std::string& path,
+                   const std::vector<std::pair<uint16_t, uint16_t>>& remove,
+                   const std::vector<DicomElement>& add) {
+  gdcm::Reader reader;
+  reader.SetFileName(path.c_str());
+  if (!reader.Read())
+    throw std::invalid_argument("rewrite_dicom: GDCM cannot read " + path);
+  gdcm::DataSet& ds = reader.GetFile().GetDataSet();
+  for (const auto& [group, element] : remove)
+    ds.Remove(gdcm::Tag(group, element));
+  for (const DicomElement& e : add)
+    ds.Replace(dicom_element(e));
+  gdcm::Writer writer;
+  writer.SetFileName(path.c_str());
+  writer.SetFile(reader.GetFile());
+  if (!writer.Write())
+    throw std::invalid_argument("rewrite_dicom: GDCM cannot write " + path);
 }
 
 void break_dicom_meta_header(const std::string& path, const std::string& copy) {

@@ -5,7 +5,9 @@
 // in one series).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_files.h"
@@ -32,6 +34,23 @@ std::vector<std::string> itk_write_dicom_series(const std::string& folder, const
 /// 1.2.840.10008.5.1.4.1.1.6.2, or Ultrasound Multi-frame Image, 1.2.840.10008.5.1.4.1.1.3.1).
 void itk_write_dicom_volume(const std::string& path, const RawImage& image,
                             const std::string& modality, const std::string& sop_class);
+
+/// One DICOM data element for rewrite_dicom: a decimal string ("DS", `text`), an unsigned short
+/// ("US") or a double ("FD", `number`), or a sequence ("SQ") of `items`, each a data set.
+struct DicomElement {
+  uint16_t group = 0, element = 0;
+  std::string vr;
+  std::string text;
+  double number = 0;
+  std::vector<std::vector<DicomElement>> items;
+};
+
+/// Rewrites the DICOM file at `path` (little endian, as itk_write_dicom_volume writes it) without
+/// the top-level elements `remove` ({group, element} pairs) and with `add` (replacing any of the
+/// same tag), through GDCM's writer.
+void rewrite_dicom(const std::string& path,
+                   const std::vector<std::pair<uint16_t, uint16_t>>& remove,
+                   const std::vector<DicomElement>& add);
 
 /// The voxel values of the scalar MetaImage `path` as ITK's MetaImageIO (MetaIO) reads them,
 /// header fields and compressed data included, as float32.
