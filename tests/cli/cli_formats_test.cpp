@@ -1,11 +1,13 @@
 // End-to-end NRRD and DICOM through the `ndconv` binary, on files written by ITK's own writers
 // (tests/io/format_fixtures.h): `smooth` on .nrrd and .nhdr gives the values it gives on the same
 // volume as .nii and keeps the geometry (4D time step too); `info` describes both formats; a
-// DICOM series given as a folder or @list is smoothed like the same volume as NRRD; hostile
+// DICOM series given as a folder or @list is smoothed like the same volume as NRRD; ultrasound
+// DICOM's voxel size from its regions, or 1 with a warning; hostile
 // NRRD headers and refused series end with one `ndconv: error:` line, exit 1 and no output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "cli_run.h"
 #include "io/image.h"
@@ -82,6 +84,34 @@ TEST(CliFormats, InfoDescribesNrrdAndADicomSeries) {
     EXPECT_NE(r.out.find("spacing:     0.5 x 1 x 2 mm"), std::string::npos) << r.out;
     EXPECT_TRUE(r.err.empty()) << r.err;
   }
+}
+
+TEST(CliFormats, UltrasoundDicomVoxelSizeIsTheRegionsOrOneWithAWarning) {
+  TempDir dir;
+  const RawImage in = random_volume({12, 10, 5, 1}, ComponentType::UInt8, 8);
+  itk_write_dicom_volume(dir / "regions.dcm", in, "US", "1.2.840.10008.5.1.4.1.1.3.1");
+  // A 2D region of 0.02 x 0.03 cm a pixel (spatial format 1, units 3: cm).
+  std::vector<DicomElement> region;
+  for (const auto& [element, vr, value] :
+       std::vector<std::tuple<uint16_t, const char*, double>>{{0x6012, "US", 1},
+                                                              {0x6024, "US", 3},
+                                                              {0x6026, "US", 3},
+                                                              {0x602c, "FD", 0.02},
+                                                              {0x602e, "FD", 0.03}})
+    region.push_back({0x0018, element, vr, "", value, {}});
+  rewrite_dicom(dir / "regions.dcm", {}, {{0x0018, 0x6011, "SQ", "", 0, {region}}});
+  const CliResult r = run_ndconv({"info", dir / "regions.dcm"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("spacing:     0.2 x 0.3 x 1 mm\n"), std::string::npos) << r.out;
+  // Without regions: spacing 1, and a filter in mm says so.
+  itk_write_dicom_volume(dir / "bare.dcm", in, "US", "1.2.840.10008.5.1.4.1.1.3.1");
+  const CliResult s =
+      run_ndconv({"smooth", dir / "bare.dcm", dir / "out.nii", "--sigma", "1", "--device", "cpu"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_NE(s.err.find("spatial units unknown (ultrasound image without a 2D region in "
+                       "centimetres (Sequence of Ultrasound Regions)); spacing 1 x 1 x 1"),
+            std::string::npos)
+      << s.err;
 }
 
 TEST(CliFormats, DicomSeriesFromAFolderOrAListSmoothsLikeTheSameVolume) {
