@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up, build and the whole test suite (CPU tests run; GPU tests are skipped with a reason on a
 # machine without a usable GPU), then the Python package installed from this checkout and its
-# pytest suite (scripts/python.sh), then the io suites under AddressSanitizer and
+# pytest suite (scripts/python.sh), then the io and CLI suites under AddressSanitizer and
 # UndefinedBehaviorSanitizer (scripts/sanitize.sh) and the parsers' fuzz targets for 40 s each
 # (scripts/fuzz.sh).
 # This is what CI runs (.ci/run).
