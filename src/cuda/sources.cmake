@@ -14,7 +14,8 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu
-                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/fft_launch.cu)
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/fft_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/cufft_library.cpp)
 else()
   set(NDCONV_CUDA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cuda_unavailable.cpp
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/host_memory_unavailable.cpp)

@@ -3,8 +3,6 @@
 // stream-ordered scratch, so another launch may take the pair at once), the filter's spectrum
 // cached per device (the last few filters and shapes; a launch waits on the event of its upload),
 // and the kernels of kernels/fft_kernels.cuh. Every CUDA and cuFFT call is checked.
-#include <cufft.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,6 +16,7 @@
 #include "cuda/check.h"
 #include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
+#include "cuda/fft/cufft_library.h"
 #include "cuda/fft/fft_launch.h"
 #include "cuda/fft/kernels/fft_kernels.cuh"
 #include "cuda/launch_common.h"
@@ -75,24 +74,26 @@ struct PlanPair {
 };
 
 void destroy(PlanPair& pair) noexcept {
-  if (pair.forward != 0)
-    (void)cufftDestroy(pair.forward);
-  if (pair.inverse != 0)
-    (void)cufftDestroy(pair.inverse);
+  if (const CufftLibrary* library = cufft_library()) {  // plans exist only once it is loaded
+    if (pair.forward != 0)
+      (void)library->destroy(pair.forward);
+    if (pair.inverse != 0)
+      (void)library->destroy(pair.inverse);
+  }
   pair = PlanPair{};
 }
 
 // cuFFT's dims are slowest first: (N2, N1, N0) in 3D, (N1, N0) in 2D.
 std::size_t make_plan(cufftHandle plan, const FftShape& s, cufftType type) {
   std::size_t work = 0;
-  NDCONV_CUFFT_CHECK(cufftSetAutoAllocation(plan, 0));
+  NDCONV_CUFFT_CHECK(cufft().set_auto_allocation(plan, 0));
   if (s.dims == 3) {
-    NDCONV_CUFFT_CHECK(cufftMakePlan3d(plan, static_cast<int>(s.transform[2]),
-                                       static_cast<int>(s.transform[1]),
-                                       static_cast<int>(s.transform[0]), type, &work));
+    NDCONV_CUFFT_CHECK(cufft().make_plan_3d(plan, static_cast<int>(s.transform[2]),
+                                            static_cast<int>(s.transform[1]),
+                                            static_cast<int>(s.transform[0]), type, &work));
   } else {
-    NDCONV_CUFFT_CHECK(cufftMakePlan2d(plan, static_cast<int>(s.transform[1]),
-                                       static_cast<int>(s.transform[0]), type, &work));
+    NDCONV_CUFFT_CHECK(cufft().make_plan_2d(plan, static_cast<int>(s.transform[1]),
+                                            static_cast<int>(s.transform[0]), type, &work));
   }
   return work;
 }
@@ -100,9 +101,9 @@ std::size_t make_plan(cufftHandle plan, const FftShape& s, cufftType type) {
 PlanPair create_plans(const FftShape& s) {
   PlanPair pair;
   try {
-    NDCONV_CUFFT_CHECK(cufftCreate(&pair.forward));
+    NDCONV_CUFFT_CHECK(cufft().create(&pair.forward));
     const std::size_t forward = make_plan(pair.forward, s, CUFFT_D2Z);
-    NDCONV_CUFFT_CHECK(cufftCreate(&pair.inverse));
+    NDCONV_CUFFT_CHECK(cufft().create(&pair.inverse));
     const std::size_t inverse = make_plan(pair.inverse, s, CUFFT_Z2D);
     pair.work_bytes = std::max(forward, inverse);
   } catch (...) {
@@ -118,11 +119,11 @@ std::size_t estimate_work_bytes(const FftShape& s) {
   const int n0 = static_cast<int>(s.transform[0]), n1 = static_cast<int>(s.transform[1]),
             n2 = static_cast<int>(s.transform[2]);
   if (s.dims == 3) {
-    NDCONV_CUFFT_CHECK(cufftEstimate3d(n2, n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufftEstimate3d(n2, n1, n0, CUFFT_Z2D, &inverse));
+    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_D2Z, &forward));
+    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_Z2D, &inverse));
   } else {
-    NDCONV_CUFFT_CHECK(cufftEstimate2d(n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufftEstimate2d(n1, n0, CUFFT_Z2D, &inverse));
+    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_D2Z, &forward));
+    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_Z2D, &inverse));
   }
   return std::max(forward, inverse);
 }
@@ -270,10 +271,10 @@ dim3 fft_row_grid(int64_t width, int64_t rows) {
 }
 
 void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work) {
-  NDCONV_CUFFT_CHECK(cufftSetStream(plans.forward, stream));
-  NDCONV_CUFFT_CHECK(cufftSetStream(plans.inverse, stream));
-  NDCONV_CUFFT_CHECK(cufftSetWorkArea(plans.forward, work));
-  NDCONV_CUFFT_CHECK(cufftSetWorkArea(plans.inverse, work));
+  NDCONV_CUFFT_CHECK(cufft().set_stream(plans.forward, stream));
+  NDCONV_CUFFT_CHECK(cufft().set_stream(plans.inverse, stream));
+  NDCONV_CUFFT_CHECK(cufft().set_work_area(plans.forward, work));
+  NDCONV_CUFFT_CHECK(cufft().set_work_area(plans.inverse, work));
 }
 
 // The filter's spectrum for this shape: cached, or transformed now on `stream` into a new buffer.
@@ -297,7 +298,7 @@ std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, con
                     stream>>>(device_taps, box, buffer);
   NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
   NDCONV_CUFFT_CHECK(
-      cufftExecD2Z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
+      cufft().exec_d2z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
   NDCONV_CUDA_CHECK(cudaEventRecord(s->ready, stream));
   launches += 2;
   keep_spectrum(s);
@@ -329,6 +330,12 @@ DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem
                                             taps_finite, -1, 0, cached);
   if (!c.fft)
     return c;
+  std::string why;
+  if (cufft_library(&why) == nullptr) {
+    c.fft = false;
+    c.reason = "direct: cuFFT not loadable (" + why + ")";
+    return c;
+  }
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   std::size_t free_bytes = 0, total_bytes = 0;
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -370,12 +377,12 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
   auto* spectrum_data = reinterpret_cast<cufftDoubleComplex*>(buffer);
-  NDCONV_CUFFT_CHECK(cufftExecD2Z(plans.get().forward, buffer, spectrum_data));
+  NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, buffer, spectrum_data));
   fft_product_kernel<<<grid_for(device, shape.complex_points), 256, 0, stream>>>(
       reinterpret_cast<double2*>(buffer), reinterpret_cast<const double2*>(spectrum->data.get()),
       shape.complex_points, 1.0 / static_cast<double>(shape.points));
   NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
-  NDCONV_CUFFT_CHECK(cufftExecZ2D(plans.get().inverse, spectrum_data, buffer));
+  NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, spectrum_data, buffer));
   fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
                     stream>>>(buffer, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
