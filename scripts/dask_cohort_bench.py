@@ -1,6 +1,7 @@
 """A cohort through ndconv.dask on a LocalCluster against the command line's batch of the same
 files: throughput ratio (batch seconds / cohort seconds), with the cluster already running and
-with its start-up counted, and whether every output is the batch's, byte for byte.
+with its start-up counted, the same with one command line per file, and whether every output is
+the batch's, byte for byte.
 
     .venv/bin/python scripts/dask_cohort_bench.py --cli build/src/cli/ndconv --files 16 --size 256 \
         --workers 2 -- --sigma 2 --threads 1
@@ -50,7 +51,7 @@ def main():
             path = root / "in" / f"v{i:03d}.nii.gz"
             ndconv.write(path, rng.integers(0, 1000, (args.size,) * 3).astype(np.int16))
             inputs.append(str(path))
-        for name in ("batch", "warm", "cold"):
+        for name in ("batch", "warm", "single", "cold"):
             (root / name).mkdir()
 
         start = time.perf_counter()
@@ -64,6 +65,12 @@ def main():
             result = nd.filter_files([args.subcommand, *options], inputs, str(root / "warm") + "/",
                                      client=client, cli=args.cli)
             warm = time.perf_counter() - started
+            assert result.ok, result.failed
+            started = time.perf_counter()
+            result = nd.filter_files([args.subcommand, *options], inputs,
+                                     str(root / "single") + "/", client=client, cli=args.cli,
+                                     files_per_task=1)
+            single = time.perf_counter() - started
         assert result.ok, result.failed
 
         start = time.perf_counter()
@@ -77,7 +84,9 @@ def main():
         print(f"batch {batch:.2f} s")
         print(f"cohort, cluster running {warm:.2f} s: {batch / warm:.2f}x the batch's throughput")
         print(f"cohort, cluster started {cold:.2f} s: {batch / cold:.2f}x")
-        same = all(_identical(root / name, root / "batch") for name in ("warm", "cold"))
+        print(f"cohort of one command line per file (files_per_task=1), cluster running "
+              f"{single:.2f} s: {batch / single:.2f}x")
+        same = all(_identical(root / name, root / "batch") for name in ("warm", "single", "cold"))
         print(f"outputs identical to the batch's: {same}")
 
 

@@ -298,12 +298,12 @@ def test_cohort_equals_the_command_line_with_a_worker_killed(client, cli, tmp_pa
     (tmp_path / "out").mkdir()
     _cli_batch(cli, "smooth", inputs, str(tmp_path / "ref"), ["--sigma", "1.5"])
     # The command line the tasks run: the real one, except that the task of in_025 kills its
-    # worker once, after the command line wrote the output into the task's staging folder.
+    # worker once, after the command line wrote its outputs into the task's staging folder.
     marker = tmp_path / "killed"
     wrapper = tmp_path / "ndconv-killing-once"
     wrapper.write_text(f"""#!/bin/sh
 "{cli}" "$@" || exit $?
-case "$2" in *in_025*)
+case "$*" in *in_025*)
   if mkdir "{marker}" 2>/dev/null; then kill -9 $PPID; sleep 10; exit 1; fi ;;
 esac
 """)
@@ -317,19 +317,26 @@ esac
     assert result.summary() == "50 inputs written"
 
 
-def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng):
+# Files per task: the default (2 tasks per worker thread: 2 files a task here), one command line
+# per file, and 3 a task so that a task's batch holds a written input and two failed ones; MetaImage
+# outputs bring their data files.
+@pytest.mark.parametrize("per_task,extension", [(None, ".nrrd"), (1, ".nrrd"), (3, ".mhd")])
+def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng, per_task, extension):
     inputs = _cohort(tmp_path, rng, 4)
     broken = tmp_path / "in" / "broken.nii.gz"
     broken.write_bytes(b"\x1f\x8b not really gzip")
     missing = str(tmp_path / "in" / "missing.nii.gz")
-    template = str(tmp_path / "out" / "{stem}_m.nrrd")
+    template = str(tmp_path / "out" / f"{{stem}}_m{extension}")
     (tmp_path / "out").mkdir()
     (tmp_path / "ref").mkdir()
-    _cli_batch(cli, "median", inputs, str(tmp_path / "ref" / "{stem}_m.nrrd"),
+    _cli_batch(cli, "median", inputs, str(tmp_path / "ref" / f"{{stem}}_m{extension}"),
                ["--radius", "1"])
 
     result = nd.filter_files(["median", "--radius", "1"], [*inputs, str(broken), missing],
-                             template, client=client, cli=cli)
+                             template, client=client, cli=cli, files_per_task=per_task)
+    assert [str(t) for t in result.written] == [str(tmp_path / "out" / f"in_{i:03d}_m{extension}")
+                                                for i in range(4)]
+    assert "broken.nii.gz" in result.failed[0][1] and "missing.nii.gz" in result.failed[1][1]
     assert [source for source, _ in result.failed] == [str(broken), missing]
     assert all("exit 1" in reason for _, reason in result.failed)
     assert result.summary() == "2 of 6 inputs failed (named above); the others were written"
@@ -350,9 +357,13 @@ def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng):
     with pytest.raises(nd.CohortError, match="not an executable"):
         nd.filter_files(["median"], inputs, template, client=client, cli=tmp_path / "no-cli")
 
+    with pytest.raises(nd.CohortError, match="at least 1"):
+        nd.filter_files(["median"], inputs, template, client=client, cli=cli, force=True,
+                        files_per_task=0)
+
     # force replaces them, with the same bytes.
     result = nd.filter_files(["median", "--radius", "1"], inputs, template, client=client,
-                             cli=cli, force=True)
+                             cli=cli, force=True, files_per_task=per_task)
     assert result.ok
     _same_files(tmp_path / "out", tmp_path / "ref")
 

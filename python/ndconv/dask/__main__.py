@@ -5,7 +5,7 @@ on a dask.distributed cluster.
     ndconv-dask median --list cohort.txt -o 'out/{stem}_m.nrrd' --scheduler tcp://host:8786 \
         -- --radius 1
 
-Everything after ``--`` goes to each ``ndconv SUBCOMMAND IN OUT`` unchanged. Exit status as the
+Everything after ``--`` goes to each task's ``ndconv SUBCOMMAND IN... -o OUT`` unchanged. Exit status as the
 command line's: 0 all written, 1 an input failed (each named, then a summary), 2 the command line
 is wrong or outputs exist without --force (nothing written), 130 interrupted.
 """
@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ndconv-dask",
         description="Filter a cohort of image files with ndconv's command line on a Dask cluster, "
-                    "one task per file. Options after '--' go to each 'ndconv SUBCOMMAND IN OUT'.")
+                    "each task a batch of a few files. Options after '--' go to each "
+                    "'ndconv SUBCOMMAND IN... -o OUT'.")
     parser.add_argument("subcommand", help="ndconv's subcommand (smooth, median, adaptive, ...)")
     parser.add_argument("inputs", nargs="*", help="input files (or DICOM folders)")
     parser.add_argument("--list", dest="list_file", metavar="FILE",
@@ -57,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-f", "--force", action="store_true", help="replace outputs that exist")
     parser.add_argument("--retries", type=int, default=0, metavar="N",
                         help="times a failed file is tried again (default 0)")
+    parser.add_argument("--files-per-task", type=int, metavar="N",
+                        help="files a task runs as one command line's batch (default: the cohort "
+                             "in 2 tasks per worker thread; 1: a command line per file)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -71,11 +75,14 @@ def main(argv=None) -> int:
     try:
         if args.workers is not None and args.workers < 1:
             raise CohortError("--workers must be at least 1")
+        if args.files_per_task is not None and args.files_per_task < 1:
+            raise CohortError("--files-per-task must be at least 1")
         inputs = list(args.inputs) + (_read_list(args.list_file) if args.list_file else [])
         result = filter_files([args.subcommand, *options], inputs, args.output,
                               kernel=args.kernel_file, scheduler=args.scheduler,
                               workers=args.workers, force=args.force,
                               cli=args.cli, retries=args.retries,
+                              files_per_task=args.files_per_task,
                               progress=not args.no_progress and sys.stdout.isatty())
     except CohortError as error:
         print(f"ndconv-dask: {error}", file=sys.stderr)

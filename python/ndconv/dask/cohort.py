@@ -1,6 +1,6 @@
-"""Cohorts: many image files filtered the same way on a dask.distributed cluster, each file one
-task that runs ndconv's command line on it, so that every output is the command line's own,
-byte for byte.
+"""Cohorts: many image files filtered the same way on a dask.distributed cluster, each task
+running ndconv's command line on a few of them (its batch), so that every output is the command
+line's own, byte for byte.
 
 Safety (the command line's rules, kept across workers): outputs that exist are refused before any
 work unless ``force``; each task writes into its own staging folder inside the output folder and
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import filecmp
+import math
 import os
 import shutil
 import signal
@@ -156,32 +157,68 @@ def _place(staged: Path, target: Path, force: bool) -> None:
     os.unlink(staged)
 
 
-def filter_one(cli: str, command, source: str, kernel, target: str, staging_root: str,
-               force: bool):
-    """Runs ``cli SUBCOMMAND SOURCE [KERNEL] <staged output> OPTIONS`` and moves what it wrote into
-    place. Returns (source, target, None) or (source, target, the reason it failed)."""
-    target_path = Path(target)
+def _reason(done, source: str, staged: Path) -> str:
+    """Why the command line wrote no output for `source`: its error line that names the input or
+    the staged output (a batch names each failed input), else its last line."""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    named = [line for line in lines if source in line or str(staged) in line]
+    reason = (named or lines or [f"exit status {done.returncode}"])[-1]
+    return f"{reason} (exit {done.returncode})"
+
+
+def filter_group(cli: str, command, jobs, kernel, output_name, staging_root: str,
+                 force: bool):
+    """Runs one command line on the inputs of `jobs` ((source, target) pairs; one input: ``cli
+    SUBCOMMAND SOURCE [KERNEL] <staged> OPTIONS``, several: the command line's batch ``cli
+    SUBCOMMAND SOURCES... [KERNEL] -o <staging>/[output_name] OPTIONS`` (`output_name`: the name
+    template, None for a folder), which starts CUDA and
+    designs the filter once and overlaps reading, filtering and writing across the files), and
+    moves what it wrote into place. Returns (source, target, None or why it failed) per job."""
     attempt = Path(tempfile.mkdtemp(prefix="task-", dir=staging_root))
     try:
-        staged = attempt / target_path.name
-        argv = [cli, command[0], source, *([kernel] if kernel else []), str(staged), *command[1:]]
+        staged = [attempt / Path(target).name for _, target in jobs]
+        sources = [source for source, _ in jobs]
+        kernel_arg = [kernel] if kernel else []
+        if len(jobs) == 1:
+            argv = [cli, command[0], *sources, *kernel_arg, str(staged[0]), *command[1:]]
+        else:
+            argv = [cli, command[0], *sources, *kernel_arg, "-o",
+                    str(attempt / output_name) if output_name else f"{attempt}/", *command[1:]]
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               errors="replace", preexec_fn=_die_with_parent_hook())
-        if done.returncode != 0:
-            lines = [line for line in done.stderr.splitlines() if line.strip()]
-            reason = lines[-1] if lines else f"exit status {done.returncode}"
-            return source, target, f"{reason} (exit {done.returncode})"
-        if not staged.exists():
-            return source, target, "the command line wrote no output"
-        # Companion data files (.raw of .mhd, .img of .hdr) first, the named output last.
-        for companion in sorted(p for p in attempt.iterdir() if p != staged):
-            _place(companion, target_path.parent / companion.name, force)
-        _place(staged, target_path, force)
-        return source, target, None
+        outputs = set(staged)
+        # Companion data files (.raw of .mhd, .img of .hdr) first, the named outputs last.
+        for companion in sorted(p for p in attempt.iterdir() if p not in outputs):
+            _place(companion, Path(jobs[0][1]).parent / companion.name, force)
+        results = []
+        for (source, target), file in zip(jobs, staged):
+            if not file.exists():
+                reason = (_reason(done, source, file) if done.returncode != 0 else
+                          "the command line wrote no output")
+                results.append((source, target, reason))
+                continue
+            try:
+                _place(file, Path(target), force)
+                results.append((source, target, None))
+            except OSError as error:
+                results.append((source, target, str(error)))
+        return results
     except OSError as error:
-        return source, target, str(error)
+        return [(source, target, str(error)) for source, target in jobs]
     finally:
         shutil.rmtree(attempt, ignore_errors=True)
+
+
+# Tasks per worker thread when filter_files groups the files itself: each task pays a command
+# line's start-up (CUDA's, the filter's design) once for its files, and two per thread still let a
+# fast worker take over a slow one's share at the end.
+TASKS_PER_WORKER_THREAD = 2
+
+
+def default_files_per_task(files: int, worker_threads: int) -> int:
+    """The files of one task by default: the cohort in TASKS_PER_WORKER_THREAD tasks per worker
+    thread."""
+    return max(1, math.ceil(files / (TASKS_PER_WORKER_THREAD * max(1, worker_threads))))
 
 
 # Options that name files of their own, which one command per file cannot share.
@@ -204,7 +241,7 @@ def _check_command(command) -> list:
 
 def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler=None,
                  workers=None, force=False, cli=None, progress=False,
-                 retries=0) -> CohortResult:
+                 retries=0, files_per_task=None) -> CohortResult:
     """Filters each input file with ndconv's command line on a dask.distributed cluster.
 
     Parameters
@@ -213,7 +250,7 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
         The subcommand and its options, as after ``ndconv``: ``["smooth", "--sigma", "1.5"]``
         (every subcommand that takes IN OUT; no input or output in it).
     inputs : sequence of path
-        The input files (or DICOM folders), one task each.
+        The input files (or DICOM folders).
     output : path
         A folder (``"DIR/"``, which must exist) or a name template (``"DIR/{stem}_s.nii.gz"``), as
         the command line's ``-o``.
@@ -232,6 +269,10 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
         Show dask's progress bar (in a terminal or a notebook).
     retries : int
         Times a failed task is tried again (a task whose worker died is always run again).
+    files_per_task : int, optional
+        Files per task: one command line runs them as its batch. Default: the cohort in
+        ``TASKS_PER_WORKER_THREAD`` (2) tasks per worker thread (:func:`default_files_per_task`); 1 gives
+        one command line per file.
 
     Returns
     -------
@@ -250,13 +291,12 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
     executable = find_cli(cli)
     if kernel is not None:
         kernel = os.path.abspath(os.fspath(kernel))
+    if files_per_task is not None and files_per_task < 1:
+        raise CohortError("files_per_task must be at least 1")
     pairs = plan_outputs(inputs, output, force)
-    staging_roots = {}
-    for _, target in pairs:
-        if target.parent not in staging_roots:
-            root = target.parent / f".ndconv-dask-{uuid.uuid4().hex}"
-            root.mkdir()
-            staging_roots[target.parent] = root
+    # Every output is in one folder (output_path); the tasks stage their files beside them.
+    staging_root = pairs[0][1].parent / f".ndconv-dask-{uuid.uuid4().hex}"
+    staging_root.mkdir()
     to_close = []  # what this call started, closed at the end
     futures = []
     try:
@@ -269,25 +309,33 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
                 scheduler = cluster
             client = Client(scheduler)
             to_close.insert(0, client)
+        if files_per_task is None:
+            files_per_task = default_files_per_task(len(pairs), sum(client.nthreads().values()))
+        is_folder = str(output).endswith("/") or Path(output).is_dir()
+        output_name = None if is_folder else os.path.split(os.fspath(output))[1]
         # Absolute paths: a worker's working folder is not the caller's.
-        futures = [client.submit(filter_one, executable, command, os.path.abspath(source), kernel,
-                                 os.path.abspath(target),
-                                 os.path.abspath(staging_roots[target.parent]), force, pure=False,
-                                 retries=retries, key=f"ndconv-{index}-{uuid.uuid4().hex}")
-                   for index, (source, target) in enumerate(pairs)]
+        jobs = [(os.path.abspath(source), os.path.abspath(target)) for source, target in pairs]
+        starts = range(0, len(jobs), files_per_task)
+        futures = [client.submit(filter_group, executable, command,
+                                 jobs[start:start + files_per_task], kernel, output_name,
+                                 os.path.abspath(staging_root), force, pure=False,
+                                 retries=retries, key=f"ndconv-{start}-{uuid.uuid4().hex}")
+                   for start in starts]
         if progress:
             show_progress(futures)
         wait(futures)
         result = CohortResult()
-        for (source, target), future in zip(pairs, futures):
+        for start, future in zip(starts, futures):
+            group = pairs[start:start + files_per_task]
             if future.status == "finished":
-                _, _, reason = future.result()
+                reasons = [reason for _, _, reason in future.result()]
             else:
-                reason = f"the task failed: {future.exception()!r}"
-            if reason is None:
-                result.written.append(target)
-            else:
-                result.failed.append((source, reason))
+                reasons = [f"the task failed: {future.exception()!r}"] * len(group)
+            for (source, target), reason in zip(group, reasons):
+                if reason is None:
+                    result.written.append(target)
+                else:
+                    result.failed.append((source, reason))
         return result
     finally:
         unfinished = [f for f in futures if not f.done()]
@@ -295,5 +343,4 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
             client.cancel(unfinished)
         for thing in to_close:
             thing.close()
-        for root in staging_roots.values():
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(staging_root, ignore_errors=True)
