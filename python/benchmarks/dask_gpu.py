@@ -6,8 +6,8 @@
   computed and kept on the GPU), the largest difference reported.
 - ``cohort``: echo-like 4D series filtered by ``ndconv adaptive`` as files: the command line's
   batch on the first GPU and on all listed GPUs, and ``ndconv.dask.filter_files`` on a
-  dask-cuda ``LocalCUDACluster`` of one worker against one worker per GPU; every output byte for
-  byte the first batch's.
+  dask-cuda ``LocalCUDACluster`` of one worker against one worker per GPU (its default tasks, a
+  few files each, and one file a task); every output byte for byte the first batch's.
 
     python3 python/benchmarks/dask_gpu.py arrays --size 1024 --chunk 256
     python3 python/benchmarks/dask_gpu.py cohort --cli bin/ndconv --files 8 --gpus 0,1
@@ -50,8 +50,19 @@ def arrays(args):
             best = elapsed if best is None else min(best, elapsed)
         return best, y
 
+    from ndconv.dask import _halo
+
     ours_s, ours = timed(lambda: nd.gaussian_filter(x, args.sigma, mode="reflect"))
     theirs_s, theirs = timed(lambda: dask_image.gaussian_filter(x, args.sigma, mode="reflect"))
+    # Where ndconv.dask's time goes: the same halo graph with the filter left out (each block's
+    # input assembled from its neighbours, nothing filtered), and the filter on one assembled
+    # block times the blocks.
+    depth = int(4 * args.sigma + 0.5)
+    reach = [_halo.Reach(depth, {"reflect"}) for _ in shape]
+    copy_s, _ = timed(lambda: _halo.overlap_filter(x, lambda block: block, reach, cp.float32))
+    block = cp.random.default_rng(2).random((args.chunk + 2 * depth,) * 3, dtype=cp.float32)
+    filter_s = min(_timed_call(lambda: ndimage_gaussian(block, args.sigma), cp)
+                   for _ in range(args.repeats)) * x.npartitions
     difference = float(abs(ours - theirs).max().compute())
     return {
         "shape": shape,
@@ -60,9 +71,25 @@ def arrays(args):
         "ndconv_dask_s": round(ours_s, 3),
         "dask_image_cupyx_s": round(theirs_s, 3),
         "ratio": round(theirs_s / ours_s, 2),
+        "halo_graph_without_filter_s": round(copy_s, 4),
+        "filter_of_every_block_s": round(filter_s, 4),
         "max_abs_difference": difference,
         "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
     }
+
+
+def ndimage_gaussian(block, sigma):
+    import ndconv.ndimage
+
+    return ndconv.ndimage.gaussian_filter(block, sigma, mode="reflect")
+
+
+def _timed_call(call, cp):
+    cp.cuda.Device().synchronize()
+    start = time.perf_counter()
+    call()
+    cp.cuda.Device().synchronize()
+    return time.perf_counter() - start
 
 
 def _same_outputs(a: Path, b: Path) -> bool:
@@ -104,14 +131,15 @@ def cohort(args):
         result["batch_all_gpus_s"] = round(batch("batchN", "cuda:" + args.gpus), 2)
         result["batch_speedup"] = round(result["batch_one_gpu_s"] / result["batch_all_gpus_s"], 3)
 
-        def on_cluster(name, devices):
+        def on_cluster(name, devices, files_per_task=None):
             (root / name).mkdir()
             with LocalCUDACluster(CUDA_VISIBLE_DEVICES=devices, threads_per_worker=1,
                                   dashboard_address=None) as cluster, Client(cluster) as client:
                 client.wait_for_workers(len(devices.split(",")))
                 start = time.perf_counter()
                 done = nd.filter_files(command + ["--device", "cuda"], inputs, root / name,
-                                       client=client, cli=args.cli)
+                                       client=client, cli=args.cli,
+                                       files_per_task=files_per_task)
                 elapsed = time.perf_counter() - start
             if not done.ok:
                 raise SystemExit(done.summary())
@@ -121,8 +149,13 @@ def cohort(args):
         result["cluster_all_workers_s"] = round(on_cluster("daskN", args.gpus), 2)
         result["cluster_speedup"] = round(
             result["cluster_one_worker_s"] / result["cluster_all_workers_s"], 3)
+        # The same with one command line per file (files_per_task=1).
+        result["cluster_one_worker_file_per_task_s"] = round(
+            on_cluster("dask1f", str(gpus[0]), 1), 2)
+        result["cluster_all_workers_file_per_task_s"] = round(on_cluster("daskNf", args.gpus, 1), 2)
         result["outputs_byte_identical"] = all(
-            _same_outputs(root / "batch1", root / other) for other in ("batchN", "dask1", "daskN"))
+            _same_outputs(root / "batch1", root / other)
+            for other in ("batchN", "dask1", "daskN", "dask1f", "daskNf"))
     return result
 
 
