@@ -2,7 +2,6 @@
 // its input as it comes (any dtype the engine reads, strided, host or device) and writes a float32
 // output array that the package allocated; the package casts to the caller's dtype.
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <string>
@@ -53,20 +52,14 @@ void check_host(const InArray& input, const OutArray& output) {
     throw nb::value_error("internal: GPU arrays go through the device-address entries");
 }
 
-/// `values` (Python's axis order, one per axis of an `ndim`-axis array) in the engine's order,
-/// `fill` beyond.
-Index engine_order(const std::vector<int64_t>& values, std::size_t ndim, int64_t fill) {
-  if (values.size() != ndim)
-    throw nb::value_error("internal: one value per axis is expected");
-  Index r{fill, fill, fill, fill};
-  for (std::size_t axis = 0; axis < ndim; ++axis)
-    r[ndim - 1 - axis] = values[axis];
-  return r;
-}
-
 /// One radius per axis in Python's order, in engine order.
 Index engine_radius(const std::vector<int64_t>& radius, std::size_t ndim) {
-  return engine_order(radius, ndim, 0);
+  if (radius.size() != ndim)
+    throw nb::value_error("internal: one radius per axis is expected");
+  Index r{0, 0, 0, 0};
+  for (std::size_t axis = 0; axis < ndim; ++axis)
+    r[ndim - 1 - axis] = radius[axis];
+  return r;
 }
 
 nb::dict correlate(const InArray& input, const InArray& weights, const OutArray& output,
@@ -177,53 +170,6 @@ nb::object median_at(uintptr_t input, uintptr_t output, const std::vector<int64_
   return maybe_report(settings, report);
 }
 
-/// A box of copy_boxes_at in Python's order: (source, source start, target start, extent).
-using PythonBox = std::tuple<int, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>;
-
-/// copy_boxes_device on contiguous device arrays given by address and shape (Python's order), all
-/// of one item size: ndconv.dask puts a block's input together from its neighbours with it. The
-/// copy moves bytes, so only the item size matters (the stored type stands for it).
-void copy_boxes_at(uintptr_t target, const std::vector<int64_t>& target_shape,
-                   const std::vector<uintptr_t>& sources,
-                   const std::vector<std::vector<int64_t>>& source_shapes, int itemsize,
-                   const std::vector<PythonBox>& boxes, uintptr_t stream, int device) {
-  static const std::pair<int, ScalarType> by_size[] = {{1, ScalarType::UInt8},
-                                                       {2, ScalarType::UInt16},
-                                                       {4, ScalarType::Float32},
-                                                       {8, ScalarType::Float64}};
-  ScalarType type = ScalarType::Float32;
-  bool known = false;
-  for (const auto& [size, t] : by_size)
-    if (size == itemsize) {
-      type = t;
-      known = true;
-    }
-  if (!known || sources.size() != source_shapes.size())
-    throw nb::value_error("internal: item size of 1, 2, 4 or 8 bytes and a shape per source");
-  const std::size_t ndim = target_shape.size();
-  std::vector<StoredVolumeView> views;
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    const BasicVolumeView<const unsigned char> v =
-        device_view<const unsigned char>(sources[i], source_shapes[i]);
-    views.push_back(make_stored_view(v.data, type, v.dims, v.extent));
-  }
-  std::vector<BoxCopy> engine_boxes;
-  for (const auto& [source, source_start, target_start, extent] : boxes) {
-    BoxCopy b;
-    b.source = source;
-    b.source_start = engine_order(source_start, ndim, 0);
-    b.target_start = engine_order(target_start, ndim, 0);
-    b.extent = engine_order(extent, ndim, 1);
-    engine_boxes.push_back(b);
-  }
-  const Index target_extent = device_view<unsigned char>(target, target_shape).extent;
-  Options options;
-  run_released(options, [&] {
-    copy_boxes_device(views, reinterpret_cast<void*>(target), target_extent, engine_boxes, device,
-                      reinterpret_cast<void*>(stream));
-  });
-}
-
 /// The engine's plan for a filter of `kind` over an input of `shape` (Python order).
 nb::dict plan_of(const std::string& kind, const std::vector<int64_t>& shape,
                  const std::vector<int64_t>& filter_shape, int filters, std::size_t input_bytes,
@@ -326,9 +272,6 @@ void bind_filters(nb::module_& m) {
         nb::arg("shape"), nb::arg("taps"), nb::arg("settings"), nb::arg("device"));
   m.def("median_at", &median_at, nb::arg("input"), nb::arg("output"), nb::arg("shape"),
         nb::arg("radius"), nb::arg("settings"), nb::arg("device"));
-  m.def("copy_boxes_at", &copy_boxes_at, nb::arg("target"), nb::arg("target_shape"),
-        nb::arg("sources"), nb::arg("source_shapes"), nb::arg("itemsize"), nb::arg("boxes"),
-        nb::arg("stream"), nb::arg("device"));
   m.def("plan", &plan_of, nb::arg("kind"), nb::arg("shape"), nb::arg("filter_shape"),
         nb::arg("filters"), nb::arg("input_bytes"), nb::arg("settings"), nb::arg("on_gpu"));
   m.def("cuda_status", &cuda_facts);

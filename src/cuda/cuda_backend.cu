@@ -171,6 +171,9 @@ void run_separable_stored(const detail::SeparableProblem& problem, const StoredV
   report.notes.push_back("separable plan: " + plan.describe());
 }
 
+namespace {
+
+// The device entry points' checks: contiguous views of memory the device can address.
 void check_device_view(const void* data, bool contiguous, int device, const char* what) {
   if (!contiguous)
     throw InvalidArgument(std::string(what) + " must be contiguous for the device entry points");
@@ -183,6 +186,8 @@ void check_device_view(const void* data, bool contiguous, int device, const char
                           " (the host entry points, e.g. filter_dense, take host memory)");
   }
 }
+
+}  // namespace
 
 void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,
                          const Options& options, RunReport& report) {

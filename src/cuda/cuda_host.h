@@ -4,11 +4,9 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "core/constant_border.h"
 #include "core/problem.h"
-#include "ndconv/device.h"
 #include "ndconv/memory.h"
 #include "ndconv/stored.h"
 #include "ndconv/types.h"
@@ -42,12 +40,6 @@ void run_dense_device(const detail::CorrelationProblem& problem, const Options& 
                       void* stream, RunReport& report);
 void run_separable_device(const detail::SeparableProblem& problem, const Options& options,
                           void* stream, RunReport& report);
-
-/// copy_boxes_device (ndconv/device.h) after the engine's checks of the boxes: checks that the
-/// volumes are in the memory of `device` and enqueues the copies on `stream`.
-void copy_boxes_device(const std::vector<StoredVolumeView>& sources, void* target,
-                       const Index& target_extent, const std::vector<BoxCopy>& boxes, int device,
-                       void* stream);
 
 /// Adds Boundary::Constant's terms (core/constant_border.h) to a contiguous device output, enqueued
 /// on `stream` after the filter's kernels. Throws CudaError / InvalidArgument.

@@ -24,10 +24,6 @@ int64_t device_budget_floats(const Options& options, RunReport& report);
 /// Selects options.cuda_device and names it in the report.
 void set_device(const Options& options, RunReport& report);
 
-/// The device entry points' check of a volume: contiguous, in the memory of `device` (or managed);
-/// InvalidArgument naming `what` when not.
-void check_device_view(const void* data, bool contiguous, int device, const char* what);
-
 /// The device entry points' first step (ndconv/device.h): selects options.cuda_device and checks
 /// that both views are contiguous and in its memory (or managed); InvalidArgument when not.
 void prepare_device_call(const ConstVolumeView& input, const VolumeView& output,

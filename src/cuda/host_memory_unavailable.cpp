@@ -43,11 +43,6 @@ void run_separable_device(const detail::SeparableProblem&, const Options&, void*
   throw InvalidArgument("ndconv was built without CUDA support");
 }
 
-void copy_boxes_device(const std::vector<StoredVolumeView>&, void*, const Index&,
-                       const std::vector<BoxCopy>&, int, void*) {
-  throw InvalidArgument("ndconv was built without CUDA support");
-}
-
 void add_constant_border_device(const detail::ConstantBorder&, const VolumeView&, int, void*) {
   throw InvalidArgument("ndconv was built without CUDA support");
 }

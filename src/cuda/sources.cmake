@@ -12,7 +12,6 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/border_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/constant_border.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tensor_map.cu
-                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/box_copy.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/median/median_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/recursive_gaussian/recursive_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/fft/fft_launch.cu

@@ -1,6 +1,5 @@
 set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/engine.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/engine/box_copy.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/gpu_slabs.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/gaussian.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/memory.cpp

@@ -13,10 +13,7 @@
 //   // ... more work on `stream`; the output is ready when the stream has reached this point.
 #pragma once
 
-#include <vector>
-
 #include "ndconv/errors.h"
-#include "ndconv/stored.h"
 #include "ndconv/types.h"
 
 namespace ndconv {
@@ -47,26 +44,6 @@ RunReport filter_separable_device(const ConstVolumeView& input, const SeparableF
 /// GPU kernel does not take, no CUDA) or CudaError.
 RunReport median_filter_device(const ConstVolumeView& input, const VolumeView& output,
                                const Index& radius, const Options& options, void* stream);
-
-/// A box of voxels that copy_boxes_device moves: `extent` voxels per axis (x first) of
-/// sources[source], from `source_start` there to `target_start` in the target.
-struct BoxCopy {
-  int source = 0;
-  Index source_start{0, 0, 0, 0};
-  Index target_start{0, 0, 0, 0};
-  Index extent{1, 1, 1, 1};
-};
-
-/// Copies `boxes` from `sources` into `target` (of `target_extent`, the sources' type and
-/// dimension): contiguous volumes in the memory of CUDA device `device` (or managed memory),
-/// enqueued on `stream` without waiting for it, one copy per box (per box and 4th-axis plane in
-/// 4D). Blockwise callers (ndconv.dask on CuPy chunks) put a block's input together with its
-/// neighbours' halos in one call instead of one array operation per piece. Boxes with no voxels
-/// are skipped. Throws InvalidArgument (a box outside its volumes, sources of mixed types or
-/// dimensions, strided views, host memory, no usable GPU) or CudaError.
-void copy_boxes_device(const std::vector<StoredVolumeView>& sources, void* target,
-                       const Index& target_extent, const std::vector<BoxCopy>& boxes, int device,
-                       void* stream);
 
 /// Starts CUDA (driver, context on `device`, the device list) on a background thread and returns
 /// at once, so that the start-up (about 0.3 s) overlaps the caller's own work, e.g. reading the

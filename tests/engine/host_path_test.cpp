@@ -126,39 +126,6 @@ TEST(DeviceEntryPoints, RefuseHostMemoryAndTheCpu) {
                InvalidArgument);
 }
 
-TEST(DeviceEntryPoints, CopyBoxesRefusesBoxesOutsideTheVolumes) {
-  std::vector<float> a(6 * 5 * 4), b(6 * 5 * 4), target(8 * 5 * 4);
-  const std::vector<StoredVolumeView> sources = {
-      make_stored_view(a.data(), ScalarType::Float32, 3, {6, 5, 4}),
-      make_stored_view(b.data(), ScalarType::Float32, 3, {6, 5, 4})};
-  const Index target_extent{8, 5, 4, 1};
-  auto refused = [&](const BoxCopy& box, const std::string& why) {
-    try {
-      copy_boxes_device(sources, target.data(), target_extent, {box}, 0, nullptr);
-      ADD_FAILURE() << "accepted; expected: " << why;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-    }
-  };
-  refused(BoxCopy{2, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 1}}, "names source 2 of 2");
-  refused(BoxCopy{1, {4, 0, 0, 0}, {0, 0, 0, 0}, {3, 1, 1, 1}}, "past its source along axis 0");
-  refused(BoxCopy{0, {0, 0, 0, 0}, {6, 0, 0, 0}, {3, 1, 1, 1}}, "past its target along axis 0");
-  refused(BoxCopy{0, {0, 0, 1, 0}, {0, 0, 0, 0}, {1, 1, 4, 1}}, "past its source along axis 2");
-  refused(BoxCopy{0, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 2}}, "beyond the volumes' 3 axes");
-  refused(BoxCopy{0, {0, -1, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 1}}, "negative");
-  const std::vector<StoredVolumeView> mixed = {
-      sources[0], make_stored_view(b.data(), ScalarType::UInt8, 3, {6, 5, 4})};
-  EXPECT_THROW(copy_boxes_device(mixed, target.data(), target_extent, {}, 0, nullptr),
-               InvalidArgument);
-  EXPECT_THROW(copy_boxes_device({}, target.data(), target_extent, {}, 0, nullptr),
-               InvalidArgument);
-  // A request within the volumes: host memory is refused by the backend (or there is no CUDA).
-  EXPECT_THROW(
-      copy_boxes_device(sources, target.data(), target_extent,
-                        {BoxCopy{1, {0, 0, 0, 0}, {2, 0, 0, 0}, {6, 5, 4, 1}}}, 0, nullptr),
-      InvalidArgument);
-}
-
 detail::CostInput dense_work(int64_t voxels, double taps) {
   detail::CostInput in;
   in.input_voxels = voxels;

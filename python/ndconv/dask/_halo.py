@@ -84,35 +84,13 @@ def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool):
     return pieces, first - lo, hi - lo
 
 
-def _copy_on_gpu(halo, blocks, pieces) -> bool:
-    """The pieces copied by the engine in one call on the caller's stream (one runtime copy each,
-    no array operation per piece); False where it does not apply (strided or mixed blocks)."""
-    from .. import _ndconv
-
-    device = halo.device.id
-    if halo.ndim > 4 or not all(b.flags.c_contiguous and b.dtype == halo.dtype and b.device.id == device
-               for b in blocks):
-        return False
-    import cupy
-
-    _ndconv.copy_boxes_at(halo.data.ptr, list(halo.shape), [b.data.ptr for b in blocks],
-                          [list(b.shape) for b in blocks], halo.dtype.itemsize,
-                          [(index, list(source), list(target), list(extent))
-                           for index, source, target, extent in pieces],
-                          cupy.cuda.get_current_stream().ptr, device)
-    return True
-
-
 def _assemble_and_filter(block_filter, shape, pieces, outputs, count, *blocks):
     """One output block: its input with the halo copied together from the neighbouring blocks
-    (numpy or CuPy, as they are), filtered, the halo's outputs cut away. `pieces`: (block, start
-    in the block, start in the halo'd input, extent) per piece."""
+    (numpy or CuPy, as they are), filtered, the halo's outputs cut away."""
     like = blocks[0]
     halo = np.empty_like(like, shape=shape)
-    if type(halo).__module__.split(".")[0] != "cupy" or not _copy_on_gpu(halo, blocks, pieces):
-        for index, source, target, extent in pieces:
-            halo[tuple(slice(t, t + n) for t, n in zip(target, extent))] = \
-                blocks[index][tuple(slice(s, s + n) for s, n in zip(source, extent))]
+    for index, source, target in pieces:
+        halo[target] = blocks[index][source]
     result = block_filter(halo)
     return result[((slice(None),) if count is not None else ()) + outputs]
 
@@ -128,8 +106,7 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
     axis).
 
     Two graphs, chosen by where the chunks live. CuPy chunks: one task per output block that reads
-    its neighbouring blocks whole and copies their parts into one halo'd input (by the engine, in
-    one call), because
+    its neighbouring blocks whole and copies their parts into one halo'd input, because
     ``map_overlap``'s tasks per block (a slice of every neighbour, a concatenation, a trim) cost
     more than the filter itself on a GPU. Host chunks: dask's ``overlap``, whose tasks hold only
     thin slices of the neighbours, so a worker with little memory can stream a volume far larger
@@ -179,9 +156,10 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
             key = (x.name,) + tuple(piece[0] for piece in combination)
             if key not in keys:
                 keys.append(key)
-            pieces.append((keys.index(key), tuple(piece[1] for piece in combination),
-                           tuple(piece[3] for piece in combination),
-                           tuple(piece[2] - piece[1] for piece in combination)))
+            source = tuple(slice(piece[1], piece[2]) for piece in combination)
+            target = tuple(slice(piece[3], piece[3] + piece[2] - piece[1])
+                           for piece in combination)
+            pieces.append((keys.index(key), source, target))
         shape = tuple(a[2] for a in axes)
         outputs = tuple(slice(a[1], a[1] + int(bounds[k][j + 1] - bounds[k][j]))
                         for k, (a, j) in enumerate(zip(axes, index)))
