@@ -30,6 +30,10 @@ struct CostConstants {
   /// box:7 of the echo volume in 34 ms on 2 threads at load 3 (the cpu3d_7 row's kernel alone,
   /// 7^3 on 160^3, takes 12.3 ms: performance.md, the CPU row against ITK).
   double cpu_taps_per_second_per_thread = 40e9;
+  /// The same for a dense filter with taps along a 4th axis, whose tap rows come from 7 or more
+  /// frames and fall out of the cache: convolve 7^4 of a 160^3 x 20 uint8 series in 5.83 s on 2
+  /// threads (1.97e11 multiply-adds; the 3D rate estimated 2.70 s).
+  double cpu_dense_4d_taps_per_second_per_thread = 17.6e9;
   /// The filter bank's: the adaptive filter's true-4D reconstruction (11 filters of 9^4 on
   /// 80^3 x 6) at 89 GFMA/s on 2 threads at load 3.
   double cpu_bank_taps_per_second_per_thread = 44e9;
@@ -79,6 +83,7 @@ struct CostInput {
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;              ///< separable: filtered axes; dense: 1
   bool separable = false;
+  bool dense_4d = false;     ///< dense with taps along a 4th axis (its own CPU rate)
   bool slab_passes = false;  ///< separable, no taps along the last axis (passes slab by slab)
   bool input_pinned = false;
   bool output_pinned = false;
@@ -111,6 +116,7 @@ struct CpuWork {
   double taps_per_output = 1;
   int passes = 1;            ///< passes over the volume (separable: filtered axes)
   bool slab_passes = false;  ///< separable passes slab by slab in the cache (CostInput's)
+  bool dense_4d = false;     ///< dense with taps along a 4th axis (CostInput's)
   int threads = 1;
 };
 
