@@ -32,6 +32,7 @@ bool needs_gpu(const Workload& w) {
 const char* backend_text(Kind k) {
   switch (k) {
     case Kind::CpuDense:
+    case Kind::CpuBank:
       return "cpu";
     case Kind::EndToEnd:
     case Kind::Batch:
@@ -149,6 +150,8 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = e2e->sequence_row(w.command, w.format, result.failures);
     else if (w.kind == Kind::Batch)
       row = e2e->batch_row(result.failures);
+    else if (w.kind == Kind::CpuBank)
+      row = cpu_bank_row(w, cfg, seed, result.failures);
     else
       row = cpu_row(w, cfg, seed, result.failures);
     Json head = {{"workload", w.name},

@@ -33,8 +33,9 @@ struct Workload {
     EndToEnd,
     Batch,
     GpuMedian,
-    Bank,   ///< the filter bank and adaptive filter rows (perf/bank_rows.h)
-    GpuFft  ///< direct against FFT against auto for large dense filters (perf/fft_rows.h)
+    Bank,     ///< the filter bank and adaptive filter rows (perf/bank_rows.h)
+    CpuBank,  ///< the CPU filter bank against the CPU's FMA peak (bench_cpu_row.cpp)
+    GpuFft    ///< direct against FFT against auto for large dense filters (perf/fft_rows.h)
   } kind = Kind::GpuDense;
   Shape volume;
   Shape filter;       ///< dense filters

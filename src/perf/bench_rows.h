@@ -45,6 +45,11 @@ Json api_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint64_t 
 /// The CPU row: ndconv's CPU backend, and itk::ConvolutionImageFilter when the config has a peer.
 Json cpu_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& failures);
 
+/// The CPU filter bank (the adaptive filter's 12 real 7^3 quadrature filters, all cores) against
+/// the CPU's FP32 FMA peak measured before and after it in the same run; filter 0's responses
+/// checked against the dense filter of its taps.
+Json cpu_bank_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int& failures);
+
 /// A whole engine call on host buffers, as the call-time rows time it.
 using EngineCall =
     std::function<RunReport(const ConstVolumeView&, const VolumeView&, const Options&)>;

@@ -37,7 +37,11 @@ void print_kernel_rows(std::ostream& out, const Json& rows) {
       std::snprintf(buf, sizeof buf, "%.2fx memory floor", number(r, "floor_ratio"));
       ceiling = buf;
     } else if (r.contains("speedup_vs_peer")) {
-      std::snprintf(buf, sizeof buf, "%.1fx ITK", number(r, "speedup_vs_peer"));
+      std::snprintf(buf, sizeof buf, "%.1fx ITK, %.0f%% CPU FMA", number(r, "speedup_vs_peer"),
+                    number(r, "pct_cpu_fma_peak"));
+      ceiling = buf;
+    } else if (r.contains("pct_cpu_fma_peak")) {
+      std::snprintf(buf, sizeof buf, "%.1f%% CPU FMA peak", number(r, "pct_cpu_fma_peak"));
       ceiling = buf;
     } else if (r.contains("error")) {
       ceiling = text(r, "error");

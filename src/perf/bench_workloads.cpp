@@ -55,9 +55,16 @@ const std::vector<Workload>& bench_workloads() {
     c.target_text = ">= 20x itk::ConvolutionImageFilter";
     c.description = "CPU 3D 160x160x160, dense 7^3, all cores";
     l.push_back(c);
+    Workload cpu_bank = c;
+    cpu_bank.name = "cpu_bank_3d";
+    cpu_bank.kind = Kind::CpuBank;
+    cpu_bank.target = 60.0;
+    cpu_bank.target_text = ">= 60% of the CPU's FMA peak";
+    cpu_bank.description = "CPU 3D 160x160x160, filter bank of 12 real 7^3 filters, all cores";
+    l.push_back(cpu_bank);
     const std::size_t kernel_rows = l.size();
     for (std::size_t i = 0; i < kernel_rows; ++i) {
-      if (l[i].kind == Kind::CpuDense)
+      if (l[i].kind == Kind::CpuDense || l[i].kind == Kind::CpuBank)
         continue;
       Workload a = l[i];
       a.name = "api_" + l[i].name;

@@ -78,20 +78,21 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
       "Fixed workloads against the measured FMA peak and bandwidth; the CPU row against ITK",
       "Each workload is validated against the CPU backend, then timed on data already on the "
       "device and as a whole call (transfers included), against the FMA peak and copy bandwidth "
-      "measured at the start of the run; the CPU row against itk::ConvolutionImageFilter (ndconv "
-      "only: ndconv-perf has no ITK). api_* rows: the whole call on pageable and on pinned host "
+      "measured at the start of the run; the CPU rows against the CPU's FMA peak measured beside "
+      "them, cpu3d_7 also against itk::ConvolutionImageFilter (ndconv only: ndconv-perf has no "
+      "ITK). api_* rows: the whole call on pageable and on pinned host "
       "buffers against max(upload, kernel, download) at the host bandwidth measured in the run. "
       "e2e_* and batch rows (ndconv only): whole ndconv commands on generated echo-like files, "
       "timed as child processes against ndconv convert of the same files (the I/O-only floor).",
       {text_option("--device", "gpu|cpu",
                    "gpu: all workloads; cpu: those that need no GPU in this process (cpu3d_7, "
-                   "e2e_*, batch) (gpu)",
+                   "cpu_bank_3d, e2e_*, batch) (gpu)",
                    a.device),
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
        text_option("--workload", "NAMES",
                    "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
                    "median3d_r1, median3d_r3, median2d_r3, "
-                   "cpu3d_7, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
+                   "cpu3d_7, cpu_bank_3d, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
                    "e2e_smooth_niigz, e2e_convolve_mha, e2e_convolve_nii, e2e_convolve_niigz, "
                    "batch (default: all); a name ending in * takes every row it starts "
                    "(e2e_*; quote it from the shell); also denseND_K, a K^N filter on the volume "

@@ -247,7 +247,7 @@ TEST(Bench, CpuRowJsonWithItsPeer) {
   b.itk_repetitions = 2;
   b.seed = 7;
   b.json = "-";
-  b.workload = "cpu3d_7";  // --device cpu alone also runs the command rows (e2e_*, batch)
+  b.workload = "cpu3d_7,cpu_bank_3d";  // --device cpu alone also runs the command rows
   std::ostringstream out;
   bench_command(b, "test", peer, out, nullptr);
   EXPECT_EQ(peer_repetitions, 2);
@@ -255,7 +255,19 @@ TEST(Bench, CpuRowJsonWithItsPeer) {
   EXPECT_EQ(doc["tool"], "ndconv bench");
   EXPECT_FALSE(doc.contains("ceilings"));  // no GPU row, no ceilings measured
   EXPECT_EQ(doc["validation_failures"], 0);
-  ASSERT_EQ(doc["workloads"].size(), 1u);
+  ASSERT_EQ(doc["workloads"].size(), 2u);
+  // Both CPU rows against the CPU's FMA peak measured beside them (a share of it, not above it
+  // by more than a clock's drift).
+  for (const Json& r : doc["workloads"]) {
+    EXPECT_GT(number(r, "cpu_fma_peak_gfma"), 0.0);
+    EXPECT_GT(number(r, "pct_cpu_fma_peak"), 0.0);
+    EXPECT_LT(number(r, "pct_cpu_fma_peak"), 150.0);
+  }
+  const Json& bank = doc["workloads"][1];
+  EXPECT_EQ(bank["workload"], "cpu_bank_3d");
+  EXPECT_EQ(bank["filters"], 12);
+  EXPECT_LT(number(bank, "rel_l2_error_vs_dense"), 1e-6);
+  EXPECT_TRUE(bank["target_met"].is_boolean());
   const Json& row = doc["workloads"][0];
   EXPECT_EQ(row["workload"], "cpu3d_7");
   EXPECT_EQ(row["backend"], "cpu");
@@ -297,11 +309,12 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
   EXPECT_TRUE(bench_config(b).all_boundaries);
   EXPECT_FALSE(bench_config(b).all_kos);
-  // 6 kernel rows, 5 api_*, 3 median*, 4 filter bank rows, 3 fft*, 6 e2e_*, batch
-  ASSERT_EQ(bench_workloads().size(), 28u);
+  // 7 kernel rows (the CPU's two), 5 api_*, 3 median*, 4 filter bank rows, 3 fft*, 6 e2e_*, batch
+  ASSERT_EQ(bench_workloads().size(), 29u);
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
-  EXPECT_EQ(bench_workloads()[6].name, "api_dense3d_11");
+  EXPECT_EQ(bench_workloads()[6].name, "cpu_bank_3d");
+  EXPECT_EQ(bench_workloads()[7].name, "api_dense3d_11");
   EXPECT_EQ(bench_workloads().back().name, "batch");
 }
 
