@@ -90,7 +90,8 @@ void run_adaptive(const AdaptiveArgs& a) {
   planned.time_as_axis = !a.frames;
   try {
     check_memory_plan(a.in, a.out, plan, plan.input.geometry.extent,
-                      adaptive_working_volumes(dims, plan.input.geometry.extent, planned, on_gpu),
+                      adaptive_working_volumes(dims, plan.input.geometry.extent, planned, on_gpu,
+                                               parse_boundary(a.boundary)),
                       a.common);
   } catch (const io::IoError& e) {
     std::string hint;

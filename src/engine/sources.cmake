@@ -18,6 +18,7 @@ set(NDCONV_ENGINE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_support.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/stage_banks.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/orientation.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/slab_stages.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/relaxation.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/control.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/engine/adaptive/reconstruction.cpp

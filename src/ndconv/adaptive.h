@@ -159,12 +159,15 @@ inline constexpr AdaptiveRange kFilterSizeRange{3.0, 15.0};   ///< odd taps per 
 void validate_adaptive_parameters(const AdaptiveParameters& parameters);
 
 /// Float32 volumes of the input's size that adaptive_filter holds at its peak on the host besides
-/// its input and output, for a memory check before the work: the structure tensor's d(d + 1) / 2
-/// components, the float input and the filter bank's padded copy of it (frame by frame, with
-/// time_as_axis false, a 4D series holds one frame's share of those). On the GPU the tensor stays
-/// on the device: pass `on_gpu` for the host's share then (the staged input and output).
+/// its input and output, for a memory check before the work. On the CPU at full resolution the
+/// stages run in slabs along z: the structure tensor's d(d + 1) / 2 components are kept for the
+/// whole image, one of them in the output's buffer, besides one slab's buffers (about 96 MiB);
+/// with the coarse orientation estimate or a periodic `boundary` the tensor and the relaxation's
+/// three volumes (frame by frame, with time_as_axis false, a 4D series holds one frame's share of
+/// those). On the GPU the tensor stays on the device: pass `on_gpu` for the host's share then (the
+/// staged input and output).
 double adaptive_working_volumes(int dims, const Index& extent, const AdaptiveParameters& parameters,
-                                bool on_gpu = false);
+                                bool on_gpu = false, Boundary boundary = Boundary::Replicate);
 
 /// The estimated seconds of adaptive_filter on the CPU with `threads` threads (0: every hardware
 /// thread), the filter design excepted: each stage by the engine's CPU cost model.

@@ -2,6 +2,7 @@
 // control mapping of the parameters, and one eigen-decomposition per voxel (core/control_voxel.h,
 // several voxels at once: control_batch.h) in two passes.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,8 @@ namespace {
 // The first pass over voxels [begin, end): kControlLanes voxels at a time (control_batch.h), the
 // rest one by one; C over T in `tensor`, the magnitudes in `magnitude`, their largest in `largest`.
 template <int d>
-void first_pass(const detail::ControlMapping& mapping, std::vector<std::vector<float>>& tensor,
-                int64_t begin, int64_t end, std::vector<float>& magnitude, double& largest) {
+void first_pass(const detail::ControlMapping& mapping, float* const* tensor, int64_t begin,
+                int64_t end, float* magnitude, double& largest) {
   constexpr int m = d * (d + 1) / 2;
   constexpr int lanes = detail::kControlLanes;
   const cpu::JacobiLanesFn jacobi = cpu::select_jacobi_lanes();
@@ -81,23 +82,16 @@ void first_pass(const detail::ControlMapping& mapping, std::vector<std::vector<f
 
 }  // namespace
 
-void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
-                    const AdaptiveParameters& parameters, int threads,
-                    const std::function<bool(double)>& progress) {
-  check_components(tensor, dims);
-  const detail::ControlMapping mapping = control_mapping(dims, parameters);
-  const int m = component_count(dims);
-  const int64_t voxels = static_cast<int64_t>(tensor[0].size());
+double detail::control_shape_pass(const ControlMapping& mapping, float* const* tensor,
+                                  float* magnitude, int64_t voxels, int threads,
+                                  const std::function<bool(double)>& progress, double base,
+                                  double span) {
   const int used = core::resolve_thread_count(threads);
-  // One eigen-decomposition per voxel (control_voxel.h): the first pass stores the eigenvalue
-  // mapping's tensor over T and the magnitude x; the second scales by gamma once the largest x is
-  // known.
-  std::vector<float> magnitude(static_cast<size_t>(voxels));
   std::vector<double> largest(used, 0.0);
   core::parallel_for(
       used, voxels,
       [&](int64_t begin, int64_t end, int worker) {
-        switch (dims) {
+        switch (mapping.dims) {
           case 2:
             return first_pass<2>(mapping, tensor, begin, end, magnitude, largest[worker]);
           case 3:
@@ -106,17 +100,112 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
             return first_pass<4>(mapping, tensor, begin, end, magnitude, largest[worker]);
         }
       },
-      {&progress, 0.0, 0.9});
-  const double scale = *std::max_element(largest.begin(), largest.end());
+      {&progress, base, span});
+  return *std::max_element(largest.begin(), largest.end());
+}
+
+double detail::control_largest_magnitude(const ControlMapping& mapping, float* const* tensor,
+                                         float* scratch, int64_t voxels, double largest,
+                                         int threads) {
+  const int m = component_count(mapping.dims);
+  const int used = core::resolve_thread_count(threads);
+  // A voxel's x is its largest eigenvalue or its norm |T| (or 0), never above |T|: with a margin
+  // for the bound's rounding to float and the Jacobi rotations' rounding, a voxel whose bound does
+  // not exceed the largest x found so far cannot change it.
+  constexpr double kMargin = 1.0 + 1e-6;
+  std::vector<double> bound_max(used, 0.0);
+  std::vector<int64_t> at_max(used, -1);
   core::parallel_for(used, voxels,
+                     [&](int64_t begin, int64_t end, int worker) {
+                       for (int64_t v = begin; v < end; ++v) {
+                         double t[kMaxDims * kMaxDims], a[kMaxDims * kMaxDims];
+                         for (int k = 0; k < m; ++k)
+                           t[k] = tensor[k][v];
+                         double norm = 0;
+                         switch (mapping.dims) {
+                           case 2:
+                             norm = control_matrix<2>(t, a);
+                             break;
+                           case 3:
+                             norm = control_matrix<3>(t, a);
+                             break;
+                           default:
+                             norm = control_matrix<4>(t, a);
+                         }
+                         const double bound = std::sqrt(norm);
+                         scratch[v] = static_cast<float>(bound);
+                         if (bound > bound_max[worker]) {
+                           bound_max[worker] = bound;
+                           at_max[worker] = v;
+                         }
+                       }
+                     },
+                     {});
+  // The voxels of the largest bounds first, then every voxel whose bound exceeds the largest x
+  // found (the survivors moved to the front of the buffers), through the first pass.
+  const auto exact = [&](int64_t count) {
+    return count > 0 ? control_shape_pass(mapping, tensor, scratch, count, threads, {}, 0.0, 1.0)
+                     : 0.0;
+  };
+  std::vector<float> seed(static_cast<size_t>(m * used));
+  std::vector<float*> seed_tensor(m);
+  int seeds = 0;
+  for (int w = 0; w < used; ++w)
+    if (at_max[w] >= 0) {
+      for (int k = 0; k < m; ++k)
+        seed[k * used + seeds] = tensor[k][at_max[w]];
+      ++seeds;
+    }
+  for (int k = 0; k < m; ++k)
+    seed_tensor[k] = seed.data() + k * used;
+  std::vector<float> seed_magnitude(static_cast<size_t>(used));
+  if (seeds > 0)
+    largest = std::max(largest, control_shape_pass(mapping, seed_tensor.data(),
+                                                   seed_magnitude.data(), seeds, 1, {}, 0.0, 1.0));
+  int64_t kept = 0;
+  for (int64_t v = 0; v < voxels; ++v) {
+    if (!(static_cast<double>(scratch[v]) * kMargin > largest))  // NaN bounds: x is 0
+      continue;
+    for (int k = 0; k < m; ++k)
+      tensor[k][kept] = tensor[k][v];
+    ++kept;
+  }
+  return std::max(largest, exact(kept));
+}
+
+void detail::control_gain_pass(const ControlMapping& mapping, float* const* tensor,
+                               const float* magnitude, int64_t voxels, double largest, int threads,
+                               const std::function<bool(double)>& progress, double base,
+                               double span) {
+  const int m = component_count(mapping.dims);
+  core::parallel_for(core::resolve_thread_count(threads), voxels,
                      [&](int64_t begin, int64_t end, int) {
                        for (int64_t v = begin; v < end; ++v) {
-                         const double gamma = detail::control_gain(mapping, magnitude[v], scale);
+                         const double gamma = detail::control_gain(mapping, magnitude[v], largest);
                          for (int k = 0; k < m; ++k)
                            tensor[k][v] = static_cast<float>(gamma * tensor[k][v]);
                        }
                      },
-                     {&progress, 0.9, 0.1});
+                     {&progress, base, span});
+}
+
+void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
+                    const AdaptiveParameters& parameters, int threads,
+                    const std::function<bool(double)>& progress) {
+  check_components(tensor, dims);
+  const detail::ControlMapping mapping = control_mapping(dims, parameters);
+  const int64_t voxels = static_cast<int64_t>(tensor[0].size());
+  // One eigen-decomposition per voxel (control_voxel.h): the first pass stores the eigenvalue
+  // mapping's tensor over T and the magnitude x; the second scales by gamma once the largest x is
+  // known.
+  std::vector<float*> components;
+  for (auto& c : tensor)
+    components.push_back(c.data());
+  std::vector<float> magnitude(static_cast<size_t>(voxels));
+  const double scale = detail::control_shape_pass(mapping, components.data(), magnitude.data(),
+                                                  voxels, threads, progress, 0.0, 0.9);
+  detail::control_gain_pass(mapping, components.data(), magnitude.data(), voxels, scale, threads,
+                            progress, 0.9, 0.1);
 }
 
 }  // namespace ndconv

@@ -11,6 +11,7 @@
 #include "core/seconds_since.h"
 #include "cuda/bank/bank_backend.h"
 #include "engine/adaptive/bank_front.h"
+#include "engine/adaptive/slab_stages.h"
 #include "engine/adaptive/stage_banks.h"
 #include "engine/adaptive/stage_support.h"
 #include "ndconv/adaptive.h"
@@ -33,15 +34,9 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
                                                  const Options& options, RunReport* report) {
   const int dims = input.dims;
   const QuadratureBank bank = quadrature_bank(dims, quadrature, options);
-  const std::vector<Tensor>& duals = bank.duals;
   const int k = bank.filters;
   const int m = component_count(dims);
-  // The duals' upper triangles, in the tensor's component order.
-  std::vector<Tensor> upper_duals(static_cast<size_t>(k), Tensor{});
-  for (int q = 0; q < k; ++q)
-    for (int i = 0, c = 0; i < dims; ++i)
-      for (int j = i; j < dims; ++j)
-        upper_duals[q][c++] = duals[q][i * dims + j];
+  const std::vector<Tensor> upper_duals = bank.upper_duals();
   const Options& bank_options = bank.options;
   const Index extent = input.extent;
   const int64_t voxels = input.voxel_count();
@@ -86,22 +81,18 @@ std::vector<std::vector<float>> structure_tensor(const ConstVolumeView& input,
       report->seconds_compute = seconds;
       report->seconds_total = seconds;
     }
+    std::vector<const float*> response_data;
+    for (const auto& r : responses)
+      response_data.push_back(r.data());
+    std::vector<float*> components;
+    for (auto& c : tensor)
+      components.push_back(c.data());
     const int64_t base = first * plane;
     core::parallel_for(threads, planes * plane,
                        [&](int64_t begin, int64_t end, int) {
-                         for (int64_t v = begin; v < end; ++v) {
-                           double t[kMaxDims * kMaxDims] = {};
-                           for (int q = 0; q < k; ++q) {
-                             // Squares of floats in double neither overflow nor underflow, so
-                             // the square root needs none of hypot's (slow) scaling.
-                             const double re = responses[2 * q][v], im = responses[2 * q + 1][v];
-                             const double magnitude = std::sqrt(re * re + im * im);
-                             for (int c = 0; c < m; ++c)
-                               t[c] += magnitude * upper_duals[q][c];
-                           }
-                           for (int c = 0; c < m; ++c)
-                             tensor[c][base + v] = static_cast<float>(t[c]);
-                         }
+                         detail::tensor_from_responses(response_data.data(), k, m, upper_duals,
+                                                       begin, components.data(), base + begin,
+                                                       end - begin);
                        },
                        {});
   }

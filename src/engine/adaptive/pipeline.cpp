@@ -26,6 +26,7 @@
 #include "cuda/bank/bank_backend.h"
 #include "engine/adaptive/bank_front.h"
 #include "engine/adaptive/resident_stages.h"
+#include "engine/adaptive/slab_stages.h"
 #include "engine/adaptive/stage_support.h"
 #include "engine/filter_checks.h"
 #include "ndconv/adaptive.h"
@@ -74,6 +75,18 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
                              q_share, report, fallback_note))
     return;
 
+  // On the CPU at full resolution the stages run in slabs, only the relaxed tensor kept whole
+  // (slab_stages.h); a periodic boundary, which joins the first planes to the last, and the coarse
+  // orientation estimate run stage by stage on whole volumes.
+  RunReport chosen;
+  detail::choose_bank_backend(options, chosen);
+  if (chosen.backend != Backend::Cuda && !downsample && options.boundary != Boundary::Periodic) {
+    detail::filter_volume_cpu_slabs(input, output, parameters, options, quadrature, reconstruction,
+                                    {q_share, relax_share, control_share, r_share}, report);
+    report_progress(options, 1.0);
+    return;
+  }
+
   t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<float>> tensor = structure_tensor(
       orientation_input, quadrature, stage_options(options, 0, q_share), &report.quadrature_bank);
@@ -86,8 +99,6 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   t0 = std::chrono::steady_clock::now();
   bool on_gpu = false;
-  RunReport chosen;
-  detail::choose_bank_backend(options, chosen);
   if (chosen.backend == Backend::Cuda) {
     check_components(tensor, dims);
     on_gpu = cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options);

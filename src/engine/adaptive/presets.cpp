@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/adaptive/slab_stages.h"
 #include "ndconv/adaptive.h"
 
 namespace ndconv {
@@ -64,14 +65,25 @@ void validate_adaptive_parameters(const AdaptiveParameters& p) {
 }
 
 double adaptive_working_volumes(int dims, const Index& extent, const AdaptiveParameters& p,
-                                bool on_gpu) {
+                                bool on_gpu, Boundary boundary) {
   if (on_gpu)
     return 1.0;  // the float input staged for the upload
   const bool frames = dims == 4 && !p.time_as_axis;
   const int d = frames ? 3 : dims;
-  // The tensor's components, the float input and the bank's padded copy of it.
-  const double volumes = d * (d + 1) / 2 + 2.0;
-  return frames ? volumes / static_cast<double>(std::max<int64_t>(1, extent[3])) + 1.0 : volumes;
+  Index volume = extent;
+  if (frames)
+    volume[3] = 1;
+  double voxels = 1;
+  for (int a = 0; a < d; ++a)
+    voxels *= static_cast<double>(volume[a]);
+  const int m = detail::component_count(d);
+  // In slabs (slab_stages.h): the kept tensor less the component in the output's buffer, and the
+  // slab buffers of the largest stage. Stage by stage on whole volumes: the tensor and the
+  // relaxation's output and two intermediates.
+  const bool slabs = p.orientation_downsampling == 1 && boundary != Boundary::Periodic;
+  const double volumes =
+      slabs ? m - 1 + detail::cpu_slab_buffer_bytes(d, volume, p) / (4.0 * voxels) : m + 3.0;
+  return frames ? volumes / static_cast<double>(std::max<int64_t>(1, extent[3])) : volumes;
 }
 
 }  // namespace ndconv

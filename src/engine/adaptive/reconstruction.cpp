@@ -8,8 +8,10 @@
 
 #include "core/parallel_for.h"
 #include "core/seconds_since.h"
+#include "core/view_copy.h"
 #include "cuda/bank/bank_backend.h"
 #include "engine/adaptive/bank_front.h"
+#include "engine/adaptive/slab_stages.h"
 #include "engine/adaptive/stage_banks.h"
 #include "engine/adaptive/stage_support.h"
 #include "ndconv/adaptive.h"
@@ -22,6 +24,7 @@ using detail::component_count;
 using detail::reconstruction_bank;
 using detail::ReconstructionBank;
 using detail::seconds_since;
+using detail::stage_options;
 
 void detail::check_blend(double blend) {
   if (!(blend >= 0 && blend <= 1))
@@ -61,37 +64,39 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
     report.seconds_total = seconds_since(t0);
   }
   if (report.backend != Backend::Cuda) {
-    std::vector<std::vector<float>> weights(m + 1, std::vector<float>(static_cast<size_t>(voxels)));
-    std::fill(weights[0].begin(), weights[0].end(), 1.0f);
+    // Slab by slab along z (y in 2D): the weights of one slab at a time (slab_stages.h).
     const int threads = core::resolve_thread_count(options.threads);
-    core::parallel_for(threads, voxels,
-                       [&](int64_t begin, int64_t end, int) {
-                         for (int64_t v = begin; v < end; ++v)
-                           for (int k = 0; k < m; ++k) {
-                             double s = 0;
-                             for (int c = 0; c < m; ++c)
-                               s += coefficients[k * m + c] * control[c][v];
-                             weights[k + 1][v] = static_cast<float>(s);
-                           }
-                       },
-                       {});
-    std::vector<ConstVolumeView> weight_views;
-    for (const auto& w : weights)
-      weight_views.push_back(make_view(w.data(), dims, extent));
-    report = filter_bank_weighted_sum(input, bank, weight_views, output, o);
-  }
-  if (blend > 0) {
-    Index i{0, 0, 0, 0};
-    for (int64_t v = 0; v < voxels; ++v) {
-      int64_t rest = v;
-      for (int a = 0; a < dims; ++a) {
-        i[a] = rest % extent[a];
-        rest /= extent[a];
-      }
-      float& out = output.at(i);
-      out = static_cast<float>((1 - blend) * out + blend * input.at(i));
+    const int axis = dims == 2 ? 1 : 2;
+    const int64_t planes = extent[axis], plane = voxels / planes;
+    const int64_t step =
+        std::clamp<int64_t>((int64_t{96} << 20) / ((m + 1) * 4 * plane), 1, planes);
+    std::vector<std::vector<float>> slab(m + 1,
+                                         std::vector<float>(static_cast<size_t>(step * plane)));
+    std::fill(slab[m].begin(), slab[m].end(), 1.0f);  // the lowpass's weights
+    std::vector<float*> slab_weights;
+    std::vector<const float*> weights{slab[m].data()};
+    for (int c = 0; c < m; ++c) {
+      slab_weights.push_back(slab[c].data());
+      weights.push_back(slab[c].data());
     }
+    double seconds = 0;
+    for (int64_t z0 = 0; z0 < planes; z0 += step) {
+      const int64_t n = std::min(step, planes - z0);
+      for (int c = 0; c < m; ++c) {
+        ConstVolumeView from = make_view(control[c].data(), dims, extent);
+        from.data += z0 * from.stride[axis];
+        from.extent[axis] = n;
+        detail::gather(from, slab[c].data());
+      }
+      detail::weights_from_control(coefficients, m, slab_weights.data(), n * plane, threads);
+      report = detail::reconstruct_planes(
+          input, rb, weights, output, axis, z0, n,
+          stage_options(o, static_cast<double>(z0) / planes, static_cast<double>(n) / planes));
+      seconds += report.seconds_compute;
+    }
+    report.seconds_compute = report.seconds_total = seconds;
   }
+  detail::blend_with_input(input, output, blend);
   return report;
 }
 

@@ -45,6 +45,16 @@ struct QuadratureBank {
     return p;
   }
 
+  // Each filter's dual tensor's upper triangle, in the structure tensor's component order.
+  std::vector<Tensor> upper_duals() const {
+    std::vector<Tensor> upper(static_cast<size_t>(filters), Tensor{});
+    for (int q = 0; q < filters; ++q)
+      for (int i = 0, c = 0; i < dims; ++i)
+        for (int j = i; j < dims; ++j)
+          upper[q][c++] = duals[q][i * dims + j];
+    return upper;
+  }
+
   // The duals' upper triangles, filter by filter (the GPU's layout).
   std::vector<double> flat_duals() const {
     std::vector<double> flat;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/control_voxel.h"
@@ -31,6 +32,25 @@ int64_t plane_voxels(int dims, const Index& extent);
 
 /// The control mapping of `parameters`, checked (control.cpp).
 ControlMapping control_mapping(int dims, const AdaptiveParameters& parameters);
+
+/// The control tensor's first pass over `voxels` voxels of the component arrays `tensor`
+/// (control.cpp): the eigenvalue mapping's tensor written over T, the magnitude x of each voxel
+/// into `magnitude`; returns the largest x. Progress over [base, base + span] of `progress`.
+double control_shape_pass(const ControlMapping& mapping, float* const* tensor, float* magnitude,
+                          int64_t voxels, int threads, const std::function<bool(double)>& progress,
+                          double base, double span);
+
+/// The largest of `largest` and the magnitudes x of `voxels` voxels of T (the first pass's x),
+/// evaluating only the voxels whose bound |T| exceeds the largest found so far; overwrites
+/// `tensor` and `scratch` (`voxels` floats).
+double control_largest_magnitude(const ControlMapping& mapping, float* const* tensor,
+                                 float* scratch, int64_t voxels, double largest, int threads);
+
+/// The control tensor's second pass: each voxel's tensor scaled by the magnitude mapping of its x
+/// against the image's `largest` x.
+void control_gain_pass(const ControlMapping& mapping, float* const* tensor, const float* magnitude,
+                       int64_t voxels, double largest, int threads,
+                       const std::function<bool(double)>& progress, double base, double span);
 
 /// Throws InvalidArgument unless `tensor` has component_count(dims) components (control.cpp).
 void check_components(const std::vector<std::vector<float>>& tensor, int dims);

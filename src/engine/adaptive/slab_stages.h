@@ -1,0 +1,71 @@
+// The adaptive filter's CPU stages in slabs along one axis (slab_stages.cpp), so that true 4D
+// runs in bounded memory: only the relaxed structure tensor is kept for the whole image (its
+// global normalisation needs every voxel's), one of its components in the output's buffer until
+// the reconstruction writes over it; the quadrature responses, the relaxation's intermediates, the
+// control tensor and the reconstruction's weights exist for one slab at a time. Every voxel gets
+// the value the whole-image stages give it (tests/engine/adaptive_slab_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/adaptive/stage_banks.h"
+#include "engine/adaptive/stage_support.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/types.h"
+
+namespace ndconv::detail {
+
+/// Planes per slab of each CPU stage, along `axis` (z for 3D and 4D, y for 2D).
+struct CpuSlabPlan {
+  int axis = 0;
+  int64_t quadrature = 1;      ///< planes of the quadrature responses
+  int64_t relaxation = 1;      ///< output planes of a relaxation slab (its input has 2 halo more)
+  int64_t halo = 0;            ///< the relaxation's halo, planes on each side
+  int64_t reconstruction = 1;  ///< planes of the control tensor and the weights
+};
+
+/// The slabs for a `dims`-dimensional volume of `extent` under `parameters`; `slab_bytes` caps
+/// each stage's slab buffers (0: the default, 96 MiB).
+CpuSlabPlan cpu_slab_plan(int dims, const Index& extent, const AdaptiveParameters& parameters,
+                          double slab_bytes = 0);
+
+/// Bytes the slab-wise CPU stages hold at their peak besides the input, the output and the kept
+/// tensor components.
+double cpu_slab_buffer_bytes(int dims, const Index& extent, const AdaptiveParameters& parameters);
+
+/// T from the 2K quadrature responses of `count` voxels: responses[2q], responses[2q + 1] at
+/// `from`, T's m components at `to` (upper_duals: each filter's dual tensor's upper triangle).
+void tensor_from_responses(const float* const* responses, int filters, int m,
+                           const std::vector<Tensor>& upper_duals, int64_t from,
+                           float* const* tensor, int64_t to, int64_t count);
+
+/// The reconstruction's weights from the control tensor of `count` voxels, in place: component c
+/// of C at tensor[c] becomes the weight of highpass filter c (<C, M_c>, coefficients of
+/// ReconstructionBank).
+void weights_from_control(const std::vector<double>& coefficients, int m, float* const* tensor,
+                          int64_t count, int threads);
+
+/// The reconstruction bank's weighted sum for planes [first, first + planes) of `axis` into the
+/// same planes of `output`: `weights` holds the lowpass's weights (ones) and the m highpass
+/// filters' for those planes, contiguous.
+RunReport reconstruct_planes(const ConstVolumeView& input, const ReconstructionBank& bank,
+                             const std::vector<const float*>& weights, const VolumeView& output,
+                             int axis, int64_t first, int64_t planes, const Options& options);
+
+/// out = (1 - blend) out + blend in, voxel by voxel.
+void blend_with_input(const ConstVolumeView& input, const VolumeView& output, double blend);
+
+/// Stages 1 to 4 on the CPU in slabs (orientation at full resolution); the shares of the progress
+/// bar as pipeline.cpp splits it; appends the stage timings to `report`.
+struct StageShares {
+  double orientation = 0, relaxation = 0, control = 0, reconstruction = 0;
+};
+void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& output,
+                             const AdaptiveParameters& parameters, const Options& options,
+                             const std::vector<DesignedFilter>& quadrature,
+                             const std::vector<DesignedFilter>& reconstruction,
+                             const StageShares& shares, AdaptiveReport& report,
+                             double slab_bytes = 0);
+
+}  // namespace ndconv::detail
