@@ -65,14 +65,16 @@ TEST(CliMemoryLimit, UnderAnAddressSpaceLimitTheCheckRefusesOrTheWorkSucceeds) {
 }
 
 // Issue 47, item 1: adaptive filtering checks the memory of its whole working set before any work
-// (true 4D holds ten tensor components of the whole series) and names what would fit: --frames or
-// the GPU. Frame by frame the same series fits where true 4D does not.
+// (true 4D keeps the tensor's ten components of the whole series, one of them in the output's
+// buffer, and a slab's buffers) and names what would fit: --frames or the GPU. Frame by frame the
+// same series fits where true 4D does not.
 TEST(CliMemoryLimit, AdaptiveIsCheckedBeforeWorkWithAHint) {
   TempDir dir;
   write_meta(dir / "seq.mha", random_volume({96, 96, 64, 8}, io::ComponentType::UInt8, 4));
   const std::string out = dir / "out.mha";
   std::string err;
-  // 4.7M voxels: true 4D needs about 13 float volumes (240 MiB) besides input and output.
+  // 4.7M voxels: true 4D needs about 16 float volumes (9 tensor components, 140 MiB of slab
+  // buffers: 310 MiB) besides input and output.
   const int code = run_limited(
       320, {"adaptive", dir / "seq.mha", out, "--device", "cpu", "--threads", "2"}, dir, err);
   EXPECT_EQ(code, 1) << err;

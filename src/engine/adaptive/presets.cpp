@@ -76,14 +76,10 @@ double adaptive_working_volumes(int dims, const Index& extent, const AdaptivePar
   double voxels = 1;
   for (int a = 0; a < d; ++a)
     voxels *= static_cast<double>(volume[a]);
-  const int m = detail::component_count(d);
-  // In slabs (slab_stages.h): the kept tensor less the component in the output's buffer, and the
-  // slab buffers of the largest stage. Stage by stage on whole volumes: the tensor and the
-  // relaxation's output and two intermediates.
+  // The frames of a series run one after the other, each in the same buffers.
   const bool slabs = p.orientation_downsampling == 1 && boundary != Boundary::Periodic;
-  const double volumes =
-      slabs ? m - 1 + detail::cpu_slab_buffer_bytes(d, volume, p) / (4.0 * voxels) : m + 3.0;
-  return frames ? volumes / static_cast<double>(std::max<int64_t>(1, extent[3])) : volumes;
+  return detail::cpu_working_bytes(d, volume, p, slabs) /
+         (4.0 * voxels * static_cast<double>(frames ? std::max<int64_t>(1, extent[3]) : 1));
 }
 
 }  // namespace ndconv

@@ -68,8 +68,7 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
     const int threads = core::resolve_thread_count(options.threads);
     const int axis = dims == 2 ? 1 : 2;
     const int64_t planes = extent[axis], plane = voxels / planes;
-    const int64_t step =
-        std::clamp<int64_t>((int64_t{96} << 20) / ((m + 1) * 4 * plane), 1, planes);
+    const int64_t step = detail::reconstruction_slab_planes(dims, extent);
     std::vector<std::vector<float>> slab(m + 1,
                                          std::vector<float>(static_cast<size_t>(step * plane)));
     std::fill(slab[m].begin(), slab[m].end(), 1.0f);  // the lowpass's weights

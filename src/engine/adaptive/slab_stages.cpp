@@ -98,22 +98,53 @@ CpuSlabPlan cpu_slab_plan(int dims, const Index& extent, const AdaptiveParameter
   // least `halo` planes, so that a slab written back is no longer any later slab's halo.
   s.relaxation = std::max(fit(4 * plane_bytes, 4.0 * static_cast<double>(s.halo) * plane_bytes),
                           std::min(s.halo, planes));
-  // The m tensor components (C, then the weights, in place), the magnitudes and the ones.
-  s.reconstruction = fit((component_count(dims) + 2) * plane_bytes, 0);
+  s.reconstruction = reconstruction_slab_planes(dims, extent, slab_bytes);
   return s;
 }
 
-double cpu_slab_buffer_bytes(int dims, const Index& extent, const AdaptiveParameters& parameters) {
+int64_t reconstruction_slab_planes(int dims, const Index& extent, double slab_bytes) {
+  const int axis = dims == 2 ? 1 : 2;
+  const double plane_bytes = 4.0 * static_cast<double>(PlaneLayout(dims, extent, axis).plane());
+  // The m tensor components (C, then the weights, in place), the magnitudes and the ones.
+  return std::clamp<int64_t>(
+      static_cast<int64_t>((slab_bytes > 0 ? slab_bytes : kDefaultSlabBytes) /
+                           ((component_count(dims) + 2) * plane_bytes)),
+      1, extent[axis]);
+}
+
+double cpu_working_bytes(int dims, const Index& extent, const AdaptiveParameters& parameters,
+                         bool slabs) {
   const CpuSlabPlan s = cpu_slab_plan(dims, extent, parameters);
+  const int m = component_count(dims);
+  const double voxels = static_cast<double>(voxels_of(dims, extent));
   const double plane = static_cast<double>(PlaneLayout(dims, extent, s.axis).plane());
+  const double reconstruction =
+      plane * static_cast<double>(s.reconstruction) * (m + 2) +
+      padded_floats(dims, extent, s.axis, s.reconstruction, parameters.reconstruction.size);
+  // The designed filters, the banks' tap rows, per-thread rows and the allocator's arenas.
+  const double fixed = 16.0 * (1 << 20);
+  if (!slabs) {
+    // structure_tensor's responses in slabs of the last axis of at most 256 MiB, on the coarse
+    // grid or the whole, and the bank's padded input of such a slab.
+    Index grid = extent;
+    if (parameters.orientation_downsampling == 2)
+      for (int a = 0; a < std::min(dims, 3); ++a)
+        grid[a] = (grid[a] + 1) / 2;
+    const int last = dims - 1;
+    const double last_plane = static_cast<double>(voxels_of(dims, grid) / grid[last]);
+    const double k = 2.0 * quadrature_directions(dims);
+    const int64_t slab_planes = std::clamp<int64_t>(
+        static_cast<int64_t>((256.0 * (1 << 20)) / (4 * k * last_plane)), 1, grid[last]);
+    const double responses =
+        k * last_plane * static_cast<double>(slab_planes) +
+        padded_floats(dims, grid, last, slab_planes, parameters.quadrature.size);
+    return 4.0 * (m * voxels + std::max({3.0 * voxels, responses, reconstruction})) + fixed;
+  }
   const double quadrature =
       plane * static_cast<double>(s.quadrature) * 2 * quadrature_directions(dims) +
       padded_floats(dims, extent, s.axis, s.quadrature, parameters.quadrature.size);
   const double relaxation = plane * static_cast<double>(4 * s.relaxation + 4 * s.halo);
-  const double reconstruction =
-      plane * static_cast<double>(s.reconstruction) * (component_count(dims) + 2) +
-      padded_floats(dims, extent, s.axis, s.reconstruction, parameters.reconstruction.size);
-  return 4.0 * std::max({quadrature, relaxation, reconstruction});
+  return 4.0 * ((m - 1) * voxels + std::max({quadrature, relaxation, reconstruction})) + fixed;
 }
 
 void tensor_from_responses(const float* const* responses, int filters, int m,

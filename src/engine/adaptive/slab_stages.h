@@ -30,9 +30,17 @@ struct CpuSlabPlan {
 CpuSlabPlan cpu_slab_plan(int dims, const Index& extent, const AdaptiveParameters& parameters,
                           double slab_bytes = 0);
 
-/// Bytes the slab-wise CPU stages hold at their peak besides the input, the output and the kept
-/// tensor components.
-double cpu_slab_buffer_bytes(int dims, const Index& extent, const AdaptiveParameters& parameters);
+/// Planes of a reconstruction slab: the weights and the control tensor of one slab.
+int64_t reconstruction_slab_planes(int dims, const Index& extent, double slab_bytes = 0);
+
+/// Bytes adaptive_filter holds on the CPU at its peak besides the input and the output, for a
+/// `dims`-dimensional volume of `extent`: in slabs, the kept tensor components (less the one in
+/// the output) and the largest stage's slab buffers; stage by stage (`slabs` false: the coarse
+/// orientation estimate, a periodic boundary), the whole tensor and the largest of the
+/// relaxation's volumes, the quadrature responses and the reconstruction's slab; both with the
+/// filters and per-thread rows (measured: tests/cli/cli_hostile_test.cpp).
+double cpu_working_bytes(int dims, const Index& extent, const AdaptiveParameters& parameters,
+                         bool slabs);
 
 /// T from the 2K quadrature responses of `count` voxels: responses[2q], responses[2q + 1] at
 /// `from`, T's m components at `to` (upper_duals: each filter's dual tensor's upper triangle).
