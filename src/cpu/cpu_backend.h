@@ -35,6 +35,13 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
                       const Options& options, RunReport& report);
 void run_separable(const detail::SeparableProblem& problem, const Options& options,
                    RunReport& report);
+/// The separable passes' two intermediates, kept between the calls of a caller that runs many
+/// slabs of the same shape, so that they are allocated and first touched once.
+struct SeparableScratch {
+  std::vector<float> buffers[2];
+};
+void run_separable_in(SeparableScratch& scratch, const detail::SeparableProblem& problem,
+                      const Options& options, RunReport& report);
 /// run_separable on stored values (ndconv/stored.h; `problem.input` gives only the geometry),
 /// converted to float slab by slab as the passes reach them rather than all at once.
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,

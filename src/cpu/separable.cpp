@@ -205,7 +205,7 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
 // The passes over `p`, whose input is `stored` converted to float when given (p.input then gives
 // only the geometry): slab by slab, so that only one slab of it is ever converted at a time.
 void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* stored,
-                const Options& options, RunReport& report) {
+                const Options& options, RunReport& report, SeparableScratch& scratch) {
   const auto t0 = std::chrono::steady_clock::now();
   PassContext c;
   c.dims = p.input.dims;
@@ -249,7 +249,10 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
     slab = std::clamp<int64_t>(kSlabFloats / frame_floats, 1, frames);
   }
 
-  std::vector<float> buffers[2], converted;
+  // Reused intermediates keep whatever earlier slabs left past their rows' ends: values the kernels
+  // wrote there from zero tails, so finite too.
+  std::vector<float>* buffers = scratch.buffers;
+  std::vector<float> converted;
   std::string reasons;
   int reported_factor = 1;
   for (int64_t first = 0; first < frames; first += slab) {
@@ -330,12 +333,19 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
 }  // namespace
 
 void run_separable(const detail::SeparableProblem& p, const Options& options, RunReport& report) {
-  run_passes(p, nullptr, options, report);
+  SeparableScratch scratch;
+  run_passes(p, nullptr, options, report, scratch);
+}
+
+void run_separable_in(SeparableScratch& scratch, const detail::SeparableProblem& p,
+                      const Options& options, RunReport& report) {
+  run_passes(p, nullptr, options, report, scratch);
 }
 
 void run_separable_stored(const detail::SeparableProblem& p, const StoredVolumeView& input,
                           const Options& options, RunReport& report) {
-  run_passes(p, &input, options, report);
+  SeparableScratch scratch;
+  run_passes(p, &input, options, report, scratch);
   report.notes.push_back(std::string("input converted from ") + to_string(input.type) +
                          " to float32 on the CPU, slab by slab");
 }
