@@ -209,6 +209,10 @@ void weights_from_control(const std::vector<double>& coefficients, int m, float*
 RunReport reconstruct_planes(const ConstVolumeView& input, const ReconstructionBank& bank,
                              const std::vector<const float*>& weights, const VolumeView& output,
                              int axis, int64_t first, int64_t planes, const Options& options) {
+  if (output.dims != input.dims || output.extent != input.extent)
+    throw InvalidArgument("the output volume must have the input's extents");
+  if (views_overlap(input, output))
+    throw InvalidArgument("input and output volumes overlap");
   std::vector<float> flipped;
   BankProblem p = prepare_bank(input, bank.filter_bank(), bank.options, flipped);
   p.output_extent[axis] = planes;
@@ -262,9 +266,14 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
                          span * static_cast<double>(n) / planes);
   };
 
-  // The kept tensor; its last component in the output's buffer where that is a dense volume of
-  // its own (the reconstruction reads each slab of it before writing the slab's output).
-  const bool output_holds = output.is_contiguous() && !views_overlap(input, output);
+  // The reconstruction reads the input around each slab it writes: the output cannot be the input.
+  if (output.dims != dims || output.extent != extent)
+    throw InvalidArgument("the output volume must have the input's extents");
+  if (views_overlap(input, output))
+    throw InvalidArgument("input and output volumes overlap");
+  // The kept tensor; its last component in the output's buffer where that is a dense volume (the
+  // reconstruction reads each slab of it before writing the slab's output).
+  const bool output_holds = output.is_contiguous();
   std::vector<std::vector<float>> kept(output_holds ? m - 1 : m);
   std::vector<float*> tensor;
   for (auto& c : kept) {
