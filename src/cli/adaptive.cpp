@@ -83,8 +83,9 @@ void run_adaptive(const AdaptiveArgs& a) {
     throw UsageError(std::string("adaptive: ") + e.what());
   }
 
-  // The memory the whole filter needs, checked before the image is read: true 4D holds ten tensor
-  // components of the whole series, frame by frame only one frame's.
+  // The memory the whole filter needs, checked before the image is read: true 4D keeps the tensor's
+  // components of the whole series (one of them in the output's buffer) and a slab's buffers,
+  // frame by frame only one frame's (adaptive_working_volumes).
   const bool on_gpu = parse_device(a.common.device).backend == Backend::Cuda;
   AdaptiveParameters planned = parameters;
   planned.time_as_axis = !a.frames;
