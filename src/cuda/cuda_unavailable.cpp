@@ -2,6 +2,7 @@
 // refuse, so that CPU-only builds link and report the reason. The engine never calls a run here:
 // its backend choice (engine/backend_choice.h) finds no usable GPU first.
 #include "cuda/bank/bank_gpu.h"
+#include "cuda/bank/tensor_core_bank.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/launch.h"
 #include "cuda/median/median.h"
@@ -121,6 +122,20 @@ void pad_bank_input(const detail::BankProblem&, const BankLaunch&, int, const co
 
 BankKernel launch_bank_device(const BankLaunch&, int, const float*, const float*, float*,
                               const float*, float*, void*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+TensorCoreGeometry tensor_core_geometry(const BankLaunch&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::string tensor_core_unfit(const BankLaunch&, const float*, int,
+                              const cuda_backend::TensorCoreBankPolicy&) {
+  return kNoCuda;
+}
+
+void launch_tensor_core_bank(const TensorCoreGeometry&, int, const uint8_t*, const int32_t*,
+                             const float*, float*, void*) {
   throw InvalidArgument(kNoCuda);
 }
 

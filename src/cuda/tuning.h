@@ -4,6 +4,7 @@
 // cuda_backend::run_dense / run_separable. Nothing here is read from the environment.
 #pragma once
 
+#include "cuda/bank/tensor_core_policy.h"
 #include "cuda/fft/fft_policy.h"
 
 namespace ndconv::cuda_backend {
@@ -35,6 +36,9 @@ struct Tuning {
   /// Dense filters through the FFT (cuda/fft/): whether Auto may take it and the cost model's
   /// per-device constants, measured by the bench's fft rows.
   FftPolicy fft;
+
+  /// The filter bank on the tensor cores for 8-bit inputs (cuda/bank/tensor_core_kernel.cuh).
+  TensorCoreBankPolicy bank_tensor_cores;
 };
 
 /// The defaults with the FFT never chosen by Auto: the direct kernels' own plan, which the dense

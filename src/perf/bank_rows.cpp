@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <ostream>
+#include <random>
 
 #include "engine/adaptive/bank_front.h"
 #include "ndconv/adaptive.h"
@@ -13,13 +14,14 @@
 #include "perf/phantom.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_gpu.h"
+#include "cuda/bank/tensor_core_bank.h"
 #include "cuda/launch.h"
 
 namespace ndconv::perf {
 
 namespace {
 
-enum class BankRow { Responses, WeightedSum, Adaptive };
+enum class BankRow { Responses, TensorCores, WeightedSum, Adaptive };
 
 struct BankSpec {
   const char* name;
@@ -34,6 +36,9 @@ struct BankSpec {
 const BankSpec kBankSpecs[] = {
     {"bank_3d", BankRow::Responses, "256x256x256", 7, 75, ">= 75% of FMA peak",
      "3D 256x256x256, filter bank of 12 real 7^3 filters (the 6 complex quadrature filters)"},
+    {"bank_3d_tc", BankRow::TensorCores, "256x256x256", 7, 300, ">= 300% of FMA peak",
+     "3D 256x256x256 8-bit (uniform 0..255), the 12 real 7^3 quadrature filters on the tensor "
+     "cores (mma.sync u8 x s8, 4 weight digits), against the FP32 bank kernel on the same data"},
     {"bank_4d", BankRow::Responses, "128x128x128x32", 7, 70, ">= 70% of FMA peak",
      "4D 128x128x128x32, filter bank of 24 real 7^4 filters (the 12 complex quadrature filters)"},
     {"bank_sum_3d", BankRow::WeightedSum, "256x256x256", 11, -1,
@@ -184,11 +189,22 @@ struct DeviceBank {
   gpu::Buffer padded, taps, outputs;
 };
 
+// Uniform integers 0..255 as floats: an 8-bit volume.
+std::vector<float> random_bytes(int64_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (float& x : v)
+    x = static_cast<float>(byte(rng));
+  return v;
+}
+
 void prepare(DeviceBank& d, const BankSpec& s, int device, uint64_t seed, int output_volumes) {
   d.device = device;
   d.volume = parse_shape(s.volume, "volume");
   d.filters = bank_filters(s, d.volume.dims);
-  d.input = random_volume(d.volume.count(), seed);
+  d.input = s.kind == BankRow::TensorCores ? random_bytes(d.volume.count(), seed)
+                                            : random_volume(d.volume.count(), seed);
   const detail::BankProblem p = bank_problem(d.volume, d.filters.extent, d.filters.count,
                                              d.filters.taps.data(), d.input.data());
   d.launch = cuda_bank::plan_bank(p, 0);
@@ -325,6 +341,75 @@ Json responses_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg, int
   if (!(call_err <= cfg.tolerance))
     ++failures;
   row["call_time"] = call_timing_json(tc, call_err, report);
+  return row;
+}
+
+// The bank on the tensor cores (tensor_core_kernel.cuh) on the row's 8-bit input, validated
+// and timed as bank_3d, and the FP32 bank kernel on the same data in the same run.
+Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
+                     const gpu::Ceilings& c, gpu::Timer& timer, int& failures) {
+  using cuda_bank::TensorCoreShape;
+  const int count = d.filters.count;
+  const int64_t voxels = d.volume.count();
+  d.outputs = gpu::Buffer(static_cast<std::size_t>(voxels * count));
+  const double fmas = static_cast<double>(voxels) * d.filters.extent.count() * count;
+  const std::string unfit =
+      cuda_bank::tensor_core_unfit(d.launch, d.filters.taps.data(), d.device, {});
+  if (!unfit.empty()) {
+    ++failures;
+    return {{"error", "the tensor cores cannot take the row: " + unfit}};
+  }
+  const cuda_bank::TensorCoreGeometry g = cuda_bank::tensor_core_geometry(d.launch);
+  std::vector<float> padded(d.padded.size());
+  d.padded.download(padded.data(), padded.size());
+  std::vector<float> bytes(static_cast<std::size_t>(g.padded_bytes() / 4));  // 4 bytes a float
+  if (!cuda_bank::pack_padded_bytes(g, padded.data(), d.launch.row_length,
+                                    reinterpret_cast<uint8_t*>(bytes.data()))) {
+    ++failures;
+    return {{"error", "the row's input is not 8-bit"}};
+  }
+  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, d.filters.taps.data());
+  gpu::Buffer d_bytes(bytes.size()), d_fragments(w.fragments.size()), d_scales(w.scales.size());
+  d_bytes.upload(bytes.data(), bytes.size());
+  d_fragments.upload(reinterpret_cast<const float*>(w.fragments.data()), w.fragments.size());
+  d_scales.upload(w.scales.data(), w.scales.size());
+  const std::vector<CheckPlan> plans = cpu_bank_check(
+      d.volume, d.filters.extent, count, d.filters.taps, d.input, nullptr, cfg.check_budget_fmas);
+  const auto tensor_cores = [&](void* stream) {
+    cuda_bank::launch_tensor_core_bank(g, d.device, reinterpret_cast<const uint8_t*>(d_bytes.data()),
+                                       reinterpret_cast<const int32_t*>(d_fragments.data()),
+                                       d_scales.data(), d.outputs.data(), stream);
+  };
+  Json row;
+  Timing t;
+  if (!validated_timing(row, d, fmas, plans, cfg, timer, d.outputs, tensor_cores, failures, t))
+    return row;
+  const auto fp32 = [&](void* stream) {
+    cuda_bank::launch_bank_device(d.launch, d.device, d.padded.data(), d.taps.data(),
+                                  d.outputs.data(), nullptr, nullptr, stream);
+  };
+  const Timing tf = timer.time(fp32, cfg.warmup, cfg.repetitions, cfg.flush_l2);
+  // What the tensor cores execute: every pass's K (tap rows padded to whole chunks, 8 taps each)
+  // by its N (filters x digits).
+  const double mma_ops = 2.0 * static_cast<double>(voxels) * TensorCoreShape::kMaxTapRows *
+                         TensorCoreShape::kRowTaps * TensorCoreShape::kColumns * g.passes();
+  const double pct = pct_of_peak(fmas, t.median_ms, c);
+  row.update({{"device_time", timing_json(t)},
+              {"voxels_per_s", static_cast<double>(voxels) / (t.median_ms * 1e-3)},
+              {"gflops", 2.0 * fmas / (t.median_ms * 1e-3) * 1e-9},
+              {"pct_fma_peak", pct},
+              {"int8_mma_tops", mma_ops / (t.median_ms * 1e-3) * 1e-12},
+              {"fp32_kernel",
+               {{"device_time", timing_json(tf)}, {"pct_fma_peak", pct_of_peak(fmas, tf.median_ms, c)}}},
+              {"speedup_vs_fp32", tf.median_ms / t.median_ms},
+              {"target_met", pct >= s.target},
+              {"plan",
+               {{"describe", "tensor cores: mma.sync m16n8k32 u8 x s8, " +
+                                 std::to_string(TensorCoreShape::kSlices) +
+                                 " weight digits, N " + std::to_string(TensorCoreShape::kColumns) +
+                                 " per pass, K " +
+                                 std::to_string(TensorCoreShape::kMaxTapRows *
+                                                TensorCoreShape::kRowTaps)}}}});
   return row;
 }
 
@@ -503,6 +588,8 @@ Json bank_row(const Workload& w, const BenchConfig& config, int device,
   prepare(d, s, device, seed, s.kind == BankRow::WeightedSum ? 1 : 0);
   if (s.kind == BankRow::Responses)
     return responses_row(d, s, config, device, ceilings, timer, failures);
+  if (s.kind == BankRow::TensorCores)
+    return tensor_core_row(d, s, config, ceilings, timer, failures);
   return weighted_sum_row(d, config, ceilings, timer, seed, failures);
 }
 
@@ -521,7 +608,15 @@ void print_bank_rows(std::ostream& out, const Json& rows) {
       out << "  " << name << ": " << text(r, "error") << "\n";
       continue;
     }
-    if (r.contains("separate_dense")) {
+    if (r.contains("fp32_kernel")) {
+      std::snprintf(line, sizeof line,
+                    "  %-12s tensor cores %.3f ms (%.1f%% FMA peak, %.0f int8 TOPS) vs FP32 "
+                    "kernel %.3f ms (%.1f%%): %.2fx\n",
+                    name.c_str(), number(r["device_time"], "median_ms"), number(r, "pct_fma_peak"),
+                    number(r, "int8_mma_tops"), number(r["fp32_kernel"]["device_time"], "median_ms"),
+                    number(r["fp32_kernel"], "pct_fma_peak"), number(r, "speedup_vs_fp32"));
+      out << line;
+    } else if (r.contains("separate_dense")) {
       const Json& sep = r["separate_dense"];
       const double sep_ms =
           sep.contains("device_time") ? number(sep["device_time"], "median_ms") : std::nan("");

@@ -30,6 +30,7 @@
 #include "cuda/bank/bank_kernel.cuh"
 #include "cuda/bank/bank_pad.h"
 #include "cuda/bank/bank_voxels.h"
+#include "cuda/bank/tensor_core_bank.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/filter_staging.h"
@@ -304,6 +305,9 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   const std::vector<float> laid_out = bank_device_taps(l, p.taps);
   core::PaddedVolume padded;
   pad_bank_input(p, l, threads, core::ProgressSpan{&options.progress, 0, 0.05}, padded);
+  std::string tensor_cores_not;  // why the tensor-core kernel did not take the bank
+  if (run_tensor_core_bank(p, l, padded.storage.get(), options, report, tensor_cores_not))
+    return;
   const size_t padded_count = static_cast<size_t>(l.padded_count());
 
   const auto t_upload = std::chrono::steady_clock::now();
@@ -343,7 +347,7 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   for (int f = 0; f < outputs; ++f)
     download_volume(d_out.get() + f * voxels, weighted ? p.sum_output : p.outputs[f], nullptr);
   report.seconds_download = detail::seconds_since(t_download);
-  report_bank_launch(l, kernel, "", report);
+  report_bank_launch(l, kernel, "; not on the tensor cores: " + tensor_cores_not, report);
 }
 
 }  // namespace

@@ -1,0 +1,151 @@
+// The filter bank on the tensor cores for 8-bit inputs (tensor_core_kernel.cuh): the launch, the
+// checks that choose it, and the run the bank's driver (bank.cu) hands it. mma.sync (sm_80 and
+// later) runs in the sm_90 build; Hopper's wgmma (sm_90a) is a later step.
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/seconds_since.h"
+#include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_kernel.cuh"
+#include "cuda/check.h"
+#include "cuda/device_facts.h"
+#include "cuda/device_memory.h"
+
+namespace ndconv::cuda_bank {
+
+namespace {
+
+using cuda_backend::DeviceBuffer;
+using S = TensorCoreShape;
+
+// A device buffer of `bytes` bytes (DeviceBuffer counts floats).
+DeviceBuffer bytes_buffer(size_t bytes) { return DeviceBuffer((bytes + 3) / 4); }
+
+std::string format_error(double e) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", e);
+  return text;
+}
+
+}  // namespace
+
+TensorCoreGeometry tensor_core_geometry(const BankLaunch& l) {
+  TensorCoreGeometry g;
+  g.outputs = l.outputs;
+  g.filter = l.filter;
+  g.count = l.count;
+  g.padded_extent = l.padded_extent;
+  g.row_bytes = tensor_core_row_bytes(l.outputs[0]);
+  return g;
+}
+
+std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device,
+                              const cuda_backend::TensorCoreBankPolicy& policy) {
+  if (!policy.allowed)
+    return "the tensor cores are off in the backend's policy";
+  const cuda_backend::DeviceAttributes& d = cuda_backend::device_attributes(device);
+  if (d.cc_major * 10 + d.cc_minor < policy.min_compute_capability)
+    return "the device (compute capability " + std::to_string(d.cc_major) + "." +
+           std::to_string(d.cc_minor) + ") has no 8-bit mma.sync";
+  if (l.rows_on_axis1)
+    return "a 2D image";
+  std::string shape = tensor_core_cannot_implement(l.filter);
+  if (!shape.empty())
+    return shape;
+  const double e = worst_split_error(tensor_core_geometry(l), taps, S::kSlices);
+  if (!(e <= policy.max_split_error))
+    return "the weights' " + std::to_string(S::kSlices) + " digits lose " + format_error(e) +
+           " of a filter's largest tap (the slice test allows " +
+           format_error(policy.max_split_error) + ")";
+  return {};
+}
+
+void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+                             const int32_t* fragments, const float* scales, float* outputs,
+                             void* stream) {
+  TensorCoreArgs a{};
+  a.padded = padded;
+  a.row_bytes = g.row_bytes;
+  a.e1 = g.padded_extent[1];
+  a.e2 = g.padded_extent[2];
+  a.e3 = g.padded_extent[3];
+  a.n0 = g.outputs[0];
+  a.n1 = g.outputs[1];
+  a.n2 = g.outputs[2];
+  a.n3 = g.outputs[3];
+  a.tiles_x = (a.n0 + S::kWarpX - 1) / S::kWarpX;
+  a.tiles_y = (a.n1 + S::kWarps - 1) / S::kWarps;
+  a.count = g.count;
+  a.fragments = fragments;
+  a.scales = scales;
+  a.out = outputs;
+  a.stride = g.voxels();
+  constexpr size_t kShared = tensor_core_steps::kSharedBytes;
+  static_assert(kShared <= 48 * 1024, "within the default dynamic shared memory");
+  int per_sm = 0;
+  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, tensor_core_bank_kernel, S::kThreads, kShared));
+  const int sms = cuda_backend::device_attributes(device).multiprocessors;
+  const int passes = g.passes();
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  // As many blocks as the device holds at once, shared among the passes; each block walks its
+  // pass's tiles.
+  const int64_t per_pass = std::max<int64_t>(1, int64_t{std::max(per_sm, 1)} * sms / passes);
+  const dim3 grid(static_cast<unsigned>(std::min(pass_tiles, per_pass)),
+                  static_cast<unsigned>(passes));
+  tensor_core_bank_kernel<<<grid, S::kThreads, kShared, static_cast<cudaStream_t>(stream)>>>(a);
+  NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
+}
+
+bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,
+                          const Options& options, RunReport& report, std::string& why_not) {
+  const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
+  why_not = p.outputs.empty() ? std::string("the weighted sum")
+                              : tensor_core_unfit(l, p.taps, options.cuda_device, policy);
+  if (!why_not.empty())
+    return false;
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  std::vector<uint8_t> bytes(static_cast<size_t>(g.padded_bytes()));
+  if (!pack_padded_bytes(g, padded, l.row_length, bytes.data())) {
+    why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
+    return false;
+  }
+  const TensorCoreWeights w = tensor_core_weights(g, p.taps);
+  const int64_t voxels = g.voxels();
+
+  const auto t_upload = std::chrono::steady_clock::now();
+  DeviceBuffer d_in = bytes_buffer(bytes.size());
+  DeviceBuffer d_fragments = bytes_buffer(w.fragments.size() * sizeof(int32_t));
+  DeviceBuffer d_scales(w.scales.size());
+  DeviceBuffer d_out(static_cast<size_t>(voxels * g.count));
+  NDCONV_CUDA_CHECK(cudaMemcpy(d_in.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  NDCONV_CUDA_CHECK(cudaMemcpy(d_fragments.get(), w.fragments.data(),
+                               w.fragments.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+  NDCONV_CUDA_CHECK(cudaMemcpy(d_scales.get(), w.scales.data(), w.scales.size() * sizeof(float),
+                               cudaMemcpyHostToDevice));
+  report.seconds_upload = detail::seconds_since(t_upload);
+
+  const auto t_compute = std::chrono::steady_clock::now();
+  launch_tensor_core_bank(g, options.cuda_device, reinterpret_cast<const uint8_t*>(d_in.get()),
+                          reinterpret_cast<const int32_t*>(d_fragments.get()), d_scales.get(),
+                          d_out.get(), nullptr);
+  if (options.progress && !options.progress(0.5))
+    throw Aborted();
+  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  report.seconds_compute = detail::seconds_since(t_compute);
+
+  const auto t_download = std::chrono::steady_clock::now();
+  for (int f = 0; f < g.count; ++f)
+    download_volume(d_out.get() + f * voxels, p.outputs[f], nullptr);
+  report.seconds_download = detail::seconds_since(t_download);
+  report.backend = Backend::Cuda;
+  report.notes.push_back("GPU filter bank on the tensor cores (mma.sync u8 x s8, " +
+                         std::to_string(S::kSlices) + " weight digits per filter, " +
+                         std::to_string(g.passes()) + " passes of up to " +
+                         std::to_string(S::kFilters) + " filters): the input is 8-bit");
+  return true;
+}
+
+}  // namespace ndconv::cuda_bank

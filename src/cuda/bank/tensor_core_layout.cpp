@@ -1,0 +1,235 @@
+// The tensor-core bank's host side (tensor_core_layout.h): the weights' split and fragments, the
+// 8-bit padded input, and the host emulation of the kernel's arithmetic. Plain C++: built with or
+// without CUDA, so that CI checks the scheme and the layouts without a GPU.
+#include "cuda/bank/tensor_core_layout.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "ndconv/errors.h"
+
+namespace ndconv::cuda_bank {
+
+namespace {
+
+using S = TensorCoreShape;
+
+// The padded row (canonical positions q1, q2, q3) as a row index of the padded volume.
+int64_t padded_row(const TensorCoreGeometry& g, int64_t q1, int64_t q2, int64_t q3) {
+  return (q3 * g.padded_extent[2] + q2) * g.padded_extent[1] + q1;
+}
+
+// Tap j of a filter (correlation order, x fastest) at tap row r (j3 * k1 + j1) and dx, or 0 for
+// the padding beyond the filter.
+float tap_at(const TensorCoreGeometry& g, const float* filter, int r, int dx) {
+  const int k0 = static_cast<int>(g.filter[0]), k1 = static_cast<int>(g.filter[1]);
+  if (dx >= k0 || r >= k1 * g.filter[3])
+    return 0.0f;
+  return filter[static_cast<int64_t>(r) * k0 + dx];  // (j3 * k2 + j2) * k1 + j1 with k2 = 1
+}
+
+// Calls visit(x, m1, m2, m3, voxel index) for every output voxel of `g`.
+template <class Visit>
+void for_each_output(const TensorCoreGeometry& g, Visit visit) {
+  int64_t v = 0;
+  for (int64_t m3 = 0; m3 < g.outputs[3]; ++m3)
+    for (int64_t m2 = 0; m2 < g.outputs[2]; ++m2)
+      for (int64_t m1 = 0; m1 < g.outputs[1]; ++m1)
+        for (int64_t x = 0; x < g.outputs[0]; ++x, ++v)
+          visit(x, m1, m2, m3, v);
+}
+
+// The input bytes that tap row r (j3 * k1 + j1) of output (m1, m2, m3) meets, from x = 0.
+const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded, int r,
+                             int64_t m1, int64_t m2, int64_t m3) {
+  const int k1 = static_cast<int>(g.filter[1]);
+  return padded + padded_row(g, m1 + r % k1, m2, m3 + r / k1) * g.row_bytes;
+}
+
+}  // namespace
+
+std::string tensor_core_cannot_implement(const Index& k) {
+  if (k[0] > S::kRowTaps || k[1] != S::kK1 || k[2] != 1 || k[3] != S::kK3)
+    return "the tensor-core filter bank is compiled for filters of up to 8 x 7 x 7 taps (3D; the "
+           "filter is " +
+           std::to_string(k[0]) + " x " + std::to_string(k[1]) + " x " + std::to_string(k[3]) +
+           (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ")";
+  return {};
+}
+
+SplitFilter split_filter(const float* taps, int64_t count, int slices) {
+  if (slices < 2 || slices > 4)
+    throw InvalidArgument("the weight split takes 2 to 4 slices");
+  SplitFilter s;
+  s.digits.assign(static_cast<size_t>(count * slices), 0);
+  double largest = 0;
+  for (int64_t j = 0; j < count; ++j)
+    largest = std::max(largest, std::fabs(static_cast<double>(taps[j])));
+  if (largest == 0)
+    return s;
+  s.scale = static_cast<float>(largest / 127.0);
+  constexpr double kRadix = 1 << S::kDigitBits;
+  for (int64_t j = 0; j < count; ++j) {
+    // Round to nearest at each digit: |w / s| <= 127 (plus the scale's rounding, which still rounds
+    // to 127), and each later digit is 128 times a remainder of at most 1/2.
+    double rest = static_cast<double>(taps[j]) / s.scale;
+    for (int d = 0; d < slices; ++d) {
+      const double digit = std::nearbyint(rest);
+      s.digits[static_cast<size_t>(d * count + j)] = static_cast<int8_t>(digit);
+      rest = (rest - digit) * kRadix;
+    }
+  }
+  return s;
+}
+
+double split_error(const float* taps, int64_t count, const SplitFilter& split, int slices) {
+  double largest = 0, worst = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    double w = 0, weight = 1;
+    for (int d = 0; d < slices; ++d, weight /= (1 << S::kDigitBits))
+      w += split.digits[static_cast<size_t>(d * count + j)] * weight;
+    largest = std::max(largest, std::fabs(static_cast<double>(taps[j])));
+    worst = std::max(worst, std::fabs(w * split.scale - taps[j]));
+  }
+  return largest == 0 ? 0 : worst / largest;
+}
+
+TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps) {
+  const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
+  const int passes = g.passes();
+  TensorCoreWeights w;
+  w.fragments.assign(static_cast<size_t>(passes) * S::kFragmentWords, 0);
+  w.scales.assign(static_cast<size_t>(passes) * S::kFilters, 0.0f);
+  for (int f = 0; f < g.count; ++f) {
+    const float* filter = taps + f * filter_taps;
+    // The filter's taps as [tap row][dx] (zeros past the filter), split.
+    std::vector<float> rows(static_cast<size_t>(S::kMaxTapRows) * S::kRowTaps, 0.0f);
+    for (int r = 0; r < S::kMaxTapRows; ++r)
+      for (int dx = 0; dx < S::kRowTaps; ++dx)
+        rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
+    const SplitFilter split = split_filter(rows.data(), static_cast<int64_t>(rows.size()),
+                                           S::kSlices);
+    w.scales[static_cast<size_t>(f)] = split.scale;
+    const int pass = f / S::kFilters, local = f % S::kFilters;
+    int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
+    for (int c = 0; c < S::kChunks; ++c)
+      for (int n = 0; n < S::kNTiles; ++n)
+        for (int lane = 0; lane < 32; ++lane) {
+          const int column = 8 * n + b_fragment_column(lane);
+          if (column / S::kSlices != local)
+            continue;
+          const int slice = column % S::kSlices;
+          for (int q = 0; q < 2; ++q) {
+            uint32_t word = 0;
+            for (int i = 0; i < 4; ++i) {
+              const int k = b_fragment_k(lane, q, i);
+              const int r = c * S::kChunkRows + k / S::kRowTaps, dx = k % S::kRowTaps;
+              const int8_t d = split.digits[static_cast<size_t>(
+                  slice * static_cast<int64_t>(rows.size()) + r * S::kRowTaps + dx)];
+              word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
+            }
+            fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);
+          }
+        }
+  }
+  return w;
+}
+
+double worst_split_error(const TensorCoreGeometry& g, const float* taps, int slices) {
+  const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
+  double worst = 0;
+  for (int f = 0; f < g.count; ++f) {
+    const float* filter = taps + f * filter_taps;
+    worst = std::max(worst, split_error(filter, filter_taps,
+                                        split_filter(filter, filter_taps, slices), slices));
+  }
+  return worst;
+}
+
+bool pack_padded_bytes(const TensorCoreGeometry& g, const float* padded, int64_t float_row_length,
+                       uint8_t* bytes) {
+  const int64_t rows = g.padded_extent[1] * g.padded_extent[2] * g.padded_extent[3];
+  const int64_t copied = std::min(float_row_length, g.row_bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = padded + r * float_row_length;
+    uint8_t* out = bytes + r * g.row_bytes;
+    for (int64_t q = 0; q < copied; ++q) {
+      const float v = in[q];
+      // NaN fails every comparison.
+      if (!(v >= 0.0f && v <= 255.0f) || v != std::floor(v))
+        return false;
+      out[q] = static_cast<uint8_t>(v);
+    }
+    for (int64_t q = copied; q < float_row_length; ++q)
+      if (in[q] != 0.0f)  // beyond the 8-bit row: only the float row's zero tail
+        return false;
+    std::fill(out + copied, out + g.row_bytes, uint8_t{0});
+  }
+  return true;
+}
+
+void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,
+                              const TensorCoreWeights& weights, float* out) {
+  constexpr int kK = S::kChunkRows * S::kRowTaps;  // 32
+  const int64_t voxels = g.voxels();
+  for (int pass = 0; pass < g.passes(); ++pass) {
+    // The pass's B operand, [chunk][k][column], read back through the fragment layout.
+    std::vector<int32_t> b(static_cast<size_t>(S::kChunks) * kK * S::kColumns, 0);
+    const int32_t* fragments = weights.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
+    for (int c = 0; c < S::kChunks; ++c)
+      for (int n = 0; n < S::kNTiles; ++n)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int q = 0; q < 2; ++q) {
+            const uint32_t word = static_cast<uint32_t>(fragments[fragment_word(c, n, lane, q)]);
+            for (int i = 0; i < 4; ++i)
+              b[static_cast<size_t>((c * kK + b_fragment_k(lane, q, i)) * S::kColumns + 8 * n +
+                                    b_fragment_column(lane))] =
+                  static_cast<int8_t>(static_cast<uint8_t>(word >> (8 * i)));
+          }
+    for_each_output(g, [&](int64_t x, int64_t m1, int64_t m2, int64_t m3, int64_t v) {
+      std::array<int32_t, S::kColumns> acc{};
+      for (int c = 0; c < S::kChunks; ++c)
+        for (int k = 0; k < kK; ++k) {
+          const int r = c * S::kChunkRows + k / S::kRowTaps;
+          // Rows past the filter meet zero weights; the kernel reads some row there, any value
+          // gives the same sums.
+          if (r >= g.filter[1] * g.filter[3])
+            continue;
+          const int32_t a = tap_row_input(g, padded, r, m1, m2, m3)[x + k % S::kRowTaps];
+          const int32_t* row = &b[static_cast<size_t>((c * kK + k) * S::kColumns)];
+          for (int col = 0; col < S::kColumns; ++col)
+            acc[static_cast<size_t>(col)] += a * row[col];
+        }
+      for (int local = 0; local < S::kFilters; ++local) {
+        const int f = pass * S::kFilters + local;
+        if (f < g.count)
+          out[f * voxels + v] = combine_slices(&acc[static_cast<size_t>(local * S::kSlices)],
+                                               S::kSlices, weights.scales[static_cast<size_t>(f)]);
+      }
+    });
+  }
+}
+
+void emulate_sliced_bank(const TensorCoreGeometry& g, const uint8_t* padded, const float* taps,
+                         int slices, float* out) {
+  const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
+  const int64_t voxels = g.voxels();
+  const int k0 = static_cast<int>(g.filter[0]);
+  const int tap_rows = static_cast<int>(g.filter[1] * g.filter[3]);
+  for (int f = 0; f < g.count; ++f) {
+    const SplitFilter split = split_filter(taps + f * filter_taps, filter_taps, slices);
+    for_each_output(g, [&](int64_t x, int64_t m1, int64_t m2, int64_t m3, int64_t v) {
+      int32_t acc[4] = {0, 0, 0, 0};
+      for (int r = 0; r < tap_rows; ++r) {
+        const uint8_t* in = tap_row_input(g, padded, r, m1, m2, m3) + x;
+        for (int dx = 0; dx < k0; ++dx)
+          for (int s = 0; s < slices; ++s)
+            acc[s] += in[dx] * split.digits[static_cast<size_t>(s * filter_taps + r * k0 + dx)];
+      }
+      out[f * voxels + v] = combine_slices(acc, slices, split.scale);
+    });
+  }
+}
+
+}  // namespace ndconv::cuda_bank

@@ -1,0 +1,167 @@
+// The filter bank on the tensor cores for 8-bit inputs (tensor_core_kernel.cuh): the precision
+// scheme and the operands' layouts, shared by the kernel, its host set-up (tensor_core_layout.cpp)
+// and the host emulation that CI runs without a GPU (tests/gpu/tensor_core_emulation_test.cpp).
+//
+// Precision: the voxels are integers 0..255 (exact as u8). Each filter's float taps w are split
+// with one scale s per filter (s = max |w| / 127) into signed 8-bit digits,
+//   w / s ~ d0 + d1 2^-7 + d2 2^-14 + d3 2^-21   (d0 in [-127, 127], d1.. in [-64, 64]),
+// each digit a separate column of the GEMM with its own int32 accumulator: u8 x s8 products summed
+// over at most kMaxTapRows * 8 taps stay below 2^24 in magnitude, so every accumulator is exact and
+// exact as a float. The response is combined in a fixed order (combine_slices: Horner in float with
+// fused multiply-adds, then the scale), so a run is deterministic and the host emulation gives the
+// GPU's values bit for bit.
+//
+// The GEMM (mma.sync m16n8k32, u8 x s8 -> s32): M = 16 consecutive outputs along x; N = the pass's
+// kFilters filters x kSlices digits (column f * kSlices + s); K = tap rows (j1, j3) (canonical
+// axes; a 3D volume's (y, z)) of 8 taps along x each (the filter's k0 <= 8 taps, zeros after), 4
+// tap rows per 32-wide K chunk, tap row r = j3 * k1 + j1, rows past k1 * k3 zero.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/host_device.h"
+#include "ndconv/types.h"
+
+namespace ndconv::cuda_bank {
+
+struct TensorCoreShape {
+  static constexpr int kSlices = 4;   ///< weight digits the kernel is compiled for
+  static constexpr int kDigitBits = 7;
+  static constexpr int kFilters = 12;                    ///< per pass
+  static constexpr int kColumns = kFilters * kSlices;    ///< N of a pass
+  static constexpr int kNTiles = kColumns / 8;           ///< n8 tiles
+  static constexpr int kRowTaps = 8;                     ///< K per tap row (k0 padded)
+  static constexpr int kChunkRows = 4;                   ///< tap rows per K chunk of 32
+  static constexpr int kK1 = 7, kK3 = 7;                 ///< the tap rows compiled: 7 x 7
+  static constexpr int kTapRows = kK1 * kK3;
+  static constexpr int kChunks = (kTapRows + kChunkRows - 1) / kChunkRows;
+  static constexpr int kMaxTapRows = kChunks * kChunkRows;
+  static constexpr int kMTiles = 4;                      ///< m16 tiles per warp along x
+  static constexpr int kWarpX = 16 * kMTiles;            ///< outputs along x per warp (and block)
+  static constexpr int kWarps = 4;                       ///< warps per block: rows along axis 1
+  static constexpr int kThreads = 32 * kWarps;
+  /// Bytes of an input row a block stages: its kWarpX outputs' inputs and the loads' overhang
+  /// (the last window's second aligned word), in 16-byte chunks.
+  static constexpr int kStagedRowBytes = kWarpX + 16;
+  /// The staged rows' pitch in shared memory: 16-byte aligned; 20 words apart, so the two tap rows
+  /// a fragment reads fall in distinct banks.
+  static constexpr int kPitch = kStagedRowBytes;
+  /// 32-bit words of a pass's weight fragments: [chunk][n tile][lane][b0, b1].
+  static constexpr int kFragmentWords = kChunks * kNTiles * 32 * 2;
+};
+
+static_assert(TensorCoreShape::kColumns % 8 == 0, "whole n8 tiles");
+// The accumulators' bound: 255 x 127 per tap, kMaxTapRows x 8 taps, below 2^24 (exact in float).
+static_assert(int64_t{255} * 127 * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps <
+                  (int64_t{1} << 24),
+              "exact accumulators");
+
+/// Where a padded 8-bit volume's rows are: as the FP32 bank's padded input (the same rows, the
+/// boundary applied), each row `row_bytes` long (a multiple of 16; zeros past the float rows).
+struct TensorCoreGeometry {
+  Index outputs{1, 1, 1, 1};  ///< canonical output extents
+  Index filter{1, 1, 1, 1};   ///< canonical filter extents
+  int count = 0;              ///< filters
+  Index padded_extent{0, 1, 1, 1};
+  int64_t row_bytes = 0;
+  int passes() const { return (count + TensorCoreShape::kFilters - 1) / TensorCoreShape::kFilters; }
+  int64_t padded_bytes() const {
+    return row_bytes * padded_extent[1] * padded_extent[2] * padded_extent[3];
+  }
+  int64_t voxels() const { return outputs[0] * outputs[1] * outputs[2] * outputs[3]; }
+};
+
+/// The padded row length in bytes for n0 outputs along x: every block's staged chunks inside it.
+inline int64_t tensor_core_row_bytes(int64_t n0) {
+  using S = TensorCoreShape;
+  return (n0 + S::kWarpX - 1) / S::kWarpX * S::kWarpX + (S::kStagedRowBytes - S::kWarpX);
+}
+
+/// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must
+/// be k0 <= 8 by 7 x 1 x 7 (a 3D volume's 7^3 and narrower along x).
+std::string tensor_core_cannot_implement(const Index& canonical_filter);
+
+// ---- The precision scheme ----------------------------------------------------------------------
+
+/// One filter's taps split into `slices` digit planes: digits[s * taps + j], and the scale.
+struct SplitFilter {
+  float scale = 0;
+  std::vector<int8_t> digits;
+};
+
+/// Splits `taps` taps into `slices` signed digits (2 to 4) as the file's comment says.
+SplitFilter split_filter(const float* taps, int64_t count, int slices);
+
+/// The largest |w - reconstructed w| over the filter's taps, relative to its largest |w| (0 for a
+/// filter of zeros): what the digits lose, before any rounding of the sums.
+double split_error(const float* taps, int64_t count, const SplitFilter& split, int slices);
+
+/// The response from a filter's `slices` exact accumulators (acc[s] for digit s): Horner in float
+/// from the smallest digit up, each step one fused multiply-add, then times the scale.
+NDCONV_HD float combine_slices(const int32_t* acc, int slices, float scale) {
+  constexpr float kStep = 1.0f / (1 << TensorCoreShape::kDigitBits);
+  float t = static_cast<float>(acc[slices - 1]);
+  for (int s = slices - 2; s >= 0; --s)
+    t = fmaf(t, kStep, static_cast<float>(acc[s]));
+  return t * scale;
+}
+
+// ---- The fragments' layouts (PTX ISA, mma.m16n8k32 with 8-bit operands) ------------------------
+
+/// A fragment register q (0..3) of lane (g = lane / 4, t = lane % 4): the output row m of the M
+/// tile and the tap row within the K chunk (0..3); its 4 bytes are taps dx = 4 (t % 2) + 0..3.
+NDCONV_HD int a_fragment_row(int lane, int q) { return lane / 4 + 8 * (q & 1); }
+NDCONV_HD int a_fragment_tap_row(int lane, int q) { return 2 * (q >> 1) + (lane % 4) / 2; }
+NDCONV_HD int a_fragment_dx(int lane) { return 4 * (lane % 4 % 2); }
+
+/// B fragment register q (0, 1) of a lane, its byte i: the K index (tap row within the chunk * 8 +
+/// dx) and the column within the n tile.
+NDCONV_HD int b_fragment_k(int lane, int q, int i) { return 16 * q + 4 * (lane % 4) + i; }
+NDCONV_HD int b_fragment_column(int lane) { return lane / 4; }
+
+/// C fragment register q (0..3): the output row of the M tile and the column of the n tile.
+NDCONV_HD int c_fragment_row(int lane, int q) { return lane / 4 + 8 * (q >> 1); }
+NDCONV_HD int c_fragment_column(int lane, int q) { return 2 * (lane % 4) + (q & 1); }
+
+/// Word of the fragments array for (chunk, n tile, lane, register).
+NDCONV_HD int fragment_word(int chunk, int ntile, int lane, int q) {
+  return ((chunk * TensorCoreShape::kNTiles + ntile) * 32 + lane) * 2 + q;
+}
+
+/// A pass's filters split (TensorCoreShape::kSlices digits) and laid out as B fragments, and the
+/// filters' scales: fragments[pass * kFragmentWords + fragment_word(...)], scales[filter].
+struct TensorCoreWeights {
+  std::vector<int32_t> fragments;
+  std::vector<float> scales;
+};
+
+/// `taps` (geometry.count filters contiguous, correlation order, x fastest) as the kernel reads
+/// them. Requires tensor_core_cannot_implement(geometry.filter) to be empty.
+TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const float* taps);
+
+/// The largest split_error over the filters of `taps` with `slices` digits.
+double worst_split_error(const TensorCoreGeometry& geometry, const float* taps, int slices);
+
+/// Converts the FP32 bank's padded input (padded_extent rows of `float_row_length` floats) into the
+/// 8-bit padded volume (geometry.padded_bytes() bytes). Returns false, leaving `bytes` unspecified,
+/// when a value is not an integer in 0..255 (NaN included): the kernel cannot take that input.
+bool pack_padded_bytes(const TensorCoreGeometry& geometry, const float* padded,
+                       int64_t float_row_length, uint8_t* bytes);
+
+/// The kernel's arithmetic on the host: filter f's response at every output (contiguous canonical
+/// volumes, f at out + f * geometry.voxels()) from the 8-bit padded volume and the laid-out
+/// weights, the products summed in int32 per column as the MMA does, then combine_slices. The same
+/// values as the GPU bit for bit.
+void emulate_tensor_core_bank(const TensorCoreGeometry& geometry, const uint8_t* padded,
+                              const TensorCoreWeights& weights, float* out);
+
+/// The same integer arithmetic with `slices` digits (2 to 4; the kernel is compiled for
+/// TensorCoreShape::kSlices), straight from the taps, without the fragments: what the accuracy
+/// test compares for each choice of the slice count.
+void emulate_sliced_bank(const TensorCoreGeometry& geometry, const uint8_t* padded,
+                         const float* taps, int slices, float* out);
+
+}  // namespace ndconv::cuda_bank

@@ -1,0 +1,136 @@
+// 8-bit test volumes (integer values 0..255 held as floats) and the per-voxel accuracy measure of
+// issue 49, shared by the tensor-core bank's host emulation test and its GPU test: uniform random
+// bytes, dark speckle (most voxels 0..3, a few bright) and an echo-like volume (a dark blood pool
+// inside a bright speckled wall on a dim speckled background), each fresh from a seed.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ndconv/adaptive.h"
+#include "ndconv/types.h"
+#include "reference.h"
+
+namespace ndconv::test {
+
+enum class EightBitKind { Uniform, DarkSpeckle, EchoLike };
+
+inline const char* eight_bit_name(EightBitKind k) {
+  switch (k) {
+    case EightBitKind::Uniform:
+      return "uniform";
+    case EightBitKind::DarkSpeckle:
+      return "dark speckle";
+    default:
+      return "echo-like";
+  }
+}
+
+constexpr EightBitKind kEightBitKinds[] = {EightBitKind::Uniform, EightBitKind::DarkSpeckle,
+                                           EightBitKind::EchoLike};
+
+/// A 3D volume of extents n (x fastest) of `kind`.
+inline std::vector<float> eight_bit_volume(EightBitKind kind, const Index& n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255), dark(0, 3), bright(100, 255);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  // Speckle: a Rayleigh-distributed multiplier (mean about 1).
+  auto rayleigh = [&] { return 0.8 * std::sqrt(-2.0 * std::log(1.0 - unit(rng))); };
+  std::vector<float> v(static_cast<size_t>(n[0] * n[1] * n[2]));
+  size_t i = 0;
+  for (int64_t z = 0; z < n[2]; ++z)
+    for (int64_t y = 0; y < n[1]; ++y)
+      for (int64_t x = 0; x < n[0]; ++x, ++i) {
+        double value = 0;
+        if (kind == EightBitKind::Uniform) {
+          value = byte(rng);
+        } else if (kind == EightBitKind::DarkSpeckle) {
+          value = unit(rng) < 0.03 ? bright(rng) : dark(rng);
+        } else {
+          // Distance from the centre in units of the half extents: the pool inside 0.45, the wall
+          // to 0.7, the background beyond.
+          const double dx = (x + 0.5) / n[0] - 0.5, dy = (y + 0.5) / n[1] - 0.5,
+                       dz = (z + 0.5) / n[2] - 0.5;
+          const double r = 2.0 * std::sqrt(dx * dx + dy * dy + dz * dz);
+          const double amplitude = r < 0.45 ? 2.0 : r < 0.7 ? 160.0 : 40.0;
+          value = std::min(255.0, std::round(amplitude * rayleigh()));
+        }
+        v[i] = static_cast<float>(value);
+      }
+  return v;
+}
+
+/// The quadrature bank's 12 real 7^3 filters (the bench's bank_3d), contiguous, in correlation
+/// order as the bank reads them.
+inline std::vector<float> quadrature_bank_taps() {
+  QuadratureDesign q;
+  q.size = 7;
+  std::vector<float> taps;
+  for (const DesignedFilter& f : design_quadrature_filters(3, q)) {
+    taps.insert(taps.end(), f.real.begin(), f.real.end());
+    taps.insert(taps.end(), f.imag.begin(), f.imag.end());
+  }
+  return taps;
+}
+
+/// Per-voxel accuracy of a bank's outputs: the float64 correlations (zero boundary, `same`
+/// region) of each filter and sum_j |w_j| |x_j| at every voxel.
+struct BankReference {
+  std::vector<std::vector<double>> values, magnitudes;
+};
+
+inline BankReference bank_reference(const std::vector<float>& input, const Index& n,
+                                    const Index& filter, int count, const std::vector<float>& taps) {
+  const ConstVolumeView in = make_view(input.data(), 3, n);
+  std::vector<float> magnitude_input(input.size());
+  std::transform(input.begin(), input.end(), magnitude_input.begin(),
+                 [](float x) { return std::fabs(x); });
+  const ConstVolumeView magnitude_in =
+      make_view(static_cast<const float*>(magnitude_input.data()), 3, n);
+  const int64_t taps_per = filter[0] * filter[1] * filter[2];
+  BankReference r;
+  for (int f = 0; f < count; ++f) {
+    std::vector<float> magnitude(taps.begin() + f * taps_per, taps.begin() + (f + 1) * taps_per);
+    for (float& w : magnitude)
+      w = std::fabs(w);
+    r.values.push_back(reference_dense(in, DenseFilter{3, filter, taps.data() + f * taps_per},
+                                       Operation::Correlation, Boundary::Zero,
+                                       OutputRegion::Same));
+    r.magnitudes.push_back(reference_dense(magnitude_in, DenseFilter{3, filter, magnitude.data()},
+                                           Operation::Correlation, Boundary::Zero,
+                                           OutputRegion::Same));
+  }
+  return r;
+}
+
+/// The largest |out - reference| / sum |w| |x| over every voxel and filter (`out`: the filters'
+/// volumes contiguous); a voxel with sum |w| |x| = 0 must be exactly 0; NaN anywhere gives +Inf.
+inline double worst_voxel_error(const BankReference& r, const float* out) {
+  double worst = 0;
+  int64_t offset = 0;
+  for (size_t f = 0; f < r.values.size(); ++f) {
+    const std::vector<double>& ref = r.values[f];
+    for (size_t v = 0; v < ref.size(); ++v) {
+      const double got = out[offset + static_cast<int64_t>(v)];
+      const double error = std::fabs(got - ref[v]);
+      if (!(error == error))
+        return std::numeric_limits<double>::infinity();
+      const double scale = r.magnitudes[f][v];
+      if (scale == 0) {
+        if (error != 0)
+          return std::numeric_limits<double>::infinity();
+        continue;
+      }
+      worst = std::max(worst, error / scale);
+    }
+    offset += static_cast<int64_t>(ref.size());
+  }
+  return worst;
+}
+
+}  // namespace ndconv::test

@@ -1,0 +1,217 @@
+// The tensor-core filter bank (src/cuda/bank/tensor_core*.{h,cuh,cu}) on the GPU: the host
+// emulation's values bit for bit on extents that are no multiple of the tiles, with one and two
+// passes, outputs poisoned with NaN, repeat runs identical; per voxel against float64 as accurate
+// as the FP32 bank kernel on the same data (uniform, dark speckle, echo-like); and the bank's
+// driver choosing it for 8-bit input, the FP32 kernels otherwise, saying which in the report.
+// Skips with the reason without a usable GPU; built with the CUDA backend only.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "eight_bit_volumes.h"
+#include "ndconv/adaptive.h"
+#include "ndconv/engine.h"
+#include "require_gpu.h"
+#include "test_data.h"
+
+#ifdef NDCONV_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "cuda/bank/bank_gpu.h"
+#include "cuda/bank/tensor_core_bank.h"
+#include "cuda/device_memory.h"
+#endif
+
+namespace ndconv::test {
+namespace {
+
+#ifdef NDCONV_HAVE_CUDA
+
+using cuda_backend::DeviceBuffer;
+
+const Index kFilter{7, 7, 7, 1};
+
+template <class T>
+DeviceBuffer to_device(const std::vector<T>& host) {
+  DeviceBuffer d((host.size() * sizeof(T) + 3) / 4);
+  NDCONV_CUDA_CHECK(
+      cudaMemcpy(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+std::vector<float> to_host(const DeviceBuffer& d, size_t floats) {
+  std::vector<float> host(floats);
+  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  NDCONV_CUDA_CHECK(
+      cudaMemcpy(host.data(), d.get(), floats * sizeof(float), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// A 3D bank problem over the whole volume (correlation, zero boundary, `same` region) and what the
+// launch-level API makes of it: the FP32 launch and padded input, and the tensor-core operands.
+struct Bank {
+  detail::BankProblem problem;
+  cuda_bank::BankLaunch launch;
+  std::vector<float> padded;
+  cuda_bank::TensorCoreGeometry geometry;
+  std::vector<uint8_t> bytes;
+  cuda_bank::TensorCoreWeights weights;
+};
+
+Bank make_bank(const std::vector<float>& input, const Index& n, int count,
+               const std::vector<float>& taps) {
+  Bank b;
+  detail::BankProblem& p = b.problem;
+  p.input = make_view(input.data(), 3, n);
+  p.filter_extent = kFilter;
+  p.count = count;
+  p.taps = taps.data();
+  p.offset = {-3, -3, -3, 0};
+  p.boundary = Boundary::Zero;
+  p.output_extent = n;
+  b.launch = cuda_bank::plan_bank(p, 0);
+  core::PaddedVolume padded;
+  cuda_bank::pad_bank_input(p, b.launch, 0, {}, padded);
+  b.padded.assign(padded.storage.get(), padded.storage.get() + b.launch.padded_count());
+  b.geometry = cuda_bank::tensor_core_geometry(b.launch);
+  b.bytes.assign(static_cast<size_t>(b.geometry.padded_bytes()), 0);
+  EXPECT_TRUE(cuda_bank::pack_padded_bytes(b.geometry, b.padded.data(), b.launch.row_length,
+                                           b.bytes.data()));
+  b.weights = cuda_bank::tensor_core_weights(b.geometry, taps.data());
+  return b;
+}
+
+// The tensor-core kernel's outputs, poisoned with NaN before the launch.
+std::vector<float> run_tensor_cores(const Bank& b) {
+  const size_t floats = static_cast<size_t>(b.geometry.voxels() * b.geometry.count);
+  std::vector<float> poisoned(floats);
+  poison(poisoned);
+  const DeviceBuffer d_in = to_device(b.bytes), d_fragments = to_device(b.weights.fragments),
+                     d_scales = to_device(b.weights.scales);
+  DeviceBuffer d_out = to_device(poisoned);
+  cuda_bank::launch_tensor_core_bank(b.geometry, 0, reinterpret_cast<const uint8_t*>(d_in.get()),
+                                     reinterpret_cast<const int32_t*>(d_fragments.get()),
+                                     d_scales.get(), d_out.get(), nullptr);
+  return to_host(d_out, floats);
+}
+
+// The FP32 bank kernel's outputs on the same problem.
+std::vector<float> run_fp32(const Bank& b) {
+  const size_t floats = static_cast<size_t>(b.launch.voxels * b.launch.count);
+  std::vector<float> poisoned(floats);
+  poison(poisoned);
+  const DeviceBuffer d_in = to_device(b.padded),
+                     d_taps = to_device(cuda_bank::bank_device_taps(b.launch, b.problem.taps));
+  DeviceBuffer d_out = to_device(poisoned);
+  cuda_bank::launch_bank_device(b.launch, 0, d_in.get(), d_taps.get(), d_out.get(), nullptr,
+                                nullptr, nullptr);
+  return to_host(d_out, floats);
+}
+
+// Taps with a spread of magnitudes (some 1e-4 of the largest), so that every digit matters.
+std::vector<float> spread_taps(int count, uint64_t seed) {
+  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
+  return taps;
+}
+
+TEST(GpuTensorCoreBank, EqualsTheHostEmulationBitForBitAndRepeats) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  NDCONV_CUDA_CHECK(cudaSetDevice(0));
+  struct Case {
+    Index n;
+    int count;
+  };
+  // No extent a multiple of the tiles (64 along x, 4 rows); two passes (13 filters); a volume
+  // smaller than the filter.
+  const Case cases[] = {{{70, 45, 13, 1}, 13}, {{130, 9, 10, 1}, 12}, {{5, 3, 2, 1}, 12}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
+                 std::to_string(c.n[2]) + ", " + std::to_string(c.count) + " filters");
+    const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, c.n, seed + c.n[0]);
+    const std::vector<float> taps = spread_taps(c.count, seed ^ 0x3c6ef372);
+    const Bank b = make_bank(input, c.n, c.count, taps);
+    ASSERT_TRUE(cuda_bank::tensor_core_unfit(b.launch, taps.data(), 0, {}).empty());
+    const std::vector<float> gpu = run_tensor_cores(b);
+    std::vector<float> emulated(gpu.size());
+    poison(emulated);
+    cuda_bank::emulate_tensor_core_bank(b.geometry, b.bytes.data(), b.weights, emulated.data());
+    EXPECT_EQ(std::memcmp(gpu.data(), emulated.data(), gpu.size() * sizeof(float)), 0);
+    const BankReference ref = bank_reference(input, c.n, kFilter, c.count, taps);
+    EXPECT_LT(worst_voxel_error(ref, gpu.data()), 1e-6);
+    const std::vector<float> again = run_tensor_cores(b);
+    EXPECT_EQ(std::memcmp(gpu.data(), again.data(), gpu.size() * sizeof(float)), 0);
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST(GpuTensorCoreBank, AsAccurateAsTheFp32KernelPerVoxel) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  NDCONV_CUDA_CHECK(cudaSetDevice(0));
+  const Index n{67, 41, 29, 1};
+  const std::vector<float> taps = quadrature_bank_taps();
+  for (EightBitKind kind : kEightBitKinds) {
+    SCOPED_TRACE(eight_bit_name(kind));
+    const std::vector<float> input = eight_bit_volume(kind, n, seed);
+    const Bank b = make_bank(input, n, 12, taps);
+    const BankReference ref = bank_reference(input, n, kFilter, 12, taps);
+    const double tensor = worst_voxel_error(ref, run_tensor_cores(b).data());
+    const double fp32 = worst_voxel_error(ref, run_fp32(b).data());
+    std::cout << "[ accuracy ] " << eight_bit_name(kind)
+              << ": max |error| / sum |w||x|: FP32 kernel " << fp32 << ", tensor cores " << tensor
+              << "\n";
+    EXPECT_LE(tensor, fp32);
+  }
+}
+
+bool has_note(const RunReport& r, const std::string& text) {
+  for (const std::string& note : r.notes)
+    if (note.find(text) != std::string::npos)
+      return true;
+  return false;
+}
+
+TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{45, 23, 17, 1};
+  const int64_t voxels = n[0] * n[1] * n[2];
+  const std::vector<float> taps = quadrature_bank_taps();
+  std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
+  FilterBank bank{3, kFilter, 12, taps.data()};
+  Options options;
+  options.backend = Backend::Cuda;
+  options.operation = Operation::Correlation;
+  options.boundary = Boundary::Zero;
+  for (bool eight_bit : {true, false}) {
+    SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
+    if (!eight_bit)
+      input[voxels / 2] += 0.5f;
+    std::vector<float> out(static_cast<size_t>(voxels * 12));
+    poison(out);
+    std::vector<VolumeView> views;
+    for (int f = 0; f < 12; ++f)
+      views.push_back(make_view(out.data() + f * voxels, 3, n));
+    const RunReport report = filter_bank(make_view<const float>(input.data(), 3, n), bank, views, options);
+    EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
+    EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
+    const BankReference ref = bank_reference(input, n, kFilter, 12, taps);
+    EXPECT_LT(worst_voxel_error(ref, out.data()), 1e-6);
+  }
+}
+
+#endif  // NDCONV_HAVE_CUDA
+
+}  // namespace
+}  // namespace ndconv::test

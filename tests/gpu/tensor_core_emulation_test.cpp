@@ -1,0 +1,211 @@
+// Host emulation of the tensor-core filter bank (src/cuda/bank/tensor_core_layout.h), run in CI
+// without a GPU: the weights' split into 8-bit digits, the 8-bit padded input, the B fragments'
+// layout read back through the MMA's fragment mapping (the same integer sums as the plain sliced
+// arithmetic, bit for bit), and the accuracy test that chose the digit count: per voxel, max
+// |error| / sum |w| |x| against float64 on uniform, dark-speckle and echo-like 8-bit volumes with the
+// quadrature bank's 12 real 7^3 filters, against the CPU's FP32 bank on the same data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/padding.h"
+#include "cpu/cpu_backend.h"
+#include "cuda/bank/tensor_core_layout.h"
+#include "cuda/bank/tensor_core_policy.h"
+#include "eight_bit_volumes.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+using cuda_bank::TensorCoreGeometry;
+using cuda_bank::TensorCoreShape;
+
+const Index kFilter{7, 7, 7, 1};           // a 3D filter, volume axes
+const Index kCanonicalFilter{7, 7, 1, 7};  // the same, canonical axes
+
+// A 3D volume (extents n, volume axes) padded as the FP32 bank pads it (zero boundary, `same`
+// region), then as the tensor-core kernel's bytes.
+struct PaddedBytes {
+  TensorCoreGeometry geometry;
+  std::vector<uint8_t> bytes;
+};
+
+PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int count, bool& packed) {
+  PaddedBytes p;
+  TensorCoreGeometry& g = p.geometry;
+  g.outputs = {n[0], n[1], 1, n[2]};
+  g.filter = kCanonicalFilter;
+  g.count = count;
+  g.padded_extent = {0, n[1] + 6, 1, n[2] + 6};
+  g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0]);
+  const int64_t float_row = (n[0] + 6 + 3) / 4 * 4 + 4;  // any row at least x_count long
+  core::PaddedVolume floats;
+  core::build_padded(input.data(), {n[0], n[1], 1, n[2]}, {1, n[0], 0, n[0] * n[1]},
+                     {-3, -3, 0, -3}, g.padded_extent, n[0] + 6, float_row, Boundary::Zero, 1, {},
+                     floats);
+  p.bytes.assign(static_cast<size_t>(g.padded_bytes()), 0xAB);
+  packed = cuda_bank::pack_padded_bytes(g, floats.storage.get(), float_row, p.bytes.data());
+  return p;
+}
+
+// Taps of `count` 7^3 filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4 of
+// the largest), so that the later digits matter.
+std::vector<float> spread_taps(int count, uint64_t seed) {
+  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
+  return taps;
+}
+
+TEST(TensorCoreSplit, DigitsStayInRangeAndLoseAtMostHalfTheLastDigit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<float> taps = spread_taps(3, seed);
+  for (int slices : {2, 3, 4}) {
+    SCOPED_TRACE(std::to_string(slices) + " slices");
+    for (int f = 0; f < 3; ++f) {
+      const float* filter = taps.data() + f * 343;
+      const cuda_bank::SplitFilter s = cuda_bank::split_filter(filter, 343, slices);
+      float largest = 0;
+      for (int j = 0; j < 343; ++j)
+        largest = std::max(largest, std::fabs(filter[j]));
+      EXPECT_FLOAT_EQ(s.scale, largest / 127.0f);
+      for (int d = 0; d < slices; ++d)
+        for (int j = 0; j < 343; ++j)
+          EXPECT_LE(std::abs(s.digits[d * 343 + j]), d == 0 ? 127 : 64);
+      // Each later digit is 2^-7 of the one before; the remainder after the last is at most half
+      // of it (the scale's own rounding adds a few float ulps).
+      const double bound = 0.5 * std::pow(2.0, -7.0 * (slices - 1)) / 127.0;
+      const double e = cuda_bank::split_error(filter, 343, s, slices);
+      EXPECT_LE(e, bound * (1 + 1e-6));
+      EXPECT_GT(e, 0.0);
+    }
+  }
+  const std::vector<float> zeros(343, 0.0f);
+  const cuda_bank::SplitFilter z = cuda_bank::split_filter(zeros.data(), 343, 4);
+  EXPECT_EQ(z.scale, 0.0f);
+  EXPECT_EQ(cuda_bank::split_error(zeros.data(), 343, z, 4), 0.0);
+}
+
+TEST(TensorCoreSplit, TheSliceTestTakesFourDigitsNotThree) {
+  const std::vector<float> taps = quadrature_bank_taps();
+  TensorCoreGeometry g;
+  g.filter = kCanonicalFilter;
+  g.count = 12;
+  const cuda_backend::TensorCoreBankPolicy policy;
+  EXPECT_LE(cuda_bank::worst_split_error(g, taps.data(), 4), policy.max_split_error);
+  EXPECT_GT(cuda_bank::worst_split_error(g, taps.data(), 3), policy.max_split_error);
+}
+
+TEST(TensorCorePack, TakesOnlyIntegersFrom0To255) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{19, 5, 4, 1};
+  std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed);
+  input[0] = 255.0f;
+  input[1] = 0.0f;
+  bool packed = false;
+  const PaddedBytes p = padded_bytes(input, n, 1, packed);
+  ASSERT_TRUE(packed);
+  const TensorCoreGeometry& g = p.geometry;
+  // Output (x, y, z) reads padded (x + 3, y + 3, z + 3) at tap (3, 3, 3): the input voxel itself.
+  for (int64_t z = 0; z < n[2]; ++z)
+    for (int64_t y = 0; y < n[1]; ++y)
+      for (int64_t x = 0; x < n[0]; ++x)
+        ASSERT_EQ(p.bytes[static_cast<size_t>(((z + 3) * g.padded_extent[1] + y + 3) * g.row_bytes +
+                                              x + 3)],
+                  input[static_cast<size_t>((z * n[1] + y) * n[0] + x)]);
+  for (float bad : {0.5f, 256.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::infinity(), -0.25f}) {
+    std::vector<float> changed = input;
+    changed[changed.size() / 2] = bad;
+    padded_bytes(changed, n, 1, packed);
+    EXPECT_FALSE(packed) << bad;
+  }
+}
+
+TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Extents that are no multiple of the kernel's tiles; 13 filters: two passes, the second of one.
+  const Index n{37, 11, 9, 1};
+  for (int count : {12, 13}) {
+    SCOPED_TRACE(std::to_string(count) + " filters");
+    const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed + count);
+    const std::vector<float> taps = spread_taps(count, seed ^ 0x7a95);
+    bool packed = false;
+    const PaddedBytes p = padded_bytes(input, n, count, packed);
+    ASSERT_TRUE(packed);
+    const TensorCoreGeometry& g = p.geometry;
+    const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+    std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)),
+        sliced(fragments.size());
+    poison(fragments);
+    poison(sliced);
+    cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, fragments.data());
+    cuda_bank::emulate_sliced_bank(g, p.bytes.data(), taps.data(), TensorCoreShape::kSlices,
+                                   sliced.data());
+    EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
+    const BankReference ref = bank_reference(input, n, kFilter, count, taps);
+    EXPECT_LT(worst_voxel_error(ref, fragments.data()), 1e-6);
+  }
+}
+
+// The CPU's FP32 bank on the same input (the GPU test compares with the GPU's FP32 kernel).
+std::vector<float> cpu_fp32_bank(const std::vector<float>& input, const Index& n, int count,
+                                 const std::vector<float>& taps) {
+  std::vector<float> out(static_cast<size_t>(n[0] * n[1] * n[2] * count));
+  poison(out);
+  detail::BankProblem p;
+  p.input = make_view(input.data(), 3, n);
+  p.filter_extent = kFilter;
+  p.count = count;
+  p.taps = taps.data();
+  p.offset = {-3, -3, -3, 0};
+  p.boundary = Boundary::Zero;
+  p.output_extent = n;
+  for (int f = 0; f < count; ++f)
+    p.outputs.push_back(make_view(out.data() + f * n[0] * n[1] * n[2], 3, n));
+  Options o;
+  o.backend = Backend::Cpu;
+  RunReport report;
+  cpu_backend::run_bank(p, o, report);
+  return out;
+}
+
+TEST(TensorCoreAccuracy, FourDigitsAreAsAccurateAsTheFp32BankPerVoxel) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{40, 24, 18, 1};
+  const std::vector<float> taps = quadrature_bank_taps();
+  for (EightBitKind kind : kEightBitKinds) {
+    SCOPED_TRACE(eight_bit_name(kind));
+    const std::vector<float> input = eight_bit_volume(kind, n, seed);
+    bool packed = false;
+    const PaddedBytes p = padded_bytes(input, n, 12, packed);
+    ASSERT_TRUE(packed);
+    const BankReference ref = bank_reference(input, n, kFilter, 12, taps);
+    const double fp32 = worst_voxel_error(ref, cpu_fp32_bank(input, n, 12, taps).data());
+    double digits[5] = {};
+    for (int slices : {2, 3, 4}) {
+      std::vector<float> out(static_cast<size_t>(p.geometry.voxels() * 12));
+      poison(out);
+      cuda_bank::emulate_sliced_bank(p.geometry, p.bytes.data(), taps.data(), slices, out.data());
+      digits[slices] = worst_voxel_error(ref, out.data());
+    }
+    std::cout << "[ accuracy ] " << eight_bit_name(kind)
+              << ": max |error| / sum |w||x|: CPU FP32 bank " << fp32 << ", 2 digits " << digits[2]
+              << ", 3 digits " << digits[3] << ", 4 digits " << digits[4] << "\n";
+    EXPECT_LE(digits[4], fp32);
+    EXPECT_GT(digits[3], fp32);  // three digits are not enough: the kernel's four are needed
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
