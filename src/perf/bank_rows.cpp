@@ -204,7 +204,7 @@ void prepare(DeviceBank& d, const BankSpec& s, int device, uint64_t seed, int ou
   d.volume = parse_shape(s.volume, "volume");
   d.filters = bank_filters(s, d.volume.dims);
   d.input = s.kind == BankRow::TensorCores ? random_bytes(d.volume.count(), seed)
-                                            : random_volume(d.volume.count(), seed);
+                                           : random_volume(d.volume.count(), seed);
   const detail::BankProblem p = bank_problem(d.volume, d.filters.extent, d.filters.count,
                                              d.filters.taps.data(), d.input.data());
   d.launch = cuda_bank::plan_bank(p, 0);
@@ -376,7 +376,8 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
   const std::vector<CheckPlan> plans = cpu_bank_check(
       d.volume, d.filters.extent, count, d.filters.taps, d.input, nullptr, cfg.check_budget_fmas);
   const auto tensor_cores = [&](void* stream) {
-    cuda_bank::launch_tensor_core_bank(g, d.device, reinterpret_cast<const uint8_t*>(d_bytes.data()),
+    cuda_bank::launch_tensor_core_bank(g, d.device,
+                                       reinterpret_cast<const uint8_t*>(d_bytes.data()),
                                        reinterpret_cast<const int32_t*>(d_fragments.data()),
                                        d_scales.data(), d.outputs.data(), stream);
   };
@@ -394,22 +395,21 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
   const double mma_ops = 2.0 * static_cast<double>(voxels) * TensorCoreShape::kMaxTapRows *
                          TensorCoreShape::kRowTaps * TensorCoreShape::kColumns * g.passes();
   const double pct = pct_of_peak(fmas, t.median_ms, c);
-  row.update({{"device_time", timing_json(t)},
-              {"voxels_per_s", static_cast<double>(voxels) / (t.median_ms * 1e-3)},
-              {"gflops", 2.0 * fmas / (t.median_ms * 1e-3) * 1e-9},
-              {"pct_fma_peak", pct},
-              {"int8_mma_tops", mma_ops / (t.median_ms * 1e-3) * 1e-12},
-              {"fp32_kernel",
-               {{"device_time", timing_json(tf)}, {"pct_fma_peak", pct_of_peak(fmas, tf.median_ms, c)}}},
-              {"speedup_vs_fp32", tf.median_ms / t.median_ms},
-              {"target_met", pct >= s.target},
-              {"plan",
-               {{"describe", "tensor cores: mma.sync m16n8k32 u8 x s8, " +
-                                 std::to_string(TensorCoreShape::kSlices) +
-                                 " weight digits, N " + std::to_string(TensorCoreShape::kColumns) +
-                                 " per pass, K " +
-                                 std::to_string(TensorCoreShape::kMaxTapRows *
-                                                TensorCoreShape::kRowTaps)}}}});
+  row.update(
+      {{"device_time", timing_json(t)},
+       {"voxels_per_s", static_cast<double>(voxels) / (t.median_ms * 1e-3)},
+       {"gflops", 2.0 * fmas / (t.median_ms * 1e-3) * 1e-9},
+       {"pct_fma_peak", pct},
+       {"int8_mma_tops", mma_ops / (t.median_ms * 1e-3) * 1e-12},
+       {"fp32_kernel",
+        {{"device_time", timing_json(tf)}, {"pct_fma_peak", pct_of_peak(fmas, tf.median_ms, c)}}},
+       {"speedup_vs_fp32", tf.median_ms / t.median_ms},
+       {"target_met", pct >= s.target},
+       {"plan",
+        {{"describe",
+          "tensor cores: mma.sync m16n8k32 u8 x s8, " + std::to_string(TensorCoreShape::kSlices) +
+              " weight digits, N " + std::to_string(TensorCoreShape::kColumns) + " per pass, K " +
+              std::to_string(TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps)}}}});
   return row;
 }
 
@@ -613,7 +613,8 @@ void print_bank_rows(std::ostream& out, const Json& rows) {
                     "  %-12s tensor cores %.3f ms (%.1f%% FMA peak, %.0f int8 TOPS) vs FP32 "
                     "kernel %.3f ms (%.1f%%): %.2fx\n",
                     name.c_str(), number(r["device_time"], "median_ms"), number(r, "pct_fma_peak"),
-                    number(r, "int8_mma_tops"), number(r["fp32_kernel"]["device_time"], "median_ms"),
+                    number(r, "int8_mma_tops"),
+                    number(r["fp32_kernel"]["device_time"], "median_ms"),
                     number(r["fp32_kernel"], "pct_fma_peak"), number(r, "speedup_vs_fp32"));
       out << line;
     } else if (r.contains("separate_dense")) {

@@ -85,7 +85,8 @@ struct BankReference {
 };
 
 inline BankReference bank_reference(const std::vector<float>& input, const Index& n,
-                                    const Index& filter, int count, const std::vector<float>& taps) {
+                                    const Index& filter, int count,
+                                    const std::vector<float>& taps) {
   const ConstVolumeView in = make_view(input.data(), 3, n);
   std::vector<float> magnitude_input(input.size());
   std::transform(input.begin(), input.end(), magnitude_input.begin(),
@@ -99,8 +100,7 @@ inline BankReference bank_reference(const std::vector<float>& input, const Index
     for (float& w : magnitude)
       w = std::fabs(w);
     r.values.push_back(reference_dense(in, DenseFilter{3, filter, taps.data() + f * taps_per},
-                                       Operation::Correlation, Boundary::Zero,
-                                       OutputRegion::Same));
+                                       Operation::Correlation, Boundary::Zero, OutputRegion::Same));
     r.magnitudes.push_back(reference_dense(magnitude_in, DenseFilter{3, filter, magnitude.data()},
                                            Operation::Correlation, Boundary::Zero,
                                            OutputRegion::Same));

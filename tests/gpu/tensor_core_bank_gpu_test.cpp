@@ -203,7 +203,8 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
     std::vector<VolumeView> views;
     for (int f = 0; f < 12; ++f)
       views.push_back(make_view(out.data() + f * voxels, 3, n));
-    const RunReport report = filter_bank(make_view<const float>(input.data(), 3, n), bank, views, options);
+    const RunReport report =
+        filter_bank(make_view<const float>(input.data(), 3, n), bank, views, options);
     EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
     EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
     const BankReference ref = bank_reference(input, n, kFilter, 12, taps);

@@ -2,8 +2,8 @@
 // without a GPU: the weights' split into 8-bit digits, the 8-bit padded input, the B fragments'
 // layout read back through the MMA's fragment mapping (the same integer sums as the plain sliced
 // arithmetic, bit for bit), and the accuracy test that chose the digit count: per voxel, max
-// |error| / sum |w| |x| against float64 on uniform, dark-speckle and echo-like 8-bit volumes with the
-// quadrature bank's 12 real 7^3 filters, against the CPU's FP32 bank on the same data.
+// |error| / sum |w| |x| against float64 on uniform, dark-speckle and echo-like 8-bit volumes with
+// the quadrature bank's 12 real 7^3 filters, against the CPU's FP32 bank on the same data.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +17,7 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/tensor_core_layout.h"
 #include "cuda/bank/tensor_core_policy.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "eight_bit_volumes.h"
 #include "test_data.h"
 
@@ -144,8 +145,7 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
     ASSERT_TRUE(packed);
     const TensorCoreGeometry& g = p.geometry;
     const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
-    std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)),
-        sliced(fragments.size());
+    std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)), sliced(fragments.size());
     poison(fragments);
     poison(sliced);
     cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, fragments.data());
@@ -154,6 +154,129 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
     EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
     const BankReference ref = bank_reference(input, n, kFilter, count, taps);
     EXPECT_LT(worst_voxel_error(ref, fragments.data()), 1e-6);
+  }
+}
+
+// The kernel (tensor_core_kernel.cuh) on the host, block by block, warp by warp and lane by lane
+// with its own index functions (tensor_core_tile.h): `grid_x` blocks per pass walk the tiles; each
+// tile's rows are staged as the kernel's copies place them; the lanes' A fragments come from the
+// staged words, each MMA is formed from the PTX fragment mappings (tensor_core_layout.h), and the
+// epilogue's exchange runs between lane pairs.
+void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int passes) {
+  namespace tile = cuda_bank::tensor_core_tile;
+  using S = TensorCoreShape;
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  std::vector<uint32_t> staged(tile::kTileBytes / 4);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int32_t* fragments = a.fragments + int64_t{pass} * S::kFragmentWords;
+    for (int64_t block = 0; block < grid_x; ++block)
+      for (int64_t t = block; t < pass_tiles; t += grid_x) {
+        const tile::Origin o = tile::tile_origin(a, t);
+        uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
+        for (int i = 0; i < tile::kStagedRows * tile::kRowChunks; ++i) {
+          const int64_t source = tile::staged_source(a, o, i);
+          if (source < 0)
+            std::memset(bytes + tile::staged_offset(i), 0, 16);
+          else
+            std::memcpy(bytes + tile::staged_offset(i), a.padded + source, 16);
+        }
+        for (int warp = 0; warp < S::kWarps; ++warp) {
+          const uint32_t* words = staged.data() + warp * S::kPitch / 4;
+          int32_t acc[32][S::kMTiles][S::kNTiles][4] = {};
+          for (int c = 0; c < S::kChunks; ++c)
+            for (int m = 0; m < S::kMTiles; ++m) {
+              int32_t matrix_a[16][32];
+              for (int lane = 0; lane < 32; ++lane) {
+                uint32_t frag[4];
+                tile::a_fragment(words + tile::lane_word(lane), c, m, lane, tile::lane_shift(lane),
+                                 frag);
+                for (int q = 0; q < 4; ++q)
+                  for (int i = 0; i < 4; ++i)
+                    matrix_a[cuda_bank::a_fragment_row(lane, q)][cuda_bank::a_fragment_k(
+                        lane, q, i)] = static_cast<uint8_t>(frag[q] >> (8 * i));
+              }
+              for (int n = 0; n < S::kNTiles; ++n) {
+                int32_t matrix_b[32][8];
+                for (int lane = 0; lane < 32; ++lane)
+                  for (int q = 0; q < 2; ++q)
+                    for (int i = 0; i < 4; ++i)
+                      matrix_b[cuda_bank::b_fragment_k(lane, q, i)]
+                              [cuda_bank::b_fragment_column(lane)] = static_cast<int8_t>(
+                                  static_cast<uint32_t>(
+                                      fragments[cuda_bank::fragment_word(c, n, lane, q)]) >>
+                                  (8 * i));
+                for (int lane = 0; lane < 32; ++lane)
+                  for (int q = 0; q < 4; ++q) {
+                    const int row = cuda_bank::c_fragment_row(lane, q),
+                              column = cuda_bank::c_fragment_column(lane, q);
+                    for (int k = 0; k < 32; ++k)
+                      acc[lane][m][n][q] += matrix_a[row][k] * matrix_b[k][column];
+                  }
+              }
+            }
+          const int64_t m1 = o.y0 + warp;
+          const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+          for (int m = 0; m < S::kMTiles; ++m)
+            for (int n = 0; n < S::kNTiles; ++n) {
+              int32_t sent[32][2];
+              for (int lane = 0; lane < 32; ++lane)
+                tile::sent_pair(acc[lane][m][n], lane, sent[lane][0], sent[lane][1]);
+              for (int lane = 0; lane < 32; ++lane) {
+                int32_t digits[4];
+                tile::kept_digits(acc[lane][m][n], lane, sent[lane ^ 1][0], sent[lane ^ 1][1],
+                                  digits);
+                const int f = pass * S::kFilters + tile::kept_filter(lane, n);
+                const int64_t x = o.x0 + 16 * m + tile::kept_x(lane);
+                if (f < a.count && x < a.n0 && m1 < a.n1)
+                  a.out[f * a.stride + first + x] =
+                      cuda_bank::combine_slices(digits, S::kSlices, a.scales[f]);
+              }
+            }
+        }
+      }
+  }
+}
+
+TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  using S = TensorCoreShape;
+  // Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 = 2 x 4 + 1); 13 filters:
+  // a second pass of one; several grid sizes, so that blocks walk several tiles.
+  const Index n{70, 9, 5, 1};
+  const int count = 13;
+  const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed);
+  const std::vector<float> taps = spread_taps(count, seed ^ 0x1f83d9ab);
+  bool packed = false;
+  const PaddedBytes p = padded_bytes(input, n, count, packed);
+  ASSERT_TRUE(packed);
+  const TensorCoreGeometry& g = p.geometry;
+  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+  std::vector<float> expected(static_cast<size_t>(g.voxels() * count));
+  cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, expected.data());
+  for (int64_t grid_x : {1, 7}) {
+    SCOPED_TRACE("grid " + std::to_string(grid_x));
+    std::vector<float> out(expected.size());
+    poison(out);
+    cuda_bank::TensorCoreArgs a{};
+    a.padded = p.bytes.data();
+    a.row_bytes = g.row_bytes;
+    a.e1 = g.padded_extent[1];
+    a.e2 = g.padded_extent[2];
+    a.e3 = g.padded_extent[3];
+    a.n0 = g.outputs[0];
+    a.n1 = g.outputs[1];
+    a.n2 = g.outputs[2];
+    a.n3 = g.outputs[3];
+    a.tiles_x = (a.n0 + S::kWarpX - 1) / S::kWarpX;
+    a.tiles_y = (a.n1 + S::kWarps - 1) / S::kWarps;
+    a.count = count;
+    a.fragments = w.fragments.data();
+    a.scales = w.scales.data();
+    a.out = out.data();
+    a.stride = g.voxels();
+    emulate_kernel(a, grid_x, g.passes());
+    EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
   }
 }
 

@@ -21,7 +21,9 @@ using cuda_backend::DeviceBuffer;
 using S = TensorCoreShape;
 
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
-DeviceBuffer bytes_buffer(size_t bytes) { return DeviceBuffer((bytes + 3) / 4); }
+DeviceBuffer bytes_buffer(size_t bytes) {
+  return DeviceBuffer((bytes + 3) / 4);
+}
 
 std::string format_error(double e) {
   char text[32];
@@ -82,11 +84,11 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
   a.scales = scales;
   a.out = outputs;
   a.stride = g.voxels();
-  constexpr size_t kShared = tensor_core_steps::kSharedBytes;
+  constexpr size_t kShared = tensor_core_tile::kSharedBytes;
   static_assert(kShared <= 48 * 1024, "within the default dynamic shared memory");
   int per_sm = 0;
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, tensor_core_bank_kernel, S::kThreads, kShared));
+  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tensor_core_bank_kernel,
+                                                                  S::kThreads, kShared));
   const int sms = cuda_backend::device_attributes(device).multiprocessors;
   const int passes = g.passes();
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;

@@ -41,8 +41,8 @@ void for_each_output(const TensorCoreGeometry& g, Visit visit) {
 }
 
 // The input bytes that tap row r (j3 * k1 + j1) of output (m1, m2, m3) meets, from x = 0.
-const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded, int r,
-                             int64_t m1, int64_t m2, int64_t m3) {
+const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded, int r, int64_t m1,
+                             int64_t m2, int64_t m3) {
   const int k1 = static_cast<int>(g.filter[1]);
   return padded + padded_row(g, m1 + r % k1, m2, m3 + r / k1) * g.row_bytes;
 }
@@ -108,8 +108,8 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
     for (int r = 0; r < S::kMaxTapRows; ++r)
       for (int dx = 0; dx < S::kRowTaps; ++dx)
         rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
-    const SplitFilter split = split_filter(rows.data(), static_cast<int64_t>(rows.size()),
-                                           S::kSlices);
+    const SplitFilter split =
+        split_filter(rows.data(), static_cast<int64_t>(rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
     const int pass = f / S::kFilters, local = f % S::kFilters;
     int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
@@ -141,8 +141,8 @@ double worst_split_error(const TensorCoreGeometry& g, const float* taps, int sli
   double worst = 0;
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
-    worst = std::max(worst, split_error(filter, filter_taps,
-                                        split_filter(filter, filter_taps, slices), slices));
+    worst = std::max(
+        worst, split_error(filter, filter_taps, split_filter(filter, filter_taps, slices), slices));
   }
   return worst;
 }
@@ -176,7 +176,8 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
   for (int pass = 0; pass < g.passes(); ++pass) {
     // The pass's B operand, [chunk][k][column], read back through the fragment layout.
     std::vector<int32_t> b(static_cast<size_t>(S::kChunks) * kK * S::kColumns, 0);
-    const int32_t* fragments = weights.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
+    const int32_t* fragments =
+        weights.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
     for (int c = 0; c < S::kChunks; ++c)
       for (int n = 0; n < S::kNTiles; ++n)
         for (int lane = 0; lane < 32; ++lane)

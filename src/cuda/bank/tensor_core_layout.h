@@ -28,20 +28,20 @@
 namespace ndconv::cuda_bank {
 
 struct TensorCoreShape {
-  static constexpr int kSlices = 4;   ///< weight digits the kernel is compiled for
+  static constexpr int kSlices = 4;  ///< weight digits the kernel is compiled for
   static constexpr int kDigitBits = 7;
-  static constexpr int kFilters = 12;                    ///< per pass
-  static constexpr int kColumns = kFilters * kSlices;    ///< N of a pass
-  static constexpr int kNTiles = kColumns / 8;           ///< n8 tiles
-  static constexpr int kRowTaps = 8;                     ///< K per tap row (k0 padded)
-  static constexpr int kChunkRows = 4;                   ///< tap rows per K chunk of 32
-  static constexpr int kK1 = 7, kK3 = 7;                 ///< the tap rows compiled: 7 x 7
+  static constexpr int kFilters = 12;                  ///< per pass
+  static constexpr int kColumns = kFilters * kSlices;  ///< N of a pass
+  static constexpr int kNTiles = kColumns / 8;         ///< n8 tiles
+  static constexpr int kRowTaps = 8;                   ///< K per tap row (k0 padded)
+  static constexpr int kChunkRows = 4;                 ///< tap rows per K chunk of 32
+  static constexpr int kK1 = 7, kK3 = 7;               ///< the tap rows compiled: 7 x 7
   static constexpr int kTapRows = kK1 * kK3;
   static constexpr int kChunks = (kTapRows + kChunkRows - 1) / kChunkRows;
   static constexpr int kMaxTapRows = kChunks * kChunkRows;
-  static constexpr int kMTiles = 4;                      ///< m16 tiles per warp along x
-  static constexpr int kWarpX = 16 * kMTiles;            ///< outputs along x per warp (and block)
-  static constexpr int kWarps = 4;                       ///< warps per block: rows along axis 1
+  static constexpr int kMTiles = 4;            ///< m16 tiles per warp along x
+  static constexpr int kWarpX = 16 * kMTiles;  ///< outputs along x per warp (and block)
+  static constexpr int kWarps = 4;             ///< warps per block: rows along axis 1
   static constexpr int kThreads = 32 * kWarps;
   /// Bytes of an input row a block stages: its kWarpX outputs' inputs and the loads' overhang
   /// (the last window's second aligned word), in 16-byte chunks.
@@ -113,18 +113,36 @@ NDCONV_HD float combine_slices(const int32_t* acc, int slices, float scale) {
 
 /// A fragment register q (0..3) of lane (g = lane / 4, t = lane % 4): the output row m of the M
 /// tile and the tap row within the K chunk (0..3); its 4 bytes are taps dx = 4 (t % 2) + 0..3.
-NDCONV_HD int a_fragment_row(int lane, int q) { return lane / 4 + 8 * (q & 1); }
-NDCONV_HD int a_fragment_tap_row(int lane, int q) { return 2 * (q >> 1) + (lane % 4) / 2; }
-NDCONV_HD int a_fragment_dx(int lane) { return 4 * (lane % 4 % 2); }
+NDCONV_HD int a_fragment_row(int lane, int q) {
+  return lane / 4 + 8 * (q & 1);
+}
+NDCONV_HD int a_fragment_tap_row(int lane, int q) {
+  return 2 * (q >> 1) + (lane % 4) / 2;
+}
+NDCONV_HD int a_fragment_dx(int lane) {
+  return 4 * (lane % 4 % 2);
+}
+/// Its byte i's K index (tap row within the chunk * 8 + dx).
+NDCONV_HD int a_fragment_k(int lane, int q, int i) {
+  return 16 * (q >> 1) + 4 * (lane % 4) + i;
+}
 
 /// B fragment register q (0, 1) of a lane, its byte i: the K index (tap row within the chunk * 8 +
 /// dx) and the column within the n tile.
-NDCONV_HD int b_fragment_k(int lane, int q, int i) { return 16 * q + 4 * (lane % 4) + i; }
-NDCONV_HD int b_fragment_column(int lane) { return lane / 4; }
+NDCONV_HD int b_fragment_k(int lane, int q, int i) {
+  return 16 * q + 4 * (lane % 4) + i;
+}
+NDCONV_HD int b_fragment_column(int lane) {
+  return lane / 4;
+}
 
 /// C fragment register q (0..3): the output row of the M tile and the column of the n tile.
-NDCONV_HD int c_fragment_row(int lane, int q) { return lane / 4 + 8 * (q >> 1); }
-NDCONV_HD int c_fragment_column(int lane, int q) { return 2 * (lane % 4) + (q & 1); }
+NDCONV_HD int c_fragment_row(int lane, int q) {
+  return lane / 4 + 8 * (q >> 1);
+}
+NDCONV_HD int c_fragment_column(int lane, int q) {
+  return 2 * (lane % 4) + (q & 1);
+}
 
 /// Word of the fragments array for (chunk, n tile, lane, register).
 NDCONV_HD int fragment_word(int chunk, int ntile, int lane, int q) {
