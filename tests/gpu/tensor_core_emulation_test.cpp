@@ -6,6 +6,7 @@
 // the quadrature bank's 12 real 7^3 filters, against the CPU's FP32 bank on the same data.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -158,37 +159,46 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
 }
 
 // The kernel (tensor_core_kernel.cuh) on the host, block by block, warp by warp and lane by lane
-// with its own index functions (tensor_core_tile.h): `grid_x` blocks per pass walk the tiles; each
-// tile's rows are staged as the kernel's copies place them; the lanes' A fragments come from the
-// staged words, each MMA is formed from the PTX fragment mappings (tensor_core_layout.h), and the
-// epilogue's exchange runs between lane pairs.
+// with its own index functions (Tile, tensor_core_tile.h): `grid_x` blocks per pass walk the tiles;
+// each tile's rows are staged as the kernel's copies place them (into a buffer holding garbage, so
+// that a word the kernel reads but never writes shows) and, for shifted copies, built as the
+// kernel builds them; the lanes' A fragments come from the staged words, each MMA is formed from
+// the PTX fragment mappings (tensor_core_layout.h), and the epilogue's exchange runs between lane
+// pairs.
+template <class Tile>
 void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int passes) {
-  namespace tile = cuda_bank::tensor_core_tile;
+  namespace epilogue = cuda_bank::tensor_core_epilogue;
   using S = TensorCoreShape;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
-  std::vector<uint32_t> staged(tile::kTileBytes / 4);
+  std::vector<uint32_t> staged(Tile::kTileBytes / 4, 0xA5C3E1F7u);
   for (int pass = 0; pass < passes; ++pass) {
     const int32_t* fragments = a.fragments + int64_t{pass} * S::kFragmentWords;
     for (int64_t block = 0; block < grid_x; ++block)
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
-        const tile::Origin o = tile::tile_origin(a, t);
+        const cuda_bank::TensorCoreOrigin o = Tile::origin(a, t);
         uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
-        for (int i = 0; i < tile::kStagedRows * tile::kRowChunks; ++i) {
-          const int64_t source = tile::staged_source(a, o, i);
+        for (int i = 0; i < Tile::kStagedRows * Tile::kRowChunks; ++i) {
+          const int64_t source = Tile::staged_source(a, o, i);
           if (source < 0)
-            std::memset(bytes + tile::staged_offset(i), 0, 16);
+            std::memset(bytes + Tile::staged_offset(i), 0, 16);
           else
-            std::memcpy(bytes + tile::staged_offset(i), a.padded + source, 16);
+            std::memcpy(bytes + Tile::staged_offset(i), a.padded + source, 16);
         }
-        for (int warp = 0; warp < S::kWarps; ++warp) {
-          const uint32_t* words = staged.data() + warp * S::kPitch / 4;
-          int32_t acc[32][S::kMTiles][S::kNTiles][4] = {};
+        for (int i = 0; i < Tile::kBuildItems; ++i)
+          Tile::build_shifted(staged.data(), i);
+        for (int warp = 0; warp < Tile::kWarps; ++warp) {
+          const uint32_t* words = staged.data() + warp * Tile::kRowWords;
+          std::vector<std::array<int32_t, 4>> acc(
+              static_cast<size_t>(32 * Tile::kMTiles * S::kNTiles), {0, 0, 0, 0});
+          auto acc_of = [&](int lane, int m, int n) -> std::array<int32_t, 4>& {
+            return acc[static_cast<size_t>((lane * Tile::kMTiles + m) * S::kNTiles + n)];
+          };
           for (int c = 0; c < S::kChunks; ++c)
-            for (int m = 0; m < S::kMTiles; ++m) {
+            for (int m = 0; m < Tile::kMTiles; ++m) {
               int32_t matrix_a[16][32];
               for (int lane = 0; lane < 32; ++lane) {
                 uint32_t frag[4];
-                tile::a_fragment(words + tile::lane_word(lane), c, m, lane, tile::lane_shift(lane),
+                Tile::a_fragment(words + Tile::lane_word(lane), c, m, lane, Tile::lane_shift(lane),
                                  frag);
                 for (int q = 0; q < 4; ++q)
                   for (int i = 0; i < 4; ++i)
@@ -210,23 +220,27 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                     const int row = cuda_bank::c_fragment_row(lane, q),
                               column = cuda_bank::c_fragment_column(lane, q);
                     for (int k = 0; k < 32; ++k)
-                      acc[lane][m][n][q] += matrix_a[row][k] * matrix_b[k][column];
+                      acc_of(lane, m, n)[static_cast<size_t>(q)] +=
+                          matrix_a[row][k] * matrix_b[k][column];
                   }
               }
             }
           const int64_t m1 = o.y0 + warp;
           const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
-          for (int m = 0; m < S::kMTiles; ++m)
+          for (int m = 0; m < Tile::kMTiles; ++m)
             for (int n = 0; n < S::kNTiles; ++n) {
               int32_t sent[32][2];
-              for (int lane = 0; lane < 32; ++lane)
-                tile::sent_pair(acc[lane][m][n], lane, sent[lane][0], sent[lane][1]);
+              int32_t c4[32][4];
+              for (int lane = 0; lane < 32; ++lane) {
+                for (int q = 0; q < 4; ++q)
+                  c4[lane][q] = acc_of(lane, m, n)[static_cast<size_t>(q)];
+                epilogue::sent_pair(c4[lane], lane, sent[lane][0], sent[lane][1]);
+              }
               for (int lane = 0; lane < 32; ++lane) {
                 int32_t digits[4];
-                tile::kept_digits(acc[lane][m][n], lane, sent[lane ^ 1][0], sent[lane ^ 1][1],
-                                  digits);
-                const int f = pass * S::kFilters + tile::kept_filter(lane, n);
-                const int64_t x = o.x0 + 16 * m + tile::kept_x(lane);
+                epilogue::kept_digits(c4[lane], lane, sent[lane ^ 1][0], sent[lane ^ 1][1], digits);
+                const int f = pass * S::kFilters + epilogue::kept_filter(lane, n);
+                const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane);
                 if (f < a.count && x < a.n0 && m1 < a.n1)
                   a.out[f * a.stride + first + x] =
                       cuda_bank::combine_slices(digits, S::kSlices, a.scales[f]);
@@ -237,12 +251,10 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
   }
 }
 
-TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  using S = TensorCoreShape;
+template <class Tile>
+void check_kernel_indexing(uint64_t seed) {
   // Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 = 2 x 4 + 1); 13 filters:
-  // a second pass of one; several grid sizes, so that blocks walk several tiles.
+  // a second pass of one; two grid sizes, so that blocks walk several tiles.
   const Index n{70, 9, 5, 1};
   const int count = 13;
   const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed);
@@ -258,25 +270,32 @@ TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
     SCOPED_TRACE("grid " + std::to_string(grid_x));
     std::vector<float> out(expected.size());
     poison(out);
-    cuda_bank::TensorCoreArgs a{};
-    a.padded = p.bytes.data();
-    a.row_bytes = g.row_bytes;
-    a.e1 = g.padded_extent[1];
-    a.e2 = g.padded_extent[2];
-    a.e3 = g.padded_extent[3];
-    a.n0 = g.outputs[0];
-    a.n1 = g.outputs[1];
-    a.n2 = g.outputs[2];
-    a.n3 = g.outputs[3];
-    a.tiles_x = (a.n0 + S::kWarpX - 1) / S::kWarpX;
-    a.tiles_y = (a.n1 + S::kWarps - 1) / S::kWarps;
-    a.count = count;
-    a.fragments = w.fragments.data();
-    a.scales = w.scales.data();
-    a.out = out.data();
-    a.stride = g.voxels();
-    emulate_kernel(a, grid_x, g.passes());
+    const cuda_bank::TensorCoreArgs a = cuda_bank::tensor_core_args<Tile>(
+        g, p.bytes.data(), w.fragments.data(), w.scales.data(), out.data());
+    emulate_kernel<Tile>(a, grid_x, g.passes());
     EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
+  }
+}
+
+// The product's tile and the others dev/tensor_bank_sweep.cu times.
+TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  {
+    SCOPED_TRACE("the default tile");
+    check_kernel_indexing<cuda_bank::TensorCoreDefaultTile>(seed);
+  }
+  {
+    SCOPED_TRACE("4 M tiles, 4 warps, one copy");
+    check_kernel_indexing<cuda_bank::TensorCoreTile<4, 4, false>>(seed);
+  }
+  {
+    SCOPED_TRACE("2 M tiles, 4 warps, shifted copies");
+    check_kernel_indexing<cuda_bank::TensorCoreTile<2, 4, true>>(seed);
+  }
+  {
+    SCOPED_TRACE("2 M tiles, 8 warps, shifted copies");
+    check_kernel_indexing<cuda_bank::TensorCoreTile<2, 8, true>>(seed);
   }
 }
 

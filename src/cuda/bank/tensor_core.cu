@@ -20,6 +20,10 @@ namespace {
 using cuda_backend::DeviceBuffer;
 using S = TensorCoreShape;
 
+// Blocks per SM the registers must allow: 3 of 128 threads hold the 96 accumulators of 4 M tiles
+// without spills (168 registers).
+constexpr int kTensorCoreMinBlocks = 3;
+
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
 DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
@@ -67,37 +71,13 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream) {
-  TensorCoreArgs a{};
-  a.padded = padded;
-  a.row_bytes = g.row_bytes;
-  a.e1 = g.padded_extent[1];
-  a.e2 = g.padded_extent[2];
-  a.e3 = g.padded_extent[3];
-  a.n0 = g.outputs[0];
-  a.n1 = g.outputs[1];
-  a.n2 = g.outputs[2];
-  a.n3 = g.outputs[3];
-  a.tiles_x = (a.n0 + S::kWarpX - 1) / S::kWarpX;
-  a.tiles_y = (a.n1 + S::kWarps - 1) / S::kWarps;
-  a.count = g.count;
-  a.fragments = fragments;
-  a.scales = scales;
-  a.out = outputs;
-  a.stride = g.voxels();
-  constexpr size_t kShared = tensor_core_tile::kSharedBytes;
-  static_assert(kShared <= 48 * 1024, "within the default dynamic shared memory");
-  int per_sm = 0;
-  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tensor_core_bank_kernel,
-                                                                  S::kThreads, kShared));
+  using Tile = TensorCoreDefaultTile;
+  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
   const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  const int passes = g.passes();
-  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
-  // As many blocks as the device holds at once, shared among the passes; each block walks its
-  // pass's tiles.
-  const int64_t per_pass = std::max<int64_t>(1, int64_t{std::max(per_sm, 1)} * sms / passes);
-  const dim3 grid(static_cast<unsigned>(std::min(pass_tiles, per_pass)),
-                  static_cast<unsigned>(passes));
-  tensor_core_bank_kernel<<<grid, S::kThreads, kShared, static_cast<cudaStream_t>(stream)>>>(a);
+  if (!launch_tensor_core_kernel<Tile, kTensorCoreMinBlocks>(a, g.passes(), sms,
+                                                             static_cast<cudaStream_t>(stream)))
+    throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
+                          std::to_string(Tile::kSharedBytes) + " bytes of shared memory)");
   NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
 }
 

@@ -1,21 +1,23 @@
 // The filter bank on the tensor cores for 8-bit inputs: mma.sync m16n8k32 (u8 x s8 -> s32,
 // sm_80 and later), the implicit GEMM and the precision scheme of tensor_core_layout.h.
 //
-// A block of kWarps warps owns kWarpX outputs along x, kWarps rows along axis 1 (a warp each) and
-// one position along axes 2 and 3, for one pass of kFilters filters (blockIdx.y). It stages the
-// (kWarps + k1 - 1) x k3 input rows its outputs meet (kStagedRowBytes bytes each, 16-byte
-// asynchronous copies; the next tile's rows in flight while this one is used) and keeps the pass's
-// weights, laid out as B fragments, in shared memory all along. Per K chunk (4 tap rows of 8 taps)
-// a warp builds the A fragments of its kMTiles M tiles from the staged bytes (the 4-byte windows
-// start at any byte: two aligned words and a funnel shift), loads each of the kNTiles B fragments
-// once and runs kMTiles x kNTiles MMAs: each A fragment feeds kNTiles MMAs, each B fragment
-// kMTiles. The epilogue trades half of each lane's columns with its neighbour (the four digits of
+// A block (TensorCoreTile: Warps warps, MTiles M tiles per warp) owns 16 MTiles outputs along x,
+// Warps rows along axis 1 (a warp each) and one position along axes 2 and 3, for one pass of
+// kFilters filters (blockIdx.y). It stages the (Warps + k1 - 1) x k3 input rows its outputs meet
+// (16-byte asynchronous copies; the next tile's rows in flight while this one is used) and keeps
+// the pass's weights, laid out as B fragments, in shared memory all along. Per K chunk (4 tap rows
+// of 8 taps) a warp builds the A fragments of its M tiles from the staged bytes (the 4-byte windows
+// start at any byte: one word of a shifted copy of the row, or two aligned words and a funnel
+// shift), loads each of the kNTiles B fragments
+// once and runs MTiles x kNTiles MMAs: each A fragment feeds kNTiles MMAs, each B fragment
+// MTiles. The epilogue trades half of each lane's columns with its neighbour (the four digits of
 // one filter at one output in one lane), combines them (combine_slices) and writes the responses
 // where the FP32 bank writes them: contiguous canonical volumes, filter f at out + f * stride.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/bank/tensor_core_tile.h"
@@ -38,13 +40,11 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
 
 }  // namespace tensor_core_steps
 
-// Registers: at most 170 (3 blocks per SM) hold the 96 accumulators without spills with the K
-// chunks in a loop; the chunks unrolled spill (ptxas, sm_90: 368 bytes at 168 registers, 304 at
-// 255).
-__global__ void __launch_bounds__(TensorCoreShape::kThreads, 3)
+template <class Tile, int MinBlocks>
+__global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     tensor_core_bank_kernel(TensorCoreArgs a) {
   using S = TensorCoreShape;
-  using namespace tensor_core_tile;
+  using namespace tensor_core_epilogue;
   extern __shared__ uint4 shared16[];
   int32_t* const fragments = reinterpret_cast<int32_t*>(shared16);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(shared16) + S::kFragmentWords * 4;
@@ -52,54 +52,60 @@ __global__ void __launch_bounds__(TensorCoreShape::kThreads, 3)
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
-  auto stage = [&](const Origin& o, uint8_t* buffer) {
-    for (int i = threadIdx.x; i < kStagedRows * kRowChunks; i += S::kThreads) {
-      const int64_t source = staged_source(a, o, i);
-      __pipeline_memcpy_async(buffer + staged_offset(i), a.padded + (source < 0 ? 0 : source), 16,
-                              source < 0 ? 16 : 0);
+  auto stage = [&](const TensorCoreOrigin& o, uint8_t* buffer) {
+    for (int i = threadIdx.x; i < Tile::kStagedRows * Tile::kRowChunks; i += Tile::kThreads) {
+      const int64_t source = Tile::staged_source(a, o, i);
+      __pipeline_memcpy_async(buffer + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
+                              16, source < 0 ? 16 : 0);
     }
   };
 
   int64_t tile = blockIdx.x;
   if (tile >= pass_tiles)
     return;
-  for (int i = threadIdx.x; i < S::kFragmentWords / 4; i += S::kThreads)
+  for (int i = threadIdx.x; i < S::kFragmentWords / 4; i += Tile::kThreads)
     __pipeline_memcpy_async(fragments + 4 * i,
                             a.fragments + int64_t{pass} * S::kFragmentWords + 4 * i, 16);
-  Origin o = tile_origin(a, tile);
+  TensorCoreOrigin o = Tile::origin(a, tile);
   stage(o, tiles);
   __pipeline_commit();
   int buffer = 0;
-  const int shift = lane_shift(lane);
+  const int shift = Tile::lane_shift(lane);
   for (; tile < pass_tiles; tile += gridDim.x) {
     const bool more = tile + gridDim.x < pass_tiles;
     if (more)
-      stage(tile_origin(a, tile + gridDim.x), tiles + (buffer ^ 1) * kTileBytes);
+      stage(Tile::origin(a, tile + gridDim.x), tiles + (buffer ^ 1) * Tile::kTileBytes);
     __pipeline_commit();
     __pipeline_wait_prior(1);
     __syncthreads();
-    const uint32_t* words =
-        reinterpret_cast<const uint32_t*>(tiles + buffer * kTileBytes + warp * S::kPitch) +
-        lane_word(lane);
-    int32_t acc[S::kMTiles][S::kNTiles][4];
+    uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
+    if constexpr (Tile::kShifted) {
+      for (int i = threadIdx.x; i < Tile::kBuildItems; i += Tile::kThreads)
+        Tile::build_shifted(tile_words, i);
+      __syncthreads();
+    }
+    const uint32_t* words = tile_words + warp * Tile::kRowWords + Tile::lane_word(lane);
+    int32_t acc[Tile::kMTiles][S::kNTiles][4];
 #pragma unroll
-    for (int m = 0; m < S::kMTiles; ++m)
+    for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
       for (int n = 0; n < S::kNTiles; ++n)
 #pragma unroll
         for (int q = 0; q < 4; ++q)
           acc[m][n][q] = 0;
+          // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
+          // registers, 304 at 255); in a loop, 168 registers and none.
 #pragma unroll 1
     for (int c = 0; c < S::kChunks; ++c) {
-      uint32_t frag[S::kMTiles][4];
+      uint32_t frag[Tile::kMTiles][4];
 #pragma unroll
-      for (int m = 0; m < S::kMTiles; ++m)
-        a_fragment(words, c, m, lane, shift, frag[m]);
+      for (int m = 0; m < Tile::kMTiles; ++m)
+        Tile::a_fragment(words, c, m, lane, shift, frag[m]);
 #pragma unroll
       for (int n = 0; n < S::kNTiles; ++n) {
         const uint2 b = *reinterpret_cast<const uint2*>(fragments + fragment_word(c, n, lane, 0));
 #pragma unroll
-        for (int m = 0; m < S::kMTiles; ++m)
+        for (int m = 0; m < Tile::kMTiles; ++m)
           tensor_core_steps::mma_u8s8(acc[m][n], frag[m], b);
       }
     }
@@ -107,7 +113,7 @@ __global__ void __launch_bounds__(TensorCoreShape::kThreads, 3)
     const int64_t m1 = o.y0 + warp;
     const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
 #pragma unroll
-    for (int m = 0; m < S::kMTiles; ++m)
+    for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
       for (int n = 0; n < S::kNTiles; ++n) {
         int32_t s0, s1, digits[4];
@@ -123,8 +129,34 @@ __global__ void __launch_bounds__(TensorCoreShape::kThreads, 3)
     __syncthreads();  // every warp is done with this buffer before the next tile's copies
     buffer ^= 1;
     if (more)
-      o = tile_origin(a, tile + gridDim.x);
+      o = Tile::origin(a, tile + gridDim.x);
   }
+}
+
+/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks> over `passes` passes on `stream` with as many
+/// blocks as `sms` SMs hold at once, shared among the passes (each block walks its pass's tiles).
+/// Returns false, launching nothing, where a block does not fit on an SM.
+template <class Tile, int MinBlocks>
+bool launch_tensor_core_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
+  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks>;
+  constexpr int kShared = Tile::kSharedBytes;
+  if (kShared > 48 * 1024 &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
+          cudaSuccess) {
+    cudaGetLastError();  // the device cannot give a block that much: clear the error
+    return false;
+  }
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared) !=
+          cudaSuccess ||
+      per_sm < 1)
+    return false;
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  const int64_t per_pass = std::max<int64_t>(1, int64_t{per_sm} * sms / passes);
+  const dim3 grid(static_cast<unsigned>(std::min(pass_tiles, per_pass)),
+                  static_cast<unsigned>(passes));
+  kernel<<<grid, Tile::kThreads, kShared, stream>>>(a);
+  return true;
 }
 
 }  // namespace ndconv::cuda_bank

@@ -39,16 +39,11 @@ struct TensorCoreShape {
   static constexpr int kTapRows = kK1 * kK3;
   static constexpr int kChunks = (kTapRows + kChunkRows - 1) / kChunkRows;
   static constexpr int kMaxTapRows = kChunks * kChunkRows;
-  static constexpr int kMTiles = 4;            ///< m16 tiles per warp along x
-  static constexpr int kWarpX = 16 * kMTiles;  ///< outputs along x per warp (and block)
-  static constexpr int kWarps = 4;             ///< warps per block: rows along axis 1
-  static constexpr int kThreads = 32 * kWarps;
-  /// Bytes of an input row a block stages: its kWarpX outputs' inputs and the loads' overhang
-  /// (the last window's second aligned word), in 16-byte chunks.
-  static constexpr int kStagedRowBytes = kWarpX + 16;
-  /// The staged rows' pitch in shared memory: 16-byte aligned; 20 words apart, so the two tap rows
-  /// a fragment reads fall in distinct banks.
-  static constexpr int kPitch = kStagedRowBytes;
+  /// The 8-bit padded rows' length: whole kRowAlign-byte tiles along x and kRowOverhang bytes of
+  /// the last tile's overhang (its windows' last aligned words), so every tile of up to kRowAlign
+  /// outputs along x stages whole 16-byte chunks inside its row.
+  static constexpr int kRowAlign = 64;
+  static constexpr int kRowOverhang = 16;
   /// 32-bit words of a pass's weight fragments: [chunk][n tile][lane][b0, b1].
   static constexpr int kFragmentWords = kChunks * kNTiles * 32 * 2;
 };
@@ -77,7 +72,7 @@ struct TensorCoreGeometry {
 /// The padded row length in bytes for n0 outputs along x: every block's staged chunks inside it.
 inline int64_t tensor_core_row_bytes(int64_t n0) {
   using S = TensorCoreShape;
-  return (n0 + S::kWarpX - 1) / S::kWarpX * S::kWarpX + (S::kStagedRowBytes - S::kWarpX);
+  return (n0 + S::kRowAlign - 1) / S::kRowAlign * S::kRowAlign + S::kRowOverhang;
 }
 
 /// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must

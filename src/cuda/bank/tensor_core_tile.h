@@ -1,7 +1,7 @@
 // The tensor-core bank kernel's indexing (tensor_core_kernel.cuh), host and device: the tiles, the
-// rows a block stages, the A fragments' unaligned words and the epilogue's exchange of digits. The
-// host emulation (tests/gpu/tensor_core_emulation_test.cpp) runs these very functions lane by lane
-// in CI, so that a mistake in the kernel's index arithmetic shows without a GPU.
+// rows a block stages, the A fragments' words and the epilogue's exchange of digits. The host
+// emulation (tests/gpu/tensor_core_emulation_test.cpp) runs these very functions lane by lane in
+// CI, so that a mistake in the kernel's index arithmetic shows without a GPU.
 #pragma once
 
 #include <cstdint>
@@ -22,63 +22,10 @@ struct TensorCoreArgs {
   int64_t stride;  ///< floats between the filters' output volumes
 };
 
-namespace tensor_core_tile {
-
-using S = TensorCoreShape;
-
-/// Input rows a block stages per tile: kRowsY along axis 1 for each of the k3 planes.
-constexpr int kRowsY = S::kWarps + S::kK1 - 1;
-constexpr int kStagedRows = kRowsY * S::kK3;
-constexpr int kRowChunks = S::kStagedRowBytes / 16;  ///< 16-byte copies per staged row
-constexpr int kTileBytes = kStagedRows * S::kPitch;
-/// Shared bytes of a launch: the pass's fragments and two tiles' rows.
-constexpr int kSharedBytes = S::kFragmentWords * 4 + 2 * kTileBytes;
-
 /// A tile's first output.
-struct Origin {
+struct TensorCoreOrigin {
   int64_t x0, y0, m2, m3;
 };
-
-/// Tile i (< tiles_x * tiles_y * n2 * n3) of a pass, x fastest.
-NDCONV_HD Origin tile_origin(const TensorCoreArgs& a, int64_t i) {
-  Origin o;
-  o.x0 = (i % a.tiles_x) * S::kWarpX;
-  i /= a.tiles_x;
-  o.y0 = (i % a.tiles_y) * S::kWarps;
-  i /= a.tiles_y;
-  o.m2 = i % a.n2;
-  o.m3 = i / a.n2;
-  return o;
-}
-
-/// The padded bytes that 16-byte copy `i` (< kStagedRows * kRowChunks) of a tile reads (staged row
-/// (j3, yy) is padded row (y0 + yy, m2, m3 + j3)), or -1 for a row past e1 (zeros); it lands at
-/// staged_offset(i) of the tile's buffer.
-NDCONV_HD int64_t staged_source(const TensorCoreArgs& a, const Origin& o, int i) {
-  const int row = i / kRowChunks, chunk = i % kRowChunks;
-  const int j3 = row / kRowsY, yy = row % kRowsY;
-  if (o.y0 + yy >= a.e1)
-    return -1;
-  return (((o.m3 + j3) * a.e2 + o.m2) * a.e1 + o.y0 + yy) * a.row_bytes + o.x0 + 16 * chunk;
-}
-NDCONV_HD int staged_offset(int i) {
-  return i / kRowChunks * S::kPitch + 16 * (i % kRowChunks);
-}
-
-/// The staged row, in 32-bit words from the tile's start, that tap row r (j3 * k1 + j1) of warp 0
-/// reads; rows past the filter read row 0 (their weights are zero).
-NDCONV_HD int tap_row_word(int r) {
-  return r >= S::kTapRows ? 0 : ((r / S::kK1) * kRowsY + r % S::kK1) * (S::kPitch / 4);
-}
-
-/// A lane's window within a staged row of its M tile 0: bytes 4 (t % 2) + g on, as the aligned
-/// word it starts in and the shift (bits) into it.
-NDCONV_HD int lane_word(int lane) {
-  return (a_fragment_dx(lane) + (lane / 4 & ~3)) / 4;
-}
-NDCONV_HD int lane_shift(int lane) {
-  return 8 * (lane / 4 & 3);
-}
 
 /// The 4 bytes that start `shift` bits into word `word`: two aligned loads and a funnel shift.
 NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
@@ -90,24 +37,155 @@ NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
 #endif
 }
 
-/// The A fragment of M tile m in K chunk c: `words` at the warp's row of the staged tile plus the
-/// lane's word, registers 0, 1 from tap row 4c + t / 2 (outputs g, g + 8), 2, 3 from 4c + 2 + t
-/// / 2.
-NDCONV_HD void a_fragment(const uint32_t* words, int c, int m, int lane, int shift,
-                          uint32_t (&a)[4]) {
-  const bool upper = lane % 4 >= 2;
-  const int lo = upper ? tap_row_word(4 * c + 1) : tap_row_word(4 * c);
-  const int hi = upper ? tap_row_word(4 * c + 3) : tap_row_word(4 * c + 2);
-  a[0] = unaligned_word(words, lo + 4 * m, shift);
-  a[1] = unaligned_word(words, lo + 4 * m + 2, shift);
-  a[2] = unaligned_word(words, hi + 4 * m, shift);
-  a[3] = unaligned_word(words, hi + 4 * m + 2, shift);
+/// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
+/// (one output row along axis 1 each). Shifted: each staged row is kept as 4 copies, copy s
+/// starting s bytes into the row, so that every 4-byte window of an A fragment is one aligned word
+/// of the copy its first byte's offset picks (one load, against two and a funnel shift from a
+/// single copy); the copies 1 to 3 are built in shared memory from copy 0 once per tile.
+template <int MTiles, int Warps, bool Shifted>
+struct TensorCoreTile {
+  using S = TensorCoreShape;
+  static constexpr int kMTiles = MTiles;
+  static constexpr int kWarps = Warps;
+  static constexpr bool kShifted = Shifted;
+  static constexpr int kThreads = 32 * Warps;
+  static constexpr int kWarpX = 16 * MTiles;  ///< outputs along x per warp and per block
+  static_assert(S::kRowAlign % kWarpX == 0, "tiles inside the padded rows");
+  /// Bytes of an input row a block stages: its outputs' inputs and the last windows' overhang.
+  static constexpr int kRowBytes = kWarpX + S::kRowOverhang;
+  static constexpr int kRowChunks = kRowBytes / 16;  ///< 16-byte copies per staged row
+  static constexpr int kCopyWords = kRowBytes / 4;
+  static constexpr int kCopies = Shifted ? 4 : 1;
+  /// Words of a staged row: its copies; words between planes: the rows and a pad that keeps the
+  /// two tap rows a fragment reads in distinct banks across a plane's end as within a plane.
+  static constexpr int kRowWords = kCopies * kCopyWords;
+  static constexpr int kRowsY = Warps + S::kK1 - 1;
+  static constexpr int kPlanePad = (((S::kK1 - kRowsY) * kRowWords) % 32 + 32) % 32;
+  static constexpr int kPlaneWords = kRowsY * kRowWords + kPlanePad;
+  static constexpr int kStagedRows = kRowsY * S::kK3;
+  static constexpr int kTileBytes = S::kK3 * kPlaneWords * 4;
+  /// Shared bytes of a launch: the pass's fragments and two tiles' rows.
+  static constexpr int kSharedBytes = S::kFragmentWords * 4 + 2 * kTileBytes;
+  /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
+  /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
+  /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
+  static constexpr int kBuiltWords = kCopyWords - 1;
+  static_assert(kBuiltWords >= 4 * MTiles + 3, "every word the fragments read");
+  static constexpr int kBuildItems = Shifted ? kStagedRows * 3 * kBuiltWords : 0;
+  static_assert(kPlanePad % 4 == 0 && kRowWords % 4 == 0, "16-byte aligned rows");
+
+  /// Staged row `row` (plane j3 = row / kRowsY, row yy = row % kRowsY) in words from the tile.
+  NDCONV_HD static int row_word(int row) {
+    return row / kRowsY * kPlaneWords + row % kRowsY * kRowWords;
+  }
+
+  /// Tile i (< tiles_x * tiles_y * n2 * n3) of a pass, x fastest.
+  NDCONV_HD static TensorCoreOrigin origin(const TensorCoreArgs& a, int64_t i) {
+    TensorCoreOrigin o;
+    o.x0 = (i % a.tiles_x) * kWarpX;
+    i /= a.tiles_x;
+    o.y0 = (i % a.tiles_y) * Warps;
+    i /= a.tiles_y;
+    o.m2 = i % a.n2;
+    o.m3 = i / a.n2;
+    return o;
+  }
+
+  /// The padded bytes that 16-byte copy `i` (< kStagedRows * kRowChunks) of a tile reads (staged
+  /// row (j3, yy) is padded row (y0 + yy, m2, m3 + j3)), or -1 for a row past e1 (zeros); it lands
+  /// at staged_offset(i) of the tile's buffer (copy 0).
+  NDCONV_HD static int64_t staged_source(const TensorCoreArgs& a, const TensorCoreOrigin& o,
+                                         int i) {
+    const int row = i / kRowChunks, chunk = i % kRowChunks;
+    const int j3 = row / kRowsY, yy = row % kRowsY;
+    if (o.y0 + yy >= a.e1)
+      return -1;
+    return (((o.m3 + j3) * a.e2 + o.m2) * a.e1 + o.y0 + yy) * a.row_bytes + o.x0 + 16 * chunk;
+  }
+  NDCONV_HD static int staged_offset(int i) {
+    return 4 * row_word(i / kRowChunks) + 16 * (i % kRowChunks);
+  }
+
+  /// Builds word `i` (< kBuildItems) of the shifted copies from copy 0 of its row.
+  NDCONV_HD static void build_shifted(uint32_t* tile, int i) {
+    const int row = i / (3 * kBuiltWords), rest = i % (3 * kBuiltWords);
+    const int s = 1 + rest / kBuiltWords, w = rest % kBuiltWords;
+    uint32_t* r = tile + row_word(row);
+    r[s * kCopyWords + w] = unaligned_word(r, w, 8 * s);
+  }
+
+  /// The staged row, in words from the tile, that tap row r (j3 * k1 + j1) of warp 0 reads; rows
+  /// past the filter read row 0 (their weights are zero).
+  NDCONV_HD static int tap_row_word(int r) {
+    return r >= S::kTapRows ? 0 : row_word(r / S::kK1 * kRowsY + r % S::kK1);
+  }
+
+  /// A lane's window within a staged row for its M tile 0: bytes 4 (t % 2) + g on. Shifted: the
+  /// copy g % 4 and the aligned word there; else the word it starts in and the shift into it.
+  NDCONV_HD static int lane_word(int lane) {
+    const int g = lane / 4;
+    return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (a_fragment_dx(lane) + (g & ~3)) / 4;
+  }
+  NDCONV_HD static int lane_shift(int lane) { return Shifted ? 0 : 8 * (lane / 4 % 4); }
+
+  /// The A fragment of M tile m in K chunk c: `words` at the warp's row of the staged tile plus the
+  /// lane's word; registers 0, 1 from tap row 4c + t / 2 (outputs g, g + 8), 2, 3 from tap row
+  /// 4c + 2 + t / 2.
+  NDCONV_HD static void a_fragment(const uint32_t* words, int c, int m, int lane, int shift,
+                                   uint32_t (&a)[4]) {
+    const bool upper = lane % 4 >= 2;
+    const int lo = (upper ? tap_row_word(4 * c + 1) : tap_row_word(4 * c)) + 4 * m;
+    const int hi = (upper ? tap_row_word(4 * c + 3) : tap_row_word(4 * c + 2)) + 4 * m;
+    if constexpr (Shifted) {
+      a[0] = words[lo];
+      a[1] = words[lo + 2];
+      a[2] = words[hi];
+      a[3] = words[hi + 2];
+    } else {
+      a[0] = unaligned_word(words, lo, shift);
+      a[1] = unaligned_word(words, lo + 2, shift);
+      a[2] = unaligned_word(words, hi, shift);
+      a[3] = unaligned_word(words, hi + 2, shift);
+    }
+  }
+};
+
+/// The kernel's arguments for `g` with Tile's tiles; `padded`, `fragments`, `scales` and `outputs`
+/// on the device as launch_tensor_core_bank's (in host memory for
+/// the emulation).
+template <class Tile>
+TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padded,
+                                const int32_t* fragments, const float* scales, float* outputs) {
+  TensorCoreArgs a{};
+  a.padded = padded;
+  a.row_bytes = g.row_bytes;
+  a.e1 = g.padded_extent[1];
+  a.e2 = g.padded_extent[2];
+  a.e3 = g.padded_extent[3];
+  a.n0 = g.outputs[0];
+  a.n1 = g.outputs[1];
+  a.n2 = g.outputs[2];
+  a.n3 = g.outputs[3];
+  a.tiles_x = (a.n0 + Tile::kWarpX - 1) / Tile::kWarpX;
+  a.tiles_y = (a.n1 + Tile::kWarps - 1) / Tile::kWarps;
+  a.count = g.count;
+  a.fragments = fragments;
+  a.scales = scales;
+  a.out = outputs;
+  a.stride = g.voxels();
+  return a;
 }
 
-/// The epilogue's exchange: a lane holds digits 2 (t % 2), 2 (t % 2) + 1 of filter 2n + t / 2 at
-/// output rows g (c[0], c[1]) and g + 8 (c[2], c[3]) of the M tile; even lanes keep row g, odd
-/// lanes row g + 8. sent_pair: what the lane sends its neighbour (lane ^ 1); from the neighbour's
-/// pair (r0, r1) the lane's four digits, 0 first.
+/// The kernel's compiled variant: 4 M tiles per warp, 4 warps, shifted copies (dev/
+/// tensor_bank_sweep.cu compares the others).
+using TensorCoreDefaultTile = TensorCoreTile<4, 4, true>;
+
+namespace tensor_core_epilogue {
+
+/// A lane holds digits 2 (t % 2), 2 (t % 2) + 1 of filter 2n + t / 2 at output rows g (c[0], c[1])
+/// and g + 8 (c[2], c[3]) of the M tile; even lanes keep row g, odd lanes row g + 8. sent_pair:
+/// what the lane sends its neighbour (lane ^ 1); kept_digits: from the neighbour's pair (r0, r1)
+/// the lane's four digits, 0 first.
 NDCONV_HD void sent_pair(const int32_t (&c)[4], int lane, int32_t& s0, int32_t& s1) {
   const bool odd = (lane & 1) != 0;
   s0 = odd ? c[0] : c[2];
@@ -130,9 +208,10 @@ NDCONV_HD int kept_x(int lane) {
   return lane / 4 + 8 * (lane & 1);
 }
 
-static_assert(S::kSlices == 4 && S::kColumns == 8 * S::kNTiles,
+static_assert(TensorCoreShape::kSlices == 4 &&
+                  TensorCoreShape::kColumns == 8 * TensorCoreShape::kNTiles,
               "the exchange gives each lane the four digits of one filter");
 
-}  // namespace tensor_core_tile
+}  // namespace tensor_core_epilogue
 
 }  // namespace ndconv::cuda_bank

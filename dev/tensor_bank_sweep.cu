@@ -1,0 +1,166 @@
+// Experiment: the tensor-core filter bank's block shapes (src/cuda/bank/tensor_core_tile.h:
+// M tiles per warp, warps per block, shifted copies of the staged rows or one copy with funnel
+// shifts, blocks per SM the registers must allow), timed side by side on the bench's bank_3d_tc
+// problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the quadrature filters'
+// spread are enough for timing) with the data on the device. Each variant is first checked bit for
+// bit against the host emulation (emulate_tensor_core_bank) on a small volume with two passes.
+// Prints ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS; the share of the FP32
+// FMA peak comes from the bench row in the same session. The winner goes into tensor_core.cu's
+// TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
+//
+// build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
+// dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp -o tensor_bank_sweep
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/bank/tensor_core_kernel.cuh"
+
+using namespace ndconv;
+using namespace ndconv::cuda_bank;
+
+#define CHECK(x)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+// A 3D problem of extents n (volume axes) with 7^3 filters: the padded 8-bit volume (random bytes
+// inside, zeros in the border) and the weights.
+struct Problem {
+  TensorCoreGeometry g;
+  std::vector<uint8_t> bytes;
+  TensorCoreWeights w;
+};
+
+Problem make_problem(int64_t n0, int64_t n1, int64_t n2, int count, uint64_t seed) {
+  Problem p;
+  p.g.outputs = {n0, n1, 1, n2};
+  p.g.filter = {7, 7, 1, 7};
+  p.g.count = count;
+  p.g.padded_extent = {0, n1 + 6, 1, n2 + 6};
+  p.g.row_bytes = tensor_core_row_bytes(n0);
+  p.bytes.assign(static_cast<size_t>(p.g.padded_bytes()), 0);
+  std::mt19937_64 rng(seed);
+  for (int64_t z = 3; z < n2 + 3; ++z)
+    for (int64_t y = 3; y < n1 + 3; ++y)
+      for (int64_t x = 3; x < n0 + 3; ++x)
+        p.bytes[static_cast<size_t>((z * p.g.padded_extent[1] + y) * p.g.row_bytes + x)] =
+            static_cast<uint8_t>(rng() & 0xff);
+  std::vector<float> taps(static_cast<size_t>(count) * 343);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
+  p.w = tensor_core_weights(p.g, taps.data());
+  return p;
+}
+
+struct Device {
+  uint8_t* bytes = nullptr;
+  int32_t* fragments = nullptr;
+  float* scales = nullptr;
+  float* out = nullptr;
+};
+
+Device upload(const Problem& p) {
+  Device d;
+  CHECK(cudaMalloc(&d.bytes, p.bytes.size()));
+  CHECK(cudaMalloc(&d.fragments, p.w.fragments.size() * 4));
+  CHECK(cudaMalloc(&d.scales, p.w.scales.size() * 4));
+  CHECK(cudaMalloc(&d.out, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));
+  CHECK(cudaMemcpy(d.bytes, p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.fragments, p.w.fragments.data(), p.w.fragments.size() * 4,
+                   cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.scales, p.w.scales.data(), p.w.scales.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemset(d.out, 0xff, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));  // NaN
+  return d;
+}
+
+void release(Device& d) {
+  cudaFree(d.bytes);
+  cudaFree(d.fragments);
+  cudaFree(d.scales);
+  cudaFree(d.out);
+}
+
+template <class Tile, int MinBlocks>
+void variant(const char* name, const Problem& small, const Problem& big, int sms) {
+  // Bit for bit against the emulation on the small problem.
+  {
+    Device d = upload(small);
+    const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.fragments, d.scales, d.out);
+    if (!launch_tensor_core_kernel<Tile, MinBlocks>(a, small.g.passes(), sms, nullptr)) {
+      std::printf("%-34s does not fit\n", name);
+      release(d);
+      return;
+    }
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> got(static_cast<size_t>(small.g.voxels() * small.g.count)), want(got.size());
+    CHECK(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost));
+    emulate_tensor_core_bank(small.g, small.bytes.data(), small.w, want.data());
+    release(d);
+    if (std::memcmp(got.data(), want.data(), got.size() * 4) != 0) {
+      std::printf("%-34s WRONG: differs from the host emulation\n", name);
+      return;
+    }
+  }
+  Device d = upload(big);
+  const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.fragments, d.scales, d.out);
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int r = 0; r < 12; ++r) {
+    CHECK(cudaEventRecord(e0));
+    launch_tensor_core_kernel<Tile, MinBlocks>(a, big.g.passes(), sms, nullptr);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    if (r >= 2)
+      ms.push_back(t);
+  }
+  CHECK(cudaGetLastError());
+  std::sort(ms.begin(), ms.end());
+  const double median = ms[ms.size() / 2];
+  const double voxels = static_cast<double>(big.g.voxels());
+  const double useful = 2.0 * voxels * 343 * big.g.count;
+  const double executed = 2.0 * voxels * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
+                          TensorCoreShape::kColumns * big.g.passes();
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, tensor_core_bank_kernel<Tile, MinBlocks>));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, tensor_core_bank_kernel<Tile, MinBlocks>, Tile::kThreads, Tile::kSharedBytes));
+  std::printf(
+      "%-34s %7.3f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, "
+      "%d B shared, %d blocks/SM)\n",
+      name, median, useful / median * 1e-9, executed / median * 1e-9, attr.numRegs,
+      static_cast<size_t>(attr.localSizeBytes), Tile::kSharedBytes, per_sm);
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  release(d);
+}
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const Problem small = make_problem(70, 45, 13, 13, 1);
+  const Problem big = make_problem(256, 256, 256, 12, 2);
+  std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
+  variant<TensorCoreTile<4, 4, true>, 3>("4 M tiles, 4 warps, shifted, 3/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, true>, 2>("4 M tiles, 4 warps, shifted, 2/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, false>, 3>("4 M tiles, 4 warps, funnel, 3/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, true>, 4>("2 M tiles, 4 warps, shifted, 4/SM", small, big, sms);
+  variant<TensorCoreTile<2, 8, true>, 2>("2 M tiles, 8 warps, shifted, 2/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, false>, 4>("2 M tiles, 4 warps, funnel, 4/SM", small, big, sms);
+  return 0;
+}
