@@ -22,6 +22,7 @@
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
+#include "device_copies.h"
 #endif
 
 namespace ndconv::test {
@@ -33,21 +34,6 @@ using cuda_backend::DeviceBuffer;
 
 constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
                                     Boundary::Periodic, Boundary::Reflect};
-
-DeviceBuffer to_device(const std::vector<float>& host) {
-  DeviceBuffer d(host.size());
-  NDCONV_CUDA_CHECK(
-      cudaMemcpy(d.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return d;
-}
-
-std::vector<float> to_host(const DeviceBuffer& d, size_t floats) {
-  std::vector<float> host(floats);
-  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  NDCONV_CUDA_CHECK(
-      cudaMemcpy(host.data(), d.get(), floats * sizeof(float), cudaMemcpyDeviceToHost));
-  return host;
-}
 
 // Volumes with an axis shorter than the filter (the boundary maps indices more than one extent
 // away) and a filter extent per axis; 4D with a slab of the last axis.

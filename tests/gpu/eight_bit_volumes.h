@@ -1,7 +1,8 @@
-// 8-bit test volumes (integer values 0..255 held as floats) and the per-voxel accuracy measure of
-// issue 49, shared by the tensor-core bank's host emulation test and its GPU test: uniform random
-// bytes, dark speckle (most voxels 0..3, a few bright) and an echo-like volume (a dark blood pool
-// inside a bright speckled wall on a dim speckled background), each fresh from a seed.
+// 8-bit test volumes (integer values 0..255 held as floats), filter taps and the per-voxel accuracy
+// measure of issue 49, shared by the tensor-core bank's host emulation test and its GPU test:
+// uniform random bytes, dark speckle (most voxels 0..3, a few bright) and an echo-like volume (a
+// dark blood pool inside a bright speckled wall on a dim speckled background), each fresh from a
+// seed.
 #pragma once
 
 #include <algorithm>
@@ -12,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/bank_problem.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/types.h"
 #include "reference.h"
+#include "test_data.h"
 
 namespace ndconv::test {
 
@@ -76,6 +79,30 @@ inline std::vector<float> quadrature_bank_taps() {
     taps.insert(taps.end(), f.imag.begin(), f.imag.end());
   }
   return taps;
+}
+
+/// Taps of `count` 7^3 filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4 of
+/// the largest), so that every weight digit matters.
+inline std::vector<float> spread_taps(int count, uint64_t seed) {
+  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
+  return taps;
+}
+
+/// The bank problem of `count` 7^3 filters (`taps`, contiguous) over the 3D volume `input` of
+/// extents n: correlation, zero boundary, `same` region; no outputs yet.
+inline detail::BankProblem seven_cubed_bank(const std::vector<float>& input, const Index& n,
+                                            int count, const std::vector<float>& taps) {
+  detail::BankProblem p;
+  p.input = make_view(input.data(), 3, n);
+  p.filter_extent = {7, 7, 7, 1};
+  p.count = count;
+  p.taps = taps.data();
+  p.offset = {-3, -3, -3, 0};
+  p.boundary = Boundary::Zero;
+  p.output_extent = n;
+  return p;
 }
 
 /// Per-voxel accuracy of a bank's outputs: the float64 correlations (zero boundary, `same`

@@ -24,6 +24,7 @@
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
 #include "cuda/device_memory.h"
+#include "device_copies.h"
 #endif
 
 namespace ndconv::test {
@@ -34,22 +35,6 @@ namespace {
 using cuda_backend::DeviceBuffer;
 
 const Index kFilter{7, 7, 7, 1};
-
-template <class T>
-DeviceBuffer to_device(const std::vector<T>& host) {
-  DeviceBuffer d((host.size() * sizeof(T) + 3) / 4);
-  NDCONV_CUDA_CHECK(
-      cudaMemcpy(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
-std::vector<float> to_host(const DeviceBuffer& d, size_t floats) {
-  std::vector<float> host(floats);
-  NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  NDCONV_CUDA_CHECK(
-      cudaMemcpy(host.data(), d.get(), floats * sizeof(float), cudaMemcpyDeviceToHost));
-  return host;
-}
 
 // A 3D bank problem over the whole volume (correlation, zero boundary, `same` region) and what the
 // launch-level API makes of it: the FP32 launch and padded input, and the tensor-core operands.
@@ -65,14 +50,8 @@ struct Bank {
 Bank make_bank(const std::vector<float>& input, const Index& n, int count,
                const std::vector<float>& taps) {
   Bank b;
-  detail::BankProblem& p = b.problem;
-  p.input = make_view(input.data(), 3, n);
-  p.filter_extent = kFilter;
-  p.count = count;
-  p.taps = taps.data();
-  p.offset = {-3, -3, -3, 0};
-  p.boundary = Boundary::Zero;
-  p.output_extent = n;
+  b.problem = seven_cubed_bank(input, n, count, taps);
+  const detail::BankProblem& p = b.problem;
   b.launch = cuda_bank::plan_bank(p, 0);
   core::PaddedVolume padded;
   cuda_bank::pad_bank_input(p, b.launch, 0, {}, padded);
@@ -110,14 +89,6 @@ std::vector<float> run_fp32(const Bank& b) {
   cuda_bank::launch_bank_device(b.launch, 0, d_in.get(), d_taps.get(), d_out.get(), nullptr,
                                 nullptr, nullptr);
   return to_host(d_out, floats);
-}
-
-// Taps with a spread of magnitudes (some 1e-4 of the largest), so that every digit matters.
-std::vector<float> spread_taps(int count, uint64_t seed) {
-  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
-  for (size_t i = 0; i < taps.size(); ++i)
-    taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
-  return taps;
 }
 
 TEST(GpuTensorCoreBank, EqualsTheHostEmulationBitForBitAndRepeats) {

@@ -56,14 +56,18 @@ PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int co
   return p;
 }
 
-// Taps of `count` 7^3 filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4 of
-// the largest), so that the later digits matter.
-std::vector<float> spread_taps(int count, uint64_t seed) {
-  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
-  for (size_t i = 0; i < taps.size(); ++i)
-    taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
-  return taps;
-}
+// A uniform 8-bit volume of extents n with `count` filters of spread taps, packed and split.
+struct UniformBank {
+  std::vector<float> input, taps;
+  bool packed = false;
+  PaddedBytes padded;
+  cuda_bank::TensorCoreWeights weights;
+  UniformBank(const Index& n, int count, uint64_t seed)
+      : input(eight_bit_volume(EightBitKind::Uniform, n, seed)),
+        taps(spread_taps(count, seed ^ 0x7a95)),
+        padded(padded_bytes(input, n, count, packed)),
+        weights(cuda_bank::tensor_core_weights(padded.geometry, taps.data())) {}
+};
 
 TEST(TensorCoreSplit, DigitsStayInRangeAndLoseAtMostHalfTheLastDigit) {
   const uint64_t seed = fresh_seed();
@@ -139,13 +143,13 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
   const Index n{37, 11, 9, 1};
   for (int count : {12, 13}) {
     SCOPED_TRACE(std::to_string(count) + " filters");
-    const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed + count);
-    const std::vector<float> taps = spread_taps(count, seed ^ 0x7a95);
-    bool packed = false;
-    const PaddedBytes p = padded_bytes(input, n, count, packed);
-    ASSERT_TRUE(packed);
+    const UniformBank b(n, count, seed + count);
+    ASSERT_TRUE(b.packed);
+    const std::vector<float>& input = b.input;
+    const std::vector<float>& taps = b.taps;
+    const PaddedBytes& p = b.padded;
     const TensorCoreGeometry& g = p.geometry;
-    const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+    const cuda_bank::TensorCoreWeights& w = b.weights;
     std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)), sliced(fragments.size());
     poison(fragments);
     poison(sliced);
@@ -257,13 +261,11 @@ void check_kernel_indexing(uint64_t seed) {
   // a second pass of one; two grid sizes, so that blocks walk several tiles.
   const Index n{70, 9, 5, 1};
   const int count = 13;
-  const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, n, seed);
-  const std::vector<float> taps = spread_taps(count, seed ^ 0x1f83d9ab);
-  bool packed = false;
-  const PaddedBytes p = padded_bytes(input, n, count, packed);
-  ASSERT_TRUE(packed);
+  const UniformBank b(n, count, seed);
+  ASSERT_TRUE(b.packed);
+  const PaddedBytes& p = b.padded;
   const TensorCoreGeometry& g = p.geometry;
-  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+  const cuda_bank::TensorCoreWeights& w = b.weights;
   std::vector<float> expected(static_cast<size_t>(g.voxels() * count));
   cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, expected.data());
   for (int64_t grid_x : {1, 7}) {
@@ -304,14 +306,7 @@ std::vector<float> cpu_fp32_bank(const std::vector<float>& input, const Index& n
                                  const std::vector<float>& taps) {
   std::vector<float> out(static_cast<size_t>(n[0] * n[1] * n[2] * count));
   poison(out);
-  detail::BankProblem p;
-  p.input = make_view(input.data(), 3, n);
-  p.filter_extent = kFilter;
-  p.count = count;
-  p.taps = taps.data();
-  p.offset = {-3, -3, -3, 0};
-  p.boundary = Boundary::Zero;
-  p.output_extent = n;
+  detail::BankProblem p = seven_cubed_bank(input, n, count, taps);
   for (int f = 0; f < count; ++f)
     p.outputs.push_back(make_view(out.data() + f * n[0] * n[1] * n[2], 3, n));
   Options o;
