@@ -52,7 +52,7 @@ PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int co
                      {-3, -3, 0, -3}, g.padded_extent, n[0] + 6, float_row, Boundary::Zero, 1, {},
                      floats);
   p.bytes.assign(static_cast<size_t>(g.padded_bytes()), 0xAB);
-  packed = cuda_bank::pack_padded_bytes(g, floats.storage.get(), float_row, p.bytes.data());
+  packed = cuda_bank::pack_padded_bytes(g, floats.storage.get(), float_row, p.bytes.data(), 2);
   return p;
 }
 

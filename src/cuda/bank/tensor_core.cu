@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel_for.h"
 #include "core/seconds_since.h"
 #include "cuda/bank/tensor_core_bank.h"
 #include "cuda/bank/tensor_core_kernel.cuh"
@@ -90,7 +91,8 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);
   std::vector<uint8_t> bytes(static_cast<size_t>(g.padded_bytes()));
-  if (!pack_padded_bytes(g, padded, l.row_length, bytes.data())) {
+  if (!pack_padded_bytes(g, padded, l.row_length, bytes.data(),
+                         core::resolve_thread_count(options.threads))) {
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 
+#include "core/parallel_for.h"
 #include "ndconv/errors.h"
 
 namespace ndconv::cuda_bank {
@@ -148,25 +150,35 @@ double worst_split_error(const TensorCoreGeometry& g, const float* taps, int sli
 }
 
 bool pack_padded_bytes(const TensorCoreGeometry& g, const float* padded, int64_t float_row_length,
-                       uint8_t* bytes) {
+                       uint8_t* bytes, int threads) {
   const int64_t rows = g.padded_extent[1] * g.padded_extent[2] * g.padded_extent[3];
   const int64_t copied = std::min(float_row_length, g.row_bytes);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = padded + r * float_row_length;
-    uint8_t* out = bytes + r * g.row_bytes;
-    for (int64_t q = 0; q < copied; ++q) {
-      const float v = in[q];
-      // NaN fails every comparison.
-      if (!(v >= 0.0f && v <= 255.0f) || v != std::floor(v))
-        return false;
-      out[q] = static_cast<uint8_t>(v);
-    }
-    for (int64_t q = copied; q < float_row_length; ++q)
-      if (in[q] != 0.0f)  // beyond the 8-bit row: only the float row's zero tail
-        return false;
-    std::fill(out + copied, out + g.row_bytes, uint8_t{0});
-  }
-  return true;
+  std::atomic<bool> eight_bit{true};
+  core::parallel_for(
+      threads, rows,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t r = begin; r < end && eight_bit.load(std::memory_order_relaxed); ++r) {
+          const float* in = padded + r * float_row_length;
+          uint8_t* out = bytes + r * g.row_bytes;
+          for (int64_t q = 0; q < copied; ++q) {
+            const float v = in[q];
+            // NaN fails every comparison.
+            if (!(v >= 0.0f && v <= 255.0f) || v != std::floor(v)) {
+              eight_bit = false;
+              return;
+            }
+            out[q] = static_cast<uint8_t>(v);
+          }
+          for (int64_t q = copied; q < float_row_length; ++q)
+            if (in[q] != 0.0f) {  // beyond the 8-bit row: only the float row's zero tail
+              eight_bit = false;
+              return;
+            }
+          std::fill(out + copied, out + g.row_bytes, uint8_t{0});
+        }
+      },
+      {});
+  return eight_bit;
 }
 
 void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,

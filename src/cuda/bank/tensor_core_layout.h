@@ -159,10 +159,11 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const 
 double worst_split_error(const TensorCoreGeometry& geometry, const float* taps, int slices);
 
 /// Converts the FP32 bank's padded input (padded_extent rows of `float_row_length` floats) into the
-/// 8-bit padded volume (geometry.padded_bytes() bytes). Returns false, leaving `bytes` unspecified,
-/// when a value is not an integer in 0..255 (NaN included): the kernel cannot take that input.
+/// 8-bit padded volume (geometry.padded_bytes() bytes) on `threads` threads. Returns false, leaving
+/// `bytes` unspecified, when a value is not an integer in 0..255 (NaN included): the kernel cannot
+/// take that input.
 bool pack_padded_bytes(const TensorCoreGeometry& geometry, const float* padded,
-                       int64_t float_row_length, uint8_t* bytes);
+                       int64_t float_row_length, uint8_t* bytes, int threads = 1);
 
 /// The kernel's arithmetic on the host: filter f's response at every output (contiguous canonical
 /// volumes, f at out + f * geometry.voxels()) from the 8-bit padded volume and the laid-out
