@@ -9,7 +9,8 @@
 // TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
-// dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp -o tensor_bank_sweep
+// dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp src/core/parallel_for.cpp
+// -o tensor_bank_sweep
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
