@@ -27,14 +27,18 @@ struct TensorCoreOrigin {
   int64_t x0, y0, m2, m3;
 };
 
+/// The 4 bytes that start `shift` bits (0 to 24) into `lo`, continued in `hi`: a funnel shift.
+NDCONV_HD uint32_t shifted_word(uint32_t lo, uint32_t hi, int shift) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, shift);
+#else
+  return static_cast<uint32_t>(((uint64_t{hi} << 32 | lo) >> shift) & 0xffffffffu);
+#endif
+}
+
 /// The 4 bytes that start `shift` bits into word `word`: two aligned loads and a funnel shift.
 NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
-#ifdef __CUDA_ARCH__
-  return __funnelshift_r(words[word], words[word + 1], shift);
-#else
-  return static_cast<uint32_t>(((uint64_t{words[word + 1]} << 32 | words[word]) >> shift) &
-                               0xffffffffu);
-#endif
+  return shifted_word(words[word], words[word + 1], shift);
 }
 
 /// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
@@ -71,7 +75,7 @@ struct TensorCoreTile {
   /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
   static constexpr int kBuiltWords = kCopyWords - 1;
   static_assert(kBuiltWords >= 4 * MTiles + 3, "every word the fragments read");
-  static constexpr int kBuildItems = Shifted ? kStagedRows * 3 * kBuiltWords : 0;
+  static constexpr int kBuildItems = Shifted ? kStagedRows * kBuiltWords : 0;
   static_assert(kPlanePad % 4 == 0 && kRowWords % 4 == 0, "16-byte aligned rows");
 
   /// Staged row `row` (plane j3 = row / kRowsY, row yy = row % kRowsY) in words from the tile.
@@ -106,12 +110,15 @@ struct TensorCoreTile {
     return 4 * row_word(i / kRowChunks) + 16 * (i % kRowChunks);
   }
 
-  /// Builds word `i` (< kBuildItems) of the shifted copies from copy 0 of its row.
+  /// Builds word w of copies 1 to 3 of staged row `row` (i = row * kBuiltWords + w <
+  /// kBuildItems) from words w and w + 1 of its copy 0.
   NDCONV_HD static void build_shifted(uint32_t* tile, int i) {
-    const int row = i / (3 * kBuiltWords), rest = i % (3 * kBuiltWords);
-    const int s = 1 + rest / kBuiltWords, w = rest % kBuiltWords;
-    uint32_t* r = tile + row_word(row);
-    r[s * kCopyWords + w] = unaligned_word(r, w, 8 * s);
+    uint32_t* r = tile + row_word(i / kBuiltWords);
+    const int w = i % kBuiltWords;
+    const uint32_t lo = r[w], hi = r[w + 1];
+    r[kCopyWords + w] = shifted_word(lo, hi, 8);
+    r[2 * kCopyWords + w] = shifted_word(lo, hi, 16);
+    r[3 * kCopyWords + w] = shifted_word(lo, hi, 24);
   }
 
   /// The staged row, in words from the tile, that tap row r (j3 * k1 + j1) of warp 0 reads; rows
