@@ -92,14 +92,14 @@ void release(Device& d) {
   cudaFree(d.out);
 }
 
-template <class Tile, int MinBlocks>
+template <class Tile, int MinBlocks, bool PrefetchA>
 void variant(const char* name, const Problem& small, const Problem& big, int sms) {
   // Bit for bit against the emulation on the small problem.
   {
     Device d = upload(small);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.fragments, d.scales, d.out);
-    if (!launch_tensor_core_kernel<Tile, MinBlocks>(a, small.g.passes(), sms, nullptr)) {
-      std::printf("%-34s does not fit\n", name);
+    if (!launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, small.g.passes(), sms, nullptr)) {
+      std::printf("%-40s does not fit\n", name);
       release(d);
       return;
     }
@@ -109,7 +109,7 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
     emulate_tensor_core_bank(small.g, small.bytes.data(), small.w, want.data());
     release(d);
     if (std::memcmp(got.data(), want.data(), got.size() * 4) != 0) {
-      std::printf("%-34s WRONG: differs from the host emulation\n", name);
+      std::printf("%-40s WRONG: differs from the host emulation\n", name);
       return;
     }
   }
@@ -121,7 +121,7 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
   std::vector<float> ms;
   for (int r = 0; r < 12; ++r) {
     CHECK(cudaEventRecord(e0));
-    launch_tensor_core_kernel<Tile, MinBlocks>(a, big.g.passes(), sms, nullptr);
+    launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, big.g.passes(), sms, nullptr);
     CHECK(cudaEventRecord(e1));
     CHECK(cudaEventSynchronize(e1));
     float t = 0;
@@ -137,12 +137,13 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
   const double executed = 2.0 * voxels * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
                           TensorCoreShape::kColumns * big.g.passes();
   cudaFuncAttributes attr{};
-  CHECK(cudaFuncGetAttributes(&attr, tensor_core_bank_kernel<Tile, MinBlocks>));
+  CHECK(cudaFuncGetAttributes(&attr, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, tensor_core_bank_kernel<Tile, MinBlocks>, Tile::kThreads, Tile::kSharedBytes));
+      &per_sm, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>, Tile::kThreads,
+      Tile::kSharedBytes));
   std::printf(
-      "%-34s %7.3f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, "
+      "%-40s %7.3f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, "
       "%d B shared, %d blocks/SM)\n",
       name, median, useful / median * 1e-9, executed / median * 1e-9, attr.numRegs,
       static_cast<size_t>(attr.localSizeBytes), Tile::kSharedBytes, per_sm);
@@ -157,11 +158,15 @@ int main() {
   const Problem small = make_problem(70, 45, 13, 13, 1);
   const Problem big = make_problem(256, 256, 256, 12, 2);
   std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
-  variant<TensorCoreTile<4, 4, true>, 3>("4 M tiles, 4 warps, shifted, 3/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, true>, 2>("4 M tiles, 4 warps, shifted, 2/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, false>, 3>("4 M tiles, 4 warps, funnel, 3/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, true>, 4>("2 M tiles, 4 warps, shifted, 4/SM", small, big, sms);
-  variant<TensorCoreTile<2, 8, true>, 2>("2 M tiles, 8 warps, shifted, 2/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, false>, 4>("2 M tiles, 4 warps, funnel, 4/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, true>, 3, false>("4 M, 4 warps, shifted, 3/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, true>, 2, false>("4 M, 4 warps, shifted, 2/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, true>, 2, true>("4 M, 4 warps, shifted, 2/SM, prefetch", small, big,
+                                               sms);
+  variant<TensorCoreTile<4, 4, false>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, true>, 4, false>("2 M, 4 warps, shifted, 4/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, true>, 3, true>("2 M, 4 warps, shifted, 3/SM, prefetch", small, big,
+                                               sms);
+  variant<TensorCoreTile<2, 8, true>, 2, false>("2 M, 8 warps, shifted, 2/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, false>, 4, false>("2 M, 4 warps, funnel, 4/SM", small, big, sms);
   return 0;
 }

@@ -22,8 +22,10 @@ using cuda_backend::DeviceBuffer;
 using S = TensorCoreShape;
 
 // Blocks per SM the registers must allow: 3 of 128 threads hold the 96 accumulators of 4 M tiles
-// without spills (168 registers).
+// without spills (166 registers); the next chunk's A fragments not prefetched (two sets do not fit
+// in 170 registers).
 constexpr int kTensorCoreMinBlocks = 3;
+constexpr bool kTensorCorePrefetchA = false;
 
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
 DeviceBuffer bytes_buffer(size_t bytes) {
@@ -75,8 +77,8 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
   using Tile = TensorCoreDefaultTile;
   const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
   const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  if (!launch_tensor_core_kernel<Tile, kTensorCoreMinBlocks>(a, g.passes(), sms,
-                                                             static_cast<cudaStream_t>(stream)))
+  if (!launch_tensor_core_kernel<Tile, kTensorCoreMinBlocks, kTensorCorePrefetchA>(
+          a, g.passes(), sms, static_cast<cudaStream_t>(stream)))
     throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
                           std::to_string(Tile::kSharedBytes) + " bytes of shared memory)");
   NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");

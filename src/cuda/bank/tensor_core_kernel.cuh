@@ -40,7 +40,7 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
 
 }  // namespace tensor_core_steps
 
-template <class Tile, int MinBlocks>
+template <class Tile, int MinBlocks, bool PrefetchA>
 __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     tensor_core_bank_kernel(TensorCoreArgs a) {
   using S = TensorCoreShape;
@@ -93,20 +93,46 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
 #pragma unroll
         for (int q = 0; q < 4; ++q)
           acc[m][n][q] = 0;
-          // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
-          // registers, 304 at 255); in a loop, 168 registers and none.
-#pragma unroll 1
-    for (int c = 0; c < S::kChunks; ++c) {
-      uint32_t frag[Tile::kMTiles][4];
+    // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
+    using Fragments = uint32_t[Tile::kMTiles][4];
+    auto load_a = [&](Fragments& frag, int c) {
 #pragma unroll
       for (int m = 0; m < Tile::kMTiles; ++m)
         Tile::a_fragment(words, c, m, lane, shift, frag[m]);
+    };
+    auto multiply = [&](const Fragments& frag, int c) {
 #pragma unroll
       for (int n = 0; n < S::kNTiles; ++n) {
         const uint2 b = *reinterpret_cast<const uint2*>(fragments + fragment_word(c, n, lane, 0));
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
           tensor_core_steps::mma_u8s8(acc[m][n], frag[m], b);
+      }
+    };
+    // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
+    // registers, 304 at 255); in a loop, 166 registers and none. PrefetchA: the next chunk's A
+    // fragments loaded while this chunk's MMAs run (two sets of registers).
+    if constexpr (PrefetchA) {
+      Fragments fa, fb;
+      load_a(fa, 0);
+#pragma unroll 1
+      for (int c = 0; c < S::kChunks; c += 2) {
+        const bool second = c + 1 < S::kChunks;
+        if (second)
+          load_a(fb, c + 1);
+        multiply(fa, c);
+        if (second) {
+          if (c + 2 < S::kChunks)
+            load_a(fa, c + 2);
+          multiply(fb, c + 1);
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int c = 0; c < S::kChunks; ++c) {
+        Fragments frag;
+        load_a(frag, c);
+        multiply(frag, c);
       }
     }
 
@@ -133,12 +159,12 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   }
 }
 
-/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks> over `passes` passes on `stream` with as many
-/// blocks as `sms` SMs hold at once, shared among the passes (each block walks its pass's tiles).
-/// Returns false, launching nothing, where a block does not fit on an SM.
-template <class Tile, int MinBlocks>
+/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA> over `passes` passes on `stream`
+/// with as many blocks as `sms` SMs hold at once, shared among the passes (each block walks its
+/// pass's tiles). Returns false, launching nothing, where a block does not fit on an SM.
+template <class Tile, int MinBlocks, bool PrefetchA>
 bool launch_tensor_core_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks>;
+  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>;
   constexpr int kShared = Tile::kSharedBytes;
   if (kShared > 48 * 1024 &&
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
