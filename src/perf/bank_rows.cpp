@@ -4,14 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <ostream>
 #include <random>
 
 #include "engine/adaptive/bank_front.h"
 #include "ndconv/adaptive.h"
+#include "perf/bank_adaptive_row.h"
 #include "perf/check.h"
-#include "perf/phantom.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
@@ -56,10 +55,6 @@ const BankSpec& spec_of(const std::string& name) {
     if (name == s.name)
       return s;
   throw InvalidArgument("not a filter bank row: " + name);
-}
-
-double pct_of_peak(double fmas, double ms, const gpu::Ceilings& c) {
-  return 100.0 * 2.0 * fmas / (ms * 1e-3) / c.fma_flops;
 }
 
 // The bank's filters, contiguous, x fastest: the real and imaginary parts of the quadrature
@@ -259,6 +254,36 @@ bool validated_timing(Json& row, const DeviceBank& d, double fmas,
   return true;
 }
 
+// The whole ndconv::filter_bank call on host buffers (padding, uploads, downloads included) on
+// d's input and filters, validated against `plans` (a failure counted) and timed; its report's
+// notes say which kernel ran.
+Json whole_call_json(const DeviceBank& d, const std::vector<CheckPlan>& plans,
+                     const BenchConfig& cfg, int device, int& failures) {
+  const int count = d.filters.count;
+  std::vector<float> host(static_cast<std::size_t>(d.volume.count() * count),
+                          std::numeric_limits<float>::quiet_NaN());
+  std::vector<VolumeView> views;
+  for (int f = 0; f < count; ++f)
+    views.push_back(make_view(host.data() + f * d.volume.count(), d.volume.dims, d.volume.extent));
+  FilterBank fb;
+  fb.dims = d.volume.dims;
+  fb.extent = d.filters.extent.extent;
+  fb.count = count;
+  fb.taps = d.filters.taps.data();
+  Options o = run_options(Backend::Cuda, Operation::Correlation, Boundary::Zero);
+  o.cuda_device = device;
+  const ConstVolumeView in = make_view<const float>(d.input.data(), d.volume.dims, d.volume.extent);
+  RunReport report;
+  const Timing tc = time_host([&] { report = filter_bank(in, fb, views, o); }, 1,
+                              std::max(1, cfg.call_repetitions));
+  const double call_err = worst_error(plans, d.volume, host.data());
+  if (!(call_err <= cfg.tolerance))
+    ++failures;
+  Json call = call_timing_json(tc, call_err, report);
+  call["notes"] = report.notes;
+  return call;
+}
+
 Json responses_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg, int device,
                    const gpu::Ceilings& c, gpu::Timer& timer, int& failures) {
   const int count = d.filters.count;
@@ -320,27 +345,7 @@ Json responses_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg, int
   input = gpu::Buffer();
   d.outputs = gpu::Buffer();  // the whole call below allocates its own device memory
 
-  // The whole ndconv::filter_bank call on host buffers (padding, uploads, downloads included).
-  std::vector<float> host(static_cast<std::size_t>(d.volume.count() * count),
-                          std::numeric_limits<float>::quiet_NaN());
-  std::vector<VolumeView> views;
-  for (int f = 0; f < count; ++f)
-    views.push_back(make_view(host.data() + f * d.volume.count(), d.volume.dims, d.volume.extent));
-  FilterBank fb;
-  fb.dims = d.volume.dims;
-  fb.extent = d.filters.extent.extent;
-  fb.count = count;
-  fb.taps = d.filters.taps.data();
-  Options o = run_options(Backend::Cuda, Operation::Correlation, Boundary::Zero);
-  o.cuda_device = device;
-  const ConstVolumeView in = make_view<const float>(d.input.data(), d.volume.dims, d.volume.extent);
-  RunReport report;
-  const Timing tc = time_host([&] { report = filter_bank(in, fb, views, o); }, 1,
-                              std::max(1, cfg.call_repetitions));
-  const double call_err = worst_error(plans, d.volume, host.data());
-  if (!(call_err <= cfg.tolerance))
-    ++failures;
-  row["call_time"] = call_timing_json(tc, call_err, report);
+  row["call_time"] = whole_call_json(d, plans, cfg, device, failures);
   return row;
 }
 
@@ -390,6 +395,10 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
                                   d.outputs.data(), nullptr, nullptr, stream);
   };
   const Timing tf = timer.time(fp32, cfg.warmup, cfg.repetitions, cfg.flush_l2);
+  // The whole call frees the row's device buffers first (it allocates its own).
+  d.outputs = gpu::Buffer();
+  d_bytes = gpu::Buffer();
+  const Json call = whole_call_json(d, plans, cfg, d.device, failures);
   // What the tensor cores execute: every pass's K (tap rows padded to whole chunks, 8 taps each)
   // by its N (filters x digits).
   const double mma_ops = 2.0 * static_cast<double>(voxels) * TensorCoreShape::kMaxTapRows *
@@ -404,6 +413,7 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
        {"fp32_kernel",
         {{"device_time", timing_json(tf)}, {"pct_fma_peak", pct_of_peak(fmas, tf.median_ms, c)}}},
        {"speedup_vs_fp32", tf.median_ms / t.median_ms},
+       {"call_time", call},
        {"target_met", pct >= s.target},
        {"plan",
         {{"describe",
@@ -458,108 +468,6 @@ Json weighted_sum_row(DeviceBank& d, const BenchConfig& cfg, const gpu::Ceilings
   return row;
 }
 
-std::vector<float> echo_floats(const Shape& shape, uint64_t seed) {
-  const std::vector<uint8_t> bytes = make_echo_sequence(shape, seed);
-  return std::vector<float>(bytes.begin(), bytes.end());
-}
-
-// The whole adaptive filter on the GPU: first on a small sequence against the CPU backend, then
-// timed on the row's sequence, each stage as adaptive_filter reports it (median of the runs).
-Json adaptive_row(const BankSpec& s, const BenchConfig& cfg, int device, const gpu::Ceilings& c,
-                  uint64_t seed, int& failures) {
-  const AdaptiveParameters parameters;
-  Options gpu_options = run_options(Backend::Cuda, Operation::Correlation, Boundary::Replicate);
-  gpu_options.cuda_device = device;
-  Json row = Json::object();
-  {
-    const Shape small = parse_shape("32x24x20x6", "volume");
-    const std::vector<float> input = echo_floats(small, seed);
-    std::vector<float> cpu(input.size()),
-        gpu(input.size(), std::numeric_limits<float>::quiet_NaN());
-    const ConstVolumeView in = make_view<const float>(input.data(), 4, small.extent);
-    adaptive_filter(in, make_view(cpu.data(), 4, small.extent), parameters,
-                    run_options(Backend::Cpu, Operation::Correlation, Boundary::Replicate));
-    adaptive_filter(in, make_view(gpu.data(), 4, small.extent), parameters, gpu_options);
-    CheckPlan whole;  // one window: the whole output
-    whole.windows.push_back(CheckWindow{small, {0, 0, 0, 0}, cpu});
-    const double err = window_error(whole, small, gpu);
-    row.update({{"checked_on", format_shape(small)}, {"rel_l2_error", err}});
-    if (!(err <= cfg.tolerance)) {
-      ++failures;
-      row["error"] = "validation failed";
-      return row;
-    }
-  }
-  const Shape volume = parse_shape(s.volume, "volume");
-  const std::vector<float> input = echo_floats(volume, seed);
-  std::vector<float> output(input.size());
-  const ConstVolumeView in = make_view<const float>(input.data(), 4, volume.extent);
-  const VolumeView out = make_view(output.data(), 4, volume.extent);
-  std::map<std::string, std::vector<double>> stage_samples;
-  std::vector<std::string> order;
-  std::vector<double> totals, quadrature_compute, reconstruction_compute;
-  std::vector<std::string> notes;  // the last run's reconstruction notes: where the stages ran
-  const int runs = std::max(1, std::min(cfg.call_repetitions, 3));
-  for (int r = 0; r <= runs; ++r) {  // run 0 is the warm-up
-    const AdaptiveReport report = adaptive_filter(in, out, parameters, gpu_options);
-    if (r == 0)
-      continue;
-    notes = report.bank.notes;
-    double design = 0;
-    for (const auto& [stage, seconds] : report.stage_seconds) {
-      if (r == 1)
-        order.push_back(stage);
-      stage_samples[stage].push_back(seconds * 1e3);
-      if (stage == "filter design")
-        design = seconds;
-    }
-    totals.push_back((report.seconds_total - design) * 1e3);
-    quadrature_compute.push_back(report.quadrature_bank.seconds_compute * 1e3);
-    reconstruction_compute.push_back(report.bank.seconds_compute * 1e3);
-  }
-  if (!std::all_of(output.begin(), output.end(), [](float v) { return std::isfinite(v); })) {
-    ++failures;
-    row["error"] = "the output holds NaN or Inf";
-    return row;
-  }
-  const int64_t voxels = volume.count();
-  const double q_taps = std::pow(parameters.quadrature.size, 4);
-  const double r_taps = std::pow(parameters.reconstruction.size, 4);
-  // Useful FMAs: the real and imaginary part of each quadrature filter; the lowpass and each
-  // highpass filter of the reconstruction.
-  const double q_fmas = static_cast<double>(voxels) * q_taps * 2 *
-                        static_cast<double>(quadrature_directions(4).size());
-  const double r_fmas = static_cast<double>(voxels) * r_taps *
-                        (1 + static_cast<double>(reconstruction_directions(4).size()));
-  Json stages = Json::array();
-  for (const std::string& stage : order) {
-    const double ms = summarize(stage_samples[stage]).median_ms;
-    Json st = {{"stage", stage}, {"median_ms", ms}};
-    if (stage.rfind("quadrature", 0) == 0)
-      st["pct_fma_peak"] = pct_of_peak(q_fmas, ms, c);
-    else if (stage == "reconstruction")
-      st["pct_fma_peak"] = pct_of_peak(r_fmas, ms, c);
-    stages.push_back(st);
-  }
-  const double total_ms = summarize(totals).median_ms;
-  const double q_ms = summarize(quadrature_compute).median_ms;
-  const double r_ms = summarize(reconstruction_compute).median_ms;
-  row.update({{"runs", runs},
-              {"stages", stages},
-              {"total_without_design_ms", total_ms},
-              {"call_time", {{"median_ms", total_ms}, {"repetitions", runs}}},
-              {"bank_kernels",
-               {{"quadrature_fmas", q_fmas},
-                {"quadrature_compute_ms", q_ms},
-                {"quadrature_pct_fma_peak", pct_of_peak(q_fmas, q_ms, c)},
-                {"reconstruction_fmas", r_fmas},
-                {"reconstruction_compute_ms", r_ms},
-                {"reconstruction_pct_fma_peak", pct_of_peak(r_fmas, r_ms, c)}}},
-              {"target_met", total_ms <= s.target * 1e3},
-              {"notes", notes}});
-  return row;
-}
-
 }  // namespace
 
 std::vector<Workload> bank_workloads() {
@@ -583,7 +491,8 @@ Json bank_row(const Workload& w, const BenchConfig& config, int device,
               const gpu::Ceilings& ceilings, gpu::Timer& timer, uint64_t seed, int& failures) {
   const BankSpec& s = spec_of(w.name);
   if (s.kind == BankRow::Adaptive)
-    return adaptive_row(s, config, device, ceilings, seed, failures);
+    return adaptive_row(parse_shape(s.volume, "volume"), s.target, config, device, ceilings, seed,
+                        failures);
   DeviceBank d;  // the weighted sum writes one output volume, the responses theirs later
   prepare(d, s, device, seed, s.kind == BankRow::WeightedSum ? 1 : 0);
   if (s.kind == BankRow::Responses)
