@@ -4,5 +4,6 @@
 set(NDCONV_CORE_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/core/constant_border.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/core/first_touch.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/core/int8_digits.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/core/padding.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/core/parallel_for.cpp)

@@ -77,7 +77,7 @@ TEST(TensorCoreSplit, DigitsStayInRangeAndLoseAtMostHalfTheLastDigit) {
     SCOPED_TRACE(std::to_string(slices) + " slices");
     for (int f = 0; f < 3; ++f) {
       const float* filter = taps.data() + f * 343;
-      const cuda_bank::SplitFilter s = cuda_bank::split_filter(filter, 343, slices);
+      const detail::SplitFilter s = detail::split_filter(filter, 343, slices);
       float largest = 0;
       for (int j = 0; j < 343; ++j)
         largest = std::max(largest, std::fabs(filter[j]));
@@ -88,15 +88,15 @@ TEST(TensorCoreSplit, DigitsStayInRangeAndLoseAtMostHalfTheLastDigit) {
       // Each later digit is 2^-7 of the one before; the remainder after the last is at most half
       // of it (the scale's own rounding adds a few float ulps).
       const double bound = 0.5 * std::pow(2.0, -7.0 * (slices - 1)) / 127.0;
-      const double e = cuda_bank::split_error(filter, 343, s, slices);
+      const double e = detail::split_error(filter, 343, s, slices);
       EXPECT_LE(e, bound * (1 + 1e-6));
       EXPECT_GT(e, 0.0);
     }
   }
   const std::vector<float> zeros(343, 0.0f);
-  const cuda_bank::SplitFilter z = cuda_bank::split_filter(zeros.data(), 343, 4);
+  const detail::SplitFilter z = detail::split_filter(zeros.data(), 343, 4);
   EXPECT_EQ(z.scale, 0.0f);
-  EXPECT_EQ(cuda_bank::split_error(zeros.data(), 343, z, 4), 0.0);
+  EXPECT_EQ(detail::split_error(zeros.data(), 343, z, 4), 0.0);
 }
 
 TEST(TensorCoreSplit, TheSliceTestTakesFourDigitsNotThree) {
@@ -247,7 +247,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                 const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane);
                 if (f < a.count && x < a.n0 && m1 < a.n1)
                   a.out[f * a.stride + first + x] =
-                      cuda_bank::combine_slices(digits, S::kSlices, a.scales[f]);
+                      detail::combine_slices(digits, S::kSlices, a.scales[f]);
               }
             }
         }

@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         const int f = pass * S::kFilters + kept_filter(lane, n);
         const int64_t x = o.x0 + 16 * m + kept_x(lane);
         if (f < a.count && x < a.n0 && m1 < a.n1)
-          a.out[f * a.stride + first + x] = combine_slices(digits, S::kSlices, a.scales[f]);
+          a.out[f * a.stride + first + x] = detail::combine_slices(digits, S::kSlices, a.scales[f]);
       }
     __syncthreads();  // every warp is done with this buffer before the next tile's copies
     buffer ^= 1;

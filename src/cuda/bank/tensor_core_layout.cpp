@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "core/int8_digits.h"
 #include "core/parallel_for.h"
 #include "ndconv/errors.h"
 
@@ -60,43 +61,6 @@ std::string tensor_core_cannot_implement(const Index& k) {
   return {};
 }
 
-SplitFilter split_filter(const float* taps, int64_t count, int slices) {
-  if (slices < 2 || slices > 4)
-    throw InvalidArgument("the weight split takes 2 to 4 slices");
-  SplitFilter s;
-  s.digits.assign(static_cast<size_t>(count * slices), 0);
-  double largest = 0;
-  for (int64_t j = 0; j < count; ++j)
-    largest = std::max(largest, std::fabs(static_cast<double>(taps[j])));
-  if (largest == 0)
-    return s;
-  s.scale = static_cast<float>(largest / 127.0);
-  constexpr double kRadix = 1 << S::kDigitBits;
-  for (int64_t j = 0; j < count; ++j) {
-    // Round to nearest at each digit: |w / s| <= 127 (plus the scale's rounding, which still rounds
-    // to 127), and each later digit is 128 times a remainder of at most 1/2.
-    double rest = static_cast<double>(taps[j]) / s.scale;
-    for (int d = 0; d < slices; ++d) {
-      const double digit = std::nearbyint(rest);
-      s.digits[static_cast<size_t>(d * count + j)] = static_cast<int8_t>(digit);
-      rest = (rest - digit) * kRadix;
-    }
-  }
-  return s;
-}
-
-double split_error(const float* taps, int64_t count, const SplitFilter& split, int slices) {
-  double largest = 0, worst = 0;
-  for (int64_t j = 0; j < count; ++j) {
-    double w = 0, weight = 1;
-    for (int d = 0; d < slices; ++d, weight /= (1 << S::kDigitBits))
-      w += split.digits[static_cast<size_t>(d * count + j)] * weight;
-    largest = std::max(largest, std::fabs(static_cast<double>(taps[j])));
-    worst = std::max(worst, std::fabs(w * split.scale - taps[j]));
-  }
-  return largest == 0 ? 0 : worst / largest;
-}
-
 TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps) {
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   const int passes = g.passes();
@@ -110,8 +74,8 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
     for (int r = 0; r < S::kMaxTapRows; ++r)
       for (int dx = 0; dx < S::kRowTaps; ++dx)
         rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
-    const SplitFilter split =
-        split_filter(rows.data(), static_cast<int64_t>(rows.size()), S::kSlices);
+    const detail::SplitFilter split =
+        detail::split_filter(rows.data(), static_cast<int64_t>(rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
     const int pass = f / S::kFilters, local = f % S::kFilters;
     int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
@@ -144,7 +108,8 @@ double worst_split_error(const TensorCoreGeometry& g, const float* taps, int sli
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
     worst = std::max(
-        worst, split_error(filter, filter_taps, split_filter(filter, filter_taps, slices), slices));
+        worst, detail::split_error(filter, filter_taps,
+                                   detail::split_filter(filter, filter_taps, slices), slices));
   }
   return worst;
 }
@@ -217,8 +182,9 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
       for (int local = 0; local < S::kFilters; ++local) {
         const int f = pass * S::kFilters + local;
         if (f < g.count)
-          out[f * voxels + v] = combine_slices(&acc[static_cast<size_t>(local * S::kSlices)],
-                                               S::kSlices, weights.scales[static_cast<size_t>(f)]);
+          out[f * voxels + v] =
+              detail::combine_slices(&acc[static_cast<size_t>(local * S::kSlices)], S::kSlices,
+                                     weights.scales[static_cast<size_t>(f)]);
       }
     });
   }
@@ -231,7 +197,8 @@ void emulate_sliced_bank(const TensorCoreGeometry& g, const uint8_t* padded, con
   const int k0 = static_cast<int>(g.filter[0]);
   const int tap_rows = static_cast<int>(g.filter[1] * g.filter[3]);
   for (int f = 0; f < g.count; ++f) {
-    const SplitFilter split = split_filter(taps + f * filter_taps, filter_taps, slices);
+    const detail::SplitFilter split =
+        detail::split_filter(taps + f * filter_taps, filter_taps, slices);
     for_each_output(g, [&](int64_t x, int64_t m1, int64_t m2, int64_t m3, int64_t v) {
       int32_t acc[4] = {0, 0, 0, 0};
       for (int r = 0; r < tap_rows; ++r) {
@@ -240,7 +207,7 @@ void emulate_sliced_bank(const TensorCoreGeometry& g, const uint8_t* padded, con
           for (int s = 0; s < slices; ++s)
             acc[s] += in[dx] * split.digits[static_cast<size_t>(s * filter_taps + r * k0 + dx)];
       }
-      out[f * voxels + v] = combine_slices(acc, slices, split.scale);
+      out[f * voxels + v] = detail::combine_slices(acc, slices, split.scale);
     });
   }
 }

@@ -2,14 +2,10 @@
 // scheme and the operands' layouts, shared by the kernel, its host set-up (tensor_core_layout.cpp)
 // and the host emulation that CI runs without a GPU (tests/gpu/tensor_core_emulation_test.cpp).
 //
-// Precision: the voxels are integers 0..255 (exact as u8). Each filter's float taps w are split
-// with one scale s per filter (s = max |w| / 127) into signed 8-bit digits,
-//   w / s ~ d0 + d1 2^-7 + d2 2^-14 + d3 2^-21   (d0 in [-127, 127], d1.. in [-64, 64]),
-// each digit a separate column of the GEMM with its own int32 accumulator: u8 x s8 products summed
-// over at most kMaxTapRows * 8 taps stay below 2^24 in magnitude, so every accumulator is exact and
-// exact as a float. The response is combined in a fixed order (combine_slices: Horner in float with
-// fused multiply-adds, then the scale), so a run is deterministic and the host emulation gives the
-// GPU's values bit for bit.
+// Precision: core/int8_digits.h (the taps as kSlices signed 8-bit digits per filter, one scale per
+// filter, an exact int32 accumulator per digit, combined in a fixed order), shared with the other
+// backends; the accumulators stay exact here since K is below 2^9 (the static_assert below), and
+// the host emulation gives the GPU's values bit for bit.
 //
 // The GEMM (mma.sync m16n8k32, u8 x s8 -> s32): M = 16 consecutive outputs along x; N = the pass's
 // kFilters filters x kSlices digits (column f * kSlices + s); K = tap rows (j1, j3) (canonical
@@ -23,13 +19,13 @@
 #include <vector>
 
 #include "core/host_device.h"
+#include "core/int8_digits.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cuda_bank {
 
 struct TensorCoreShape {
-  static constexpr int kSlices = 4;  ///< weight digits the kernel is compiled for
-  static constexpr int kDigitBits = 7;
+  static constexpr int kSlices = 4;                    ///< weight digits the kernel is compiled for
   static constexpr int kFilters = 12;                  ///< per pass
   static constexpr int kColumns = kFilters * kSlices;  ///< N of a pass
   static constexpr int kNTiles = kColumns / 8;         ///< n8 tiles
@@ -78,31 +74,6 @@ inline int64_t tensor_core_row_bytes(int64_t n0) {
 /// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must
 /// be k0 <= 8 by 7 x 1 x 7 (a 3D volume's 7^3 and narrower along x).
 std::string tensor_core_cannot_implement(const Index& canonical_filter);
-
-// ---- The precision scheme ----------------------------------------------------------------------
-
-/// One filter's taps split into `slices` digit planes: digits[s * taps + j], and the scale.
-struct SplitFilter {
-  float scale = 0;
-  std::vector<int8_t> digits;
-};
-
-/// Splits `taps` taps into `slices` signed digits (2 to 4) as the file's comment says.
-SplitFilter split_filter(const float* taps, int64_t count, int slices);
-
-/// The largest |w - reconstructed w| over the filter's taps, relative to its largest |w| (0 for a
-/// filter of zeros): what the digits lose, before any rounding of the sums.
-double split_error(const float* taps, int64_t count, const SplitFilter& split, int slices);
-
-/// The response from a filter's `slices` exact accumulators (acc[s] for digit s): Horner in float
-/// from the smallest digit up, each step one fused multiply-add, then times the scale.
-NDCONV_HD float combine_slices(const int32_t* acc, int slices, float scale) {
-  constexpr float kStep = 1.0f / (1 << TensorCoreShape::kDigitBits);
-  float t = static_cast<float>(acc[slices - 1]);
-  for (int s = slices - 2; s >= 0; --s)
-    t = fmaf(t, kStep, static_cast<float>(acc[s]));
-  return t * scale;
-}
 
 // ---- The fragments' layouts (PTX ISA, mma.m16n8k32 with 8-bit operands) ------------------------
 
