@@ -10,6 +10,7 @@
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
 // dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp src/core/parallel_for.cpp
+// src/core/int8_digits.cpp
 // -o tensor_bank_sweep
 #include <algorithm>
 #include <cmath>
@@ -158,15 +159,15 @@ int main() {
   const Problem small = make_problem(70, 45, 13, 13, 1);
   const Problem big = make_problem(256, 256, 256, 12, 2);
   std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
-  variant<TensorCoreTile<4, 4, true>, 3, false>("4 M, 4 warps, shifted, 3/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, true>, 2, false>("4 M, 4 warps, shifted, 2/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, true>, 2, true>("4 M, 4 warps, shifted, 2/SM, prefetch", small, big,
-                                               sms);
   variant<TensorCoreTile<4, 4, false>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, true>, 4, false>("2 M, 4 warps, shifted, 4/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, true>, 3, true>("2 M, 4 warps, shifted, 3/SM, prefetch", small, big,
-                                               sms);
-  variant<TensorCoreTile<2, 8, true>, 2, false>("2 M, 8 warps, shifted, 2/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, false>, 2, false>("4 M, 4 warps, funnel, 2/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, false>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small, big,
+                                                sms);
+  variant<TensorCoreTile<4, 2, false>, 6, false>("4 M, 2 warps, funnel, 6/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, true>, 3, false>("4 M, 4 warps, shifted, 3/SM", small, big, sms);
   variant<TensorCoreTile<2, 4, false>, 4, false>("2 M, 4 warps, funnel, 4/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, false>, 3, true>("2 M, 4 warps, funnel, 3/SM, prefetch", small, big,
+                                                sms);
+  variant<TensorCoreTile<2, 8, false>, 2, false>("2 M, 8 warps, funnel, 2/SM", small, big, sms);
   return 0;
 }

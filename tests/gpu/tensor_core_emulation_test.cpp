@@ -202,7 +202,9 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
               int32_t matrix_a[16][32];
               for (int lane = 0; lane < 32; ++lane) {
                 uint32_t frag[4];
-                Tile::a_fragment(words + Tile::lane_word(lane), c, m, lane, Tile::lane_shift(lane),
+                int lo = 0, hi = 0;
+                Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
+                Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m, Tile::lane_shift(lane),
                                  frag);
                 for (int q = 0; q < 4; ++q)
                   for (int i = 0; i < 4; ++i)

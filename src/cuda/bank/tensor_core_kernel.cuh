@@ -47,7 +47,8 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   using namespace tensor_core_epilogue;
   extern __shared__ uint4 shared16[];
   int32_t* const fragments = reinterpret_cast<int32_t*>(shared16);
-  uint8_t* const tiles = reinterpret_cast<uint8_t*>(shared16) + S::kFragmentWords * 4;
+  int2* const row_table = reinterpret_cast<int2*>(fragments + S::kFragmentWords);
+  uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -66,6 +67,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   for (int i = threadIdx.x; i < S::kFragmentWords / 4; i += Tile::kThreads)
     __pipeline_memcpy_async(fragments + 4 * i,
                             a.fragments + int64_t{pass} * S::kFragmentWords + 4 * i, 16);
+  // The chunks' staged rows: per chunk one 64-bit load instead of the divisions of tap_row_word.
+  for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
+    Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
   TensorCoreOrigin o = Tile::origin(a, tile);
   stage(o, tiles);
   __pipeline_commit();
@@ -95,18 +99,23 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
           acc[m][n][q] = 0;
     // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
     using Fragments = uint32_t[Tile::kMTiles][4];
+    const int upper = lane % 4 / 2;
     auto load_a = [&](Fragments& frag, int c) {
+      const int2 rows = row_table[2 * c + upper];
 #pragma unroll
       for (int m = 0; m < Tile::kMTiles; ++m)
-        Tile::a_fragment(words, c, m, lane, shift, frag[m]);
+        Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
     };
     auto multiply = [&](const Fragments& frag, int c) {
 #pragma unroll
-      for (int n = 0; n < S::kNTiles; ++n) {
-        const uint2 b = *reinterpret_cast<const uint2*>(fragments + fragment_word(c, n, lane, 0));
+      for (int n = 0; n < S::kNTiles; n += 2) {
+        const uint4 b = *reinterpret_cast<const uint4*>(fragments + fragment_word(c, n, lane, 0));
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
-          tensor_core_steps::mma_u8s8(acc[m][n], frag[m], b);
+          tensor_core_steps::mma_u8s8(acc[m][n], frag[m], make_uint2(b.x, b.y));
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+          tensor_core_steps::mma_u8s8(acc[m][n + 1], frag[m], make_uint2(b.z, b.w));
       }
     };
     // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168

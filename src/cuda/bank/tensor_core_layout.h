@@ -40,7 +40,7 @@ struct TensorCoreShape {
   /// outputs along x stages whole 16-byte chunks inside its row.
   static constexpr int kRowAlign = 64;
   static constexpr int kRowOverhang = 16;
-  /// 32-bit words of a pass's weight fragments: [chunk][n tile][lane][b0, b1].
+  /// 32-bit words of a pass's weight fragments: [chunk][n tile pair][lane][4] (fragment_word).
   static constexpr int kFragmentWords = kChunks * kNTiles * 32 * 2;
 };
 
@@ -110,10 +110,13 @@ NDCONV_HD int c_fragment_column(int lane, int q) {
   return 2 * (lane % 4) + (q & 1);
 }
 
-/// Word of the fragments array for (chunk, n tile, lane, register).
+/// Word of the fragments array for (chunk, n tile, lane, register): n tiles in pairs, so that one
+/// 128-bit load gives a lane both registers of two n tiles (n even: words 0, 1; n odd: 2, 3).
 NDCONV_HD int fragment_word(int chunk, int ntile, int lane, int q) {
-  return ((chunk * TensorCoreShape::kNTiles + ntile) * 32 + lane) * 2 + q;
+  return ((chunk * (TensorCoreShape::kNTiles / 2) + ntile / 2) * 32 + lane) * 4 + 2 * (ntile % 2) +
+         q;
 }
+static_assert(TensorCoreShape::kNTiles % 2 == 0, "n tiles in pairs");
 
 /// A pass's filters split (TensorCoreShape::kSlices digits) and laid out as B fragments, and the
 /// filters' scales: fragments[pass * kFragmentWords + fragment_word(...)], scales[filter].

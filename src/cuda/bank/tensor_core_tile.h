@@ -68,8 +68,12 @@ struct TensorCoreTile {
   static constexpr int kPlaneWords = kRowsY * kRowWords + kPlanePad;
   static constexpr int kStagedRows = kRowsY * S::kK3;
   static constexpr int kTileBytes = S::kK3 * kPlaneWords * 4;
-  /// Shared bytes of a launch: the pass's fragments and two tiles' rows.
-  static constexpr int kSharedBytes = S::kFragmentWords * 4 + 2 * kTileBytes;
+  /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][u] (chunk_rows), and its
+  /// bytes in shared memory, a whole number of 16-byte chunks.
+  static constexpr int kRowTableEntries = 2 * S::kChunks;
+  static constexpr int kRowTableBytes = (kRowTableEntries * 8 + 15) / 16 * 16;
+  /// Shared bytes of a launch: the pass's fragments, the row table and two tiles' rows.
+  static constexpr int kSharedBytes = S::kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
   /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
   /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
   /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
@@ -135,14 +139,21 @@ struct TensorCoreTile {
   }
   NDCONV_HD static int lane_shift(int lane) { return Shifted ? 0 : 8 * (lane / 4 % 4); }
 
-  /// The A fragment of M tile m in K chunk c: `words` at the warp's row of the staged tile plus the
-  /// lane's word; registers 0, 1 from tap row 4c + t / 2 (outputs g, g + 8), 2, 3 from tap row
-  /// 4c + 2 + t / 2.
-  NDCONV_HD static void a_fragment(const uint32_t* words, int c, int m, int lane, int shift,
+  /// The staged rows, in words from warp 0's row, that K chunk c's A fragments read: tap row
+  /// 4c + u (registers 0, 1) and 4c + 2 + u (registers 2, 3) for the lanes with t / 2 = u. The
+  /// kernel keeps them in a table (chunk_row_table), one 64-bit load per chunk.
+  NDCONV_HD static void chunk_rows(int c, int u, int& lo, int& hi) {
+    lo = tap_row_word(4 * c + u);
+    hi = tap_row_word(4 * c + 2 + u);
+  }
+
+  /// The A fragment of M tile m for the chunk whose rows (chunk_rows for the lane's t / 2) are lo
+  /// and hi: `words` at the warp's row of the staged tile plus the lane's word; registers 0, 1 from
+  /// row lo (outputs g, g + 8), 2, 3 from row hi.
+  NDCONV_HD static void a_fragment(const uint32_t* words, int lo, int hi, int m, int shift,
                                    uint32_t (&a)[4]) {
-    const bool upper = lane % 4 >= 2;
-    const int lo = (upper ? tap_row_word(4 * c + 1) : tap_row_word(4 * c)) + 4 * m;
-    const int hi = (upper ? tap_row_word(4 * c + 3) : tap_row_word(4 * c + 2)) + 4 * m;
+    lo += 4 * m;
+    hi += 4 * m;
     if constexpr (Shifted) {
       a[0] = words[lo];
       a[1] = words[lo + 2];
@@ -183,9 +194,11 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   return a;
 }
 
-/// The kernel's compiled variant: 4 M tiles per warp, 4 warps, shifted copies (dev/
-/// tensor_bank_sweep.cu compares the others).
-using TensorCoreDefaultTile = TensorCoreTile<4, 4, true>;
+/// The kernel's compiled variant: 4 M tiles per warp, 4 warps, one copy of each staged row (funnel
+/// shifts), the fastest of dev/tensor_bank_sweep.cu's shapes (H200, run 14, bank_3d_tc: 1.560 ms
+/// against 1.975 ms with shifted copies, 2.053 ms with 2 M tiles at 4 blocks per SM; 2.315 to
+/// 2.578 ms for the others).
+using TensorCoreDefaultTile = TensorCoreTile<4, 4, false>;
 
 namespace tensor_core_epilogue {
 
