@@ -233,24 +233,22 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
             }
           const int64_t m1 = o.y0 + warp;
           const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
-          for (int m = 0; m < Tile::kMTiles; ++m)
-            for (int n = 0; n < S::kNTiles; ++n) {
-              int32_t sent[32][2];
-              int32_t c4[32][4];
-              for (int lane = 0; lane < 32; ++lane) {
-                for (int q = 0; q < 4; ++q)
-                  c4[lane][q] = acc_of(lane, m, n)[static_cast<size_t>(q)];
-                epilogue::sent_pair(c4[lane], lane, sent[lane][0], sent[lane][1]);
-              }
-              for (int lane = 0; lane < 32; ++lane) {
-                int32_t digits[4];
-                epilogue::kept_digits(c4[lane], lane, sent[lane ^ 1][0], sent[lane ^ 1][1], digits);
-                const int f = pass * S::kFilters + epilogue::kept_filter(lane, n);
-                const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane);
-                if (f < a.count && x < a.n0 && m1 < a.n1)
-                  a.out[f * a.stride + first + x] =
-                      detail::combine_slices(digits, S::kSlices, a.scales[f]);
-              }
+          for (int p = 0; p < S::kNTiles / 2; ++p)
+            for (int lane = 0; lane < 32; ++lane) {
+              const int f = pass * S::kFilters + epilogue::kept_filter(lane, p);
+              for (int m = 0; m < Tile::kMTiles; ++m)
+                for (int half = 0; half < 2; ++half) {
+                  int32_t even[4], odd[4], digits[4];
+                  for (int q = 0; q < 4; ++q) {
+                    even[q] = acc_of(lane, m, 2 * p)[static_cast<size_t>(q)];
+                    odd[q] = acc_of(lane, m, 2 * p + 1)[static_cast<size_t>(q)];
+                  }
+                  epilogue::lane_digits(even, odd, half, digits);
+                  const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
+                  if (f < a.count && x < a.n0 && m1 < a.n1)
+                    a.out[f * a.stride + first + x] =
+                        detail::combine_slices(digits, S::kSlices, a.scales[f]);
+                }
             }
         }
       }

@@ -10,8 +10,8 @@
 // start at any byte: one word of a shifted copy of the row, or two aligned words and a funnel
 // shift), loads each of the kNTiles B fragments
 // once and runs MTiles x kNTiles MMAs: each A fragment feeds kNTiles MMAs, each B fragment
-// MTiles. The epilogue trades half of each lane's columns with its neighbour (the four digits of
-// one filter at one output in one lane), combines them (combine_slices) and writes the responses
+// MTiles. In the epilogue each lane holds the four digits of one filter at two outputs per M tile
+// (the columns' order, column_filter), combines them (combine_slices) and writes the responses
 // where the FP32 bank writes them: contiguous canonical volumes, filter f at out + f * stride.
 #pragma once
 
@@ -148,19 +148,23 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     const int64_t m1 = o.y0 + warp;
     const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
 #pragma unroll
-    for (int m = 0; m < Tile::kMTiles; ++m)
+    for (int p = 0; p < S::kNTiles / 2; ++p) {
+      const int f = pass * S::kFilters + kept_filter(lane, p);
+      if (f < a.count && m1 < a.n1) {
+        const float scale = a.scales[f];
+        float* const out = a.out + f * a.stride + first;
 #pragma unroll
-      for (int n = 0; n < S::kNTiles; ++n) {
-        int32_t s0, s1, digits[4];
-        sent_pair(acc[m][n], lane, s0, s1);
-        const int32_t r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
-        const int32_t r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-        kept_digits(acc[m][n], lane, r0, r1, digits);
-        const int f = pass * S::kFilters + kept_filter(lane, n);
-        const int64_t x = o.x0 + 16 * m + kept_x(lane);
-        if (f < a.count && x < a.n0 && m1 < a.n1)
-          a.out[f * a.stride + first + x] = detail::combine_slices(digits, S::kSlices, a.scales[f]);
+        for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            int32_t digits[4];
+            lane_digits(acc[m][2 * p], acc[m][2 * p + 1], half, digits);
+            const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+            if (x < a.n0)
+              out[x] = detail::combine_slices(digits, S::kSlices, scale);
+          }
       }
+    }
     __syncthreads();  // every warp is done with this buffer before the next tile's copies
     buffer ^= 1;
     if (more)

@@ -82,10 +82,10 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
     for (int c = 0; c < S::kChunks; ++c)
       for (int n = 0; n < S::kNTiles; ++n)
         for (int lane = 0; lane < 32; ++lane) {
-          const int column = 8 * n + b_fragment_column(lane);
-          if (column / S::kSlices != local)
+          const int column = b_fragment_column(lane);
+          if (column_filter(n, column) != local)
             continue;
-          const int slice = column % S::kSlices;
+          const int slice = column_digit(n, column);
           for (int q = 0; q < 2; ++q) {
             uint32_t word = 0;
             for (int i = 0; i < 4; ++i) {
@@ -179,12 +179,16 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
           for (int col = 0; col < S::kColumns; ++col)
             acc[static_cast<size_t>(col)] += a * row[col];
         }
+      // Each filter's digits, gathered from their columns.
+      int32_t digits[S::kFilters][S::kSlices] = {};
+      for (int n = 0; n < S::kNTiles; ++n)
+        for (int j = 0; j < 8; ++j)
+          digits[column_filter(n, j)][column_digit(n, j)] = acc[static_cast<size_t>(8 * n + j)];
       for (int local = 0; local < S::kFilters; ++local) {
         const int f = pass * S::kFilters + local;
         if (f < g.count)
-          out[f * voxels + v] =
-              detail::combine_slices(&acc[static_cast<size_t>(local * S::kSlices)], S::kSlices,
-                                     weights.scales[static_cast<size_t>(f)]);
+          out[f * voxels + v] = detail::combine_slices(digits[local], S::kSlices,
+                                                       weights.scales[static_cast<size_t>(f)]);
       }
     });
   }

@@ -8,7 +8,7 @@
 // the host emulation gives the GPU's values bit for bit.
 //
 // The GEMM (mma.sync m16n8k32, u8 x s8 -> s32): M = 16 consecutive outputs along x; N = the pass's
-// kFilters filters x kSlices digits (column f * kSlices + s); K = tap rows (j1, j3) (canonical
+// kFilters filters x kSlices digits (column_filter, column_digit); K = tap rows (j1, j3) (canonical
 // axes; a 3D volume's (y, z)) of 8 taps along x each (the filter's k0 <= 8 taps, zeros after), 4
 // tap rows per 32-wide K chunk, tap row r = j3 * k1 + j1, rows past k1 * k3 zero.
 #pragma once
@@ -100,6 +100,17 @@ NDCONV_HD int b_fragment_k(int lane, int q, int i) {
 }
 NDCONV_HD int b_fragment_column(int lane) {
   return lane / 4;
+}
+
+/// The filter (within the pass) and the digit of column j of n tile n. The n tiles go in pairs:
+/// pair p holds filters 4p to 4p + 3, tile 2p their digits 0 and 1, tile 2p + 1 digits 2 and 3,
+/// column j filter 4p + j / 2. A lane's C fragments (columns 2t, 2t + 1 of each tile) then hold
+/// all four digits of filter 4p + t at both its outputs, with no exchange between lanes.
+NDCONV_HD int column_filter(int n, int j) {
+  return 4 * (n / 2) + j / 2;
+}
+NDCONV_HD int column_digit(int n, int j) {
+  return 2 * (n % 2) + j % 2;
 }
 
 /// C fragment register q (0..3): the output row of the M tile and the column of the n tile.

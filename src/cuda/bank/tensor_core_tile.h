@@ -202,35 +202,28 @@ using TensorCoreDefaultTile = TensorCoreTile<4, 4, false>;
 
 namespace tensor_core_epilogue {
 
-/// A lane holds digits 2 (t % 2), 2 (t % 2) + 1 of filter 2n + t / 2 at output rows g (c[0], c[1])
-/// and g + 8 (c[2], c[3]) of the M tile; even lanes keep row g, odd lanes row g + 8. sent_pair:
-/// what the lane sends its neighbour (lane ^ 1); kept_digits: from the neighbour's pair (r0, r1)
-/// the lane's four digits, 0 first.
-NDCONV_HD void sent_pair(const int32_t (&c)[4], int lane, int32_t& s0, int32_t& s1) {
-  const bool odd = (lane & 1) != 0;
-  s0 = odd ? c[0] : c[2];
-  s1 = odd ? c[1] : c[3];
-}
-NDCONV_HD void kept_digits(const int32_t (&c)[4], int lane, int32_t r0, int32_t r1,
+/// The four digits of the lane's filter 4p + t (kept_filter) at its output `half` (row g + 8 half
+/// of the M tile, kept_x) from its C fragments of n tiles 2p (`even`) and 2p + 1 (`odd`):
+/// registers 2 half and 2 half + 1 of each (column_filter, column_digit).
+NDCONV_HD void lane_digits(const int32_t (&even)[4], const int32_t (&odd)[4], int half,
                            int32_t (&digits)[4]) {
-  const bool odd = (lane & 1) != 0;
-  digits[0] = odd ? r0 : c[0];
-  digits[1] = odd ? r1 : c[1];
-  digits[2] = odd ? c[2] : r0;
-  digits[3] = odd ? c[3] : r1;
+  digits[0] = even[2 * half];
+  digits[1] = even[2 * half + 1];
+  digits[2] = odd[2 * half];
+  digits[3] = odd[2 * half + 1];
 }
-/// The filter (within the pass) and the output along x (from the M tile's first) a lane writes for
-/// n tile n.
-NDCONV_HD int kept_filter(int lane, int n) {
-  return 2 * n + lane % 4 / 2;
+/// The filter (within the pass) of n tile pair p and the output along x (from the M tile's first)
+/// of `half` that a lane writes.
+NDCONV_HD int kept_filter(int lane, int p) {
+  return 4 * p + lane % 4;
 }
-NDCONV_HD int kept_x(int lane) {
-  return lane / 4 + 8 * (lane & 1);
+NDCONV_HD int kept_x(int lane, int half) {
+  return lane / 4 + 8 * half;
 }
 
 static_assert(TensorCoreShape::kSlices == 4 &&
-                  TensorCoreShape::kColumns == 8 * TensorCoreShape::kNTiles,
-              "the exchange gives each lane the four digits of one filter");
+                  TensorCoreShape::kFilters == 2 * TensorCoreShape::kNTiles,
+              "each n tile pair holds the four digits of four filters");
 
 }  // namespace tensor_core_epilogue
 
