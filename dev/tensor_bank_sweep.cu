@@ -1,12 +1,12 @@
 // Experiment: the tensor-core filter bank's block shapes (src/cuda/bank/tensor_core_tile.h:
-// M tiles per warp, warps per block, shifted copies of the staged rows or one copy with funnel
-// shifts, blocks per SM the registers must allow), timed side by side on the bench's bank_3d_tc
-// problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the quadrature filters'
-// spread are enough for timing) with the data on the device. Each variant is first checked bit for
-// bit against the host emulation (emulate_tensor_core_bank) on a small volume with two passes.
-// Prints ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS; the share of the FP32
-// FMA peak comes from the bench row in the same session. The winner goes into tensor_core.cu's
-// TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
+// M tiles per warp, warps per block, where the A windows come from (TensorCoreCopies), blocks per
+// SM the registers must allow, the next chunk's A fragments prefetched or not), timed side by side
+// on the bench's bank_3d_tc problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the
+// quadrature filters' spread are enough for timing) with the data on the device. Each variant is
+// first checked bit for bit against the host emulation (emulate_tensor_core_bank) on a small volume
+// with two passes. Prints ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS; the
+// share of the FP32 FMA peak comes from the bench row in the same session. The winner goes into
+// tensor_core.cu's TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
 // dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp src/core/parallel_for.cpp
@@ -72,13 +72,19 @@ struct Device {
   float* out = nullptr;
 };
 
-Device upload(const Problem& p) {
+// The problem on the device; `copies` 4: the padded volume's shifted copies (Global tiles).
+Device upload(const Problem& p, int copies) {
   Device d;
-  CHECK(cudaMalloc(&d.bytes, p.bytes.size()));
+  std::vector<uint8_t> bytes(p.bytes);
+  if (copies > 1) {
+    bytes.resize(4 * bytes.size());
+    shift_padded_copies(p.g, bytes.data());
+  }
+  CHECK(cudaMalloc(&d.bytes, bytes.size()));
   CHECK(cudaMalloc(&d.fragments, p.w.fragments.size() * 4));
   CHECK(cudaMalloc(&d.scales, p.w.scales.size() * 4));
   CHECK(cudaMalloc(&d.out, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));
-  CHECK(cudaMemcpy(d.bytes, p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.bytes, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(d.fragments, p.w.fragments.data(), p.w.fragments.size() * 4,
                    cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(d.scales, p.w.scales.data(), p.w.scales.size() * 4, cudaMemcpyHostToDevice));
@@ -97,7 +103,7 @@ template <class Tile, int MinBlocks, bool PrefetchA>
 void variant(const char* name, const Problem& small, const Problem& big, int sms) {
   // Bit for bit against the emulation on the small problem.
   {
-    Device d = upload(small);
+    Device d = upload(small, Tile::kStagedCopies);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.fragments, d.scales, d.out);
     if (!launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, small.g.passes(), sms, nullptr)) {
       std::printf("%-40s does not fit\n", name);
@@ -114,7 +120,7 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
       return;
     }
   }
-  Device d = upload(big);
+  Device d = upload(big, Tile::kStagedCopies);
   const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.fragments, d.scales, d.out);
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
@@ -159,15 +165,18 @@ int main() {
   const Problem small = make_problem(70, 45, 13, 13, 1);
   const Problem big = make_problem(256, 256, 256, 12, 2);
   std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
-  variant<TensorCoreTile<4, 4, false>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, false>, 2, false>("4 M, 4 warps, funnel, 2/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, false>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small, big,
-                                                sms);
-  variant<TensorCoreTile<4, 2, false>, 6, false>("4 M, 2 warps, funnel, 6/SM", small, big, sms);
-  variant<TensorCoreTile<4, 4, true>, 3, false>("4 M, 4 warps, shifted, 3/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, false>, 4, false>("2 M, 4 warps, funnel, 4/SM", small, big, sms);
-  variant<TensorCoreTile<2, 4, false>, 3, true>("2 M, 4 warps, funnel, 3/SM, prefetch", small, big,
-                                                sms);
-  variant<TensorCoreTile<2, 8, false>, 2, false>("2 M, 8 warps, funnel, 2/SM", small, big, sms);
+  using C = TensorCoreCopies;
+  variant<TensorCoreTile<4, 4, C::Funnel>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, C::Funnel>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small,
+                                                    big, sms);
+  variant<TensorCoreTile<4, 4, C::Global>, 3, false>("4 M, 4 warps, global copies, 3/SM", small,
+                                                     big, sms);
+  variant<TensorCoreTile<4, 4, C::Shared>, 3, false>("4 M, 4 warps, shared copies, 3/SM", small,
+                                                     big, sms);
+  variant<TensorCoreTile<4, 2, C::Funnel>, 6, false>("4 M, 2 warps, funnel, 6/SM", small, big, sms);
+  variant<TensorCoreTile<4, 2, C::Global>, 4, false>("4 M, 2 warps, global copies, 4/SM", small,
+                                                     big, sms);
+  variant<TensorCoreTile<2, 4, C::Funnel>, 4, false>("2 M, 4 warps, funnel, 4/SM", small, big, sms);
+  variant<TensorCoreTile<2, 8, C::Funnel>, 2, false>("2 M, 8 warps, funnel, 2/SM", small, big, sms);
   return 0;
 }

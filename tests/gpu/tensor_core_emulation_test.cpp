@@ -181,7 +181,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
         const cuda_bank::TensorCoreOrigin o = Tile::origin(a, t);
         uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
-        for (int i = 0; i < Tile::kStagedRows * Tile::kRowChunks; ++i) {
+        for (int i = 0; i < Tile::kStageItems; ++i) {
           const int64_t source = Tile::staged_source(a, o, i);
           if (source < 0)
             std::memset(bytes + Tile::staged_offset(i), 0, 16);
@@ -268,12 +268,18 @@ void check_kernel_indexing(uint64_t seed) {
   const cuda_bank::TensorCoreWeights& w = b.weights;
   std::vector<float> expected(static_cast<size_t>(g.voxels() * count));
   cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, expected.data());
+  // A Global tile reads the volume's 4 shifted copies.
+  std::vector<uint8_t> bytes(p.bytes);
+  if (Tile::kStagedCopies > 1) {
+    bytes.resize(4 * bytes.size());
+    cuda_bank::shift_padded_copies(g, bytes.data());
+  }
   for (int64_t grid_x : {1, 7}) {
     SCOPED_TRACE("grid " + std::to_string(grid_x));
     std::vector<float> out(expected.size());
     poison(out);
     const cuda_bank::TensorCoreArgs a = cuda_bank::tensor_core_args<Tile>(
-        g, p.bytes.data(), w.fragments.data(), w.scales.data(), out.data());
+        g, bytes.data(), w.fragments.data(), w.scales.data(), out.data());
     emulate_kernel<Tile>(a, grid_x, g.passes());
     EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
   }
@@ -281,6 +287,8 @@ void check_kernel_indexing(uint64_t seed) {
 
 // The product's tile and the others dev/tensor_bank_sweep.cu times.
 TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
+  using cuda_bank::TensorCoreCopies;
+  using cuda_bank::TensorCoreTile;
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   {
@@ -288,16 +296,20 @@ TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
     check_kernel_indexing<cuda_bank::TensorCoreDefaultTile>(seed);
   }
   {
-    SCOPED_TRACE("4 M tiles, 4 warps, one copy");
-    check_kernel_indexing<cuda_bank::TensorCoreTile<4, 4, false>>(seed);
+    SCOPED_TRACE("4 M tiles, 4 warps, shifted copies built in shared memory");
+    check_kernel_indexing<TensorCoreTile<4, 4, TensorCoreCopies::Shared>>(seed);
   }
   {
-    SCOPED_TRACE("2 M tiles, 4 warps, shifted copies");
-    check_kernel_indexing<cuda_bank::TensorCoreTile<2, 4, true>>(seed);
+    SCOPED_TRACE("4 M tiles, 4 warps, shifted copies staged from device memory");
+    check_kernel_indexing<TensorCoreTile<4, 4, TensorCoreCopies::Global>>(seed);
   }
   {
-    SCOPED_TRACE("2 M tiles, 8 warps, shifted copies");
-    check_kernel_indexing<cuda_bank::TensorCoreTile<2, 8, true>>(seed);
+    SCOPED_TRACE("2 M tiles, 8 warps, funnel shifts");
+    check_kernel_indexing<TensorCoreTile<2, 8, TensorCoreCopies::Funnel>>(seed);
+  }
+  {
+    SCOPED_TRACE("4 M tiles, 2 warps, shifted copies built in shared memory");
+    check_kernel_indexing<TensorCoreTile<4, 2, TensorCoreCopies::Shared>>(seed);
   }
 }
 

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
   auto stage = [&](const TensorCoreOrigin& o, uint8_t* buffer) {
-    for (int i = threadIdx.x; i < Tile::kStagedRows * Tile::kRowChunks; i += Tile::kThreads) {
+    for (int i = threadIdx.x; i < Tile::kStageItems; i += Tile::kThreads) {
       const int64_t source = Tile::staged_source(a, o, i);
       __pipeline_memcpy_async(buffer + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
                               16, source < 0 ? 16 : 0);
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     __pipeline_wait_prior(1);
     __syncthreads();
     uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
-    if constexpr (Tile::kShifted) {
+    if constexpr (Tile::kBuildItems > 0) {
       for (int i = threadIdx.x; i < Tile::kBuildItems; i += Tile::kThreads)
         Tile::build_shifted(tile_words, i);
       __syncthreads();

@@ -146,6 +146,15 @@ bool pack_padded_bytes(const TensorCoreGeometry& g, const float* padded, int64_t
   return eight_bit;
 }
 
+void shift_padded_copies(const TensorCoreGeometry& g, uint8_t* bytes) {
+  const int64_t n = g.padded_bytes();
+  for (int s = 1; s < 4; ++s) {
+    uint8_t* copy = bytes + s * n;
+    std::copy(bytes + s, bytes + n, copy);
+    std::fill(copy + n - s, copy + n, uint8_t{0});
+  }
+}
+
 void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,
                               const TensorCoreWeights& weights, float* out) {
   constexpr int kK = S::kChunkRows * S::kRowTaps;  // 32

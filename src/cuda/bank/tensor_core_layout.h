@@ -150,6 +150,10 @@ double worst_split_error(const TensorCoreGeometry& geometry, const float* taps, 
 bool pack_padded_bytes(const TensorCoreGeometry& geometry, const float* padded,
                        int64_t float_row_length, uint8_t* bytes, int threads = 1);
 
+/// Fills copies 1 to 3 of `bytes` (4 x geometry.padded_bytes() bytes, copy 0 the 8-bit padded
+/// volume): copy s holds the volume from byte s on (zeros past its end).
+void shift_padded_copies(const TensorCoreGeometry& geometry, uint8_t* bytes);
+
 /// The kernel's arithmetic on the host: filter f's response at every output (contiguous canonical
 /// volumes, f at out + f * geometry.voxels()) from the 8-bit padded volume and the laid-out
 /// weights, the products summed in int32 per column as the MMA does, then combine_slices. The same

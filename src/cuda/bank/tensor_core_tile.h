@@ -19,7 +19,8 @@ struct TensorCoreArgs {
   const int32_t* fragments;  ///< TensorCoreWeights::fragments
   const float* scales;       ///< TensorCoreWeights::scales
   float* out;
-  int64_t stride;  ///< floats between the filters' output volumes
+  int64_t stride;      ///< floats between the filters' output volumes
+  int64_t copy_bytes;  ///< bytes between the padded volume's shifted copies (Global tiles)
 };
 
 /// A tile's first output.
@@ -41,17 +42,22 @@ NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
   return shifted_word(words[word], words[word + 1], shift);
 }
 
+/// Where a block's A windows come from. Funnel: one copy of each staged row, two aligned loads and
+/// a funnel shift per window. Shared, Global: each staged row kept as 4 copies, copy s starting s
+/// bytes into the row, so that every window is one aligned word of the copy its first byte's
+/// offset picks; Shared builds copies 1 to 3 in shared memory from copy 0 once per tile, Global
+/// stages them from 4 shifted copies of the padded volume in device memory (shift_padded_copies).
+enum class TensorCoreCopies { Funnel, Shared, Global };
+
 /// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
-/// (one output row along axis 1 each). Shifted: each staged row is kept as 4 copies, copy s
-/// starting s bytes into the row, so that every 4-byte window of an A fragment is one aligned word
-/// of the copy its first byte's offset picks (one load, against two and a funnel shift from a
-/// single copy); the copies 1 to 3 are built in shared memory from copy 0 once per tile.
-template <int MTiles, int Warps, bool Shifted>
+/// (one output row along axis 1 each), the windows from Copies.
+template <int MTiles, int Warps, TensorCoreCopies Copies>
 struct TensorCoreTile {
   using S = TensorCoreShape;
   static constexpr int kMTiles = MTiles;
   static constexpr int kWarps = Warps;
-  static constexpr bool kShifted = Shifted;
+  static constexpr TensorCoreCopies kCopyMode = Copies;
+  static constexpr bool kShifted = Copies != TensorCoreCopies::Funnel;
   static constexpr int kThreads = 32 * Warps;
   static constexpr int kWarpX = 16 * MTiles;  ///< outputs along x per warp and per block
   static_assert(S::kRowAlign % kWarpX == 0, "tiles inside the padded rows");
@@ -59,7 +65,9 @@ struct TensorCoreTile {
   static constexpr int kRowBytes = kWarpX + S::kRowOverhang;
   static constexpr int kRowChunks = kRowBytes / 16;  ///< 16-byte copies per staged row
   static constexpr int kCopyWords = kRowBytes / 4;
-  static constexpr int kCopies = Shifted ? 4 : 1;
+  static constexpr int kCopies = kShifted ? 4 : 1;
+  /// Copies of each row that the tile's 16-byte copies stage (the others built in shared memory).
+  static constexpr int kStagedCopies = Copies == TensorCoreCopies::Global ? 4 : 1;
   /// Words of a staged row: its copies; words between planes: the rows and a pad that keeps the
   /// two tap rows a fragment reads in distinct banks across a plane's end as within a plane.
   static constexpr int kRowWords = kCopies * kCopyWords;
@@ -79,7 +87,10 @@ struct TensorCoreTile {
   /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
   static constexpr int kBuiltWords = kCopyWords - 1;
   static_assert(kBuiltWords >= 4 * MTiles + 3, "every word the fragments read");
-  static constexpr int kBuildItems = Shifted ? kStagedRows * kBuiltWords : 0;
+  static constexpr int kBuildItems =
+      Copies == TensorCoreCopies::Shared ? kStagedRows * kBuiltWords : 0;
+  /// 16-byte copies a tile stages.
+  static constexpr int kStageItems = kStagedRows * kRowChunks * kStagedCopies;
   static_assert(kPlanePad % 4 == 0 && kRowWords % 4 == 0, "16-byte aligned rows");
 
   /// Staged row `row` (plane j3 = row / kRowsY, row yy = row % kRowsY) in words from the tile.
@@ -99,19 +110,24 @@ struct TensorCoreTile {
     return o;
   }
 
-  /// The padded bytes that 16-byte copy `i` (< kStagedRows * kRowChunks) of a tile reads (staged
-  /// row (j3, yy) is padded row (y0 + yy, m2, m3 + j3)), or -1 for a row past e1 (zeros); it lands
-  /// at staged_offset(i) of the tile's buffer (copy 0).
+  /// The padded bytes that 16-byte copy `i` (< kStageItems) of a tile reads (staged row (j3, yy) is
+  /// padded row (y0 + yy, m2, m3 + j3), of copy i / (kStagedRows kRowChunks) of the padded
+  /// volume), or -1 for a row past e1 (zeros); it lands at staged_offset(i) of the tile's buffer.
   NDCONV_HD static int64_t staged_source(const TensorCoreArgs& a, const TensorCoreOrigin& o,
                                          int i) {
+    const int copy = i / (kStagedRows * kRowChunks);
+    i %= kStagedRows * kRowChunks;
     const int row = i / kRowChunks, chunk = i % kRowChunks;
     const int j3 = row / kRowsY, yy = row % kRowsY;
     if (o.y0 + yy >= a.e1)
       return -1;
-    return (((o.m3 + j3) * a.e2 + o.m2) * a.e1 + o.y0 + yy) * a.row_bytes + o.x0 + 16 * chunk;
+    return copy * a.copy_bytes + (((o.m3 + j3) * a.e2 + o.m2) * a.e1 + o.y0 + yy) * a.row_bytes +
+           o.x0 + 16 * chunk;
   }
   NDCONV_HD static int staged_offset(int i) {
-    return 4 * row_word(i / kRowChunks) + 16 * (i % kRowChunks);
+    const int copy = i / (kStagedRows * kRowChunks);
+    i %= kStagedRows * kRowChunks;
+    return 4 * (row_word(i / kRowChunks) + copy * kCopyWords) + 16 * (i % kRowChunks);
   }
 
   /// Builds word w of copies 1 to 3 of staged row `row` (i = row * kBuiltWords + w <
@@ -137,7 +153,7 @@ struct TensorCoreTile {
     const int g = lane / 4;
     return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (a_fragment_dx(lane) + (g & ~3)) / 4;
   }
-  NDCONV_HD static int lane_shift(int lane) { return Shifted ? 0 : 8 * (lane / 4 % 4); }
+  NDCONV_HD static int lane_shift(int lane) { return kShifted ? 0 : 8 * (lane / 4 % 4); }
 
   /// The staged rows, in words from warp 0's row, that K chunk c's A fragments read: tap row
   /// 4c + u (registers 0, 1) and 4c + 2 + u (registers 2, 3) for the lanes with t / 2 = u. The
@@ -154,7 +170,7 @@ struct TensorCoreTile {
                                    uint32_t (&a)[4]) {
     lo += 4 * m;
     hi += 4 * m;
-    if constexpr (Shifted) {
+    if constexpr (kShifted) {
       a[0] = words[lo];
       a[1] = words[lo + 2];
       a[2] = words[hi];
@@ -170,7 +186,7 @@ struct TensorCoreTile {
 
 /// The kernel's arguments for `g` with Tile's tiles; `padded`, `fragments`, `scales` and `outputs`
 /// on the device as launch_tensor_core_bank's (in host memory for
-/// the emulation).
+/// the emulation); for a Global tile `padded` holds the 4 shifted copies (shift_padded_copies).
 template <class Tile>
 TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padded,
                                 const int32_t* fragments, const float* scales, float* outputs) {
@@ -191,6 +207,7 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   a.scales = scales;
   a.out = outputs;
   a.stride = g.voxels();
+  a.copy_bytes = Tile::kStagedCopies > 1 ? g.padded_bytes() : 0;
   return a;
 }
 
@@ -198,7 +215,7 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
 /// shifts), the fastest of dev/tensor_bank_sweep.cu's shapes (H200, run 14, bank_3d_tc: 1.560 ms
 /// against 1.975 ms with shifted copies, 2.053 ms with 2 M tiles at 4 blocks per SM; 2.315 to
 /// 2.578 ms for the others).
-using TensorCoreDefaultTile = TensorCoreTile<4, 4, false>;
+using TensorCoreDefaultTile = TensorCoreTile<4, 4, TensorCoreCopies::Funnel>;
 
 namespace tensor_core_epilogue {
 
