@@ -4,8 +4,9 @@
 // on the bench's bank_3d_tc problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the
 // quadrature filters' spread are enough for timing) with the data on the device. Each variant is
 // first checked bit for bit against the host emulation (emulate_tensor_core_bank) on a small volume
-// with two passes. Prints ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS; the
-// share of the FP32 FMA peak comes from the bench row in the same session. The winner goes into
+// with two passes. Prints the device's mma.sync u8 x s8 rate on registers alone (the ceiling of
+// every shape), then per shape ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS;
+// the share of the FP32 FMA peak comes from the bench row in the same session. The winner goes into
 // tensor_core.cu's TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
@@ -34,6 +35,51 @@ using namespace ndconv::cuda_bank;
       std::exit(1);                                                                    \
     }                                                                                  \
   } while (0)
+
+// The device's mma.sync m16n8k32 u8 x s8 rate with nothing else in the way: each warp runs
+// independent MMAs on registers (8 accumulators, so that the tensor pipe never waits on one).
+__global__ void mma_peak_kernel(int* out, int iterations) {
+  int32_t acc[8][4] = {};
+  const uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x ^ 5u, 7u};
+  const uint2 b = make_uint2(threadIdx.x * 11u, 13u);
+  for (int i = 0; i < iterations; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      tensor_core_steps::mma_u8s8(acc[j], a, b);
+  int s = 0;
+  for (int j = 0; j < 8; ++j)
+    s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  if (s == 123456789)
+    out[0] = s;
+}
+
+double mma_peak_tops(int sms) {
+  int* out;
+  CHECK(cudaMalloc(&out, 4));
+  const int iterations = 1 << 14, threads = 128;
+  double best = 0;
+  for (int blocks_per_sm : {2, 4, 8}) {
+    const int blocks = sms * blocks_per_sm;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    mma_peak_kernel<<<blocks, threads>>>(out, iterations);
+    CHECK(cudaEventRecord(e0));
+    mma_peak_kernel<<<blocks, threads>>>(out, iterations);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const double ops = 2.0 * 16 * 8 * 32 * 8.0 * iterations * blocks * (threads / 32);
+    std::printf("mma.sync m16n8k32 u8 x s8, registers only, %d warps/SM: %.0f TOPS\n",
+                blocks_per_sm * threads / 32, ops / (ms * 1e-3) * 1e-12);
+    best = std::max(best, ops / (ms * 1e-3) * 1e-12);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+  }
+  CHECK(cudaFree(out));
+  return best;
+}
 
 // A 3D problem of extents n (volume axes) with 7^3 filters: the padded 8-bit volume (random bytes
 // inside, zeros in the border) and the weights.
@@ -164,7 +210,11 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const Problem small = make_problem(70, 45, 13, 13, 1);
   const Problem big = make_problem(256, 256, 256, 12, 2);
-  std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
+  const double peak = mma_peak_tops(sms);
+  std::printf(
+      "bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input (int8 TOPS below against "
+      "the %.0f TOPS above)\n",
+      peak);
   using C = TensorCoreCopies;
   variant<TensorCoreTile<4, 4, C::Funnel>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
   variant<TensorCoreTile<4, 4, C::Funnel>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small,
