@@ -217,6 +217,7 @@ int main() {
       peak);
   using C = TensorCoreCopies;
   variant<TensorCoreTile<4, 4, C::Funnel>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, C::Funnel>, 4, false>("4 M, 4 warps, funnel, 4/SM", small, big, sms);
   variant<TensorCoreTile<4, 4, C::Funnel>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small,
                                                     big, sms);
   variant<TensorCoreTile<4, 4, C::Global>, 3, false>("4 M, 4 warps, global copies, 3/SM", small,
