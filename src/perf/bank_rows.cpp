@@ -14,6 +14,7 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/launch.h"
 
 namespace ndconv::perf {
@@ -367,15 +368,16 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
   const cuda_bank::TensorCoreGeometry g = cuda_bank::tensor_core_geometry(d.launch);
   std::vector<float> padded(d.padded.size());
   d.padded.download(padded.data(), padded.size());
-  std::vector<float> bytes(static_cast<std::size_t>(g.padded_bytes() / 4));  // 4 bytes a float
-  if (!cuda_bank::pack_padded_bytes(g, padded.data(), d.launch.row_length,
-                                    reinterpret_cast<uint8_t*>(bytes.data()))) {
+  std::vector<uint8_t> image;
+  if (!cuda_bank::padded_input_image(g, padded.data(), d.launch.row_length,
+                                     cuda_bank::TensorCoreDefaultTile::kStagedCopies, 0, image)) {
     ++failures;
     return {{"error", "the row's input is not 8-bit"}};
   }
   const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, d.filters.taps.data());
-  gpu::Buffer d_bytes(bytes.size()), d_fragments(w.fragments.size()), d_scales(w.scales.size());
-  d_bytes.upload(bytes.data(), bytes.size());
+  // gpu::Buffer counts floats: the image (a multiple of 16 bytes) as floats.
+  gpu::Buffer d_bytes(image.size() / 4), d_fragments(w.fragments.size()), d_scales(w.scales.size());
+  d_bytes.upload(reinterpret_cast<const float*>(image.data()), image.size() / 4);
   d_fragments.upload(reinterpret_cast<const float*>(w.fragments.data()), w.fragments.size());
   d_scales.upload(w.scales.data(), w.scales.size());
   const std::vector<CheckPlan> plans = cpu_bank_check(

@@ -23,6 +23,7 @@
 
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/device_memory.h"
 #include "device_copies.h"
 #endif
@@ -43,7 +44,7 @@ struct Bank {
   cuda_bank::BankLaunch launch;
   std::vector<float> padded;
   cuda_bank::TensorCoreGeometry geometry;
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> bytes;  ///< padded_input_image
   cuda_bank::TensorCoreWeights weights;
   bool eight_bit = false;  ///< the input packed into `bytes`
 };
@@ -58,9 +59,11 @@ Bank make_bank(const std::vector<float>& input, const Index& n, int count,
   cuda_bank::pad_bank_input(p, b.launch, 0, {}, padded);
   b.padded.assign(padded.storage.get(), padded.storage.get() + b.launch.padded_count());
   b.geometry = cuda_bank::tensor_core_geometry(b.launch);
-  b.bytes.assign(static_cast<size_t>(b.geometry.padded_bytes()), 0);
-  b.eight_bit = cuda_bank::pack_padded_bytes(b.geometry, b.padded.data(), b.launch.row_length,
-                                             b.bytes.data());
+  // The kernel's input image: the 8-bit volume first (what the emulation reads), then the shifted
+  // copies where the product's tile stages them.
+  b.eight_bit =
+      cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length,
+                                    cuda_bank::TensorCoreDefaultTile::kStagedCopies, 1, b.bytes);
   b.weights = cuda_bank::tensor_core_weights(b.geometry, taps.data());
   return b;
 }

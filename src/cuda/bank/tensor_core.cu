@@ -92,9 +92,9 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
   if (!why_not.empty())
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);
-  std::vector<uint8_t> bytes(static_cast<size_t>(g.padded_bytes()));
-  if (!pack_padded_bytes(g, padded, l.row_length, bytes.data(),
-                         core::resolve_thread_count(options.threads))) {
+  std::vector<uint8_t> bytes;
+  if (!padded_input_image(g, padded, l.row_length, TensorCoreDefaultTile::kStagedCopies,
+                          core::resolve_thread_count(options.threads), bytes)) {
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }

@@ -155,6 +155,16 @@ void shift_padded_copies(const TensorCoreGeometry& g, uint8_t* bytes) {
   }
 }
 
+bool padded_input_image(const TensorCoreGeometry& g, const float* padded, int64_t float_row_length,
+                        int copies, int threads, std::vector<uint8_t>& image) {
+  image.resize(static_cast<size_t>(g.padded_bytes() * copies));
+  if (!pack_padded_bytes(g, padded, float_row_length, image.data(), threads))
+    return false;
+  if (copies > 1)
+    shift_padded_copies(g, image.data());
+  return true;
+}
+
 void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,
                               const TensorCoreWeights& weights, float* out) {
   constexpr int kK = S::kChunkRows * S::kRowTaps;  // 32

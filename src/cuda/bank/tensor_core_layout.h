@@ -154,6 +154,13 @@ bool pack_padded_bytes(const TensorCoreGeometry& geometry, const float* padded,
 /// volume): copy s holds the volume from byte s on (zeros past its end).
 void shift_padded_copies(const TensorCoreGeometry& geometry, uint8_t* bytes);
 
+/// The kernel's input image from the FP32 bank's padded input: the 8-bit padded volume
+/// (pack_padded_bytes) and, for `copies` 4 (a tile that stages shifted copies), its shifted copies
+/// after it (shift_padded_copies). False when the input is not 8-bit.
+bool padded_input_image(const TensorCoreGeometry& geometry, const float* padded,
+                        int64_t float_row_length, int copies, int threads,
+                        std::vector<uint8_t>& image);
+
 /// The kernel's arithmetic on the host: filter f's response at every output (contiguous canonical
 /// volumes, f at out + f * geometry.voxels()) from the 8-bit padded volume and the laid-out
 /// weights, the products summed in int32 per column as the MMA does, then combine_slices. The same
