@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,35 @@ TEST(TensorCoreSplit, DigitsStayInRangeAndLoseAtMostHalfTheLastDigit) {
   const detail::SplitFilter z = detail::split_filter(zeros.data(), 343, 4);
   EXPECT_EQ(z.scale, 0.0f);
   EXPECT_EQ(detail::split_error(zeros.data(), 343, z, 4), 0.0);
+}
+
+// combine_slices joins the two smallest digits in int32: the same float as the plain Horner scheme
+// (a fused multiply-add at every step) for every accumulator a sum of fewer than 2^9 u8 x s8 taps
+// can hold, the extremes included.
+TEST(TensorCoreSplit, TheCombinationIsTheHornerSchemeBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int32_t top = 127 * 255 * 511, later = 64 * 255 * 511;  // the bounds, 2^9 - 1 taps
+  std::uniform_int_distribution<int32_t> d0(-top, top), d(-later, later);
+  const float scale = 0.0123f;
+  auto horner = [&](const int32_t* acc, int slices) {
+    float t = static_cast<float>(acc[slices - 1]);
+    for (int s = slices - 2; s >= 0; --s)
+      t = std::fma(t, 1.0f / 128, static_cast<float>(acc[s]));
+    return t * scale;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    int32_t acc[4] = {d0(rng), d(rng), d(rng), d(rng)};
+    if (i < 16)  // the extremes
+      for (int s = 0; s < 4; ++s)
+        acc[s] = ((i >> s) & 1 ? 1 : -1) * (s == 0 ? top : later);
+    for (int slices : {2, 3, 4}) {
+      const float got = detail::combine_slices(acc, slices, scale), want = horner(acc, slices);
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+          << slices << " slices: " << acc[0] << " " << acc[1] << " " << acc[2] << " " << acc[3];
+    }
+  }
 }
 
 TEST(TensorCoreSplit, TheSliceTestTakesFourDigitsNotThree) {
