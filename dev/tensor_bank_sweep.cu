@@ -86,7 +86,8 @@ double mma_peak_tops(int sms) {
 struct Problem {
   TensorCoreGeometry g;
   std::vector<uint8_t> bytes;
-  TensorCoreWeights w;
+  std::vector<float> taps;
+  TensorCoreWeights w;  ///< one output row per warp (the emulation's)
 };
 
 Problem make_problem(int64_t n0, int64_t n1, int64_t n2, int count, uint64_t seed) {
@@ -103,11 +104,11 @@ Problem make_problem(int64_t n0, int64_t n1, int64_t n2, int count, uint64_t see
       for (int64_t x = 3; x < n0 + 3; ++x)
         p.bytes[static_cast<size_t>((z * p.g.padded_extent[1] + y) * p.g.row_bytes + x)] =
             static_cast<uint8_t>(rng() & 0xff);
-  std::vector<float> taps(static_cast<size_t>(count) * 343);
+  p.taps.resize(static_cast<size_t>(count) * 343);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (size_t i = 0; i < taps.size(); ++i)
-    taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
-  p.w = tensor_core_weights(p.g, taps.data());
+  for (size_t i = 0; i < p.taps.size(); ++i)
+    p.taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
+  p.w = tensor_core_weights(p.g, p.taps.data());
   return p;
 }
 
@@ -118,22 +119,24 @@ struct Device {
   float* out = nullptr;
 };
 
-// The problem on the device; `copies` 4: the padded volume's shifted copies (Global tiles).
-Device upload(const Problem& p, int copies) {
+// The problem on the device for a kernel of `rows` output rows per warp; `copies` 4: the padded
+// volume's shifted copies (Global tiles).
+Device upload(const Problem& p, int rows, int copies) {
   Device d;
+  const TensorCoreWeights w = tensor_core_weights(p.g, p.taps.data(), rows);
   std::vector<uint8_t> bytes(p.bytes);
   if (copies > 1) {
     bytes.resize(4 * bytes.size());
     shift_padded_copies(p.g, bytes.data());
   }
   CHECK(cudaMalloc(&d.bytes, bytes.size()));
-  CHECK(cudaMalloc(&d.fragments, p.w.fragments.size() * 4));
-  CHECK(cudaMalloc(&d.scales, p.w.scales.size() * 4));
+  CHECK(cudaMalloc(&d.fragments, w.fragments.size() * 4));
+  CHECK(cudaMalloc(&d.scales, w.scales.size() * 4));
   CHECK(cudaMalloc(&d.out, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));
   CHECK(cudaMemcpy(d.bytes, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(d.fragments, p.w.fragments.data(), p.w.fragments.size() * 4,
-                   cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(d.scales, p.w.scales.data(), p.w.scales.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(
+      cudaMemcpy(d.fragments, w.fragments.data(), w.fragments.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.scales, w.scales.data(), w.scales.size() * 4, cudaMemcpyHostToDevice));
   CHECK(cudaMemset(d.out, 0xff, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));  // NaN
   return d;
 }
@@ -149,7 +152,7 @@ template <class Tile, int MinBlocks, bool PrefetchA>
 void variant(const char* name, const Problem& small, const Problem& big, int sms) {
   // Bit for bit against the emulation on the small problem.
   {
-    Device d = upload(small, Tile::kStagedCopies);
+    Device d = upload(small, Tile::kRows, Tile::kStagedCopies);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.fragments, d.scales, d.out);
     if (!launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, small.g.passes(), sms, nullptr)) {
       std::printf("%-40s does not fit\n", name);
@@ -166,7 +169,7 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
       return;
     }
   }
-  Device d = upload(big, Tile::kStagedCopies);
+  Device d = upload(big, Tile::kRows, Tile::kStagedCopies);
   const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.fragments, d.scales, d.out);
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
@@ -228,6 +231,12 @@ int main() {
   variant<TensorCoreTile<4, 2, C::Global>, 4, false>("4 M, 2 warps, global copies, 4/SM", small,
                                                      big, sms);
   variant<TensorCoreTile<2, 4, C::Funnel>, 4, false>("2 M, 4 warps, funnel, 4/SM", small, big, sms);
+  variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, false>("2 M, 4 warps x 2 rows, funnel, 3/SM",
+                                                        small, big, sms);
+  variant<TensorCoreTile<2, 4, C::Funnel, 2>, 4, false>("2 M, 4 warps x 2 rows, funnel, 4/SM",
+                                                        small, big, sms);
+  variant<TensorCoreTile<2, 4, C::Global, 2>, 3, false>(
+      "2 M, 4 warps x 2 rows, global copies, 3/SM", small, big, sms);
   variant<TensorCoreTile<2, 8, C::Funnel>, 2, false>("2 M, 8 warps, funnel, 2/SM", small, big, sms);
   return 0;
 }

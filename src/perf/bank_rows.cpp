@@ -374,7 +374,8 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
     ++failures;
     return {{"error", "the row's input is not 8-bit"}};
   }
-  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, d.filters.taps.data());
+  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(
+      g, d.filters.taps.data(), cuda_bank::TensorCoreDefaultTile::kRows);
   // gpu::Buffer counts floats: the image (a multiple of 16 bytes) as floats.
   gpu::Buffer d_bytes(image.size() / 4), d_fragments(w.fragments.size()), d_scales(w.scales.size());
   d_bytes.upload(reinterpret_cast<const float*>(image.data()), image.size() / 4);

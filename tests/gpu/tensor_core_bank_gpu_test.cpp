@@ -47,9 +47,10 @@ struct Bank {
   cuda_bank::BankLaunch launch;
   std::vector<float> padded;
   cuda_bank::TensorCoreGeometry geometry;
-  std::vector<uint8_t> bytes;  ///< padded_input_image
-  cuda_bank::TensorCoreWeights weights;
-  bool eight_bit = false;  ///< the input packed into `bytes`
+  std::vector<uint8_t> bytes;                   ///< padded_input_image
+  cuda_bank::TensorCoreWeights weights;         ///< as the emulation reads them
+  cuda_bank::TensorCoreWeights kernel_weights;  ///< as the product's tile reads them
+  bool eight_bit = false;                       ///< the input packed into `bytes`
 };
 
 Bank make_bank(const std::vector<float>& input, const Index& n, int count,
@@ -68,6 +69,8 @@ Bank make_bank(const std::vector<float>& input, const Index& n, int count,
       cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length,
                                     cuda_bank::TensorCoreDefaultTile::kStagedCopies, 1, b.bytes);
   b.weights = cuda_bank::tensor_core_weights(b.geometry, taps.data());
+  b.kernel_weights = cuda_bank::tensor_core_weights(b.geometry, taps.data(),
+                                                    cuda_bank::TensorCoreDefaultTile::kRows);
   return b;
 }
 
@@ -76,8 +79,8 @@ std::vector<float> run_tensor_cores(const Bank& b) {
   const size_t floats = static_cast<size_t>(b.geometry.voxels() * b.geometry.count);
   std::vector<float> poisoned(floats);
   poison(poisoned);
-  const DeviceBuffer d_in = to_device(b.bytes), d_fragments = to_device(b.weights.fragments),
-                     d_scales = to_device(b.weights.scales);
+  const DeviceBuffer d_in = to_device(b.bytes), d_fragments = to_device(b.kernel_weights.fragments),
+                     d_scales = to_device(b.kernel_weights.scales);
   DeviceBuffer d_out = to_device(poisoned);
   cuda_bank::launch_tensor_core_bank(b.geometry, 0, reinterpret_cast<const uint8_t*>(d_in.get()),
                                      reinterpret_cast<const int32_t*>(d_fragments.get()),

@@ -206,7 +206,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   std::vector<uint32_t> staged(Tile::kTileBytes / 4, 0xA5C3E1F7u);
   for (int pass = 0; pass < passes; ++pass) {
-    const int32_t* fragments = a.fragments + int64_t{pass} * S::kFragmentWords;
+    const int32_t* fragments = a.fragments + int64_t{pass} * Tile::kFragmentWords;
     for (int64_t block = 0; block < grid_x; ++block)
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
         const cuda_bank::TensorCoreOrigin o = Tile::origin(a, t);
@@ -221,13 +221,14 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
         for (int i = 0; i < Tile::kBuildItems; ++i)
           Tile::build_shifted(staged.data(), i);
         for (int warp = 0; warp < Tile::kWarps; ++warp) {
-          const uint32_t* words = staged.data() + warp * Tile::kRowWords;
+          const uint32_t* words = staged.data() + Tile::warp_word(warp);
           std::vector<std::array<int32_t, 4>> acc(
-              static_cast<size_t>(32 * Tile::kMTiles * S::kNTiles), {0, 0, 0, 0});
-          auto acc_of = [&](int lane, int m, int n) -> std::array<int32_t, 4>& {
-            return acc[static_cast<size_t>((lane * Tile::kMTiles + m) * S::kNTiles + n)];
+              static_cast<size_t>(32 * Tile::kRows * Tile::kMTiles * S::kNTiles), {0, 0, 0, 0});
+          auto acc_of = [&](int lane, int v, int m, int n) -> std::array<int32_t, 4>& {
+            return acc[static_cast<size_t>(
+                ((lane * Tile::kRows + v) * Tile::kMTiles + m) * S::kNTiles + n)];
           };
-          for (int c = 0; c < S::kChunks; ++c)
+          for (int c = 0; c < Tile::kChunks; ++c)
             for (int m = 0; m < Tile::kMTiles; ++m) {
               int32_t matrix_a[16][32];
               for (int lane = 0; lane < 32; ++lane) {
@@ -241,45 +242,48 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                     matrix_a[cuda_bank::a_fragment_row(lane, q)][cuda_bank::a_fragment_k(
                         lane, q, i)] = static_cast<uint8_t>(frag[q] >> (8 * i));
               }
-              for (int n = 0; n < S::kNTiles; ++n) {
-                int32_t matrix_b[32][8];
-                for (int lane = 0; lane < 32; ++lane)
-                  for (int q = 0; q < 2; ++q)
-                    for (int i = 0; i < 4; ++i)
-                      matrix_b[cuda_bank::b_fragment_k(lane, q, i)]
-                              [cuda_bank::b_fragment_column(lane)] = static_cast<int8_t>(
-                                  static_cast<uint32_t>(
-                                      fragments[cuda_bank::fragment_word(c, n, lane, q)]) >>
-                                  (8 * i));
-                for (int lane = 0; lane < 32; ++lane)
-                  for (int q = 0; q < 4; ++q) {
-                    const int row = cuda_bank::c_fragment_row(lane, q),
-                              column = cuda_bank::c_fragment_column(lane, q);
-                    for (int k = 0; k < 32; ++k)
-                      acc_of(lane, m, n)[static_cast<size_t>(q)] +=
-                          matrix_a[row][k] * matrix_b[k][column];
-                  }
-              }
-            }
-          const int64_t m1 = o.y0 + warp;
-          const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
-          for (int p = 0; p < S::kNTiles / 2; ++p)
-            for (int lane = 0; lane < 32; ++lane) {
-              const int f = pass * S::kFilters + epilogue::kept_filter(lane, p);
-              for (int m = 0; m < Tile::kMTiles; ++m)
-                for (int half = 0; half < 2; ++half) {
-                  int32_t even[4], odd[4], digits[4];
-                  for (int q = 0; q < 4; ++q) {
-                    even[q] = acc_of(lane, m, 2 * p)[static_cast<size_t>(q)];
-                    odd[q] = acc_of(lane, m, 2 * p + 1)[static_cast<size_t>(q)];
-                  }
-                  epilogue::lane_digits(even, odd, half, digits);
-                  const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
-                  if (f < a.count && x < a.n0 && m1 < a.n1)
-                    a.out[f * a.stride + first + x] =
-                        detail::combine_slices(digits, S::kSlices, a.scales[f]);
+              for (int v = 0; v < Tile::kRows; ++v)
+                for (int n = 0; n < S::kNTiles; ++n) {
+                  int32_t matrix_b[32][8];
+                  for (int lane = 0; lane < 32; ++lane)
+                    for (int q = 0; q < 2; ++q)
+                      for (int i = 0; i < 4; ++i)
+                        matrix_b[cuda_bank::b_fragment_k(lane, q, i)]
+                                [cuda_bank::b_fragment_column(lane)] = static_cast<int8_t>(
+                                    static_cast<uint32_t>(fragments[cuda_bank::fragment_word(
+                                        c * Tile::kRows + v, n, lane, q)]) >>
+                                    (8 * i));
+                  for (int lane = 0; lane < 32; ++lane)
+                    for (int q = 0; q < 4; ++q) {
+                      const int row = cuda_bank::c_fragment_row(lane, q),
+                                column = cuda_bank::c_fragment_column(lane, q);
+                      for (int k = 0; k < 32; ++k)
+                        acc_of(lane, v, m, n)[static_cast<size_t>(q)] +=
+                            matrix_a[row][k] * matrix_b[k][column];
+                    }
                 }
             }
+          for (int v = 0; v < Tile::kRows; ++v) {
+            const int64_t m1 = o.y0 + Tile::kRows * warp + v;
+            const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+            for (int p = 0; p < S::kNTiles / 2; ++p)
+              for (int lane = 0; lane < 32; ++lane) {
+                const int f = pass * S::kFilters + epilogue::kept_filter(lane, p);
+                for (int m = 0; m < Tile::kMTiles; ++m)
+                  for (int half = 0; half < 2; ++half) {
+                    int32_t even[4], odd[4], digits[4];
+                    for (int q = 0; q < 4; ++q) {
+                      even[q] = acc_of(lane, v, m, 2 * p)[static_cast<size_t>(q)];
+                      odd[q] = acc_of(lane, v, m, 2 * p + 1)[static_cast<size_t>(q)];
+                    }
+                    epilogue::lane_digits(even, odd, half, digits);
+                    const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
+                    if (f < a.count && x < a.n0 && m1 < a.n1)
+                      a.out[f * a.stride + first + x] =
+                          detail::combine_slices(digits, S::kSlices, a.scales[f]);
+                  }
+              }
+          }
         }
       }
   }
@@ -287,7 +291,8 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
 
 template <class Tile>
 void check_kernel_indexing(uint64_t seed) {
-  // Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 = 2 x 4 + 1); 13 filters:
+  // Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 rows: 2 x 4 + 1, 1 x 8 +
+  // 1); 13 filters:
   // a second pass of one; two grid sizes, so that blocks walk several tiles.
   const Index n{70, 9, 5, 1};
   const int count = 13;
@@ -295,9 +300,10 @@ void check_kernel_indexing(uint64_t seed) {
   ASSERT_TRUE(b.packed);
   const PaddedBytes& p = b.padded;
   const TensorCoreGeometry& g = p.geometry;
-  const cuda_bank::TensorCoreWeights& w = b.weights;
   std::vector<float> expected(static_cast<size_t>(g.voxels() * count));
-  cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, expected.data());
+  cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), b.weights, expected.data());
+  const cuda_bank::TensorCoreWeights w =
+      cuda_bank::tensor_core_weights(g, b.taps.data(), Tile::kRows);
   // A Global tile reads the volume's 4 shifted copies.
   std::vector<uint8_t> bytes(p.bytes);
   if (Tile::kStagedCopies > 1) {
@@ -340,6 +346,14 @@ TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
   {
     SCOPED_TRACE("4 M tiles, 2 warps, shifted copies built in shared memory");
     check_kernel_indexing<TensorCoreTile<4, 2, TensorCoreCopies::Shared>>(seed);
+  }
+  {
+    SCOPED_TRACE("2 M tiles, 4 warps of two rows, funnel shifts");
+    check_kernel_indexing<TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>>(seed);
+  }
+  {
+    SCOPED_TRACE("2 M tiles, 2 warps of two rows, shifted copies staged from device memory");
+    check_kernel_indexing<TensorCoreTile<2, 2, TensorCoreCopies::Global, 2>>(seed);
   }
 }
 

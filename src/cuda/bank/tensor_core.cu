@@ -98,7 +98,7 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }
-  const TensorCoreWeights w = tensor_core_weights(g, p.taps);
+  const TensorCoreWeights w = tensor_core_weights(g, p.taps, TensorCoreDefaultTile::kRows);
   const int64_t voxels = g.voxels();
 
   const auto t_upload = std::chrono::steady_clock::now();

@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   using namespace tensor_core_epilogue;
   extern __shared__ uint4 shared16[];
   int32_t* const fragments = reinterpret_cast<int32_t*>(shared16);
-  int2* const row_table = reinterpret_cast<int2*>(fragments + S::kFragmentWords);
+  int2* const row_table = reinterpret_cast<int2*>(fragments + Tile::kFragmentWords);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
@@ -64,9 +64,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   int64_t tile = blockIdx.x;
   if (tile >= pass_tiles)
     return;
-  for (int i = threadIdx.x; i < S::kFragmentWords / 4; i += Tile::kThreads)
+  for (int i = threadIdx.x; i < Tile::kFragmentWords / 4; i += Tile::kThreads)
     __pipeline_memcpy_async(fragments + 4 * i,
-                            a.fragments + int64_t{pass} * S::kFragmentWords + 4 * i, 16);
+                            a.fragments + int64_t{pass} * Tile::kFragmentWords + 4 * i, 16);
   // The chunks' staged rows: per chunk one 64-bit load instead of the divisions of tap_row_word.
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
     Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
@@ -88,15 +88,18 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         Tile::build_shifted(tile_words, i);
       __syncthreads();
     }
-    const uint32_t* words = tile_words + warp * Tile::kRowWords + Tile::lane_word(lane);
-    int32_t acc[Tile::kMTiles][S::kNTiles][4];
+    const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
+    // Per output row of the warp's (v), M tile, n tile: the MMA's accumulators.
+    int32_t acc[Tile::kRows][Tile::kMTiles][S::kNTiles][4];
 #pragma unroll
-    for (int m = 0; m < Tile::kMTiles; ++m)
+    for (int v = 0; v < Tile::kRows; ++v)
 #pragma unroll
-      for (int n = 0; n < S::kNTiles; ++n)
+      for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
-          acc[m][n][q] = 0;
+        for (int n = 0; n < S::kNTiles; ++n)
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            acc[v][m][n][q] = 0;
     // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
     using Fragments = uint32_t[Tile::kMTiles][4];
     const int upper = lane % 4 / 2;
@@ -108,15 +111,18 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     };
     auto multiply = [&](const Fragments& frag, int c) {
 #pragma unroll
-      for (int n = 0; n < S::kNTiles; n += 2) {
-        const uint4 b = *reinterpret_cast<const uint4*>(fragments + fragment_word(c, n, lane, 0));
+      for (int v = 0; v < Tile::kRows; ++v)
 #pragma unroll
-        for (int m = 0; m < Tile::kMTiles; ++m)
-          tensor_core_steps::mma_u8s8(acc[m][n], frag[m], make_uint2(b.x, b.y));
+        for (int n = 0; n < S::kNTiles; n += 2) {
+          const uint4 b = *reinterpret_cast<const uint4*>(
+              fragments + fragment_word(c * Tile::kRows + v, n, lane, 0));
 #pragma unroll
-        for (int m = 0; m < Tile::kMTiles; ++m)
-          tensor_core_steps::mma_u8s8(acc[m][n + 1], frag[m], make_uint2(b.z, b.w));
-      }
+          for (int m = 0; m < Tile::kMTiles; ++m)
+            tensor_core_steps::mma_u8s8(acc[v][m][n], frag[m], make_uint2(b.x, b.y));
+#pragma unroll
+          for (int m = 0; m < Tile::kMTiles; ++m)
+            tensor_core_steps::mma_u8s8(acc[v][m][n + 1], frag[m], make_uint2(b.z, b.w));
+        }
     };
     // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
     // registers, 304 at 255); in a loop, 166 registers and none. PrefetchA: the next chunk's A
@@ -125,44 +131,47 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
       Fragments fa, fb;
       load_a(fa, 0);
 #pragma unroll 1
-      for (int c = 0; c < S::kChunks; c += 2) {
-        const bool second = c + 1 < S::kChunks;
+      for (int c = 0; c < Tile::kChunks; c += 2) {
+        const bool second = c + 1 < Tile::kChunks;
         if (second)
           load_a(fb, c + 1);
         multiply(fa, c);
         if (second) {
-          if (c + 2 < S::kChunks)
+          if (c + 2 < Tile::kChunks)
             load_a(fa, c + 2);
           multiply(fb, c + 1);
         }
       }
     } else {
 #pragma unroll 1
-      for (int c = 0; c < S::kChunks; ++c) {
+      for (int c = 0; c < Tile::kChunks; ++c) {
         Fragments frag;
         load_a(frag, c);
         multiply(frag, c);
       }
     }
 
-    const int64_t m1 = o.y0 + warp;
-    const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
 #pragma unroll
-    for (int p = 0; p < S::kNTiles / 2; ++p) {
-      const int f = pass * S::kFilters + kept_filter(lane, p);
-      if (f < a.count && m1 < a.n1) {
-        const float scale = a.scales[f];
-        float* const out = a.out + f * a.stride + first;
+    for (int v = 0; v < Tile::kRows; ++v) {
+      const int64_t m1 = o.y0 + Tile::kRows * warp + v;
+      const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
 #pragma unroll
-        for (int m = 0; m < Tile::kMTiles; ++m)
+      for (int p = 0; p < S::kNTiles / 2; ++p) {
+        const int f = pass * S::kFilters + kept_filter(lane, p);
+        if (f < a.count && m1 < a.n1) {
+          const float scale = a.scales[f];
+          float* const out = a.out + f * a.stride + first;
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            int32_t digits[4];
-            lane_digits(acc[m][2 * p], acc[m][2 * p + 1], half, digits);
-            const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
-            if (x < a.n0)
-              out[x] = detail::combine_slices(digits, S::kSlices, scale);
-          }
+          for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              int32_t digits[4];
+              lane_digits(acc[v][m][2 * p], acc[v][m][2 * p + 1], half, digits);
+              const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+              if (x < a.n0)
+                out[x] = detail::combine_slices(digits, S::kSlices, scale);
+            }
+        }
       }
     }
     __syncthreads();  // every warp is done with this buffer before the next tile's copies

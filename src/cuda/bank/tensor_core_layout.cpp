@@ -61,25 +61,41 @@ std::string tensor_core_cannot_implement(const Index& k) {
   return {};
 }
 
-TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps) {
+int weight_chunks(int rows) {
+  return rows == 1 ? S::kChunks : 2 * S::kK3 * rows;
+}
+
+int weight_tap_row(int chunk, int rr, int rows) {
+  if (rows == 1)
+    return chunk * S::kChunkRows + rr;  // past the filter's rows: the zeros of the split rows
+  const int c = chunk / rows, v = chunk % rows;
+  const int j1 = S::kChunkRows * (c % 2) + rr - v;
+  return j1 < 0 || j1 >= S::kK1 ? -1 : c / 2 * S::kK1 + j1;
+}
+
+TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps, int rows) {
+  if (rows != 1 && rows != 2)
+    throw InvalidArgument("the tensor-core weights take one or two output rows per warp");
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   const int passes = g.passes();
+  const int chunks = weight_chunks(rows);
+  const int64_t pass_words = int64_t{chunks} * S::kNTiles * 32 * 2;
   TensorCoreWeights w;
-  w.fragments.assign(static_cast<size_t>(passes) * S::kFragmentWords, 0);
+  w.fragments.assign(static_cast<size_t>(passes * pass_words), 0);
   w.scales.assign(static_cast<size_t>(passes) * S::kFilters, 0.0f);
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
     // The filter's taps as [tap row][dx] (zeros past the filter), split.
-    std::vector<float> rows(static_cast<size_t>(S::kMaxTapRows) * S::kRowTaps, 0.0f);
+    std::vector<float> tap_rows(static_cast<size_t>(S::kMaxTapRows) * S::kRowTaps, 0.0f);
     for (int r = 0; r < S::kMaxTapRows; ++r)
       for (int dx = 0; dx < S::kRowTaps; ++dx)
-        rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
+        tap_rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
     const detail::SplitFilter split =
-        detail::split_filter(rows.data(), static_cast<int64_t>(rows.size()), S::kSlices);
+        detail::split_filter(tap_rows.data(), static_cast<int64_t>(tap_rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
     const int pass = f / S::kFilters, local = f % S::kFilters;
-    int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
-    for (int c = 0; c < S::kChunks; ++c)
+    int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass * pass_words);
+    for (int c = 0; c < chunks; ++c)
       for (int n = 0; n < S::kNTiles; ++n)
         for (int lane = 0; lane < 32; ++lane) {
           const int column = b_fragment_column(lane);
@@ -90,9 +106,12 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
             uint32_t word = 0;
             for (int i = 0; i < 4; ++i) {
               const int k = b_fragment_k(lane, q, i);
-              const int r = c * S::kChunkRows + k / S::kRowTaps, dx = k % S::kRowTaps;
-              const int8_t d = split.digits[static_cast<size_t>(
-                  slice * static_cast<int64_t>(rows.size()) + r * S::kRowTaps + dx)];
+              const int r = weight_tap_row(c, k / S::kRowTaps, rows), dx = k % S::kRowTaps;
+              const int8_t d =
+                  r < 0
+                      ? int8_t{0}
+                      : split.digits[static_cast<size_t>(
+                            slice * static_cast<int64_t>(tap_rows.size()) + r * S::kRowTaps + dx)];
               word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
             }
             fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);

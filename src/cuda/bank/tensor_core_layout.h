@@ -136,9 +136,19 @@ struct TensorCoreWeights {
   std::vector<float> scales;
 };
 
-/// `taps` (geometry.count filters contiguous, correlation order, x fastest) as the kernel reads
-/// them. Requires tensor_core_cannot_implement(geometry.filter) to be empty.
-TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const float* taps);
+/// `taps` (geometry.count filters contiguous, correlation order, x fastest) as the kernel of `rows`
+/// output rows per warp reads them (emulate_tensor_core_bank reads those of one row). Requires
+/// tensor_core_cannot_implement(geometry.filter) to be empty.
+TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const float* taps,
+                                      int rows = 1);
+
+/// The weights' K chunks per pass for a kernel of `rows` output rows per warp (TensorCoreTile's
+/// kWeightChunks), and the tap row (j3 * k1 + j1) that K index rr (0..3, the chunk's staged row)
+/// of weight chunk `chunk` meets, or -1 where none (zero weights): with one row, chunk c holds tap
+/// rows 4c + rr; with two, weight chunk 2c + v is K chunk c (plane c / 2, staged rows 4 (c % 2) +
+/// rr of the warp's first) for its output row v, tap row j1 = 4 (c % 2) + rr - v.
+int weight_chunks(int rows);
+int weight_tap_row(int chunk, int rr, int rows);
 
 /// The largest split_error over the filters of `taps` with `slices` digits.
 double worst_split_error(const TensorCoreGeometry& geometry, const float* taps, int slices);

@@ -50,12 +50,24 @@ NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
 enum class TensorCoreCopies { Funnel, Shared, Global };
 
 /// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
-/// (one output row along axis 1 each), the windows from Copies.
-template <int MTiles, int Warps, TensorCoreCopies Copies>
+/// of Rows output rows along axis 1 each, the windows from Copies. Rows 2: a warp's two rows share
+/// its A fragments: each K chunk is 4 consecutive staged rows of one plane (two chunks a plane,
+/// rows y .. y + 7 of the pair's y, y + 1), which meet output y with tap rows 4h .. 4h + 3 and
+/// output y + 1 with 4h - 1 .. 4h + 2, so each chunk has two B operands (chunk_weight_row), one per
+/// output row, and every A fragment feeds both.
+template <int MTiles, int Warps, TensorCoreCopies Copies, int Rows = 1>
 struct TensorCoreTile {
   using S = TensorCoreShape;
+  static_assert(Rows == 1 || (Rows == 2 && S::kK1 <= 2 * S::kChunkRows), "one or two rows");
   static constexpr int kMTiles = MTiles;
   static constexpr int kWarps = Warps;
+  static constexpr int kRows = Rows;
+  static constexpr int kBlockRows = Warps * Rows;  ///< output rows along axis 1 per block
+  /// K chunks per output: 4 of the 49 flattened tap rows each (Rows 1), or two per plane (Rows 2).
+  static constexpr int kChunks = Rows == 1 ? S::kChunks : 2 * S::kK3;
+  /// B operands per pass (chunk x output row of the warp's) and their words.
+  static constexpr int kWeightChunks = kChunks * Rows;
+  static constexpr int kFragmentWords = kWeightChunks * S::kNTiles * 32 * 2;
   static constexpr TensorCoreCopies kCopyMode = Copies;
   static constexpr bool kShifted = Copies != TensorCoreCopies::Funnel;
   static constexpr int kThreads = 32 * Warps;
@@ -71,17 +83,17 @@ struct TensorCoreTile {
   /// Words of a staged row: its copies; words between planes: the rows and a pad that keeps the
   /// two tap rows a fragment reads in distinct banks across a plane's end as within a plane.
   static constexpr int kRowWords = kCopies * kCopyWords;
-  static constexpr int kRowsY = Warps + S::kK1 - 1;
+  static constexpr int kRowsY = kBlockRows + S::kK1 - 1;
   static constexpr int kPlanePad = (((S::kK1 - kRowsY) * kRowWords) % 32 + 32) % 32;
   static constexpr int kPlaneWords = kRowsY * kRowWords + kPlanePad;
   static constexpr int kStagedRows = kRowsY * S::kK3;
   static constexpr int kTileBytes = S::kK3 * kPlaneWords * 4;
   /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][u] (chunk_rows), and its
   /// bytes in shared memory, a whole number of 16-byte chunks.
-  static constexpr int kRowTableEntries = 2 * S::kChunks;
+  static constexpr int kRowTableEntries = 2 * kChunks;
   static constexpr int kRowTableBytes = (kRowTableEntries * 8 + 15) / 16 * 16;
   /// Shared bytes of a launch: the pass's fragments, the row table and two tiles' rows.
-  static constexpr int kSharedBytes = S::kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
+  static constexpr int kSharedBytes = kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
   /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
   /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
   /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
@@ -103,7 +115,7 @@ struct TensorCoreTile {
     TensorCoreOrigin o;
     o.x0 = (i % a.tiles_x) * kWarpX;
     i /= a.tiles_x;
-    o.y0 = (i % a.tiles_y) * Warps;
+    o.y0 = (i % a.tiles_y) * kBlockRows;
     i /= a.tiles_y;
     o.m2 = i % a.n2;
     o.m3 = i / a.n2;
@@ -159,9 +171,17 @@ struct TensorCoreTile {
   /// 4c + u (registers 0, 1) and 4c + 2 + u (registers 2, 3) for the lanes with t / 2 = u. The
   /// kernel keeps them in a table (chunk_row_table), one 64-bit load per chunk.
   NDCONV_HD static void chunk_rows(int c, int u, int& lo, int& hi) {
-    lo = tap_row_word(4 * c + u);
-    hi = tap_row_word(4 * c + 2 + u);
+    if constexpr (Rows == 1) {
+      lo = tap_row_word(4 * c + u);
+      hi = tap_row_word(4 * c + 2 + u);
+    } else {  // plane c / 2, staged rows 4 (c % 2) + u and + 2 of the warp's first
+      const int first = c / 2 * kRowsY + 4 * (c % 2) + u;
+      lo = row_word(first);
+      hi = row_word(first + 2);
+    }
   }
+  /// The warp's staged rows start Rows rows apart.
+  NDCONV_HD static int warp_word(int warp) { return Rows * warp * kRowWords; }
 
   /// The A fragment of M tile m for the chunk whose rows (chunk_rows for the lane's t / 2) are lo
   /// and hi: `words` at the warp's row of the staged tile plus the lane's word; registers 0, 1 from
@@ -201,7 +221,7 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   a.n2 = g.outputs[2];
   a.n3 = g.outputs[3];
   a.tiles_x = (a.n0 + Tile::kWarpX - 1) / Tile::kWarpX;
-  a.tiles_y = (a.n1 + Tile::kWarps - 1) / Tile::kWarps;
+  a.tiles_y = (a.n1 + Tile::kBlockRows - 1) / Tile::kBlockRows;
   a.count = g.count;
   a.fragments = fragments;
   a.scales = scales;
