@@ -148,13 +148,14 @@ void release(Device& d) {
   cudaFree(d.out);
 }
 
-template <class Tile, int MinBlocks, bool PrefetchA>
+template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
 void variant(const char* name, const Problem& small, const Problem& big, int sms) {
   // Bit for bit against the emulation on the small problem.
   {
     Device d = upload(small, Tile::kRows, Tile::kStagedCopies);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.fragments, d.scales, d.out);
-    if (!launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, small.g.passes(), sms, nullptr)) {
+    if (!launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>(a, small.g.passes(),
+                                                                            sms, nullptr)) {
       std::printf("%-40s does not fit\n", name);
       release(d);
       return;
@@ -177,7 +178,8 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
   std::vector<float> ms;
   for (int r = 0; r < 12; ++r) {
     CHECK(cudaEventRecord(e0));
-    launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA>(a, big.g.passes(), sms, nullptr);
+    launch_tensor_core_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>(a, big.g.passes(), sms,
+                                                                       nullptr);
     CHECK(cudaEventRecord(e1));
     CHECK(cudaEventSynchronize(e1));
     float t = 0;
@@ -193,10 +195,11 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
   const double executed = 2.0 * voxels * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
                           TensorCoreShape::kColumns * big.g.passes();
   cudaFuncAttributes attr{};
-  CHECK(cudaFuncGetAttributes(&attr, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>));
+  CHECK(cudaFuncGetAttributes(&attr,
+                              tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>, Tile::kThreads,
+      &per_sm, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>, Tile::kThreads,
       Tile::kSharedBytes));
   std::printf(
       "%-40s %7.3f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, "
@@ -221,6 +224,10 @@ int main() {
   using C = TensorCoreCopies;
   variant<TensorCoreTile<4, 4, C::Funnel>, 3, false>("4 M, 4 warps, funnel, 3/SM", small, big, sms);
   variant<TensorCoreTile<4, 4, C::Funnel>, 4, false>("4 M, 4 warps, funnel, 4/SM", small, big, sms);
+  variant<TensorCoreTile<4, 4, C::Funnel>, 3, false, 2>("4 M, 4 warps, funnel, 3/SM, unroll 2",
+                                                        small, big, sms);
+  variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, false, 2>("2 M, 4 warps x 2 rows, 3/SM, unroll 2",
+                                                           small, big, sms);
   variant<TensorCoreTile<4, 4, C::Funnel>, 2, true>("4 M, 4 warps, funnel, 2/SM, prefetch", small,
                                                     big, sms);
   variant<TensorCoreTile<4, 4, C::Global>, 3, false>("4 M, 4 warps, global copies, 3/SM", small,

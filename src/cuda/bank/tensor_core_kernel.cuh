@@ -40,7 +40,7 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
 
 }  // namespace tensor_core_steps
 
-template <class Tile, int MinBlocks, bool PrefetchA>
+template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
 __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     tensor_core_bank_kernel(TensorCoreArgs a) {
   using S = TensorCoreShape;
@@ -126,7 +126,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     };
     // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
     // registers, 304 at 255); in a loop, 166 registers and none. PrefetchA: the next chunk's A
-    // fragments loaded while this chunk's MMAs run (two sets of registers).
+    // fragments loaded while this chunk's MMAs run (two sets of registers); ChunkUnroll: the loop
+    // unrolled that many times, the compiler free to schedule one chunk's loads under another's
+    // MMAs.
     if constexpr (PrefetchA) {
       Fragments fa, fb;
       load_a(fa, 0);
@@ -143,7 +145,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         }
       }
     } else {
-#pragma unroll 1
+#pragma unroll ChunkUnroll
       for (int c = 0; c < Tile::kChunks; ++c) {
         Fragments frag;
         load_a(frag, c);
@@ -184,9 +186,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
 /// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA> over `passes` passes on `stream`
 /// with as many blocks as `sms` SMs hold at once, shared among the passes (each block walks its
 /// pass's tiles). Returns false, launching nothing, where a block does not fit on an SM.
-template <class Tile, int MinBlocks, bool PrefetchA>
+template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
 bool launch_tensor_core_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA>;
+  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>;
   constexpr int kShared = Tile::kSharedBytes;
   if (kShared > 48 * 1024 &&
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
