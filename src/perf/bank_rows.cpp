@@ -59,7 +59,8 @@ const BankSpec& spec_of(const std::string& name) {
 }
 
 // The bank's filters, contiguous, x fastest: the real and imaginary parts of the quadrature
-// filters (Responses), or the reconstruction's lowpass and highpass filters (WeightedSum).
+// filters (Responses, TensorCores), or the reconstruction's lowpass and highpass filters
+// (WeightedSum).
 struct BankFilters {
   Shape extent;
   int count = 0;
@@ -71,7 +72,7 @@ BankFilters bank_filters(const BankSpec& s, int dims) {
   b.extent = cube(dims, s.size);
   std::vector<const std::vector<float>*> parts;
   std::vector<DesignedFilter> designed;
-  if (s.kind == BankRow::Responses) {
+  if (s.kind == BankRow::Responses || s.kind == BankRow::TensorCores) {
     QuadratureDesign q;
     q.size = s.size;
     designed = design_quadrature_filters(dims, q);
