@@ -231,11 +231,13 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   return a;
 }
 
-/// The kernel's compiled variant: 4 M tiles per warp, 4 warps, one copy of each staged row (funnel
-/// shifts), the fastest of dev/tensor_bank_sweep.cu's shapes (H200, run 14, bank_3d_tc: 1.560 ms
-/// against 1.975 ms with shifted copies, 2.053 ms with 2 M tiles at 4 blocks per SM; 2.315 to
-/// 2.578 ms for the others).
-using TensorCoreDefaultTile = TensorCoreTile<4, 4, TensorCoreCopies::Funnel>;
+/// The kernel's compiled variant: 2 M tiles per warp, 4 warps of two output rows sharing their A
+/// fragments, one copy of each staged row (funnel shifts), at 3 blocks per SM (tensor_core.cu): the
+/// fastest of dev/tensor_bank_sweep.cu's 14 shapes (H200, run 16, 256^3 x 12 x 7^3): 1.244 ms
+/// (171% of the FP32 peak in useful FLOP/s), against 1.317 ms for 4 M tiles of one row, 1.296 ms
+/// with shifted copies built in shared memory, 1.300 ms with the K loop unrolled by 2, 1.34-1.86 ms
+/// for the others.
+using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
 
 namespace tensor_core_epilogue {
 
