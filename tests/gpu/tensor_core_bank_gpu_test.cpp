@@ -164,6 +164,19 @@ bool has_note(const RunReport& r, const std::string& text) {
   return false;
 }
 
+// filter_bank's outputs (the bank's filters' volumes contiguous, poisoned first) on `in`.
+std::vector<float> bank_outputs(const ConstVolumeView& in, const FilterBank& bank,
+                                const Options& options, RunReport& report) {
+  const int64_t voxels = in.voxel_count();
+  std::vector<float> out(static_cast<size_t>(voxels * bank.count));
+  poison(out);
+  std::vector<VolumeView> views;
+  for (int f = 0; f < bank.count; ++f)
+    views.push_back(make_view(out.data() + f * voxels, in.dims, in.extent));
+  report = filter_bank(in, bank, views, options);
+  return out;
+}
+
 TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
   NDCONV_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
@@ -181,13 +194,9 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
     SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
     if (!eight_bit)
       input[voxels / 2] += 0.5f;
-    std::vector<float> out(static_cast<size_t>(voxels * 12));
-    poison(out);
-    std::vector<VolumeView> views;
-    for (int f = 0; f < 12; ++f)
-      views.push_back(make_view(out.data() + f * voxels, 3, n));
-    const RunReport report =
-        filter_bank(make_view<const float>(input.data(), 3, n), bank, views, options);
+    RunReport report;
+    const std::vector<float> out =
+        bank_outputs(make_view<const float>(input.data(), 3, n), bank, options, report);
     EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
     EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
     // As accurate per voxel as the FP32 kernel on the same input (the FP32 path is that kernel).
@@ -219,12 +228,8 @@ TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {
       options.backend = Backend::Cuda;
       options.operation = operation;
       options.boundary = boundary;
-      std::vector<float> out(static_cast<size_t>(voxels * 12));
-      poison(out);
-      std::vector<VolumeView> views;
-      for (int f = 0; f < 12; ++f)
-        views.push_back(make_view(out.data() + f * voxels, 3, n));
-      const RunReport report = filter_bank(in, bank, views, options);
+      RunReport report;
+      const std::vector<float> out = bank_outputs(in, bank, options, report);
       EXPECT_TRUE(has_note(report, "on the tensor cores (mma.sync"));
       for (int f = 0; f < 12; ++f) {
         std::vector<float> magnitude(taps.begin() + f * 343, taps.begin() + (f + 1) * 343);
