@@ -1,18 +1,19 @@
 // The filter bank on the tensor cores for 8-bit inputs: mma.sync m16n8k32 (u8 x s8 -> s32,
 // sm_80 and later), the implicit GEMM and the precision scheme of tensor_core_layout.h.
 //
-// A block (TensorCoreTile: Warps warps, MTiles M tiles per warp) owns 16 MTiles outputs along x,
-// Warps rows along axis 1 (a warp each) and one position along axes 2 and 3, for one pass of
-// kFilters filters (blockIdx.y). It stages the (Warps + k1 - 1) x k3 input rows its outputs meet
-// (16-byte asynchronous copies; the next tile's rows in flight while this one is used) and keeps
-// the pass's weights, laid out as B fragments, in shared memory all along. Per K chunk (4 tap rows
-// of 8 taps) a warp builds the A fragments of its M tiles from the staged bytes (the 4-byte windows
-// start at any byte: one word of a shifted copy of the row, or two aligned words and a funnel
-// shift), loads each of the kNTiles B fragments
-// once and runs MTiles x kNTiles MMAs: each A fragment feeds kNTiles MMAs, each B fragment
-// MTiles. In the epilogue each lane holds the four digits of one filter at two outputs per M tile
-// (the columns' order, column_filter), combines them (combine_slices) and writes the responses
-// where the FP32 bank writes them: contiguous canonical volumes, filter f at out + f * stride.
+// A block (TensorCoreTile: Warps warps of Rows output rows, MTiles M tiles per warp) owns 16 MTiles
+// outputs along x, Warps x Rows rows along axis 1 and one position along axes 2 and 3, for one pass
+// of kFilters filters (blockIdx.y). It stages the (Warps Rows + k1 - 1) x k3 input rows its outputs
+// meet (16-byte asynchronous copies; the next tile's rows in flight while this one is used) and
+// keeps the pass's weights, laid out as B fragments, in shared memory all along. Per K chunk (4
+// tap rows of 8 taps; with two rows a warp, 4 staged rows of one plane) a warp builds the A
+// fragments of its M tiles from the staged bytes (the 4-byte windows start at any byte: one word of
+// a shifted copy of the row, or two aligned words and a funnel shift), loads the chunk's B
+// fragments once per row and runs Rows x MTiles x kNTiles MMAs: each A fragment feeds Rows x
+// kNTiles MMAs, each B fragment MTiles. In the epilogue each lane holds the four digits of one
+// filter at two outputs per M tile (the columns' order, column_filter), combines them
+// (combine_slices) and writes the responses where the FP32 bank writes them: contiguous canonical
+// volumes, filter f at out + f * stride.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
