@@ -33,6 +33,16 @@ struct Tuning {
   /// fits.
   double border_fmas_per_voxel = 8.0;
 
+  /// Separable 3D filters with the same tap count along x, y and z run as one pass on the slab
+  /// kernel (cuda/separable/slab_thread.h) where it can implement them: about one read and one
+  /// write of the volume instead of two each. false: the column kernel's passes.
+  bool separable_slab = true;
+
+  /// The slab kernel cuts a volume of fewer x-y tiles than the device holds blocks into chunks
+  /// along z, each of at least this many output planes (a chunk reads K - 1 planes more than it
+  /// emits, and filters them along x and y).
+  int slab_min_chunk = 32;
+
   /// Dense filters through the FFT (cuda/fft/): whether Auto may take it and the cost model's
   /// per-device constants, measured by the bench's fft rows.
   FftPolicy fft;

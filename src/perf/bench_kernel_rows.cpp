@@ -236,6 +236,24 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
               {"pct_bandwidth_of_floor_traffic", 100.0 / ratio},
               {"target_met", ratio <= w.target},
               {"plan", plan_json(plan)}});
+  if (plan.family == "slab") {
+    // The column kernel's passes on the same problem, in the same run: what the slab kernel
+    // replaces (validated before it is timed, as the plan's kernel).
+    cuda_backend::Tuning columns;
+    columns.separable_slab = false;
+    const auto launch_columns = [&](void* st) {
+      cuda_backend::launch_separable_device(p0, scratch.data(), g.dev, st, 0, columns);
+    };
+    const double column_err = validate_launch(g, dout, check, w.volume, launch_columns);
+    if (!(column_err <= cfg.tolerance)) {
+      ++failures;
+      row["error"] = "validation of the column passes failed";
+      return row;
+    }
+    const Timing tc = g.timer->time(launch_columns, cfg.warmup, cfg.repetitions, cfg.flush_l2);
+    row["column_passes"] = {{"device_time", timing_json(tc)},
+                            {"floor_ratio", tc.median_ms * 1e-3 / floor_s}};
+  }
   if (cfg.all_boundaries) {
     add_other_boundaries(row, cfg, g, dout, w.volume, t.median_ms, failures, [&](Boundary b) {
       SeparableCase cb = c;

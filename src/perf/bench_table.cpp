@@ -57,6 +57,15 @@ void print_kernel_rows(std::ostream& out, const Json& rows) {
                   number(r, "voxels_per_s") * 1e-9, number(r, "gflops"), ceiling.c_str(),
                   met_text(r), plan.c_str(), number(ct, "median_ms"), ratio.c_str());
     out << line;
+    if (r.contains("column_passes")) {
+      // The separable row's plan took the slab kernel: the column passes it replaces, same run.
+      const Json& c = r["column_passes"];
+      std::snprintf(line, sizeof line,
+                    "  %s on the column passes instead: %.4f ms, %.2fx memory floor\n",
+                    text(r, "workload").c_str(), number(c["device_time"], "median_ms"),
+                    number(c, "floor_ratio"));
+      out << line;
+    }
   }
   out << "device_ms: filter on data already on the device (CUDA events; CPU row: host clock); "
          "call_ms: whole call with transfers.\n";

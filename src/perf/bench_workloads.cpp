@@ -42,8 +42,8 @@ const std::vector<Workload>& bench_workloads() {
     g.kind = Kind::GpuSeparable;
     g.volume = parse_shape("256x256x256", "volume");
     g.sigma = 2.0;
-    g.target = 3.0;
-    g.target_text = "<= 3x the memory floor";
+    g.target = 2.0;
+    g.target_text = "<= 2x the memory floor";
     g.description = "3D 256x256x256, Gaussian sigma 2 (17 taps per axis), separable";
     l.push_back(g);
     Workload c;

@@ -453,6 +453,79 @@ inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geomet
         g, l, in, out, taps, small_grid, resident_blocks);
 }
 
+/// Runs the slab kernel (cuda/separable/slab_thread.h) over its whole grid, phase by phase as its
+/// barriers order them: per block, all threads build the maps, then take their items; steps 0
+/// and 1 are staged; per march step n, all threads stage step n + 2, then all filter step n along
+/// y, then all filter along x, step their ring and store. `resident_blocks` (0: one chunk) and
+/// `min_chunk` cut the volume into chunks along z as the launcher does. Shared memory is one
+/// NaN-poisoned host buffer per block.
+inline void emulate_slab(const kernels::Geometry& g, const float* in, float* out, const float* taps,
+                         int64_t resident_blocks, int min_chunk) {
+  using kernels::SlabShape;
+  const int k = g.filter_extent[0];
+  kernels::SlabLayout l = cuda_backend::slab_layout_for(g, in, out);
+  const kernels::LaunchShape s = kernels::slab_launch_shape(g, l, resident_blocks, min_chunk);
+  kernels::SlabTaps t{};
+  for (int j = 0; j < k; ++j) {
+    t.z[j] = taps[g.tap_base + j];
+    t.y[j] = taps[g.tap_base + k + j];
+    t.x[j] = taps[g.tap_base + 2 * k + j];
+  }
+  const bool compiled = cuda_backend::slab_dispatch(k, [&](auto kc) {
+    constexpr int K = decltype(kc)::value;
+    constexpr int kThreads = SlabShape::kThreads;
+    using Ring = float[K][4];
+    for (int64_t bz = 0; bz < s.grid[2]; ++bz)
+      for (int64_t by = 0; by < s.grid[1]; ++by)
+        for (int64_t bx = 0; bx < s.grid[0]; ++bx) {
+          std::vector<float> shared(static_cast<size_t>(l.total_floats),
+                                    std::numeric_limits<float>::quiet_NaN());
+          const kernels::SlabBlock b = kernels::slab_block(g, l, bx, by, bz);
+          for (int tid = 0; tid < kThreads; ++tid)
+            kernels::slab_maps(g, l, b, shared.data(), tid);
+          std::vector<kernels::SlabItems<K>> items;
+          for (int tid = 0; tid < kThreads; ++tid)
+            items.push_back(kernels::slab_items<K>(g, l, b, shared.data(), tid));
+          auto stage = [&](int n) {
+            if (n >= b.planes)
+              return;
+            const int64_t z = kernels::slab_input_plane(g, l, b, n);
+            for (int tid = 0; tid < kThreads; ++tid) {
+              kernels::slab_stage<K>(g, l, items[tid], z < 0 ? nullptr : in + z * g.in_stride[3],
+                                     shared.data() + (n % SlabShape::kBuffers) * l.raw_floats,
+                                     shared.data());
+            }
+          };
+          stage(0);
+          stage(1);
+          std::vector<Ring> rings(kThreads);
+          for (auto& ring : rings)
+            for (auto& slot : ring)
+              std::fill(std::begin(slot), std::end(slot), std::numeric_limits<float>::quiet_NaN());
+          for (int n = 0; n < b.planes; ++n) {
+            stage(n + 2);
+            for (int tid = 0; tid < kThreads; ++tid)
+              kernels::slab_filter_y<K>(l, t,
+                                        shared.data() + (n % SlabShape::kBuffers) * l.raw_floats,
+                                        shared.data() + l.filtered, tid);
+            for (int tid = 0; tid < kThreads; ++tid) {
+              float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              kernels::slab_filter_x<K>(l, t, shared.data() + l.filtered, tid, v);
+              const bool emit = n >= K - 1;
+              if (b.down)
+                kernels::slab_ring_step<K, true>(n % K, rings[tid], v, emit, t, o);
+              else
+                kernels::slab_ring_step<K, false>(n % K, rings[tid], v, emit, t, o);
+              if (emit)
+                kernels::slab_store(g, l, b, out, kernels::slab_output_plane(l, b, n), tid, o);
+            }
+          }
+        }
+  });
+  if (!compiled)
+    throw std::invalid_argument("no slab kernel for " + std::to_string(k) + " taps");
+}
+
 /// Runs a separable plan through host buffers, as launch_separable_device does on the device.
 inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const float* in, float* out,
                               int64_t input_voxels, bool small_grid = false,
@@ -468,7 +541,10 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
   for (const cuda_backend::SeparablePass& pass : plan.passes) {
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.column_ko > 0)
+    if (pass.slab_taps > 0)
+      // Chunks along z as on a device holding 8 blocks, at least 4 planes each.
+      emulate_slab(pass.geometry, src, dst, plan.taps.data(), small_grid ? 0 : 8, 4);
+    else if (pass.column_ko > 0)
       // Unshrunk: a grid of 5 blocks, each walking many tiles as on the device (column_next_tile).
       emulate_column_entry(pass.column_form, pass.geometry, src, dst, plan.taps.data(), small_grid,
                            small_grid ? 0 : 5, bulk_rows);

@@ -166,10 +166,13 @@ TEST(CudaSeparableLarge, GaussianSizedVolumesInEveryColumnForm) {
         reference_separable_passes(in_view, f, Operation::Correlation, b);
     std::vector<float> out(in.size());
     poison(out);
+    // KO 8, forced: the column kernel's passes (the automatic plan takes the slab kernel).
     const RunReport r =
         filter_separable(in_view, f, make_view(out.data(), s.dims, s.volume),
-                         cuda_options(Operation::Correlation, b, OutputRegion::Same, 0));
+                         cuda_options(Operation::Correlation, b, OutputRegion::Same, 8));
     EXPECT_EQ(r.backend, Backend::Cuda);
+    EXPECT_EQ(r.outputs_per_thread_reason.find("slab"), std::string::npos)
+        << r.outputs_per_thread_reason;
     EXPECT_LT(relative_l2_error(out, ref), kTolerance) << to_string(b) << " seed=" << seed;
   }
 }

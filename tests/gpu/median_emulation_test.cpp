@@ -6,6 +6,7 @@
 // and infinities; and its key order (NaN above every number). Needs no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/median/median_merge.h"
 #include "cuda/median/median_select.h"
 #include "reference.h"
 #include "test_data.h"
@@ -44,8 +46,8 @@ void dispatch(std::integer_sequence<int, kRadii...>, const MedianGrid& g,
    ...);
 }
 
-// The grid run with the counting selection or, where `forgetful` and the kernel would take it,
-// the forgetful one.
+// The grid run with the counting selection or, where `forgetful` and the kernel would take one,
+// the selection in registers the launcher picks (sorted planes for 3D radius 1, else forgetful).
 std::vector<float> emulate_median(const std::vector<float>& in, int dims, const Index& extent,
                                   const Index& radius, Boundary boundary, int threads_x,
                                   int threads_y, bool forgetful, float outside = 0.0f) {
@@ -62,7 +64,7 @@ std::vector<float> emulate_median(const std::vector<float>& in, int dims, const 
   else if (dims == 2 && r == 3)
     run_blocks<ForgetfulSelect<2, 3>>(g, in, out);
   else if (dims == 3 && r == 1)
-    run_blocks<ForgetfulSelect<3, 1>>(g, in, out);
+    run_blocks<cuda_median::SortedPlanesSelect>(g, in, out);
   else
     dispatch(std::make_integer_sequence<int, cuda_median::kMaxLastRadius + 1>{}, g, in, out);
   return out;
@@ -144,6 +146,57 @@ TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
             }
           }
         }
+    }
+  }
+}
+
+// The sorted-planes selection's parts against std::nth_element on random keys with many ties
+// (NaN and infinities among them): the 9-key network sorts, the merge keeps ranks 5 .. 14 of two
+// sorted planes, and each output of SortedPlanesSelect is the 14th of its 27 keys, bit for bit.
+TEST(MedianEmulation, SortedPlanesAgainstNthElement) {
+  std::mt19937_64 rng(fresh_seed());
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+  auto key = [&](int distinct) {
+    std::uniform_int_distribution<int> u(0, distinct - 1);
+    const int i = u(rng);
+    return cuda_median::median_key(i < 5 && distinct > 20 ? specials[i]
+                                                          : static_cast<float>(i) * 0.25f - 3.0f);
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int distinct = trial % 2 == 0 ? 4 : 1000;
+    uint32_t a[9], b[9];
+    for (int i = 0; i < 9; ++i) {
+      a[i] = key(distinct);
+      b[i] = key(distinct);
+    }
+    std::vector<uint32_t> both(a, a + 9);
+    both.insert(both.end(), b, b + 9);
+    cuda_median::sort_nine(a);
+    cuda_median::sort_nine(b);
+    ASSERT_TRUE(std::is_sorted(a, a + 9));
+    uint32_t m[10];
+    cuda_median::merge_middle(a, b, m);
+    std::sort(both.begin(), both.end());
+    for (int r = 0; r < 10; ++r)
+      ASSERT_EQ(m[r], both[static_cast<size_t>(4 + r)]) << "rank " << r + 5;
+  }
+  // Whole selections on tiles of one thread's windows: 3 x 3 x (kOutputs + 2) keys.
+  const int64_t extent[4] = {3, 3, cuda_median::kOutputs, 1};
+  const int64_t radius[4] = {1, 1, 1, 0};
+  const MedianGrid g = cuda_median::median_grid(3, extent, radius, 0, 0.0f, 1, 1);
+  ASSERT_EQ(g.tile[0] * g.tile[1] * g.tile[2], 3 * 3 * (cuda_median::kOutputs + 2));
+  std::vector<uint32_t> tile(static_cast<size_t>(g.tile_keys()));
+  for (int trial = 0; trial < 5000; ++trial) {
+    for (uint32_t& k : tile)
+      k = key(trial % 2 == 0 ? 5 : 1000);
+    uint32_t median[cuda_median::kOutputs];
+    cuda_median::SortedPlanesSelect()(g, tile.data(), 0, median);
+    for (int k = 0; k < cuda_median::kOutputs; ++k) {
+      std::vector<uint32_t> window(tile.begin() + k * 9, tile.begin() + (k + 3) * 9);
+      std::nth_element(window.begin(), window.begin() + 13, window.end());
+      ASSERT_EQ(median[k], window[13]) << "output " << k << " trial " << trial;
     }
   }
 }

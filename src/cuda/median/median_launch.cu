@@ -1,7 +1,7 @@
 // The GPU median's launcher: picks the block shape whose staged input box fits the device's shared
-// memory and the selection (forgetful for small isotropic windows, else counting, compiled per
-// radius along the last axis), stages the volume on the device
-// and back; every CUDA call checked.
+// memory and the selection (sorted planes for the 3D radius-1 window, forgetful for the other
+// small isotropic windows, else counting, compiled per radius along the last axis), stages the
+// volume on the device and back; every CUDA call checked.
 #include <chrono>
 #include <string>
 #include <utility>
@@ -11,6 +11,7 @@
 #include "cuda/host_call.h"
 #include "cuda/median/median.h"
 #include "cuda/median/median_kernel.cuh"
+#include "cuda/median/median_merge.h"
 #include "cuda/median/median_select.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
@@ -106,7 +107,7 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
   else if (dims == 2 && r == 3)
     launch<ForgetfulSelect<2, 3>>(input, output, g, s);
   else if (dims == 3 && r == 1)
-    launch<ForgetfulSelect<3, 1>>(input, output, g, s);
+    launch<SortedPlanesSelect>(input, output, g, s);
   else
     launch_counting(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, input, output, g, s);
 }

@@ -345,8 +345,9 @@ struct ForgetfulSelect {
   }
 };
 
-/// The radius of the window when ForgetfulSelect takes it (2D radius 1-3, 3D radius 1, the same
-/// on every axis), else 0 (CountingSelect takes it).
+/// The radius of the window when a selection in registers takes it (2D radius 1-3: ForgetfulSelect;
+/// 3D radius 1: SortedPlanesSelect, median_merge.h; the same on every axis), else 0
+/// (CountingSelect takes it).
 inline int forgetful_radius(const MedianGrid& g) {
   const int dims = g.last + 1, r = g.radius[0];
   for (int a = 1; a < dims; ++a)

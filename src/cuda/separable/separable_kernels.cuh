@@ -8,6 +8,7 @@
 
 #include "cuda/separable/column_thread.h"
 #include "cuda/separable/row_tile.h"
+#include "cuda/separable/slab_thread.h"
 #include "kernels/async_copy.h"
 #include "kernels/bulk_copy.h"
 #include "kernels/geometry.h"
@@ -170,6 +171,52 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     bulk_barrier_init(reinterpret_cast<uint64_t*>(shared + l.barriers) + threadIdx.x);
   __syncthreads();
   column_tiles<S, F, kBulk>(g, l, map, in, out, shared);
+}
+
+/// The slab kernel of separable filters (slab_thread.h): K taps along x, y and z in one pass. A
+/// block builds its maps, then marches along z through its chunk: per input plane, wait for its
+/// raw tile (every thread's copies, then a barrier), start the copy of the plane two steps ahead,
+/// filter along y, barrier, filter along x into the ring and emit the output plane once the ring
+/// is full. The march step's ring slot is dispatched in slab_ring_step.
+template <int K>
+__global__ void __launch_bounds__(SlabShape::kThreads, SlabShape::kMinBlocks)
+    slab_kernel(Geometry g, SlabLayout l, SlabTaps t, const float* __restrict__ in,
+                float* __restrict__ out) {
+  extern __shared__ __align__(16) float4 slab_shared_words[];
+  float* shared = reinterpret_cast<float*>(slab_shared_words);
+  const int tid = threadIdx.x;
+  const SlabBlock b = slab_block(g, l, blockIdx.x, blockIdx.y, blockIdx.z);
+  slab_maps(g, l, b, shared, tid);
+  __syncthreads();
+  const SlabItems<K> items = slab_items<K>(g, l, b, shared, tid);
+  auto stage = [&](int n) {
+    if (n < b.planes) {
+      const int64_t z = slab_input_plane(g, l, b, n);
+      slab_stage<K>(g, l, items, z < 0 ? nullptr : in + z * g.in_stride[3],
+                    shared + (n % SlabShape::kBuffers) * l.raw_floats, shared);
+    }
+    tiled_commit();  // a group per step, empty or not, so that tiled_wait(1) finds step n's
+  };
+  stage(0);
+  stage(1);
+  float ring[K][4];
+  for (int n = 0; n < b.planes; ++n) {
+    tiled_wait(1);    // this thread's copies of step n are done
+    __syncthreads();  // ... and every thread's; the y-filtered tile's last reader is done
+    stage(n + 2);     // into the buffer step n - 1 filtered, before the barrier above
+    slab_filter_y<K>(l, t, shared + (n % SlabShape::kBuffers) * l.raw_floats, shared + l.filtered,
+                     tid);
+    __syncthreads();
+    float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    slab_filter_x<K>(l, t, shared + l.filtered, tid, v);
+    const bool emit = n >= K - 1;
+    if (b.down)
+      slab_ring_step<K, true>(n % K, ring, v, emit, t, o);
+    else
+      slab_ring_step<K, false>(n % K, ring, v, emit, t, o);
+    if (emit)
+      slab_store(g, l, b, out, slab_output_plane(l, b, n), tid, o);
+  }
 }
 
 /// The x-row kernel of separable filters (taps always in constant memory: at most 1023).

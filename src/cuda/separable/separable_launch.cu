@@ -84,6 +84,48 @@ const ColumnEntry& find_column(ColumnForm form, bool bulk) {
 
 ConstantTapUploads g_constant_uploads;  // this translation unit's kernels::c_taps, per device
 
+// The slab pass (slab_thread.h): its taps as kernel parameters, chunks along z as the device's
+// resident blocks and Tuning::slab_min_chunk give them. Returns the plan's words for it.
+std::string launch_slab(int device, const SeparablePass& pass, const std::vector<float>& taps,
+                        const float* in, float* out, cudaStream_t stream, const Tuning& tuning,
+                        LaunchPlan& result) {
+  const Geometry& g = pass.geometry;
+  kernels::SlabLayout l = slab_layout_for(g, in, out);
+  kernels::SlabTaps t{};
+  const int k = pass.slab_taps;
+  for (int j = 0; j < k; ++j) {
+    t.z[j] = taps[g.tap_base + j];
+    t.y[j] = taps[g.tap_base + k + j];
+    t.x[j] = taps[g.tap_base + 2 * k + j];
+  }
+  std::string what;
+  slab_dispatch(k, [&](auto kc) {
+    constexpr int K = decltype(kc)::value;
+    const void* kernel = reinterpret_cast<const void*>(&kernels::slab_kernel<K>);
+    const int shared_bytes = l.total_floats * static_cast<int>(sizeof(float));
+    if (shared_bytes > opt_in_dynamic_shared_memory(device, kernel)) {
+      throw InvalidArgument("the slab kernel needs " + std::to_string(shared_bytes) +
+                            " bytes of shared memory per block, more than this device allows");
+    }
+    const KernelVariant v =
+        query_variant(device, kernel, 0, kernels::SlabShape::kThreads, shared_bytes);
+    const kernels::LaunchShape s = kernels::slab_launch_shape(
+        g, l, resident_blocks(device, v.blocks_per_sm), tuning.slab_min_chunk);
+    kernels::slab_kernel<K>
+        <<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, stream>>>(g, l, t, in, out);
+    NDCONV_CUDA_CHECK_LAUNCH("slab_kernel");
+    if (result.launches == 0) {
+      set_plan_shape(result, s);
+      set_plan_kernel(result, device, kernel, 0, s, "slab", 4);
+    }
+    ++result.launches;
+    what = "slab kernel, " + std::to_string(K) + " taps per axis, " +
+           std::to_string(s.grid[0] * s.grid[1]) + " tiles x " + std::to_string(s.grid[2]) +
+           " chunks of " + std::to_string(l.chunk) + " planes";
+  });
+  return what;
+}
+
 }  // namespace
 
 std::string row_tensor_map(int device, const kernels::Geometry& g, const kernels::ColumnLayout& l,
@@ -144,14 +186,18 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       [&](int, int64_t n, int64_t k) {
         return choose_blocked_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
       },
-      SeparableKernels::kColumns, outputs_per_thread);
+      SeparableKernels::kColumns, outputs_per_thread,
+      tuning.separable_slab && outputs_per_thread == 0);
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   static const char* names[] = {"x", "y", "z", "t"};
   for (const SeparablePass& pass : plan.passes) {
     std::string what;
     const char* family = "blocked";
-    if (pass.column_ko > 0) {
+    if (pass.slab_taps > 0) {
+      what = "slab kernel (x, y, z in one pass)";
+      family = "slab";
+    } else if (pass.column_ko > 0) {
       const bool staged = pass.column_form == kernels::ColumnForm::kStaged;
       what =
           std::string(pass.fuse_x() ? "column kernel with x fused"
@@ -171,8 +217,8 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
     }
     reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
     kernels_per_pass += (kernels_per_pass.empty() ? "" : ", ") +
-                        std::string(pass.fuse_x() ? "x+" : "") + std::string(names[pass.axis]) +
-                        " " + family;
+                        std::string(pass.slab_taps > 0 ? "x+y+" : (pass.fuse_x() ? "x+" : "")) +
+                        std::string(names[pass.axis]) + " " + family;
   }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");
@@ -212,7 +258,10 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.column_ko > 0) {
+    if (pass.slab_taps > 0) {
+      result.reason +=
+          "; " + launch_slab(device, pass, plan.taps, src, dst, stream, tuning, result);
+    } else if (pass.column_ko > 0) {
       kernels::ColumnLayout l = column_layout_for(pass.geometry, pass.column_form, src, dst);
       // The fused form's raw rows by bulk copy where the copy engine can read them.
       kernels::TensorMap map{};

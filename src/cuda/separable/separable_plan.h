@@ -12,6 +12,7 @@
 
 #include "cuda/plan.h"
 #include "cuda/separable/column_thread.h"
+#include "cuda/separable/slab_thread.h"
 #include "cuda/tiled/tiled_plan.h"
 #include "core/problem.h"
 #include "kernels/geometry.h"
@@ -99,6 +100,57 @@ inline bool column_can_implement(const kernels::Geometry& g, int ko, kernels::Co
                                                : kTiledMaxSharedBytes);
 }
 
+/// The slab kernel's compiled tap counts (the same along x, y and z; slab_thread.h).
+using SlabTapCounts = std::integer_sequence<int, 17>;
+
+template <int... Ks, typename Fn>
+bool slab_dispatch_in(std::integer_sequence<int, Ks...>, int k, Fn&& fn) {
+  return ((Ks == k ? (fn(std::integral_constant<int, Ks>{}), true) : false) || ...);
+}
+
+/// Calls fn(std::integral_constant<int, K>{}) for the compiled tap count K equal to k; false when
+/// there is none. The layout, the launcher and the emulation pick their instantiation so.
+template <typename Fn>
+bool slab_dispatch(int k, Fn&& fn) {
+  return slab_dispatch_in(SlabTapCounts{}, k, fn);
+}
+
+/// Whether the slab kernel can implement geometry g (canonical [x, y, 1, z]): a compiled tap count
+/// K on x, y and z, and every index it maps in 32 bits (columns, rows, offsets within a plane).
+inline bool slab_can_implement(const kernels::Geometry& g) {
+  const int k = g.filter_extent[0];
+  if (!slab_dispatch(k, [](auto) {}) || g.filter_extent[1] != k || g.filter_extent[3] != k ||
+      g.filter_extent[2] != 1 || g.in_extent[2] != 1 || g.out_extent[2] != 1)
+    return false;
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  for (int a : {0, 1, 3}) {
+    if (g.in_extent[a] > kLimit || g.out_extent[a] > kLimit || g.offset[a] > kLimit ||
+        g.offset[a] < -kLimit || g.in_stride[a] < 0 || g.out_stride[a] < 0)
+      return false;
+  }
+  // Offsets within an input plane (rows and columns) in 32 bits; grid y and z in range.
+  if (g.in_extent[1] * g.in_stride[1] + g.in_extent[0] * g.in_stride[0] > kLimit)
+    return false;
+  int64_t tiles[2];
+  kernels::slab_tiles(g, tiles);
+  return tiles[1] <= kernels::kMaxGridYZ && g.out_extent[3] <= kernels::kMaxGridYZ;
+}
+
+/// The slab kernel's layout for geometry g with 16-byte copies and stores where these pointers
+/// and g's strides allow them (x contiguous, rows and planes 16-byte aligned).
+inline kernels::SlabLayout slab_layout_for(const kernels::Geometry& g, const float* in,
+                                           const float* out) {
+  kernels::SlabLayout l{};
+  slab_dispatch(g.filter_extent[0], [&](auto k) { l = kernels::slab_layout<k.value>(g); });
+  auto aligned = [](const float* base, const int64_t* stride) {
+    return stride[0] == 1 && reinterpret_cast<uintptr_t>(base) % 16 == 0 && stride[1] % 4 == 0 &&
+           stride[3] % 4 == 0;
+  };
+  l.vector_in = aligned(in, g.in_stride);
+  l.vector_out = aligned(out, g.out_stride);
+  return l;
+}
+
 /// Canonical order of a tiled separable pass along `axis`: x on slot 0, the filtered axis on
 /// slot 1 (the tile's rows) unless it is x, the other axes in memory order, unit slots last.
 inline std::array<int, kernels::kAxes> tiled_pass_order(int dims, int axis) {
@@ -128,11 +180,14 @@ struct SeparablePass {
   /// x, from geometry.tap_base).
   kernels::ColumnForm column_form = kernels::ColumnForm::kDirect;
   bool fuse_x() const { return column_form == kernels::ColumnForm::kFusedX; }
+  /// Taps per axis of the slab kernel when it serves this pass (x, y and z of a 3D filter at once:
+  /// slab_thread.h), else 0.
+  int slab_taps = 0;
   /// The x-row kernel serves this pass (an x pass that neither the column nor the tiled kernel
   /// takes).
-  bool x_row() const { return column_ko == 0 && tiled_rows == 0 && ko == 0; }
+  bool x_row() const { return column_ko == 0 && tiled_rows == 0 && ko == 0 && slab_taps == 0; }
   /// The blocked kernel serves this pass, at `ko`.
-  bool blocked() const { return column_ko == 0 && tiled_rows == 0 && ko > 0; }
+  bool blocked() const { return column_ko == 0 && tiled_rows == 0 && ko > 0 && slab_taps == 0; }
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -147,18 +202,46 @@ struct SeparablePlan {
   int scratch_halves = 0;             ///< scratch buffers of input-voxel-count floats needed
 };
 
+/// The one slab pass (slab_thread.h) of a 3D filter with the same compiled tap count along x, y and
+/// z, reading p.input and writing p.output; false when the slab kernel cannot implement it.
+inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
+  if (p.input.dims != 3 || p.taps[0].empty() || p.taps[0].size() != p.taps[1].size() ||
+      p.taps[0].size() != p.taps[2].size())
+    return false;
+  const int64_t k = static_cast<int64_t>(p.taps[0].size());
+  SeparablePass pass;
+  pass.axis = 2;
+  pass.source = kInputBuffer;
+  pass.destination = kOutputBuffer;
+  pass.geometry = make_geometry(p.input, p.output, Index{k, k, k, 1}, p.offset, p.boundary,
+                                canonical_order(3, 2));
+  if (!slab_can_implement(pass.geometry))
+    return false;
+  pass.slab_taps = static_cast<int>(k);
+  pass.geometry.tap_base = 0;
+  pass.geometry.tap_pitch = static_cast<int>(k);
+  plan.passes = {pass};
+  plan.taps.clear();
+  for (int a : {2, 1, 0})
+    plan.taps.insert(plan.taps.end(), p.taps[a].begin(), p.taps[a].end());
+  plan.scratch_halves = 0;
+  return true;
+}
+
 /// Orders the passes (x first, then the other axes in memory order; with kColumns x is fused into
 /// the first other filtered axis), picks each pass's kernel (`kernels`; the blocked kernel's KO
 /// from choose_ko(axis, output extent, taps); the column kernel's from `column_ko`, 0 for its
-/// default) and ping-pongs them through scratch.
-/// Intermediate volumes are contiguous; the first pass reads p.input and the last writes
-/// p.output with their own strides. A column KO that is not compiled (a KO forced for the blocked
-/// kernel) falls back to kTiledX.
+/// default) and ping-pongs them through scratch. With kColumns and `slab`, a 3D filter that the
+/// slab kernel can implement is one slab pass instead (plan_slab). Intermediate volumes are
+/// contiguous; the first pass reads p.input and the last writes p.output with their own strides. A
+/// column KO that is not compiled (a KO forced for the blocked kernel) falls back to kTiledX.
 inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
                                     const std::function<int(int, int64_t, int64_t)>& choose_ko,
                                     SeparableKernels kernels = SeparableKernels::kTiledX,
-                                    int column_ko = 0) {
+                                    int column_ko = 0, bool slab = false) {
   SeparablePlan plan;
+  if (kernels == SeparableKernels::kColumns && slab && plan_slab(p, plan))
+    return plan;
   const int dims = p.input.dims;
   std::vector<int> axes;
   for (int a = 0; a < dims; ++a) {

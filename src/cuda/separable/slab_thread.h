@@ -1,0 +1,392 @@
+// The slab kernel of separable filters: a 3D filter with K taps along each of x, y and z in one
+// pass (2.5D blocking).
+//
+// Why: a separable filter is bound by memory traffic. The column kernel (column_thread.h) needs two
+// passes for three filtered axes (x fused into y, then z), so the volume goes through DRAM twice
+// each way: 3.6x the memory floor on the H200 for a 17-tap Gaussian on 256^3. Here a block owns a
+// tile of kTileX x kTileY outputs in x-y and marches along z through a chunk of planes:
+//   - each input plane's tile plus its x-y halo (K - 1 columns and rows) is copied into shared
+//     memory (16-byte cp.async; three buffers, so two planes are in flight while one is
+//     filtered); the halos are read again by the neighbouring tiles, from L2;
+//   - the block filters the plane along y (a thread: 4 x by 4 rows, K + 3 row reads) into a
+//     y-filtered tile, then along x (a thread: its 4 outputs, K + 3 reads), so each thread holds
+//     the x-y filtered values of its own 4 voxels of the plane;
+//   - each thread keeps the last K of those planes in a ring of registers and emits the z-filtered
+//     output plane from them (K FMAs per voxel). The ring's slot is a run-time plane count, but
+//     every access to it goes through slab_ring_step, which dispatches to code with the slot as a
+//     compile-time constant, so the ring stays in registers;
+//   - DRAM traffic is about one read and one write of the volume: a volume with fewer tiles than
+//     the device holds blocks is cut into chunks along z, each block re-reading K - 1 planes of
+//     the chunk before it; odd chunks march down, so that both chunks sharing planes read them at
+//     about the same time (both at their starts or both at their ends), from L2.
+// Taps are kernel parameters (SlabTaps), so every FMA reads its tap as a constant operand. K is a
+// compile-time constant (kSlabTapCounts): every loop over taps is unrolled with no padding, and no
+// input outside an output's footprint is ever multiplied (an Inf or NaN reaches only the outputs
+// whose footprint holds it).
+//
+// The phases (maps, items, stage, y filter, x filter, ring step, store) are NDCONV_HD functions so
+// that the host emulation (tests/gpu/emulate.h) runs them in the order the barriers impose.
+//
+// Geometry: canonical [x, y, 1, z] (canonical_order(3, 2)); taps at tap_base: z, then y, then x.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/async_copy.h"
+#include "kernels/geometry.h"
+#include "kernels/hd.h"
+#include "kernels/row_taps.h"
+#include "kernels/schedule.h"
+#include "kernels/vector_access.h"
+
+namespace ndconv::kernels {
+
+/// The block tile: kTileX x kTileY outputs, 4 consecutive x per thread.
+struct SlabShape {
+  static constexpr int kTileX = 64;
+  static constexpr int kTileY = 16;
+  static constexpr int kThreads = kTileX / 4 * kTileY;
+  /// Blocks per SM the compiler must allow (128 registers: the ring of K x 4 floats and the
+  /// filters' windows).
+  static constexpr int kMinBlocks = 2;
+  /// Raw plane buffers: the one being filtered and two in flight.
+  static constexpr int kBuffers = 3;
+};
+
+/// Taps per axis of the slab kernel's instantiations (the same count along x, y and z).
+inline constexpr int kSlabMaxTaps = 17;
+
+/// A slab launch's taps, as kernel parameters.
+struct SlabTaps {
+  float x[kSlabMaxTaps];
+  float y[kSlabMaxTaps];
+  float z[kSlabMaxTaps];
+};
+
+/// Compile-time sizes of the K-tap instantiation.
+template <int K>
+struct SlabSizes {
+  static_assert(K >= 1 && K <= kSlabMaxTaps, "a compiled tap count");
+  using S = SlabShape;
+  /// Quads (4 floats) the x filter reads from a thread's first x: K + 3 floats.
+  static constexpr int kXQuads = (K + 6) / 4;
+  /// Raw quads per row at most: the tile and halo from any shift (0..3), and the x filter's reads.
+  static constexpr int kQuads = std::max((S::kTileX + K + 5) / 4, S::kTileX / 4 - 1 + kXQuads);
+  static constexpr int kRows = S::kTileY + K - 1;
+  /// Raw quads each thread stages per plane, at most.
+  static constexpr int kItems = (kRows * kQuads + S::kThreads - 1) / S::kThreads;
+};
+
+/// A slab launch's layout (shared memory in floats) and its chunks along z.
+struct SlabLayout {
+  int k;             ///< taps per axis
+  int shift;         ///< offset0 mod 4: raw rows start this many columns before the first read
+  int quads;         ///< raw quads per row
+  int rows;          ///< raw rows per plane: kTileY + K - 1
+  int pitch;         ///< floats per raw and per y-filtered row (4 * quads)
+  int raw_floats;    ///< one raw plane buffer (rows * pitch), buffers from offset 0
+  int filtered;      ///< offset of the y-filtered tile (kTileY rows)
+  int x_map;         ///< offset of the column map (4 * quads ints)
+  int y_map;         ///< offset of the row map (rows ints)
+  int total_floats;  ///< shared memory per block
+  int chunk;         ///< outputs along z per block (the last chunk may hold fewer)
+  bool vector_in;    ///< 16-byte copies of raw quads inside the volume (set by the launcher)
+  bool vector_out;   ///< 16-byte stores (set by the launcher)
+};
+
+template <int K>
+inline SlabLayout slab_layout(const Geometry& g) {
+  using S = SlabShape;
+  SlabLayout l{};
+  l.k = K;
+  l.shift = static_cast<int>(((g.offset[0] % 4) + 4) % 4);
+  l.quads =
+      std::max((S::kTileX + K - 1 + l.shift + 3) / 4, S::kTileX / 4 - 1 + SlabSizes<K>::kXQuads);
+  l.rows = S::kTileY + K - 1;
+  l.pitch = 4 * l.quads;
+  l.raw_floats = l.rows * l.pitch;
+  l.filtered = S::kBuffers * l.raw_floats;
+  l.x_map = l.filtered + S::kTileY * l.pitch;
+  l.y_map = l.x_map + 4 * l.quads;
+  l.total_floats = (l.y_map + l.rows + 3) / 4 * 4;
+  l.chunk = static_cast<int>(g.out_extent[3]);
+  l.vector_in = false;
+  l.vector_out = false;
+  return l;
+}
+
+/// Block tiles along x and y.
+inline void slab_tiles(const Geometry& g, int64_t tiles[2]) {
+  tiles[0] = (g.out_extent[0] + SlabShape::kTileX - 1) / SlabShape::kTileX;
+  tiles[1] = (g.out_extent[1] + SlabShape::kTileY - 1) / SlabShape::kTileY;
+}
+
+/// The launch: one block per x-y tile and chunk along z. With `resident_blocks` (the blocks the
+/// device holds at once; 0: unknown) a volume of fewer tiles than that is cut into as many chunks
+/// as fill the device once, each at least `min_chunk` planes (sets l.chunk).
+inline LaunchShape slab_launch_shape(const Geometry& g, SlabLayout& l, int64_t resident_blocks,
+                                     int min_chunk) {
+  int64_t tiles[2];
+  slab_tiles(g, tiles);
+  const int64_t nz = g.out_extent[3];
+  int64_t chunks = 1;
+  if (resident_blocks > 0) {
+    const int64_t most = std::max<int64_t>(1, nz / std::max(1, min_chunk));
+    chunks = std::clamp<int64_t>(resident_blocks / (tiles[0] * tiles[1]), 1, most);
+  }
+  l.chunk = static_cast<int>((nz + chunks - 1) / chunks);
+  const int64_t counts[3] = {tiles[0], tiles[1], (nz + l.chunk - 1) / l.chunk};
+  LaunchShape s = grid_of_tiles(counts, SlabShape::kThreads, l.total_floats);
+  return s;
+}
+
+/// What a block owns: its tile's origin, its chunk of outputs along z and its march.
+struct SlabBlock {
+  int64_t tile_x, tile_y;
+  int64_t o_lo, o_hi;  ///< outputs along z [o_lo, o_hi)
+  int planes;          ///< input planes it reads: o_hi - o_lo + K - 1
+  bool down;           ///< marches from o_hi - 1 down to o_lo (odd chunks)
+};
+
+NDCONV_HD SlabBlock slab_block(const Geometry& g, const SlabLayout& l, int64_t bx, int64_t by,
+                               int64_t bz) {
+  SlabBlock b;
+  b.tile_x = bx * SlabShape::kTileX;
+  b.tile_y = by * SlabShape::kTileY;
+  b.o_lo = bz * l.chunk;
+  b.o_hi = b.o_lo + l.chunk < g.out_extent[3] ? b.o_lo + l.chunk : g.out_extent[3];
+  b.planes = static_cast<int>(b.o_hi - b.o_lo) + l.k - 1;
+  b.down = (bz & 1) != 0;
+  return b;
+}
+
+/// Input plane of march step n (boundary applied), -1 for a plane outside.
+NDCONV_HD int64_t slab_input_plane(const Geometry& g, const SlabLayout& l, const SlabBlock& b,
+                                   int n) {
+  const int64_t i = b.down ? b.o_hi - 1 + g.offset[3] + (l.k - 1) - n : b.o_lo + g.offset[3] + n;
+  return boundary_index_t<int64_t>(i, g.in_extent[3], g.boundary);
+}
+
+/// Output plane that march step n >= K - 1 emits.
+NDCONV_HD int64_t slab_output_plane(const SlabLayout& l, const SlabBlock& b, int n) {
+  return b.down ? b.o_hi - 1 - (n - (l.k - 1)) : b.o_lo + (n - (l.k - 1));
+}
+
+/// First raw column of the block's tile (a multiple of 4).
+NDCONV_HD int64_t slab_first_column(const Geometry& g, const SlabLayout& l, const SlabBlock& b) {
+  return b.tile_x + g.offset[0] - l.shift;
+}
+
+/// Maps phase (all threads, once per block): the input column of each raw column and the input row
+/// of each raw row, boundary applied (-1: outside, reads zero).
+NDCONV_HD void slab_maps(const Geometry& g, const SlabLayout& l, const SlabBlock& b, float* shared,
+                         int tid) {
+  int* x_map = reinterpret_cast<int*>(shared + l.x_map);
+  int* y_map = reinterpret_cast<int*>(shared + l.y_map);
+  const int64_t x0 = slab_first_column(g, l, b);
+  for (int c = tid; c < 4 * l.quads; c += SlabShape::kThreads)
+    x_map[c] = static_cast<int>(boundary_index_t<int64_t>(x0 + c, g.in_extent[0], g.boundary));
+  for (int r = tid; r < l.rows; r += SlabShape::kThreads) {
+    y_map[r] = static_cast<int>(
+        boundary_index_t<int64_t>(b.tile_y + g.offset[1] + r, g.in_extent[1], g.boundary));
+  }
+}
+
+/// The raw quads a thread stages in every plane: where each lands in a raw buffer and where it
+/// comes from in an input plane (>= 0: 16 bytes at that offset; kSlabZero: zeros; kSlabFace: 4
+/// floats through the maps; kSlabNone: no quad).
+inline constexpr int kSlabZero = -1, kSlabFace = -2, kSlabNone = -3;
+
+template <int K>
+struct SlabItems {
+  int source[SlabSizes<K>::kItems];
+  int destination[SlabSizes<K>::kItems];
+};
+
+/// Items phase (per thread, after the maps' barrier; fixed for the block's whole march).
+template <int K>
+NDCONV_HD SlabItems<K> slab_items(const Geometry& g, const SlabLayout& l, const SlabBlock& b,
+                                  const float* shared, int tid) {
+  const int* y_map = reinterpret_cast<const int*>(shared + l.y_map);
+  const int64_t x0 = slab_first_column(g, l, b);
+  SlabItems<K> it;
+  NDCONV_UNROLL
+  for (int k = 0; k < SlabSizes<K>::kItems; ++k) {
+    const int i = tid + k * SlabShape::kThreads;
+    it.source[k] = kSlabNone;
+    it.destination[k] = 0;
+    if (i >= l.rows * l.quads)
+      continue;
+    const int r = i / l.quads, q = i % l.quads;
+    it.destination[k] = r * l.pitch + 4 * q;
+    const int64_t x = x0 + 4 * q;
+    if (y_map[r] < 0)
+      it.source[k] = kSlabZero;
+    else if (l.vector_in && x >= 0 && x + 4 <= g.in_extent[0])
+      it.source[k] = static_cast<int>(y_map[r] * g.in_stride[1] + x);
+    else
+      it.source[k] = kSlabFace;
+  }
+  return it;
+}
+
+/// Stage phase (per thread): its raw quads of input plane `plane` (nullptr: a plane outside the
+/// volume, zeros) into `buffer`, as cp.async copies that the caller commits.
+template <int K>
+NDCONV_HD void slab_stage(const Geometry& g, const SlabLayout& l, const SlabItems<K>& it,
+                          const float* plane, float* buffer, const float* shared) {
+  const int* x_map = reinterpret_cast<const int*>(shared + l.x_map);
+  const int* y_map = reinterpret_cast<const int*>(shared + l.y_map);
+  const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  NDCONV_UNROLL
+  for (int k = 0; k < SlabSizes<K>::kItems; ++k) {
+    const int source = it.source[k];
+    if (source == kSlabNone)
+      continue;
+    float* dst = buffer + it.destination[k];
+    if (plane == nullptr || source == kSlabZero) {
+      vector_store<MemorySpace::Shared>(dst, zeros);
+    } else if (source >= 0) {
+      vector_copy_async(dst, plane + source);
+    } else {
+      // A quad at an x face (or a layout without 16-byte copies): each float through the maps.
+      const int r = it.destination[k] / l.pitch, c = it.destination[k] % l.pitch;
+      const float* row = plane + y_map[r] * g.in_stride[1];
+      for (int e = 0; e < 4; ++e) {
+        const int x = x_map[c + e];
+        if (x < 0)
+          dst[e] = 0.0f;
+        else
+          tiled_copy_valid(dst + e, row + x * g.in_stride[0]);
+      }
+    }
+  }
+}
+
+/// Y filter phase (threads below quads * kTileY / 4): raw quad q, output rows 4 h .. 4 h + 3 of
+/// the y-filtered tile, whose column c is raw column c + shift (so that the x filter reads it
+/// 16-byte aligned).
+template <int K>
+NDCONV_HD void slab_filter_y(const SlabLayout& l, const SlabTaps& t, const float* raw,
+                             float* filtered, int tid) {
+  if (tid >= l.quads * (SlabShape::kTileY / 4))
+    return;
+  const int q = tid % l.quads, h = tid / l.quads;
+  const float* column = raw + 4 * h * l.pitch + 4 * q;
+  float acc[4][4];
+  NDCONV_UNROLL
+  for (int m = 0; m < 4; ++m) {
+    NDCONV_UNROLL
+    for (int e = 0; e < 4; ++e)
+      acc[m][e] = 0.0f;
+  }
+  NDCONV_UNROLL
+  for (int r = 0; r < K + 3; ++r) {
+    float v[4];
+    tiled_read<4>(v, column + r * l.pitch);
+    NDCONV_UNROLL
+    for (int m = 0; m < 4; ++m) {
+      const int j = r - m;
+      if (j < 0 || j >= K)
+        continue;
+      NDCONV_UNROLL
+      for (int e = 0; e < 4; ++e)
+        acc[m][e] = fmaf(t.y[j], v[e], acc[m][e]);
+    }
+  }
+  NDCONV_UNROLL
+  for (int m = 0; m < 4; ++m) {
+    float* dst = filtered + (4 * h + m) * l.pitch + 4 * q - l.shift;
+    if (l.shift == 0) {
+      vector_store<MemorySpace::Shared>(dst, acc[m]);
+    } else {
+      for (int e = 0; e < 4; ++e) {
+        if (4 * q + e >= l.shift)
+          dst[e] = acc[m][e];
+      }
+    }
+  }
+}
+
+/// The thread's 4 voxels in the tile: x 4 * (tid % (kTileX / 4)), y tid / (kTileX / 4).
+NDCONV_HD int slab_thread_x(int tid) {
+  return 4 * (tid % (SlabShape::kTileX / 4));
+}
+NDCONV_HD int slab_thread_y(int tid) {
+  return tid / (SlabShape::kTileX / 4);
+}
+
+/// X filter phase (every thread, after the y filter's barrier): the x-y filtered values of the
+/// thread's 4 voxels.
+template <int K>
+NDCONV_HD void slab_filter_x(const SlabLayout& l, const SlabTaps& t, const float* filtered, int tid,
+                             float (&v)[4]) {
+  const float* row = filtered + slab_thread_y(tid) * l.pitch + slab_thread_x(tid);
+  float w[4 * SlabSizes<K>::kXQuads];
+  NDCONV_UNROLL
+  for (int qq = 0; qq < SlabSizes<K>::kXQuads; ++qq) {
+    float f[4];
+    tiled_read<4>(f, row + 4 * qq);
+    NDCONV_UNROLL
+    for (int e = 0; e < 4; ++e)
+      w[4 * qq + e] = f[e];
+  }
+  NDCONV_UNROLL
+  for (int e = 0; e < 4; ++e) {
+    float acc = 0.0f;
+    NDCONV_UNROLL
+    for (int j = 0; j < K; ++j)
+      acc = fmaf(t.x[j], w[e + j], acc);
+    v[e] = acc;
+  }
+}
+
+/// Ring step (per thread): the x-y filtered values `v` of march step n go to slot u = n mod K;
+/// with `emit` (n >= K - 1, every slot filled) `o` receives the z-filtered output, tap j on the
+/// plane j planes above the output's first (marching up: slot (u + 1 + j) mod K; down: slot
+/// (u - j) mod K). Dispatches on u so that every ring index is a compile-time constant.
+template <int K, bool kDown, int U = 0>
+NDCONV_HD void slab_ring_step(int u, float (&ring)[K][4], const float (&v)[4], bool emit,
+                              const SlabTaps& t, float (&o)[4]) {
+  if constexpr (U < K) {
+    if (u != U) {
+      slab_ring_step<K, kDown, U + 1>(u, ring, v, emit, t, o);
+      return;
+    }
+    NDCONV_UNROLL
+    for (int e = 0; e < 4; ++e)
+      ring[U][e] = v[e];
+    if (!emit)
+      return;
+    NDCONV_UNROLL
+    for (int e = 0; e < 4; ++e)
+      o[e] = 0.0f;
+    NDCONV_UNROLL
+    for (int j = 0; j < K; ++j) {
+      const int slot = kDown ? (U - j + K) % K : (U + 1 + j) % K;
+      NDCONV_UNROLL
+      for (int e = 0; e < 4; ++e)
+        o[e] = fmaf(t.z[j], ring[slot][e], o[e]);
+    }
+  }
+}
+
+/// Store phase (per thread): its 4 outputs of output plane `o3` that exist.
+NDCONV_HD void slab_store(const Geometry& g, const SlabLayout& l, const SlabBlock& b, float* out,
+                          int64_t o3, int tid, const float (&v)[4]) {
+  const int64_t x = b.tile_x + slab_thread_x(tid), y = b.tile_y + slab_thread_y(tid);
+  if (x >= g.out_extent[0] || y >= g.out_extent[1])
+    return;
+  float* row = out + o3 * g.out_stride[3] + y * g.out_stride[1];
+  if (l.vector_out && x + 4 <= g.out_extent[0]) {
+    vector_store<MemorySpace::Global>(row + x, v);
+    return;
+  }
+  for (int e = 0; e < 4; ++e) {
+    if (x + e < g.out_extent[0])
+      row[(x + e) * g.out_stride[0]] = v[e];
+  }
+}
+
+}  // namespace ndconv::kernels

@@ -1,0 +1,247 @@
+// Host emulation of the slab kernel of separable filters (cuda/separable/slab_thread.h; CI, no
+// GPU): which filters the plan gives it, and its results against the float64 reference for every
+// boundary, operation and region, volumes with partial tiles and smaller than the filter, chunks
+// along z shorter and longer than the filter (marching up and down), the 16-byte and 4-byte copy
+// paths, offsets that are not multiples of 4, with fresh random data and NaN-poisoned outputs; plus
+// a NaN that must stay inside its footprint.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cases.h"
+#include "cuda/separable/separable_plan.h"
+#include "cuda/staging.h"
+#include "emulate.h"
+#include "reference.h"
+#include "test_data.h"
+
+namespace ndconv::test {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+constexpr int kSlabTaps = 17;
+
+cuda_backend::SeparablePlan slab_plan(const detail::SeparableProblem& p, bool slab = true) {
+  return cuda_backend::plan_separable(
+      p, [](int, int64_t, int64_t) { return 4; }, cuda_backend::SeparableKernels::kColumns, 0,
+      slab);
+}
+
+detail::SeparableProblem ones_problem(int dims, const Index& volume, const Index& filter,
+                                      std::vector<float>& in, std::vector<float>& out) {
+  in.assign(static_cast<size_t>(voxels(dims, volume)), 1.0f);
+  out.assign(in.size(), 0.0f);
+  detail::SeparableProblem p;
+  p.input = make_view<const float>(in.data(), dims, volume);
+  p.output = make_view(out.data(), dims, volume);
+  for (int a = 0; a < dims; ++a) {
+    if (filter[a] > 0)
+      p.taps[a] = std::vector<float>(static_cast<size_t>(filter[a]), 1.0f);
+  }
+  return p;
+}
+
+TEST(SlabPlan, TakesThreeDimensionalFiltersWithOneCompiledTapCount) {
+  std::vector<float> in, out;
+  auto plan = slab_plan(ones_problem(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out));
+  ASSERT_EQ(plan.passes.size(), 1u);
+  EXPECT_EQ(plan.passes[0].slab_taps, 17);
+  EXPECT_EQ(plan.passes[0].source, cuda_backend::kInputBuffer);
+  EXPECT_EQ(plan.passes[0].destination, cuda_backend::kOutputBuffer);
+  EXPECT_EQ(plan.scratch_halves, 0);
+  EXPECT_FALSE(plan.passes[0].x_row());
+  EXPECT_FALSE(plan.passes[0].blocked());
+  EXPECT_EQ(plan.taps.size(), 3u * 17u);
+  // Not asked for: the column kernel's two passes.
+  plan = slab_plan(ones_problem(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out), false);
+  ASSERT_EQ(plan.passes.size(), 2u);
+  EXPECT_EQ(plan.passes[0].slab_taps, 0);
+  EXPECT_TRUE(plan.passes[0].fuse_x());
+  // Tap counts that differ between axes, that are not compiled, an unfiltered axis, or 4D: the
+  // column kernel's passes.
+  for (const auto& [dims, filter] :
+       {std::pair{3, Index{17, 17, 9, 0}}, std::pair{3, Index{5, 5, 5, 0}},
+        std::pair{3, Index{17, 0, 17, 0}}, std::pair{4, Index{17, 17, 17, 17}}}) {
+    plan = slab_plan(ones_problem(dims, {100, 40, 30, 4}, filter, in, out));
+    for (const auto& pass : plan.passes)
+      EXPECT_EQ(pass.slab_taps, 0) << ShapeCase{dims, {100, 40, 30, 4}, filter};
+  }
+}
+
+// The launcher's chunks: about the device's resident blocks, at least min_chunk planes each, and
+// every output plane in exactly one chunk.
+TEST(SlabPlan, ChunksCoverEveryPlaneOnce) {
+  for (const Index& extent : {Index{256, 256, 1, 256}, Index{70, 20, 1, 45}, Index{13, 7, 1, 5}}) {
+    for (int64_t resident : {0, 1, 8, 264, 100000}) {
+      kernels::Geometry g{};
+      for (int a = 0; a < kernels::kAxes; ++a) {
+        g.in_extent[a] = g.out_extent[a] = extent[a];
+        g.filter_extent[a] = a == 2 ? 1 : kSlabTaps;
+      }
+      kernels::SlabLayout l = kernels::slab_layout<kSlabTaps>(g);
+      const kernels::LaunchShape s = kernels::slab_launch_shape(g, l, resident, 4);
+      std::vector<int> visits(static_cast<size_t>(extent[3]), 0);
+      for (int64_t bz = 0; bz < s.grid[2]; ++bz) {
+        const kernels::SlabBlock b = kernels::slab_block(g, l, 0, 0, bz);
+        EXPECT_EQ(b.down, bz % 2 == 1);
+        for (int n = kSlabTaps - 1; n < b.planes; ++n)
+          ++visits[static_cast<size_t>(kernels::slab_output_plane(l, b, n))];
+      }
+      EXPECT_EQ(std::count(visits.begin(), visits.end(), 1), extent[3])
+          << ShapeCase{4, extent, {}} << " resident " << resident;
+      if (resident >= s.grid[0] * s.grid[1]) {
+        EXPECT_LE(s.grid[0] * s.grid[1] * s.grid[2], std::max<int64_t>(resident, 1));
+      }
+    }
+  }
+  // 256^3 on 264 resident blocks: 64 tiles, 4 chunks of 64 planes.
+  kernels::Geometry g{};
+  for (int a = 0; a < kernels::kAxes; ++a) {
+    g.in_extent[a] = g.out_extent[a] = a == 2 ? 1 : 256;
+    g.filter_extent[a] = a == 2 ? 1 : kSlabTaps;
+  }
+  kernels::SlabLayout l = kernels::slab_layout<kSlabTaps>(g);
+  const kernels::LaunchShape s = kernels::slab_launch_shape(g, l, 264, 32);
+  EXPECT_EQ(s.grid[0] * s.grid[1], 64);
+  EXPECT_EQ(s.grid[2], 4);
+  EXPECT_EQ(l.chunk, 64);
+}
+
+struct SlabCase {
+  Index volume;
+  int in_row_padding;  ///< extra floats per x row of the input view (4-byte path when not 0 mod 4)
+};
+
+class SlabEmulation : public ::testing::TestWithParam<SlabCase> {};
+
+TEST_P(SlabEmulation, MatchesReference) {
+  const SlabCase c = GetParam();
+  const ShapeCase shape{3, c.volume, {kSlabTaps, kSlabTaps, kSlabTaps, 1}};
+  for_each_request(shape, [&](Boundary b, Operation op, OutputRegion region) {
+    const uint64_t seed = fresh_seed();
+    Index alloc = c.volume;
+    alloc[0] += c.in_row_padding;
+    std::vector<float> storage = random_values(voxels(3, alloc), seed);
+    ConstVolumeView in_view = make_view<const float>(storage.data(), 3, alloc);
+    in_view.extent = c.volume;
+    std::vector<float> dense(static_cast<size_t>(voxels(3, c.volume)));
+    cuda_backend::gather(in_view, dense.data());
+    const ConstVolumeView dense_view = make_view<const float>(dense.data(), 3, c.volume);
+    Index filter_extent;
+    const SeparableFilter f = random_separable_filter(
+        shape, seed, [](int) { return true; }, filter_extent);
+    const Index out_extent = reference_output_extent(dense_view, filter_extent, region);
+    std::vector<double> ref = reference_separable_passes(dense_view, f, op, b);
+    if (region == OutputRegion::Valid)
+      ref = reference_separable(dense_view, f, op, b, region);
+    const detail::SeparableProblem p0 = make_separable_problem(
+        in_view, make_view(static_cast<float*>(nullptr), 3, out_extent), f, op, region, b);
+    const cuda_backend::SeparablePlan plan = slab_plan(p0);
+    ASSERT_EQ(plan.passes.size(), 1u);
+    ASSERT_EQ(plan.passes[0].slab_taps, kSlabTaps);
+    // One chunk, chunks of at least 4 planes on a device of 8 or 40 resident blocks.
+    for (int64_t resident : {0, 8, 40}) {
+      std::vector<float> out(static_cast<size_t>(voxels(3, out_extent)));
+      poison(out);
+      detail::SeparableProblem p = p0;
+      p.output = make_view(out.data(), 3, out_extent);
+      const cuda_backend::SeparablePlan run = slab_plan(p);
+      test::emulate_slab(run.passes[0].geometry, storage.data(), out.data(), run.taps.data(),
+                         resident, 4);
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << shape << " padding " << c.in_row_padding << " " << to_string(b) << " " << to_string(op)
+          << " " << to_string(region) << " resident " << resident << " seed=" << seed;
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Volumes, SlabEmulation,
+    ::testing::Values(
+        // Partial last tiles along x and y; 2 x 2 tiles, so 8 and 40 resident blocks cut z.
+        SlabCase{{70, 20, 45, 1}, 0},
+        // Several whole tiles and a partial one along x, three along y.
+        SlabCase{{150, 40, 20, 1}, 0},
+        // Smaller than the filter along every axis: every raw quad at a face.
+        SlabCase{{13, 7, 5, 1}, 0},
+        // Rows padded by 3 floats: the 4-byte copy path; by 4: 16-byte copies in a wider
+        // allocation.
+        SlabCase{{70, 18, 21, 1}, 3}, SlabCase{{70, 18, 21, 1}, 4}));
+
+// Offsets that are not multiples of 4 (the raw rows start `shift` columns early, the y-filtered
+// tile is written shifted): the low-level problem's offsets set directly, against a float64 loop.
+TEST(SlabEmulationOffsets, ShiftedRows) {
+  const Index volume{75, 19, 23, 1};
+  for (const Index& offset : {Index{-5, -3, -11, 0}, Index{-7, -16, 0, 0}, Index{-1, 2, -6, 0}}) {
+    for (Boundary b : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
+      const uint64_t seed = fresh_seed();
+      const std::vector<float> in = random_values(voxels(3, volume), seed);
+      std::vector<float> out(in.size());
+      poison(out);
+      detail::SeparableProblem p;
+      p.input = make_view<const float>(in.data(), 3, volume);
+      p.output = make_view(out.data(), 3, volume);
+      p.boundary = b;
+      for (int a = 0; a < 3; ++a) {
+        p.taps[a] = random_values(kSlabTaps, seed + 11 + a);
+        p.offset[a] = offset[a];
+      }
+      const cuda_backend::SeparablePlan plan = slab_plan(p);
+      ASSERT_EQ(plan.passes[0].slab_taps, kSlabTaps);
+      emulate_slab(plan.passes[0].geometry, in.data(), out.data(), plan.taps.data(), 8, 4);
+      std::vector<double> ref(in.size());
+      auto at = [&](int64_t x, int64_t y, int64_t z) -> double {
+        const int64_t ix = detail::boundary_index(x, volume[0], b);
+        const int64_t iy = detail::boundary_index(y, volume[1], b);
+        const int64_t iz = detail::boundary_index(z, volume[2], b);
+        if (ix < 0 || iy < 0 || iz < 0)
+          return 0.0;
+        return in[static_cast<size_t>((iz * volume[1] + iy) * volume[0] + ix)];
+      };
+      for (int64_t z = 0; z < volume[2]; ++z)
+        for (int64_t y = 0; y < volume[1]; ++y)
+          for (int64_t x = 0; x < volume[0]; ++x) {
+            double sum = 0.0;
+            for (int jz = 0; jz < kSlabTaps; ++jz)
+              for (int jy = 0; jy < kSlabTaps; ++jy)
+                for (int jx = 0; jx < kSlabTaps; ++jx)
+                  sum += double(p.taps[2][jz]) * p.taps[1][jy] * p.taps[0][jx] *
+                         at(x + offset[0] + jx, y + offset[1] + jy, z + offset[2] + jz);
+            ref[static_cast<size_t>((z * volume[1] + y) * volume[0] + x)] = sum;
+          }
+      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
+          << to_string(b) << " offset " << offset[0] << "," << offset[1] << "," << offset[2]
+          << " seed=" << seed;
+    }
+  }
+}
+
+TEST(SlabEmulationNan, StaysInsideTheFootprint) {
+  const ShapeCase shape{3, {150, 37, 40, 1}, {kSlabTaps, kSlabTaps, kSlabTaps, 1}};
+  for (int64_t resident : {0, 24}) {
+    const uint64_t seed = fresh_seed();
+    std::vector<float> in = random_values(voxels(3, shape.volume), seed);
+    in[(20 * 37 + 9) * 150 + 100] = std::numeric_limits<float>::quiet_NaN();
+    const ConstVolumeView in_view = make_view<const float>(in.data(), 3, shape.volume);
+    Index filter_extent;
+    const SeparableFilter f = random_separable_filter(
+        shape, seed, [](int) { return true; }, filter_extent);
+    std::vector<float> out(in.size());
+    poison(out);
+    const detail::SeparableProblem p =
+        make_separable_problem(in_view, make_view(out.data(), 3, shape.volume), f,
+                               Operation::Correlation, OutputRegion::Same, Boundary::Zero);
+    const cuda_backend::SeparablePlan plan = slab_plan(p);
+    ASSERT_EQ(plan.passes[0].slab_taps, kSlabTaps);
+    emulate_slab(plan.passes[0].geometry, in.data(), out.data(), plan.taps.data(), resident, 4);
+    const std::vector<double> ref =
+        reference_separable_passes(in_view, f, Operation::Correlation, Boundary::Zero);
+    EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
+        << "resident " << resident << " seed=" << seed;
+  }
+}
+
+}  // namespace
+}  // namespace ndconv::test
