@@ -30,7 +30,11 @@ void run_blocks(const MedianGrid& g, const std::vector<float>& in, std::vector<f
   for (int64_t block = 0; block < g.block_count(); ++block) {
     int64_t origin[4];
     cuda_median::block_origin(g, block, origin);
-    cuda_median::load_tile(g, origin, tile.data(), 0, 1, 0, 1, [&](int64_t i) { return in[i]; });
+    // Every thread's share of the copy, as the kernel spreads it.
+    for (int y = 0; y < g.threads_y; ++y)
+      for (int x = 0; x < g.threads_x; ++x)
+        cuda_median::load_tile(g, origin, tile.data(), x, g.threads_x, y, g.threads_y,
+                               [&](int64_t i) { return in[i]; });
     for (int y = 0; y < g.threads_y; ++y)
       for (int x = 0; x < g.threads_x; ++x)
         cuda_median::store_thread_medians<Select>(g, origin, tile.data(), x, y,
@@ -146,6 +150,35 @@ TEST(MedianEmulation, MatchesReferenceEveryDimensionBoundaryAndShape) {
             }
           }
         }
+    }
+  }
+}
+
+// Volumes large enough for blocks whose input box lies inside the volume (load_tile's unmapped
+// path) beside the face blocks, in 2D, 3D and 4D, both block shapes.
+TEST(MedianEmulation, InteriorAndFaceBlocks) {
+  struct Case {
+    int dims;
+    Index extent, radius;
+  };
+  const Case cases[] = {{3, {70, 20, 40, 1}, {1, 1, 1, 0}},
+                        {3, {70, 20, 40, 1}, {2, 1, 3, 0}},
+                        {2, {100, 60, 1, 1}, {3, 3, 0, 0}},
+                        {4, {40, 12, 10, 24}, {1, 1, 1, 1}}};
+  for (const Case& c : cases) {
+    const int64_t n = c.extent[0] * c.extent[1] * c.extent[2] * c.extent[3];
+    const std::vector<float> in = random_values(n, fresh_seed());
+    for (Boundary b : {Boundary::Zero, Boundary::Reflect}) {
+      const auto ref = reference_median(
+          make_view(static_cast<const float*>(in.data()), c.dims, c.extent), c.radius, b);
+      for (const auto& shape : {std::pair{32, 4}, std::pair{8, 2}}) {
+        const auto got =
+            emulate_median(in, c.dims, c.extent, c.radius, b, shape.first, shape.second, true);
+        EXPECT_EQ(differences(got, ref), 0)
+            << c.dims << "D " << to_string(b) << " radius " << c.radius[0] << "x" << c.radius[1]
+            << "x" << c.radius[2] << "x" << c.radius[3] << " block " << shape.first << "x"
+            << shape.second;
+      }
     }
   }
 }

@@ -98,27 +98,49 @@ NDCONV_HD void block_origin(const MedianGrid& g, int64_t block, int64_t* origin)
 
 /// Copies the block's input box into `tile` as keys, rows spread over `row_threads` threads
 /// (this one `row_thread`), x over `x_threads` (this one `x_thread`); the boundary rule maps
-/// the box's parts outside the volume.
+/// the box's parts outside the volume. The row coordinates advance by counting (a division per
+/// row cost more than the row's loads), and a box inside the volume (most blocks) is read at
+/// fixed steps without mapping any index.
 template <typename Load>
 NDCONV_HD void load_tile(const MedianGrid& g, const int64_t* origin, uint32_t* tile, int x_thread,
                          int x_threads, int row_thread, int row_threads, Load load) {
+  int64_t low[4];
+  bool interior = true;
+  NDCONV_UNROLL
+  for (int a = 0; a < 4; ++a) {
+    low[a] = origin[a] - g.radius[a];
+    interior = interior && low[a] >= 0 && low[a] + g.tile[a] <= g.extent[a];
+  }
   const int rows = g.tile[1] * g.tile[2] * g.tile[3];
+  // Row `row` of the box is (ty, tz, tt); the first is this thread's.
+  int ty = row_thread % g.tile[1], tz = row_thread / g.tile[1] % g.tile[2],
+      tt = row_thread / (g.tile[1] * g.tile[2]);
   for (int row = row_thread; row < rows; row += row_threads) {
-    const int ty = row % g.tile[1], tz = row / g.tile[1] % g.tile[2],
-              tt = row / (g.tile[1] * g.tile[2]);
-    const int64_t iy =
-        kernels::boundary_index_hd(origin[1] - g.radius[1] + ty, g.extent[1], g.boundary);
-    const int64_t iz =
-        kernels::boundary_index_hd(origin[2] - g.radius[2] + tz, g.extent[2], g.boundary);
-    const int64_t it =
-        kernels::boundary_index_hd(origin[3] - g.radius[3] + tt, g.extent[3], g.boundary);
-    const bool inside = iy >= 0 && iz >= 0 && it >= 0;
-    const int64_t first = ((it * g.extent[2] + iz) * g.extent[1] + iy) * g.extent[0];
     uint32_t* to = tile + static_cast<int64_t>(row) * g.tile[0];
-    for (int x = x_thread; x < g.tile[0]; x += x_threads) {
-      const int64_t ix =
-          kernels::boundary_index_hd(origin[0] - g.radius[0] + x, g.extent[0], g.boundary);
-      to[x] = inside && ix >= 0 ? median_key(load(first + ix)) : g.outside_key;
+    if (interior) {
+      const int64_t first =
+          (((low[3] + tt) * g.extent[2] + low[2] + tz) * g.extent[1] + low[1] + ty) * g.extent[0] +
+          low[0];
+      for (int x = x_thread; x < g.tile[0]; x += x_threads)
+        to[x] = median_key(load(first + x));
+    } else {
+      const int64_t iy = kernels::boundary_index_hd(low[1] + ty, g.extent[1], g.boundary);
+      const int64_t iz = kernels::boundary_index_hd(low[2] + tz, g.extent[2], g.boundary);
+      const int64_t it = kernels::boundary_index_hd(low[3] + tt, g.extent[3], g.boundary);
+      const bool inside = iy >= 0 && iz >= 0 && it >= 0;
+      const int64_t first = ((it * g.extent[2] + iz) * g.extent[1] + iy) * g.extent[0];
+      for (int x = x_thread; x < g.tile[0]; x += x_threads) {
+        const int64_t ix = kernels::boundary_index_hd(low[0] + x, g.extent[0], g.boundary);
+        to[x] = inside && ix >= 0 ? median_key(load(first + ix)) : g.outside_key;
+      }
+    }
+    ty += row_threads;
+    while (ty >= g.tile[1]) {
+      ty -= g.tile[1];
+      if (++tz == g.tile[2]) {
+        tz = 0;
+        ++tt;
+      }
     }
   }
 }

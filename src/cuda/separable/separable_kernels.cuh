@@ -178,22 +178,22 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 /// raw tile (every thread's copies, then a barrier), start the copy of the plane two steps ahead,
 /// filter along y, barrier, filter along x into the ring and emit the output plane once the ring
 /// is full. The march step's ring slot is dispatched in slab_ring_step.
-template <int K>
-__global__ void __launch_bounds__(SlabShape::kThreads, SlabShape::kMinBlocks)
+template <int K, typename S = SlabShape>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     slab_kernel(Geometry g, SlabLayout l, SlabTaps t, const float* __restrict__ in,
                 float* __restrict__ out) {
   extern __shared__ __align__(16) float4 slab_shared_words[];
   float* shared = reinterpret_cast<float*>(slab_shared_words);
   const int tid = threadIdx.x;
-  const SlabBlock b = slab_block(g, l, blockIdx.x, blockIdx.y, blockIdx.z);
-  slab_maps(g, l, b, shared, tid);
+  const SlabBlock b = slab_block<S>(g, l, blockIdx.x, blockIdx.y, blockIdx.z);
+  slab_maps<S>(g, l, b, shared, tid);
   __syncthreads();
-  const SlabItems<K> items = slab_items<K>(g, l, b, shared, tid);
+  const SlabItems<K, S> items = slab_items<K, S>(g, l, b, shared, tid);
   auto stage = [&](int n) {
     if (n < b.planes) {
       const int64_t z = slab_input_plane(g, l, b, n);
-      slab_stage<K>(g, l, items, z < 0 ? nullptr : in + z * g.in_stride[3],
-                    shared + (n % SlabShape::kBuffers) * l.raw_floats, shared);
+      slab_stage<K, S>(g, l, items, z < 0 ? nullptr : in + z * g.in_stride[3],
+                       shared + (n % S::kBuffers) * l.raw_floats, shared);
     }
     tiled_commit();  // a group per step, empty or not, so that tiled_wait(1) finds step n's
   };
@@ -204,18 +204,17 @@ __global__ void __launch_bounds__(SlabShape::kThreads, SlabShape::kMinBlocks)
     tiled_wait(1);    // this thread's copies of step n are done
     __syncthreads();  // ... and every thread's; the y-filtered tile's last reader is done
     stage(n + 2);     // into the buffer step n - 1 filtered, before the barrier above
-    slab_filter_y<K>(l, t, shared + (n % SlabShape::kBuffers) * l.raw_floats, shared + l.filtered,
-                     tid);
+    slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats, shared + l.filtered, tid);
     __syncthreads();
     float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    slab_filter_x<K>(l, t, shared + l.filtered, tid, v);
+    slab_filter_x<K, S>(l, t, shared + l.filtered, tid, v);
     const bool emit = n >= K - 1;
     if (b.down)
       slab_ring_step<K, true>(n % K, ring, v, emit, t, o);
     else
       slab_ring_step<K, false>(n % K, ring, v, emit, t, o);
     if (emit)
-      slab_store(g, l, b, out, slab_output_plane(l, b, n), tid, o);
+      slab_store<S>(g, l, b, out, slab_output_plane(l, b, n), tid, o);
   }
 }
 

@@ -42,17 +42,23 @@
 
 namespace ndconv::kernels {
 
-/// The block tile: kTileX x kTileY outputs, 4 consecutive x per thread.
-struct SlabShape {
-  static constexpr int kTileX = 64;
-  static constexpr int kTileY = 16;
+/// The block tile: kTileX x kTileY outputs, 4 consecutive x per thread; the y filter gives each
+/// of its threads kYRows rows of 4 x. The product's shape is SlabShape; dev/slab_sweep.cu times
+/// others.
+template <int kTileX_, int kTileY_, int kYRows_, int kMinBlocks_>
+struct SlabShapeOf {
+  static constexpr int kTileX = kTileX_;
+  static constexpr int kTileY = kTileY_;
+  static constexpr int kYRows = kYRows_;
   static constexpr int kThreads = kTileX / 4 * kTileY;
-  /// Blocks per SM the compiler must allow (128 registers: the ring of K x 4 floats and the
-  /// filters' windows).
-  static constexpr int kMinBlocks = 2;
+  /// Blocks per SM the compiler must allow (the ring of K x 4 floats and the filters' windows in
+  /// 65536 / (kThreads * kMinBlocks) registers).
+  static constexpr int kMinBlocks = kMinBlocks_;
   /// Raw plane buffers: the one being filtered and two in flight.
   static constexpr int kBuffers = 3;
+  static_assert(kTileX % 4 == 0 && kTileY % kYRows == 0, "whole quads and y items");
 };
+using SlabShape = SlabShapeOf<64, 16, 4, 2>;
 
 /// Taps per axis of the slab kernel's instantiations (the same count along x, y and z).
 inline constexpr int kSlabMaxTaps = 17;
@@ -65,10 +71,9 @@ struct SlabTaps {
 };
 
 /// Compile-time sizes of the K-tap instantiation.
-template <int K>
+template <int K, typename S = SlabShape>
 struct SlabSizes {
   static_assert(K >= 1 && K <= kSlabMaxTaps, "a compiled tap count");
-  using S = SlabShape;
   /// Quads (4 floats) the x filter reads from a thread's first x: K + 3 floats.
   static constexpr int kXQuads = (K + 6) / 4;
   /// Raw quads per row at most: the tile and halo from any shift (0..3), and the x filter's reads.
@@ -95,14 +100,13 @@ struct SlabLayout {
   bool vector_out;   ///< 16-byte stores (set by the launcher)
 };
 
-template <int K>
+template <int K, typename S = SlabShape>
 inline SlabLayout slab_layout(const Geometry& g) {
-  using S = SlabShape;
   SlabLayout l{};
   l.k = K;
   l.shift = static_cast<int>(((g.offset[0] % 4) + 4) % 4);
   l.quads =
-      std::max((S::kTileX + K - 1 + l.shift + 3) / 4, S::kTileX / 4 - 1 + SlabSizes<K>::kXQuads);
+      std::max((S::kTileX + K - 1 + l.shift + 3) / 4, S::kTileX / 4 - 1 + SlabSizes<K, S>::kXQuads);
   l.rows = S::kTileY + K - 1;
   l.pitch = 4 * l.quads;
   l.raw_floats = l.rows * l.pitch;
@@ -117,18 +121,20 @@ inline SlabLayout slab_layout(const Geometry& g) {
 }
 
 /// Block tiles along x and y.
+template <typename S = SlabShape>
 inline void slab_tiles(const Geometry& g, int64_t tiles[2]) {
-  tiles[0] = (g.out_extent[0] + SlabShape::kTileX - 1) / SlabShape::kTileX;
-  tiles[1] = (g.out_extent[1] + SlabShape::kTileY - 1) / SlabShape::kTileY;
+  tiles[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
+  tiles[1] = (g.out_extent[1] + S::kTileY - 1) / S::kTileY;
 }
 
 /// The launch: one block per x-y tile and chunk along z. With `resident_blocks` (the blocks the
 /// device holds at once; 0: unknown) a volume of fewer tiles than that is cut into as many chunks
 /// as fill the device once, each at least `min_chunk` planes (sets l.chunk).
+template <typename S = SlabShape>
 inline LaunchShape slab_launch_shape(const Geometry& g, SlabLayout& l, int64_t resident_blocks,
                                      int min_chunk) {
   int64_t tiles[2];
-  slab_tiles(g, tiles);
+  slab_tiles<S>(g, tiles);
   const int64_t nz = g.out_extent[3];
   int64_t chunks = 1;
   if (resident_blocks > 0) {
@@ -137,7 +143,7 @@ inline LaunchShape slab_launch_shape(const Geometry& g, SlabLayout& l, int64_t r
   }
   l.chunk = static_cast<int>((nz + chunks - 1) / chunks);
   const int64_t counts[3] = {tiles[0], tiles[1], (nz + l.chunk - 1) / l.chunk};
-  LaunchShape s = grid_of_tiles(counts, SlabShape::kThreads, l.total_floats);
+  LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
   return s;
 }
 
@@ -149,11 +155,12 @@ struct SlabBlock {
   bool down;           ///< marches from o_hi - 1 down to o_lo (odd chunks)
 };
 
+template <typename S = SlabShape>
 NDCONV_HD SlabBlock slab_block(const Geometry& g, const SlabLayout& l, int64_t bx, int64_t by,
                                int64_t bz) {
   SlabBlock b;
-  b.tile_x = bx * SlabShape::kTileX;
-  b.tile_y = by * SlabShape::kTileY;
+  b.tile_x = bx * S::kTileX;
+  b.tile_y = by * S::kTileY;
   b.o_lo = bz * l.chunk;
   b.o_hi = b.o_lo + l.chunk < g.out_extent[3] ? b.o_lo + l.chunk : g.out_extent[3];
   b.planes = static_cast<int>(b.o_hi - b.o_lo) + l.k - 1;
@@ -180,14 +187,15 @@ NDCONV_HD int64_t slab_first_column(const Geometry& g, const SlabLayout& l, cons
 
 /// Maps phase (all threads, once per block): the input column of each raw column and the input row
 /// of each raw row, boundary applied (-1: outside, reads zero).
+template <typename S = SlabShape>
 NDCONV_HD void slab_maps(const Geometry& g, const SlabLayout& l, const SlabBlock& b, float* shared,
                          int tid) {
   int* x_map = reinterpret_cast<int*>(shared + l.x_map);
   int* y_map = reinterpret_cast<int*>(shared + l.y_map);
   const int64_t x0 = slab_first_column(g, l, b);
-  for (int c = tid; c < 4 * l.quads; c += SlabShape::kThreads)
+  for (int c = tid; c < 4 * l.quads; c += S::kThreads)
     x_map[c] = static_cast<int>(boundary_index_t<int64_t>(x0 + c, g.in_extent[0], g.boundary));
-  for (int r = tid; r < l.rows; r += SlabShape::kThreads) {
+  for (int r = tid; r < l.rows; r += S::kThreads) {
     y_map[r] = static_cast<int>(
         boundary_index_t<int64_t>(b.tile_y + g.offset[1] + r, g.in_extent[1], g.boundary));
   }
@@ -198,22 +206,22 @@ NDCONV_HD void slab_maps(const Geometry& g, const SlabLayout& l, const SlabBlock
 /// floats through the maps; kSlabNone: no quad).
 inline constexpr int kSlabZero = -1, kSlabFace = -2, kSlabNone = -3;
 
-template <int K>
+template <int K, typename S = SlabShape>
 struct SlabItems {
-  int source[SlabSizes<K>::kItems];
-  int destination[SlabSizes<K>::kItems];
+  int source[SlabSizes<K, S>::kItems];
+  int destination[SlabSizes<K, S>::kItems];
 };
 
 /// Items phase (per thread, after the maps' barrier; fixed for the block's whole march).
-template <int K>
-NDCONV_HD SlabItems<K> slab_items(const Geometry& g, const SlabLayout& l, const SlabBlock& b,
-                                  const float* shared, int tid) {
+template <int K, typename S = SlabShape>
+NDCONV_HD SlabItems<K, S> slab_items(const Geometry& g, const SlabLayout& l, const SlabBlock& b,
+                                     const float* shared, int tid) {
   const int* y_map = reinterpret_cast<const int*>(shared + l.y_map);
   const int64_t x0 = slab_first_column(g, l, b);
-  SlabItems<K> it;
+  SlabItems<K, S> it;
   NDCONV_UNROLL
-  for (int k = 0; k < SlabSizes<K>::kItems; ++k) {
-    const int i = tid + k * SlabShape::kThreads;
+  for (int k = 0; k < SlabSizes<K, S>::kItems; ++k) {
+    const int i = tid + k * S::kThreads;
     it.source[k] = kSlabNone;
     it.destination[k] = 0;
     if (i >= l.rows * l.quads)
@@ -233,14 +241,14 @@ NDCONV_HD SlabItems<K> slab_items(const Geometry& g, const SlabLayout& l, const 
 
 /// Stage phase (per thread): its raw quads of input plane `plane` (nullptr: a plane outside the
 /// volume, zeros) into `buffer`, as cp.async copies that the caller commits.
-template <int K>
-NDCONV_HD void slab_stage(const Geometry& g, const SlabLayout& l, const SlabItems<K>& it,
+template <int K, typename S = SlabShape>
+NDCONV_HD void slab_stage(const Geometry& g, const SlabLayout& l, const SlabItems<K, S>& it,
                           const float* plane, float* buffer, const float* shared) {
   const int* x_map = reinterpret_cast<const int*>(shared + l.x_map);
   const int* y_map = reinterpret_cast<const int*>(shared + l.y_map);
   const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   NDCONV_UNROLL
-  for (int k = 0; k < SlabSizes<K>::kItems; ++k) {
+  for (int k = 0; k < SlabSizes<K, S>::kItems; ++k) {
     const int source = it.source[k];
     if (source == kSlabNone)
       continue;
@@ -264,29 +272,30 @@ NDCONV_HD void slab_stage(const Geometry& g, const SlabLayout& l, const SlabItem
   }
 }
 
-/// Y filter phase (threads below quads * kTileY / 4): raw quad q, output rows 4 h .. 4 h + 3 of
-/// the y-filtered tile, whose column c is raw column c + shift (so that the x filter reads it
-/// 16-byte aligned).
-template <int K>
+/// Y filter phase (threads below quads * kTileY / kYRows): raw quad q, output rows kYRows h ..
+/// kYRows h + kYRows - 1 of the y-filtered tile, whose column c is raw column c + shift (so that
+/// the x filter reads it 16-byte aligned).
+template <int K, typename S = SlabShape>
 NDCONV_HD void slab_filter_y(const SlabLayout& l, const SlabTaps& t, const float* raw,
                              float* filtered, int tid) {
-  if (tid >= l.quads * (SlabShape::kTileY / 4))
+  constexpr int kRows = S::kYRows;
+  if (tid >= l.quads * (S::kTileY / kRows))
     return;
   const int q = tid % l.quads, h = tid / l.quads;
-  const float* column = raw + 4 * h * l.pitch + 4 * q;
-  float acc[4][4];
+  const float* column = raw + kRows * h * l.pitch + 4 * q;
+  float acc[kRows][4];
   NDCONV_UNROLL
-  for (int m = 0; m < 4; ++m) {
+  for (int m = 0; m < kRows; ++m) {
     NDCONV_UNROLL
     for (int e = 0; e < 4; ++e)
       acc[m][e] = 0.0f;
   }
   NDCONV_UNROLL
-  for (int r = 0; r < K + 3; ++r) {
+  for (int r = 0; r < K + kRows - 1; ++r) {
     float v[4];
     tiled_read<4>(v, column + r * l.pitch);
     NDCONV_UNROLL
-    for (int m = 0; m < 4; ++m) {
+    for (int m = 0; m < kRows; ++m) {
       const int j = r - m;
       if (j < 0 || j >= K)
         continue;
@@ -296,8 +305,8 @@ NDCONV_HD void slab_filter_y(const SlabLayout& l, const SlabTaps& t, const float
     }
   }
   NDCONV_UNROLL
-  for (int m = 0; m < 4; ++m) {
-    float* dst = filtered + (4 * h + m) * l.pitch + 4 * q - l.shift;
+  for (int m = 0; m < kRows; ++m) {
+    float* dst = filtered + (kRows * h + m) * l.pitch + 4 * q - l.shift;
     if (l.shift == 0) {
       vector_store<MemorySpace::Shared>(dst, acc[m]);
     } else {
@@ -310,22 +319,24 @@ NDCONV_HD void slab_filter_y(const SlabLayout& l, const SlabTaps& t, const float
 }
 
 /// The thread's 4 voxels in the tile: x 4 * (tid % (kTileX / 4)), y tid / (kTileX / 4).
+template <typename S = SlabShape>
 NDCONV_HD int slab_thread_x(int tid) {
-  return 4 * (tid % (SlabShape::kTileX / 4));
+  return 4 * (tid % (S::kTileX / 4));
 }
+template <typename S = SlabShape>
 NDCONV_HD int slab_thread_y(int tid) {
-  return tid / (SlabShape::kTileX / 4);
+  return tid / (S::kTileX / 4);
 }
 
 /// X filter phase (every thread, after the y filter's barrier): the x-y filtered values of the
 /// thread's 4 voxels.
-template <int K>
+template <int K, typename S = SlabShape>
 NDCONV_HD void slab_filter_x(const SlabLayout& l, const SlabTaps& t, const float* filtered, int tid,
                              float (&v)[4]) {
-  const float* row = filtered + slab_thread_y(tid) * l.pitch + slab_thread_x(tid);
-  float w[4 * SlabSizes<K>::kXQuads];
+  const float* row = filtered + slab_thread_y<S>(tid) * l.pitch + slab_thread_x<S>(tid);
+  float w[4 * SlabSizes<K, S>::kXQuads];
   NDCONV_UNROLL
-  for (int qq = 0; qq < SlabSizes<K>::kXQuads; ++qq) {
+  for (int qq = 0; qq < SlabSizes<K, S>::kXQuads; ++qq) {
     float f[4];
     tiled_read<4>(f, row + 4 * qq);
     NDCONV_UNROLL
@@ -373,9 +384,10 @@ NDCONV_HD void slab_ring_step(int u, float (&ring)[K][4], const float (&v)[4], b
 }
 
 /// Store phase (per thread): its 4 outputs of output plane `o3` that exist.
+template <typename S = SlabShape>
 NDCONV_HD void slab_store(const Geometry& g, const SlabLayout& l, const SlabBlock& b, float* out,
                           int64_t o3, int tid, const float (&v)[4]) {
-  const int64_t x = b.tile_x + slab_thread_x(tid), y = b.tile_y + slab_thread_y(tid);
+  const int64_t x = b.tile_x + slab_thread_x<S>(tid), y = b.tile_y + slab_thread_y<S>(tid);
   if (x >= g.out_extent[0] || y >= g.out_extent[1])
     return;
   float* row = out + o3 * g.out_stride[3] + y * g.out_stride[1];
