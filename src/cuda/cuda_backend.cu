@@ -216,7 +216,9 @@ void run_separable_device(const detail::SeparableProblem& problem, const Options
   const CallerDevice caller_device;  // restored on return (check.h)
   prepare_device_call(problem.input, problem.output, options, report);
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  const int64_t scratch_floats = static_cast<int64_t>(separable_scratch_floats(problem));
+  // Only what this launch's plan needs (none for the slab kernel's one pass).
+  const int64_t scratch_floats = static_cast<int64_t>(
+      separable_launch_scratch_floats(problem, options.expert.outputs_per_thread));
   // Stream-ordered: freed on `stream` after the kernels that use it, without waiting here.
   std::optional<StreamScratch> scratch;
   if (scratch_floats > 0) {

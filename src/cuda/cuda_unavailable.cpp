@@ -75,6 +75,10 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem&) {
   return 0;
 }
 
+std::size_t separable_launch_scratch_floats(const detail::SeparableProblem&, int, const Tuning&) {
+  return 0;
+}
+
 LaunchPlan launch_separable_device(const detail::SeparableProblem&, float*, int, void*, int,
                                    const Tuning&) {
   throw InvalidArgument(kNoCuda);

@@ -124,8 +124,15 @@ struct DenseKernelVariant {
 /// (blocked, then tiled). Throws CudaError.
 std::vector<DenseKernelVariant> dense_kernel_variants(int device);
 
-/// Floats of device scratch that launch_separable_device needs for `p` (0 when one axis only).
+/// Floats of device scratch that launch_separable_device needs for `p` (0 when one axis only)
+/// under any forced KO and tuning.
 std::size_t separable_scratch_floats(const detail::SeparableProblem& p);
+
+/// Floats of device scratch that launch_separable_device needs for `p` with this forced KO
+/// (0: the rules) and tuning: 0 for one pass (the slab kernel's, or one axis).
+std::size_t separable_launch_scratch_floats(const detail::SeparableProblem& p,
+                                            int outputs_per_thread = 0,
+                                            const Tuning& tuning = Tuning{});
 
 /// Enqueues the 1D passes of a separable correlation (device pointers, contiguous). `scratch`
 /// must hold separable_scratch_floats(p) floats (may be null when that is 0). outputs_per_thread:

@@ -91,6 +91,7 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
        text_option("--workload", "NAMES",
                    "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
+                   "gauss3d_s2_272, "
                    "median3d_r1, median3d_r3, median2d_r3, "
                    "cpu3d_7, cpu_bank_3d, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
                    "e2e_smooth_niigz, e2e_convolve_mha, e2e_convolve_nii, e2e_convolve_niigz, "

@@ -189,12 +189,12 @@ TEST(BenchRows, RegisteredOnceEach) {
       EXPECT_TRUE(names.count(w.base)) << w.base;
     }
   }
-  EXPECT_EQ(api, 5);
+  EXPECT_EQ(api, 6);
   EXPECT_EQ(e2e, 6);
   EXPECT_EQ(batch, 1);
-  for (const char* n :
-       {"e2e_smooth_mha", "e2e_smooth_nii", "e2e_smooth_niigz", "e2e_convolve_mha",
-        "e2e_convolve_nii", "e2e_convolve_niigz", "batch", "api_dense3d_11", "api_gauss3d_s2"})
+  for (const char* n : {"e2e_smooth_mha", "e2e_smooth_nii", "e2e_smooth_niigz", "e2e_convolve_mha",
+                        "e2e_convolve_nii", "e2e_convolve_niigz", "batch", "api_dense3d_11",
+                        "api_gauss3d_s2", "api_gauss3d_s2_272"})
     EXPECT_TRUE(names.count(n)) << n;
 }
 

@@ -175,9 +175,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 
 /// The slab kernel of separable filters (slab_thread.h): K taps along x, y and z in one pass. A
 /// block builds its maps, then marches along z through its chunk: per input plane, wait for its
-/// raw tile (every thread's copies, then a barrier), start the copy of the plane two steps ahead,
-/// filter along y, barrier, filter along x into the ring and emit the output plane once the ring
-/// is full. The march step's ring slot is dispatched in slab_ring_step.
+/// raw tile (every thread's copies, then the step's one barrier), start the copy of the plane two
+/// steps ahead, filter it along y, then filter the previous plane along x into the ring and emit
+/// an output plane once the ring is full. The ring slot is dispatched in slab_ring_step.
 template <int K, typename S = SlabShape>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     slab_kernel(Geometry g, SlabLayout l, SlabTaps t, const float* __restrict__ in,
@@ -200,21 +200,28 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   stage(0);
   stage(1);
   float ring[K][4];
-  for (int n = 0; n < b.planes; ++n) {
-    tiled_wait(1);    // this thread's copies of step n are done
-    __syncthreads();  // ... and every thread's; the y-filtered tile's last reader is done
-    stage(n + 2);     // into the buffer step n - 1 filtered, before the barrier above
-    slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats, shared + l.filtered, tid);
-    __syncthreads();
+  // Step n: plane n's y filter, plane n - 1's x filter and ring step (its y-filtered tile was
+  // written in step n - 1, before this step's barrier).
+  for (int n = 0; n <= b.planes; ++n) {
+    tiled_wait(1);    // this thread's copies of plane n are done
+    __syncthreads();  // ... and every thread's; step n - 1's readers of the buffers below are done
+    if (n < b.planes) {
+      stage(n + 2);  // into the buffer plane n - 1 was filtered from
+      slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats,
+                          shared + l.filtered + (n & 1) * l.filtered_floats, tid);
+    }
+    if (n == 0)
+      continue;
+    const int m = n - 1;
     float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    slab_filter_x<K, S>(l, t, shared + l.filtered, tid, v);
-    const bool emit = n >= K - 1;
+    slab_filter_x<K, S>(l, t, shared + l.filtered + (m & 1) * l.filtered_floats, tid, v);
+    const bool emit = m >= K - 1;
     if (b.down)
-      slab_ring_step<K, true>(n % K, ring, v, emit, t, o);
+      slab_ring_step<K, true>(m % K, ring, v, emit, t, o);
     else
-      slab_ring_step<K, false>(n % K, ring, v, emit, t, o);
+      slab_ring_step<K, false>(m % K, ring, v, emit, t, o);
     if (emit)
-      slab_store<S>(g, l, b, out, slab_output_plane(l, b, n), tid, o);
+      slab_store<S>(g, l, b, out, slab_output_plane(l, b, m), tid, o);
   }
 }
 

@@ -6,6 +6,7 @@
 // through those families' launchers (tiled/tiled_launch.h, blocked/blocked_launch.h).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,27 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
   return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
 }
 
+namespace {
+
+// The plan launch_separable_device runs: the column kernel's passes, or the slab kernel's one where
+// the tuning allows it and no KO is forced (a forced KO asks for the passes' kernels).
+SeparablePlan launch_plan(const detail::SeparableProblem& p, int outputs_per_thread,
+                          const Tuning& tuning,
+                          const std::function<int(int, int64_t, int64_t)>& choose_ko) {
+  return plan_separable(p, choose_ko, SeparableKernels::kColumns, outputs_per_thread,
+                        tuning.separable_slab && outputs_per_thread == 0);
+}
+
+}  // namespace
+
+std::size_t separable_launch_scratch_floats(const detail::SeparableProblem& p,
+                                            int outputs_per_thread, const Tuning& tuning) {
+  // The passes and their buffers do not depend on the blocked kernel's KO.
+  const SeparablePlan plan =
+      launch_plan(p, outputs_per_thread, tuning, [](int, int64_t, int64_t) { return 1; });
+  return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
+}
+
 detail::SeparableProblem same_region_separable(const ConstVolumeView& in, const VolumeView& out,
                                                const SeparableFilter& filter, Boundary boundary) {
   if (filter.dims != in.dims || out.dims != in.dims || out.extent != in.extent)
@@ -181,13 +203,10 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   int last_ko = 0;
-  const SeparablePlan plan = plan_separable(
-      p,
-      [&](int, int64_t n, int64_t k) {
+  const SeparablePlan plan =
+      launch_plan(p, outputs_per_thread, tuning, [&](int, int64_t n, int64_t k) {
         return choose_blocked_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
-      },
-      SeparableKernels::kColumns, outputs_per_thread,
-      tuning.separable_slab && outputs_per_thread == 0);
+      });
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   static const char* names[] = {"x", "y", "z", "t"};

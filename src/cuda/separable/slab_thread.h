@@ -8,9 +8,12 @@
 //   - each input plane's tile plus its x-y halo (K - 1 columns and rows) is copied into shared
 //     memory (16-byte cp.async; three buffers, so two planes are in flight while one is
 //     filtered); the halos are read again by the neighbouring tiles, from L2;
-//   - the block filters the plane along y (a thread: 4 x by 4 rows, K + 3 row reads) into a
-//     y-filtered tile, then along x (a thread: its 4 outputs, K + 3 reads), so each thread holds
-//     the x-y filtered values of its own 4 voxels of the plane;
+//   - the block filters the plane along y (a thread: 4 x by kYRows rows, K + kYRows - 1 row
+//     reads) into one of two y-filtered tiles, then, in the next march step, along x (a thread:
+//     its 4 outputs, K + 3 reads), so each thread holds the x-y filtered values of its own 4
+//     voxels of the plane. One barrier per plane: the y filter of plane n and the x filter of
+//     plane n - 1 run between the same two barriers (the y filter's threads are a few warps, the
+//     x filter's all of them, so the warps' phases overlap instead of waiting for each other);
 //   - each thread keeps the last K of those planes in a ring of registers and emits the z-filtered
 //     output plane from them (K FMAs per voxel). The ring's slot is a run-time plane count, but
 //     every access to it goes through slab_ring_step, which dispatches to code with the slot as a
@@ -85,19 +88,20 @@ struct SlabSizes {
 
 /// A slab launch's layout (shared memory in floats) and its chunks along z.
 struct SlabLayout {
-  int k;             ///< taps per axis
-  int shift;         ///< offset0 mod 4: raw rows start this many columns before the first read
-  int quads;         ///< raw quads per row
-  int rows;          ///< raw rows per plane: kTileY + K - 1
-  int pitch;         ///< floats per raw and per y-filtered row (4 * quads)
-  int raw_floats;    ///< one raw plane buffer (rows * pitch), buffers from offset 0
-  int filtered;      ///< offset of the y-filtered tile (kTileY rows)
-  int x_map;         ///< offset of the column map (4 * quads ints)
-  int y_map;         ///< offset of the row map (rows ints)
-  int total_floats;  ///< shared memory per block
-  int chunk;         ///< outputs along z per block (the last chunk may hold fewer)
-  bool vector_in;    ///< 16-byte copies of raw quads inside the volume (set by the launcher)
-  bool vector_out;   ///< 16-byte stores (set by the launcher)
+  int k;                ///< taps per axis
+  int shift;            ///< offset0 mod 4: raw rows start this many columns before the first read
+  int quads;            ///< raw quads per row
+  int rows;             ///< raw rows per plane: kTileY + K - 1
+  int pitch;            ///< floats per raw and per y-filtered row (4 * quads)
+  int raw_floats;       ///< one raw plane buffer (rows * pitch), buffers from offset 0
+  int filtered;         ///< offset of y-filtered tile 0 (kTileY rows); tile 1 follows it
+  int filtered_floats;  ///< one y-filtered tile
+  int x_map;            ///< offset of the column map (4 * quads ints)
+  int y_map;            ///< offset of the row map (rows ints)
+  int total_floats;     ///< shared memory per block
+  int chunk;            ///< outputs along z per block (the last chunk may hold fewer)
+  bool vector_in;       ///< 16-byte copies of raw quads inside the volume (set by the launcher)
+  bool vector_out;      ///< 16-byte stores (set by the launcher)
 };
 
 template <int K, typename S = SlabShape>
@@ -111,7 +115,8 @@ inline SlabLayout slab_layout(const Geometry& g) {
   l.pitch = 4 * l.quads;
   l.raw_floats = l.rows * l.pitch;
   l.filtered = S::kBuffers * l.raw_floats;
-  l.x_map = l.filtered + S::kTileY * l.pitch;
+  l.filtered_floats = S::kTileY * l.pitch;
+  l.x_map = l.filtered + 2 * l.filtered_floats;
   l.y_map = l.x_map + 4 * l.quads;
   l.total_floats = (l.y_map + l.rows + 3) / 4 * 4;
   l.chunk = static_cast<int>(g.out_extent[3]);
@@ -328,8 +333,8 @@ NDCONV_HD int slab_thread_y(int tid) {
   return tid / (S::kTileX / 4);
 }
 
-/// X filter phase (every thread, after the y filter's barrier): the x-y filtered values of the
-/// thread's 4 voxels.
+/// X filter phase (every thread, a barrier after the y filter of the same plane): the x-y filtered
+/// values of the thread's 4 voxels.
 template <int K, typename S = SlabShape>
 NDCONV_HD void slab_filter_x(const SlabLayout& l, const SlabTaps& t, const float* filtered, int tid,
                              float (&v)[4]) {
