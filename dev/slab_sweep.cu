@@ -3,7 +3,8 @@
 // device once, half or twice that), timed side by side on the bench's Gaussian (256^3, sigma 2,
 // 17 taps per axis, zero boundary, data on the device) against the memory floor at the copy
 // bandwidth measured in the same run. Every variant's output is compared with three naive passes
-// on the GPU (float, max |difference| relative to the largest output). The winner goes into
+// on the GPU (float, max |difference| relative to the largest output); then the product's shape
+// with phases left out, to see where its time goes. The winner goes into
 // SlabShape and Tuning::slab_min_chunk; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
@@ -95,9 +96,9 @@ double time_ms(const Context& c, Launch launch) {
   return 0.5 * (ms[9] + ms[10]);
 }
 
-template <typename S>
-void run_shape(Context& c, const char* name) {
-  const auto kernel = slab_kernel<kK, S>;
+template <typename S, int kPhases = 7>
+void run_shape(Context& c, const char* name, bool all_chunks = true) {
+  const auto kernel = slab_kernel<kK, S, kPhases>;
   SlabLayout l = slab_layout<kK, S>(c.g);
   l.vector_in = l.vector_out = true;
   const int bytes = l.total_floats * 4;
@@ -107,7 +108,9 @@ void run_shape(Context& c, const char* name) {
   cudaFuncAttributes attr{};
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   const double floor_ms = 2.0 * kN * kN * double(kN) * 4 / c.copy_bytes_per_s * 1e3;
-  for (double factor : {0.5, 1.0, 2.0}) {
+  for (double factor : {1.0, 0.5, 2.0}) {
+    if (factor != 1.0 && !all_chunks)
+      break;
     const int64_t resident = std::max<int64_t>(1, int64_t(factor * per_sm * c.sms));
     const LaunchShape s = slab_launch_shape<S>(c.g, l, resident, 16);
     auto launch = [&] {
@@ -209,5 +212,12 @@ int main() {
   run_shape<SlabShapeOf<64, 32, 8, 1>>(c, "64x32 y8 1/SM");
   run_shape<SlabShapeOf<128, 16, 4, 1>>(c, "128x16 y4 1/SM");
   run_shape<SlabShapeOf<32, 16, 4, 4>>(c, "32x16 y4 4/SM");
+  // The product's shape with phases left out (wrong outputs, the same traffic): where the time
+  // goes. 0: copies and stores only; 1: + y filter; 3: + x filter; 5: y filter and ring.
+  std::printf("profile of the product's shape (outputs wrong by design):\n");
+  run_shape<SlabShapeOf<64, 16, 4, 2>, 0>(c, "  copies+stores", false);
+  run_shape<SlabShapeOf<64, 16, 4, 2>, 1>(c, "  + y", false);
+  run_shape<SlabShapeOf<64, 16, 4, 2>, 3>(c, "  + y + x", false);
+  run_shape<SlabShapeOf<64, 16, 4, 2>, 5>(c, "  + y + ring", false);
   return 0;
 }

@@ -178,7 +178,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 /// raw tile (every thread's copies, then the step's one barrier), start the copy of the plane two
 /// steps ahead, filter it along y, then filter the previous plane along x into the ring and emit
 /// an output plane once the ring is full. The ring slot is dispatched in slab_ring_step.
-template <int K, typename S = SlabShape>
+/// kPhases (dev/slab_sweep.cu's profile; the product runs all): bit 0 the y filter, bit 1 the x
+/// filter, bit 2 the ring; a phase left out passes its input through (wrong outputs, same traffic).
+template <int K, typename S = SlabShape, int kPhases = 7>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     slab_kernel(Geometry g, SlabLayout l, SlabTaps t, const float* __restrict__ in,
                 float* __restrict__ out) {
@@ -207,19 +209,29 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     __syncthreads();  // ... and every thread's; step n - 1's readers of the buffers below are done
     if (n < b.planes) {
       stage(n + 2);  // into the buffer plane n - 1 was filtered from
-      slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats,
-                          shared + l.filtered + (n & 1) * l.filtered_floats, tid);
+      if constexpr ((kPhases & 1) != 0)
+        slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats,
+                            shared + l.filtered + (n & 1) * l.filtered_floats, tid);
     }
     if (n == 0)
       continue;
     const int m = n - 1;
     float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    slab_filter_x<K, S>(l, t, shared + l.filtered + (m & 1) * l.filtered_floats, tid, v);
+    const float* filtered = shared + l.filtered + (m & 1) * l.filtered_floats;
+    if constexpr ((kPhases & 2) != 0) {
+      slab_filter_x<K, S>(l, t, filtered, tid, v);
+    } else {
+      tiled_read<4>(v, filtered + slab_thread_y<S>(tid) * l.pitch + slab_thread_x<S>(tid));
+    }
     const bool emit = m >= K - 1;
-    if (b.down)
+    if constexpr ((kPhases & 4) == 0) {
+      for (int e = 0; e < 4; ++e)
+        o[e] = v[e];
+    } else if (b.down) {
       slab_ring_step<K, true>(m % K, ring, v, emit, t, o);
-    else
+    } else {
       slab_ring_step<K, false>(m % K, ring, v, emit, t, o);
+    }
     if (emit)
       slab_store<S>(g, l, b, out, slab_output_plane(l, b, m), tid, o);
   }
