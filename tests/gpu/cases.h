@@ -157,6 +157,23 @@ SeparableCase separable_case(const ShapeCase& shape, uint64_t seed, KeepAxis kee
   return c;
 }
 
+/// A separable problem over `in` and `out` (resized to `volume`: inputs 1, outputs 0) with taps
+/// of 1 along each axis where filter[a] > 0: for tests of the plans, which read only shapes.
+inline detail::SeparableProblem problem_with_taps(int dims, const Index& volume,
+                                                  const Index& filter, std::vector<float>& in,
+                                                  std::vector<float>& out) {
+  in.assign(static_cast<size_t>(voxels(dims, volume)), 1.0f);
+  out.assign(in.size(), 0.0f);
+  detail::SeparableProblem p;
+  p.input = make_view<const float>(in.data(), dims, volume);
+  p.output = make_view(out.data(), dims, volume);
+  for (int a = 0; a < dims; ++a) {
+    if (filter[a] > 0)
+      p.taps[a] = std::vector<float>(static_cast<size_t>(filter[a]), 1.0f);
+  }
+  return p;
+}
+
 /// The backend's separable problem for a request (see make_problem): convolution reverses each
 /// axis's taps, `same` reads from -anchor; axes without taps keep offset 0.
 inline detail::SeparableProblem make_separable_problem(const ConstVolumeView& in,

@@ -26,20 +26,6 @@ constexpr Boundary kBoundaries[] = {Boundary::Zero, Boundary::Replicate, Boundar
                                     Boundary::Periodic, Boundary::Reflect};
 using cuda_backend::SeparableKernels;
 
-detail::SeparableProblem problem_with_taps(int dims, const Index& volume, const Index& filter,
-                                           std::vector<float>& in, std::vector<float>& out) {
-  in.assign(static_cast<size_t>(voxels(dims, volume)), 1.0f);
-  out.assign(in.size(), 0.0f);
-  detail::SeparableProblem p;
-  p.input = make_view<const float>(in.data(), dims, volume);
-  p.output = make_view(out.data(), dims, volume);
-  for (int a = 0; a < dims; ++a) {
-    if (filter[a] > 0)
-      p.taps[a] = std::vector<float>(static_cast<size_t>(filter[a]), 1.0f);
-  }
-  return p;
-}
-
 cuda_backend::SeparablePlan columns_plan(const detail::SeparableProblem& p, int ko = 0,
                                          SeparableKernels kernels = SeparableKernels::kColumns) {
   return cuda_backend::plan_separable(

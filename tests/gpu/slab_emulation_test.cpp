@@ -29,23 +29,9 @@ cuda_backend::SeparablePlan slab_plan(const detail::SeparableProblem& p, bool sl
       slab);
 }
 
-detail::SeparableProblem ones_problem(int dims, const Index& volume, const Index& filter,
-                                      std::vector<float>& in, std::vector<float>& out) {
-  in.assign(static_cast<size_t>(voxels(dims, volume)), 1.0f);
-  out.assign(in.size(), 0.0f);
-  detail::SeparableProblem p;
-  p.input = make_view<const float>(in.data(), dims, volume);
-  p.output = make_view(out.data(), dims, volume);
-  for (int a = 0; a < dims; ++a) {
-    if (filter[a] > 0)
-      p.taps[a] = std::vector<float>(static_cast<size_t>(filter[a]), 1.0f);
-  }
-  return p;
-}
-
 TEST(SlabPlan, TakesThreeDimensionalFiltersWithOneCompiledTapCount) {
   std::vector<float> in, out;
-  auto plan = slab_plan(ones_problem(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out));
+  auto plan = slab_plan(problem_with_taps(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out));
   ASSERT_EQ(plan.passes.size(), 1u);
   EXPECT_EQ(plan.passes[0].slab_taps, 17);
   EXPECT_EQ(plan.passes[0].source, cuda_backend::kInputBuffer);
@@ -55,7 +41,7 @@ TEST(SlabPlan, TakesThreeDimensionalFiltersWithOneCompiledTapCount) {
   EXPECT_FALSE(plan.passes[0].blocked());
   EXPECT_EQ(plan.taps.size(), 3u * 17u);
   // Not asked for: the column kernel's two passes.
-  plan = slab_plan(ones_problem(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out), false);
+  plan = slab_plan(problem_with_taps(3, {100, 40, 30, 1}, {17, 17, 17, 0}, in, out), false);
   ASSERT_EQ(plan.passes.size(), 2u);
   EXPECT_EQ(plan.passes[0].slab_taps, 0);
   EXPECT_TRUE(plan.passes[0].fuse_x());
@@ -64,7 +50,7 @@ TEST(SlabPlan, TakesThreeDimensionalFiltersWithOneCompiledTapCount) {
   for (const auto& [dims, filter] :
        {std::pair{3, Index{17, 17, 9, 0}}, std::pair{3, Index{5, 5, 5, 0}},
         std::pair{3, Index{17, 0, 17, 0}}, std::pair{4, Index{17, 17, 17, 17}}}) {
-    plan = slab_plan(ones_problem(dims, {100, 40, 30, 4}, filter, in, out));
+    plan = slab_plan(problem_with_taps(dims, {100, 40, 30, 4}, filter, in, out));
     for (const auto& pass : plan.passes)
       EXPECT_EQ(pass.slab_taps, 0) << ShapeCase{dims, {100, 40, 30, 4}, filter};
   }
