@@ -33,10 +33,16 @@ struct Tuning {
   /// fits.
   double border_fmas_per_voxel = 8.0;
 
-  /// Separable 3D filters with the same tap count along x, y and z run as one pass on the slab
-  /// kernel (cuda/separable/slab_thread.h) where it can implement them: about one read and one
-  /// write of the volume instead of two each. false: the column kernel's passes.
+  /// Separable 3D filters with the same tap count along x, y and z may run as one pass on the slab
+  /// kernel (cuda/separable/slab_thread.h) where it can implement them. false: never.
   bool separable_slab = true;
+
+  /// ... and do where the column kernel's x tiles (128 x) would be used at most this much
+  /// (x extent / the tiles' width): H200, 17-tap Gaussian, slab against the column passes: 272^3
+  /// (x tiles 71% used) 0.283 against 0.340 ms, 256^3 (100%) 0.210 against 0.116 ms. The slab
+  /// kernel's own plane copies take 3.5x the memory floor, so where the column passes waste no
+  /// lanes they win.
+  double slab_max_column_x_use = 0.75;
 
   /// The slab kernel cuts a volume of fewer x-y tiles than the device holds blocks into chunks
   /// along z, each of at least this many output planes (a chunk reads K - 1 planes more than it

@@ -57,13 +57,12 @@ void print_kernel_rows(std::ostream& out, const Json& rows) {
                   number(r, "voxels_per_s") * 1e-9, number(r, "gflops"), ceiling.c_str(),
                   met_text(r), plan.c_str(), number(ct, "median_ms"), ratio.c_str());
     out << line;
-    if (r.contains("column_passes")) {
-      // The separable row's plan took the slab kernel: the column passes it replaces, same run.
-      const Json& c = r["column_passes"];
-      std::snprintf(line, sizeof line,
-                    "  %s on the column passes instead: %.4f ms, %.2fx memory floor\n",
-                    text(r, "workload").c_str(), number(c["device_time"], "median_ms"),
-                    number(c, "floor_ratio"));
+    if (r.contains("other_plan")) {
+      // The separable rows: the plan the rule did not take (slab kernel or column passes).
+      const Json& c = r["other_plan"];
+      std::snprintf(line, sizeof line, "  %s on the %s plan instead: %.4f ms, %.2fx memory floor\n",
+                    text(r, "workload").c_str(), text(c, "family").c_str(),
+                    number(c["device_time"], "median_ms"), number(c, "floor_ratio"));
       out << line;
     }
   }

@@ -56,6 +56,20 @@ TEST(SlabPlan, TakesThreeDimensionalFiltersWithOneCompiledTapCount) {
   }
 }
 
+// The plan's rule reads how much of the column kernel's 128-wide x tiles the output uses.
+TEST(SlabPlan, ColumnXUse) {
+  std::vector<float> in, out;
+  EXPECT_DOUBLE_EQ(
+      cuda_backend::column_x_use(problem_with_taps(3, {256, 4, 4, 1}, {17, 17, 17, 0}, in, out)),
+      1.0);
+  EXPECT_NEAR(
+      cuda_backend::column_x_use(problem_with_taps(3, {272, 4, 4, 1}, {17, 17, 17, 0}, in, out)),
+      272.0 / 384.0, 1e-12);
+  EXPECT_NEAR(
+      cuda_backend::column_x_use(problem_with_taps(3, {70, 4, 4, 1}, {17, 17, 17, 0}, in, out)),
+      70.0 / 128.0, 1e-12);
+}
+
 // The launcher's chunks: about the device's resident blocks, at least min_chunk planes each, and
 // every output plane in exactly one chunk.
 TEST(SlabPlan, ChunksCoverEveryPlaneOnce) {

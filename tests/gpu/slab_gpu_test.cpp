@@ -1,7 +1,8 @@
 // The slab kernel of separable filters (cuda/separable/slab_thread.h) on the GPU against the
 // float64 reference (skipped without a usable GPU): every boundary, both operations and regions,
 // volumes with partial tiles, smaller than the filter and cut into chunks along z, a strided input
-// (4-byte copies), a NaN that must stay inside its footprint; the plan names the slab kernel.
+// (4-byte copies), a NaN that must stay inside its footprint; the plan names the slab kernel
+// where the column kernel's x tiles would leave lanes idle, and keeps the column passes where not.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -44,11 +45,12 @@ TEST(CudaSlab, MatchesReferenceEveryBoundaryOperationAndRegion) {
   }
 }
 
-// Gaussian-sized volumes (several tiles along x and y, chunks along z marching up and down), the
-// input dense or inside a wider allocation whose rows are 3 floats longer (4-byte copies).
+// Gaussian-sized volumes (several tiles along x and y, chunks along z marching up and down; x 272,
+// where the plan takes the slab kernel), the input dense or inside a wider allocation whose rows
+// are 3 floats longer (4-byte copies).
 TEST(CudaSlab, LargeVolumesDenseAndStrided) {
   NDCONV_REQUIRE_GPU();
-  const ShapeCase s{3, {256, 140, 72, 1}, {17, 17, 17, 1}};
+  const ShapeCase s{3, {272, 140, 72, 1}, {17, 17, 17, 1}};
   for (int padding : {0, 3}) {
     for (Boundary b : kAllBoundaries) {
       const uint64_t seed = fresh_seed();
@@ -79,6 +81,22 @@ TEST(CudaSlab, LargeVolumesDenseAndStrided) {
           << to_string(b) << " padding " << padding << " seed=" << seed;
     }
   }
+}
+
+// Where the column kernel's x tiles are whole (x 256), the plan keeps the column passes.
+TEST(CudaSlab, ColumnPassesWhereTheirTilesAreWhole) {
+  NDCONV_REQUIRE_GPU();
+  const ShapeCase s{3, {256, 20, 30, 1}, {17, 17, 17, 1}};
+  SeparableCase c = separable_case(
+      s, fresh_seed(), [](int) { return true; }, OutputRegion::Same);
+  auto& [in, in_view, f, out_extent, out] = c;
+  const RunReport r =
+      filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
+                       cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same));
+  EXPECT_FALSE(ran_slab(r)) << r.outputs_per_thread_reason;
+  EXPECT_LT(relative_l2_error(out, reference_separable_passes(in_view, f, Operation::Correlation,
+                                                              Boundary::Zero)),
+            kTolerance);
 }
 
 TEST(CudaSlab, NanStaysInsideTheFootprint) {

@@ -150,12 +150,14 @@ std::size_t separable_scratch_floats(const detail::SeparableProblem& p) {
 namespace {
 
 // The plan launch_separable_device runs: the column kernel's passes, or the slab kernel's one where
-// the tuning allows it and no KO is forced (a forced KO asks for the passes' kernels).
+// the tuning allows it, no KO is forced (a forced KO asks for the passes' kernels) and the column
+// kernel's x tiles would leave lanes idle (Tuning::slab_max_column_x_use).
 SeparablePlan launch_plan(const detail::SeparableProblem& p, int outputs_per_thread,
                           const Tuning& tuning,
                           const std::function<int(int, int64_t, int64_t)>& choose_ko) {
-  return plan_separable(p, choose_ko, SeparableKernels::kColumns, outputs_per_thread,
-                        tuning.separable_slab && outputs_per_thread == 0);
+  const bool slab = tuning.separable_slab && outputs_per_thread == 0 &&
+                    column_x_use(p) <= tuning.slab_max_column_x_use;
+  return plan_separable(p, choose_ko, SeparableKernels::kColumns, outputs_per_thread, slab);
 }
 
 }  // namespace

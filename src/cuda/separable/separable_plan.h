@@ -228,6 +228,13 @@ inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
   return true;
 }
 
+/// The share of the column kernel's x tiles that the output's x extent uses (1: a multiple of
+/// their width).
+inline double column_x_use(const detail::SeparableProblem& p) {
+  const int64_t x = p.output.extent[0], tile = ColumnFusedShape::kTileX;
+  return x <= 0 ? 1.0 : static_cast<double>(x) / static_cast<double>((x + tile - 1) / tile * tile);
+}
+
 /// Orders the passes (x first, then the other axes in memory order; with kColumns x is fused into
 /// the first other filtered axis), picks each pass's kernel (`kernels`; the blocked kernel's KO
 /// from choose_ko(axis, output extent, taps); the column kernel's from `column_ko`, 0 for its
