@@ -1,0 +1,172 @@
+// The 8-bit filter bank's hot parts on AMX-INT8 and AVX-512 (bank_int8.h): the tile row, the
+// interleaving of the padded planes and the digits' combination. Built with the AMX and AVX-512
+// flags (sources.cmake) and called only where amx_int8_support() says the CPU and the OS allow
+// the tiles; the interleaving and the combination need only AVX-512F (the tests run both against
+// the plain versions wherever AVX-512F is). No inline function from a header is called here (see
+// row_kernel.h: the linker could pick this unit's AVX-512 copy for the whole program).
+#include <immintrin.h>
+
+#include "cpu/bank_int8.h"
+
+namespace ndconv::cpu {
+
+namespace {
+
+using S = Int8BankShape;
+
+// The tile registers of the mapping (GCC's tile intrinsics take literal numbers): the three
+// accumulators 0-2, the A tile 3, three B tiles 4-6.
+constexpr int kTilesUsed = 7;
+
+// Every lane: the masked forms of the conversions, whose unmasked ones GCC 12 warns about.
+constexpr __mmask16 kAll = 0xFFFF;
+
+// LDTILECFG's 64-byte operand (palette 1).
+struct alignas(64) TileConfig {
+  uint8_t palette = 0;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t bytes_per_row[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64, "LDTILECFG reads 64 bytes");
+
+}  // namespace
+
+void amx_configure_tiles() {
+  TileConfig config;
+  config.palette = 1;
+  for (int t = 0; t < kTilesUsed; ++t) {
+    config.bytes_per_row[t] = S::kTileBytes;
+    config.rows[t] = S::kTileRows;
+  }
+  _tile_loadconfig(&config);
+}
+
+void amx_release_tiles() {
+  _tile_release();
+}
+
+void amx_tile_row(const Int8TileRow& r) {
+  constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
+  for (int64_t xt = 0; xt < r.x_tiles; ++xt) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    const uint8_t* a = r.a + xt * S::kTileRows * S::kGroup;
+    const int8_t* b = r.b;
+    for (int j3 = 0; j3 < r.k3; ++j3, a += r.plane_bytes, b += S::kNTiles * S::kBTileBytes) {
+      _tile_loadd(3, a, S::kGroup);
+      _tile_loadd(4, b, S::kTileBytes);
+      _tile_dpbusd(0, 3, 4);
+      _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);
+      _tile_dpbusd(1, 3, 5);
+      _tile_loadd(6, b + 2 * S::kBTileBytes, S::kTileBytes);
+      _tile_dpbusd(2, 3, 6);
+    }
+    int32_t* c = r.c + xt * S::kTileRows * S::kColumns;
+    _tile_stored(0, c, kCStride);
+    _tile_stored(1, c + 16, kCStride);
+    _tile_stored(2, c + 32, kCStride);
+  }
+}
+
+bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
+                             int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out) {
+  // The plane's rows as bytes, checking every value: whole vectors, then the rest one by one.
+  const int64_t whole = (row_length < x_groups ? row_length : x_groups) / 16 * 16;
+  for (int64_t y = 0; y < n1 + k1 - 1; ++y) {
+    const float* in = plane + y * row_length;
+    uint8_t* row = bytes + y * x_groups;
+    int64_t q = 0;
+    for (; q < whole; q += 16) {
+      const __m512 v = _mm512_loadu_ps(in + q);
+      // Not 8-bit: outside [0, 255] (NaN included) or not an integer.
+      const __mmask16 in_range = _mm512_cmp_ps_mask(v, _mm512_set1_ps(0.0f), _CMP_GE_OQ) &
+                                 _mm512_cmp_ps_mask(v, _mm512_set1_ps(255.0f), _CMP_LE_OQ);
+      const __m512i i = _mm512_maskz_cvttps_epi32(kAll, v);
+      const __mmask16 whole_value =
+          _mm512_cmp_ps_mask(_mm512_maskz_cvtepi32_ps(kAll, i), v, _CMP_EQ_OQ);
+      if (static_cast<__mmask16>(in_range & whole_value) != 0xFFFF)
+        return false;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + q), _mm512_maskz_cvtepi32_epi8(kAll, i));
+    }
+    for (; q < x_groups; ++q) {
+      const float v = q < row_length ? in[q] : 0.0f;
+      if (!(v >= 0.0f && v <= 255.0f) || v != __builtin_floorf(v))
+        return false;
+      row[q] = q < x_count ? static_cast<uint8_t>(v) : 0;
+    }
+    // Positions from x_count on are zero in the padded rows already.
+  }
+  // Eight rows of 16 bytes into 16 positions of 8 bytes: a byte transpose by unpacking.
+  const __m128i zero = _mm_setzero_si128();
+  for (int64_t y = 0; y < n1; ++y) {
+    const uint8_t* src[S::kGroup];
+    for (int i = 0; i < S::kGroup; ++i)
+      src[i] = i < k1 ? bytes + (y + i) * x_groups : nullptr;
+    uint8_t* dst = out + y * x_groups * S::kGroup;
+    int64_t q = 0;
+    for (; q + 16 <= x_groups; q += 16) {
+      __m128i r[S::kGroup];
+      for (int i = 0; i < S::kGroup; ++i)
+        r[i] = src[i] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[i] + q)) : zero;
+      const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i a2 = _mm_unpacklo_epi8(r[2], r[3]), a3 = _mm_unpackhi_epi8(r[2], r[3]);
+      const __m128i a4 = _mm_unpacklo_epi8(r[4], r[5]), a5 = _mm_unpackhi_epi8(r[4], r[5]);
+      const __m128i a6 = _mm_unpacklo_epi8(r[6], r[7]), a7 = _mm_unpackhi_epi8(r[6], r[7]);
+      // 16-bit pairs (rows 0-1, 2-3, ...) per position; then 32-bit quads, then 64-bit octets.
+      const __m128i b0 = _mm_unpacklo_epi16(a0, a2), b1 = _mm_unpackhi_epi16(a0, a2);
+      const __m128i b2 = _mm_unpacklo_epi16(a1, a3), b3 = _mm_unpackhi_epi16(a1, a3);
+      const __m128i b4 = _mm_unpacklo_epi16(a4, a6), b5 = _mm_unpackhi_epi16(a4, a6);
+      const __m128i b6 = _mm_unpacklo_epi16(a5, a7), b7 = _mm_unpackhi_epi16(a5, a7);
+      const __m128i o[16 / 2] = {_mm_unpacklo_epi32(b0, b4), _mm_unpackhi_epi32(b0, b4),
+                                 _mm_unpacklo_epi32(b1, b5), _mm_unpackhi_epi32(b1, b5),
+                                 _mm_unpacklo_epi32(b2, b6), _mm_unpackhi_epi32(b2, b6),
+                                 _mm_unpacklo_epi32(b3, b7), _mm_unpackhi_epi32(b3, b7)};
+      for (int j = 0; j < 8; ++j)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (q + 2 * j) * S::kGroup), o[j]);
+    }
+    for (; q < x_groups; ++q)
+      for (int i = 0; i < S::kGroup; ++i)
+        dst[q * S::kGroup + i] = src[i] ? src[i][q] : 0;
+  }
+  return true;
+}
+
+void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,
+                         float* const* out) {
+  // Per output, its filters' digits in the lanes (columns digit * 12 + filter): combine_slices
+  // with one vector operation a step, the same fused multiply-adds; then the 16 x 12 responses
+  // transposed through the stage into the filters' rows.
+  static_assert(S::kDigits == 4, "the combination's steps are written for 4 digits");
+  const __mmask16 lanes = static_cast<__mmask16>((1u << filters) - 1);
+  const __m512 step = _mm512_set1_ps(1.0f / (1 << core::kDigitBits));
+  const __m512 scale = _mm512_maskz_loadu_ps(lanes, scales);
+  alignas(64) float stage[S::kTileRows * 16];
+  for (int m = 0; m < S::kTileRows; ++m) {
+    const int32_t* row = c + m * S::kColumns;
+    __m512 t =
+        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + 3 * S::kFilters));
+    t = _mm512_fmadd_ps(
+        t, step,
+        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + 2 * S::kFilters)));
+    t = _mm512_fmadd_ps(
+        t, step,
+        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + S::kFilters)));
+    t = _mm512_fmadd_ps(t, step,
+                        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row)));
+    _mm512_store_ps(stage + m * 16, _mm512_mul_ps(t, scale));
+  }
+  const __mmask16 outputs = static_cast<__mmask16>((1u << count) - 1);
+  const __m512i across =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(16));
+  for (int f = 0; f < filters; ++f)
+    _mm512_mask_storeu_ps(
+        out[f], outputs,
+        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll,
+                                 _mm512_add_epi32(across, _mm512_set1_epi32(f)), stage, 4));
+}
+
+}  // namespace ndconv::cpu
