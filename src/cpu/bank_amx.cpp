@@ -53,10 +53,10 @@ void amx_tile_row(const Int8TileRow& r) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
-    const uint8_t* a = r.a + xt * S::kTileRows * S::kGroup;
+    const int64_t x = xt * S::kTileRows * S::kGroup;
     const int8_t* b = r.b;
-    for (int j3 = 0; j3 < r.k3; ++j3, a += r.plane_bytes, b += S::kNTiles * S::kBTileBytes) {
-      _tile_loadd(3, a, S::kGroup);
+    for (int j3 = 0; j3 < r.k3; ++j3, b += S::kNTiles * S::kBTileBytes) {
+      _tile_loadd(3, r.a[j3] + x, S::kGroup);
       _tile_loadd(4, b, S::kTileBytes);
       _tile_dpbusd(0, 3, 4);
       _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);

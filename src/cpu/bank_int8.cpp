@@ -1,5 +1,6 @@
 // The CPU filter bank on 8-bit inputs (bank_int8.h): the weights' B tiles, the plain versions of
-// the tile row, the interleaving and the combination, and the driver over slabs and threads.
+// the tile row, the interleaving and the combination, and the driver over runs of planes and
+// threads.
 #include "cpu/bank_int8.h"
 
 #include <algorithm>
@@ -15,7 +16,8 @@
 #include "cpu/cpu_info.h"
 #include "cpu/isa_dispatch.h"
 #include "cpu/kernel_set.h"
-#include "cpu/slab_rows.h"
+#include "core/padding.h"
+#include "core/problem.h"
 #include "cpu/tuning.h"
 
 namespace ndconv::cpu {
@@ -27,12 +29,6 @@ using S = Int8BankShape;
 std::string format_error(double e) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", e);
-  return text;
-}
-
-std::string format_ms(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
   return text;
 }
 
@@ -120,7 +116,7 @@ void emulate_tile_row(const Int8TileRow& r) {
     std::fill(c, c + S::kTileRows * S::kColumns, 0);
     for (int j3 = 0; j3 < r.k3; ++j3) {
       // The A tile: 16 rows of 64 bytes, 8 bytes apart.
-      const uint8_t* a = r.a + j3 * r.plane_bytes + xt * S::kTileRows * S::kGroup;
+      const uint8_t* a = r.a[j3] + xt * S::kTileRows * S::kGroup;
       for (int nt = 0; nt < S::kNTiles; ++nt) {
         const int8_t* b = r.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
         // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
@@ -203,97 +199,93 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t x_tiles = (n_out[0] + S::kTileRows - 1) / S::kTileRows;
   const int64_t x_count = n_out[0] + k[0] - 1;
   const int64_t row_length = round_up(std::max(x_count, x_groups), 16);
-  const int64_t interleaved_row = x_groups * S::kGroup;  // bytes per output row and plane
-  // The interleaved bytes (2 x_groups floats' worth per row) count against the padding limit.
-  const SlabPlan plan = plan_slabs(n_out, k, row_length + 2 * x_groups, 1, tuning.pad_limit_bytes);
+  const int64_t padded_rows = n_out[1] + k[1] - 1;
+  const int64_t interleaved_row = x_groups * S::kGroup;  // bytes per output row
+  const int64_t plane_bytes = n_out[1] * interleaved_row;
+  const int k3 = static_cast<int>(k[3]);
   std::vector<OutputRows> outs;
   for (const VolumeView& o : p.outputs)
     outs.push_back({o.data, core::to_canonical(dims, o.stride, 0)});
   const bool contiguous_rows =
       std::all_of(outs.begin(), outs.end(), [](const OutputRows& o) { return o.stride[0] == 1; });
 
-  const int used_threads =
-      static_cast<int>(std::min<int64_t>(threads, n_out[1] * plan.slab_blocks));
-  const double pad_share = 0.1;
-  double pad_seconds = 0, interleave_seconds = 0, tile_seconds = 0;
-  core::PaddedVolume padded;
-  std::unique_ptr<uint8_t[]> interleaved;
-  int64_t interleaved_planes = 0;
-  for (int64_t slab = 0; slab < plan.slabs; ++slab) {
-    const Slab sl = slab_at(plan, slab);
-    auto t_stage = std::chrono::steady_clock::now();
-    const Index extent = pad_slab(
-        p.input.data, n_in, in_stride, offset, n_out, k, 1, row_length, sl, p.boundary, threads,
-        core::ProgressSpan{&options.progress, sl.base, sl.span * pad_share}, padded);
-    pad_seconds += detail::seconds_since(t_stage);
-    t_stage = std::chrono::steady_clock::now();
-    const int64_t planes = extent[3];
-    const int64_t plane_bytes = n_out[1] * interleaved_row;
-    if (planes > interleaved_planes) {
-      interleaved.reset(new uint8_t[static_cast<size_t>(planes * plane_bytes)]);
-      interleaved_planes = planes;
-    }
-    std::atomic<bool> eight_bit{true};
-    core::parallel_for(threads, planes,
-                       [&](int64_t begin, int64_t end, int) {
-                         std::vector<uint8_t> bytes(static_cast<size_t>(extent[1] * x_groups));
-                         for (int64_t z = begin;
-                              z < end && eight_bit.load(std::memory_order_relaxed); ++z)
-                           if (!fn.interleave(padded.row(0, 0, z), padded.extent[0], x_count,
-                                              n_out[1], static_cast<int>(k[1]), x_groups,
-                                              bytes.data(), interleaved.get() + z * plane_bytes))
-                             eight_bit = false;
-                       },
-                       {});
-    if (!eight_bit) {
-      why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
-      return false;
-    }
-    interleave_seconds += detail::seconds_since(t_stage);
-    t_stage = std::chrono::steady_clock::now();
-    const int64_t first_plane = sl.first_block;
-    core::parallel_for(
-        used_threads, n_out[1] * sl.block_count,
-        [&](int64_t begin, int64_t end, int) {
-          const TileSession tiles(fn);
-          std::vector<int32_t> c(static_cast<size_t>(x_tiles * S::kTileRows * S::kColumns));
-          std::vector<float> stage(static_cast<size_t>(S::kFilters * S::kTileRows));
-          float* dst[S::kFilters];
-          for (int64_t item = begin; item < end; ++item) {
-            const int64_t y = item % n_out[1], z = item / n_out[1];
-            for (int pass = 0; pass < w.passes; ++pass) {
-              Int8TileRow row;
-              row.a = interleaved.get() + z * plane_bytes + y * interleaved_row;
-              row.plane_bytes = plane_bytes;
-              row.x_tiles = x_tiles;
-              row.b = w.pass_tiles(pass);
-              row.k3 = w.k3;
-              row.c = c.data();
-              fn.tile_row(row);
-              const int first = pass * S::kFilters;
-              const int filters = std::min(S::kFilters, p.count - first);
-              for (int64_t xt = 0; xt < x_tiles; ++xt) {
-                const int64_t x0 = xt * S::kTileRows;
-                const int count = static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
-                for (int f = 0; f < filters; ++f)
-                  dst[f] = contiguous_rows ? outs[first + f].row(y, first_plane + z) + x0
-                                           : stage.data() + f * S::kTileRows;
-                fn.combine(c.data() + x0 * S::kColumns, filters, w.scales.data() + first, count,
-                           dst);
-                if (!contiguous_rows)
-                  for (int f = 0; f < filters; ++f) {
-                    const OutputRows& o = outs[first + f];
-                    float* out = o.row(y, first_plane + z) + x0 * o.stride[0];
-                    for (int m = 0; m < count; ++m)
-                      out[m * o.stride[0]] = dst[f][m];
-                  }
-              }
+  // Runs of output planes, one per thread where there are planes enough.
+  const int64_t run_planes = (n_out[3] + threads - 1) / threads;
+  const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
+  const int used_threads = static_cast<int>(std::min<int64_t>(threads, runs));
+  std::atomic<bool> eight_bit{true};
+  core::parallel_for(
+      used_threads, runs,
+      [&](int64_t begin, int64_t end, int) {
+        const TileSession tiles(fn);
+        std::unique_ptr<float[]> plane(new float[static_cast<size_t>(padded_rows * row_length)]);
+        std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
+        std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
+        std::vector<int32_t> c(static_cast<size_t>(x_tiles * S::kTileRows * S::kColumns));
+        std::vector<float> stage(static_cast<size_t>(S::kFilters * S::kTileRows));
+        float* dst[S::kFilters];
+        for (int64_t run = begin; run < end; ++run) {
+          const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
+          for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
+            if (!eight_bit.load(std::memory_order_relaxed))
+              return;
+            // Padded plane q3, as build_padded pads it (core/padding.h), then interleaved.
+            const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
+            for (int64_t q1 = 0; q1 < padded_rows; ++q1) {
+              float* line = plane.get() + q1 * row_length;
+              const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
+              if (i1 < 0 || i3 < 0)
+                std::fill(line, line + row_length, 0.0f);
+              else
+                core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3],
+                                  in_stride[0], n_in[0], offset[0], x_count, row_length, p.boundary,
+                                  line);
             }
+            if (!fn.interleave(plane.get(), row_length, x_count, n_out[1], static_cast<int>(k[1]),
+                               x_groups, bytes.get(), ring.get() + q3 % k3 * plane_bytes)) {
+              eight_bit = false;
+              return;
+            }
+            if (q3 < z0 + k3 - 1)
+              continue;
+            const int64_t z = q3 - (k3 - 1);  // every plane it reads is in the ring now
+            for (int64_t y = 0; y < n_out[1]; ++y)
+              for (int pass = 0; pass < w.passes; ++pass) {
+                Int8TileRow row;
+                for (int j3 = 0; j3 < k3; ++j3)
+                  row.a[j3] = ring.get() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
+                row.x_tiles = x_tiles;
+                row.b = w.pass_tiles(pass);
+                row.k3 = k3;
+                row.c = c.data();
+                fn.tile_row(row);
+                const int first = pass * S::kFilters;
+                const int filters = std::min(S::kFilters, p.count - first);
+                for (int64_t xt = 0; xt < x_tiles; ++xt) {
+                  const int64_t x0 = xt * S::kTileRows;
+                  const int count =
+                      static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
+                  for (int f = 0; f < filters; ++f)
+                    dst[f] = contiguous_rows ? outs[first + f].row(y, z) + x0
+                                             : stage.data() + f * S::kTileRows;
+                  fn.combine(c.data() + x0 * S::kColumns, filters, w.scales.data() + first, count,
+                             dst);
+                  if (!contiguous_rows)
+                    for (int f = 0; f < filters; ++f) {
+                      const OutputRows& o = outs[first + f];
+                      float* out = o.row(y, z) + x0 * o.stride[0];
+                      for (int m = 0; m < count; ++m)
+                        out[m * o.stride[0]] = dst[f][m];
+                    }
+                }
+              }
           }
-        },
-        core::ProgressSpan{&options.progress, sl.base + sl.span * pad_share,
-                           sl.span * (1.0 - pad_share)});
-    tile_seconds += detail::seconds_since(t_stage);
+        }
+      },
+      core::ProgressSpan{&options.progress, 0, 1});
+  if (!eight_bit) {
+    why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
+    return false;
   }
   report.threads = used_threads;
   report.outputs_per_thread = 1;
@@ -304,9 +296,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
       (engine == Int8Engine::Amx ? "AMX-INT8 tiles (TDPBUSD" : "the emulated AMX tiles (") +
       " u8 x s8, " + std::to_string(S::kDigits) + " weight digits per filter, " +
       std::to_string(w.passes) + " passes of up to " + std::to_string(S::kFilters) +
-      " filters): the input is 8-bit; padding " + format_ms(pad_seconds) + ", bytes interleaved " +
-      format_ms(interleave_seconds) + ", tiles and combination " + format_ms(tile_seconds));
-  report.slabs = static_cast<int>(plan.slabs);
+      " filters, runs of " + std::to_string(run_planes) + " planes): the input is 8-bit");
+  report.slabs = 1;
   report.seconds_compute = detail::seconds_since(t0);
   return true;
 }

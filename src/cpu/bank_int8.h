@@ -2,10 +2,10 @@
 // GPU tensor-core bank's precision scheme (core/int8_digits.h): the same digits, exact int32 sums
 // and combine_slices, so the CPU's responses equal the GPU's bit for bit.
 //
-// The mapping. The boundary-padded input (the FP32 bank's, slab by slab) is converted to bytes
-// and interleaved: for output row y of padded plane z, position q holds the 8 bytes of rows
-// y .. y + 7 of that plane at q (row i past the filter's k1 rows: zero),
-//   interleaved[((z * n1 + y) * x_groups + q) * 8 + i] = padded(row y + i, plane z)[q].
+// The mapping. Each boundary-padded plane of the input (padded as the FP32 bank pads it) is
+// converted to bytes and interleaved: for output row y, position q holds the 8 bytes of the
+// plane's rows y .. y + 7 at q (row i past the filter's k1 rows: zero),
+//   interleaved[(y * x_groups + q) * 8 + i] = padded(row y + i)[q].
 // The 64 bytes from position x on are then the K vector of output x for tap plane j3 (K index
 // k = dx * 8 + i: tap dx along x, tap row i along y), and the 16 outputs x0 .. x0 + 15 are one A
 // tile loaded straight from memory with a row stride of 8 bytes: no staging.
@@ -16,6 +16,11 @@
 // Per 16 outputs: k3 A loads, 3 k3 B loads and 3 k3 TDPBUSD (tiles: C 0-2, A 3, B 4-6). The
 // digits of each output's 12 filters are then combined in AVX-512 lanes (12 filters a vector).
 // K holds k0 x k1 <= 8 x 8 taps per plane (49 of 64 for 7^3).
+//
+// The work: each thread takes a run of consecutive output planes and keeps the k3 interleaved
+// planes they read in a ring (about 1.6 MiB for 160^2 planes: cache-resident), interleaving each
+// padded plane as the run reaches it (the k3 - 1 planes of a run's halo twice), so that no padded
+// copy of the volume is made.
 #pragma once
 
 #include <cstdint>
@@ -74,8 +79,8 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 
 /// One output row (y, plane z) of a pass: its accumulators for every A tile along x.
 struct Int8TileRow {
-  const uint8_t* a = nullptr;  ///< interleaved position 0 of (plane z, row y)
-  int64_t plane_bytes = 0;     ///< from plane z to z + 1 in the interleaved volume
+  const uint8_t* a[Int8BankShape::kMaxK3] =
+      {};  ///< interleaved position 0 of (plane z + j3, row y)
   int64_t x_tiles = 0;
   const int8_t* b = nullptr;  ///< the pass's B tiles
   int k3 = 0;
