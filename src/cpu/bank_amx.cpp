@@ -47,28 +47,25 @@ void amx_release_tiles() {
   _tile_release();
 }
 
-void amx_tile_row(const Int8TileRow& r) {
+void amx_tile(const Int8Tile& t) {
   constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
-  for (int64_t xt = 0; xt < r.x_tiles; ++xt) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    const int64_t x = xt * S::kTileRows * S::kGroup;
-    const int8_t* b = r.b;
-    for (int j3 = 0; j3 < r.k3; ++j3, b += S::kNTiles * S::kBTileBytes) {
-      _tile_loadd(3, r.a[j3] + x, S::kGroup);
-      _tile_loadd(4, b, S::kTileBytes);
-      _tile_dpbusd(0, 3, 4);
-      _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);
-      _tile_dpbusd(1, 3, 5);
-      _tile_loadd(6, b + 2 * S::kBTileBytes, S::kTileBytes);
-      _tile_dpbusd(2, 3, 6);
-    }
-    int32_t* c = r.c + xt * S::kTileRows * S::kColumns;
-    _tile_stored(0, c, kCStride);
-    _tile_stored(1, c + 16, kCStride);
-    _tile_stored(2, c + 32, kCStride);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  const int64_t x = t.x_tile * S::kTileRows * S::kGroup;
+  const int8_t* b = t.b;
+  for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * S::kBTileBytes) {
+    _tile_loadd(3, t.a[j3] + x, S::kGroup);
+    _tile_loadd(4, b, S::kTileBytes);
+    _tile_dpbusd(0, 3, 4);
+    _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);
+    _tile_dpbusd(1, 3, 5);
+    _tile_loadd(6, b + 2 * S::kBTileBytes, S::kTileBytes);
+    _tile_dpbusd(2, 3, 6);
   }
+  _tile_stored(0, t.c, kCStride);
+  _tile_stored(1, t.c + 16, kCStride);
+  _tile_stored(2, t.c + 32, kCStride);
 }
 
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,

@@ -41,7 +41,7 @@ struct OutputRows {
 
 // The functions of one engine.
 struct Int8Functions {
-  void (*tile_row)(const Int8TileRow&);
+  void (*tile)(const Int8Tile&);
   bool (*interleave)(const float*, int64_t, int64_t, int64_t, int, int64_t, uint8_t*, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
   void (*begin)();
@@ -53,11 +53,11 @@ void no_tiles() {}
 Int8Functions functions(Int8Engine engine) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {&amx_tile_row, &interleave_plane_avx512, &combine_tile_avx512, &amx_configure_tiles,
+    return {&amx_tile, &interleave_plane_avx512, &combine_tile_avx512, &amx_configure_tiles,
             &amx_release_tiles};
 #endif
   (void)engine;
-  return {&emulate_tile_row, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
+  return {&emulate_tile, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -110,26 +110,23 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps) 
   return w;
 }
 
-void emulate_tile_row(const Int8TileRow& r) {
-  for (int64_t xt = 0; xt < r.x_tiles; ++xt) {
-    int32_t* c = r.c + xt * S::kTileRows * S::kColumns;
-    std::fill(c, c + S::kTileRows * S::kColumns, 0);
-    for (int j3 = 0; j3 < r.k3; ++j3) {
-      // The A tile: 16 rows of 64 bytes, 8 bytes apart.
-      const uint8_t* a = r.a[j3] + xt * S::kTileRows * S::kGroup;
-      for (int nt = 0; nt < S::kNTiles; ++nt) {
-        const int8_t* b = r.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
-        // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
-        for (int m = 0; m < S::kTileRows; ++m)
-          for (int n = 0; n < 16; ++n) {
-            int32_t sum = 0;
-            for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
-              for (int q = 0; q < 4; ++q)
-                sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
-                       int32_t{b[kr * S::kTileBytes + 4 * n + q]};
-            c[m * S::kColumns + nt * 16 + n] += sum;
-          }
-      }
+void emulate_tile(const Int8Tile& t) {
+  std::fill(t.c, t.c + S::kTileRows * S::kColumns, 0);
+  for (int j3 = 0; j3 < t.k3; ++j3) {
+    // The A tile: 16 rows of 64 bytes, 8 bytes apart.
+    const uint8_t* a = t.a[j3] + t.x_tile * S::kTileRows * S::kGroup;
+    for (int nt = 0; nt < S::kNTiles; ++nt) {
+      const int8_t* b = t.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
+      // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
+      for (int m = 0; m < S::kTileRows; ++m)
+        for (int n = 0; n < 16; ++n) {
+          int32_t sum = 0;
+          for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
+            for (int q = 0; q < 4; ++q)
+              sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
+                     int32_t{b[kr * S::kTileBytes + 4 * n + q]};
+          t.c[m * S::kColumns + nt * 16 + n] += sum;
+        }
     }
   }
 }
@@ -221,9 +218,26 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<float[]> plane(new float[static_cast<size_t>(padded_rows * row_length)]);
         std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
         std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
-        std::vector<int32_t> c(static_cast<size_t>(x_tiles * S::kTileRows * S::kColumns));
+        std::vector<int32_t> c(static_cast<size_t>(2 * S::kTileRows * S::kColumns));
         std::vector<float> stage(static_cast<size_t>(S::kFilters * S::kTileRows));
-        float* dst[S::kFilters];
+        // Tile xt's responses into the outputs (or the stage, then the strided outputs).
+        auto combine = [&](const int32_t* acc, int64_t xt, int first, int filters, int64_t y,
+                           int64_t z) {
+          float* dst[S::kFilters];
+          const int64_t x0 = xt * S::kTileRows;
+          const int count = static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
+          for (int f = 0; f < filters; ++f)
+            dst[f] =
+                contiguous_rows ? outs[first + f].row(y, z) + x0 : stage.data() + f * S::kTileRows;
+          fn.combine(acc, filters, w.scales.data() + first, count, dst);
+          if (!contiguous_rows)
+            for (int f = 0; f < filters; ++f) {
+              const OutputRows& o = outs[first + f];
+              float* out = o.row(y, z) + x0 * o.stride[0];
+              for (int m = 0; m < count; ++m)
+                out[m * o.stride[0]] = dst[f][m];
+            }
+        };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
           for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
@@ -251,32 +265,23 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
             const int64_t z = q3 - (k3 - 1);  // every plane it reads is in the ring now
             for (int64_t y = 0; y < n_out[1]; ++y)
               for (int pass = 0; pass < w.passes; ++pass) {
-                Int8TileRow row;
+                Int8Tile tile;
                 for (int j3 = 0; j3 < k3; ++j3)
-                  row.a[j3] = ring.get() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
-                row.x_tiles = x_tiles;
-                row.b = w.pass_tiles(pass);
-                row.k3 = k3;
-                row.c = c.data();
-                fn.tile_row(row);
+                  tile.a[j3] = ring.get() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
+                tile.b = w.pass_tiles(pass);
+                tile.k3 = k3;
                 const int first = pass * S::kFilters;
                 const int filters = std::min(S::kFilters, p.count - first);
-                for (int64_t xt = 0; xt < x_tiles; ++xt) {
-                  const int64_t x0 = xt * S::kTileRows;
-                  const int count =
-                      static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
-                  for (int f = 0; f < filters; ++f)
-                    dst[f] = contiguous_rows ? outs[first + f].row(y, z) + x0
-                                             : stage.data() + f * S::kTileRows;
-                  fn.combine(c.data() + x0 * S::kColumns, filters, w.scales.data() + first, count,
-                             dst);
-                  if (!contiguous_rows)
-                    for (int f = 0; f < filters; ++f) {
-                      const OutputRows& o = outs[first + f];
-                      float* out = o.row(y, z) + x0 * o.stride[0];
-                      for (int m = 0; m < count; ++m)
-                        out[m * o.stride[0]] = dst[f][m];
-                    }
+                // Tile xt's digits combined after tile xt + 1's products are under way.
+                for (int64_t xt = 0; xt <= x_tiles; ++xt) {
+                  if (xt < x_tiles) {
+                    tile.x_tile = xt;
+                    tile.c = c.data() + xt % 2 * S::kTileRows * S::kColumns;
+                    fn.tile(tile);
+                  }
+                  if (xt > 0)
+                    combine(c.data() + (xt - 1) % 2 * S::kTileRows * S::kColumns, xt - 1, first,
+                            filters, y, z);
                 }
               }
           }
@@ -289,7 +294,7 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   }
   report.threads = used_threads;
   report.outputs_per_thread = 1;
-  report.outputs_per_thread_reason = "the 8-bit bank: one output row per work item";
+  report.outputs_per_thread_reason = "the 8-bit bank: a run of output planes per thread";
   report.device_name = cpu_description();
   report.notes.push_back(
       std::string("CPU filter bank on ") +

@@ -77,18 +77,18 @@ struct Int8BankWeights {
 /// digits and laid out as B tiles.
 Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 
-/// One output row (y, plane z) of a pass: its accumulators for every A tile along x.
-struct Int8TileRow {
-  const uint8_t* a[Int8BankShape::kMaxK3] =
-      {};  ///< interleaved position 0 of (plane z + j3, row y)
-  int64_t x_tiles = 0;
+/// One A tile of a pass (16 outputs from x = 16 x_tile on in row y of plane z): its accumulators.
+struct Int8Tile {
+  /// Interleaved position 0 of row y in plane z + j3, for j3 < k3.
+  const uint8_t* a[Int8BankShape::kMaxK3] = {};
+  int64_t x_tile = 0;
   const int8_t* b = nullptr;  ///< the pass's B tiles
   int k3 = 0;
-  int32_t* c = nullptr;  ///< [x_tiles * 16][kColumns]
+  int32_t* c = nullptr;  ///< [16][kColumns]
 };
 
-/// The tile row in plain C++: TDPBUSD's arithmetic on the same tiles in the same order.
-void emulate_tile_row(const Int8TileRow& row);
+/// The tile in plain C++: TDPBUSD's arithmetic on the same tiles in the same order.
+void emulate_tile(const Int8Tile& tile);
 
 /// Positions per interleaved row for n0 outputs along x: whole A tiles and their windows.
 inline int64_t int8_x_groups(int64_t n0) {
@@ -120,11 +120,11 @@ bool run_bank_int8(const detail::BankProblem& problem, const Options& options, R
                    const cpu_backend::Tuning& tuning, Int8Engine engine, std::string& why_not);
 
 #if defined(__x86_64__)  // built where sources.cmake builds the x86 kernels
-/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tile row on
-/// the tiles, between amx_configure_tiles and amx_release_tiles on the same thread.
+/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tile on the
+/// AMX tiles, between amx_configure_tiles and amx_release_tiles on the same thread.
 void amx_configure_tiles();
 void amx_release_tiles();
-void amx_tile_row(const Int8TileRow& row);
+void amx_tile(const Int8Tile& tile);
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
                              int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out);
 void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,
