@@ -6,6 +6,8 @@
 // against the emulation bit for bit and against float64 as accurate as the FP32 kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -20,6 +22,8 @@
 #include "cpu/tuning.h"
 #include "cuda/bank/tensor_core_layout.h"
 #include "gpu/eight_bit_volumes.h"
+#include "reference.h"
+#include "strided_views.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -117,6 +121,70 @@ TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
         const BankReference ref = bank_reference(c.input, n, kFilter, count, c.taps);
         EXPECT_LT(worst_voxel_error(ref, c.out.data()), 1e-6);
       }
+}
+
+// Every boundary, filters narrower than 8 x 8 x 8 along each axis, strided input and outputs: the
+// emulated path (and the AMX one where the CPU has it) against float64 per voxel.
+TEST(CpuInt8Bank, EveryBoundaryFilterShapeAndStridedViews) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (NDCONV_TEST_SEED replays the run)");
+  const Index n{23, 10, 9, 1};
+  const std::vector<float> values = eight_bit_volume(EightBitKind::Uniform, n, seed);
+  StridedBuffer input(3, n, 2);
+  input.fill(values);
+  std::vector<Int8Engine> engines{Int8Engine::Emulated};
+  if (cpu::amx_int8_support().usable)
+    engines.push_back(Int8Engine::Amx);
+  for (const Index& filter : {Index{7, 7, 7, 1}, Index{5, 3, 7, 1}, Index{1, 7, 3, 1}})
+    for (Boundary boundary : {Boundary::Zero, Boundary::Replicate, Boundary::Mirror,
+                              Boundary::Periodic, Boundary::Reflect}) {
+      SCOPED_TRACE(std::to_string(filter[0]) + " x " + std::to_string(filter[1]) + " x " +
+                   std::to_string(filter[2]) + ", " + to_string(boundary));
+      const int count = 5;
+      const int64_t taps_per = filter[0] * filter[1] * filter[2];
+      std::vector<float> taps = random_values(taps_per * count, seed ^ 0xb0);
+      detail::BankProblem p;
+      p.input = as_const(input.view);
+      p.filter_extent = filter;
+      p.count = count;
+      p.taps = taps.data();
+      p.offset = {-(filter[0] / 2), -(filter[1] / 2), -(filter[2] / 2), 0};
+      p.boundary = boundary;
+      p.output_extent = n;
+      std::vector<StridedBuffer> outputs;
+      for (int f = 0; f < count; ++f)
+        outputs.emplace_back(3, n, 3);
+      for (StridedBuffer& o : outputs)
+        p.outputs.push_back(o.view);
+      for (Int8Engine engine : engines) {
+        SCOPED_TRACE(engine == Int8Engine::Amx ? "AMX" : "emulated");
+        RunReport report;
+        std::string why_not;
+        ASSERT_TRUE(
+            cpu::run_bank_int8(p, options_for(2), report, cpu_backend::Tuning{}, engine, why_not))
+            << why_not;
+        for (int f = 0; f < count; ++f) {
+          std::vector<float> magnitude(taps.begin() + f * taps_per,
+                                       taps.begin() + (f + 1) * taps_per);
+          for (float& w : magnitude)
+            w = std::fabs(w);
+          const std::vector<double> ref = reference_dense(
+              as_const(input.view), DenseFilter{3, filter, taps.data() + f * taps_per},
+              Operation::Correlation, boundary, OutputRegion::Same);
+          const std::vector<double> scale =
+              reference_dense(as_const(input.view), DenseFilter{3, filter, magnitude.data()},
+                              Operation::Correlation, boundary, OutputRegion::Same);
+          const std::vector<float> got = outputs[static_cast<size_t>(f)].values();
+          double worst = 0;
+          for (size_t v = 0; v < ref.size(); ++v)
+            worst = std::max(worst, std::fabs(got[v] - ref[v]) / std::max(scale[v], 1e-30));
+          EXPECT_LT(worst, 1e-6) << "filter " << f;
+          EXPECT_EQ(outputs[static_cast<size_t>(f)].touched_gaps(), 0) << "filter " << f;
+        }
+        for (StridedBuffer& o : outputs)
+          o.storage.assign(o.storage.size(), std::nanf(""));
+      }
+    }
 }
 
 TEST(CpuInt8Bank, Avx512HelpersEqualThePlainOnes) {
