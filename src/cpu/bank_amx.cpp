@@ -134,36 +134,49 @@ bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_c
 void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,
                          float* const* out) {
   // Per output, its filters' digits in the lanes (columns digit * 12 + filter): combine_slices
-  // with one vector operation a step, the same fused multiply-adds; then the 16 x 12 responses
-  // transposed through the stage into the filters' rows.
-  static_assert(S::kDigits == 4, "the combination's steps are written for 4 digits");
+  // with one vector operation a step, the same fused multiply-adds. Then the 16 outputs x 16 lanes
+  // transposed in registers (four rounds of shuffles; faster than a stage and gathers) into the
+  // filters' rows.
+  static_assert(S::kDigits == 4 && S::kTileRows == 16,
+                "the steps are written for 4 digits, 16 rows");
   const __mmask16 lanes = static_cast<__mmask16>((1u << filters) - 1);
   const __m512 step = _mm512_set1_ps(1.0f / (1 << core::kDigitBits));
   const __m512 scale = _mm512_maskz_loadu_ps(lanes, scales);
-  alignas(64) float stage[S::kTileRows * 16];
-  for (int m = 0; m < S::kTileRows; ++m) {
+  auto digit = [&](const int32_t* row, int d) {
+    return _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + d * S::kFilters));
+  };
+  __m512 r[16], t[16];
+  for (int m = 0; m < 16; ++m) {
     const int32_t* row = c + m * S::kColumns;
-    __m512 t =
-        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + 3 * S::kFilters));
-    t = _mm512_fmadd_ps(
-        t, step,
-        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + 2 * S::kFilters)));
-    t = _mm512_fmadd_ps(
-        t, step,
-        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + S::kFilters)));
-    t = _mm512_fmadd_ps(t, step,
-                        _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row)));
-    _mm512_store_ps(stage + m * 16, _mm512_mul_ps(t, scale));
+    __m512 v = digit(row, 3);
+    v = _mm512_fmadd_ps(v, step, digit(row, 2));
+    v = _mm512_fmadd_ps(v, step, digit(row, 1));
+    v = _mm512_fmadd_ps(v, step, digit(row, 0));
+    r[m] = _mm512_mul_ps(v, scale);
   }
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_maskz_shuffle_f32x4(kAll, r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_maskz_shuffle_f32x4(kAll, r[h + i], r[h + i + 4], 0xdd);
+    }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_maskz_shuffle_f32x4(kAll, t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_maskz_shuffle_f32x4(kAll, t[i], t[i + 8], 0xdd);
+  }
+  // r[f] is now filter f's responses at the 16 outputs.
   const __mmask16 outputs = static_cast<__mmask16>((1u << count) - 1);
-  const __m512i across =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(16));
   for (int f = 0; f < filters; ++f)
-    _mm512_mask_storeu_ps(
-        out[f], outputs,
-        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kAll,
-                                 _mm512_add_epi32(across, _mm512_set1_epi32(f)), stage, 4));
+    _mm512_mask_storeu_ps(out[f], outputs, r[f]);
 }
 
 }  // namespace ndconv::cpu
