@@ -44,20 +44,30 @@ struct Int8Functions {
   void (*tile)(const Int8Tile&);
   bool (*interleave)(const float*, int64_t, int64_t, int64_t, int, int64_t, uint8_t*, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
+  void (*store_row)(float*, const float*, int64_t);
   void (*begin)();
   void (*end)();
 };
 
 void no_tiles() {}
 
-Int8Functions functions(Int8Engine engine) {
+void copy_row(float* dst, const float* src, int64_t n) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
+Int8Functions functions(Int8Engine engine, bool streaming_stores) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {&amx_tile, &interleave_plane_avx512, &combine_tile_avx512, &amx_configure_tiles,
+    return {&amx_tile,
+            &interleave_plane_avx512,
+            &combine_tile_avx512,
+            streaming_stores ? &stream_row_avx512 : &copy_row,
+            &amx_configure_tiles,
             &amx_release_tiles};
 #endif
   (void)engine;
-  return {&emulate_tile, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
+  (void)streaming_stores;
+  return {&emulate_tile, &interleave_plane, &combine_tile, &copy_row, &no_tiles, &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -186,7 +196,7 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
               format_error(tuning.bank_int8_max_split_error) + ")";
     return false;
   }
-  const Int8Functions fn = functions(engine);
+  const Int8Functions fn = functions(engine, tuning.bank_int8_streaming_stores);
   const int threads = core::resolve_thread_count(options.threads);
   const Index n_in = core::to_canonical(dims, p.input.extent, 1);
   const Index in_stride = core::to_canonical(dims, p.input.stride, 0);
@@ -219,24 +229,16 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
         std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
         std::vector<int32_t> c(static_cast<size_t>(2 * S::kTileRows * S::kColumns));
-        std::vector<float> stage(static_cast<size_t>(S::kFilters * S::kTileRows));
-        // Tile xt's responses into the outputs (or the stage, then the strided outputs).
-        auto combine = [&](const int32_t* acc, int64_t xt, int first, int filters, int64_t y,
-                           int64_t z) {
+        // A pass's responses in one output row, per filter, before they go to the outputs.
+        const int64_t row_floats = x_tiles * S::kTileRows;
+        std::vector<float> responses(static_cast<size_t>(S::kFilters * row_floats));
+        auto combine = [&](const int32_t* acc, int64_t xt, int filters, const float* scales) {
           float* dst[S::kFilters];
           const int64_t x0 = xt * S::kTileRows;
-          const int count = static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
           for (int f = 0; f < filters; ++f)
-            dst[f] =
-                contiguous_rows ? outs[first + f].row(y, z) + x0 : stage.data() + f * S::kTileRows;
-          fn.combine(acc, filters, w.scales.data() + first, count, dst);
-          if (!contiguous_rows)
-            for (int f = 0; f < filters; ++f) {
-              const OutputRows& o = outs[first + f];
-              float* out = o.row(y, z) + x0 * o.stride[0];
-              for (int m = 0; m < count; ++m)
-                out[m * o.stride[0]] = dst[f][m];
-            }
+            dst[f] = responses.data() + f * row_floats + x0;
+          fn.combine(acc, filters, scales,
+                     static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0)), dst);
         };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
@@ -280,8 +282,19 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
                     fn.tile(tile);
                   }
                   if (xt > 0)
-                    combine(c.data() + (xt - 1) % 2 * S::kTileRows * S::kColumns, xt - 1, first,
-                            filters, y, z);
+                    combine(c.data() + (xt - 1) % 2 * S::kTileRows * S::kColumns, xt - 1, filters,
+                            w.scales.data() + first);
+                }
+                for (int f = 0; f < filters; ++f) {
+                  const OutputRows& o = outs[first + f];
+                  const float* row_responses = responses.data() + f * row_floats;
+                  if (contiguous_rows) {
+                    fn.store_row(o.row(y, z), row_responses, n_out[0]);
+                  } else {
+                    float* out = o.row(y, z);
+                    for (int64_t x = 0; x < n_out[0]; ++x)
+                      out[x * o.stride[0]] = row_responses[x];
+                  }
                 }
               }
           }
