@@ -163,7 +163,7 @@ void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int
   static_assert(S::kDigits == 4 && S::kTileRows == 16,
                 "the steps are written for 4 digits, 16 rows");
   const __mmask16 lanes = static_cast<__mmask16>((1u << filters) - 1);
-  const __m512 step = _mm512_set1_ps(1.0f / (1 << core::kDigitBits));
+  const __m512 step = _mm512_set1_ps(1.0f / (1 << detail::kDigitBits));
   const __m512 scale = _mm512_maskz_loadu_ps(lanes, scales);
   auto digit = [&](const int32_t* row, int d) {
     return _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_loadu_epi32(lanes, row + d * S::kFilters));

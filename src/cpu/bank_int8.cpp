@@ -99,9 +99,9 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps) 
   w.scales.assign(static_cast<size_t>(w.passes) * S::kFilters, 0.0f);
   for (int f = 0; f < count; ++f) {
     const float* filter = taps + f * filter_taps;
-    const core::SplitFilter split = core::split_filter(filter, filter_taps, S::kDigits);
+    const detail::SplitFilter split = detail::split_filter(filter, filter_taps, S::kDigits);
     w.worst_split_error =
-        std::max(w.worst_split_error, core::split_error(filter, filter_taps, split, S::kDigits));
+        std::max(w.worst_split_error, detail::split_error(filter, filter_taps, split, S::kDigits));
     const int pass = f / S::kFilters, local = f % S::kFilters;
     w.scales[static_cast<size_t>(f)] = split.scale;
     int8_t* tiles = w.tiles.data() + static_cast<size_t>(pass) * pass_bytes;
@@ -168,7 +168,7 @@ void combine_tile(const int32_t* c, int filters, const float* scales, int count,
       int32_t acc[S::kDigits];
       for (int d = 0; d < S::kDigits; ++d)
         acc[d] = c[m * S::kColumns + d * S::kFilters + f];
-      out[f][m] = core::combine_slices(acc, S::kDigits, scales[f]);
+      out[f][m] = detail::combine_slices(acc, S::kDigits, scales[f]);
     }
 }
 

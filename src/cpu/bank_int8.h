@@ -42,7 +42,8 @@ struct Int8BankShape {
   static constexpr int kTileRows = 16;   ///< outputs along x per A tile
   static constexpr int kTileBytes = 64;  ///< K per tile
   static constexpr int kGroup = 8;       ///< rows interleaved (taps along y) = taps along x per K
-  static constexpr int kDigits = core::kWeightDigits;
+  static constexpr int kDigits =
+      4;  ///< weight digits per tap: the slice test's choice, as on the GPU
   static constexpr int kFilters = 12;  ///< per pass
   static constexpr int kColumns = kFilters * kDigits;
   static constexpr int kNTiles = kColumns / 16;
