@@ -21,7 +21,7 @@ constexpr int kTilesUsed = 7;
 // Every lane: the masked forms of the conversions, whose unmasked ones GCC 12 warns about.
 constexpr __mmask16 kAll = 0xFFFF;
 
-// LDTILECFG's 64-byte operand (palette 1).
+// LDTILECFG's 64-byte operand (palette 1): 16 rows of 64 bytes in the tiles the mapping uses.
 struct alignas(64) TileConfig {
   uint8_t palette = 0;
   uint8_t start_row = 0;
@@ -31,16 +31,25 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64, "LDTILECFG reads 64 bytes");
 
-}  // namespace
-
-void amx_configure_tiles() {
+constexpr TileConfig tile_config() {
   TileConfig config;
   config.palette = 1;
   for (int t = 0; t < kTilesUsed; ++t) {
     config.bytes_per_row[t] = S::kTileBytes;
     config.rows[t] = S::kTileRows;
   }
-  _tile_loadconfig(&config);
+  return config;
+}
+
+// In static storage, not built on the stack: GCC's _tile_loadconfig tells the compiler that it
+// reads 8 bytes of its operand, so the stores of the rest of a stack copy may be dropped (which
+// leaves the tiles unconfigured, and the first tile instruction faults).
+constexpr TileConfig kTileConfig = tile_config();
+
+}  // namespace
+
+void amx_configure_tiles() {
+  _tile_loadconfig(&kTileConfig);
 }
 
 void amx_release_tiles() {

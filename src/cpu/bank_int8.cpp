@@ -51,6 +51,14 @@ struct Int8Functions {
 
 void no_tiles() {}
 
+#if NDCONV_CPU_X86_KERNELS
+// A worker's tiles: the permission asked on its own thread, then the configuration loaded.
+void begin_amx_worker() {
+  request_amx_tile_permission();
+  amx_configure_tiles();
+}
+#endif
+
 void copy_row(float* dst, const float* src, int64_t n) {
   std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
 }
@@ -62,7 +70,7 @@ Int8Functions functions(Int8Engine engine, bool streaming_stores) {
             &interleave_plane_avx512,
             &combine_tile_avx512,
             streaming_stores ? &stream_row_avx512 : &copy_row,
-            &amx_configure_tiles,
+            &begin_amx_worker,
             &amx_release_tiles};
 #endif
   (void)engine;

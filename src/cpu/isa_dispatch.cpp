@@ -44,6 +44,15 @@ const KernelSet& select_kernel_set() {
                         " is not available on this CPU (available: " + have + ")");
 }
 
+bool request_amx_tile_permission() {
+#if NDCONV_CPU_X86_KERNELS && defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 AmxSupport detect_amx_int8() {
@@ -66,6 +75,11 @@ AmxSupport detect_amx_int8() {
     s.why_not = "the OS does not enable XSAVE";
     return s;
   }
+  // The permission first: the tile data state may show in XCR0 only once it is granted.
+  if (!request_amx_tile_permission()) {
+    s.why_not = "the OS refused the AMX tile permission (Linux's arch_prctl ARCH_REQ_XCOMP_PERM)";
+    return s;
+  }
   unsigned xcr0_low = 0, xcr0_high = 0;
   __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
   constexpr unsigned kTileState = (1u << 17) | (1u << 18);  // XTILECFG, XTILEDATA
@@ -73,16 +87,7 @@ AmxSupport detect_amx_int8() {
     s.why_not = "the OS does not enable the AMX tile state";
     return s;
   }
-#if defined(__linux__)
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
-    s.why_not = "Linux refused the AMX tile permission (arch_prctl ARCH_REQ_XCOMP_PERM)";
-    return s;
-  }
   s.usable = true;
-#else
-  s.why_not = "AMX tiles are used on Linux only";
-#endif
 #else
   s.why_not = "not an x86-64 build";
 #endif

@@ -36,6 +36,11 @@ struct AmxSupport {
 };
 const AmxSupport& amx_int8_support();
 
+/// Asks Linux for the AMX tile data permission (arch_prctl ARCH_REQ_XCOMP_PERM); true when granted
+/// (false elsewhere). amx_int8_support asks once for the process; the 8-bit bank's workers ask
+/// again before their first tile instruction (cheap, and harmless where the process has it).
+bool request_amx_tile_permission();
+
 /// The kernel set to use now (honours NDCONV_CPU_ISA; throws InvalidArgument when it names a set
 /// that is unknown or not supported here).
 const KernelSet& select_kernel_set();
