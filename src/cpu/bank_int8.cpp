@@ -224,10 +224,21 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const bool contiguous_rows =
       std::all_of(outs.begin(), outs.end(), [](const OutputRows& o) { return o.stride[0] == 1; });
 
-  // Runs of output planes, one per thread where there are planes enough.
-  const int64_t run_planes = (n_out[3] + threads - 1) / threads;
+  // Each worker's buffers (a padded plane as floats and as bytes, the ring) within the padding
+  // limit the FP32 bank's slabs keep to, all workers together.
+  const int64_t worker_bytes =
+      padded_rows * row_length * int64_t{sizeof(float)} + padded_rows * x_groups + k3 * plane_bytes;
+  if (worker_bytes > tuning.pad_limit_bytes) {
+    why_not = "the planes are too large for the 8-bit bank's per-thread buffers (" +
+              std::to_string(worker_bytes >> 20) + " MiB a thread)";
+    return false;
+  }
+  const int workers = static_cast<int>(
+      std::min<int64_t>(threads, std::max<int64_t>(1, tuning.pad_limit_bytes / worker_bytes)));
+  // Runs of output planes, one per worker where there are planes enough.
+  const int64_t run_planes = (n_out[3] + workers - 1) / workers;
   const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
-  const int used_threads = static_cast<int>(std::min<int64_t>(threads, runs));
+  const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,

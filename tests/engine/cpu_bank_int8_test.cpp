@@ -280,6 +280,10 @@ TEST(CpuInt8Bank, RefusesWhatItCannotTake) {
   off.bank_int8 = false;
   EXPECT_FALSE(cpu::run_bank_int8(c.problem, o, report, off, Int8Engine::Emulated, why_not));
   EXPECT_NE(why_not.find("off"), std::string::npos) << why_not;
+  cpu_backend::Tuning small;
+  small.pad_limit_bytes = 4096;  // below one thread's buffers for these planes
+  EXPECT_FALSE(cpu::run_bank_int8(c.problem, o, report, small, Int8Engine::Emulated, why_not));
+  EXPECT_NE(why_not.find("too large"), std::string::npos) << why_not;
   detail::BankProblem weighted = c.problem;
   weighted.outputs.clear();
   EXPECT_FALSE(cpu::run_bank_int8(weighted, o, report, cpu_backend::Tuning{}, Int8Engine::Emulated,
