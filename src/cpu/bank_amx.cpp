@@ -54,29 +54,6 @@ void amx_configure_tiles() {
 
 void amx_release_tiles() {
   _tile_release();
-  _mm_sfence();  // the streaming stores (stream_row_avx512) before the thread reports done
-}
-
-void stream_row_avx512(float* dst, const float* src, int64_t n) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(dst);
-  // Floats before the first 64-byte boundary (all of them for a float not 4-byte aligned).
-  int64_t head = address % 4 != 0 ? n : static_cast<int64_t>((64 - address % 64) % 64 / 4);
-  if (head > n)
-    head = n;
-  int64_t x = 0;
-  for (; x + 16 <= head; x += 16)
-    _mm512_storeu_ps(dst + x, _mm512_loadu_ps(src + x));
-  if (x < head) {
-    const __mmask16 part = static_cast<__mmask16>((1u << (head - x)) - 1);
-    _mm512_mask_storeu_ps(dst + x, part, _mm512_maskz_loadu_ps(part, src + x));
-    x = head;
-  }
-  for (; x + 16 <= n; x += 16)
-    _mm512_stream_ps(dst + x, _mm512_loadu_ps(src + x));
-  if (x < n) {
-    const __mmask16 part = static_cast<__mmask16>((1u << (n - x)) - 1);
-    _mm512_mask_storeu_ps(dst + x, part, _mm512_maskz_loadu_ps(part, src + x));
-  }
 }
 
 void amx_tile(const Int8Tile& t) {

@@ -44,7 +44,6 @@ struct Int8Functions {
   void (*tile)(const Int8Tile&);
   bool (*interleave)(const float*, int64_t, int64_t, int64_t, int, int64_t, uint8_t*, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
-  void (*store_row)(float*, const float*, int64_t);
   void (*begin)();
   void (*end)();
 };
@@ -59,23 +58,14 @@ void begin_amx_worker() {
 }
 #endif
 
-void copy_row(float* dst, const float* src, int64_t n) {
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-}
-
-Int8Functions functions(Int8Engine engine, bool streaming_stores) {
+Int8Functions functions(Int8Engine engine) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {&amx_tile,
-            &interleave_plane_avx512,
-            &combine_tile_avx512,
-            streaming_stores ? &stream_row_avx512 : &copy_row,
-            &begin_amx_worker,
+    return {&amx_tile, &interleave_plane_avx512, &combine_tile_avx512, &begin_amx_worker,
             &amx_release_tiles};
 #endif
   (void)engine;
-  (void)streaming_stores;
-  return {&emulate_tile, &interleave_plane, &combine_tile, &copy_row, &no_tiles, &no_tiles};
+  return {&emulate_tile, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -204,7 +194,7 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
               format_error(tuning.bank_int8_max_split_error) + ")";
     return false;
   }
-  const Int8Functions fn = functions(engine, tuning.bank_int8_streaming_stores);
+  const Int8Functions fn = functions(engine);
   const int threads = core::resolve_thread_count(options.threads);
   const Index n_in = core::to_canonical(dims, p.input.extent, 1);
   const Index in_stride = core::to_canonical(dims, p.input.stride, 0);
@@ -308,7 +298,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
                   const OutputRows& o = outs[first + f];
                   const float* row_responses = responses.data() + f * row_floats;
                   if (contiguous_rows) {
-                    fn.store_row(o.row(y, z), row_responses, n_out[0]);
+                    std::memcpy(o.row(y, z), row_responses,
+                                static_cast<size_t>(n_out[0]) * sizeof(float));
                   } else {
                     float* out = o.row(y, z);
                     for (int64_t x = 0; x < n_out[0]; ++x)

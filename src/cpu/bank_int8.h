@@ -122,13 +122,9 @@ bool run_bank_int8(const detail::BankProblem& problem, const Options& options, R
 
 #if defined(__x86_64__)  // built where sources.cmake builds the x86 kernels
 /// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tile on the
-/// AMX tiles, between amx_configure_tiles and amx_release_tiles on the same thread (which also
-/// orders the thread's streaming stores before what follows).
+/// AMX tiles, between amx_configure_tiles and amx_release_tiles on the same thread.
 void amx_configure_tiles();
 void amx_release_tiles();
-/// dst[x] = src[x] for x < n, the whole 64-byte lines of dst with streaming (non-temporal) stores:
-/// the outputs are written once and not read back, so the stores need not read the lines first.
-void stream_row_avx512(float* dst, const float* src, int64_t n);
 void amx_tile(const Int8Tile& tile);
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
                              int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out);

@@ -29,9 +29,6 @@ struct Tuning {
   /// weight digits' largest loss on any tap, relative to the filter's largest tap: 2^-26, below
   /// the float rounding of the largest tap.
   double bank_int8_max_split_error = 1.0 / (1 << 26);
-  /// The 8-bit bank writes its output rows with streaming stores (whole 64-byte lines without
-  /// reading them first) rather than plain ones.
-  bool bank_int8_streaming_stores = true;
 };
 
 /// The worker threads for `multiply_adds` of work: the requested count (0: every hardware thread),

@@ -6,10 +6,6 @@
 // against the emulation bit for bit and against float64 as accurate as the FP32 kernel.
 #include <gtest/gtest.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>  // _mm_sfence
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -239,20 +235,6 @@ TEST(CpuInt8Bank, Avx512HelpersEqualThePlainOnes) {
       cpu::combine_tile_avx512(c.data(), filters, scales.data(), count, fast_rows.data());
       EXPECT_EQ(std::memcmp(plain.data(), fast.data(), plain.size() * sizeof(float)), 0)
           << filters << " filters, " << count << " outputs";
-    }
-  // The streaming row copy: every length and start within a 64-byte line, nothing beyond it.
-  std::vector<float> src(80);
-  for (float& v : src)
-    v = static_cast<float>(rng() % 1000);
-  for (int64_t start = 0; start < 17; ++start)
-    for (int64_t n : {1, 5, 15, 16, 17, 40, 63}) {
-      alignas(64) float dst[96];
-      std::fill(dst, dst + 96, -1.0f);
-      cpu::stream_row_avx512(dst + start, src.data(), n);
-      _mm_sfence();
-      for (int64_t x = 0; x < 96; ++x)
-        ASSERT_EQ(dst[x], x >= start && x < start + n ? src[static_cast<size_t>(x - start)] : -1.0f)
-            << "start " << start << ", " << n << " floats, at " << x;
     }
 #else
   GTEST_SKIP() << "not an x86-64 build";
