@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/bank_int8.h"
 #include "cpu/bank_kernel_set.h"
 #include "cpu/bank_rule.h"
 #include "core/canonical_axes.h"
@@ -80,6 +81,9 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
 
 void run_bank(const detail::BankProblem& p, const Options& options, RunReport& report,
               const Tuning& tuning) {
+  std::string int8_not;  // why the 8-bit bank on the AMX tiles did not take the bank
+  if (run_bank_int8(p, options, report, tuning, Int8Engine::Amx, int8_not))
+    return;
   const auto t0 = std::chrono::steady_clock::now();
   const int dims = p.input.dims;
   const KernelSet& row_kernels = select_kernel_set();
@@ -199,7 +203,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
                          std::to_string(kernels.lanes) + " floats per vector, strips of " +
                          std::to_string(shape.strip_vectors) + " vectors, " +
                          std::to_string(shape.passes.size()) + " passes over " +
-                         std::to_string(p.count) + " filters)");
+                         std::to_string(p.count) + " filters; not on AMX-INT8: " + int8_not + ")");
   report.slabs = static_cast<int>(plan.slabs);
   report.seconds_compute = detail::seconds_since(t0);
 }

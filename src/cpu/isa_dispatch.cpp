@@ -4,6 +4,14 @@
 
 #include <cstdlib>
 
+#if NDCONV_CPU_X86_KERNELS
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
+
 #include "ndconv/errors.h"
 
 namespace ndconv::cpu {
@@ -34,6 +42,63 @@ const KernelSet& select_kernel_set() {
   }
   throw InvalidArgument(std::string("NDCONV_CPU_ISA=") + wanted +
                         " is not available on this CPU (available: " + have + ")");
+}
+
+bool request_amx_tile_permission() {
+#if NDCONV_CPU_X86_KERNELS && defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+AmxSupport detect_amx_int8() {
+  AmxSupport s;
+  const char* wanted = std::getenv("NDCONV_CPU_ISA");
+  if (wanted != nullptr && *wanted != '\0') {
+    s.why_not = std::string("NDCONV_CPU_ISA=") + wanted + " asks for its FP32 kernels";
+    return s;
+  }
+#if NDCONV_CPU_X86_KERNELS
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;  // CPUID.(7, 0):EDX
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || (edx & kAmxTile) == 0 ||
+      (edx & kAmxInt8) == 0) {
+    s.why_not = "the CPU has no AMX-INT8";
+    return s;
+  }
+  constexpr unsigned kOsXsave = 1u << 27;  // CPUID.1:ECX
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || (ecx & kOsXsave) == 0) {
+    s.why_not = "the OS does not enable XSAVE";
+    return s;
+  }
+  // The permission first: the tile data state may show in XCR0 only once it is granted.
+  if (!request_amx_tile_permission()) {
+    s.why_not = "the OS refused the AMX tile permission (Linux's arch_prctl ARCH_REQ_XCOMP_PERM)";
+    return s;
+  }
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  constexpr unsigned kTileState = (1u << 17) | (1u << 18);  // XTILECFG, XTILEDATA
+  if ((xcr0_low & kTileState) != kTileState) {
+    s.why_not = "the OS does not enable the AMX tile state";
+    return s;
+  }
+  s.usable = true;
+#else
+  s.why_not = "not an x86-64 build";
+#endif
+  return s;
+}
+
+}  // namespace
+
+const AmxSupport& amx_int8_support() {
+  static const AmxSupport support = detect_amx_int8();
+  return support;
 }
 
 }  // namespace ndconv::cpu

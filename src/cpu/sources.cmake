@@ -2,7 +2,7 @@
 # at run time (isa_dispatch.cpp), so the binary stays portable without -march=native.
 set(NDCONV_CPU_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cpu)
 set(NDCONV_CPU_SOURCES cpu_backend.cpp dense.cpp separable.cpp finite_scan.cpp
-  blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_rule.cpp
+  blocking_rule.cpp isa_dispatch.cpp cpu_info.cpp bank.cpp bank_int8.cpp bank_rule.cpp
   median.cpp recursive_gaussian.cpp fma_peak.cpp jacobi_lanes.cpp)
 list(TRANSFORM NDCONV_CPU_SOURCES PREPEND ${NDCONV_CPU_DIR}/)
 
@@ -32,8 +32,13 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND
    CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   ndconv_cpu_isa_units(avx2 8 16 "-mavx2;-mfma")
   ndconv_cpu_isa_units(avx512 16 32 "-mavx512f;-mavx2;-mfma")
+  # The 8-bit filter bank's tiles (bank_int8.h): only this unit gets the AMX flags.
+  list(APPEND NDCONV_CPU_SOURCES ${NDCONV_CPU_DIR}/bank_amx.cpp)
+  set_source_files_properties(${NDCONV_CPU_DIR}/bank_amx.cpp PROPERTIES
+    COMPILE_OPTIONS "-O3;-mamx-tile;-mamx-int8;-mavx512f;-mavx2;-mfma"
+    COMPILE_DEFINITIONS NDCONV_CPU_X86_KERNELS=1)
   set_source_files_properties(${NDCONV_CPU_DIR}/isa_dispatch.cpp
-    ${NDCONV_CPU_DIR}/bank.cpp ${NDCONV_CPU_DIR}/median.cpp ${NDCONV_CPU_DIR}/jacobi_lanes.cpp
+    ${NDCONV_CPU_DIR}/bank.cpp ${NDCONV_CPU_DIR}/bank_int8.cpp ${NDCONV_CPU_DIR}/median.cpp ${NDCONV_CPU_DIR}/jacobi_lanes.cpp
     PROPERTIES
     COMPILE_DEFINITIONS NDCONV_CPU_X86_KERNELS=1)
 endif()

@@ -23,6 +23,12 @@ struct Tuning {
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
   /// 2-core machine: docs/python.md).
   double min_multiply_adds_per_thread = double(1 << 18);
+  /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
+  bool bank_int8 = true;
+  /// The 8-bit bank's slice test, as the GPU's tensor-core bank (cuda/tensor_core_policy.h): the
+  /// weight digits' largest loss on any tap, relative to the filter's largest tap: 2^-26, below
+  /// the float rounding of the largest tap.
+  double bank_int8_max_split_error = 1.0 / (1 << 26);
 };
 
 /// The worker threads for `multiply_adds` of work: the requested count (0: every hardware thread),

@@ -1,9 +1,11 @@
 // The bench's CPU rows (bench_rows.h): ndconv's CPU backend on a dense 7^3 convolution against
 // itk::ConvolutionImageFilter, which the ITK-linked front end supplies as the config's peer, and
-// the CPU filter bank; both against the CPU's FP32 FMA peak measured beside them.
+// the CPU filter bank on float and on 8-bit input (the AMX-INT8 path where the CPU has it, its
+// useful multiply-adds counted); all against the CPU's FP32 FMA peak measured beside them.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -119,14 +121,21 @@ Json cpu_bank_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int&
   bank.extent = w.filter.extent;
   bank.count = static_cast<int>(static_cast<int64_t>(taps.size()) / w.filter.count());
   bank.taps = taps.data();
-  const std::vector<float> input = random_volume(w.volume.count(), seed);
+  std::vector<float> input = random_volume(w.volume.count(), seed);
+  if (w.eight_bit_input) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (float& v : input)
+      v = static_cast<float>(byte(rng));
+  }
   const std::size_t n = input.size();
   std::vector<std::vector<float>> outputs(static_cast<std::size_t>(bank.count),
                                           std::vector<float>(n, std::nanf("")));
   std::vector<VolumeView> views;
   for (std::vector<float>& o : outputs)
     views.push_back(make_view(o.data(), w.volume.dims, w.volume.extent));
-  const ConstVolumeView in = make_view(input.data(), w.volume.dims, w.volume.extent);
+  const ConstVolumeView in =
+      make_view(static_cast<const float*>(input.data()), w.volume.dims, w.volume.extent);
   const Options o = run_options(Backend::Cpu, Operation::Correlation, Boundary::Zero, cfg.threads);
   RunReport rep;
   const CpuCeiling ceiling = cpu_ceiling_before(cfg.threads);
@@ -150,6 +159,7 @@ Json cpu_bank_row(const Workload& w, const BenchConfig& cfg, uint64_t seed, int&
        {"threads", rep.threads},
        {"filters", bank.count},
        {"rel_l2_error_vs_dense", err},
+       {"path", rep.notes.empty() ? std::string() : rep.notes.back()},
        {"plan",
         {{"ko", rep.outputs_per_thread},
          {"ko_reason", rep.outputs_per_thread_reason},

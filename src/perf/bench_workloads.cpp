@@ -68,6 +68,15 @@ const std::vector<Workload>& bench_workloads() {
     cpu_bank.target_text = ">= 60% of the CPU's FMA peak";
     cpu_bank.description = "CPU 3D 160x160x160, filter bank of 12 real 7^3 filters, all cores";
     l.push_back(cpu_bank);
+    Workload cpu_bank_u8 = cpu_bank;
+    cpu_bank_u8.name = "cpu_bank_3d_u8";
+    cpu_bank_u8.eight_bit_input = true;
+    cpu_bank_u8.target = 300.0;
+    cpu_bank_u8.target_text = ">= 300% of the CPU's FP32 FMA peak (useful multiply-adds)";
+    cpu_bank_u8.description =
+        "CPU 3D 160x160x160 of integers 0..255, filter bank of 12 real 7^3 filters, all cores "
+        "(AMX-INT8 where the CPU has it)";
+    l.push_back(cpu_bank_u8);
     const std::size_t kernel_rows = l.size();
     for (std::size_t i = 0; i < kernel_rows; ++i) {
       if (l[i].kind == Kind::CpuDense || l[i].kind == Kind::CpuBank)

@@ -86,14 +86,15 @@ CommandLine bench_command_line(BenchArgs& a, bool itk_peer) {
       "timed as child processes against ndconv convert of the same files (the I/O-only floor).",
       {text_option("--device", "gpu|cpu",
                    "gpu: all workloads; cpu: those that need no GPU in this process (cpu3d_7, "
-                   "cpu_bank_3d, e2e_*, batch) (gpu)",
+                   "cpu_bank_3d, cpu_bank_3d_u8, e2e_*, batch) (gpu)",
                    a.device),
        int_option("--cuda-device", "CUDA device index (0)", a.cuda_device, 0),
        text_option("--workload", "NAMES",
                    "comma-separated: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2, "
                    "gauss3d_s2_272, "
                    "median3d_r1, median3d_r3, median2d_r3, "
-                   "cpu3d_7, cpu_bank_3d, api_<a GPU workload>, e2e_smooth_mha, e2e_smooth_nii, "
+                   "cpu3d_7, cpu_bank_3d, cpu_bank_3d_u8, api_<a GPU workload>, e2e_smooth_mha, "
+                   "e2e_smooth_nii, "
                    "e2e_smooth_niigz, e2e_convolve_mha, e2e_convolve_nii, e2e_convolve_niigz, "
                    "batch (default: all); a name ending in * takes every row it starts "
                    "(e2e_*; quote it from the shell); also denseND_K, a K^N filter on the volume "

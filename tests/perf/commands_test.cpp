@@ -309,13 +309,15 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
   EXPECT_TRUE(bench_config(b).all_boundaries);
   EXPECT_FALSE(bench_config(b).all_kos);
-  // 8 kernel rows (the CPU's two), 6 api_*, 3 median*, 5 filter bank rows, 3 fft*, 6 e2e_*, batch
-  ASSERT_EQ(bench_workloads().size(), 32u);
+  // 9 kernel rows (the CPU's three), 6 api_*, 3 median*, 5 filter bank rows, 3 fft*, 6 e2e_*,
+  // batch
+  ASSERT_EQ(bench_workloads().size(), 33u);
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
   EXPECT_EQ(bench_workloads()[5].name, "gauss3d_s2_272");
   EXPECT_EQ(bench_workloads()[7].name, "cpu_bank_3d");
-  EXPECT_EQ(bench_workloads()[8].name, "api_dense3d_11");
+  EXPECT_EQ(bench_workloads()[8].name, "cpu_bank_3d_u8");
+  EXPECT_EQ(bench_workloads()[9].name, "api_dense3d_11");
   EXPECT_EQ(bench_workloads().back().name, "batch");
 }
 
