@@ -17,17 +17,9 @@
 #include <vector>
 
 #include "cuda/bank/bank_kernel.cuh"
+#include "cuda_check.h"
 
 using namespace ndconv::cuda_bank;
-
-#define CHECK(x)                                                                       \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 __global__ void fma_peak_kernel(float* out, int iterations) {
   float a[8];

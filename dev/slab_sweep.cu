@@ -18,17 +18,9 @@
 #include <vector>
 
 #include "cuda/separable/separable_kernels.cuh"
+#include "cuda_check.h"
 
 using namespace ndconv::kernels;
-
-#define CHECK(x)                                                                       \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 constexpr int kN = 256, kK = 17;
 

@@ -23,18 +23,10 @@
 #include <vector>
 
 #include "cuda/bank/tensor_core_kernel.cuh"
+#include "cuda_check.h"
 
 using namespace ndconv;
 using namespace ndconv::cuda_bank;
-
-#define CHECK(x)                                                                       \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 // The device's mma.sync m16n8k32 u8 x s8 rate with nothing else in the way: each warp runs
 // independent MMAs on registers (8 accumulators, so that the tensor pipe never waits on one).
