@@ -29,14 +29,25 @@ std::vector<const KernelSet*> available_kernel_sets() {
   return sets;
 }
 
+namespace {
+
+// The documented user override NDCONV_CPU_ISA (docs/cpu-backend.md), read in this one place:
+// empty when unset.
+std::string forced_isa() {
+  const char* wanted = std::getenv("NDCONV_CPU_ISA");
+  return wanted == nullptr ? std::string() : std::string(wanted);
+}
+
+}  // namespace
+
 const KernelSet& select_kernel_set() {
   static const std::vector<const KernelSet*> sets = available_kernel_sets();
-  const char* wanted = std::getenv("NDCONV_CPU_ISA");
-  if (wanted == nullptr || *wanted == '\0')
+  const std::string wanted = forced_isa();
+  if (wanted.empty())
     return *sets.front();
   std::string have;
   for (const KernelSet* s : sets) {
-    if (std::string(wanted) == s->isa)
+    if (wanted == s->isa)
       return *s;
     have += std::string(have.empty() ? "" : ", ") + s->isa;
   }
@@ -57,9 +68,9 @@ namespace {
 
 AmxSupport detect_amx_int8() {
   AmxSupport s;
-  const char* wanted = std::getenv("NDCONV_CPU_ISA");
-  if (wanted != nullptr && *wanted != '\0') {
-    s.why_not = std::string("NDCONV_CPU_ISA=") + wanted + " asks for its FP32 kernels";
+  const std::string wanted = forced_isa();
+  if (!wanted.empty()) {
+    s.why_not = "NDCONV_CPU_ISA=" + wanted + " asks for its FP32 kernels";
     return s;
   }
 #if NDCONV_CPU_X86_KERNELS
