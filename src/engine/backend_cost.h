@@ -18,40 +18,37 @@ struct CostConstants {
   /// The CPU's time, per thread (docs/performance.md, "The CPU cost model", has the measured
   /// table): a call's fixed cost, a pass over the volume per output voxel (the input's conversion
   /// and padded copy, the output's first touch: memory traffic), and the arithmetic. Fitted on the
-  /// 2-core development VM (AMD EPYC, AVX-512) to the bundled 160^3 echo volume (uint8): convolve
-  /// box:7 24-34 ms, smooth sigma 2 voxels 47 ms and median radius 2 96-107 ms at load about 1.
+  /// quiet 2-core development VM (AMD EPYC, AVX-512, load below 1; 2026-11-29) to the bundled 160^3
+  /// echo volume (uint8) and the e2e rows' 160^3 x 20 series: convolve box:3/5/7 10/16/26 ms, a
+  /// 7^4 kernel over the series 1.90 s, smooth sigma 1-4 voxels 21-24 ms, the series smoothed
+  /// frame by frame 0.10 s, median radius 1-3 13/45/112 ms, all on 2 threads.
   double cpu_fixed_seconds = 200e-6;
-  double cpu_pass_seconds_per_voxel = 6e-9;
+  double cpu_pass_seconds_per_voxel = 4e-9;
   /// The same for separable passes that run slab by slab in the cache (no taps along the last
-  /// axis: a 4D series smoothed frame by frame): 160^3 x 20 uint8, sigma 1 voxel, 0.28 s on 2
-  /// threads at load 9.6 (docs/performance.md, "The CPU cost model").
-  double cpu_slab_pass_seconds_per_voxel = 1.5e-9;
-  /// Dense multiply-adds per second per thread (the register-blocked row kernels): convolve
-  /// box:7 of the echo volume in 34 ms on 2 threads at load 3 (the cpu3d_7 row's kernel alone,
-  /// 7^3 on 160^3, takes 12.3 ms: performance.md, the CPU row against ITK).
-  double cpu_taps_per_second_per_thread = 40e9;
-  /// The same for a dense filter with taps along a 4th axis, whose tap rows come from 7 or more
-  /// frames and fall out of the cache: convolve 7^4 of a 160^3 x 20 uint8 series in 5.83 s on 2
-  /// threads (1.97e11 multiply-adds; the 3D rate estimated 2.70 s).
-  double cpu_dense_4d_taps_per_second_per_thread = 17.6e9;
-  /// The filter bank's: the adaptive filter's true-4D reconstruction (11 filters of 9^4 on
-  /// 80^3 x 6) at 89 GFMA/s on 2 threads at load 3.
-  double cpu_bank_taps_per_second_per_thread = 44e9;
+  /// axis: a 4D series smoothed frame by frame).
+  double cpu_slab_pass_seconds_per_voxel = 0.7e-9;
+  /// Dense multiply-adds per second per thread (the register-blocked row kernels), with or without
+  /// taps along a 4th axis (box:7 26 ms, 7^4 over the series 1.90 s: 48 and 55e9 per thread).
+  double cpu_taps_per_second_per_thread = 50e9;
+  /// The filter bank's: the adaptive filter's true-4D banks on 160^3 x 10 (24 quadrature filters
+  /// of 7^4 in 10.6 s, 11 reconstruction filters of 9^4 in 12.6 s: 111 and 117e9 per thread, 84%
+  /// of the 278 GFMA/s ceiling measured in the same run).
+  double cpu_bank_taps_per_second_per_thread = 115e9;
   /// Separable 1D taps per second per thread (short rows per tap: below the dense rate).
-  double cpu_separable_taps_per_second_per_thread = 12e9;
+  double cpu_separable_taps_per_second_per_thread = 20e9;
   /// The median's seconds per window voxel per output voxel, one thread (the counting passes):
-  /// 160^3 float32 at radius 2 and 3 in 119 and 256 ms on 2 threads.
-  double cpu_median_seconds_per_key = 0.4e-9;
+  /// 160^3 uint8 at radius 2 and 3 in 45 and 112 ms on 2 threads.
+  double cpu_median_seconds_per_key = 0.15e-9;
   /// The recursive Gaussian's seconds per voxel and axis, one thread.
   double cpu_recursive_seconds_per_voxel_axis = 3e-9;
   /// The adaptive filter's control tensor: seconds per voxel, one thread, divided by d^3 (its
-  /// eigen-decomposition's work grows about as the cube of the tensor's size): 3D 0.23 s on
-  /// 160^3, 4D 0.52 s on 80^3 x 6, 2 threads at load 3.
-  double cpu_control_seconds_per_voxel_cube = 5e-9;
+  /// eigen-decomposition's work grows about as the cube of the tensor's size): 3D 0.164 s on
+  /// 160^3, 4D 3.95 s on 160^3 x 10, 2 threads (3.0e-9 both).
+  double cpu_control_seconds_per_voxel_cube = 3e-9;
   /// A filter response the bank writes and the structure tensor reads back (its magnitude and
   /// share of the tensor), per voxel, one thread: the quadrature stage beyond its multiply-adds
-  /// (9-12 ns per response and voxel on 160^3 and 80^3 x 6 at load 3).
-  double cpu_response_seconds_per_voxel = 10e-9;
+  /// (3D 160^3: 0.177 s for 12 responses of 7^3, 71 ms of it multiply-adds).
+  double cpu_response_seconds_per_voxel = 4e-9;
   /// GPU multiply-adds per second, dense: dense3d_5 (256^3, 5^3, 2.1e9 multiply-adds) in 0.129 ms
   /// on the H100 (docs/records/2026-11-21-h100-kernel-passes.md), the slowest dense row.
   double gpu_dense_taps_per_second = 16.2e12;
@@ -83,7 +80,6 @@ struct CostInput {
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;              ///< separable: filtered axes; dense: 1
   bool separable = false;
-  bool dense_4d = false;     ///< dense with taps along a 4th axis (its own CPU rate)
   bool slab_passes = false;  ///< separable, no taps along the last axis (passes slab by slab)
   bool input_pinned = false;
   bool output_pinned = false;
@@ -116,7 +112,6 @@ struct CpuWork {
   double taps_per_output = 1;
   int passes = 1;            ///< passes over the volume (separable: filtered axes)
   bool slab_passes = false;  ///< separable passes slab by slab in the cache (CostInput's)
-  bool dense_4d = false;     ///< dense with taps along a 4th axis (CostInput's)
   int threads = 1;
 };
 

@@ -226,15 +226,6 @@ TEST(CostModel, TheCpuEstimateFollowsEachFiltersWork) {
   EXPECT_NEAR(detail::estimate_cpu_seconds(w, k),
               (1e6 * k.cpu_pass_seconds_per_voxel + 343e6 / k.cpu_taps_per_second_per_thread) / 2,
               1e-12);
-  // A dense filter with taps along a 4th axis runs at its own, lower rate.
-  w.taps_per_output = 2401;
-  w.dense_4d = true;
-  EXPECT_NEAR(
-      detail::estimate_cpu_seconds(w, k),
-      (1e6 * k.cpu_pass_seconds_per_voxel + 2401e6 / k.cpu_dense_4d_taps_per_second_per_thread) / 2,
-      1e-12);
-  EXPECT_LT(k.cpu_dense_4d_taps_per_second_per_thread, k.cpu_taps_per_second_per_thread);
-  w.dense_4d = false;
   // Separable: a pass per filtered axis, the 1D taps at the separable rate.
   w.kind = detail::CpuWork::Kind::Separable;
   w.taps_per_output = 51;

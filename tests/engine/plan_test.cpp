@@ -74,14 +74,15 @@ FilterRequest dense_request(Backend backend, Index extent, Index filter) {
   return r;
 }
 
-TEST(Plan, TheCpuEstimateOfADenseFilterAlongTimeUsesTheFourDimensionalRate) {
-  // 7^4 on a 160^3 x 20 series: the measured 5.83 s on 2 threads (docs/performance.md, the CPU
-  // cost model), where the 3D rate said 2.70 s. A 7^3 filter on the same series (taps along x, y,
-  // z only) keeps the 3D rate.
+TEST(Plan, TheCpuEstimateOfADenseFilterAlongTimeIsWithinTheMeasuredRange) {
+  // 7^4 on a 160^3 x 20 series: 1.90 s measured on 2 threads of the quiet development machine
+  // (docs/performance.md, the CPU cost model); the estimate within 1.5x of it. A 7^3 filter on
+  // the same series (taps along x, y, z only) is costed by the same rate.
   FilterRequest r = dense_request(Backend::Cpu, {160, 160, 160, 20}, {7, 7, 7, 7});
   r.dims = 4;
   r.options.threads = 2;
-  EXPECT_NEAR(plan(r).estimated_cpu_seconds, 5.83, 0.3);
+  EXPECT_GT(plan(r).estimated_cpu_seconds, 1.90 / 1.5);
+  EXPECT_LT(plan(r).estimated_cpu_seconds, 1.90 * 1.5);
   r.filter_extent = {7, 7, 7, 1};
   const double three_d = plan(r).estimated_cpu_seconds;
   const detail::CostConstants k;
