@@ -1,16 +1,16 @@
 // The blocking rule. A block of B outputs along the blocked axis walks k + B - 1 input rows; row
-// r feeds output b with the tap r - b, and the weight table holds zeros where that tap does not
-// exist, so a block does (k + B - 1) * B row-by-tap multiply-adds of which k * B are useful:
-// the waste factor is (k + B - 1) / k. In exchange each input vector, loaded once per tap,
-// feeds B multiply-adds instead of one. Per tap a strip of W vectors issues W unaligned input
-// loads, B weight broadcasts and B * W multiply-adds; the modelled cycles per useful
+// r feeds the outputs b with 0 <= r - b < k (the kernel skips the others: TapSegment), so a block
+// loads each of its k + B - 1 rows once per tap and does exactly k * B useful row-by-tap
+// multiply-adds. Per tap a strip of W vectors issues W unaligned input loads per row, one weight
+// broadcast and W multiply-adds per output the row feeds; the modelled cycles per useful
 // multiply-add vector are
-//     waste * (a * W + 0.5 * B + f * B * W) / (B * W)
-// with f = 0.5 (two FMA pipes) or 1 (no FMA: a multiply and an add), 0.5 per broadcast (two
-// load ports) and a = (1 + 2 * s) / 2 per input load, s = (lanes - 1) / 16 being the share of
+//     ((k + B - 1) * a * W + k * (0.5 * B + f * B * W)) / (k * B * W)
+// with f = 0.5 (two FMA pipes) or 1 (no FMA: a multiply and an add), 0.5 per broadcast (a load
+// on one of two load ports; 1 without FMA, i.e. SSE2, which has no broadcast load: a load and a
+// shuffle) and a = (1 + 2 * s) / 2 per input load, s = (lanes - 1) / 16 being the share of
 // unaligned loads that split a 64-byte cache line; the factor 2 on splits is fitted to the
-// measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model ranks the four
-// factors as measured, e.g. AVX-512: B = 4, then 8 and 2, then 1).
+// measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model's choice is the
+// measured best for every instruction set: AVX-512 B = 8, AVX2 B = 4, generic B = 2).
 // k = 1 always gives B = 1 (no row is shared by two outputs).
 #include "cpu/blocking_rule.h"
 
@@ -23,11 +23,13 @@ namespace ndconv::cpu {
 
 double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool fma) {
   const double b = factor, w = strip_vectors;
-  const double waste = (static_cast<double>(k) + b - 1) / static_cast<double>(k);
+  const double taps = static_cast<double>(k);
   const double split_share = (lanes - 1) / 16.0;
   const double load = (1 + 2 * split_share) / 2;
   const double multiply_add = fma ? 0.5 : 1.0;
-  return waste * (load * w + 0.5 * b + multiply_add * b * w) / (b * w);
+  const double broadcast = fma ? 0.5 : 1.0;
+  return ((taps + b - 1) * load * w + taps * (broadcast * b + multiply_add * b * w)) /
+         (taps * b * w);
 }
 
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,

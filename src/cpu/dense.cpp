@@ -7,7 +7,8 @@
 //     the last axis so that the copy stays under Tuning::pad_limit_bytes (cpu/tuning.h);
 //  3. build the weight table of a block: the source (j3', j2, j1, jx), with j3' < k3 + B - 1,
 //     is padded row (j3', j2, j1) shifted by jx and feeds output b of the block with the tap
-//     (j3' - b, j2, j1, jx), zero where that tap does not exist;
+//     (j3' - b, j2, j1, jx), zero where that tap does not exist; the block's segments
+//     (kernel_set.h) tell the kernel which outputs each j3' feeds, so it skips those zeros;
 //  4. work items are (m1, m2, block along the last axis), m1 fastest so that neighbouring items
 //     share most of their input rows in cache; threads take chunks of items (parallel_for.h).
 #include <algorithm>
@@ -101,6 +102,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const std::vector<float> weights =
       tap_row_weights(p.taps, k[0] * k[1] * k[2] * k[3], 1, k, factor);
   const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
+  const std::vector<TapSegment> segments = block_segments(k[3], factor, k[2] * k[1] * k[0]);
   const int64_t out_row = round_up(n_out[0], kMaxLanes);
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
   const int used_threads =
@@ -127,7 +129,8 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
       }
       RowBlock block_args;
       block_args.sources = s.sources.data();
-      block_args.tap_count = tap_count;
+      block_args.segments = segments.data();
+      block_args.segment_count = static_cast<int>(segments.size());
       block_args.weights = weights.data();
       block_args.nx = n_out[0];
       block_args.dst = dst;

@@ -5,7 +5,9 @@
 // AVX-512 or AVX2+FMA code where the CPU has it and SSE2 code elsewhere.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace ndconv::cpu {
 
@@ -26,16 +28,43 @@ inline int64_t padded_row_length(int64_t outputs, int64_t taps) {
   return round_up(round_up(outputs, kMaxLanes) + taps - 1, kMaxLanes);
 }
 
+/// A run of consecutive taps of a block that all feed the same outputs first..last of the B
+/// (the rows of one position along the blocked axis feed only the outputs whose footprint holds
+/// it: the first and last rows of a block feed fewer than B).
+struct TapSegment {
+  int64_t end = 0;  ///< one past the segment's last tap; it starts where the previous one ends
+  int first = 0;
+  int last = 0;
+};
+
+/// The segments of a block of `factor` outputs along an axis with a filter of `k` taps along it,
+/// its taps ordered by position along that axis, `taps_per_position` taps per position: position
+/// j < k + factor - 1 feeds the outputs b with 0 <= j - b < k.
+inline std::vector<TapSegment> block_segments(int64_t k, int factor, int64_t taps_per_position) {
+  std::vector<TapSegment> segments;
+  for (int64_t j = 0; j < k + factor - 1; ++j) {
+    const int first = static_cast<int>(std::max<int64_t>(0, j - k + 1));
+    const int last = static_cast<int>(std::min<int64_t>(factor - 1, j));
+    if (segments.empty() || segments.back().first != first || segments.back().last != last)
+      segments.push_back({0, first, last});
+    segments.back().end = (j + 1) * taps_per_position;
+  }
+  return segments;
+}
+
 /// One block of B output rows.
-///   dst[b][x] = sum_{t < tap_count} weights[t * B + b] * sources[t][x]
-/// for x in [0, nx). Each "tap" is an input row already shifted by the tap's offset along x, so
-/// the kernel runs one flat loop over all taps of the filter (no short inner loop along x taps
-/// whose exit costs more than its body for small filters). A source that feeds only some of the
-/// B outputs has zero weights for the others.
+///   dst[b][x] = sum over the taps t of the segments that feed b of weights[t * B + b] *
+///   sources[t][x]
+/// for x in [0, nx), summed in tap order. Each "tap" is an input row already shifted by the tap's
+/// offset along x, so the kernel runs one flat loop over the taps of each segment (no short
+/// inner loop along x taps whose exit costs more than its body for small filters). Taps outside
+/// the segments that feed an output are skipped, not multiplied by zero: each output sums exactly
+/// its filter's taps, in the order a block of one output sums them.
 struct RowBlock {
-  const float* const* sources = nullptr;  ///< tap_count rows, x contiguous
-  int64_t tap_count = 0;
-  const float* weights = nullptr;  ///< [tap_count][B]
+  const float* const* sources = nullptr;  ///< the segments' taps: rows, x contiguous
+  const TapSegment* segments = nullptr;
+  int segment_count = 0;
+  const float* weights = nullptr;  ///< [tap][B]
   int64_t nx = 0;                  ///< outputs along x
   float* const* dst = nullptr;     ///< B output rows, x contiguous, nx elements each
 };

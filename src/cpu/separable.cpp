@@ -94,6 +94,7 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
   const int64_t rows = dst.extent[1] * dst.extent[2] * dst.extent[3];
   const bool direct_store = dst.stride[0] == 1 || nx == 1;
   const RowBlockFn kernel = c.kernels->block[0];
+  const std::vector<TapSegment> segments = block_segments(1, 1, k);
   const int threads = static_cast<int>(std::min<int64_t>(c.threads, rows));
   std::vector<std::vector<float>> lines(threads), outs(threads);
   std::vector<std::vector<const float*>> source_lists(threads);
@@ -115,7 +116,8 @@ void pass_x(const PassContext& c, const Grid& src, const Grid& dst, const std::v
           float* target = direct_store ? dst.row(i) : out.data();
           RowBlock block;
           block.sources = sources.data();
-          block.tap_count = k;
+          block.segments = segments.data();
+          block.segment_count = static_cast<int>(segments.size());
           block.weights = taps.data();
           block.nx = nx;
           block.dst = &target;
@@ -153,6 +155,7 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
   const int64_t lines = others[1] * others[2] * others[3];
   const int64_t items = lines * blocks;
   const RowBlockFn kernel = c.kernels->block[blocking.index];
+  const std::vector<TapSegment> segments = block_segments(k, factor, 1);
   const int threads = static_cast<int>(std::min<int64_t>(c.threads, items));
   struct Scratch {
     std::vector<const float*> rows;
@@ -186,7 +189,8 @@ void pass_axis(const PassContext& c, int axis, const Grid& src, const Grid& dst,
           }
           RowBlock args;
           args.sources = s.rows.data();
-          args.tap_count = row_count;
+          args.segments = segments.data();
+          args.segment_count = static_cast<int>(segments.size());
           args.weights = weights.data();
           args.nx = nx;
           args.dst = dst_rows;

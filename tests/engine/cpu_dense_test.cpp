@@ -129,6 +129,44 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
   }
 }
 
+// Rows of every length from one vector to several strips: the kernels cover a row with strips of
+// W vectors and one narrower strip for the rest, its last vector partial; each length against
+// the reference and, through check_every_isa_and_layout, every blocking factor bit for bit
+// against the others, on 2D, 3D and 4D volumes whose blocked axis is no multiple of the factors.
+TEST(CpuDenseRows, EveryRowLengthAndStripWidth) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int64_t nx : {15, 16, 17, 33, 47, 48, 63, 64, 65, 81, 100, 113, 127, 128, 129, 160, 199}) {
+    for (int dims : {2, 3, 4}) {
+      SCOPED_TRACE("x extent " + std::to_string(nx) + ", " + std::to_string(dims) + "D");
+      const Index extent =
+          dims == 2 ? Index{nx, 11, 1, 1} : (dims == 3 ? Index{nx, 3, 13, 1} : Index{nx, 2, 3, 9});
+      const Index k =
+          dims == 2 ? Index{5, 6, 1, 1} : (dims == 3 ? Index{3, 2, 5, 1} : Index{2, 3, 1, 4});
+      const std::vector<float> values = random_values(count_of(dims, extent), seed + nx);
+      DenseFilter filter;
+      filter.dims = dims;
+      filter.extent = k;
+      const std::vector<float> taps = random_taps(filter.tap_count(), seed ^ nx);
+      filter.taps = taps.data();
+      const ConstVolumeView input = make_view(values.data(), dims, extent);
+      StridedBuffer strided_input(dims, extent, 2);
+      strided_input.fill(values);
+      Options options;
+      options.boundary = nx % 2 ? Boundary::Reflect : Boundary::Zero;
+      check_every_isa_and_layout(
+          input, strided_input, extent, options,
+          reference_dense(input, filter, options.operation, options.boundary, options.region),
+          [&](const ConstVolumeView& in, const VolumeView& out, const Options& o) {
+            return filter_dense(in, filter, out, o);
+          },
+          [](const RunReport&, int) {});
+      if (HasFailure())
+        return;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ndconv::test
 
