@@ -116,11 +116,17 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
     s.sources.resize(tap_count);
     s.out.resize(factor * out_row);
     float* dst[8];
+    // The sources of item (m1, m2, block) are those of (m1 - d, m2, block) shifted by d padded
+    // rows: gathered once per run of items along m1 and reused through source_offset.
+    int64_t gathered = begin;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
                     block = item / (n_out[1] * n_out[2]);
       const int64_t first = (first_block + block) * factor;  // output index along the last axis
-      gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
+      if (item == begin || m1 == 0) {
+        gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
+        gathered = item;
+      }
       float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
       for (int b = 0; b < factor; ++b) {
         const bool inside = first + b < n_out[3];
@@ -129,6 +135,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
       }
       RowBlock block_args;
       block_args.sources = s.sources.data();
+      block_args.source_offset = (item - gathered) * padded.extent[0];
       block_args.segments = segments.data();
       block_args.segment_count = static_cast<int>(segments.size());
       block_args.weights = weights.data();

@@ -62,6 +62,9 @@ inline std::vector<TapSegment> block_segments(int64_t k, int factor, int64_t tap
 /// its filter's taps, in the order a block of one output sums them.
 struct RowBlock {
   const float* const* sources = nullptr;  ///< the segments' taps: rows, x contiguous
+  /// Floats added to every source: a driver whose next block reads the same rows one row stride
+  /// further reuses its list of sources.
+  int64_t source_offset = 0;
   const TapSegment* segments = nullptr;
   int segment_count = 0;
   const float* weights = nullptr;  ///< [tap][B]

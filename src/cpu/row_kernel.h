@@ -57,7 +57,7 @@ template <int B, int W, int LO, int HI>
                                             int64_t end, int64_t x) {
   const float* w = a.weights + t * B;
   for (; t < end; ++t, w += B) {
-    const float* row = a.sources[t] + x;
+    const float* row = a.sources[t] + x;  // x includes the block's source_offset
     Vec in[W];
 #pragma GCC unroll 4
     for (int v = 0; v < W; ++v)
@@ -102,7 +102,7 @@ void strip(const RowBlock& a, int64_t x, int64_t valid) {
   }
   int64_t t = 0;
   for (int i = 0; i < a.segment_count; ++i) {
-    add_segment<B, W>(acc, a, a.segments[i], t, x);
+    add_segment<B, W>(acc, a, a.segments[i], t, a.source_offset + x);
     t = a.segments[i].end;
   }
 #pragma GCC unroll 8
