@@ -12,6 +12,11 @@
 // measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model's choice is the
 // measured best for every instruction set: AVX-512 B = 8, AVX2 B = 4, generic B = 2).
 // k = 1 always gives B = 1 (no row is shared by two outputs).
+// A ring of K = k accumulator strips (RingColumn) reads each row once for all k outputs it
+// feeds: per tap W loads, K broadcasts and K * W multiply-adds, at
+//     (a * W + 0.5 * K + f * K * W) / (K * W) * (n + K - 1) / n
+// for a column of n outputs (its ends feed sums that are never stored); it runs where it costs
+// less than the best block.
 #include "cpu/blocking_rule.h"
 
 #include <algorithm>
@@ -32,8 +37,18 @@ double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool f
          (taps * b * w);
 }
 
+double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lanes, bool fma) {
+  const double ring = static_cast<double>(k), w = strip_vectors;
+  const double split_share = (lanes - 1) / 16.0;
+  const double load = (1 + 2 * split_share) / 2;
+  const double multiply_add = fma ? 0.5 : 1.0;
+  const double broadcast = fma ? 0.5 : 1.0;
+  const double n = static_cast<double>(outputs);
+  return (load * w + broadcast * ring + multiply_add * ring * w) / (ring * w) * (n + ring - 1) / n;
+}
+
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool non_finite_input) {
+                               const KernelSet& kernels, bool non_finite_input, bool ring_allowed) {
   BlockingChoice c;
   if (requested != 0) {
     for (int i = 0; i < kBlockingFactorCount; ++i) {
@@ -75,7 +90,21 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
       c.index = i;
     }
   }
-  c.reason = "automatic: least modelled cycles per useful FMA for " + std::to_string(k) +
+  if (ring_allowed && k >= 2 && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
+    const double cost = modelled_ring_cost(k, outputs_along_axis, kernels.ring_strip_vectors[k],
+                                           kernels.lanes, kernels.fma);
+    char text[64];
+    std::snprintf(text, sizeof text, ", ring of %d: %.3f", static_cast<int>(k), cost);
+    costs += text;
+    if (cost < best) {
+      c.factor = static_cast<int>(k);
+      c.ring = true;
+    }
+  }
+  c.reason = std::string("automatic: ") +
+             (c.ring ? "a ring of " + std::to_string(k) + " accumulator strips"
+                     : "B = " + std::to_string(c.factor)) +
+             ", the least modelled cycles per useful FMA for " + std::to_string(k) +
              " taps along the blocked axis (" + costs + ")";
   return c;
 }

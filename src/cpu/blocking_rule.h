@@ -10,8 +10,9 @@
 namespace ndconv::cpu {
 
 struct BlockingChoice {
-  int factor = 1;      ///< B
-  int index = 0;       ///< index into kBlockingFactors
+  int factor = 1;      ///< B, or K for a ring
+  int index = 0;       ///< index into kBlockingFactors (a block's)
+  bool ring = false;   ///< a ring of K = k accumulator strips (RingColumn) instead of blocks
   std::string reason;  ///< for RunReport::outputs_per_thread_reason
 };
 
@@ -20,11 +21,16 @@ struct BlockingChoice {
 /// floats, with or without fused multiply-add.
 double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool fma);
 
+/// The same for a ring of K = k accumulator strips over a column of `outputs` outputs, with
+/// strips of W vectors.
+double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lanes, bool fma);
+
 /// `requested` = 0: the factor of least modelled cost (ties go to the smaller factor), capped so
-/// that a block is not longer than the output along the blocked axis. Otherwise `requested` must
-/// be one of kBlockingFactors (else InvalidArgument). With `non_finite_input` the factor is 1
-/// whatever was requested (finite_scan.h says why).
+/// that a block is not longer than the output along the blocked axis, or, where `ring_allowed`
+/// and it costs less, a ring of k. Otherwise `requested` must be one of kBlockingFactors (else
+/// InvalidArgument). With `non_finite_input` the factor is 1 whatever was requested
+/// (finite_scan.h says why).
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool non_finite_input);
+                               const KernelSet& kernels, bool non_finite_input, bool ring_allowed);
 
 }  // namespace ndconv::cpu

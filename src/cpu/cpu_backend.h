@@ -18,8 +18,8 @@ const std::vector<int>& supported_blocking_factors();
 
 /// What the dense driver will run for a filter of `k` taps along the last axis and `outputs`
 /// outputs along it (`requested`: Options::expert.outputs_per_thread): the instruction set and
-/// the rows per iteration with the rule's reason, for inputs without NaN or Inf (which may take
-/// another factor).
+/// the rows per iteration (B, or k for a ring of accumulator strips) with the rule's reason, for
+/// inputs without NaN or Inf and contiguous outputs (others may take another factor).
 struct RowsPlan {
   std::string isa;
   int factor = 1;

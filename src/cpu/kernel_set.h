@@ -74,14 +74,45 @@ struct RowBlock {
 
 using RowBlockFn = void (*)(const RowBlock&);
 
+/// The longest filter along the blocked axis that the ring kernels are compiled for.
+inline constexpr int kMaxRingTaps = 8;
+
+/// A column of outputs along the blocked axis computed by a ring of K = k3 accumulator strips,
+/// one per output whose footprint holds the current position: each padded position is read once
+/// and feeds all K outputs it belongs to, and an output is stored as soon as its last position
+/// is done (register blocking along the blocked axis without a block's partial ends).
+///   dst[o * dst_stride + x] = sum over j < K, then t < taps, of
+///                             weights[t * K + j] * planes[(o + j) * plane_stride + tap_offsets[t]
+///                             + x]
+/// for o < outputs and x < nx: each output sums its taps in the order a block of one sums them.
+struct RingColumn {
+  const float* planes = nullptr;  ///< the column's first padded position
+  int64_t plane_stride = 0;       ///< floats from one position along the blocked axis to the next
+  const int64_t* tap_offsets = nullptr;  ///< per tap of a position (j2, j1, jx): its offset
+  int64_t taps = 0;
+  /// The offsets of a position's rows (j2, j1), prefetched a few positions ahead: positions lie
+  /// a whole plane apart, farther than the hardware prefetchers look.
+  const int64_t* row_offsets = nullptr;
+  int64_t rows = 0;
+  const float* weights = nullptr;  ///< [taps][K]
+  int64_t nx = 0;                  ///< outputs along x
+  int64_t outputs = 0;             ///< outputs along the blocked axis
+  float* dst = nullptr;            ///< output row 0, x contiguous
+  int64_t dst_stride = 0;          ///< floats from one output row to the next
+};
+
+using RingColumnFn = void (*)(const RingColumn&);
+
 /// The kernels of one instruction set.
 struct KernelSet {
-  const char* isa = "";                          ///< "avx512", "avx2" or "generic"
-  int lanes = 0;                                 ///< floats per SIMD vector
-  int registers = 0;                             ///< SIMD registers the compiler can allocate
-  bool fma = false;                              ///< fused multiply-add instructions
-  RowBlockFn block[kBlockingFactorCount] = {};   ///< indexed like kBlockingFactors
-  int strip_vectors[kBlockingFactorCount] = {};  ///< vectors along x per accumulator strip
+  const char* isa = "";                           ///< "avx512", "avx2" or "generic"
+  int lanes = 0;                                  ///< floats per SIMD vector
+  int registers = 0;                              ///< SIMD registers the compiler can allocate
+  bool fma = false;                               ///< fused multiply-add instructions
+  RowBlockFn block[kBlockingFactorCount] = {};    ///< indexed like kBlockingFactors
+  int strip_vectors[kBlockingFactorCount] = {};   ///< vectors along x per accumulator strip
+  RingColumnFn ring[kMaxRingTaps + 1] = {};       ///< indexed by K (2..kMaxRingTaps)
+  int ring_strip_vectors[kMaxRingTaps + 1] = {};  ///< vectors along x per ring strip, by K
 };
 
 }  // namespace ndconv::cpu

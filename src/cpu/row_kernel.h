@@ -89,8 +89,58 @@ template <int B, int W, int PAIR = 0>
   }
 }
 
-/// B x W accumulators over every segment for the outputs [x, x + W * kLanes); stores them into
-/// each destination row, of the last vector only the first `valid` <= kLanes (the row's end).
+/// Stores a strip of W vectors at `out`, of the last vector only the first `valid` <= kLanes
+/// (the row's end).
+template <int W>
+inline void store_strip(float* out, const Vec (&acc)[W], int64_t valid) {
+#pragma GCC unroll 4
+  for (int v = 0; v + 1 < W; ++v)
+    store(out + v * kLanes, acc[v]);
+  out += (W - 1) * kLanes;
+  if (valid == kLanes) {
+    store(out, acc[W - 1]);
+  } else {
+    float tail[kLanes];
+    store(tail, acc[W - 1]);
+    for (int64_t i = 0; i < valid; ++i)
+      out[i] = tail[i];
+  }
+}
+
+/// A strip width as a type, for cover_row's callbacks.
+template <int N>
+struct Width {
+  static constexpr int value = N;
+};
+
+/// The row's last `remaining` <= W * kLanes outputs from x: one strip of as few vectors as hold
+/// them (a narrower strip, not several single vectors, whose loads and broadcasts would outrun
+/// their multiply-adds).
+template <int W, class Run>
+inline void last_strip(int64_t x, int64_t remaining, const Run& run) {
+  if constexpr (W > 1) {
+    if (remaining <= (W - 1) * kLanes) {
+      last_strip<W - 1>(x, remaining, run);
+      return;
+    }
+  }
+  run(Width<W>{}, x, remaining - (W - 1) * kLanes);
+}
+
+/// Covers a row of nx outputs with strips of W vectors and one narrower strip for the rest:
+/// run(Width<w>{}, x, valid) for each, `valid` being the outputs in its last vector.
+template <int W, class Run>
+inline void cover_row(int64_t nx, const Run& run) {
+  constexpr int64_t wide = static_cast<int64_t>(W) * kLanes;
+  int64_t x = 0;
+  for (; x + wide <= nx; x += wide)
+    run(Width<W>{}, x, kLanes);
+  if (x < nx)
+    last_strip<W>(x, nx - x, run);
+}
+
+/// B x W accumulators over every segment for the outputs [x, x + W * kLanes), stored into each
+/// destination row (store_strip).
 template <int B, int W>
 void strip(const RowBlock& a, int64_t x, int64_t valid) {
   Vec acc[B][W];
@@ -106,47 +156,103 @@ void strip(const RowBlock& a, int64_t x, int64_t valid) {
     t = a.segments[i].end;
   }
 #pragma GCC unroll 8
-  for (int b = 0; b < B; ++b) {
-    float* out = a.dst[b] + x;
-#pragma GCC unroll 4
-    for (int v = 0; v + 1 < W; ++v)
-      store(out + v * kLanes, acc[b][v]);
-    out += (W - 1) * kLanes;
-    if (valid == kLanes) {
-      store(out, acc[b][W - 1]);
-    } else {
-      float tail[kLanes];
-      store(tail, acc[b][W - 1]);
-      for (int64_t i = 0; i < valid; ++i)
-        out[i] = tail[i];
-    }
-  }
-}
-
-/// The row's last `remaining` <= W * kLanes outputs from x: one strip of as few vectors as hold
-/// them (a narrower strip, not several single vectors, whose loads and broadcasts would outrun
-/// their multiply-adds).
-template <int B, int W>
-void last_strip(const RowBlock& a, int64_t x, int64_t remaining) {
-  if constexpr (W > 1) {
-    if (remaining <= (W - 1) * kLanes) {
-      last_strip<B, W - 1>(a, x, remaining);
-      return;
-    }
-  }
-  strip<B, W>(a, x, remaining - (W - 1) * kLanes);
+  for (int b = 0; b < B; ++b)
+    store_strip<W>(a.dst[b] + x, acc[b], valid);
 }
 
 /// A whole block: wide strips along x, then one narrower strip for the rest of the row.
 template <int B>
 void block(const RowBlock& a) {
-  constexpr int W = strip_vectors(B);
-  constexpr int64_t wide = static_cast<int64_t>(W) * kLanes;
-  int64_t x = 0;
-  for (; x + wide <= a.nx; x += wide)
-    strip<B, W>(a, x, kLanes);
-  if (x < a.nx)
-    last_strip<B, W>(a, x, a.nx - x);
+  cover_row<strip_vectors(B)>(a.nx, [&](auto width, int64_t x, int64_t valid) {
+    strip<B, decltype(width)::value>(a, x, valid);
+  });
+}
+
+/// Vectors along x per ring strip for a ring of K: room for the K*W accumulators, W inputs, a
+/// broadcast weight and (without fused multiply-add) a product, at most 4.
+constexpr int ring_strip_vectors(int k) {
+  const int w = (NDCONV_CPU_REGISTERS - 2) / (k + 1);
+  return w < 1 ? 1 : (w > 4 ? 4 : w);
+}
+
+/// How far ahead along the blocked axis a ring strip prefetches its rows.
+constexpr int64_t kRingPrefetchPositions = 2;
+
+/// One padded position p of a ring column (p = R mod K): output p starts in slot R, the
+/// position's taps feed the outputs p - j (slot (R - j) mod K) for every j < K, and output
+/// p - K + 1, now complete, is stored from slot (R + 1) mod K. Returns false past the column.
+template <int K, int W, int R>
+[[gnu::always_inline]] inline bool ring_step(Vec (&acc)[K][W], const RingColumn& a, int64_t x,
+                                             int64_t valid, int64_t& p) {
+  if (p == a.outputs + K - 1)
+    return false;
+#pragma GCC unroll 4
+  for (int v = 0; v < W; ++v)
+    acc[R][v] = Vec{};
+  const float* plane = a.planes + p * a.plane_stride + x;
+  const float* ahead = plane + kRingPrefetchPositions * a.plane_stride;
+  for (int64_t r = 0; r < a.rows; ++r) {
+#pragma GCC unroll 5
+    for (int v = 0; v <= W; ++v)  // W vectors and the x taps' reach past them
+      __builtin_prefetch(ahead + a.row_offsets[r] + v * kLanes);
+  }
+  const float* w = a.weights;
+  for (int64_t t = 0; t < a.taps; ++t, w += K) {
+    const float* row = plane + a.tap_offsets[t];
+    Vec in[W];
+#pragma GCC unroll 4
+    for (int v = 0; v < W; ++v)
+      in[v] = load(row + v * kLanes);
+#pragma GCC unroll 8
+    for (int j = 0; j < K; ++j) {
+      const float s = w[j];
+#pragma GCC unroll 4
+      for (int v = 0; v < W; ++v)
+        acc[(R - j + K) % K][v] += in[v] * s;
+    }
+  }
+  const int64_t done = p - (K - 1);
+  if (done >= 0)
+    store_strip<W>(a.dst + done * a.dst_stride + x, acc[(R + 1) % K], valid);
+  ++p;
+  return true;
+}
+
+/// K ring steps, R = 0..K-1; false once the column is done.
+template <int K, int W, int R = 0>
+[[gnu::always_inline]] inline bool ring_round(Vec (&acc)[K][W], const RingColumn& a, int64_t x,
+                                              int64_t valid, int64_t& p) {
+  if constexpr (R == K) {
+    return true;
+  } else {
+    if (!ring_step<K, W, R>(acc, a, x, valid, p))
+      return false;
+    return ring_round<K, W, R + 1>(acc, a, x, valid, p);
+  }
+}
+
+/// The column's outputs [x, x + W * kLanes): the slots of the outputs before the column
+/// (p - j < 0) and past it collect sums that are never stored.
+template <int K, int W>
+void ring_strip(const RingColumn& a, int64_t x, int64_t valid) {
+  Vec acc[K][W];
+#pragma GCC unroll 8
+  for (int j = 0; j < K; ++j) {
+#pragma GCC unroll 4
+    for (int v = 0; v < W; ++v)
+      acc[j][v] = Vec{};
+  }
+  int64_t p = 0;
+  while (ring_round<K, W>(acc, a, x, valid, p)) {
+  }
+}
+
+/// A whole column: wide ring strips along x, then one narrower strip for the rest of the row.
+template <int K>
+void ring_column(const RingColumn& a) {
+  cover_row<ring_strip_vectors(K)>(a.nx, [&](auto width, int64_t x, int64_t valid) {
+    ring_strip<K, decltype(width)::value>(a, x, valid);
+  });
 }
 
 /// Fills the instruction-set facts a kernel table reports (KernelSet, BankKernelSet).
@@ -171,6 +277,16 @@ inline KernelSet make_kernel_set(const char* isa) {
   s.strip_vectors[1] = strip_vectors(2);
   s.strip_vectors[2] = strip_vectors(4);
   s.strip_vectors[3] = strip_vectors(8);
+  s.ring[2] = &ring_column<2>;
+  s.ring[3] = &ring_column<3>;
+  s.ring[4] = &ring_column<4>;
+  s.ring[5] = &ring_column<5>;
+  s.ring[6] = &ring_column<6>;
+  s.ring[7] = &ring_column<7>;
+  s.ring[8] = &ring_column<8>;
+  static_assert(kMaxRingTaps == 8, "make_kernel_set lists every ring");
+  for (int k = 2; k <= kMaxRingTaps; ++k)
+    s.ring_strip_vectors[k] = ring_strip_vectors(k);
   return s;
 }
 

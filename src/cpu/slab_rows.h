@@ -22,16 +22,36 @@ struct SlabPlan {
   int64_t slabs = 0;
 };
 
-inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_length, int factor,
+/// Outputs along the last axis whose padded rows, with the k3 - 1 halo rows, fit in
+/// `pad_limit_bytes` (at least 1).
+inline int64_t outputs_in_pad_limit(const Index& n_out, const Index& k, int64_t row_length,
+                                    int64_t pad_limit_bytes) {
+  const int64_t slab_row_bytes =
+      (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
+  return std::max<int64_t>(1, pad_limit_bytes / slab_row_bytes - (k[3] - 1));
+}
+
+inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_length, int64_t factor,
                            int64_t pad_limit_bytes) {
   SlabPlan plan;
   plan.blocks = (n_out[3] + factor - 1) / factor;
-  const int64_t slab_row_bytes =
-      (n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) * row_length * int64_t{sizeof(float)};
-  const int64_t rows_in_limit = pad_limit_bytes / slab_row_bytes;
-  plan.slab_blocks = std::clamp<int64_t>((rows_in_limit - (k[3] - 1)) / factor, 1, plan.blocks);
+  plan.slab_blocks = std::clamp<int64_t>(
+      outputs_in_pad_limit(n_out, k, row_length, pad_limit_bytes) / factor, 1, plan.blocks);
   plan.slabs = (plan.blocks + plan.slab_blocks - 1) / plan.slab_blocks;
   return plan;
+}
+
+/// The outputs along the last axis per column of a ring kernel (RingColumn): the whole axis
+/// where the (m1, m2) columns give every thread about 8 items, else cut into as many pieces as
+/// that needs (each piece's k3 - 1 unstored end sums are the ring's cost), and no longer than a
+/// slab of the padded copy holds.
+inline int64_t ring_column_length(const Index& n_out, const Index& k, int64_t row_length,
+                                  int threads, int64_t pad_limit_bytes) {
+  const int64_t columns = n_out[1] * n_out[2];
+  const int64_t pieces =
+      std::clamp<int64_t>((8 * int64_t{threads} + columns - 1) / columns, 1, n_out[3]);
+  return std::min((n_out[3] + pieces - 1) / pieces,
+                  outputs_in_pad_limit(n_out, k, row_length, pad_limit_bytes));
 }
 
 /// One slab: its first block, its block count and its share of the run's progress.
@@ -53,7 +73,7 @@ inline Slab slab_at(const SlabPlan& plan, int64_t slab) {
 
 /// Pads the input rows that slab `s` reads (build_padded); returns the padded extents.
 inline Index pad_slab(const float* in, const Index& n_in, const Index& in_stride,
-                      const Index& offset, const Index& n_out, const Index& k, int factor,
+                      const Index& offset, const Index& n_out, const Index& k, int64_t factor,
                       int64_t row_length, const Slab& s, Boundary boundary, int threads,
                       const core::ProgressSpan& progress, core::PaddedVolume& padded) {
   const Index extent{0, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1,
@@ -72,7 +92,7 @@ inline Index pad_slab(const float* in, const Index& n_in, const Index& in_stride
 template <class SlabItems>
 Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n_in,
                            const Index& in_stride, const Index& offset, const Index& n_out,
-                           const Index& k, int factor, int64_t row_length, Boundary boundary,
+                           const Index& k, int64_t factor, int64_t row_length, Boundary boundary,
                            int threads, int used_threads, double pad_share,
                            const std::function<bool(double)>* progress, core::PaddedVolume& padded,
                            const SlabItems& items) {

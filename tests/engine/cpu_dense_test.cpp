@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "cpu/kernel_set.h"
 #include "cpu/tuning.h"
 #include "cpu_cases.h"
 #include "every_isa_and_layout.h"
@@ -23,6 +25,11 @@ namespace ndconv::test {
 namespace {
 
 class CpuDense : public ::testing::TestWithParam<CaseParam> {};
+
+// Whether the blocking rule chose a ring of accumulator strips (blocking_rule.h).
+bool ran_ring(const RunReport& report) {
+  return report.outputs_per_thread_reason.rfind("automatic: a ring of", 0) == 0;
+}
 
 TEST_P(CpuDense, MatchesFloat64Reference) {
   const auto [dims, shape, boundary, filter_case] = GetParam();
@@ -100,7 +107,7 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
     filter.taps = taps.data();
     const ConstVolumeView input = make_view(values.data(), dims, extent);
     for (Boundary boundary : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic}) {
-      for (int factor : {1, 4}) {
+      for (int factor : {0, 1, 4}) {  // 0: automatic, a ring of k3 columns where it pays
         SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", B " +
                      std::to_string(factor));
         Options options;
@@ -120,7 +127,9 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
           p.offset[a] = -(k[a] / 2);
         RunReport report;
         cpu_backend::run_dense(p, options, report, tiny);
-        EXPECT_EQ(report.slabs, static_cast<int>((extent[dims - 1] + factor - 1) / factor));
+        // A ring's column, like a block, is no longer than one slab holds: one output here.
+        const int64_t item = ran_ring(report) ? 1 : report.outputs_per_thread;
+        EXPECT_EQ(report.slabs, static_cast<int>((extent[dims - 1] + item - 1) / item));
         EXPECT_LT(relative_l2_error(out, reference_dense(input, filter, options.operation, boundary,
                                                          options.region)),
                   kTolerance);
@@ -165,6 +174,60 @@ TEST(CpuDenseRows, EveryRowLengthAndStripWidth) {
         return;
     }
   }
+}
+
+// The ring kernels (a ring of k3 accumulator strips along the last axis, columns of outputs per
+// work item) bit for bit against blocks of one output: every k3 they are compiled for, columns
+// cut into pieces for the threads (2D: one column of (m1, m2), so the last axis is cut) with a
+// short last piece, on 1 to 5 threads, every boundary, every instruction set whose rule picks
+// them.
+TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int rings = 0;
+  for (const std::string& isa : available_isas()) {
+    ScopedIsa use(isa.c_str());
+    for (int dims : {2, 3, 4}) {
+      for (int64_t k3 = 2; k3 <= cpu::kMaxRingTaps; ++k3) {
+        const Index extent = dims == 2 ? Index{37, 61, 1, 1}
+                                       : (dims == 3 ? Index{21, 5, 29, 1} : Index{19, 3, 4, 23});
+        Index k =
+            dims == 2 ? Index{3, k3, 1, 1} : (dims == 3 ? Index{2, 3, k3, 1} : Index{3, 2, 1, k3});
+        const std::vector<float> values = random_values(count_of(dims, extent), seed + k3);
+        DenseFilter filter;
+        filter.dims = dims;
+        filter.extent = k;
+        const std::vector<float> taps = random_taps(filter.tap_count(), seed ^ k3);
+        filter.taps = taps.data();
+        const ConstVolumeView input = make_view(values.data(), dims, extent);
+        for (Boundary boundary : kEveryBoundary) {
+          SCOPED_TRACE(isa + ", " + std::to_string(dims) + "D, k3 " + std::to_string(k3) + ", " +
+                       to_string(boundary));
+          Options options;
+          options.backend = Backend::Cpu;
+          options.boundary = boundary;
+          options.boundary_value = test_boundary_value(boundary, seed);
+          options.threads = 1;
+          options.expert.outputs_per_thread = 1;
+          std::vector<float> single(values.size());
+          poison(single);
+          filter_dense(input, filter, make_view(single.data(), dims, extent), options);
+          options.expert.outputs_per_thread = 0;
+          for (int threads : {1, 2, 3, 5}) {
+            options.threads = threads;
+            std::vector<float> out(values.size());
+            poison(out);
+            const RunReport report =
+                filter_dense(input, filter, make_view(out.data(), dims, extent), options);
+            rings += ran_ring(report);
+            ASSERT_EQ(std::memcmp(out.data(), single.data(), out.size() * sizeof(float)), 0)
+                << threads << " threads, " << report.outputs_per_thread_reason;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(rings, 0) << "no case ran the ring kernels";
 }
 
 }  // namespace
