@@ -16,7 +16,7 @@
 // feeds: per tap W loads, K broadcasts and K * W multiply-adds, at
 //     (a * W + 0.5 * K + f * K * W) / (K * W) * (n + K - 1) / n
 // for a column of n outputs (its ends feed sums that are never stored); it runs where it costs
-// less than the best block.
+// less than the best block (for 4 to 8 taps: kernel_set.h says why not fewer).
 #include "cpu/blocking_rule.h"
 
 #include <algorithm>
@@ -90,7 +90,7 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
       c.index = i;
     }
   }
-  if (ring_allowed && k >= 2 && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
+  if (ring_allowed && k >= kMinRingTaps && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
     const double cost = modelled_ring_cost(k, outputs_along_axis, kernels.ring_strip_vectors[k],
                                            kernels.lanes, kernels.fma);
     char text[64];

@@ -177,7 +177,8 @@ TEST(CpuDenseRows, EveryRowLengthAndStripWidth) {
 }
 
 // The ring kernels (a ring of k3 accumulator strips along the last axis, columns of outputs per
-// work item) bit for bit against blocks of one output: every k3 they are compiled for, columns
+// work item) bit for bit against blocks of one output: every k3 they are compiled for (and one
+// either side, which takes blocks), columns
 // cut into pieces for the threads (2D: one column of (m1, m2), so the last axis is cut) with a
 // short last piece, on 1 to 5 threads, every boundary, every instruction set whose rule picks
 // them.
@@ -188,7 +189,7 @@ TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
   for (const std::string& isa : available_isas()) {
     ScopedIsa use(isa.c_str());
     for (int dims : {2, 3, 4}) {
-      for (int64_t k3 = 2; k3 <= cpu::kMaxRingTaps; ++k3) {
+      for (int64_t k3 = cpu::kMinRingTaps - 1; k3 <= cpu::kMaxRingTaps + 1; ++k3) {
         const Index extent = dims == 2 ? Index{37, 61, 1, 1}
                                        : (dims == 3 ? Index{21, 5, 29, 1} : Index{19, 3, 4, 23});
         Index k =
