@@ -11,7 +11,7 @@
 // unaligned loads that split a 64-byte cache line; the factor 2 on splits is fitted to the
 // measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model's choice is the
 // measured best for every instruction set: AVX-512 B = 8, AVX2 B = 4, generic B = 2).
-// k = 1 always gives B = 1 (no row is shared by two outputs).
+// k = 1 always gives B = 1 (no row is shared by two outputs); B is at most k + 1.
 // A ring of K = k accumulator strips (RingColumn) reads each row once for all k outputs it
 // feeds: per tap W loads, K broadcasts and K * W multiply-adds, at
 //     (a * W + 0.5 * K + f * K * W) / (K * W) * (n + K - 1) / n
@@ -84,6 +84,11 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
     costs += text;
     if (b > 1 && b > outputs_along_axis)
       continue;  // a block longer than the axis only computes padding
+    // No position of a block longer than k + 1 feeds more than k of its outputs, and most feed
+    // fewer: its accumulators sit idle and its few busy chains wait on the FMA latency, which
+    // the model leaves out (k = 3, AVX-512: B = 8 measured 1.27x the time of B = 4).
+    if (b > 1 && b > k + 1)
+      continue;
     if (i == 0 || cost < best) {
       best = cost;
       c.factor = b;
