@@ -48,7 +48,7 @@ double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lan
 }
 
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool non_finite_input, bool ring_allowed) {
+                               const KernelSet& kernels, bool ring_allowed) {
   BlockingChoice c;
   if (requested != 0) {
     for (int i = 0; i < kBlockingFactorCount; ++i) {
@@ -63,14 +63,6 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
                             " is not supported by the CPU backend (use 0 for automatic, or 1, 2, "
                             "4 or 8)");
     }
-  }
-  if (non_finite_input) {
-    c.factor = 1;
-    c.index = 0;
-    c.reason =
-        "the input holds NaN or Inf: B = 1 so that they reach only the outputs whose "
-        "footprint holds them";
-    return c;
   }
   if (requested != 0)
     return c;

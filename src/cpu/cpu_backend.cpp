@@ -16,8 +16,7 @@ const std::vector<int>& supported_blocking_factors() {
 
 RowsPlan plan_rows(int requested, int64_t k, int64_t outputs) {
   const cpu::KernelSet& kernels = cpu::select_kernel_set();
-  const cpu::BlockingChoice choice =
-      cpu::choose_blocking(requested, k, outputs, kernels, false, true);
+  const cpu::BlockingChoice choice = cpu::choose_blocking(requested, k, outputs, kernels, true);
   return {kernels.isa, choice.factor, choice.reason};
 }
 

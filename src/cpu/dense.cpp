@@ -1,8 +1,7 @@
 // The dense driver. Steps:
 //  1. choose the kernel set (instruction set), the threads and the blocking (blocking_rule.h):
 //     blocks of B outputs along the last axis, or, for contiguous outputs where the model says
-//     it pays, a ring of k3 accumulator strips running down a column of outputs (B = 1 when the
-//     input holds NaN or Inf, finite_scan.h);
+//     it pays, a ring of k3 accumulator strips running down a column of outputs;
 //  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
 //     rows o + j for every tap j: no boundary test in the hot loop; along the last axis the
 //     padded volume is rounded up to whole blocks or columns. Large volumes are processed in
@@ -27,7 +26,6 @@
 #include "core/canonical_axes.h"
 #include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
-#include "cpu/finite_scan.h"
 #include "cpu/tuning.h"
 #include "cpu/isa_dispatch.h"
 #include "core/padding.h"
@@ -98,8 +96,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
 
   const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
   const BlockingChoice blocking =
-      choose_blocking(options.expert.outputs_per_thread, k[3], n_out[3], kernels,
-                      has_non_finite(p.input, threads), direct_store);
+      choose_blocking(options.expert.outputs_per_thread, k[3], n_out[3], kernels, direct_store);
   const int factor = blocking.factor;
 
   // Slabs along the last axis bound the padded copy (slab_rows.h, Tuning::pad_limit_bytes); a

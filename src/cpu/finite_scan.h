@@ -1,9 +1,10 @@
-// A quick scan for NaN and Inf in the input. The row kernels multiply every source row by a
-// weight table that holds zeros where a blocked output has no tap (kernel_set.h); 0 * NaN is NaN,
-// so with B > 1 a non-finite input voxel would reach outputs whose footprint does not contain
-// it. The drivers therefore use B = 1 (no zero weights of their own) for such inputs, which then
-// behave exactly like the float64 reference: NaN and Inf reach the outputs whose footprint holds
-// them, and only those.
+// A quick scan for NaN and Inf in the input. The filter bank's row kernels multiply every source
+// row by a weight table that holds zeros where a blocked output has no tap (bank_row_kernel.h);
+// 0 * NaN is NaN, so with B > 1 a non-finite input voxel would reach outputs whose footprint does
+// not contain it. The bank therefore uses B = 1 (no zero weights of its own) for such inputs,
+// which then behave exactly like the float64 reference: NaN and Inf reach the outputs whose
+// footprint holds them, and only those. (The dense and separable kernels skip the rows an output
+// has no tap in, kernel_set.h, and need no scan.)
 #pragma once
 
 #include "ndconv/stored.h"

@@ -19,7 +19,6 @@
 #include "cpu/tuning.h"
 #include "core/seconds_since.h"
 #include "cpu/cpu_info.h"
-#include "cpu/finite_scan.h"
 #include "cpu/isa_dispatch.h"
 #include "core/padding.h"
 #include "core/parallel_for.h"
@@ -231,10 +230,6 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   auto taps_of = [&](int a) -> const std::vector<float>& {
     return p.taps[a].empty() ? identity : p.taps[a];
   };
-  // Only the passes after x block with zero weights; scan only if there are any.
-  const bool non_finite_input =
-      axes.size() > 1 &&
-      (stored != nullptr ? may_be_non_finite(*stored) : has_non_finite(p.input, c.threads));
   double total_work = 0;
   for (int a : axes)
     total_work += static_cast<double>(taps_of(a).size() + 1);
@@ -306,7 +301,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
       } else {
         const BlockingChoice blocking =
             choose_blocking(options.expert.outputs_per_thread, static_cast<int64_t>(taps.size()),
-                            extent[a], *c.kernels, non_finite_input, false);
+                            extent[a], *c.kernels, false);
         pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
         reported_factor = blocking.factor;
         if (first == 0)
@@ -319,7 +314,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   }
   if (axes.size() == 1) {
     // Only the x pass ran; still check the request so that a bad value never passes silently.
-    choose_blocking(options.expert.outputs_per_thread, 1, 1, *c.kernels, false, false);
+    choose_blocking(options.expert.outputs_per_thread, 1, 1, *c.kernels, false);
     reasons = "only the x pass ran (B does not apply along x)";
   }
 
