@@ -113,30 +113,35 @@ struct Width {
   static constexpr int value = N;
 };
 
-/// The row's last `remaining` <= W * kLanes outputs from x: one strip of as few vectors as hold
-/// them (a narrower strip, not several single vectors, whose loads and broadcasts would outrun
-/// their multiply-adds).
+/// One strip of `width` <= W vectors from x (as a compile-time width), `valid` outputs in its last
+/// vector.
 template <int W, class Run>
-inline void last_strip(int64_t x, int64_t remaining, const Run& run) {
+inline void strip_of_width(int64_t width, int64_t x, int64_t valid, const Run& run) {
   if constexpr (W > 1) {
-    if (remaining <= (W - 1) * kLanes) {
-      last_strip<W - 1>(x, remaining, run);
+    if (width < W) {
+      strip_of_width<W - 1>(width, x, valid, run);
       return;
     }
   }
-  run(Width<W>{}, x, remaining - (W - 1) * kLanes);
+  run(Width<W>{}, x, valid);
 }
 
-/// Covers a row of nx outputs with strips of W vectors and one narrower strip for the rest:
-/// run(Width<w>{}, x, valid) for each, `valid` being the outputs in its last vector.
+/// Covers a row of nx outputs with as few strips of at most W vectors as it takes, of widths that
+/// differ by one at most (10 vectors with W = 3: 3, 3, 2, 2; a strip of one vector's loads and
+/// broadcasts would outrun its multiply-adds): run(Width<w>{}, x, valid) for each, `valid` being
+/// the outputs in its last vector.
 template <int W, class Run>
 inline void cover_row(int64_t nx, const Run& run) {
-  constexpr int64_t wide = static_cast<int64_t>(W) * kLanes;
-  int64_t x = 0;
-  for (; x + wide <= nx; x += wide)
-    run(Width<W>{}, x, kLanes);
-  if (x < nx)
-    last_strip<W>(x, nx - x, run);
+  const int64_t vectors = (nx + kLanes - 1) / kLanes;
+  const int64_t strips = (vectors + W - 1) / W;
+  int64_t done = 0;  // vectors
+  for (int64_t s = 0; s < strips; ++s) {
+    const int64_t width = (vectors - done + strips - s - 1) / (strips - s);
+    const int64_t x = done * kLanes;
+    done += width;
+    const int64_t end = done * kLanes < nx ? done * kLanes : nx;
+    strip_of_width<W>(width, x, end - x - (width - 1) * kLanes, run);
+  }
 }
 
 /// B x W accumulators over every segment for the outputs [x, x + W * kLanes), stored into each
@@ -160,7 +165,7 @@ void strip(const RowBlock& a, int64_t x, int64_t valid) {
     store_strip<W>(a.dst[b] + x, acc[b], valid);
 }
 
-/// A whole block: wide strips along x, then one narrower strip for the rest of the row.
+/// A whole block: strips along x (cover_row).
 template <int B>
 void block(const RowBlock& a) {
   cover_row<strip_vectors(B)>(a.nx, [&](auto width, int64_t x, int64_t valid) {
@@ -247,7 +252,7 @@ void ring_strip(const RingColumn& a, int64_t x, int64_t valid) {
   }
 }
 
-/// A whole column: wide ring strips along x, then one narrower strip for the rest of the row.
+/// A whole column: ring strips along x (cover_row).
 template <int K>
 void ring_column(const RingColumn& a) {
   cover_row<ring_strip_vectors(K)>(a.nx, [&](auto width, int64_t x, int64_t valid) {
