@@ -188,7 +188,7 @@ struct RunReport {
   Backend backend = Backend::Cpu;  ///< the backend that ran (never Auto)
   std::string backend_reason;      ///< why it was chosen, e.g. "no usable GPU: ..."
   std::string device_name;         ///< GPU name, or CPU description
-  int outputs_per_thread = 0;      ///< KO (GPU) or blocking factor (CPU) used
+  int outputs_per_thread = 0;      ///< KO (GPU) or blocking factor B, or k3 for a ring (CPU) used
   std::string outputs_per_thread_reason;
   int threads = 0;  ///< CPU threads used
   int slabs = 1;    ///< pieces along the last axis
