@@ -138,6 +138,20 @@ TEST(CpuDenseSlabs, SlabsAlongTheLastAxisMatchTheReference) {
   }
 }
 
+// Random values of `extent` and a random dense filter of extents `k` (random_taps).
+struct RandomDense {
+  RandomDense(int dims, const Index& extent, const Index& k, uint64_t seed)
+      : values(random_values(count_of(dims, extent), seed)),
+        taps(random_taps(DenseFilter{dims, k, nullptr}.tap_count(), ~seed)),
+        filter{dims, k, taps.data()},
+        input(make_view(static_cast<const float*>(values.data()), dims, extent)) {}
+  RandomDense(const RandomDense&) = delete;
+  RandomDense& operator=(const RandomDense&) = delete;
+  const std::vector<float> values, taps;
+  const DenseFilter filter;
+  const ConstVolumeView input;
+};
+
 // Rows of every length from one vector to several strips: the kernels cover a row with strips of
 // W vectors and one narrower strip for the rest, its last vector partial; each length against
 // the reference and, through check_every_isa_and_layout, every blocking factor bit for bit
@@ -152,15 +166,11 @@ TEST(CpuDenseRows, EveryRowLengthAndStripWidth) {
           dims == 2 ? Index{nx, 11, 1, 1} : (dims == 3 ? Index{nx, 3, 13, 1} : Index{nx, 2, 3, 9});
       const Index k =
           dims == 2 ? Index{5, 6, 1, 1} : (dims == 3 ? Index{3, 2, 5, 1} : Index{2, 3, 1, 4});
-      const std::vector<float> values = random_values(count_of(dims, extent), seed + nx);
-      DenseFilter filter;
-      filter.dims = dims;
-      filter.extent = k;
-      const std::vector<float> taps = random_taps(filter.tap_count(), seed ^ nx);
-      filter.taps = taps.data();
-      const ConstVolumeView input = make_view(values.data(), dims, extent);
+      const RandomDense c(dims, extent, k, seed + nx);
+      const ConstVolumeView& input = c.input;
+      const DenseFilter& filter = c.filter;
       StridedBuffer strided_input(dims, extent, 2);
-      strided_input.fill(values);
+      strided_input.fill(c.values);
       Options options;
       options.boundary = nx % 2 ? Boundary::Reflect : Boundary::Zero;
       check_every_isa_and_layout(
@@ -192,15 +202,12 @@ TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
       for (int64_t k3 = cpu::kMinRingTaps - 1; k3 <= cpu::kMaxRingTaps + 1; ++k3) {
         const Index extent = dims == 2 ? Index{37, 61, 1, 1}
                                        : (dims == 3 ? Index{21, 5, 29, 1} : Index{19, 3, 4, 23});
-        Index k =
+        const Index k =
             dims == 2 ? Index{3, k3, 1, 1} : (dims == 3 ? Index{2, 3, k3, 1} : Index{3, 2, 1, k3});
-        const std::vector<float> values = random_values(count_of(dims, extent), seed + k3);
-        DenseFilter filter;
-        filter.dims = dims;
-        filter.extent = k;
-        const std::vector<float> taps = random_taps(filter.tap_count(), seed ^ k3);
-        filter.taps = taps.data();
-        const ConstVolumeView input = make_view(values.data(), dims, extent);
+        const RandomDense c(dims, extent, k, seed + k3);
+        const ConstVolumeView& input = c.input;
+        const DenseFilter& filter = c.filter;
+        const std::vector<float>& values = c.values;
         for (Boundary boundary : kEveryBoundary) {
           SCOPED_TRACE(isa + ", " + std::to_string(dims) + "D, k3 " + std::to_string(k3) + ", " +
                        to_string(boundary));
