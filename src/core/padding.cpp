@@ -32,6 +32,20 @@ void gather_line(const float* src, int64_t stride, int64_t n, int64_t offset, in
   std::fill(line + count, line + length, 0.0f);
 }
 
+void pad_row(const float* in, const Index& in_extent, const Index& in_stride, const Index& offset,
+             int64_t q1, int64_t q2, int64_t q3, int64_t x_count, int64_t row_length,
+             Boundary boundary, float* line) {
+  const int64_t i1 = detail::boundary_index(q1 + offset[1], in_extent[1], boundary);
+  const int64_t i2 = detail::boundary_index(q2 + offset[2], in_extent[2], boundary);
+  const int64_t i3 = detail::boundary_index(q3 + offset[3], in_extent[3], boundary);
+  if (i1 < 0 || i2 < 0 || i3 < 0) {
+    std::fill(line, line + row_length, 0.0f);
+    return;
+  }
+  const float* src = in + i1 * in_stride[1] + i2 * in_stride[2] + i3 * in_stride[3];
+  gather_line(src, in_stride[0], in_extent[0], offset[0], x_count, row_length, boundary, line);
+}
+
 void build_padded(const float* in, const Index& in_extent, const Index& in_stride,
                   const Index& offset, const Index& extent, int64_t x_count, int64_t row_length,
                   Boundary boundary, int threads, const ProgressSpan& progress,
@@ -44,21 +58,10 @@ void build_padded(const float* in, const Index& in_extent, const Index& in_strid
   parallel_for(
       threads, rows,
       [&](int64_t begin, int64_t end, int) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t q1 = r % extent[1], q2 = (r / extent[1]) % extent[2],
-                        q3 = r / (extent[1] * extent[2]);
-          float* line = padded.storage.get() + r * row_length;
-          const int64_t i1 = detail::boundary_index(q1 + offset[1], in_extent[1], boundary);
-          const int64_t i2 = detail::boundary_index(q2 + offset[2], in_extent[2], boundary);
-          const int64_t i3 = detail::boundary_index(q3 + offset[3], in_extent[3], boundary);
-          if (i1 < 0 || i2 < 0 || i3 < 0) {
-            std::fill(line, line + row_length, 0.0f);
-            continue;
-          }
-          const float* src = in + i1 * in_stride[1] + i2 * in_stride[2] + i3 * in_stride[3];
-          gather_line(src, in_stride[0], in_extent[0], offset[0], x_count, row_length, boundary,
-                      line);
-        }
+        for (int64_t r = begin; r < end; ++r)
+          pad_row(in, in_extent, in_stride, offset, r % extent[1], (r / extent[1]) % extent[2],
+                  r / (extent[1] * extent[2]), x_count, row_length, boundary,
+                  padded.storage.get() + r * row_length);
       },
       progress);
 }

@@ -17,6 +17,12 @@ namespace ndconv::core {
 void gather_line(const float* src, int64_t stride, int64_t n, int64_t offset, int64_t count,
                  int64_t length, Boundary boundary, float* line);
 
+/// One row of build_padded's volume: line[q0] = in_b[q + offset] (canonical axes) for
+/// q0 < x_count, zeros up to row_length, for the row (q1, q2, q3).
+void pad_row(const float* in, const Index& in_extent, const Index& in_stride, const Index& offset,
+             int64_t q1, int64_t q2, int64_t q3, int64_t x_count, int64_t row_length,
+             Boundary boundary, float* line);
+
 /// A volume in four canonical axes (x, two middle axes, the blocked axis), x contiguous.
 struct PaddedVolume {
   Index extent{1, 1, 1, 1};          ///< padded extents; extent[0] is the row length with its tail

@@ -48,7 +48,7 @@ double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lan
 }
 
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool ring_allowed) {
+                               const KernelSet& kernels, bool ring_allowed, int64_t ring_column) {
   BlockingChoice c;
   if (requested != 0) {
     for (int i = 0; i < kBlockingFactorCount; ++i) {
@@ -88,8 +88,9 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
     }
   }
   if (ring_allowed && k >= kMinRingTaps && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
-    const double cost = modelled_ring_cost(k, outputs_along_axis, kernels.ring_strip_vectors[k],
-                                           kernels.lanes, kernels.fma);
+    const double cost =
+        modelled_ring_cost(k, ring_column > 0 ? ring_column : outputs_along_axis,
+                           kernels.ring_strip_vectors[k], kernels.lanes, kernels.fma);
     char text[64];
     std::snprintf(text, sizeof text, ", ring of %d: %.3f", static_cast<int>(k), cost);
     costs += text;

@@ -27,10 +27,12 @@ double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lan
 
 /// `requested` = 0: the factor of least modelled cost (ties go to the smaller factor), capped so
 /// that a block is not longer than the output along the blocked axis, or, where `ring_allowed`
-/// and it costs less, a ring of k. Otherwise `requested` must be one of kBlockingFactors (else
-/// InvalidArgument). Every choice multiplies only the filter's own taps (kernel_set.h), so NaN
-/// and Inf inputs need none of their own.
+/// and it costs less, a ring of k over columns of `ring_column` outputs (0: the whole axis).
+/// Otherwise `requested` must be one of kBlockingFactors (else InvalidArgument). Every choice
+/// multiplies only the filter's own taps (kernel_set.h), so NaN and Inf inputs need none of their
+/// own.
 BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool ring_allowed);
+                               const KernelSet& kernels, bool ring_allowed,
+                               int64_t ring_column = 0);
 
 }  // namespace ndconv::cpu

@@ -41,11 +41,206 @@ using namespace ndconv::cpu;
 
 namespace {
 
-// Per-thread buffers, reused across the items a thread runs.
+// The problem in canonical axes (x, the two middle axes, the last axis; canonical_axes.h).
+struct Geometry {
+  Index n_in, in_stride, n_out, out_stride, offset;
+  // The filter's taps are ordered by volume axes; the canonical order keeps that memory order
+  // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
+  Index k;
+  int64_t row_length = 0;  // a padded row's floats (padded_row_length)
+};
+
+Geometry geometry_of(const detail::CorrelationProblem& p) {
+  const int dims = p.input.dims;
+  Geometry g;
+  g.n_in = core::to_canonical(dims, p.input.extent, 1);
+  g.in_stride = core::to_canonical(dims, p.input.stride, 0);
+  g.n_out = core::to_canonical(dims, p.output.extent, 1);
+  g.out_stride = core::to_canonical(dims, p.output.stride, 0);
+  g.offset = core::to_canonical(dims, p.offset, 0);
+  g.k = core::to_canonical(dims, p.filter_extent, 1);
+  g.row_length = padded_row_length(g.n_out[0], g.k[0]);
+  return g;
+}
+
+// A ring's outputs per column: its window holds k2 x k1 padded rows per position.
+int64_t ring_column_for(const Geometry& g, int threads, const Tuning& tuning) {
+  return ring_column_length(g.n_out, g.k, g.k[2] * g.k[1] * g.row_length, threads,
+                            tuning.ring_window_bytes);
+}
+
+// Per-thread buffers of the blocks, reused across the items a thread runs.
 struct Scratch {
   std::vector<const float*> sources;  // every tap row of the current block
   std::vector<float> out;  // B rows for outputs with x stride != 1 or past the last axis' end
 };
+
+// Blocks of B outputs along the last axis from a boundary-padded copy of the input, slab by
+// slab; items (m1, m2, block of the slab), m1 fastest.
+void run_blocks(const detail::CorrelationProblem& p, const Geometry& g, const KernelSet& kernels,
+                const BlockingChoice& blocking, int threads, const Options& options,
+                const Tuning& tuning, RunReport& report) {
+  const Index &n_out = g.n_out, &out_stride = g.out_stride, &k = g.k;
+  const int factor = blocking.factor;
+  const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
+  // Slabs along the last axis bound the padded copy (slab_rows.h, Tuning::pad_limit_bytes).
+  const SlabPlan plan = plan_slabs(n_out, k, g.row_length, factor, tuning.pad_limit_bytes);
+  const int used_threads =
+      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
+  const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
+  const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
+  const RowBlockFn kernel = kernels.block[blocking.index];
+  const std::vector<float> weights =
+      tap_row_weights(p.taps, k[0] * k[1] * k[2] * k[3], 1, k, factor);
+  const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
+  const std::vector<TapSegment> segments = block_segments(k[3], factor, k[2] * k[1] * k[0]);
+  const int64_t out_row = round_up(n_out[0], kMaxLanes);
+  std::vector<Scratch> scratch(used_threads);
+  core::PaddedVolume padded;
+  const Index padded_extent = for_each_padded_slab(
+      plan, p.input.data, g.n_in, g.in_stride, g.offset, n_out, k, factor, g.row_length, p.boundary,
+      threads, used_threads, pad_share, &options.progress, padded,
+      [&](int64_t begin, int64_t end, int worker, int64_t first_block) {
+        Scratch& s = scratch[worker];
+        s.sources.resize(tap_count);
+        s.out.resize(factor * out_row);
+        float* dst[8];
+        // The sources of item (m1, m2, block) are those of (m1 - d, m2, block) shifted by d
+        // padded rows: gathered once per run of items along m1 and reused through source_offset.
+        int64_t gathered = begin;
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t m1 = item % n_out[1], m2 = (item / n_out[1]) % n_out[2],
+                        block = item / (n_out[1] * n_out[2]);
+          const int64_t first = (first_block + block) * factor;  // output index along the last axis
+          if (item == begin || m1 == 0) {
+            gather_tap_rows(padded, k, factor, m1, m2, block, s.sources.data());
+            gathered = item;
+          }
+          float* const out_base = p.output.data + m1 * out_stride[1] + m2 * out_stride[2];
+          for (int b = 0; b < factor; ++b) {
+            const bool inside = first + b < n_out[3];
+            dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
+                                            : s.out.data() + b * out_row;
+          }
+          RowBlock block_args;
+          block_args.sources = s.sources.data();
+          block_args.source_offset = (item - gathered) * padded.extent[0];
+          block_args.segments = segments.data();
+          block_args.segment_count = static_cast<int>(segments.size());
+          block_args.weights = weights.data();
+          block_args.nx = n_out[0];
+          block_args.dst = dst;
+          kernel(block_args);
+          if (!direct_store) {
+            for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
+              float* out = out_base + (first + b) * out_stride[3];
+              for (int64_t x = 0; x < n_out[0]; ++x)
+                out[x * out_stride[0]] = dst[b][x];
+            }
+          }
+        }
+      });
+  report.threads = used_threads;
+  report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
+                         std::to_string(kernels.lanes) + " floats per vector, strips of " +
+                         std::to_string(kernels.strip_vectors[blocking.index]) + " vectors)");
+  report.slabs = static_cast<int>(plan.slabs);
+  report.notes.push_back(
+      "boundary-padded input copy: " +
+      std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] * g.row_length * 4 /
+                     (1024 * 1024)) +
+      " MiB" +
+      (plan.slabs > 1 ? " per slab, " + std::to_string(plan.slabs) + " slabs along the last axis"
+                      : ""));
+}
+
+// Rings of K = k3 accumulator strips down columns of outputs along the last axis. No padded copy
+// of the volume: an item is a run of consecutive m1 of one (m2, column), and its thread pads the
+// rows it reads into its own window as it goes: all k1 row-columns (i1 = m1 + j1, every j2 and
+// every position of the column) at the run's start, then the one new row-column per m1, in the
+// slot of the one no longer needed (slot i1 mod k1). The window is small enough to stay in the
+// core's cache (Tuning::ring_window_bytes), and the padding runs on the thread that reads it,
+// between its kernels.
+void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const KernelSet& kernels,
+               int threads, const Options& options, const Tuning& tuning, RunReport& report) {
+  const Index &n_out = g.n_out, &out_stride = g.out_stride, &k = g.k;
+  const int64_t plane_taps = k[2] * k[1] * k[0];
+  const int64_t plane = k[2] * k[1] * g.row_length;  // a window's floats per position
+  const int64_t column = ring_column_for(g, threads, tuning);
+  const int64_t columns = (n_out[3] + column - 1) / column;
+  // Runs along m1: about 4 items per thread, fewer and longer where the other axes give them.
+  const int64_t runs_per_row = std::clamp<int64_t>(
+      (4 * int64_t{threads} + n_out[2] * columns - 1) / (n_out[2] * columns), 1, n_out[1]);
+  const int64_t run = (n_out[1] + runs_per_row - 1) / runs_per_row;
+  const int64_t runs = (n_out[1] + run - 1) / run;
+  const int64_t items = runs * n_out[2] * columns;
+  const int used_threads = static_cast<int>(std::min<int64_t>(threads, items));
+  std::vector<float> weights(plane_taps * k[3]);
+  for (int64_t t = 0; t < plane_taps; ++t)
+    for (int64_t j3 = 0; j3 < k[3]; ++j3)
+      weights[t * k[3] + j3] = p.taps[j3 * plane_taps + t];
+  const RingColumnFn ring = kernels.ring[k[3]];
+  const int64_t x_count = n_out[0] + k[0] - 1;
+  struct Window {
+    std::vector<float> rows;
+    std::vector<int64_t> tap_offsets, row_offsets;
+  };
+  std::vector<Window> windows(used_threads);
+  core::parallel_for(
+      used_threads, items,
+      [&](int64_t begin, int64_t end, int worker) {
+        Window& w = windows[worker];
+        w.rows.resize((column + k[3] - 1) * plane);
+        w.tap_offsets.resize(plane_taps);
+        w.row_offsets.resize(k[2] * k[1]);
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t r = item % runs, m2 = (item / runs) % n_out[2],
+                        c = item / (runs * n_out[2]);
+          const int64_t first = c * column, outputs = std::min(column, n_out[3] - first);
+          const int64_t positions = outputs + k[3] - 1;
+          for (int64_t m1 = r * run; m1 < std::min(n_out[1], (r + 1) * run); ++m1) {
+            for (int64_t i1 = m1 == r * run ? m1 : m1 + k[1] - 1; i1 < m1 + k[1]; ++i1)
+              for (int64_t q = 0; q < positions; ++q)
+                for (int64_t j2 = 0; j2 < k[2]; ++j2)
+                  core::pad_row(p.input.data, g.n_in, g.in_stride, g.offset, i1, m2 + j2, first + q,
+                                x_count, g.row_length, p.boundary,
+                                w.rows.data() + q * plane + (j2 * k[1] + i1 % k[1]) * g.row_length);
+            int64_t t = 0;
+            for (int64_t j2 = 0; j2 < k[2]; ++j2)
+              for (int64_t j1 = 0; j1 < k[1]; ++j1) {
+                const int64_t row = (j2 * k[1] + (m1 + j1) % k[1]) * g.row_length;
+                w.row_offsets[j2 * k[1] + j1] = row;
+                for (int64_t jx = 0; jx < k[0]; ++jx)
+                  w.tap_offsets[t++] = row + jx;
+              }
+            RingColumn a;
+            a.planes = w.rows.data();
+            a.plane_stride = plane;
+            a.tap_offsets = w.tap_offsets.data();
+            a.taps = plane_taps;
+            a.row_offsets = w.row_offsets.data();
+            a.rows = k[2] * k[1];
+            a.weights = weights.data();
+            a.nx = n_out[0];
+            a.outputs = outputs;
+            a.dst = p.output.data + m1 * out_stride[1] + m2 * out_stride[2] + first * out_stride[3];
+            a.dst_stride = out_stride[3];
+            ring(a);
+          }
+        }
+      },
+      core::ProgressSpan{&options.progress, 0, 1});
+  report.threads = used_threads;
+  report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
+                         std::to_string(kernels.lanes) + " floats per vector, strips of " +
+                         std::to_string(kernels.ring_strip_vectors[k[3]]) + " vectors, a ring of " +
+                         std::to_string(k[3]) + " along the last axis, columns of " +
+                         std::to_string(column) + ")");
+  report.slabs = 1;
+  report.notes.push_back(
+      "boundary-padded rows per thread: " + std::to_string((column + k[3] - 1) * plane * 4 / 1024) +
+      " KiB, padded by the thread that reads them");
+}
 
 }  // namespace
 
@@ -84,157 +279,18 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
       static_cast<double>(p.output.voxel_count()) *
           static_cast<double>(DenseFilter{dims, p.filter_extent, nullptr}.tap_count()),
       tuning);
-
-  const Index n_in = core::to_canonical(dims, p.input.extent, 1);
-  const Index in_stride = core::to_canonical(dims, p.input.stride, 0);
-  const Index n_out = core::to_canonical(dims, p.output.extent, 1);
-  const Index out_stride = core::to_canonical(dims, p.output.stride, 0);
-  const Index offset = core::to_canonical(dims, p.offset, 0);
-  // The filter's taps are ordered by volume axes; the canonical order keeps that memory order
-  // (x fastest, then the middle axes, then the last axis), with extent 1 for missing axes.
-  const Index k = core::to_canonical(dims, p.filter_extent, 1);
-
-  const bool direct_store = out_stride[0] == 1 || n_out[0] == 1;
+  const Geometry g = geometry_of(p);
+  const bool direct_store = g.out_stride[0] == 1 || g.n_out[0] == 1;
   const BlockingChoice blocking =
-      choose_blocking(options.expert.outputs_per_thread, k[3], n_out[3], kernels, direct_store);
-  const int factor = blocking.factor;
-
-  // Slabs along the last axis bound the padded copy (slab_rows.h, Tuning::pad_limit_bytes); a
-  // work item covers `item_length` outputs along that axis: a block, or a ring's column.
-  const int64_t row_length = padded_row_length(n_out[0], k[0]);
-  const int64_t item_length =
-      blocking.ring ? ring_column_length(n_out, k, row_length, threads, tuning.pad_limit_bytes)
-                    : factor;
-  const SlabPlan plan = plan_slabs(n_out, k, row_length, item_length, tuning.pad_limit_bytes);
-  const int used_threads =
-      static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
-  const double taps = static_cast<double>(k[0] * k[1] * k[2] * k[3]);
-  const double pad_share = 1.0 / (1.0 + taps);  // progress: padding costs ~1 op per voxel
-  core::PaddedVolume padded;
-  auto padded_slabs = [&](const auto& items) {
-    return for_each_padded_slab(plan, p.input.data, n_in, in_stride, offset, n_out, k, item_length,
-                                row_length, p.boundary, threads, used_threads, pad_share,
-                                &options.progress, padded, items);
-  };
-  // Work item (m1, m2, block or column of the slab), m1 fastest, and its output at position 0
-  // along the last axis.
-  struct Item {
-    int64_t m1, m2, block;
-    float* out;
-  };
-  auto item_at = [&](int64_t item) {
-    Item i{item % n_out[1], (item / n_out[1]) % n_out[2], item / (n_out[1] * n_out[2]), nullptr};
-    i.out = p.output.data + i.m1 * out_stride[1] + i.m2 * out_stride[2];
-    return i;
-  };
-  Index padded_extent;
-  if (blocking.ring) {
-    // A column per item: (m1, m2, column of the slab), the padded positions one plane apart.
-    const int64_t plane_taps = k[2] * k[1] * k[0];
-    const Index e{row_length, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, 1};
-    std::vector<int64_t> tap_offsets, row_offsets;
-    for (int64_t j2 = 0; j2 < k[2]; ++j2)
-      for (int64_t j1 = 0; j1 < k[1]; ++j1)
-        row_offsets.push_back((j2 * e[1] + j1) * e[0]);
-    std::vector<float> weights(plane_taps * k[3]);
-    for (int64_t j2 = 0; j2 < k[2]; ++j2)
-      for (int64_t j1 = 0; j1 < k[1]; ++j1)
-        for (int64_t jx = 0; jx < k[0]; ++jx)
-          tap_offsets.push_back((j2 * e[1] + j1) * e[0] + jx);
-    for (int64_t t = 0; t < plane_taps; ++t)
-      for (int64_t j3 = 0; j3 < k[3]; ++j3)
-        weights[t * k[3] + j3] = p.taps[j3 * plane_taps + t];
-    const RingColumnFn ring = kernels.ring[factor];
-    padded_extent = padded_slabs([&](int64_t begin, int64_t end, int, int64_t first_column) {
-      for (int64_t item = begin; item < end; ++item) {
-        const Item i = item_at(item);
-        const int64_t first = (first_column + i.block) * item_length;
-        RingColumn a;
-        a.planes = padded.row(i.m1, i.m2, i.block * item_length);
-        a.plane_stride = e[0] * e[1] * e[2];
-        a.tap_offsets = tap_offsets.data();
-        a.taps = plane_taps;
-        a.row_offsets = row_offsets.data();
-        a.rows = static_cast<int64_t>(row_offsets.size());
-        a.weights = weights.data();
-        a.nx = n_out[0];
-        a.outputs = std::min(item_length, n_out[3] - first);
-        a.dst = i.out + first * out_stride[3];
-        a.dst_stride = out_stride[3];
-        ring(a);
-      }
-    });
-  } else {
-    const RowBlockFn kernel = kernels.block[blocking.index];
-    const std::vector<float> weights =
-        tap_row_weights(p.taps, k[0] * k[1] * k[2] * k[3], 1, k, factor);
-    const int64_t tap_count = (k[3] + factor - 1) * k[2] * k[1] * k[0];
-    const std::vector<TapSegment> segments = block_segments(k[3], factor, k[2] * k[1] * k[0]);
-    const int64_t out_row = round_up(n_out[0], kMaxLanes);
-    std::vector<Scratch> scratch(used_threads);
-    padded_extent = padded_slabs([&](int64_t begin, int64_t end, int worker, int64_t first_block) {
-      Scratch& s = scratch[worker];
-      s.sources.resize(tap_count);
-      s.out.resize(factor * out_row);
-      float* dst[8];
-      // The sources of item (m1, m2, block) are those of (m1 - d, m2, block) shifted by d padded
-      // rows: gathered once per run of items along m1 and reused through source_offset.
-      int64_t gathered = begin;
-      for (int64_t item = begin; item < end; ++item) {
-        const Item i = item_at(item);
-        float* const out_base = i.out;
-        const int64_t first = (first_block + i.block) * factor;  // output index along the last axis
-        if (item == begin || i.m1 == 0) {
-          gather_tap_rows(padded, k, factor, i.m1, i.m2, i.block, s.sources.data());
-          gathered = item;
-        }
-        for (int b = 0; b < factor; ++b) {
-          const bool inside = first + b < n_out[3];
-          dst[b] = inside && direct_store ? out_base + (first + b) * out_stride[3]
-                                          : s.out.data() + b * out_row;
-        }
-        RowBlock block_args;
-        block_args.sources = s.sources.data();
-        block_args.source_offset = (item - gathered) * padded.extent[0];
-        block_args.segments = segments.data();
-        block_args.segment_count = static_cast<int>(segments.size());
-        block_args.weights = weights.data();
-        block_args.nx = n_out[0];
-        block_args.dst = dst;
-        kernel(block_args);
-        if (!direct_store) {
-          for (int b = 0; b < factor && first + b < n_out[3]; ++b) {
-            float* out = out_base + (first + b) * out_stride[3];
-            for (int64_t x = 0; x < n_out[0]; ++x)
-              out[x * out_stride[0]] = dst[b][x];
-          }
-        }
-      }
-    });
-  }
-
-  report.threads = used_threads;
-  report.outputs_per_thread = factor;
+      choose_blocking(options.expert.outputs_per_thread, g.k[3], g.n_out[3], kernels, direct_store,
+                      ring_column_for(g, threads, tuning));
+  if (blocking.ring)
+    run_rings(p, g, kernels, threads, options, tuning, report);
+  else
+    run_blocks(p, g, kernels, blocking, threads, options, tuning, report);
+  report.outputs_per_thread = blocking.factor;
   report.outputs_per_thread_reason = blocking.reason;
   report.device_name = cpu_description();
-  report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
-                         std::to_string(kernels.lanes) + " floats per vector, strips of " +
-                         std::to_string(blocking.ring ? kernels.ring_strip_vectors[factor]
-                                                      : kernels.strip_vectors[blocking.index]) +
-                         " vectors" +
-                         (blocking.ring ? ", a ring of " + std::to_string(factor) +
-                                              " along the last axis, columns of " +
-                                              std::to_string(item_length)
-                                        : std::string()) +
-                         ")");
-  report.slabs = static_cast<int>(plan.slabs);
-  report.notes.push_back(
-      "boundary-padded input copy: " +
-      std::to_string(padded_extent[1] * padded_extent[2] * padded_extent[3] * row_length * 4 /
-                     (1024 * 1024)) +
-      " MiB" +
-      (plan.slabs > 1 ? " per slab, " + std::to_string(plan.slabs) + " slabs along the last axis"
-                      : ""));
   report.seconds_compute = detail::seconds_since(t0);
 }
 

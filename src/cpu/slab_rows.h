@@ -44,14 +44,14 @@ inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_lengt
 /// The outputs along the last axis per column of a ring kernel (RingColumn): the whole axis
 /// where the (m1, m2) columns give every thread about 8 items, else cut into as many pieces as
 /// that needs (each piece's k3 - 1 unstored end sums are the ring's cost), and no longer than a
-/// slab of the padded copy holds.
-inline int64_t ring_column_length(const Index& n_out, const Index& k, int64_t row_length,
-                                  int threads, int64_t pad_limit_bytes) {
+/// window of `window_bytes` holds with `plane` floats per position (at least 1).
+inline int64_t ring_column_length(const Index& n_out, const Index& k, int64_t plane, int threads,
+                                  int64_t window_bytes) {
   const int64_t columns = n_out[1] * n_out[2];
   const int64_t pieces =
       std::clamp<int64_t>((8 * int64_t{threads} + columns - 1) / columns, 1, n_out[3]);
-  return std::min((n_out[3] + pieces - 1) / pieces,
-                  outputs_in_pad_limit(n_out, k, row_length, pad_limit_bytes));
+  const int64_t in_window = window_bytes / (plane * int64_t{sizeof(float)}) - (k[3] - 1);
+  return std::clamp<int64_t>((n_out[3] + pieces - 1) / pieces, 1, std::max<int64_t>(1, in_window));
 }
 
 /// One slab: its first block, its block count and its share of the run's progress.

@@ -18,6 +18,10 @@ struct Tuning {
   /// slabs along the last axis: 256 MiB bounds the copy's extra memory while leaving most volumes
   /// in one slab.
   int64_t pad_limit_bytes = int64_t{256} << 20;
+  /// Largest window of boundary-padded rows a thread keeps for the dense ring kernels (dense.cpp):
+  /// about a core's L2 cache, which their column walk reads several times; longer columns are
+  /// cut into pieces.
+  int64_t ring_window_bytes = int64_t{1} << 20;
   /// Multiply-adds a worker thread must have before the run starts one more: a thread costs about
   /// 20 us to start and join, which 2^18 multiply-adds (about 25 us on one core) repay; small
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <utility>
 
+#include "cpu/blocking_rule.h"
+#include "cpu/isa_dispatch.h"
 #include "cpu/kernel_set.h"
 #include "cpu/tuning.h"
 #include "cpu_cases.h"
@@ -236,6 +238,74 @@ TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
     }
   }
   EXPECT_GT(rings, 0) << "no case ran the ring kernels";
+}
+
+// A ring's thread pads its rows into a window of its own (cpu_backend::Tuning::ring_window_bytes):
+// runs of several m1 reuse the window's rows, and a small window cuts every column into pieces
+// (here of 50 outputs, the last one short): bit for bit the blocks of one output, on 1 and 3
+// threads.
+TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int rings = 0, cut_rings = 0;
+  for (int dims : {2, 3, 4}) {
+    const Index extent = dims == 2 ? Index{37, 203, 1, 1}
+                                   : (dims == 3 ? Index{21, 7, 203, 1} : Index{19, 6, 4, 203});
+    const Index k =
+        dims == 2 ? Index{3, 5, 1, 1} : (dims == 3 ? Index{2, 3, 5, 1} : Index{3, 2, 3, 5});
+    const RandomDense c(dims, extent, k, seed + dims);
+    // The window's rows per position: the filter's extents along the middle axes.
+    int64_t rows = 1;
+    for (int a = 1; a + 1 < dims; ++a)
+      rows *= k[a];
+    cpu_backend::Tuning cut;
+    cut.ring_window_bytes = (50 + 4) * rows * cpu::padded_row_length(extent[0], k[0]) * 4;
+    for (Boundary boundary : {Boundary::Zero, Boundary::Mirror, Boundary::Periodic,
+                              Boundary::Replicate, Boundary::Reflect}) {
+      detail::CorrelationProblem p;  // correlation, same region: reads from -k / 2
+      p.input = c.input;
+      p.filter_extent = k;
+      p.taps = c.taps.data();
+      p.boundary = boundary;
+      for (int a = 0; a < dims; ++a)
+        p.offset[a] = -(k[a] / 2);
+      Options options;
+      options.backend = Backend::Cpu;
+      options.boundary = boundary;
+      options.expert.outputs_per_thread = 1;
+      std::vector<float> single(c.values.size());
+      poison(single);
+      p.output = make_view(single.data(), dims, extent);
+      RunReport single_report;
+      cpu_backend::run_dense(p, options, single_report, cpu_backend::Tuning{});
+      options.expert.outputs_per_thread = 0;
+      for (const cpu_backend::Tuning& tuning : {cut, cpu_backend::Tuning{}}) {
+        for (int threads : {1, 3}) {
+          SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", window " +
+                       std::to_string(tuning.ring_window_bytes) + " bytes, " +
+                       std::to_string(threads) + " threads");
+          options.threads = threads;
+          std::vector<float> out(c.values.size());
+          poison(out);
+          p.output = make_view(out.data(), dims, extent);
+          RunReport report;
+          cpu_backend::run_dense(p, options, report, tuning);
+          rings += ran_ring(report);
+          cut_rings += ran_ring(report) && tuning.ring_window_bytes == cut.ring_window_bytes;
+          cut_rings += ran_ring(report) && tuning.ring_window_bytes == cut.ring_window_bytes;
+          ASSERT_EQ(std::memcmp(out.data(), single.data(), out.size() * sizeof(float)), 0);
+        }
+      }
+    }
+  }
+  // Where the rule picks rings for these filters (AVX-512 and AVX2, not SSE2), some cases ran them.
+  const cpu::KernelSet& kernels = cpu::select_kernel_set();
+  if (cpu::choose_blocking(0, 5, 203, kernels, true).ring) {
+    EXPECT_GT(rings, 0) << "no case ran the ring kernels";
+  }
+  if (cpu::choose_blocking(0, 5, 203, kernels, true, 50).ring) {
+    EXPECT_GT(cut_rings, 0) << "no case ran them on columns cut by the window";
+  }
 }
 
 }  // namespace
