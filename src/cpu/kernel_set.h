@@ -94,7 +94,7 @@ struct RingColumn {
   const int64_t* tap_offsets = nullptr;  ///< per tap of a position (j2, j1, jx): its offset
   int64_t taps = 0;
   /// The offsets of a position's rows (j2, j1), prefetched a few positions ahead: positions lie
-  /// a whole plane apart, farther than the hardware prefetchers look.
+  /// k2 x k1 rows apart, often past a page, where the hardware prefetchers stop.
   const int64_t* row_offsets = nullptr;
   int64_t rows = 0;
   const float* weights = nullptr;  ///< [taps][K]

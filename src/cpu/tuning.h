@@ -14,9 +14,9 @@ struct BankProblem;  // core/bank_problem.h
 namespace ndconv::cpu_backend {
 
 struct Tuning {
-  /// Largest boundary-padded copy the dense driver makes at once; larger volumes are processed in
-  /// slabs along the last axis: 256 MiB bounds the copy's extra memory while leaving most volumes
-  /// in one slab.
+  /// Largest boundary-padded copy the dense driver's blocks make at once; larger volumes are
+  /// processed in slabs along the last axis: 256 MiB bounds the copy's extra memory while leaving
+  /// most volumes in one slab.
   int64_t pad_limit_bytes = int64_t{256} << 20;
   /// Largest window of boundary-padded rows a thread keeps for the dense ring kernels (dense.cpp):
   /// about a core's L2 cache, which their column walk reads several times; longer columns are
