@@ -11,7 +11,9 @@
 // unaligned loads that split a 64-byte cache line; the factor 2 on splits is fitted to the
 // measurements in docs/cpu-backend.md (160^3 volume, 7^3 filter: the model's choice is the
 // measured best for every instruction set: AVX-512 B = 8, AVX2 B = 4, generic B = 2).
-// k = 1 always gives B = 1 (no row is shared by two outputs); B is at most k + 1.
+// k = 1 always gives B = 1 (no row is shared by two outputs); B is at most k + 1, and its weight
+// table at most kMaxWeightTableBytes (blocking_rule.h). W is the mean width of the strips that
+// cover the row (a row of 4 vectors takes strips of 2 and 2 where W is 3).
 // A ring of K = k accumulator strips (RingColumn) reads each row once for all k outputs it
 // feeds: per tap W loads, K broadcasts and K * W multiply-adds, at
 //     (a * W + 0.5 * K + f * K * W) / (K * W) * (n + K - 1) / n
@@ -26,7 +28,7 @@
 
 namespace ndconv::cpu {
 
-double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool fma) {
+double modelled_cost(int factor, int64_t k, double strip_vectors, int lanes, bool fma) {
   const double b = factor, w = strip_vectors;
   const double taps = static_cast<double>(k);
   const double split_share = (lanes - 1) / 16.0;
@@ -37,7 +39,7 @@ double modelled_cost(int factor, int64_t k, int strip_vectors, int lanes, bool f
          (taps * b * w);
 }
 
-double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lanes, bool fma) {
+double modelled_ring_cost(int64_t k, int64_t outputs, double strip_vectors, int lanes, bool fma) {
   const double ring = static_cast<double>(k), w = strip_vectors;
   const double split_share = (lanes - 1) / 16.0;
   const double load = (1 + 2 * split_share) / 2;
@@ -47,8 +49,17 @@ double modelled_ring_cost(int64_t k, int64_t outputs, int strip_vectors, int lan
   return (load * w + broadcast * ring + multiply_add * ring * w) / (ring * w) * (n + ring - 1) / n;
 }
 
-BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_axis,
-                               const KernelSet& kernels, bool ring_allowed, int64_t ring_column) {
+double effective_strip_vectors(int64_t nx, int lanes, int strip_vectors) {
+  if (nx <= 0)
+    return strip_vectors;
+  const int64_t vectors = (nx + lanes - 1) / lanes;
+  const int64_t strips = (vectors + strip_vectors - 1) / strip_vectors;
+  return static_cast<double>(vectors) / static_cast<double>(strips);
+}
+
+BlockingChoice choose_blocking(int requested, const BlockingShape& shape,
+                               const KernelSet& kernels) {
+  const int64_t k = shape.k;
   BlockingChoice c;
   if (requested != 0) {
     for (int i = 0; i < kBlockingFactorCount; ++i) {
@@ -70,12 +81,17 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
   std::string costs;
   for (int i = 0; i < kBlockingFactorCount; ++i) {
     const int b = kBlockingFactors[i];
-    const double cost = modelled_cost(b, k, kernels.strip_vectors[i], kernels.lanes, kernels.fma);
+    const double cost = modelled_cost(
+        b, k, effective_strip_vectors(shape.nx, kernels.lanes, kernels.strip_vectors[i]),
+        kernels.lanes, kernels.fma);
     char text[64];
     std::snprintf(text, sizeof text, "%sB=%d: %.3f", costs.empty() ? "" : ", ", b, cost);
     costs += text;
-    if (b > 1 && b > outputs_along_axis)
+    if (b > 1 && b > shape.outputs)
       continue;  // a block longer than the axis only computes padding
+    if (b > 1 &&
+        b * (k + b - 1) * shape.taps_per_position * int64_t{sizeof(float)} > kMaxWeightTableBytes)
+      continue;
     // No position of a block longer than k + 1 feeds more than k of its outputs, and most feed
     // fewer: its accumulators sit idle and its few busy chains wait on the FMA latency, which
     // the model leaves out (k = 3, AVX-512: B = 8 measured 1.27x the time of B = 4).
@@ -87,10 +103,11 @@ BlockingChoice choose_blocking(int requested, int64_t k, int64_t outputs_along_a
       c.index = i;
     }
   }
-  if (ring_allowed && k >= kMinRingTaps && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
-    const double cost =
-        modelled_ring_cost(k, ring_column > 0 ? ring_column : outputs_along_axis,
-                           kernels.ring_strip_vectors[k], kernels.lanes, kernels.fma);
+  if (shape.ring_allowed && k >= kMinRingTaps && k <= kMaxRingTaps && kernels.ring[k] != nullptr) {
+    const double cost = modelled_ring_cost(
+        k, shape.ring_column > 0 ? shape.ring_column : shape.outputs,
+        effective_strip_vectors(shape.nx, kernels.lanes, kernels.ring_strip_vectors[k]),
+        kernels.lanes, kernels.fma);
     char text[64];
     std::snprintf(text, sizeof text, ", ring of %d: %.3f", static_cast<int>(k), cost);
     costs += text;

@@ -14,9 +14,11 @@ const std::vector<int>& supported_blocking_factors() {
   return factors;
 }
 
-RowsPlan plan_rows(int requested, int64_t k, int64_t outputs) {
+RowsPlan plan_rows(int requested, int64_t k, int64_t outputs, int64_t nx,
+                   int64_t taps_per_position) {
   const cpu::KernelSet& kernels = cpu::select_kernel_set();
-  const cpu::BlockingChoice choice = cpu::choose_blocking(requested, k, outputs, kernels, true);
+  const cpu::BlockingChoice choice =
+      cpu::choose_blocking(requested, {k, outputs, nx, taps_per_position, true}, kernels);
   return {kernels.isa, choice.factor, choice.reason};
 }
 

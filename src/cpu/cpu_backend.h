@@ -16,16 +16,18 @@ namespace ndconv::cpu_backend {
 /// Outputs computed per inner iteration along the last axis that the CPU backend supports.
 const std::vector<int>& supported_blocking_factors();
 
-/// What the dense driver will run for a filter of `k` taps along the last axis and `outputs`
-/// outputs along it (`requested`: Options::expert.outputs_per_thread): the instruction set and
-/// the rows per iteration (B, or k for a ring of accumulator strips) with the rule's reason, for
-/// inputs without NaN or Inf and contiguous outputs (others may take another factor).
+/// What the dense driver will run for a filter of `k` taps along the last axis and
+/// `taps_per_position` per position along it, `outputs` outputs along it and `nx` along x
+/// (`requested`: Options::expert.outputs_per_thread): the instruction set and the rows per
+/// iteration (B, or k for a ring of accumulator strips) with the rule's reason, for contiguous
+/// outputs whose columns are not cut (others may take another factor).
 struct RowsPlan {
   std::string isa;
   int factor = 1;
   std::string reason;
 };
-RowsPlan plan_rows(int requested, int64_t k, int64_t outputs);
+RowsPlan plan_rows(int requested, int64_t k, int64_t outputs, int64_t nx,
+                   int64_t taps_per_position);
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report);

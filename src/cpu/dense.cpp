@@ -282,8 +282,10 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const Geometry g = geometry_of(p);
   const bool direct_store = g.out_stride[0] == 1 || g.n_out[0] == 1;
   const BlockingChoice blocking =
-      choose_blocking(options.expert.outputs_per_thread, g.k[3], g.n_out[3], kernels, direct_store,
-                      ring_column_for(g, threads, tuning));
+      choose_blocking(options.expert.outputs_per_thread,
+                      {g.k[3], g.n_out[3], g.n_out[0], g.k[2] * g.k[1] * g.k[0], direct_store,
+                       ring_column_for(g, threads, tuning)},
+                      kernels);
   if (blocking.ring)
     run_rings(p, g, kernels, threads, options, tuning, report);
   else

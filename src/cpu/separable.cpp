@@ -300,8 +300,8 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
         pass_x(c, current, next, taps, p.offset[0], progress);
       } else {
         const BlockingChoice blocking =
-            choose_blocking(options.expert.outputs_per_thread, static_cast<int64_t>(taps.size()),
-                            extent[a], *c.kernels, false);
+            choose_blocking(options.expert.outputs_per_thread,
+                            {static_cast<int64_t>(taps.size()), extent[a], extent[0]}, *c.kernels);
         pass_axis(c, a, current, next, taps, p.offset[a], blocking, progress);
         reported_factor = blocking.factor;
         if (first == 0)
@@ -314,7 +314,7 @@ void run_passes(const detail::SeparableProblem& p, const StoredVolumeView* store
   }
   if (axes.size() == 1) {
     // Only the x pass ran; still check the request so that a bad value never passes silently.
-    choose_blocking(options.expert.outputs_per_thread, 1, 1, *c.kernels, false);
+    choose_blocking(options.expert.outputs_per_thread, {}, *c.kernels);
     reasons = "only the x pass ran (B does not apply along x)";
   }
 

@@ -198,8 +198,9 @@ void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) 
                               : "GPU column and row passes";
         p.outputs_per_thread_reason = "chosen at launch from the device's kernel facts";
       } else {
-        const cpu_backend::RowsPlan rows = cpu_backend::plan_rows(
-            r.options.expert.outputs_per_thread, r.filter_extent[last], g.extent[last]);
+        const cpu_backend::RowsPlan rows =
+            cpu_backend::plan_rows(r.options.expert.outputs_per_thread, r.filter_extent[last],
+                                   g.extent[last], g.extent[0], voxels_of(last, r.filter_extent));
         p.kernel_family = "CPU row kernels (" + rows.isa + ")";
         p.outputs_per_thread = rows.factor;
         p.outputs_per_thread_reason =

@@ -300,10 +300,10 @@ TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
   }
   // Where the rule picks rings for these filters (AVX-512 and AVX2, not SSE2), some cases ran them.
   const cpu::KernelSet& kernels = cpu::select_kernel_set();
-  if (cpu::choose_blocking(0, 5, 203, kernels, true).ring) {
+  if (cpu::choose_blocking(0, {5, 203, 21, 6, true}, kernels).ring) {
     EXPECT_GT(rings, 0) << "no case ran the ring kernels";
   }
-  if (cpu::choose_blocking(0, 5, 203, kernels, true, 50).ring) {
+  if (cpu::choose_blocking(0, {5, 203, 21, 6, true, 50}, kernels).ring) {
     EXPECT_GT(cut_rings, 0) << "no case ran them on columns cut by the window";
   }
 }
