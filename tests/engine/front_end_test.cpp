@@ -326,16 +326,23 @@ TEST(Progress, CalledFromTheCallingThreadWithIncreasingFractions) {
 }
 
 TEST(Progress, ReturningFalseAbortsTheRun) {
-  // Every parallel step reports at least once, so a run has at least two calls (dense: padding,
-  // filtering; separable: one per pass); the second returns false.
+  // Every parallel step reports at least once: a dense run at least once (its ring kernels pad
+  // and filter in one step; blocks pad, then filter), a separable one once per pass. The dense
+  // run's first call and the separable run's second return false; no call follows.
   Case c(3, {40, 30, 20, 1}, {5, 5, 5, 1});
   for (int threads : {1, 3}) {
     int calls = 0;
     Options o = cpu_options();
     o.threads = threads;
+    o.progress = [&](double) { return ++calls < 1; };
+    EXPECT_THROW(filter_dense(c.input(), c.filter, c.output(), o), Aborted);
+    EXPECT_EQ(calls, 1);
+    o.expert.outputs_per_thread = 4;  // blocks: two steps
+    calls = 0;
     o.progress = [&](double) { return ++calls < 2; };
     EXPECT_THROW(filter_dense(c.input(), c.filter, c.output(), o), Aborted);
     EXPECT_EQ(calls, 2);
+    o.expert.outputs_per_thread = 0;
     calls = 0;
     SeparableFilter s = gaussian_filter(3, {1.0, 1.0, 1.0, 0.0});
     EXPECT_THROW(filter_separable(c.input(), s, c.output(), o), Aborted);
