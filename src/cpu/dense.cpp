@@ -2,20 +2,20 @@
 //  1. choose the kernel set (instruction set), the threads and the blocking (blocking_rule.h):
 //     blocks of B outputs along the last axis, or, for contiguous outputs where the model says
 //     it pays, a ring of k3 accumulator strips running down a column of outputs;
-//  2. materialise the input extended by the boundary (padding.h), so that output o reads padded
-//     rows o + j for every tap j: no boundary test in the hot loop; along the last axis the
-//     padded volume is rounded up to whole blocks or columns. Large volumes are processed in
-//     slabs along the last axis so that the copy stays under Tuning::pad_limit_bytes
-//     (cpu/tuning.h);
+//  2. the input extended by the boundary (padding.h), so that output o reads padded rows o + j
+//     for every tap j: no boundary test in the hot loop. Blocks (run_blocks) materialise it for
+//     the volume, rounded up to whole blocks along the last axis, in slabs along that axis so
+//     that the copy stays under Tuning::pad_limit_bytes (cpu/tuning.h); rings (run_rings) pad
+//     only the rows each thread reads, into a window of its own, as its items reach them;
 //  3. blocks: build the weight table of a block: the source (j3', j2, j1, jx), with
 //     j3' < k3 + B - 1, is padded row (j3', j2, j1) shifted by jx and feeds output b of the block
 //     with the tap (j3' - b, j2, j1, jx), zero where that tap does not exist; the block's
 //     segments (kernel_set.h) tell the kernel which outputs each j3' feeds, so it skips those
-//     zeros. Rings: the taps of one position (j2, j1, jx) as offsets from the position's first
-//     row, and their weights for each j3;
-//  4. work items are (m1, m2, block or column along the last axis), m1 fastest so that
-//     neighbouring items share most of their input rows in cache; threads take chunks of items
-//     (parallel_for.h).
+//     zeros. Rings: the taps of one position (j2, j1, jx) as offsets into the window, and their
+//     weights for each j3;
+//  4. work items are (m1, m2, block) for blocks, (run of m1, m2, column) for rings, m1 fastest so
+//     that neighbouring items share most of their input rows in cache; threads take chunks of
+//     items (parallel_for.h).
 #include <algorithm>
 #include <cmath>
 #include <chrono>
