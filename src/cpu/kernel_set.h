@@ -74,10 +74,10 @@ struct RowBlock {
 
 using RowBlockFn = void (*)(const RowBlock&);
 
-/// The filters along the blocked axis that the ring kernels are compiled for: from 4 taps (with
-/// fewer, a position's few taps do not repay its per-position work, the prefetches and the
-/// store: blocks measured 5-25% faster for 2 and 3 taps with every instruction set) to 8.
-inline constexpr int kMinRingTaps = 4;
+/// The filters along the blocked axis that the ring kernels are compiled for: 2 to 8 taps (with
+/// AVX-512's 32 registers, longer rings leave strips of 2 vectors or fewer; a ring of 11 measured
+/// 2.6x slower than blocks of 8 on 11^3, in one run).
+inline constexpr int kMinRingTaps = 2;
 inline constexpr int kMaxRingTaps = 8;
 
 /// A column of outputs along the blocked axis computed by a ring of K = k3 accumulator strips,
