@@ -18,7 +18,7 @@
 // feeds: per tap W loads, K broadcasts and K * W multiply-adds, at
 //     (a * W + 0.5 * K + f * K * W) / (K * W) * (n + K - 1) / n
 // for a column of n outputs (its ends feed sums that are never stored); it runs where it costs
-// less than the best block (for 4 to 8 taps: kernel_set.h says why).
+// less than the best block (for 2 to 8 taps: kernel_set.h says why not more).
 #include "cpu/blocking_rule.h"
 
 #include <algorithm>

@@ -31,6 +31,13 @@ RowsPlan plan_rows(int requested, int64_t k, int64_t outputs, int64_t nx,
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,
                RunReport& report);
+/// Host memory, in bytes, that run_dense takes beyond its input and output for an output of
+/// `output_extent` and a filter of `filter_extent` (volume order, `dims` axes) on contiguous
+/// views: the boundary-padded copy of blocks (at most Tuning::pad_limit_bytes) or the rings'
+/// windows, one per thread.
+double dense_scratch_bytes(int dims, const Index& output_extent, const Index& filter_extent,
+                           const Options& options);
+
 /// run_dense on stored values (ndconv/stored.h; `problem.input` gives only the geometry),
 /// converted to float on all cores first: the padded copy the dense driver makes needs them all.
 void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVolumeView& input,

@@ -269,6 +269,35 @@ int threads_for_work(int requested, double multiply_adds, const Tuning& tuning) 
   return static_cast<int>(std::max(1.0, std::min(static_cast<double>(threads), useful)));
 }
 
+double dense_scratch_bytes(int dims, const Index& output_extent, const Index& filter_extent,
+                           const Options& options) {
+  const Tuning tuning;
+  const int threads = threads_for_work(
+      options.threads,
+      static_cast<double>(detail::voxels_of(dims, output_extent)) *
+          static_cast<double>(DenseFilter{dims, filter_extent, nullptr}.tap_count()),
+      tuning);
+  Geometry g;
+  g.n_out = core::to_canonical(dims, output_extent, 1);
+  g.k = core::to_canonical(dims, filter_extent, 1);
+  g.row_length = padded_row_length(g.n_out[0], g.k[0]);
+  const Index &n_out = g.n_out, &k = g.k;
+  const BlockingChoice blocking = choose_blocking(
+      options.expert.outputs_per_thread,
+      {k[3], n_out[3], n_out[0], k[2] * k[1] * k[0], true, ring_column_for(g, threads, tuning)},
+      select_kernel_set());
+  const double row_bytes = static_cast<double>(g.row_length) * sizeof(float);
+  if (blocking.ring) {
+    const int64_t column = ring_column_for(g, threads, tuning);
+    return static_cast<double>(threads) * static_cast<double>((column + k[3] - 1) * k[2] * k[1]) *
+           row_bytes;
+  }
+  const SlabPlan plan = plan_slabs(n_out, k, g.row_length, blocking.factor, tuning.pad_limit_bytes);
+  return static_cast<double>((n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) *
+                             (plan.slab_blocks * blocking.factor + k[3] - 1)) *
+         row_bytes;
+}
+
 void run_dense(const detail::CorrelationProblem& p, const Options& options, RunReport& report,
                const Tuning& tuning) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -74,13 +74,10 @@ struct RowBlock {
 
 using RowBlockFn = void (*)(const RowBlock&);
 
-/// The filters along the blocked axis that the ring kernels are compiled for: 4 to 8 taps (with
+/// The filters along the blocked axis that the ring kernels are compiled for: 2 to 8 taps (with
 /// AVX-512's 32 registers, longer rings leave strips of 2 vectors or fewer; a ring of 11 measured
-/// 2.6x slower than blocks of 8 on 11^3, in one run). Rings of 2 and 3 measured faster than
-/// blocks too (docs/cpu-backend.md), but the command line's memory estimate counts a padded copy
-/// of the volume for every dense filter, which rings do not make: with them it would exceed the
-/// 3^3 convolution's peak by more than 20% (tests/cli, CliHostile).
-inline constexpr int kMinRingTaps = 4;
+/// 2.6x slower than blocks of 8 on 11^3, in one run).
+inline constexpr int kMinRingTaps = 2;
 inline constexpr int kMaxRingTaps = 8;
 
 /// A column of outputs along the blocked axis computed by a ring of K = k3 accumulator strips,

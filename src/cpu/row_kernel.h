@@ -282,12 +282,14 @@ inline KernelSet make_kernel_set(const char* isa) {
   s.strip_vectors[1] = strip_vectors(2);
   s.strip_vectors[2] = strip_vectors(4);
   s.strip_vectors[3] = strip_vectors(8);
+  s.ring[2] = &ring_column<2>;
+  s.ring[3] = &ring_column<3>;
   s.ring[4] = &ring_column<4>;
   s.ring[5] = &ring_column<5>;
   s.ring[6] = &ring_column<6>;
   s.ring[7] = &ring_column<7>;
   s.ring[8] = &ring_column<8>;
-  static_assert(kMinRingTaps == 4 && kMaxRingTaps == 8, "make_kernel_set lists every ring");
+  static_assert(kMinRingTaps == 2 && kMaxRingTaps == 8, "make_kernel_set lists every ring");
   for (int k = kMinRingTaps; k <= kMaxRingTaps; ++k)
     s.ring_strip_vectors[k] = ring_strip_vectors(k);
   return s;

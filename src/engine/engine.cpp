@@ -386,6 +386,13 @@ void add_value_terms_device(const detail::ConstantBorder& terms, const VolumeVie
 
 }  // namespace
 
+double cpu_dense_scratch_bytes(int dims, const Index& extent, const Index& filter_extent,
+                               const Options& options) {
+  const OutputGeometry g =
+      output_geometry(dims, extent, filter_extent, options.operation, options.region);
+  return cpu_backend::dense_scratch_bytes(dims, g.extent, filter_extent, options);
+}
+
 RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
                        const VolumeView& output, const Options& options) {
   std::vector<float> flipped;

@@ -21,6 +21,13 @@ OutputGeometry output_geometry(int dims, const Index& input_extent, const Index&
 /// Checks a dense filter against the engine's limits; throws InvalidArgument naming the limit.
 void validate_dense_filter(const DenseFilter& filter);
 
+/// Host memory, in bytes, that filter_dense takes on the CPU beyond its input and output (its
+/// boundary-padded rows) for an input of `extent` and a filter of `filter_extent` with
+/// `options` (operation, region, threads, expert.outputs_per_thread), contiguous views: for a
+/// caller's memory estimate.
+double cpu_dense_scratch_bytes(int dims, const Index& extent, const Index& filter_extent,
+                               const Options& options);
+
 /// Filters `input` with a dense filter into `output`, whose extents must equal
 /// output_geometry(...).extent. `input` and `output` must not overlap.
 RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
