@@ -308,6 +308,23 @@ TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
   }
 }
 
+// The padded rows a CPU run holds besides its input and output (cpu_dense_scratch_bytes, for the
+// command line's memory estimate): a ring's windows, a few hundred KiB per thread; blocks' padded
+// copy of the whole input, its extents grown by the filter's and rounded up to whole blocks.
+TEST(CpuDenseScratch, NamesThePaddedRowsOfTheRun) {
+  const Index extent{160, 50, 40, 1}, k{7, 7, 7, 1};
+  Options options;
+  options.threads = 2;
+  const double ring = cpu_dense_scratch_bytes(3, extent, k, options);
+  options.expert.outputs_per_thread = 4;
+  const double blocks = cpu_dense_scratch_bytes(3, extent, k, options);
+  const double row = static_cast<double>(cpu::padded_row_length(160, 7)) * sizeof(float);
+  EXPECT_DOUBLE_EQ(blocks, (50 + 6) * (40 + 6) * row);
+  if (cpu::choose_blocking(0, {7, 40, 160, 49, true}, cpu::select_kernel_set()).ring) {
+    EXPECT_DOUBLE_EQ(ring, 2.0 * (40 + 6) * 7 * row);  // a whole column per window
+  }
+}
+
 }  // namespace
 }  // namespace ndconv::test
 
