@@ -97,7 +97,7 @@ class DesignMethods : public ::testing::TestWithParam<std::tuple<int, int>> {};
 // to about 1e-8 of the largest tap, below float precision.
 TEST_P(DesignMethods, GiveThePlainMethodsFilters) {
   const auto [dims, which] = GetParam();
-  const MethodCase& c = method_cases()[which];
+  const MethodCase c = method_cases()[which];  // a copy: the vector is a temporary
   DesignMethod method = detail::plain_design_method();
   c.choose(method);
   const int q_size = dims == 4 ? 5 : 7, r_size = dims == 4 ? 5 : 11;

@@ -10,8 +10,18 @@ namespace ndconv::cuda_median {
 /// Threads per block at most (threads_x × threads_y of the grid).
 inline constexpr int kMaxThreads = 128;
 
+/// Blocks per SM the kernel is compiled for (its register budget): 4, or the selection's own.
+template <typename Select, typename = void>
+struct MinBlocksPerSm {
+  static constexpr int value = 4;
+};
 template <typename Select>
-__global__ void __launch_bounds__(kMaxThreads, 4)
+struct MinBlocksPerSm<Select, decltype(void(Select::kMinBlocksPerSm))> {
+  static constexpr int value = Select::kMinBlocksPerSm;
+};
+
+template <typename Select>
+__global__ void __launch_bounds__(kMaxThreads, MinBlocksPerSm<Select>::value)
     median_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
   extern __shared__ uint32_t tile[];
   int64_t origin[4];
