@@ -24,12 +24,14 @@ double estimate_cpu_seconds(const CpuWork& w, const CostConstants& k) {
   const double outputs = static_cast<double>(w.output_voxels);
   const double taps = outputs * std::max(1.0, w.taps_per_output);
   const double passes = std::max(1, w.passes);
-  double per_thread =
-      outputs * passes *
-      (w.slab_passes ? k.cpu_slab_pass_seconds_per_voxel : k.cpu_pass_seconds_per_voxel);
+  const double pass = w.kind == CpuWork::Kind::Dense ? k.cpu_dense_pass_seconds_per_voxel
+                      : w.slab_passes                ? k.cpu_slab_pass_seconds_per_voxel
+                                                     : k.cpu_pass_seconds_per_voxel;
+  double per_thread = outputs * passes * pass;
   switch (w.kind) {
     case CpuWork::Kind::Dense:
-      per_thread += taps / k.cpu_taps_per_second_per_thread;
+      per_thread += taps / (w.dense_4d ? k.cpu_dense_4d_taps_per_second_per_thread
+                                       : k.cpu_taps_per_second_per_thread);
       break;
     case CpuWork::Kind::Bank:
       per_thread += taps / k.cpu_bank_taps_per_second_per_thread;
@@ -58,6 +60,7 @@ CostEstimate estimate_costs(const CostInput& in, const CostConstants& k) {
   cpu.taps_per_output = in.taps_per_output;
   cpu.passes = in.passes;
   cpu.slab_passes = in.separable && in.slab_passes;
+  cpu.dense_4d = !in.separable && in.dense_4d;
   cpu.threads = threads;
   e.cpu_seconds = estimate_cpu_seconds(cpu, k);
 

@@ -17,19 +17,26 @@ namespace ndconv::detail {
 struct CostConstants {
   /// The CPU's time, per thread (docs/performance.md, "The CPU cost model", has the measured
   /// table): a call's fixed cost, a pass over the volume per output voxel (the input's conversion
-  /// and padded copy, the output's first touch: memory traffic), and the arithmetic. Fitted on the
-  /// quiet 2-core development VM (AMD EPYC, AVX-512, load below 1; 2026-11-29) to the bundled 160^3
-  /// echo volume (uint8) and the e2e rows' 160^3 x 20 series: convolve box:3/5/7 10/16/26 ms, a
-  /// 7^4 kernel over the series 1.90 s, smooth sigma 1-4 voxels 21-24 ms, the series smoothed
-  /// frame by frame 0.10 s, median radius 1-3 13/45/112 ms, all on 2 threads.
+  /// and padded copy, the output's first touch, a separable pass's intermediate: memory traffic),
+  /// and the arithmetic. Fitted on the quiet 2-core development VM (AMD EPYC, AVX-512, load about
+  /// 1; 2026-11-29) to the bundled 160^3 echo volume (uint8) and the e2e rows' 160^3 x 20 series:
+  /// smooth sigma 1-4 voxels 21-24 ms, the series smoothed frame by frame 0.10 s, median radius
+  /// 1-3 13/45/112 ms, all on 2 threads.
   double cpu_fixed_seconds = 200e-6;
   double cpu_pass_seconds_per_voxel = 4e-9;
+  /// A dense call's pass: the ring kernels pad rows per thread in the cache and write each output
+  /// once (convolve box:3 of the echo volume in 2 ms).
+  double cpu_dense_pass_seconds_per_voxel = 0.5e-9;
   /// The same for separable passes that run slab by slab in the cache (no taps along the last
   /// axis: a 4D series smoothed frame by frame).
   double cpu_slab_pass_seconds_per_voxel = 0.7e-9;
-  /// Dense multiply-adds per second per thread (the register-blocked row kernels), with or without
-  /// taps along a 4th axis (box:7 26 ms, 7^4 over the series 1.90 s: 48 and 55e9 per thread).
-  double cpu_taps_per_second_per_thread = 50e9;
+  /// Dense multiply-adds per second per thread: 3D filters on the ring kernels (an accumulator
+  /// strip per output down a column along the last axis; box:5 and box:7 in 3 and 7 ms).
+  double cpu_taps_per_second_per_thread = 100e9;
+  /// The same for a dense filter with taps along a 4th axis, on the blocks of the row kernels (a
+  /// 7^4 filter's weight table is too large for the rings' and longer blocks): 7^4 over the
+  /// 160^3 x 20 series in 1.81 s.
+  double cpu_dense_4d_taps_per_second_per_thread = 55e9;
   /// The filter bank's: the adaptive filter's true-4D banks on 160^3 x 10 (24 quadrature filters
   /// of 7^4 in 10.6 s, 11 reconstruction filters of 9^4 in 12.6 s: 111 and 117e9 per thread, 84%
   /// of the 278 GFMA/s ceiling measured in the same run).
@@ -80,6 +87,7 @@ struct CostInput {
   double taps_per_output = 1;  ///< dense: the filter's taps; separable: the sum of the 1D taps
   int passes = 1;              ///< separable: filtered axes; dense: 1
   bool separable = false;
+  bool dense_4d = false;     ///< dense with taps along a 4th axis (its own CPU rate)
   bool slab_passes = false;  ///< separable, no taps along the last axis (passes slab by slab)
   bool input_pinned = false;
   bool output_pinned = false;
@@ -112,6 +120,7 @@ struct CpuWork {
   double taps_per_output = 1;
   int passes = 1;            ///< passes over the volume (separable: filtered axes)
   bool slab_passes = false;  ///< separable passes slab by slab in the cache (CostInput's)
+  bool dense_4d = false;     ///< dense with taps along a 4th axis (CostInput's)
   int threads = 1;
 };
 

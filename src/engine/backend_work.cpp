@@ -18,6 +18,7 @@ BackendWork linear_backend_work(const LinearWork& work, const Options& options) 
     cost.passes = work.passes;
     cost.separable = work.separable;
     cost.slab_passes = work.slab_passes;
+    cost.dense_4d = work.dense_4d;
     cost.input_bytes_per_voxel = static_cast<double>(work.input_bytes_per_voxel);
     cost.input_pinned = work.input_pinned;
     cost.output_pinned = work.output_pinned;

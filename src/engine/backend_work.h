@@ -20,6 +20,7 @@ struct LinearWork {
   int passes = 1;
   bool separable = false;
   bool slab_passes = false;  ///< separable without taps along the last axis (CostInput's)
+  bool dense_4d = false;     ///< dense with taps along a 4th axis (CostInput's)
   std::size_t input_bytes_per_voxel = sizeof(float);
   bool input_pinned = false;
   bool output_pinned = false;

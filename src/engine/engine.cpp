@@ -399,6 +399,7 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
   const detail::CorrelationProblem p = dense_problem(input, filter, output, options, flipped);
   LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
+  work.dense_4d = filter.dims == 4 && filter.extent[3] > 1;
   const detail::ConstantBorder terms = value_terms(p, options);
   return with_value_terms(
       dispatch(p, work, options, cpu_backend::run_dense, cuda_backend::run_dense), terms, output,
@@ -506,6 +507,7 @@ RunReport filter_dense_stored(const StoredVolumeView& input, const DenseFilter& 
   check_stored_no_overlap(input, output);
   LinearWork work;
   work.taps_per_output = static_cast<double>(filter.tap_count());
+  work.dense_4d = filter.dims == 4 && filter.extent[3] > 1;
   const detail::ConstantBorder terms = value_terms(p, options);
   return with_value_terms(dispatch_stored(input, p, work, options, cpu_backend::run_dense_stored,
                                           cuda_backend::run_dense_stored),

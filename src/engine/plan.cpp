@@ -128,6 +128,7 @@ detail::BackendWork linear_work(const FilterRequest& r, const OutputGeometry& g)
     w.slab_passes = r.filter_extent[r.dims - 1] <= 1;
   } else {
     w.taps_per_output = static_cast<double>(voxels_of(r.dims, r.filter_extent));
+    w.dense_4d = r.kind == FilterKind::Dense && r.dims == 4 && r.filter_extent[3] > 1;
   }
   return detail::linear_backend_work(w, r.options);
 }
@@ -143,6 +144,7 @@ detail::CpuWork cpu_work(const FilterRequest& r, const OutputGeometry& g) {
     case FilterKind::Dense:
       w.kind = Kind::Dense;
       w.taps_per_output = taps;
+      w.dense_4d = r.dims == 4 && r.filter_extent[3] > 1;
       break;
     case FilterKind::Bank:
       w.kind = Kind::Bank;

@@ -152,10 +152,10 @@ TEST(CostModel, SmallVolumesStayOnTheCpu) {
 }
 
 TEST(CostModel, AStartUpUnderWayCountsOnlyItsRest) {
-  // 128^3 with 9^3 taps: the full start-up decides for the CPU; with most of it already run (a
+  // 256^3 with 31^3 taps: the full start-up decides for the CPU; with most of it already run (a
   // warm-up begun while the input was read), the GPU wins; a start-up run longer than the model's
   // constant costs nothing more.
-  detail::CostInput in = dense_work(128 * 128 * 128, 729);
+  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 31 * 31 * 31);
   EXPECT_FALSE(detail::estimate_costs(in).prefer_gpu);
   in.startup_elapsed_seconds = detail::kCostConstants.cuda_startup_seconds - 0.0005;
   detail::CostEstimate e = detail::estimate_costs(in);
@@ -167,22 +167,22 @@ TEST(CostModel, AStartUpUnderWayCountsOnlyItsRest) {
 }
 
 TEST(CostModel, LargeDenseWorkGoesToTheGpu) {
-  // 256^3 with 31^3 taps: over half a second on 16 CPU threads, milliseconds on the GPU, which
+  // 384^3 with 31^3 taps: about a second on 16 CPU threads, a tenth of that on the GPU, which
   // wins even with the start-up still to pay.
-  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 31 * 31 * 31);
+  detail::CostInput in = dense_work(int64_t{384} * 384 * 384, 31 * 31 * 31);
   detail::CostEstimate e = detail::estimate_costs(in);
   EXPECT_TRUE(e.prefer_gpu) << e.reason;
   EXPECT_GT(e.cpu_seconds, 0.5);
   in.cuda_started = true;
   e = detail::estimate_costs(in);
   EXPECT_TRUE(e.prefer_gpu) << e.reason;
-  EXPECT_LT(e.gpu_seconds, 0.05);
+  EXPECT_LT(e.gpu_seconds, e.cpu_seconds / 4);
 }
 
 TEST(CostModel, StartUpAndCopiesDecideTheMiddle) {
-  // 128^3 with 7^3 taps: about 3 ms on 16 CPU threads; with CUDA started the GPU call takes
-  // about half of that, without it the start-up decides for the CPU.
-  detail::CostInput in = dense_work(128 * 128 * 128, 343);
+  // 256^3 with 11^3 taps: about 15 ms on 16 CPU threads; with CUDA started the GPU call takes
+  // less (its copies bound it), without it the start-up decides for the CPU.
+  detail::CostInput in = dense_work(int64_t{256} * 256 * 256, 11 * 11 * 11);
   in.cuda_started = true;
   const detail::CostEstimate started = detail::estimate_costs(in);
   EXPECT_TRUE(started.prefer_gpu) << started.reason;
@@ -201,7 +201,7 @@ TEST(CostModel, TheEstimatesFollowTheConstants) {
   detail::CostConstants k;
   k.cpu_taps_per_second_per_thread = 1e9;
   k.cpu_fixed_seconds = 0;
-  k.cpu_pass_seconds_per_voxel = 0;
+  k.cpu_dense_pass_seconds_per_voxel = 0;
   detail::CostInput in = dense_work(1000000, 10);
   in.cpu_threads = 4;
   const detail::CostEstimate e = detail::estimate_costs(in, k);
@@ -221,11 +221,23 @@ TEST(CostModel, TheCpuEstimateFollowsEachFiltersWork) {
   detail::CpuWork w;
   w.output_voxels = 1000000;
   w.threads = 2;
-  // Dense: a pass over the volume plus its taps at the row kernels' rate, shared by the threads.
+  // Dense: a dense call's pass over the volume plus its taps at the row kernels' rate, shared by
+  // the threads.
   w.taps_per_output = 343;
+  EXPECT_NEAR(
+      detail::estimate_cpu_seconds(w, k),
+      (1e6 * k.cpu_dense_pass_seconds_per_voxel + 343e6 / k.cpu_taps_per_second_per_thread) / 2,
+      1e-12);
+  // A dense filter with taps along a 4th axis runs at its own, lower rate (blocks, not rings).
+  w.taps_per_output = 2401;
+  w.dense_4d = true;
   EXPECT_NEAR(detail::estimate_cpu_seconds(w, k),
-              (1e6 * k.cpu_pass_seconds_per_voxel + 343e6 / k.cpu_taps_per_second_per_thread) / 2,
+              (1e6 * k.cpu_dense_pass_seconds_per_voxel +
+               2401e6 / k.cpu_dense_4d_taps_per_second_per_thread) /
+                  2,
               1e-12);
+  EXPECT_LT(k.cpu_dense_4d_taps_per_second_per_thread, k.cpu_taps_per_second_per_thread);
+  w.dense_4d = false;
   // Separable: a pass per filtered axis, the 1D taps at the separable rate.
   w.kind = detail::CpuWork::Kind::Separable;
   w.taps_per_output = 51;
