@@ -17,6 +17,7 @@ distributed = pytest.importorskip("distributed")
 import ndconv  # noqa: E402
 import ndconv.dask as nd  # noqa: E402
 from ndconv import ndimage  # noqa: E402
+from ndconv.dask import _gpu_halo  # noqa: E402
 
 from conftest import gpu_libraries, random_array  # noqa: E402
 
@@ -201,18 +202,95 @@ def test_adaptive_filter_whole_images_and_frames(rng):
         ndconv.adaptive_filter(volume, preset="echo", threads=1))
 
 
+def _halo_tasks(x, depth, mode):
+    """The tasks of the one-task-per-block halo graph of `x` (the identity as the filter): per
+    output block its task's arguments and its input blocks."""
+    y = nd._halo.overlap_filter(x, lambda block: block, [nd._halo.Reach(depth, {mode})] * x.ndim,
+                                x.dtype)
+    for task in dict(y.dask.layers[y.name]).values():
+        yield task[0].args, [x.blocks[key[1:]].compute() for key in task[1:]]
+
+
+def _gather_like_the_kernel(shape, layout, blocks):
+    """A halo'd block as _gpu_halo's kernel copies it together (its segment rule per axis, its
+    radix-3 combinations of segments), in numpy."""
+    segments, sources = layout
+    per_axis = []
+    for extent, (first, second, *deltas) in zip(shape, _gpu_halo.segment_scalars(segments)):
+        rows = np.arange(extent)
+        segment = np.where(rows < first, 0, np.where(rows < second, 1, 2))
+        per_axis.append((segment, rows + np.asarray(deltas)[segment]))
+    halo = np.full(shape, np.nan, blocks[0].dtype) if blocks[0].dtype.kind == "f" else \
+        np.zeros(shape, blocks[0].dtype)
+    for combination in np.ndindex(*(3,) * len(shape)):
+        rows = [np.flatnonzero(segment == g) for (segment, _), g in zip(per_axis, combination)]
+        if any(r.size == 0 for r in rows):
+            continue
+        source = blocks[sources[np.ravel_multi_index(combination, (3,) * len(shape))]]
+        halo[np.ix_(*rows)] = source[np.ix_(*(read[r] for (_, read), r in zip(per_axis, rows)))]
+    return halo
+
+
+@pytest.mark.parametrize("shape,chunks,depth,mode", [
+    ((23, 19, 17), (9, 7, 8), 3, "reflect"), ((23, 19, 17), (9, 7, 8), 3, "wrap"),
+    ((41, 37), (9, 4), 2, "nearest"), ((11, 9, 8, 10), (4, 3, 5, 3), 2, "mirror"),
+    ((11, 9, 8, 10), (4, 3, 5, 3), 3, "wrap"), ((30,), (7,), 5, "wrap"),
+    ((23, 19, 17), (9, 7, 8), 8, "reflect")])
+def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode, monkeypatch):
+    # The CuPy halo graph's kernel reads each halo'd block through per-axis segment tables; here
+    # its rule, in numpy, against the slice-by-slice copies, for every block. Chunks smaller than
+    # the halo (more than 3 pieces along an axis) have no layout and take the pieces.
+    monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
+    x = _chunked(random_array(rng, shape, np.float32), chunks)
+    laid_out = 0
+    for (_, halo_shape, pieces, layout, *_), blocks in _halo_tasks(x, depth, mode):
+        expected = np.full(halo_shape, np.nan, np.float32)
+        _gpu_halo.copy_pieces(expected, pieces, blocks)
+        if depth > min(chunks):
+            assert layout is None or all(len(axis) <= 3 for axis in layout[0])
+        if layout is not None:
+            laid_out += 1
+            np.testing.assert_array_equal(_gather_like_the_kernel(halo_shape, layout, blocks),
+                                          expected)
+    assert laid_out > 0 if depth <= min(chunks) else True
+
+
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
-def test_cupy_chunks(rng):
+@pytest.mark.parametrize("assembly,stream", [("pieces", "current"), ("kernel", "current"),
+                                             ("kernel", "thread"), ("kernel", "thread-event"),
+                                             ("pieces", "thread")])
+def test_cupy_chunks(rng, assembly, stream, monkeypatch):
     import cupy
 
+    monkeypatch.setattr(nd._halo, "GPU_ASSEMBLY", assembly)
+    monkeypatch.setattr(nd._halo, "GPU_STREAM", stream)
     array = random_array(rng, (40, 33, 29), np.float32)
     x = da.from_array(cupy.asarray(array), chunks=(16, 11, 29), asarray=False)
     lazy = nd.gaussian_filter(x, 2.0, mode="nearest")
-    result = lazy.compute()
+    result = lazy.compute(scheduler="threads")
     assert isinstance(result, cupy.ndarray)
     np.testing.assert_array_equal(result.get(),
                                   ndimage.gaussian_filter(cupy.asarray(array), 2.0,
                                                           mode="nearest").get())
+    # The halo'd blocks themselves, bit for bit the pieces', for 1-byte to 8-byte elements, 1D to
+    # 4D, wrap, and chunks that are strided views of one array.
+    for shape, chunks, dtype, mode in [((37, 30, 26), (16, 11, 9), np.uint16, "wrap"),
+                                       ((13, 12, 10, 9), (5, 4, 6, 3), np.uint8, "reflect"),
+                                       ((61, 45), (20, 16), np.float64, "nearest"),
+                                       ((50,), (17,), np.int32, "wrap")]:
+        host = random_array(rng, shape, dtype)
+        x = da.from_array(cupy.asarray(host), chunks=chunks, asarray=False)
+        same = nd._halo.overlap_filter(x, lambda block: block,
+                                       [nd._halo.Reach(2, {mode})] * len(shape), dtype)
+        np.testing.assert_array_equal(same.compute(scheduler="threads").get(), host)
+        for (_, halo_shape, pieces, layout, *_), blocks in _halo_tasks(x, 3, mode):
+            expected = cupy.zeros(halo_shape, dtype)
+            _gpu_halo.copy_pieces(expected, pieces, blocks)
+            if layout is None:
+                continue
+            gathered = cupy.zeros(halo_shape, dtype)
+            _gpu_halo.gather(cupy, gathered, layout, blocks)
+            np.testing.assert_array_equal(gathered.get(), expected.get())
 
 
 # ---- on a cluster --------------------------------------------------------------------------------

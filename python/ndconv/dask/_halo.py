@@ -20,6 +20,12 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 from .._scipy_args import MODES
+from . import _gpu_halo
+
+# How CuPy blocks are put together and on which stream they run (_gpu_halo.assemble_and_filter);
+# the graph takes the values current when it is built.
+GPU_ASSEMBLY = "kernel"
+GPU_STREAM = "thread"
 
 
 @dataclass
@@ -84,13 +90,15 @@ def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool):
     return pieces, first - lo, hi - lo
 
 
-def _assemble_and_filter(block_filter, shape, pieces, outputs, count, *blocks):
-    """One output block: its input with the halo copied together from the neighbouring blocks
-    (numpy or CuPy, as they are), filtered, the halo's outputs cut away."""
-    like = blocks[0]
-    halo = np.empty_like(like, shape=shape)
-    for index, source, target in pieces:
-        halo[target] = blocks[index][source]
+def _assemble_and_filter(block_filter, shape, pieces, layout, outputs, count, dtype, assembly,
+                         stream, *blocks):
+    """One output block: its input with the halo copied together from the neighbouring blocks,
+    filtered, the halo's outputs cut away; CuPy blocks as _gpu_halo.assemble_and_filter says."""
+    if type(blocks[0]).__module__.split(".")[0] == "cupy":
+        return _gpu_halo.assemble_and_filter(block_filter, shape, pieces, layout, outputs, count,
+                                             dtype, assembly, stream, *blocks)
+    halo = np.empty(shape, dtype=blocks[0].dtype)
+    _gpu_halo.copy_pieces(halo, pieces, blocks)
     result = block_filter(halo)
     return result[((slice(None),) if count is not None else ()) + outputs]
 
@@ -144,7 +152,8 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
     from dask.highlevelgraph import HighLevelGraph
 
     bounds = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in x.chunks]
-    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count)
+    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count, GPU_ASSEMBLY,
+                                   GPU_STREAM)
     per_axis = [[_axis_pieces(bounds[a], int(bounds[a][j]), int(bounds[a][j + 1]), depth[a],
                               boundary[a] == "periodic") for j in range(len(x.chunks[a]))]
                 for a in range(x.ndim)]
@@ -152,19 +161,25 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
     for index in itertools.product(*(range(len(c)) for c in x.chunks)):
         axes = [per_axis[a][j] for a, j in enumerate(index)]
         keys, pieces = [], []
-        for combination in itertools.product(*(a[0] for a in axes)):
+
+        def key_index(combination):
             key = (x.name,) + tuple(piece[0] for piece in combination)
             if key not in keys:
                 keys.append(key)
+            return keys.index(key)
+
+        for combination in itertools.product(*(a[0] for a in axes)):
             source = tuple(slice(piece[1], piece[2]) for piece in combination)
             target = tuple(slice(piece[3], piece[3] + piece[2] - piece[1])
                            for piece in combination)
-            pieces.append((keys.index(key), source, target))
+            pieces.append((key_index(combination), source, target))
+        layout = _gpu_halo.gather_layout([a[0] for a in axes], key_index)
         shape = tuple(a[2] for a in axes)
         outputs = tuple(slice(a[1], a[1] + int(bounds[k][j + 1] - bounds[k][j]))
                         for k, (a, j) in enumerate(zip(axes, index)))
         out_key = (name,) + ((0,) if count is not None else ()) + index
         graph[out_key] = (functools.partial(_assemble_and_filter, block_filter, shape, pieces,
-                                            outputs, count), *keys)
+                                            layout, outputs, count, dtype, GPU_ASSEMBLY,
+                                            GPU_STREAM), *keys)
     layers = HighLevelGraph.from_collections(name, graph, dependencies=[x])
     return da.Array(layers, name, chunks, dtype=dtype, meta=meta)
