@@ -9,7 +9,7 @@
   dask-cuda ``LocalCUDACluster`` of one worker against one worker per GPU (its default tasks, a
   few files each, and one file a task); every output byte for byte the first batch's.
 
-    python3 python/benchmarks/dask_gpu.py arrays --size 1024 --chunk 256
+    python3 python/benchmarks/dask_gpu.py arrays --size 1024 --chunk 256 [--breakdown]
     python3 python/benchmarks/dask_gpu.py cohort --cli bin/ndconv --files 8 --gpus 0,1
 
 Prints one JSON object. Needs CuPy, dask, distributed, dask-image and dask-cuda.
@@ -36,46 +36,176 @@ def arrays(args):
 
     dask.config.set(scheduler="threads")
     shape = (args.size,) * 3
-    x = da.from_array(cp.random.default_rng(1).random(shape, dtype=cp.float32),
-                      chunks=args.chunk, asarray=False).persist()
+    whole = cp.random.default_rng(1).random(shape, dtype=cp.float32)
+    x = da.from_array(whole, chunks=args.chunk, asarray=False).persist()
     cp.cuda.Device().synchronize()
 
-    def timed(make):
-        best = None
+    def timed(make, **scheduler):
+        """Best of the repeats: seconds until every chunk is computed on the GPU, and until
+        persist returned (the host's share); the previous result freed before each run."""
+        best, y = None, None
         for _ in range(args.repeats):
+            y = None
             start = time.perf_counter()
-            y = make().persist()
+            y = make().persist(**scheduler)
+            returned = time.perf_counter() - start
             cp.cuda.Device().synchronize()
             elapsed = time.perf_counter() - start
-            best = elapsed if best is None else min(best, elapsed)
-        return best, y
+            best = (elapsed, returned) if best is None or elapsed < best[0] else best
+        return best[0], best[1], y
 
     from ndconv.dask import _halo
 
-    ours_s, ours = timed(lambda: nd.gaussian_filter(x, args.sigma, mode="reflect"))
-    theirs_s, theirs = timed(lambda: dask_image.gaussian_filter(x, args.sigma, mode="reflect"))
+    ours_s, _, ours = timed(lambda: nd.gaussian_filter(x, args.sigma, mode="reflect"))
+    theirs_s, _, theirs = timed(lambda: dask_image.gaussian_filter(x, args.sigma, mode="reflect"))
     # Where ndconv.dask's time goes: the same halo graph with the filter left out (each block's
     # input assembled from its neighbours, nothing filtered), and the filter on one assembled
     # block times the blocks.
     depth = int(4 * args.sigma + 0.5)
     reach = [_halo.Reach(depth, {"reflect"}) for _ in shape]
-    copy_s, _ = timed(lambda: _halo.overlap_filter(x, lambda block: block, reach, cp.float32))
+    copy_s, _, _ = timed(lambda: _halo.overlap_filter(x, lambda block: block, reach, cp.float32))
     block = cp.random.default_rng(2).random((args.chunk + 2 * depth,) * 3, dtype=cp.float32)
     filter_s = min(_timed_call(lambda: ndimage_gaussian(block, args.sigma), cp)
                    for _ in range(args.repeats)) * x.npartitions
     difference = float(abs(ours - theirs).max().compute())
-    return {
+    result = {
         "shape": shape,
         "chunks": args.chunk,
         "sigma": args.sigma,
-        "ndconv_dask_s": round(ours_s, 3),
-        "dask_image_cupyx_s": round(theirs_s, 3),
+        "gpu_assembly": _halo.GPU_ASSEMBLY,
+        "gpu_stream": _halo.GPU_STREAM,
+        "ndconv_dask_s": round(ours_s, 4),
+        "dask_image_cupyx_s": round(theirs_s, 4),
         "ratio": round(theirs_s / ours_s, 2),
         "halo_graph_without_filter_s": round(copy_s, 4),
         "filter_of_every_block_s": round(filter_s, 4),
         "max_abs_difference": difference,
         "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
     }
+    del ours, theirs
+    if args.breakdown:
+        result["breakdown"] = _breakdown(args, cp, da, nd, _halo, x, whole, timed)
+    return result
+
+
+def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
+    """The parts of ndconv.dask's time, each alone (seconds, best of the repeats), and the whole
+    persisted call for every way of putting the blocks together and every scheduler."""
+    out = {}
+
+    def guarded(name, measure):
+        try:
+            out[name] = measure()
+        except Exception as error:  # one failed part must not hide the others' numbers
+            out[name] = f"failed: {type(error).__name__}: {error}"
+
+    def make():
+        return nd.gaussian_filter(x, args.sigma, mode="reflect")
+
+    def construction():
+        best = None
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            make()
+            elapsed = time.perf_counter() - start
+            best = elapsed if best is None else min(best, elapsed)
+        return round(best, 5)
+
+    guarded("graph_construction_s", construction)
+
+    def trivial_tasks():
+        # The same graph (64 tasks, each on its 27 neighbours), every task returning its first
+        # input at once: dask's own cost of the graph.
+        real = _halo._assemble_and_filter
+        _halo._assemble_and_filter = lambda *arguments: arguments[-1]
+        try:
+            return {name: round(timed(make, **scheduler)[0], 5)
+                    for name, scheduler in _SCHEDULERS if name in ("threads", "sync")}
+        finally:
+            _halo._assemble_and_filter = real
+
+    guarded("dask_with_trivial_tasks_s", trivial_tasks)
+
+    def tasks():
+        y = make()
+        return [(task[0].args, [x.blocks[key[1:]].compute() for key in task[1:]])
+                for task in dict(y.dask.layers[y.name]).values()]
+
+    every_task = tasks()
+    from ndconv.dask import _gpu_halo
+
+    def assembly_alone(kind):
+        # One thread, no dask: every block's halo'd input put together, back to back.
+        def assemble(arguments, blocks):
+            _, shape, pieces, layout = arguments[:4]
+            halo = cp.empty(shape, dtype=blocks[0].dtype)
+            if kind == "kernel":
+                _gpu_halo.gather(cp, halo, layout, blocks)
+            else:
+                _gpu_halo.copy_pieces(halo, pieces, blocks)
+            return halo
+
+        return _one_thread(cp, lambda: [assemble(a, b) for a, b in every_task], args.repeats)
+
+    for kind in ("pieces", "kernel"):
+        guarded(f"assembly_alone_{kind}", lambda kind=kind: assembly_alone(kind))
+
+    def filter_alone():
+        halos = []
+        for arguments, blocks in every_task:
+            halo = cp.empty(arguments[1], dtype=blocks[0].dtype)
+            _gpu_halo.copy_pieces(halo, arguments[2], blocks)
+            halos.append(halo)
+        return _one_thread(cp, lambda: [ndimage_gaussian(h, args.sigma) for h in halos],
+                           args.repeats)
+
+    guarded("filter_alone", filter_alone)
+    del every_task
+    reference = ndimage_gaussian(whole, args.sigma)
+    defaults = _halo.GPU_ASSEMBLY, _halo.GPU_STREAM
+    persisted = {}
+    for assembly in ("pieces", "kernel"):
+        for stream in ("current", "thread", "thread-event"):
+            _halo.GPU_ASSEMBLY, _halo.GPU_STREAM = assembly, stream
+            row = {}
+            try:
+                for name, scheduler in _SCHEDULERS:
+                    elapsed, returned, y = timed(make, **scheduler)
+                    row[name] = f"{elapsed:.4f} / {returned:.4f}"
+                row["bit_identical"] = bool(cp.array_equal(y.compute(), reference))
+                del y
+            except Exception as error:
+                row["failed"] = f"{type(error).__name__}: {error}"
+            persisted[f"{assembly}/{stream}"] = row
+    _halo.GPU_ASSEMBLY, _halo.GPU_STREAM = defaults
+    out["persisted_s_and_host_returned_s"] = persisted
+    return out
+
+
+_SCHEDULERS = [("threads", {}), ("threads_1", {"num_workers": 1}),
+               ("threads_2", {"num_workers": 2}), ("threads_4", {"num_workers": 4}),
+               ("threads_8", {"num_workers": 8}), ("sync", {"scheduler": "sync"})]
+
+
+def _one_thread(cp, run, repeats):
+    """Best of the repeats of `run` on this thread: the host's time to issue it, the GPU's time
+    between events around it, and the wall time until the GPU finished (seconds)."""
+    best = None
+    for _ in range(repeats + 1):  # the first also compiles and fills the memory pool
+        cp.cuda.Device().synchronize()
+        begin, end = cp.cuda.Event(), cp.cuda.Event()
+        start = time.perf_counter()
+        begin.record()
+        kept = run()
+        end.record()
+        issued = time.perf_counter() - start
+        end.synchronize()
+        wall = time.perf_counter() - start
+        del kept
+        gpu = cp.cuda.get_elapsed_time(begin, end) / 1e3
+        if best is None or wall < best["wall_s"]:
+            best = {"host_s": round(issued, 5), "gpu_s": round(gpu, 5), "wall_s": round(wall, 5)}
+    return best
 
 
 def ndimage_gaussian(block, sigma):
@@ -167,6 +297,8 @@ def main():
     a.add_argument("--chunk", type=int, default=256)
     a.add_argument("--sigma", type=float, default=2.0)
     a.add_argument("--repeats", type=int, default=3)
+    a.add_argument("--breakdown", action="store_true",
+                   help="also each part of ndconv.dask's time alone, and every variant")
     c = sub.add_parser("cohort")
     c.add_argument("--cli", required=True)
     c.add_argument("--files", type=int, default=8)
