@@ -74,6 +74,7 @@ def arrays(args):
         "sigma": args.sigma,
         "gpu_assembly": _halo.GPU_ASSEMBLY,
         "gpu_stream": _halo.GPU_STREAM,
+        "gpu_row_multiple": _halo.GPU_ROW_MULTIPLE,
         "ndconv_dask_s": round(ours_s, 4),
         "dask_image_cupyx_s": round(theirs_s, 4),
         "ratio": round(theirs_s / ours_s, 2),
@@ -161,27 +162,44 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 
     guarded("filter_alone", filter_alone)
     del every_task
+
+    def filter_by_shape():
+        # One block's filter (GPU time between events, best of 5) against its extents: the
+        # interior block's 272^3, its rows widened to 288 (a multiple of 32), the chunk alone.
+        c, d = args.chunk, int(4 * args.sigma + 0.5)
+        times = {}
+        for extents in [(c + 2 * d,) * 3, (c + 2 * d, c + 2 * d, c + 4 * d), (c + 4 * d,) * 3,
+                        (c,) * 3]:
+            block = cp.random.default_rng(3).random(extents, dtype=cp.float32)
+            best = _one_thread(cp, lambda: ndimage_gaussian(block, args.sigma), 5)["gpu_s"]
+            times["x".join(map(str, extents))] = round(best * 1e3, 4)
+        return times
+
+    guarded("filter_one_block_gpu_ms", filter_by_shape)
     reference = ndimage_gaussian(whole, args.sigma)
-    defaults = _halo.GPU_ASSEMBLY, _halo.GPU_STREAM
+    defaults = _halo.GPU_ASSEMBLY, _halo.GPU_STREAM, _halo.GPU_ROW_MULTIPLE
     persisted = {}
-    for assembly in ("pieces", "kernel"):
-        for stream in ("current", "thread", "thread-event"):
-            _halo.GPU_ASSEMBLY, _halo.GPU_STREAM = assembly, stream
-            row = {}
-            try:
-                for name, scheduler in _SCHEDULERS:
-                    elapsed, returned, y = timed(make, **scheduler)
-                    row[name] = f"{elapsed:.4f} / {returned:.4f}"
-                row["bit_identical"] = bool(cp.array_equal(y.compute(), reference))
-                del y
-            except Exception as error:
-                row["failed"] = f"{type(error).__name__}: {error}"
-            persisted[f"{assembly}/{stream}"] = row
-    _halo.GPU_ASSEMBLY, _halo.GPU_STREAM = defaults
+    for assembly, stream, multiple in _VARIANTS:
+        _halo.GPU_ASSEMBLY, _halo.GPU_STREAM, _halo.GPU_ROW_MULTIPLE = assembly, stream, multiple
+        row = {}
+        try:
+            for name, scheduler in _SCHEDULERS:
+                elapsed, returned, y = timed(make, **scheduler)
+                row[name] = f"{elapsed:.4f} / {returned:.4f}"
+            row["bit_identical"] = bool(cp.array_equal(y.compute(), reference))
+            del y
+        except Exception as error:
+            row["failed"] = f"{type(error).__name__}: {error}"
+        persisted[f"{assembly}/{stream}/rows of {multiple}"] = row
+    _halo.GPU_ASSEMBLY, _halo.GPU_STREAM, _halo.GPU_ROW_MULTIPLE = defaults
     out["persisted_s_and_host_returned_s"] = persisted
     return out
 
 
+# (assembly, stream, rows widened to a multiple of)
+_VARIANTS = [("pieces", "current", 1), ("kernel", "current", 1), ("pieces", "thread", 1),
+             ("kernel", "thread", 1), ("kernel", "thread-event", 1), ("kernel", "current", 32),
+             ("kernel", "thread", 32), ("kernel", "thread-event", 32)]
 _SCHEDULERS = [("threads", {}), ("threads_1", {"num_workers": 1}),
                ("threads_2", {"num_workers": 2}), ("threads_4", {"num_workers": 4}),
                ("threads_8", {"num_workers": 8}), ("sync", {"scheduler": "sync"})]

@@ -255,6 +255,26 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     assert laid_out > 0 if depth <= min(chunks) else True
 
 
+@pytest.mark.parametrize("multiple", [8, 5, 32])
+@pytest.mark.parametrize("mode,cval", [("reflect", 0.0), ("wrap", 0.0), ("constant", 2.5)])
+def test_rows_widened_to_a_multiple(rng, multiple, mode, cval, monkeypatch):
+    # The halo'd blocks' last axis widened until its length is a multiple (as far as the array
+    # allows): the outputs kept are the same, bit for bit.
+    monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
+    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", multiple)
+    for shape, chunks, name, args in [((23, 19, 41), (9, 7, 12), "gaussian_filter", (1.5,)),
+                                      ((9, 8, 6, 30), (4, 3, 6, 11), "uniform_filter", (3,))]:
+        array = random_array(rng, shape, np.float32)
+        x = _chunked(array, chunks)
+        whole = getattr(ndimage, name)(array, *args, mode=mode, cval=cval, threads=1)
+        lazy = getattr(nd, name)(x, *args, mode=mode, cval=cval, threads=1)
+        np.testing.assert_array_equal(lazy.compute(scheduler="threads"), whole)
+        depth = nd.halo(name, len(shape), *args)[-1]
+        lengths = {arguments[1][-1] for arguments, _ in _halo_tasks(x, depth, mode)}
+        assert all(n % multiple == 0 or n == shape[-1] for n in lengths) or multiple > shape[-1], \
+            lengths
+
+
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
 @pytest.mark.parametrize("assembly,stream", [("pieces", "current"), ("kernel", "current"),
                                              ("kernel", "thread"), ("kernel", "thread-event"),

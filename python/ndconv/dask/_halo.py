@@ -26,6 +26,8 @@ from . import _gpu_halo
 # the graph takes the values current when it is built.
 GPU_ASSEMBLY = "kernel"
 GPU_STREAM = "thread"
+# The halo'd blocks' rows (the last axis) widened to a multiple of this many voxels (1: not).
+GPU_ROW_MULTIPLE = 1
 
 
 @dataclass
@@ -70,15 +72,27 @@ def _plan_axes(x: da.Array, reach: list):
     return depth, boundary, whole
 
 
-def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool):
+def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, multiple: int = 1):
     """The input of output rows [first, stop) along one axis with its halo, as pieces
     (block, start in the block, stop in the block, start in the halo'd input), and where the
     outputs lie in that input: clipped at the array's ends (the filter's mode extends it there),
-    or wrapped round them for 'wrap'."""
+    or wrapped round them for 'wrap'. A halo is widened, one row after and one before in turn
+    as far as the array allows, until the input's length is a multiple of `multiple` (more
+    neighbours than the filter reads change none of the outputs kept)."""
     n = bounds[-1]
     lo, hi = first - depth, stop + depth
     if not periodic:
         lo, hi = max(lo, 0), min(hi, n)
+    extra = -(hi - lo) % multiple if depth > 0 else 0
+    after = True
+    while extra > 0 and hi - lo < n:
+        can_after, can_before = periodic or hi < n, periodic or lo > 0
+        if can_after and (after or not can_before):
+            hi += 1
+        else:
+            lo -= 1
+        after = not after
+        extra -= 1
     pieces, at, position = [], lo, 0
     while at < hi:
         g = at % n  # the array's own row (differs from `at` only when wrapping)
@@ -153,9 +167,11 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
 
     bounds = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in x.chunks]
     name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count, GPU_ASSEMBLY,
-                                   GPU_STREAM)
+                                   GPU_STREAM, GPU_ROW_MULTIPLE)
     per_axis = [[_axis_pieces(bounds[a], int(bounds[a][j]), int(bounds[a][j + 1]), depth[a],
-                              boundary[a] == "periodic") for j in range(len(x.chunks[a]))]
+                              boundary[a] == "periodic",
+                              GPU_ROW_MULTIPLE if a == x.ndim - 1 else 1)
+                 for j in range(len(x.chunks[a]))]
                 for a in range(x.ndim)]
     graph = {}
     for index in itertools.product(*(range(len(c)) for c in x.chunks)):
