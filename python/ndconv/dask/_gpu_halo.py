@@ -133,10 +133,13 @@ def fits_kernel(layout, blocks) -> bool:
 def gather(cupy, halo, layout, blocks) -> None:
     """Copies the halo'd block `halo` (contiguous, CuPy) together from `blocks` in one launch on
     the current stream."""
+    if halo.size == 0:
+        return
     segments, sources = layout
     ndim = halo.ndim
     i64 = np.int64
-    args = [halo, i64(halo.size // halo.shape[-1]), i64(halo.shape[-1])]
+    rows = halo.size // halo.shape[-1]
+    args = [halo, i64(rows), i64(halo.shape[-1])]
     for a, scalars in enumerate(segment_scalars(segments)):
         if a < ndim - 1:
             args.append(i64(halo.shape[a]))
@@ -148,7 +151,6 @@ def gather(cupy, halo, layout, blocks) -> None:
             block = blocks[index]
             args.append(i64(block.data.ptr))
             args += [i64(s) for s in block.strides]
-    rows = halo.size // halo.shape[-1]
     _kernel(cupy, ndim, halo.dtype.itemsize)(
         ((rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA,), (32, _ROWS_PER_CTA), tuple(args))
 
