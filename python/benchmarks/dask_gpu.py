@@ -118,7 +118,7 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
         # The same graph (64 tasks, each on its 27 neighbours), every task returning its first
         # input at once: dask's own cost of the graph.
         real = _halo._assemble_and_filter
-        _halo._assemble_and_filter = lambda *arguments: arguments[-1]
+        _halo._assemble_and_filter = lambda *blocks, **task: blocks[0]
         try:
             return {name: round(timed(make, **scheduler)[0], 5)
                     for name, scheduler in _SCHEDULERS if name in ("threads", "sync")}
@@ -129,7 +129,7 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 
     def tasks():
         y = make()
-        return [(task[0].args, [x.blocks[key[1:]].compute() for key in task[1:]])
+        return [(task[0].keywords, [x.blocks[key[1:]].compute() for key in task[1:]])
                 for task in dict(y.dask.layers[y.name]).values()]
 
     every_task = tasks()
@@ -137,13 +137,12 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 
     def assembly_alone(kind):
         # One thread, no dask: every block's halo'd input put together, back to back.
-        def assemble(arguments, blocks):
-            _, shape, pieces, layout = arguments[:4]
-            halo = cp.empty(shape, dtype=blocks[0].dtype)
+        def assemble(task, blocks):
+            halo = cp.empty(task["shape"], dtype=blocks[0].dtype)
             if kind == "kernel":
-                _gpu_halo.gather(cp, halo, layout, blocks)
+                _gpu_halo.gather(cp, halo, task["layout"], blocks)
             else:
-                _gpu_halo.copy_pieces(halo, pieces, blocks)
+                _gpu_halo.copy_pieces(halo, task["pieces"], blocks)
             return halo
 
         return _one_thread(cp, lambda: [assemble(a, b) for a, b in every_task], args.repeats)
@@ -153,9 +152,9 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 
     def filter_alone():
         halos = []
-        for arguments, blocks in every_task:
-            halo = cp.empty(arguments[1], dtype=blocks[0].dtype)
-            _gpu_halo.copy_pieces(halo, arguments[2], blocks)
+        for task, blocks in every_task:
+            halo = cp.empty(task["shape"], dtype=blocks[0].dtype)
+            _gpu_halo.copy_pieces(halo, task["pieces"], blocks)
             halos.append(halo)
         return _one_thread(cp, lambda: [ndimage_gaussian(h, args.sigma) for h in halos],
                            args.repeats)

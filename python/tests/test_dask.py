@@ -208,7 +208,7 @@ def _halo_tasks(x, depth, mode):
     y = nd._halo.overlap_filter(x, lambda block: block, [nd._halo.Reach(depth, {mode})] * x.ndim,
                                 x.dtype)
     for task in dict(y.dask.layers[y.name]).values():
-        yield task[0].args, [x.blocks[key[1:]].compute() for key in task[1:]]
+        yield task[0].keywords, [x.blocks[key[1:]].compute() for key in task[1:]]
 
 
 def _gather_like_the_kernel(shape, layout, blocks):
@@ -243,14 +243,15 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
     x = _chunked(random_array(rng, shape, np.float32), chunks)
     laid_out = 0
-    for (_, halo_shape, pieces, layout, *_), blocks in _halo_tasks(x, depth, mode):
-        expected = np.full(halo_shape, np.nan, np.float32)
-        _gpu_halo.copy_pieces(expected, pieces, blocks)
+    for task, blocks in _halo_tasks(x, depth, mode):
+        expected = np.full(task["shape"], np.nan, np.float32)
+        _gpu_halo.copy_pieces(expected, task["pieces"], blocks)
+        layout = task["layout"]
         if depth > min(chunks):
             assert layout is None or all(len(axis) <= 3 for axis in layout[0])
         if layout is not None:
             laid_out += 1
-            np.testing.assert_array_equal(_gather_like_the_kernel(halo_shape, layout, blocks),
+            np.testing.assert_array_equal(_gather_like_the_kernel(task["shape"], layout, blocks),
                                           expected)
     assert laid_out > 0 if depth <= min(chunks) else True
 
@@ -270,7 +271,7 @@ def test_rows_widened_to_a_multiple(rng, multiple, mode, cval, monkeypatch):
         lazy = getattr(nd, name)(x, *args, mode=mode, cval=cval, threads=1)
         np.testing.assert_array_equal(lazy.compute(scheduler="threads"), whole)
         depth = nd.halo(name, len(shape), *args)[-1]
-        lengths = {arguments[1][-1] for arguments, _ in _halo_tasks(x, depth, mode)}
+        lengths = {task["shape"][-1] for task, _ in _halo_tasks(x, depth, mode)}
         assert all(n % multiple == 0 or n == shape[-1] for n in lengths) or multiple > shape[-1], \
             lengths
 
@@ -303,13 +304,13 @@ def test_cupy_chunks(rng, assembly, stream, monkeypatch):
         same = nd._halo.overlap_filter(x, lambda block: block,
                                        [nd._halo.Reach(2, {mode})] * len(shape), dtype)
         np.testing.assert_array_equal(same.compute(scheduler="threads").get(), host)
-        for (_, halo_shape, pieces, layout, *_), blocks in _halo_tasks(x, 3, mode):
-            expected = cupy.zeros(halo_shape, dtype)
-            _gpu_halo.copy_pieces(expected, pieces, blocks)
-            if layout is None:
+        for task, blocks in _halo_tasks(x, 3, mode):
+            if task["layout"] is None:
                 continue
-            gathered = cupy.zeros(halo_shape, dtype)
-            _gpu_halo.gather(cupy, gathered, layout, blocks)
+            expected = cupy.zeros(task["shape"], dtype)
+            _gpu_halo.copy_pieces(expected, task["pieces"], blocks)
+            gathered = cupy.zeros(task["shape"], dtype)
+            _gpu_halo.gather(cupy, gathered, task["layout"], blocks)
             np.testing.assert_array_equal(gathered.get(), expected.get())
 
 

@@ -26,6 +26,7 @@ _ELEMENT_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
 _MAX_AXES = 4
 _SEGMENTS = 3  # along an axis: the left neighbour's part, the block, the right neighbour's part
 _ROWS_PER_CTA = 8
+_UNROLL = 4  # elements a thread reads before it writes them
 _NOWHERE = 2**62  # the start of a segment an axis does not have
 
 
@@ -102,12 +103,26 @@ def _kernel_source(ndim: int, itemsize: int) -> str:
             lines.append(f"    case {k}: base{j} = (const char*)p{k}{offset}; "
                          f"step{j} = s{k}_{last}; break;")
         lines.append("  }")
+    # _UNROLL loads of a thread issued before its stores, so that enough reads are in flight
     lines += ["  T* o = out + row * n_last;",
-              "  for (long long c = threadIdx.x; c < n_last; c += blockDim.x) {"]
-    lines += ["  " + line for line in segment(last, "c")]
-    lines += ["    const char* base = gc == 0 ? base0 : (gc == 1 ? base1 : base2);",
-              "    const long long step = gc == 0 ? step0 : (gc == 1 ? step1 : step2);",
-              "    o[c] = *reinterpret_cast<const T*>(base + xc * step);",
+              f"  for (long long first = threadIdx.x; first < n_last; "
+              f"first += {_UNROLL} * blockDim.x) {{",
+              f"    T v[{_UNROLL}];",
+              "#pragma unroll",
+              f"    for (int u = 0; u < {_UNROLL}; ++u) {{",
+              "      const long long c = first + u * blockDim.x;",
+              "      if (c < n_last) {"]
+    lines += ["        " + line.strip() for line in segment(last, "c")]
+    lines += ["        const char* base = gc == 0 ? base0 : (gc == 1 ? base1 : base2);",
+              "        const long long step = gc == 0 ? step0 : (gc == 1 ? step1 : step2);",
+              "        v[u] = *reinterpret_cast<const T*>(base + xc * step);",
+              "      }",
+              "    }",
+              "#pragma unroll",
+              f"    for (int u = 0; u < {_UNROLL}; ++u) {{",
+              "      const long long c = first + u * blockDim.x;",
+              "      if (c < n_last) o[c] = v[u];",
+              "    }",
               "  }",
               "}"]
     return "\n".join(lines) + "\n", name
@@ -175,43 +190,50 @@ def _thread_stream(cupy):
     return streams[device]
 
 
-def assemble_and_filter(block_filter, shape, pieces, layout, outputs, count, dtype, assembly,
-                        stream, *blocks):
+def assemble_and_filter(blocks, *, block_filter, fills_output, shape, pieces, layout, outputs,
+                        count, dtype, assembly, stream):
     """One output block of CuPy chunks: its halo'd input copied together (`assembly`: 'kernel'
-    where the layout fits, else 'pieces'), filtered into `dtype`, the halo's outputs cut away.
-    `stream`: 'current' runs on the caller's current stream and returns a view of the filtered
-    block; 'thread' and 'thread-event' run on the thread's own stream and return a new contiguous
-    array, 'thread' waiting for its stream, 'thread-event' making the caller's stream wait for it."""
+    where the layout fits, else 'pieces'), filtered into `dtype`, the halo's outputs cut away (a
+    view). `stream`: 'current' runs on the caller's current stream; 'thread' and 'thread-event'
+    on the thread's own stream, 'thread' waiting for it before returning, 'thread-event' making
+    the caller's stream wait for it."""
     import cupy
 
     keep = ((slice(None),) if count is not None else ()) + outputs
     use_kernel = assembly == "kernel" and fits_kernel(layout, blocks)
 
-    def work():
+    def work(output=None):
         halo = cupy.empty(shape, dtype=blocks[0].dtype)
         if use_kernel:
             gather(cupy, halo, layout, blocks)
         else:
             copy_pieces(halo, pieces, blocks)
-        return block_filter(halo)
+        return block_filter(halo) if output is None else block_filter(halo, output=output)
 
     if stream == "current":
         return work()[keep]
     caller = cupy.cuda.get_current_stream()
     own = _thread_stream(cupy)
-    # The result is taken from the caller's stream's memory pool before the wait below, so that
+    # The result's memory is taken from the caller's stream's pool before the wait below, so that
     # whatever the caller's stream did with that memory before it was freed runs first.
-    trimmed = cupy.empty(((count,) if count is not None else ()) +
-                         tuple(s.stop - s.start for s in outputs), dtype=dtype)
+    counted = (count,) if count is not None else ()
+    if fills_output:
+        result = cupy.empty(counted + tuple(shape), dtype=dtype)
+    else:
+        result = cupy.empty(counted + tuple(s.stop - s.start for s in outputs), dtype=dtype)
     inputs_ready = cupy.cuda.Event(disable_timing=True)
     inputs_ready.record(caller)
     own.wait_event(inputs_ready)
     with own:
-        trimmed[...] = work()[keep]
+        if fills_output:
+            work(result)
+            result = result[keep]
+        else:
+            result[...] = work()[keep]
     if stream == "thread":
         own.synchronize()
     else:
         done = cupy.cuda.Event(disable_timing=True)
         done.record(own)
         caller.wait_event(done)
-    return trimmed
+    return result

@@ -104,28 +104,29 @@ def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, mult
     return pieces, first - lo, hi - lo
 
 
-def _assemble_and_filter(block_filter, shape, pieces, layout, outputs, count, dtype, assembly,
-                         stream, *blocks):
+def _assemble_and_filter(*blocks, **task):
     """One output block: its input with the halo copied together from the neighbouring blocks,
-    filtered, the halo's outputs cut away; CuPy blocks as _gpu_halo.assemble_and_filter says."""
+    filtered, the halo's outputs cut away; CuPy blocks as _gpu_halo.assemble_and_filter says
+    (`task`: its keyword arguments)."""
     if type(blocks[0]).__module__.split(".")[0] == "cupy":
-        return _gpu_halo.assemble_and_filter(block_filter, shape, pieces, layout, outputs, count,
-                                             dtype, assembly, stream, *blocks)
-    halo = np.empty(shape, dtype=blocks[0].dtype)
-    _gpu_halo.copy_pieces(halo, pieces, blocks)
-    result = block_filter(halo)
-    return result[((slice(None),) if count is not None else ()) + outputs]
+        return _gpu_halo.assemble_and_filter(blocks, **task)
+    halo = np.empty(task["shape"], dtype=blocks[0].dtype)
+    _gpu_halo.copy_pieces(halo, task["pieces"], blocks)
+    result = task["block_filter"](halo)
+    return result[((slice(None),) if task["count"] is not None else ()) + task["outputs"]]
 
 
 def _on_gpu(x: da.Array) -> bool:
     return type(x._meta).__module__.split(".")[0] == "cupy"
 
 
-def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) -> da.Array:
+def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None,
+                   fills_output=False) -> da.Array:
     """``block_filter`` over every block of `x` with its halo, the halo's outputs cut away: the
     whole array's result, block by block, lazily. A block's result has the block's shape, or
     ``(count,) + shape`` with `count` (the filter bank: one output per filter along a new first
-    axis).
+    axis). `fills_output`: ``block_filter(block, output=array)`` writes its result into `array`
+    (CuPy blocks' results are then made where the caller's stream can use them, without a copy).
 
     Two graphs, chosen by where the chunks live. CuPy chunks: one task per output block that reads
     its neighbouring blocks whole and copies their parts into one halo'd input, because
@@ -148,7 +149,8 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
             return x.map_blocks(block_filter, dtype=dtype, meta=meta)
         return x.map_blocks(block_filter, new_axis=0, chunks=chunks, dtype=dtype, meta=meta)
     if _on_gpu(x):
-        return _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta)
+        return _neighbour_graph(x, block_filter, fills_output, depth, boundary, dtype, count,
+                                chunks, meta)
     x = da.overlap.overlap(x, depth=depth, boundary=boundary, allow_rechunk=True)
     if count is None:
         y = x.map_blocks(block_filter, dtype=dtype, meta=meta)
@@ -160,7 +162,8 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
     return da.overlap.trim_internal(y, depth, boundary)
 
 
-def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta) -> da.Array:
+def _neighbour_graph(x, block_filter, fills_output, depth, boundary, dtype, count, chunks,
+                     meta) -> da.Array:
     """One task per output block: _assemble_and_filter of the blocks its halo reaches."""
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
@@ -194,8 +197,9 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
         outputs = tuple(slice(a[1], a[1] + int(bounds[k][j + 1] - bounds[k][j]))
                         for k, (a, j) in enumerate(zip(axes, index)))
         out_key = (name,) + ((0,) if count is not None else ()) + index
-        graph[out_key] = (functools.partial(_assemble_and_filter, block_filter, shape, pieces,
-                                            layout, outputs, count, dtype, GPU_ASSEMBLY,
-                                            GPU_STREAM), *keys)
+        graph[out_key] = (functools.partial(
+            _assemble_and_filter, block_filter=block_filter, fills_output=fills_output,
+            shape=shape, pieces=pieces, layout=layout, outputs=outputs, count=count, dtype=dtype,
+            assembly=GPU_ASSEMBLY, stream=GPU_STREAM), *keys)
     layers = HighLevelGraph.from_collections(name, graph, dependencies=[x])
     return da.Array(layers, name, chunks, dtype=dtype, meta=meta)
