@@ -164,11 +164,13 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 
     def filter_by_shape():
         # One block's filter (GPU time between events, best of 5) against its extents: the
-        # interior block's 272^3, its rows widened to 288 (a multiple of 32), the chunk alone.
+        # interior block's 272^3; its rows widened to 288 (a multiple of 32) or 384 (of 128, the
+        # column kernel's x tile); 288^3; the chunk alone.
         c, d = args.chunk, int(4 * args.sigma + 0.5)
+        h = c + 2 * d
         times = {}
-        for extents in [(c + 2 * d,) * 3, (c + 2 * d, c + 2 * d, c + 4 * d), (c + 4 * d,) * 3,
-                        (c,) * 3]:
+        for extents in [(h, h, h), (h, h, -(-h // 32) * 32), (h, h, -(-h // 128) * 128),
+                        (-(-h // 32) * 32,) * 3, (c, c, c)]:
             block = cp.random.default_rng(3).random(extents, dtype=cp.float32)
             best = _one_thread(cp, lambda: ndimage_gaussian(block, args.sigma), 5)["gpu_s"]
             times["x".join(map(str, extents))] = round(best * 1e3, 4)
@@ -198,7 +200,7 @@ def _breakdown(args, cp, da, nd, _halo, x, whole, timed):
 # (assembly, stream, rows widened to a multiple of)
 _VARIANTS = [("pieces", "current", 1), ("kernel", "current", 1), ("pieces", "thread", 1),
              ("kernel", "thread", 1), ("kernel", "thread-event", 1), ("kernel", "current", 32),
-             ("kernel", "thread", 32), ("kernel", "thread-event", 32)]
+             ("kernel", "thread", 32), ("kernel", "thread-event", 32), ("kernel", "thread", 128)]
 _SCHEDULERS = [("threads", {}), ("threads_1", {"num_workers": 1}),
                ("threads_2", {"num_workers": 2}), ("threads_4", {"num_workers": 4}),
                ("threads_8", {"num_workers": 8}), ("sync", {"scheduler": "sync"})]
