@@ -70,6 +70,8 @@ def graph(request, monkeypatch):
     # Both halo graphs on host chunks: dask's overlap (host chunks' own), and the one task per
     # block that CuPy chunks take (_halo._neighbour_graph), so CI checks it without a GPU.
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: request.param == "neighbours")
+    # Halos as narrow as the filter reads (test_rows_widened_to_a_multiple widens them).
+    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", 1)
     return request.param
 
 
@@ -241,6 +243,7 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     # its rule, in numpy, against the slice-by-slice copies, for every block. Chunks smaller than
     # the halo (more than 3 pieces along an axis) have no layout and take the pieces.
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
+    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", 1)
     x = _chunked(random_array(rng, shape, np.float32), chunks)
     laid_out = 0
     for task, blocks in _halo_tasks(x, depth, mode):
@@ -256,7 +259,7 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     assert laid_out > 0 if depth <= min(chunks) else True
 
 
-@pytest.mark.parametrize("multiple", [8, 5, 32])
+@pytest.mark.parametrize("multiple", [8, 5, 32, 128])
 @pytest.mark.parametrize("mode,cval", [("reflect", 0.0), ("wrap", 0.0), ("constant", 2.5)])
 def test_rows_widened_to_a_multiple(rng, multiple, mode, cval, monkeypatch):
     # The halo'd blocks' last axis widened until its length is a multiple (as far as the array
@@ -277,16 +280,17 @@ def test_rows_widened_to_a_multiple(rng, multiple, mode, cval, monkeypatch):
 
 
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
-@pytest.mark.parametrize("assembly,stream", [("pieces", "current"), ("kernel", "current"),
-                                             ("kernel", "thread"), ("kernel", "thread-event"),
-                                             ("pieces", "thread")])
-def test_cupy_chunks(rng, assembly, stream, monkeypatch):
+@pytest.mark.parametrize("assembly,stream,multiple", [
+    ("pieces", "current", 1), ("kernel", "current", 1), ("kernel", "current", 128),
+    ("kernel", "thread", 1), ("kernel", "thread-event", 8), ("pieces", "thread", 1)])
+def test_cupy_chunks(rng, assembly, stream, multiple, monkeypatch):
     import cupy
 
     monkeypatch.setattr(nd._halo, "GPU_ASSEMBLY", assembly)
     monkeypatch.setattr(nd._halo, "GPU_STREAM", stream)
+    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", multiple)
     array = random_array(rng, (40, 33, 29), np.float32)
-    x = da.from_array(cupy.asarray(array), chunks=(16, 11, 29), asarray=False)
+    x = da.from_array(cupy.asarray(array), chunks=(16, 11, 10), asarray=False)
     lazy = nd.gaussian_filter(x, 2.0, mode="nearest")
     result = lazy.compute(scheduler="threads")
     assert isinstance(result, cupy.ndarray)

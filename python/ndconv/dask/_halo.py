@@ -25,9 +25,9 @@ from . import _gpu_halo
 # How CuPy blocks are put together and on which stream they run (_gpu_halo.assemble_and_filter);
 # the graph takes the values current when it is built.
 GPU_ASSEMBLY = "kernel"
-GPU_STREAM = "thread"
+GPU_STREAM = "current"
 # The halo'd blocks' rows (the last axis) widened to a multiple of this many voxels (1: not).
-GPU_ROW_MULTIPLE = 1
+GPU_ROW_MULTIPLE = 128
 
 
 @dataclass
