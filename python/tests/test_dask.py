@@ -70,8 +70,6 @@ def graph(request, monkeypatch):
     # Both halo graphs on host chunks: dask's overlap (host chunks' own), and the one task per
     # block that CuPy chunks take (_halo._neighbour_graph), so CI checks it without a GPU.
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: request.param == "neighbours")
-    # Halos as narrow as the filter reads (test_rows_widened_to_a_multiple widens them).
-    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", 1)
     return request.param
 
 
@@ -243,7 +241,6 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     # its rule, in numpy, against the slice-by-slice copies, for every block. Chunks smaller than
     # the halo (more than 3 pieces along an axis) have no layout and take the pieces.
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
-    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", 1)
     x = _chunked(random_array(rng, shape, np.float32), chunks)
     laid_out = 0
     for task, blocks in _halo_tasks(x, depth, mode):
@@ -259,36 +256,30 @@ def test_gather_kernel_layout_equals_the_pieces(rng, shape, chunks, depth, mode,
     assert laid_out > 0 if depth <= min(chunks) else True
 
 
-@pytest.mark.parametrize("multiple", [8, 5, 32, 128])
-@pytest.mark.parametrize("mode,cval", [("reflect", 0.0), ("wrap", 0.0), ("constant", 2.5)])
-def test_rows_widened_to_a_multiple(rng, multiple, mode, cval, monkeypatch):
-    # The halo'd blocks' last axis widened until its length is a multiple (as far as the array
-    # allows): the outputs kept are the same, bit for bit.
+@pytest.mark.parametrize("whole", [270, 300, 256])
+def test_3d_blocks_take_the_whole_arrays_gpu_plan(rng, whole, monkeypatch):
+    # The engine filters 3D arrays on a GPU by its column passes or, where their 128-wide x tiles
+    # would be at most 75% used, by its slab kernel, which rounds differently: each halo'd block's
+    # rows are made long enough for the plan of the whole array's rows (270: the slab kernel;
+    # 300, 256: the column passes), as far as the array allows, and the outputs kept are the same.
     monkeypatch.setattr(nd._halo, "_on_gpu", lambda x: True)
-    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", multiple)
-    for shape, chunks, name, args in [((23, 19, 41), (9, 7, 12), "gaussian_filter", (1.5,)),
-                                      ((9, 8, 6, 30), (4, 3, 6, 11), "uniform_filter", (3,))]:
-        array = random_array(rng, shape, np.float32)
-        x = _chunked(array, chunks)
-        whole = getattr(ndimage, name)(array, *args, mode=mode, cval=cval, threads=1)
-        lazy = getattr(nd, name)(x, *args, mode=mode, cval=cval, threads=1)
-        np.testing.assert_array_equal(lazy.compute(scheduler="threads"), whole)
-        depth = nd.halo(name, len(shape), *args)[-1]
-        lengths = {task["shape"][-1] for task, _ in _halo_tasks(x, depth, mode)}
-        assert all(n % multiple == 0 or n == shape[-1] for n in lengths) or multiple > shape[-1], \
-            lengths
+    array = random_array(rng, (6, 5, whole), np.float32)
+    x = _chunked(array, (4, 5, 110))
+    for mode in ("reflect", "wrap", "constant"):
+        expected = ndimage.gaussian_filter(array, 1.5, mode=mode, cval=2.5, threads=1)
+        lazy = nd.gaussian_filter(x, 1.5, mode=mode, cval=2.5, threads=1)
+        np.testing.assert_array_equal(lazy.compute(scheduler="threads"), expected)
+        columns = nd._halo._column_x_use(whole) > nd._halo.SLAB_MAX_COLUMN_X_USE
+        lengths = {task["shape"][-1] for task, _ in _halo_tasks(x, 6, mode)}
+        assert all((nd._halo._column_x_use(n) > nd._halo.SLAB_MAX_COLUMN_X_USE) == columns or
+                   n == whole for n in lengths), lengths
+        assert all(n % 128 == 0 or n == whole for n in lengths) if columns else True
 
 
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
-@pytest.mark.parametrize("assembly,stream,multiple", [
-    ("pieces", "current", 1), ("kernel", "current", 1), ("kernel", "current", 128),
-    ("kernel", "thread", 1), ("kernel", "thread-event", 8), ("pieces", "thread", 1)])
-def test_cupy_chunks(rng, assembly, stream, multiple, monkeypatch):
+def test_cupy_chunks(rng):
     import cupy
 
-    monkeypatch.setattr(nd._halo, "GPU_ASSEMBLY", assembly)
-    monkeypatch.setattr(nd._halo, "GPU_STREAM", stream)
-    monkeypatch.setattr(nd._halo, "GPU_ROW_MULTIPLE", multiple)
     array = random_array(rng, (40, 33, 29), np.float32)
     x = da.from_array(cupy.asarray(array), chunks=(16, 11, 10), asarray=False)
     lazy = nd.gaussian_filter(x, 2.0, mode="nearest")

@@ -22,12 +22,13 @@ from dask.array.utils import meta_from_array
 from .._scipy_args import MODES
 from . import _gpu_halo
 
-# How CuPy blocks are put together and on which stream they run (_gpu_halo.assemble_and_filter);
-# the graph takes the values current when it is built.
-GPU_ASSEMBLY = "kernel"
-GPU_STREAM = "current"
-# The halo'd blocks' rows (the last axis) widened to a multiple of this many voxels (1: not).
-GPU_ROW_MULTIPLE = 128
+# The engine's GPU plan for 3D separable filters (src/cuda/separable): the column passes, whose x
+# tiles are COLUMN_TILE_X voxels wide, or its one-pass slab kernel where those tiles would be at most
+# SLAB_MAX_COLUMN_X_USE used (separable_plan.h's column_x_use, tuning.h's slab_max_column_x_use).
+# The two round differently (the slab kernel filters y before x), so a block must take the plan
+# the whole array takes: _row_length says how long a CuPy block's rows are made for that.
+COLUMN_TILE_X = 128
+SLAB_MAX_COLUMN_X_USE = 0.75
 
 
 @dataclass
@@ -72,18 +73,40 @@ def _plan_axes(x: da.Array, reach: list):
     return depth, boundary, whole
 
 
-def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, multiple: int = 1):
+def _column_x_use(length: int) -> float:
+    tiles = -(-length // COLUMN_TILE_X)
+    return length / (tiles * COLUMN_TILE_X) if length > 0 else 1.0
+
+
+def _row_length(whole: int):
+    """How long a halo'd CuPy block's rows (its last axis) are made, given their length with the
+    halo and the whole array's: full column tiles where the whole array's rows take the column
+    passes, else a length that leaves them at most SLAB_MAX_COLUMN_X_USE used (the slab kernel
+    where it applies), so that the engine takes the same plan for the block as for the whole."""
+    whole_takes_columns = _column_x_use(whole) > SLAB_MAX_COLUMN_X_USE
+
+    def length(n: int) -> int:
+        if whole_takes_columns:
+            return -(-n // COLUMN_TILE_X) * COLUMN_TILE_X
+        if _column_x_use(n) <= SLAB_MAX_COLUMN_X_USE:
+            return n
+        return -(-n // COLUMN_TILE_X) * COLUMN_TILE_X + 1
+
+    return length
+
+
+def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, widen=None):
     """The input of output rows [first, stop) along one axis with its halo, as pieces
     (block, start in the block, stop in the block, start in the halo'd input), and where the
     outputs lie in that input: clipped at the array's ends (the filter's mode extends it there),
-    or wrapped round them for 'wrap'. A halo is widened, one row after and one before in turn
-    as far as the array allows, until the input's length is a multiple of `multiple` (more
+    or wrapped round them for 'wrap'. With `widen`, a halo is widened, one row after and one
+    before in turn as far as the array allows, until the input is widen(its length) long (more
     neighbours than the filter reads change none of the outputs kept)."""
     n = bounds[-1]
     lo, hi = first - depth, stop + depth
     if not periodic:
         lo, hi = max(lo, 0), min(hi, n)
-    extra = -(hi - lo) % multiple if depth > 0 else 0
+    extra = widen(hi - lo) - (hi - lo) if depth > 0 and widen is not None else 0
     after = True
     while extra > 0 and hi - lo < n:
         can_after, can_before = periodic or hi < n, periodic or lo > 0
@@ -104,34 +127,31 @@ def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, mult
     return pieces, first - lo, hi - lo
 
 
-def _assemble_and_filter(*blocks, **task):
-    """One output block: its input with the halo copied together from the neighbouring blocks,
-    filtered, the halo's outputs cut away; CuPy blocks as _gpu_halo.assemble_and_filter says
-    (`task`: its keyword arguments)."""
-    if type(blocks[0]).__module__.split(".")[0] == "cupy":
-        return _gpu_halo.assemble_and_filter(blocks, **task)
-    halo = np.empty(task["shape"], dtype=blocks[0].dtype)
-    _gpu_halo.copy_pieces(halo, task["pieces"], blocks)
-    result = task["block_filter"](halo)
-    return result[((slice(None),) if task["count"] is not None else ()) + task["outputs"]]
+def _assemble_and_filter(*blocks, block_filter, shape, pieces, layout, outputs, count):
+    """One output block: its input with the halo copied together from the neighbouring blocks
+    (CuPy blocks by one kernel where the layout fits, _gpu_halo), filtered, the halo's outputs cut
+    away."""
+    halo = np.empty_like(blocks[0], shape=shape)
+    _gpu_halo.assemble(halo, pieces, layout, blocks)
+    result = block_filter(halo)
+    return result[((slice(None),) if count is not None else ()) + outputs]
 
 
 def _on_gpu(x: da.Array) -> bool:
     return type(x._meta).__module__.split(".")[0] == "cupy"
 
 
-def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None,
-                   fills_output=False) -> da.Array:
+def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) -> da.Array:
     """``block_filter`` over every block of `x` with its halo, the halo's outputs cut away: the
     whole array's result, block by block, lazily. A block's result has the block's shape, or
     ``(count,) + shape`` with `count` (the filter bank: one output per filter along a new first
-    axis). `fills_output`: ``block_filter(block, output=array)`` writes its result into `array`
-    (CuPy blocks' results are then made where the caller's stream can use them, without a copy).
+    axis).
 
     Two graphs, chosen by where the chunks live. CuPy chunks: one task per output block that reads
-    its neighbouring blocks whole and copies their parts into one halo'd input, because
-    ``map_overlap``'s tasks per block (a slice of every neighbour, a concatenation, a trim) cost
-    more than the filter itself on a GPU. Host chunks: dask's ``overlap``, whose tasks hold only
+    its neighbouring blocks whole and copies their parts into one halo'd input (one kernel launch),
+    because ``map_overlap``'s tasks per block (a slice of every neighbour, a concatenation, a trim)
+    cost more than the filter itself on a GPU; a 3D block's rows are widened so that the engine
+    takes the whole array's plan (_row_length). Host chunks: dask's ``overlap``, whose tasks hold only
     thin slices of the neighbours, so a worker with little memory can stream a volume far larger
     than itself (a task holding 27 whole neighbours had workers killed in the 4x zarr test)."""
     dtype = np.dtype(dtype)
@@ -149,8 +169,7 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None,
             return x.map_blocks(block_filter, dtype=dtype, meta=meta)
         return x.map_blocks(block_filter, new_axis=0, chunks=chunks, dtype=dtype, meta=meta)
     if _on_gpu(x):
-        return _neighbour_graph(x, block_filter, fills_output, depth, boundary, dtype, count,
-                                chunks, meta)
+        return _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta)
     x = da.overlap.overlap(x, depth=depth, boundary=boundary, allow_rechunk=True)
     if count is None:
         y = x.map_blocks(block_filter, dtype=dtype, meta=meta)
@@ -162,44 +181,36 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None,
     return da.overlap.trim_internal(y, depth, boundary)
 
 
-def _neighbour_graph(x, block_filter, fills_output, depth, boundary, dtype, count, chunks,
-                     meta) -> da.Array:
+def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta) -> da.Array:
     """One task per output block: _assemble_and_filter of the blocks its halo reaches."""
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
 
     bounds = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in x.chunks]
-    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count, GPU_ASSEMBLY,
-                                   GPU_STREAM, GPU_ROW_MULTIPLE)
+    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count)
+    # Only 3D filters have two GPU plans (the slab kernel is 3D); 2D and 4D blocks keep their rows.
+    widen = _row_length(x.shape[-1]) if x.ndim == 3 else None
     per_axis = [[_axis_pieces(bounds[a], int(bounds[a][j]), int(bounds[a][j + 1]), depth[a],
-                              boundary[a] == "periodic",
-                              GPU_ROW_MULTIPLE if a == x.ndim - 1 else 1)
+                              boundary[a] == "periodic", widen if a == x.ndim - 1 else None)
                  for j in range(len(x.chunks[a]))]
                 for a in range(x.ndim)]
     graph = {}
     for index in itertools.product(*(range(len(c)) for c in x.chunks)):
         axes = [per_axis[a][j] for a, j in enumerate(index)]
-        keys, pieces = [], []
-
-        def key_index(combination):
-            key = (x.name,) + tuple(piece[0] for piece in combination)
-            if key not in keys:
-                keys.append(key)
-            return keys.index(key)
-
+        keys, pieces = {}, []
         for combination in itertools.product(*(a[0] for a in axes)):
+            key = (x.name,) + tuple(piece[0] for piece in combination)
             source = tuple(slice(piece[1], piece[2]) for piece in combination)
             target = tuple(slice(piece[3], piece[3] + piece[2] - piece[1])
                            for piece in combination)
-            pieces.append((key_index(combination), source, target))
-        layout = _gpu_halo.gather_layout([a[0] for a in axes], key_index)
+            pieces.append((keys.setdefault(key, len(keys)), source, target))
+        layout = _gpu_halo.gather_layout([a[0] for a in axes], [p[0] for p in pieces])
         shape = tuple(a[2] for a in axes)
         outputs = tuple(slice(a[1], a[1] + int(bounds[k][j + 1] - bounds[k][j]))
                         for k, (a, j) in enumerate(zip(axes, index)))
         out_key = (name,) + ((0,) if count is not None else ()) + index
         graph[out_key] = (functools.partial(
-            _assemble_and_filter, block_filter=block_filter, fills_output=fills_output,
-            shape=shape, pieces=pieces, layout=layout, outputs=outputs, count=count, dtype=dtype,
-            assembly=GPU_ASSEMBLY, stream=GPU_STREAM), *keys)
+            _assemble_and_filter, block_filter=block_filter, shape=shape, pieces=pieces,
+            layout=layout, outputs=outputs, count=count), *keys)
     layers = HighLevelGraph.from_collections(name, graph, dependencies=[x])
     return da.Array(layers, name, chunks, dtype=dtype, meta=meta)

@@ -220,8 +220,7 @@ def _wrap(name: str):
         call.update(arguments.get("kwargs", {}))
         block_filter = functools.partial(scipy_like, **call)
         _check_on_sample(block_filter, x)
-        return overlap_filter(x, block_filter, reach_of(x.ndim, arguments), dtype,
-                              fills_output=True)
+        return overlap_filter(x, block_filter, reach_of(x.ndim, arguments), dtype)
 
     dask_filter.__name__ = dask_filter.__qualname__ = name
     dask_filter.__signature__ = signature
