@@ -22,9 +22,10 @@ from dask.array.utils import meta_from_array
 from .._scipy_args import MODES
 from . import _gpu_halo
 
-# The engine's GPU plan for 3D separable filters (src/cuda/separable): the column passes, whose x
-# tiles are COLUMN_TILE_X voxels wide, or its one-pass slab kernel where those tiles would be at most
-# SLAB_MAX_COLUMN_X_USE used (separable_plan.h's column_x_use, tuning.h's slab_max_column_x_use).
+# The engine's GPU plan for 3D separable filters (src/cuda/separable): the column passes, whose
+# x tiles are COLUMN_TILE_X voxels wide, or its one-pass slab kernel where those tiles would be at
+# most SLAB_MAX_COLUMN_X_USE used (separable_plan.h's column_x_use, tuning.h's
+# slab_max_column_x_use).
 # The two round differently (the slab kernel filters y before x), so a block must take the plan
 # the whole array takes: _row_length says how long a CuPy block's rows are made for that.
 COLUMN_TILE_X = 128
@@ -151,9 +152,10 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
     its neighbouring blocks whole and copies their parts into one halo'd input (one kernel launch),
     because ``map_overlap``'s tasks per block (a slice of every neighbour, a concatenation, a trim)
     cost more than the filter itself on a GPU; a 3D block's rows are widened so that the engine
-    takes the whole array's plan (_row_length). Host chunks: dask's ``overlap``, whose tasks hold only
-    thin slices of the neighbours, so a worker with little memory can stream a volume far larger
-    than itself (a task holding 27 whole neighbours had workers killed in the 4x zarr test)."""
+    takes the whole array's plan (_row_length). Host chunks: dask's ``overlap``, whose tasks hold
+    only thin slices of the neighbours, so a worker with little memory can stream a volume far
+    larger than itself (a task holding 27 whole neighbours had workers killed in the 4x zarr
+    test)."""
     dtype = np.dtype(dtype)
     depth, boundary, whole = _plan_axes(x, reach)
     if whole:
