@@ -27,10 +27,33 @@ using S = TensorCoreShape;
 // fit).
 constexpr int kTensorCoreMinBlocks = 3;
 constexpr bool kTensorCorePrefetchA = false;
+// Several tap frames (TensorCoreFramesTile): one block of 12 warps per SM, the shared memory
+// holding every frame's weights (7 frames: 160 KB).
+constexpr int kTensorCoreFramesMinBlocks = 1;
+
+// Enqueues Tile's kernel; throws InvalidArgument where its block does not fit on the GPU's SMs.
+template <class Tile, int MinBlocks>
+void launch_tile(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+                 const int32_t* fragments, const float* scales, float* outputs,
+                 cudaStream_t stream) {
+  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+  const int sms = cuda_backend::device_attributes(device).multiprocessors;
+  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA>(a, g.passes(), sms, stream))
+    throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
+                          std::to_string(Tile::shared_bytes(g.frames())) +
+                          " bytes of shared memory)");
+  NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
+}
 
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
 DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
+}
+
+// Shared bytes of the block that runs `g`.
+int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
+  return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
+                        : TensorCoreDefaultTile::shared_bytes(1);
 }
 
 std::string format_error(double e) {
@@ -64,7 +87,15 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   std::string shape = tensor_core_cannot_implement(l.filter);
   if (!shape.empty())
     return shape;
-  const double e = worst_split_error(tensor_core_geometry(l), taps, S::kSlices);
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  int shared = 0;
+  NDCONV_CUDA_CHECK(
+      cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (tensor_core_shared_bytes(g) > shared)
+    return "the kernel's block needs " + std::to_string(tensor_core_shared_bytes(g)) +
+           " bytes of shared memory for " + std::to_string(g.frames()) +
+           " tap frame(s), the device gives a block " + std::to_string(shared);
+  const double e = worst_split_error(g, taps, S::kSlices);
   if (!(e <= policy.max_split_error))
     return "the weights' " + std::to_string(S::kSlices) + " digits lose " + format_error(e) +
            " of a filter's largest tap (the slice test allows " +
@@ -75,14 +106,13 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream) {
-  using Tile = TensorCoreDefaultTile;
-  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
-  const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  if (!launch_tensor_core_kernel<Tile, kTensorCoreMinBlocks, kTensorCorePrefetchA>(
-          a, g.passes(), sms, static_cast<cudaStream_t>(stream)))
-    throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
-                          std::to_string(Tile::kSharedBytes) + " bytes of shared memory)");
-  NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (g.frames() > 1)
+    launch_tile<TensorCoreFramesTile, kTensorCoreFramesMinBlocks>(g, device, padded, fragments,
+                                                                  scales, outputs, s);
+  else
+    launch_tile<TensorCoreDefaultTile, kTensorCoreMinBlocks>(g, device, padded, fragments, scales,
+                                                             outputs, s);
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,
@@ -94,12 +124,12 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);
   std::vector<uint8_t> bytes;
-  if (!padded_input_image(g, padded, l.row_length, TensorCoreDefaultTile::kStagedCopies,
-                          core::resolve_thread_count(options.threads), bytes)) {
+  if (!padded_input_image(g, padded, l.row_length, 1, core::resolve_thread_count(options.threads),
+                          bytes)) {
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }
-  const TensorCoreWeights w = tensor_core_weights(g, p.taps, TensorCoreDefaultTile::kRows);
+  const TensorCoreWeights w = tensor_core_weights(g, p.taps, tensor_core_tile_rows(g));
   const int64_t voxels = g.voxels();
 
   const auto t_upload = std::chrono::steady_clock::now();
@@ -131,7 +161,8 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
   report.notes.push_back("GPU filter bank on the tensor cores (mma.sync u8 x s8, " +
                          std::to_string(S::kSlices) + " weight digits per filter, " +
                          std::to_string(g.passes()) + " passes of up to " +
-                         std::to_string(S::kFilters) + " filters): the input is 8-bit");
+                         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) +
+                         " tap frame(s)): the input is 8-bit");
   return true;
 }
 

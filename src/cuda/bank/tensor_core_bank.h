@@ -26,7 +26,7 @@ std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, int d
 
 /// Enqueues the bank on `stream` (a cudaStream_t; null = the default stream) of `device` (the
 /// current one), all pointers on it: `padded` (geometry.padded_bytes() bytes), `fragments` and
-/// `scales` (tensor_core_weights for TensorCoreDefaultTile::kRows rows) and `outputs`
+/// `scales` (tensor_core_weights for tensor_core_tile_rows(geometry) rows) and `outputs`
 /// (geometry.count contiguous canonical volumes of geometry.voxels() floats). Checks the launch.
 void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
