@@ -56,6 +56,25 @@ int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
                         : TensorCoreDefaultTile::shared_bytes(1);
 }
 
+// Bytes of 8-bit padded rows from the FP32 bank's padded rows (pack_padded_bytes on the device):
+// values past the byte row must be zeros; `not_eight_bit` raised by any value that is not an
+// integer in 0..255.
+__global__ void pack_bytes_kernel(const float* __restrict__ padded, int64_t rows,
+                                  int64_t row_length, int64_t row_bytes,
+                                  uint8_t* __restrict__ bytes, unsigned* not_eight_bit) {
+  const int64_t span = row_length > row_bytes ? row_length : row_bytes;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+    for (int64_t q = threadIdx.x; q < span; q += blockDim.x) {
+      const float v = q < row_length ? padded[r * row_length + q] : 0.0f;
+      // NaN fails every comparison.
+      const bool fits = q < row_bytes ? v >= 0.0f && v <= 255.0f && v == floorf(v) : v == 0.0f;
+      if (!fits)
+        *not_eight_bit = 1u;
+      if (q < row_bytes)
+        bytes[r * row_bytes + q] = fits ? static_cast<uint8_t>(v) : uint8_t{0};
+    }
+}
+
 std::string format_error(double e) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", e);
@@ -103,6 +122,12 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   return {};
 }
 
+std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options) {
+  if (!options.expert.tensor_cores)
+    return "the tensor cores are off in the options (expert.tensor_cores)";
+  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores);
+}
+
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream) {
@@ -115,11 +140,63 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
                                                              outputs, s);
 }
 
+DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,
+                                                     int64_t max_padded_bytes, void* stream) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  const TensorCoreWeights w = tensor_core_weights(g, taps, tensor_core_tile_rows(g));
+  const auto s = static_cast<cudaStream_t>(stream);
+  DeviceTensorCoreOperands o;
+  o.fragments = bytes_buffer(w.fragments.size() * sizeof(int32_t));
+  o.scales.allocate(w.scales.size());
+  o.bytes = bytes_buffer(static_cast<size_t>(max_padded_bytes));
+  o.flag.allocate(1);
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(o.fragments.get(), w.fragments.data(),
+                                    w.fragments.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                    s));
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(o.scales.get(), w.scales.data(),
+                                    w.scales.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(s));  // before `w` goes
+  return o;
+}
+
+bool pack_padded_bytes_device(const BankLaunch& l, const float* padded, DeviceTensorCoreOperands& o,
+                              void* stream) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  if (static_cast<size_t>(g.padded_bytes()) > o.bytes.size() * sizeof(float))
+    throw InvalidArgument("internal: the tensor-core input buffer is too small for the slab");
+  const auto s = static_cast<cudaStream_t>(stream);
+  const int64_t rows = g.padded_extent[1] * g.padded_extent[2] * g.padded_extent[3];
+  NDCONV_CUDA_CHECK(cudaMemsetAsync(o.flag.get(), 0, sizeof(unsigned), s));
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
+  pack_bytes_kernel<<<blocks, 256, 0, s>>>(padded, rows, l.row_length, g.row_bytes,
+                                           reinterpret_cast<uint8_t*>(o.bytes.get()),
+                                           reinterpret_cast<unsigned*>(o.flag.get()));
+  NDCONV_CUDA_CHECK_LAUNCH("the 8-bit packing kernel");
+  unsigned not_eight_bit = 0;
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(&not_eight_bit, o.flag.get(), sizeof not_eight_bit,
+                                    cudaMemcpyDeviceToHost, s));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(s));
+  return not_eight_bit == 0;
+}
+
+void launch_tensor_core_slab(const BankLaunch& l, int device, const DeviceTensorCoreOperands& o,
+                             float* outputs, void* stream) {
+  launch_tensor_core_bank(
+      tensor_core_geometry(l), device, reinterpret_cast<const uint8_t*>(o.bytes.get()),
+      reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), outputs, stream);
+}
+
+std::string tensor_core_note(const BankLaunch& l) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  return "on the tensor cores (mma.sync u8 x s8, " + std::to_string(S::kSlices) +
+         " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
+         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s))";
+}
+
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,
                           const Options& options, RunReport& report, std::string& why_not) {
-  const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
-  why_not = p.outputs.empty() ? std::string("the weighted sum")
-                              : tensor_core_unfit(l, p.taps, options.cuda_device, policy);
+  why_not =
+      p.outputs.empty() ? std::string("the weighted sum") : tensor_core_unfit(l, p.taps, options);
   if (!why_not.empty())
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);
@@ -158,11 +235,7 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     download_volume(d_out.get() + f * voxels, p.outputs[f], nullptr);
   report.seconds_download = detail::seconds_since(t_download);
   report.backend = Backend::Cuda;
-  report.notes.push_back("GPU filter bank on the tensor cores (mma.sync u8 x s8, " +
-                         std::to_string(S::kSlices) + " weight digits per filter, " +
-                         std::to_string(g.passes()) + " passes of up to " +
-                         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) +
-                         " tap frame(s)): the input is 8-bit");
+  report.notes.push_back("GPU filter bank " + tensor_core_note(l) + ": the input is 8-bit");
   return true;
 }
 
