@@ -331,6 +331,9 @@ void check_kernel_indexing(uint64_t seed, const Index& n = kIndexing3d) {
   cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), b.weights, expected.data());
   const cuda_bank::TensorCoreWeights w =
       cuda_bank::tensor_core_weights(g, b.taps.data(), Tile::kRows);
+  // What the device-resident stages reserve for them.
+  EXPECT_EQ(cuda_bank::tensor_core_weights_bytes(g, Tile::kRows),
+            static_cast<int64_t>((w.fragments.size() + w.scales.size()) * 4));
   // A Global tile reads the volume's 4 shifted copies.
   std::vector<uint8_t> bytes(p.bytes);
   if (Tile::kStagedCopies > 1) {
@@ -391,7 +394,7 @@ TEST(TensorCoreEmulation, TheKernelsIndexingOverTapFramesGivesTheArithmeticBitFo
   check_kernel_indexing<cuda_bank::TensorCoreFramesTile>(seed, kIndexing4d);
 }
 
-// The tap frames' tile takes the bank_4d filters on the H200's shared memory (227 KB a block).
+// The tap frames' tile takes the bank_4d filters in the H200's shared memory (227 KB a block).
 TEST(TensorCoreEmulation, EveryTapFramesWeightsFitInSharedMemory) {
   EXPECT_LE(cuda_bank::TensorCoreFramesTile::shared_bytes(TensorCoreShape::kMaxFrames), 227 * 1024);
   EXPECT_EQ(cuda_bank::TensorCoreFramesTile::kRows, 1);

@@ -15,6 +15,7 @@
 #include "cuda/bank/bank_kernel.cuh"
 #include "cuda/bank/bank_voxels.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 
@@ -142,7 +143,8 @@ int64_t slab_bank_extra_bytes(const TensorSlabs& slabs, const detail::BankProble
   int64_t bytes = 0;
   for (const BankLaunch& l : slabs.launches)
     bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
-  return bytes + (1 << 20);  // and the weights' digits: under 1 MiB for 24 filters of 7^4
+  const TensorCoreGeometry g = tensor_core_geometry(slabs.launches[0]);
+  return bytes + tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
 }
 
 void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, SlabBank& b,

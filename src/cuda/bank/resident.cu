@@ -149,7 +149,16 @@ ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& opti
 
   const double n = static_cast<double>(s.voxels) * sizeof(float);
   const double held = n * (m + 2);  // the input and the tensor's m + 1 slots
-  s.slabs = plan_tensor_slabs(p.quadrature, available - held, 0, options.expert.outputs_per_thread);
+  const int ko = options.expert.outputs_per_thread;
+  s.slabs = plan_tensor_slabs(p.quadrature, available - held, 0, ko);
+  // The tensor cores' 8-bit input and weights come on top of a slab's FP32 buffers: where they do
+  // not fit beside slabs planned without them, smaller slabs (whose own 8-bit input is no larger).
+  const double tensor_core_bytes =
+      static_cast<double>(slab_bank_extra_bytes(s.slabs, p.quadrature, options));
+  if (tensor_core_bytes > 0 &&
+      held + static_cast<double>(s.slabs.device_floats(0)) * sizeof(float) + tensor_core_bytes >
+          available)
+    s.slabs = plan_tensor_slabs(p.quadrature, available - held - tensor_core_bytes, 0, ko);
   const double quadrature_bytes =
       static_cast<double>(s.slabs.device_floats(0)) * sizeof(float) +
       static_cast<double>(slab_bank_extra_bytes(s.slabs, p.quadrature, options));

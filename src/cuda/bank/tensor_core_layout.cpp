@@ -129,6 +129,11 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
   return w;
 }
 
+int64_t tensor_core_weights_bytes(const TensorCoreGeometry& g, int rows) {
+  const int64_t frame_words = int64_t{weight_chunks(rows)} * S::kNTiles * 32 * 2;
+  return (g.passes() * g.frames() * frame_words + int64_t{g.passes()} * S::kFilters) * 4;
+}
+
 double worst_split_error(const TensorCoreGeometry& g, const float* taps, int slices) {
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   double worst = 0;

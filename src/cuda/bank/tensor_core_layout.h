@@ -159,6 +159,9 @@ struct TensorCoreWeights {
 TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const float* taps,
                                       int rows = 1);
 
+/// Bytes of tensor_core_weights(geometry, taps, rows): the fragments and the scales.
+int64_t tensor_core_weights_bytes(const TensorCoreGeometry& geometry, int rows);
+
 /// The weights' K chunks per pass for a kernel of `rows` output rows per warp (TensorCoreTile's
 /// kWeightChunks), and the tap row (j3 * k1 + j1) that K index rr (0..3, the chunk's staged row)
 /// of weight chunk `chunk` meets, or -1 where none (zero weights): with one row, chunk c holds tap

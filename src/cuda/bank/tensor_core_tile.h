@@ -248,8 +248,12 @@ using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
 
 /// The compiled variant for several tap frames (a 4D 7^4 filter): every frame's weights stay in
 /// shared memory (7 frames x 19.5 KB with one output row per warp; two rows per warp need twice
-/// that, more than an SM holds), so one block of 12 warps of 4 M tiles per SM (tensor_core.cu).
-using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Funnel>;
+/// that, more than an SM holds), so one block per SM (tensor_core.cu): 12 warps of 4 M tiles, the
+/// rows' shifted copies built in shared memory (216 KB in all): the fastest of
+/// dev/tensor_bank_sweep.cu's 4D shapes (H200, run 18, 128^3 x 32 x 24 x 7^4): 51.96 ms (230% of
+/// the FP32 peak in useful FLOP/s), against 56.89 ms with funnel shifts, 55.45 ms with funnel
+/// shifts and the K loop unrolled by 2, 60.86 ms for 8 warps, 60.77 ms for 16 warps of 2 M tiles.
+using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 
 /// Output rows per warp of the tile that runs `g` (what tensor_core_weights lays out for it).
 inline int tensor_core_tile_rows(const TensorCoreGeometry& g) {
