@@ -55,16 +55,13 @@ Json adaptive_row(const Shape& volume, double target_seconds, const BenchConfig&
   std::map<std::string, std::vector<double>> stage_samples;
   std::vector<std::string> order;
   std::vector<double> totals, quadrature_compute, reconstruction_compute;
-  // The last run's notes: where the stages ran, which kernels took the quadrature bank.
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;  // the last run's reconstruction notes: where the stages ran
   const int runs = std::max(1, std::min(cfg.call_repetitions, 3));
   for (int r = 0; r <= runs; ++r) {  // run 0 is the warm-up
     const AdaptiveReport report = adaptive_filter(in, out, parameters, gpu_options);
     if (r == 0)
       continue;
     notes = report.bank.notes;
-    notes.insert(notes.end(), report.quadrature_bank.notes.begin(),
-                 report.quadrature_bank.notes.end());
     double design = 0;
     for (const auto& [stage, seconds] : report.stage_seconds) {
       if (r == 1)

@@ -304,6 +304,8 @@ TEST(GpuTensorCoreBank, TheAdaptiveFilterOn8BitInputAgreesWithTheFp32Path) {
               tensor_cores);
     EXPECT_EQ(has_note(report.quadrature_bank, "not on the tensor cores: the tensor cores are off"),
               !tensor_cores);
+    // The filter's notes (--verbose) say so as well.
+    EXPECT_EQ(has_note(report.bank, "GPU quadrature bank on the tensor cores"), tensor_cores);
   }
   double worst = 0, sum2 = 0, ref2 = 0;
   for (int64_t v = 0; v < voxels; ++v) {
