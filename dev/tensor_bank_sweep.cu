@@ -2,13 +2,15 @@
 // M tiles per warp, warps per block, where the A windows come from (TensorCoreCopies), blocks per
 // SM the registers must allow, the next chunk's A fragments prefetched or not), timed side by side
 // on the bench's bank_3d_tc problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the
-// quadrature filters' spread are enough for timing) with the data on the device. Each variant is
-// first checked bit for bit against the host emulation (emulate_tensor_core_bank) on a small volume
-// with two passes. Prints the device's mma.sync u8 x s8 rate on registers alone (the ceiling of
-// every shape), then per shape ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS;
-// the share of the FP32 FMA peak comes from the bench row in the same session. The winner goes into
-// tensor_core.cu's TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
+// quadrature filters' spread are enough for timing) and bank_4d_tc problem (128^3 x 32, 24 real
+// 7^4 filters, 7 tap frames) with the data on the device. Each variant is first checked bit for
+// bit against the host emulation (emulate_tensor_core_bank) on a small volume with two passes.
+// Prints the device's mma.sync u8 x s8 rate on registers alone (the ceiling of every shape), then
+// per shape ms, useful TFLOP/s (2 x 343 x 12 per voxel) and executed int8 TOPS; the share of the
+// FP32 FMA peak comes from the bench row in the same session. The winner goes into tensor_core.cu's
+// TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
 //
+// run: tensor_bank_sweep (the 3D shapes) or tensor_bank_sweep 4d (the 4D shapes)
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
 // dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp src/core/parallel_for.cpp
 // src/core/int8_digits.cpp
@@ -73,34 +75,43 @@ double mma_peak_tops(int sms) {
   return best;
 }
 
-// A 3D problem of extents n (volume axes) with 7^3 filters: the padded 8-bit volume (random bytes
-// inside, zeros in the border) and the weights.
+// A problem of canonical output extents n with 7^3 filters (n[2] = 1: 3D) or 7^4 (4D, 7 tap
+// frames): the padded 8-bit volume (random bytes inside, zeros in the border), the weights and,
+// for `expect`, the host emulation's outputs.
 struct Problem {
   TensorCoreGeometry g;
   std::vector<uint8_t> bytes;
   std::vector<float> taps;
   TensorCoreWeights w;  ///< one output row per warp (the emulation's)
+  std::vector<float> expected;
 };
 
-Problem make_problem(int64_t n0, int64_t n1, int64_t n2, int count, uint64_t seed) {
+Problem make_problem(const Index& n, int count, uint64_t seed, bool expect) {
   Problem p;
-  p.g.outputs = {n0, n1, 1, n2};
-  p.g.filter = {7, 7, 1, 7};
+  const int64_t frames = n[2] > 1 ? 7 : 1, half = frames / 2;
+  p.g.outputs = n;
+  p.g.filter = {7, 7, frames, 7};
   p.g.count = count;
-  p.g.padded_extent = {0, n1 + 6, 1, n2 + 6};
-  p.g.row_bytes = tensor_core_row_bytes(n0);
+  p.g.padded_extent = {0, n[1] + 6, n[2] + frames - 1, n[3] + 6};
+  p.g.row_bytes = tensor_core_row_bytes(n[0]);
   p.bytes.assign(static_cast<size_t>(p.g.padded_bytes()), 0);
   std::mt19937_64 rng(seed);
-  for (int64_t z = 3; z < n2 + 3; ++z)
-    for (int64_t y = 3; y < n1 + 3; ++y)
-      for (int64_t x = 3; x < n0 + 3; ++x)
-        p.bytes[static_cast<size_t>((z * p.g.padded_extent[1] + y) * p.g.row_bytes + x)] =
-            static_cast<uint8_t>(rng() & 0xff);
-  p.taps.resize(static_cast<size_t>(count) * 343);
+  for (int64_t z = 3; z < n[3] + 3; ++z)
+    for (int64_t w = half; w < n[2] + half; ++w)
+      for (int64_t y = 3; y < n[1] + 3; ++y)
+        for (int64_t x = 3; x < n[0] + 3; ++x)
+          p.bytes[static_cast<size_t>(
+              ((z * p.g.padded_extent[2] + w) * p.g.padded_extent[1] + y) * p.g.row_bytes + x)] =
+              static_cast<uint8_t>(rng() & 0xff);
+  p.taps.resize(static_cast<size_t>(count * 49 * 7 * frames));
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (size_t i = 0; i < p.taps.size(); ++i)
     p.taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
   p.w = tensor_core_weights(p.g, p.taps.data());
+  if (expect) {
+    p.expected.resize(static_cast<size_t>(p.g.voxels() * p.g.count));
+    emulate_tensor_core_bank(p.g, p.bytes.data(), p.w, p.expected.data());
+  }
   return p;
 }
 
@@ -153,11 +164,10 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
       return;
     }
     CHECK(cudaDeviceSynchronize());
-    std::vector<float> got(static_cast<size_t>(small.g.voxels() * small.g.count)), want(got.size());
+    std::vector<float> got(small.expected.size());
     CHECK(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost));
-    emulate_tensor_core_bank(small.g, small.bytes.data(), small.w, want.data());
     release(d);
-    if (std::memcmp(got.data(), want.data(), got.size() * 4) != 0) {
+    if (std::memcmp(got.data(), small.expected.data(), got.size() * 4) != 0) {
       std::printf("%-40s WRONG: differs from the host emulation\n", name);
       return;
     }
@@ -183,31 +193,52 @@ void variant(const char* name, const Problem& small, const Problem& big, int sms
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   const double voxels = static_cast<double>(big.g.voxels());
-  const double useful = 2.0 * voxels * 343 * big.g.count;
+  const double useful = 2.0 * voxels * 343 * big.g.frames() * big.g.count;
   const double executed = 2.0 * voxels * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
-                          TensorCoreShape::kColumns * big.g.passes();
+                          big.g.frames() * TensorCoreShape::kColumns * big.g.passes();
   cudaFuncAttributes attr{};
   CHECK(cudaFuncGetAttributes(&attr,
                               tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>, Tile::kThreads,
-      Tile::kSharedBytes));
+      Tile::shared_bytes(big.g.frames())));
   std::printf(
       "%-40s %7.3f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, "
       "%d B shared, %d blocks/SM)\n",
       name, median, useful / median * 1e-9, executed / median * 1e-9, attr.numRegs,
-      static_cast<size_t>(attr.localSizeBytes), Tile::kSharedBytes, per_sm);
+      static_cast<size_t>(attr.localSizeBytes), Tile::shared_bytes(big.g.frames()), per_sm);
   CHECK(cudaEventDestroy(e0));
   CHECK(cudaEventDestroy(e1));
   release(d);
 }
 
-int main() {
+// The 4D shapes (one row per warp: two rows' weights for 7 frames exceed an SM's shared memory).
+void sweep_4d(int sms) {
+  const Problem small = make_problem({70, 13, 3, 4}, 13, 3, true);
+  const Problem big = make_problem({128, 128, 128, 32}, 24, 4, false);
+  std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
+  using C = TensorCoreCopies;
+  variant<TensorCoreTile<4, 12, C::Funnel>, 1, false>("4D: 4 M, 12 warps, funnel (product)", small,
+                                                      big, sms);
+  variant<TensorCoreTile<4, 8, C::Funnel>, 1, false>("4D: 4 M, 8 warps, funnel", small, big, sms);
+  variant<TensorCoreTile<4, 12, C::Funnel>, 1, false, 2>("4D: 4 M, 12 warps, funnel, unroll 2",
+                                                         small, big, sms);
+  variant<TensorCoreTile<2, 16, C::Funnel>, 1, false>("4D: 2 M, 16 warps, funnel", small, big, sms);
+  variant<TensorCoreTile<2, 12, C::Funnel>, 1, false>("4D: 2 M, 12 warps, funnel", small, big, sms);
+  variant<TensorCoreTile<4, 12, C::Shared>, 1, false>("4D: 4 M, 12 warps, shared copies", small,
+                                                      big, sms);
+}
+
+int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const Problem small = make_problem(70, 45, 13, 13, 1);
-  const Problem big = make_problem(256, 256, 256, 12, 2);
+  if (argc > 1 && std::strcmp(argv[1], "4d") == 0) {
+    sweep_4d(sms);
+    return 0;
+  }
+  const Problem small = make_problem({70, 45, 1, 13}, 13, 1, true);
+  const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
   const double peak = mma_peak_tops(sms);
   std::printf(
       "bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input (int8 TOPS below against "

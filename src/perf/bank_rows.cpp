@@ -41,6 +41,10 @@ const BankSpec kBankSpecs[] = {
      "cores (mma.sync u8 x s8, 4 weight digits), against the FP32 bank kernel on the same data"},
     {"bank_4d", BankRow::Responses, "128x128x128x32", 7, 70, ">= 70% of FMA peak",
      "4D 128x128x128x32, filter bank of 24 real 7^4 filters (the 12 complex quadrature filters)"},
+    {"bank_4d_tc", BankRow::TensorCores, "128x128x128x32", 7, 300, ">= 300% of FMA peak",
+     "4D 128x128x128x32 8-bit (uniform 0..255), the 24 real 7^4 quadrature filters on the tensor "
+     "cores (mma.sync u8 x s8, 4 weight digits, 7 tap frames), against the FP32 bank kernel on "
+     "the same data"},
     {"bank_sum_3d", BankRow::WeightedSum, "256x256x256", 11, -1,
      "fused <= separate (bank + summing pass)",
      "3D 256x256x256, weighted sum of 7 real 11^3 filters (the reconstruction's lowpass and 6 "
@@ -370,13 +374,12 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
   std::vector<float> padded(d.padded.size());
   d.padded.download(padded.data(), padded.size());
   std::vector<uint8_t> image;
-  if (!cuda_bank::padded_input_image(g, padded.data(), d.launch.row_length,
-                                     cuda_bank::TensorCoreDefaultTile::kStagedCopies, 0, image)) {
+  if (!cuda_bank::padded_input_image(g, padded.data(), d.launch.row_length, 1, 0, image)) {
     ++failures;
     return {{"error", "the row's input is not 8-bit"}};
   }
-  const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(
-      g, d.filters.taps.data(), cuda_bank::TensorCoreDefaultTile::kRows);
+  const cuda_bank::TensorCoreWeights w =
+      cuda_bank::tensor_core_weights(g, d.filters.taps.data(), cuda_bank::tensor_core_tile_rows(g));
   // gpu::Buffer counts floats: the image (a multiple of 16 bytes) as floats.
   gpu::Buffer d_bytes(image.size() / 4), d_fragments(w.fragments.size()), d_scales(w.scales.size());
   d_bytes.upload(reinterpret_cast<const float*>(image.data()), image.size() / 4);
@@ -403,10 +406,11 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
   d.outputs = gpu::Buffer();
   d_bytes = gpu::Buffer();
   const Json call = whole_call_json(d, plans, cfg, d.device, failures);
-  // What the tensor cores execute: every pass's K (tap rows padded to whole chunks, 8 taps each)
-  // by its N (filters x digits).
-  const double mma_ops = 2.0 * static_cast<double>(voxels) * TensorCoreShape::kMaxTapRows *
-                         TensorCoreShape::kRowTaps * TensorCoreShape::kColumns * g.passes();
+  // What the tensor cores execute: every pass's K (each tap frame's tap rows padded to whole
+  // chunks, 8 taps each) by its N (filters x digits).
+  const int64_t k = int64_t{TensorCoreShape::kMaxTapRows} * TensorCoreShape::kRowTaps * g.frames();
+  const double mma_ops = 2.0 * static_cast<double>(voxels) * static_cast<double>(k) *
+                         TensorCoreShape::kColumns * g.passes();
   const double pct = pct_of_peak(fmas, t.median_ms, c);
   row.update(
       {{"device_time", timing_json(t)},
@@ -420,10 +424,11 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
        {"call_time", call},
        {"target_met", pct >= s.target},
        {"plan",
-        {{"describe",
-          "tensor cores: mma.sync m16n8k32 u8 x s8, " + std::to_string(TensorCoreShape::kSlices) +
-              " weight digits, N " + std::to_string(TensorCoreShape::kColumns) + " per pass, K " +
-              std::to_string(TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps)}}}});
+        {{"describe", "tensor cores: mma.sync m16n8k32 u8 x s8, " +
+                          std::to_string(TensorCoreShape::kSlices) + " weight digits, N " +
+                          std::to_string(TensorCoreShape::kColumns) + " per pass, " +
+                          std::to_string(g.passes()) + " passes, K " + std::to_string(k) + " (" +
+                          std::to_string(g.frames()) + " tap frame(s))"}}}});
   return row;
 }
 

@@ -51,8 +51,8 @@ struct Workload {
 
 /// The fixed workloads, in order: dense3d_11, dense3d_5, dense4d_7, dense2d_17, gauss3d_s2,
 /// gauss3d_s2_272, cpu3d_7, cpu_bank_3d, cpu_bank_3d_u8, api_<each GPU workload>, median3d_r1,
-/// median3d_r3, median2d_r3 (perf/median_rows.h), bank_3d, bank_3d_tc, bank_4d, bank_sum_3d,
-/// adaptive_4d (perf/bank_rows.h), fft3d_11, fft3d_15, fft3d_21 (perf/fft_rows.h),
+/// median3d_r3, median2d_r3 (perf/median_rows.h), bank_3d, bank_3d_tc, bank_4d, bank_4d_tc,
+/// bank_sum_3d, adaptive_4d (perf/bank_rows.h), fft3d_11, fft3d_15, fft3d_21 (perf/fft_rows.h),
 /// e2e_{smooth,convolve}_{mha,nii,niigz}, batch.
 const std::vector<Workload>& bench_workloads();
 

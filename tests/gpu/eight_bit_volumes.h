@@ -37,76 +37,81 @@ inline const char* eight_bit_name(EightBitKind k) {
 constexpr EightBitKind kEightBitKinds[] = {EightBitKind::Uniform, EightBitKind::DarkSpeckle,
                                            EightBitKind::EchoLike};
 
-/// A 3D volume of extents n (x fastest) of `kind`.
+/// A 3D volume of extents n (x fastest) of `kind`; a 4D sequence where n[3] > 1 (the echo-like
+/// pool's radius changing over time: a beating ventricle).
 inline std::vector<float> eight_bit_volume(EightBitKind kind, const Index& n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255), dark(0, 3), bright(100, 255);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   // Speckle: a Rayleigh-distributed multiplier (mean about 1).
   auto rayleigh = [&] { return 0.8 * std::sqrt(-2.0 * std::log(1.0 - unit(rng))); };
-  std::vector<float> v(static_cast<size_t>(n[0] * n[1] * n[2]));
+  const int64_t frames = std::max<int64_t>(1, n[3]);
+  std::vector<float> v(static_cast<size_t>(n[0] * n[1] * n[2] * frames));
   size_t i = 0;
-  for (int64_t z = 0; z < n[2]; ++z)
-    for (int64_t y = 0; y < n[1]; ++y)
-      for (int64_t x = 0; x < n[0]; ++x, ++i) {
-        double value = 0;
-        if (kind == EightBitKind::Uniform) {
-          value = byte(rng);
-        } else if (kind == EightBitKind::DarkSpeckle) {
-          value = unit(rng) < 0.03 ? bright(rng) : dark(rng);
-        } else {
-          // Distance from the centre in units of the half extents: the pool inside 0.45, the wall
-          // to 0.7, the background beyond.
-          const double dx = (x + 0.5) / n[0] - 0.5, dy = (y + 0.5) / n[1] - 0.5,
-                       dz = (z + 0.5) / n[2] - 0.5;
-          const double r = 2.0 * std::sqrt(dx * dx + dy * dy + dz * dz);
-          const double amplitude = r < 0.45 ? 2.0 : r < 0.7 ? 160.0 : 40.0;
-          value = std::min(255.0, std::round(amplitude * rayleigh()));
+  for (int64_t t = 0; t < frames; ++t)
+    for (int64_t z = 0; z < n[2]; ++z)
+      for (int64_t y = 0; y < n[1]; ++y)
+        for (int64_t x = 0; x < n[0]; ++x, ++i) {
+          double value = 0;
+          if (kind == EightBitKind::Uniform) {
+            value = byte(rng);
+          } else if (kind == EightBitKind::DarkSpeckle) {
+            value = unit(rng) < 0.03 ? bright(rng) : dark(rng);
+          } else {
+            // Distance from the centre in units of the half extents: the pool inside 0.45, the wall
+            // to 0.7, the background beyond.
+            const double dx = (x + 0.5) / n[0] - 0.5, dy = (y + 0.5) / n[1] - 0.5,
+                         dz = (z + 0.5) / n[2] - 0.5;
+            const double r = 2.0 * std::sqrt(dx * dx + dy * dy + dz * dz);
+            const double pool = 0.45 - 0.1 * static_cast<double>(t) / static_cast<double>(frames);
+            const double amplitude = r < pool ? 2.0 : r < 0.7 ? 160.0 : 40.0;
+            value = std::min(255.0, std::round(amplitude * rayleigh()));
+          }
+          v[i] = static_cast<float>(value);
         }
-        v[i] = static_cast<float>(value);
-      }
   return v;
 }
 
-/// The quadrature bank's 12 real 7^3 filters (the bench's bank_3d), contiguous, in correlation
-/// order as the bank reads them.
-inline std::vector<float> quadrature_bank_taps() {
+/// The quadrature bank's real 7^d filters (12 in 3D: the bench's bank_3d; 24 in 4D: bank_4d),
+/// contiguous, in correlation order as the bank reads them.
+inline std::vector<float> quadrature_bank_taps(int dims = 3) {
   QuadratureDesign q;
   q.size = 7;
   std::vector<float> taps;
-  for (const DesignedFilter& f : design_quadrature_filters(3, q)) {
+  for (const DesignedFilter& f : design_quadrature_filters(dims, q)) {
     taps.insert(taps.end(), f.real.begin(), f.real.end());
     taps.insert(taps.end(), f.imag.begin(), f.imag.end());
   }
   return taps;
 }
 
-/// Taps of `count` 7^3 filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4 of
-/// the largest), so that every weight digit matters.
-inline std::vector<float> spread_taps(int count, uint64_t seed) {
-  std::vector<float> taps = random_values(int64_t{count} * 343, seed);
+/// Taps of `count` 7^dims filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4
+/// of the largest), so that every weight digit matters.
+inline std::vector<float> spread_taps(int count, uint64_t seed, int dims = 3) {
+  std::vector<float> taps = random_values(int64_t{count} * (dims == 4 ? 2401 : 343), seed);
   for (size_t i = 0; i < taps.size(); ++i)
     taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
   return taps;
 }
 
-/// The bank problem of `count` 7^3 filters (`taps`, contiguous) over the 3D volume `input` of
-/// extents n: correlation, zero boundary, `same` region; no outputs yet.
+/// The bank problem of `count` 7^dims filters (`taps`, contiguous) over the 3D (4D) volume `input`
+/// of extents n: correlation, zero boundary, `same` region; no outputs yet.
 inline detail::BankProblem seven_cubed_bank(const std::vector<float>& input, const Index& n,
-                                            int count, const std::vector<float>& taps) {
+                                            int count, const std::vector<float>& taps,
+                                            int dims = 3) {
   detail::BankProblem p;
-  p.input = make_view(input.data(), 3, n);
-  p.filter_extent = {7, 7, 7, 1};
+  p.input = make_view(input.data(), dims, n);
+  p.filter_extent = {7, 7, 7, dims == 4 ? 7 : 1};
   p.count = count;
   p.taps = taps.data();
-  p.offset = {-3, -3, -3, 0};
+  p.offset = {-3, -3, -3, dims == 4 ? -3 : 0};
   p.boundary = Boundary::Zero;
   p.output_extent = n;
   return p;
 }
 
 /// Per-voxel accuracy of a bank's outputs: the float64 correlations (zero boundary, `same`
-/// region) of each filter and sum_j |w_j| |x_j| at every voxel.
+/// region) of each filter and sum_j |w_j| |x_j| at every voxel; a 4D volume where filter[3] > 1.
 struct BankReference {
   std::vector<std::vector<double>> values, magnitudes;
 };
@@ -114,23 +119,24 @@ struct BankReference {
 inline BankReference bank_reference(const std::vector<float>& input, const Index& n,
                                     const Index& filter, int count,
                                     const std::vector<float>& taps) {
-  const ConstVolumeView in = make_view(input.data(), 3, n);
+  const int dims = filter[3] > 1 ? 4 : 3;
+  const ConstVolumeView in = make_view(input.data(), dims, n);
   std::vector<float> magnitude_input(input.size());
   std::transform(input.begin(), input.end(), magnitude_input.begin(),
                  [](float x) { return std::fabs(x); });
   const ConstVolumeView magnitude_in =
-      make_view(static_cast<const float*>(magnitude_input.data()), 3, n);
-  const int64_t taps_per = filter[0] * filter[1] * filter[2];
+      make_view(static_cast<const float*>(magnitude_input.data()), dims, n);
+  const int64_t taps_per = filter[0] * filter[1] * filter[2] * std::max<int64_t>(1, filter[3]);
   BankReference r;
   for (int f = 0; f < count; ++f) {
     std::vector<float> magnitude(taps.begin() + f * taps_per, taps.begin() + (f + 1) * taps_per);
     for (float& w : magnitude)
       w = std::fabs(w);
-    r.values.push_back(reference_dense(in, DenseFilter{3, filter, taps.data() + f * taps_per},
+    r.values.push_back(reference_dense(in, DenseFilter{dims, filter, taps.data() + f * taps_per},
                                        Operation::Correlation, Boundary::Zero, OutputRegion::Same));
-    r.magnitudes.push_back(reference_dense(magnitude_in, DenseFilter{3, filter, magnitude.data()},
-                                           Operation::Correlation, Boundary::Zero,
-                                           OutputRegion::Same));
+    r.magnitudes.push_back(
+        reference_dense(magnitude_in, DenseFilter{dims, filter, magnitude.data()},
+                        Operation::Correlation, Boundary::Zero, OutputRegion::Same));
   }
   return r;
 }

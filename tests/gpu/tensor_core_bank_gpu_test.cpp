@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,19 @@ namespace {
 using cuda_backend::DeviceBuffer;
 
 const Index kFilter{7, 7, 7, 1};
+const Index kFilter4d{7, 7, 7, 7};
 
-// A 3D bank problem over the whole volume (correlation, zero boundary, `same` region) and what the
-// launch-level API makes of it: the FP32 launch and padded input, and the tensor-core operands.
+// A 4D sequence where n[3] > 1, else a 3D volume; its 7^dims filter.
+int dims_of(const Index& n) {
+  return n[3] > 1 ? 4 : 3;
+}
+const Index& filter_of(const Index& n) {
+  return dims_of(n) == 4 ? kFilter4d : kFilter;
+}
+
+// A 3D or 4D bank problem over the whole volume (correlation, zero boundary, `same` region) and
+// what the launch-level API makes of it: the FP32 launch and padded input, and the tensor-core
+// operands.
 struct Bank {
   detail::BankProblem problem;
   cuda_bank::BankLaunch launch;
@@ -56,7 +67,7 @@ struct Bank {
 Bank make_bank(const std::vector<float>& input, const Index& n, int count,
                const std::vector<float>& taps) {
   Bank b;
-  b.problem = seven_cubed_bank(input, n, count, taps);
+  b.problem = seven_cubed_bank(input, n, count, taps, dims_of(n));
   const detail::BankProblem& p = b.problem;
   b.launch = cuda_bank::plan_bank(p, 0);
   core::PaddedVolume padded;
@@ -65,12 +76,11 @@ Bank make_bank(const std::vector<float>& input, const Index& n, int count,
   b.geometry = cuda_bank::tensor_core_geometry(b.launch);
   // The kernel's input image: the 8-bit volume first (what the emulation reads), then the shifted
   // copies where the product's tile stages them.
-  b.eight_bit =
-      cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length,
-                                    cuda_bank::TensorCoreDefaultTile::kStagedCopies, 1, b.bytes);
+  b.eight_bit = cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length, 1,
+                                              1, b.bytes);
   b.weights = cuda_bank::tensor_core_weights(b.geometry, taps.data());
   b.kernel_weights = cuda_bank::tensor_core_weights(b.geometry, taps.data(),
-                                                    cuda_bank::TensorCoreDefaultTile::kRows);
+                                                    cuda_bank::tensor_core_tile_rows(b.geometry));
   return b;
 }
 
@@ -101,23 +111,23 @@ std::vector<float> run_fp32(const Bank& b) {
   return to_host(d_out, floats);
 }
 
-TEST(GpuTensorCoreBank, EqualsTheHostEmulationBitForBitAndRepeats) {
-  NDCONV_REQUIRE_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+// Extents (volume axes; 4D where n[3] > 1) and filters of a kernel check.
+struct KernelCase {
+  Index n;
+  int count;
+};
+
+// The tensor-core kernel on uniform 8-bit data and spread taps of each case: the host emulation's
+// values bit for bit (outputs poisoned with NaN first), per voxel within 1e-6 of float64, a repeat
+// run bit-identical.
+void check_kernel_cases(const std::vector<KernelCase>& cases, uint64_t seed) {
   NDCONV_CUDA_CHECK(cudaSetDevice(0));
-  struct Case {
-    Index n;
-    int count;
-  };
-  // No extent a multiple of the tiles (64 along x, 4 rows); two passes (13 filters); a volume
-  // smaller than the filter.
-  const Case cases[] = {{{70, 45, 13, 1}, 13}, {{130, 9, 10, 1}, 12}, {{5, 3, 2, 1}, 12}};
-  for (const Case& c : cases) {
+  for (const KernelCase& c : cases) {
     SCOPED_TRACE(std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
-                 std::to_string(c.n[2]) + ", " + std::to_string(c.count) + " filters");
+                 std::to_string(c.n[2]) + "x" + std::to_string(c.n[3]) + ", " +
+                 std::to_string(c.count) + " filters");
     const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, c.n, seed + c.n[0]);
-    const std::vector<float> taps = spread_taps(c.count, seed ^ 0x3c6ef372);
+    const std::vector<float> taps = spread_taps(c.count, seed ^ 0x3c6ef372, dims_of(c.n));
     const Bank b = make_bank(input, c.n, c.count, taps);
     ASSERT_TRUE(b.eight_bit);
     ASSERT_TRUE(cuda_bank::tensor_core_unfit(b.launch, taps.data(), 0, {}).empty());
@@ -126,13 +136,38 @@ TEST(GpuTensorCoreBank, EqualsTheHostEmulationBitForBitAndRepeats) {
     poison(emulated);
     cuda_bank::emulate_tensor_core_bank(b.geometry, b.bytes.data(), b.weights, emulated.data());
     EXPECT_EQ(std::memcmp(gpu.data(), emulated.data(), gpu.size() * sizeof(float)), 0);
-    const BankReference ref = bank_reference(input, c.n, kFilter, c.count, taps);
+    const BankReference ref = bank_reference(input, c.n, filter_of(c.n), c.count, taps);
     EXPECT_LT(worst_voxel_error(ref, gpu.data()), 1e-6);
     const std::vector<float> again = run_tensor_cores(b);
     EXPECT_EQ(std::memcmp(gpu.data(), again.data(), gpu.size() * sizeof(float)), 0);
-    if (HasFailure())
+    if (::testing::Test::HasFailure())
       return;
   }
+}
+
+TEST(GpuTensorCoreBank, EqualsTheHostEmulationBitForBitAndRepeats) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // No extent a multiple of the tiles (64 along x, 8 rows in 3D, 12 in 4D); two passes (13
+  // filters); a volume smaller than the filter; 4D sequences (7 tap frames).
+  check_kernel_cases({{{70, 45, 13, 1}, 13},
+                      {{130, 9, 10, 1}, 12},
+                      {{5, 3, 2, 1}, 12},
+                      {{70, 13, 3, 4}, 13},
+                      {{37, 25, 4, 3}, 24},
+                      {{5, 3, 2, 2}, 24}},
+                     seed);
+}
+
+// The same checks on small shapes, seconds under compute-sanitizer (memcheck, racecheck): a 3D
+// and a 4D volume with partial tiles and two passes, the 4D one with several positions along z
+// (the tap frames' copies in flight across frames).
+TEST(GpuTensorCoreBank, SmallShapesForTheSanitizers) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_kernel_cases({{{70, 9, 3, 1}, 13}, {{70, 13, 2, 2}, 13}}, seed);
 }
 
 TEST(GpuTensorCoreBank, AsAccurateAsTheFp32KernelPerVoxel) {
@@ -140,20 +175,24 @@ TEST(GpuTensorCoreBank, AsAccurateAsTheFp32KernelPerVoxel) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   NDCONV_CUDA_CHECK(cudaSetDevice(0));
-  const Index n{67, 41, 29, 1};
-  const std::vector<float> taps = quadrature_bank_taps();
-  for (EightBitKind kind : kEightBitKinds) {
-    SCOPED_TRACE(eight_bit_name(kind));
-    const std::vector<float> input = eight_bit_volume(kind, n, seed);
-    const Bank b = make_bank(input, n, 12, taps);
-    ASSERT_TRUE(b.eight_bit);
-    const BankReference ref = bank_reference(input, n, kFilter, 12, taps);
-    const double tensor = worst_voxel_error(ref, run_tensor_cores(b).data());
-    const double fp32 = worst_voxel_error(ref, run_fp32(b).data());
-    std::cout << "[ accuracy ] " << eight_bit_name(kind)
-              << ": max |error| / sum |w||x|: FP32 kernel " << fp32 << ", tensor cores " << tensor
-              << "\n";
-    EXPECT_LE(tensor, fp32);
+  // The quadrature banks: 12 real 7^3 filters on a 3D volume, 24 real 7^4 on a 4D sequence.
+  for (const Index& n : {Index{67, 41, 29, 1}, Index{29, 19, 10, 8}}) {
+    const int dims = dims_of(n), count = dims == 4 ? 24 : 12;
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    const std::vector<float> taps = quadrature_bank_taps(dims);
+    for (EightBitKind kind : kEightBitKinds) {
+      SCOPED_TRACE(eight_bit_name(kind));
+      const std::vector<float> input = eight_bit_volume(kind, n, seed);
+      const Bank b = make_bank(input, n, count, taps);
+      ASSERT_TRUE(b.eight_bit);
+      const BankReference ref = bank_reference(input, n, filter_of(n), count, taps);
+      const double tensor = worst_voxel_error(ref, run_tensor_cores(b).data());
+      const double fp32 = worst_voxel_error(ref, run_fp32(b).data());
+      std::cout << "[ accuracy ] " << dims << "D " << eight_bit_name(kind)
+                << ": max |error| / sum |w||x|: FP32 kernel " << fp32 << ", tensor cores " << tensor
+                << "\n";
+      EXPECT_LE(tensor, fp32);
+    }
   }
 }
 
@@ -181,29 +220,32 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
   NDCONV_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Index n{45, 23, 17, 1};
-  const int64_t voxels = n[0] * n[1] * n[2];
-  const std::vector<float> taps = quadrature_bank_taps();
-  std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
-  FilterBank bank{3, kFilter, 12, taps.data()};
-  Options options;
-  options.backend = Backend::Cuda;
-  options.operation = Operation::Correlation;
-  options.boundary = Boundary::Zero;
-  for (bool eight_bit : {true, false}) {
-    SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
-    if (!eight_bit)
-      input[voxels / 2] += 0.5f;
-    RunReport report;
-    const std::vector<float> out =
-        bank_outputs(make_view<const float>(input.data(), 3, n), bank, options, report);
-    EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
-    EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
-    // As accurate per voxel as the FP32 kernel on the same input (the FP32 path is that kernel).
-    const Bank b = make_bank(input, n, 12, taps);
-    EXPECT_EQ(b.eight_bit, eight_bit);
-    const BankReference ref = bank_reference(input, n, kFilter, 12, taps);
-    EXPECT_LE(worst_voxel_error(ref, out.data()), worst_voxel_error(ref, run_fp32(b).data()));
+  for (const Index& n : {Index{45, 23, 17, 1}, Index{23, 14, 9, 6}}) {
+    const int dims = dims_of(n), count = dims == 4 ? 24 : 12;
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    const int64_t voxels = n[0] * n[1] * n[2] * n[3];
+    const std::vector<float> taps = quadrature_bank_taps(dims);
+    std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
+    FilterBank bank{dims, filter_of(n), count, taps.data()};
+    Options options;
+    options.backend = Backend::Cuda;
+    options.operation = Operation::Correlation;
+    options.boundary = Boundary::Zero;
+    for (bool eight_bit : {true, false}) {
+      SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
+      if (!eight_bit)
+        input[voxels / 2] += 0.5f;
+      RunReport report;
+      const std::vector<float> out =
+          bank_outputs(make_view<const float>(input.data(), dims, n), bank, options, report);
+      EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
+      EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
+      // As accurate per voxel as the FP32 kernel on the same input (the FP32 path is that kernel).
+      const Bank b = make_bank(input, n, count, taps);
+      EXPECT_EQ(b.eight_bit, eight_bit);
+      const BankReference ref = bank_reference(input, n, filter_of(n), count, taps);
+      EXPECT_LE(worst_voxel_error(ref, out.data()), worst_voxel_error(ref, run_fp32(b).data()));
+    }
   }
 }
 
@@ -250,6 +292,55 @@ TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {
       if (HasFailure())
         return;
     }
+}
+
+// The adaptive filter on an 8-bit echo-like 4D sequence with default parameters (the quadrature
+// bank's 24 real 7^4 filters), its stages on the device: the quadrature bank on the tensor cores
+// (the notes say so) against the FP32 kernels (expert.tensor_cores off) on the same input. The two
+// banks' responses agree per voxel within about 3e-6 of sum |w| |x| (each within 2e-6 of float64,
+// AsAccurateAsTheFp32KernelPerVoxel); the structure tensor, its relaxation and the control mapping
+// are smooth in them, and the reconstruction is the same FP32 kernel on the same input, so the
+// outputs may differ by that much times the mapping's gain: per voxel, at most 2e-4 of the input's
+// range (0.05 of an 8-bit step; measured below).
+TEST(GpuTensorCoreBank, TheAdaptiveFilterOn8BitInputAgreesWithTheFp32Path) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{30, 26, 22, 10};
+  const int64_t voxels = n[0] * n[1] * n[2] * n[3];
+  const std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
+  const AdaptiveParameters parameters;  // defaults: true 4D, 7^4 quadrature filters
+  std::vector<float> outputs[2];
+  for (bool tensor_cores : {true, false}) {
+    SCOPED_TRACE(tensor_cores ? "tensor cores" : "FP32 kernels");
+    Options options;
+    options.backend = Backend::Cuda;
+    options.boundary = Boundary::Mirror;
+    options.expert.tensor_cores = tensor_cores;
+    std::vector<float>& out = outputs[tensor_cores ? 0 : 1];
+    out.resize(static_cast<size_t>(voxels));
+    poison(out);
+    const AdaptiveReport report = adaptive_filter(make_view<const float>(input.data(), 4, n),
+                                                  make_view(out.data(), 4, n), parameters, options);
+    EXPECT_TRUE(has_note(report.bank, "device-resident stages"));
+    EXPECT_EQ(has_note(report.quadrature_bank, "GPU quadrature bank on the tensor cores"),
+              tensor_cores);
+    EXPECT_EQ(has_note(report.quadrature_bank, "not on the tensor cores: the tensor cores are off"),
+              !tensor_cores);
+    // The filter's notes (--verbose) say so as well.
+    EXPECT_EQ(has_note(report.bank, "GPU quadrature bank on the tensor cores"), tensor_cores);
+  }
+  double worst = 0, sum2 = 0, ref2 = 0;
+  for (int64_t v = 0; v < voxels; ++v) {
+    const double d = std::fabs(double{outputs[0][v]} - double{outputs[1][v]});
+    worst = d == d ? std::max(worst, d) : std::numeric_limits<double>::infinity();
+    sum2 += d * d;
+    ref2 += double{outputs[1][v]} * outputs[1][v];
+  }
+  std::cout
+      << "[ adaptive ] 4D echo-like 8-bit, tensor cores against FP32 kernels: max |difference| "
+      << worst << " (of 255), relative L2 " << std::sqrt(sum2 / ref2) << "\n";
+  EXPECT_LE(worst, 2e-4 * 255);
 }
 
 #endif  // NDCONV_HAVE_CUDA

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/canonical_axes.h"
 #include "core/padding.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/bank/tensor_core_layout.h"
@@ -30,28 +31,37 @@ using cuda_bank::TensorCoreGeometry;
 using cuda_bank::TensorCoreShape;
 
 const Index kFilter{7, 7, 7, 1};           // a 3D filter, volume axes
-const Index kCanonicalFilter{7, 7, 1, 7};  // the same, canonical axes
+const Index kFilter4d{7, 7, 7, 7};         // a 4D filter
+const Index kCanonicalFilter{7, 7, 1, 7};  // the 3D filter, canonical axes
 
-// A 3D volume (extents n, volume axes) padded as the FP32 bank pads it (zero boundary, `same`
-// region), then as the tensor-core kernel's bytes.
+// The volume's axes: 4 where n[3] > 1.
+int dims_of(const Index& n) {
+  return n[3] > 1 ? 4 : 3;
+}
+
+// A 3D or 4D volume (extents n, volume axes) padded as the FP32 bank pads it (zero boundary,
+// `same` region, 7 taps along every axis), then as the tensor-core kernel's bytes.
 struct PaddedBytes {
   TensorCoreGeometry geometry;
   std::vector<uint8_t> bytes;
 };
 
 PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int count, bool& packed) {
+  const int dims = dims_of(n);
   PaddedBytes p;
   TensorCoreGeometry& g = p.geometry;
-  g.outputs = {n[0], n[1], 1, n[2]};
-  g.filter = kCanonicalFilter;
+  Index stride{1, n[0], n[0] * n[1], n[0] * n[1] * n[2]}, offset{-3, -3, -3, -3};
+  const Index cn = core::to_canonical(dims, n, 1);
+  g.outputs = cn;
+  g.filter = core::to_canonical(dims, dims == 4 ? kFilter4d : kFilter, 1);
   g.count = count;
-  g.padded_extent = {0, n[1] + 6, 1, n[2] + 6};
+  g.padded_extent = {0, cn[1] + g.filter[1] - 1, cn[2] + g.filter[2] - 1, cn[3] + g.filter[3] - 1};
   g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0]);
   const int64_t float_row = (n[0] + 6 + 3) / 4 * 4 + 4;  // any row at least x_count long
   core::PaddedVolume floats;
-  core::build_padded(input.data(), {n[0], n[1], 1, n[2]}, {1, n[0], 0, n[0] * n[1]},
-                     {-3, -3, 0, -3}, g.padded_extent, n[0] + 6, float_row, Boundary::Zero, 1, {},
-                     floats);
+  core::build_padded(input.data(), cn, core::to_canonical(dims, stride, 0),
+                     core::to_canonical(dims, offset, 0), g.padded_extent, n[0] + 6, float_row,
+                     Boundary::Zero, 1, {}, floats);
   p.bytes.assign(static_cast<size_t>(g.padded_bytes()), 0xAB);
   packed = cuda_bank::pack_padded_bytes(g, floats.storage.get(), float_row, p.bytes.data(), 2);
   return p;
@@ -65,7 +75,7 @@ struct UniformBank {
   cuda_bank::TensorCoreWeights weights;
   UniformBank(const Index& n, int count, uint64_t seed)
       : input(eight_bit_volume(EightBitKind::Uniform, n, seed)),
-        taps(spread_taps(count, seed ^ 0x7a95)),
+        taps(spread_taps(count, seed ^ 0x7a95, dims_of(n))),
         padded(padded_bytes(input, n, count, packed)),
         weights(cuda_bank::tensor_core_weights(padded.geometry, taps.data())) {}
 };
@@ -169,10 +179,17 @@ TEST(TensorCorePack, TakesOnlyIntegersFrom0To255) {
 TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  // Extents that are no multiple of the kernel's tiles; 13 filters: two passes, the second of one.
-  const Index n{37, 11, 9, 1};
-  for (int count : {12, 13}) {
-    SCOPED_TRACE(std::to_string(count) + " filters");
+  // Extents that are no multiple of the kernel's tiles; 13 filters: two passes, the second of one;
+  // a 4D sequence: 7 tap frames.
+  struct Case {
+    Index n;
+    int count;
+  };
+  for (const Case& c :
+       {Case{{37, 11, 9, 1}, 12}, Case{{37, 11, 9, 1}, 13}, Case{{11, 5, 4, 6}, 13}}) {
+    const Index& n = c.n;
+    const int count = c.count;
+    SCOPED_TRACE(std::to_string(dims_of(n)) + "D, " + std::to_string(count) + " filters");
     const UniformBank b(n, count, seed + count);
     ASSERT_TRUE(b.packed);
     const std::vector<float>& input = b.input;
@@ -187,7 +204,8 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
     cuda_bank::emulate_sliced_bank(g, p.bytes.data(), taps.data(), TensorCoreShape::kSlices,
                                    sliced.data());
     EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
-    const BankReference ref = bank_reference(input, n, kFilter, count, taps);
+    const BankReference ref =
+        bank_reference(input, n, dims_of(n) == 4 ? kFilter4d : kFilter, count, taps);
     EXPECT_LT(worst_voxel_error(ref, fragments.data()), 1e-6);
   }
 }
@@ -206,63 +224,70 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   std::vector<uint32_t> staged(Tile::kTileBytes / 4, 0xA5C3E1F7u);
   for (int pass = 0; pass < passes; ++pass) {
-    const int32_t* fragments = a.fragments + int64_t{pass} * Tile::kFragmentWords;
     for (int64_t block = 0; block < grid_x; ++block)
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
         const cuda_bank::TensorCoreOrigin o = Tile::origin(a, t);
-        uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
-        for (int i = 0; i < Tile::kStageItems; ++i) {
-          const int64_t source = Tile::staged_source(a, o, i);
-          if (source < 0)
-            std::memset(bytes + Tile::staged_offset(i), 0, 16);
-          else
-            std::memcpy(bytes + Tile::staged_offset(i), a.padded + source, 16);
-        }
-        for (int i = 0; i < Tile::kBuildItems; ++i)
-          Tile::build_shifted(staged.data(), i);
-        for (int warp = 0; warp < Tile::kWarps; ++warp) {
-          const uint32_t* words = staged.data() + Tile::warp_word(warp);
-          std::vector<std::array<int32_t, 4>> acc(
-              static_cast<size_t>(32 * Tile::kRows * Tile::kMTiles * S::kNTiles), {0, 0, 0, 0});
-          auto acc_of = [&](int lane, int v, int m, int n) -> std::array<int32_t, 4>& {
-            return acc[static_cast<size_t>(
-                ((lane * Tile::kRows + v) * Tile::kMTiles + m) * S::kNTiles + n)];
-          };
-          for (int c = 0; c < Tile::kChunks; ++c)
-            for (int m = 0; m < Tile::kMTiles; ++m) {
-              int32_t matrix_a[16][32];
-              for (int lane = 0; lane < 32; ++lane) {
-                uint32_t frag[4];
-                int lo = 0, hi = 0;
-                Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
-                Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m, Tile::lane_shift(lane),
-                                 frag);
-                for (int q = 0; q < 4; ++q)
-                  for (int i = 0; i < 4; ++i)
-                    matrix_a[cuda_bank::a_fragment_row(lane, q)][cuda_bank::a_fragment_k(
-                        lane, q, i)] = static_cast<uint8_t>(frag[q] >> (8 * i));
-              }
-              for (int v = 0; v < Tile::kRows; ++v)
-                for (int n = 0; n < S::kNTiles; ++n) {
-                  int32_t matrix_b[32][8];
-                  for (int lane = 0; lane < 32; ++lane)
-                    for (int q = 0; q < 2; ++q)
-                      for (int i = 0; i < 4; ++i)
-                        matrix_b[cuda_bank::b_fragment_k(lane, q, i)]
-                                [cuda_bank::b_fragment_column(lane)] = static_cast<int8_t>(
-                                    static_cast<uint32_t>(fragments[cuda_bank::fragment_word(
-                                        c * Tile::kRows + v, n, lane, q)]) >>
-                                    (8 * i));
-                  for (int lane = 0; lane < 32; ++lane)
-                    for (int q = 0; q < 4; ++q) {
-                      const int row = cuda_bank::c_fragment_row(lane, q),
-                                column = cuda_bank::c_fragment_column(lane, q);
-                      for (int k = 0; k < 32; ++k)
-                        acc_of(lane, v, m, n)[static_cast<size_t>(q)] +=
-                            matrix_a[row][k] * matrix_b[k][column];
-                    }
+        // Every warp's accumulators, [warp][lane][v][m][n], summed over the tap frames.
+        std::vector<std::array<int32_t, 4>> acc(
+            static_cast<size_t>(Tile::kWarps * 32 * Tile::kRows * Tile::kMTiles * S::kNTiles),
+            {0, 0, 0, 0});
+        auto acc_of = [&](int warp, int lane, int v, int m, int n) -> std::array<int32_t, 4>& {
+          return acc[static_cast<size_t>(
+              (((warp * 32 + lane) * Tile::kRows + v) * Tile::kMTiles + m) * S::kNTiles + n)];
+        };
+        for (int frame = 0; frame < a.frames; ++frame) {
+          const int32_t* fragments =
+              a.fragments + (int64_t{pass} * a.frames + frame) * Tile::kFragmentWords;
+          uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
+          for (int i = 0; i < Tile::kStageItems; ++i) {
+            const int64_t source = Tile::staged_source(a, o, frame, i);
+            if (source < 0)
+              std::memset(bytes + Tile::staged_offset(i), 0, 16);
+            else
+              std::memcpy(bytes + Tile::staged_offset(i), a.padded + source, 16);
+          }
+          for (int i = 0; i < Tile::kBuildItems; ++i)
+            Tile::build_shifted(staged.data(), i);
+          for (int warp = 0; warp < Tile::kWarps; ++warp) {
+            const uint32_t* words = staged.data() + Tile::warp_word(warp);
+            for (int c = 0; c < Tile::kChunks; ++c)
+              for (int m = 0; m < Tile::kMTiles; ++m) {
+                int32_t matrix_a[16][32];
+                for (int lane = 0; lane < 32; ++lane) {
+                  uint32_t frag[4];
+                  int lo = 0, hi = 0;
+                  Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
+                  Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m, Tile::lane_shift(lane),
+                                   frag);
+                  for (int q = 0; q < 4; ++q)
+                    for (int i = 0; i < 4; ++i)
+                      matrix_a[cuda_bank::a_fragment_row(lane, q)][cuda_bank::a_fragment_k(
+                          lane, q, i)] = static_cast<uint8_t>(frag[q] >> (8 * i));
                 }
-            }
+                for (int v = 0; v < Tile::kRows; ++v)
+                  for (int n = 0; n < S::kNTiles; ++n) {
+                    int32_t matrix_b[32][8];
+                    for (int lane = 0; lane < 32; ++lane)
+                      for (int q = 0; q < 2; ++q)
+                        for (int i = 0; i < 4; ++i)
+                          matrix_b[cuda_bank::b_fragment_k(lane, q, i)]
+                                  [cuda_bank::b_fragment_column(lane)] = static_cast<int8_t>(
+                                      static_cast<uint32_t>(fragments[cuda_bank::fragment_word(
+                                          c * Tile::kRows + v, n, lane, q)]) >>
+                                      (8 * i));
+                    for (int lane = 0; lane < 32; ++lane)
+                      for (int q = 0; q < 4; ++q) {
+                        const int row = cuda_bank::c_fragment_row(lane, q),
+                                  column = cuda_bank::c_fragment_column(lane, q);
+                        for (int k = 0; k < 32; ++k)
+                          acc_of(warp, lane, v, m, n)[static_cast<size_t>(q)] +=
+                              matrix_a[row][k] * matrix_b[k][column];
+                      }
+                  }
+              }
+          }
+        }
+        for (int warp = 0; warp < Tile::kWarps; ++warp) {
           for (int v = 0; v < Tile::kRows; ++v) {
             const int64_t m1 = o.y0 + Tile::kRows * warp + v;
             const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
@@ -273,8 +298,8 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                   for (int half = 0; half < 2; ++half) {
                     int32_t even[4], odd[4], digits[4];
                     for (int q = 0; q < 4; ++q) {
-                      even[q] = acc_of(lane, v, m, 2 * p)[static_cast<size_t>(q)];
-                      odd[q] = acc_of(lane, v, m, 2 * p + 1)[static_cast<size_t>(q)];
+                      even[q] = acc_of(warp, lane, v, m, 2 * p)[static_cast<size_t>(q)];
+                      odd[q] = acc_of(warp, lane, v, m, 2 * p + 1)[static_cast<size_t>(q)];
                     }
                     epilogue::lane_digits(even, odd, half, digits);
                     const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
@@ -289,12 +314,14 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
   }
 }
 
+// Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 rows: 2 x 4 + 1, 1 x 8 +
+// 1); 13 filters: a second pass of one; two grid sizes, so that blocks walk several tiles.
+const Index kIndexing3d{70, 9, 5, 1};
+// A 4D sequence: 7 tap frames, 13 rows (12 + 1 for a tile of 12 rows), two positions along z.
+const Index kIndexing4d{70, 13, 2, 2};
+
 template <class Tile>
-void check_kernel_indexing(uint64_t seed) {
-  // Extents that leave partial tiles along x (70 = 64 + 6) and axis 1 (9 rows: 2 x 4 + 1, 1 x 8 +
-  // 1); 13 filters:
-  // a second pass of one; two grid sizes, so that blocks walk several tiles.
-  const Index n{70, 9, 5, 1};
+void check_kernel_indexing(uint64_t seed, const Index& n = kIndexing3d) {
   const int count = 13;
   const UniformBank b(n, count, seed);
   ASSERT_TRUE(b.packed);
@@ -304,6 +331,9 @@ void check_kernel_indexing(uint64_t seed) {
   cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), b.weights, expected.data());
   const cuda_bank::TensorCoreWeights w =
       cuda_bank::tensor_core_weights(g, b.taps.data(), Tile::kRows);
+  // What the device-resident stages reserve for them.
+  EXPECT_EQ(cuda_bank::tensor_core_weights_bytes(g, Tile::kRows),
+            static_cast<int64_t>((w.fragments.size() + w.scales.size()) * 4));
   // A Global tile reads the volume's 4 shifted copies.
   std::vector<uint8_t> bytes(p.bytes);
   if (Tile::kStagedCopies > 1) {
@@ -357,14 +387,29 @@ TEST(TensorCoreEmulation, TheKernelsIndexingGivesTheArithmeticBitForBit) {
   }
 }
 
+// The tap frames' tile (TensorCoreFramesTile) on a 4D sequence.
+TEST(TensorCoreEmulation, TheKernelsIndexingOverTapFramesGivesTheArithmeticBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_kernel_indexing<cuda_bank::TensorCoreFramesTile>(seed, kIndexing4d);
+}
+
+// The tap frames' tile takes the bank_4d filters in the H200's shared memory (227 KB a block).
+TEST(TensorCoreEmulation, EveryTapFramesWeightsFitInSharedMemory) {
+  EXPECT_LE(cuda_bank::TensorCoreFramesTile::shared_bytes(TensorCoreShape::kMaxFrames), 227 * 1024);
+  EXPECT_EQ(cuda_bank::TensorCoreFramesTile::kRows, 1);
+}
+
 // The CPU's FP32 bank on the same input (the GPU test compares with the GPU's FP32 kernel).
 std::vector<float> cpu_fp32_bank(const std::vector<float>& input, const Index& n, int count,
                                  const std::vector<float>& taps) {
-  std::vector<float> out(static_cast<size_t>(n[0] * n[1] * n[2] * count));
+  const int dims = dims_of(n);
+  const int64_t voxels = n[0] * n[1] * n[2] * std::max<int64_t>(1, n[3]);
+  std::vector<float> out(static_cast<size_t>(voxels * count));
   poison(out);
-  detail::BankProblem p = seven_cubed_bank(input, n, count, taps);
+  detail::BankProblem p = seven_cubed_bank(input, n, count, taps, dims);
   for (int f = 0; f < count; ++f)
-    p.outputs.push_back(make_view(out.data() + f * n[0] * n[1] * n[2], 3, n));
+    p.outputs.push_back(make_view(out.data() + f * voxels, dims, n));
   Options o;
   o.backend = Backend::Cpu;
   RunReport report;
@@ -397,6 +442,35 @@ TEST(TensorCoreAccuracy, FourDigitsAreAsAccurateAsTheFp32BankPerVoxel) {
               << ", 3 digits " << digits[3] << ", 4 digits " << digits[4] << "\n";
     EXPECT_LE(digits[4], fp32);
     EXPECT_GT(digits[3], fp32);  // three digits are not enough: the kernel's four are needed
+  }
+}
+
+// The 4D quadrature bank (24 real 7^4 filters): four digits over 2401 taps (int32 sums above 2^24,
+// rounded where combine_slices converts them) as accurate per voxel as the CPU's FP32 bank.
+TEST(TensorCoreAccuracy, FourDigitsOverTapFramesAreAsAccurateAsTheFp32BankPerVoxel) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{9, 8, 7, 6};
+  const std::vector<float> taps = quadrature_bank_taps(4);
+  const int count = 24;
+  ASSERT_EQ(taps.size(), static_cast<size_t>(count) * 2401);
+  for (EightBitKind kind : kEightBitKinds) {
+    SCOPED_TRACE(eight_bit_name(kind));
+    const std::vector<float> input = eight_bit_volume(kind, n, seed);
+    bool packed = false;
+    const PaddedBytes p = padded_bytes(input, n, count, packed);
+    ASSERT_TRUE(packed);
+    const BankReference ref = bank_reference(input, n, kFilter4d, count, taps);
+    const double fp32 = worst_voxel_error(ref, cpu_fp32_bank(input, n, count, taps).data());
+    std::vector<float> out(static_cast<size_t>(p.geometry.voxels() * count));
+    poison(out);
+    cuda_bank::emulate_sliced_bank(p.geometry, p.bytes.data(), taps.data(),
+                                   TensorCoreShape::kSlices, out.data());
+    const double digits = worst_voxel_error(ref, out.data());
+    std::cout << "[ accuracy ] 4D " << eight_bit_name(kind)
+              << ": max |error| / sum |w||x|: CPU FP32 bank " << fp32 << ", 4 digits " << digits
+              << "\n";
+    EXPECT_LE(digits, fp32);
   }
 }
 

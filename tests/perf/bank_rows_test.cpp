@@ -17,8 +17,8 @@ TEST(BankRows, AreBenchWorkloadsThatNeedAGpu) {
   std::vector<std::string> names;
   for (const Workload& w : bank_workloads())
     names.push_back(w.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"bank_3d", "bank_3d_tc", "bank_4d", "bank_sum_3d",
-                                             "adaptive_4d"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"bank_3d", "bank_3d_tc", "bank_4d", "bank_4d_tc",
+                                             "bank_sum_3d", "adaptive_4d"}));
   for (const std::string& name : names) {
     const auto& all = bench_workloads();
     EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const Workload& w) {

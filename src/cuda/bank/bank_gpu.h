@@ -96,9 +96,15 @@ struct TensorSlabs {
 TensorSlabs plan_tensor_slabs(const detail::BankProblem& problem, double budget_bytes,
                               int extra_floats_per_voxel, int requested_outputs_per_thread);
 
-/// Enqueues one slab of the structure tensor on `stream`: the bank's responses (launch.count
-/// volumes of launch.voxels floats in `responses`), then per voxel T = sum_q |q_q| M_q with the
-/// duals of run_structure_tensor, component c at tensor[c * component_stride + v].
+/// Enqueues the structure tensor of one slab on `stream` from the bank's responses (launch.count
+/// volumes of launch.voxels floats in `responses`, on the device): per voxel T = sum_q |q_q| M_q
+/// with the duals of run_structure_tensor, component c at tensor[c * component_stride + v].
+void launch_structure_tensor(const BankLaunch& launch, const float* responses,
+                             const std::vector<double>& duals, int components, float* tensor,
+                             int64_t component_stride, void* stream);
+
+/// Enqueues one slab of the structure tensor on `stream`: the bank's responses from the FP32 bank
+/// kernels (launch_bank_device), then launch_structure_tensor.
 void launch_tensor_slab(const BankLaunch& launch, int device, const float* padded,
                         const float* taps, float* responses, const std::vector<double>& duals,
                         int components, float* tensor, int64_t component_stride, void* stream);

@@ -14,6 +14,8 @@
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/bank_kernel.cuh"
 #include "cuda/bank/bank_voxels.h"
+#include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 
@@ -93,9 +95,9 @@ int64_t TensorSlabs::device_floats(int extra_floats_per_voxel) const {
   return padded_max + planes * plane * (problems[0].count + extra_floats_per_voxel);
 }
 
-void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, const float* taps,
-                        float* responses, const std::vector<double>& duals, int components,
-                        float* tensor, int64_t component_stride, void* stream) {
+void launch_structure_tensor(const BankLaunch& l, const float* responses,
+                             const std::vector<double>& duals, int components, float* tensor,
+                             int64_t component_stride, void* stream) {
   const int filters = l.count / 2;
   if (l.count % 2 != 0 || filters > kMaxQuadrature || components < 1 ||
       components > kMaxComponents ||
@@ -107,11 +109,70 @@ void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, co
   std::copy(duals.begin(), duals.end(), d.value);
   d.filters = filters;
   d.components = components;
-  launch_bank_device(l, device, padded, taps, responses, nullptr, nullptr, stream);
   structure_tensor_kernel<<<voxel_blocks(l.voxels), kVoxelThreads, 0,
                             static_cast<cudaStream_t>(stream)>>>(responses, l.voxels, d, tensor,
                                                                  component_stride);
   NDCONV_CUDA_CHECK_LAUNCH("the structure tensor kernel");
+}
+
+void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, const float* taps,
+                        float* responses, const std::vector<double>& duals, int components,
+                        float* tensor, int64_t component_stride, void* stream) {
+  launch_bank_device(l, device, padded, taps, responses, nullptr, nullptr, stream);
+  launch_structure_tensor(l, responses, duals, components, tensor, component_stride, stream);
+}
+
+SlabBank plan_slab_bank(const TensorSlabs& slabs, const detail::BankProblem& p, const float* taps,
+                        const Options& options, void* stream) {
+  SlabBank b;
+  b.taps = taps;
+  b.tensor_cores_not = tensor_core_unfit(slabs.launches[0], p.taps, options);
+  if (b.tensor_cores_not.empty()) {
+    int64_t bytes = 0;
+    for (const BankLaunch& l : slabs.launches)
+      bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
+    b.tensor_cores = upload_tensor_core_operands(slabs.launches[0], p.taps, bytes, stream);
+  }
+  return b;
+}
+
+int64_t slab_bank_extra_bytes(const TensorSlabs& slabs, const detail::BankProblem& p,
+                              const Options& options) {
+  if (!tensor_core_unfit(slabs.launches[0], p.taps, options).empty())
+    return 0;
+  int64_t bytes = 0;
+  for (const BankLaunch& l : slabs.launches)
+    bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
+  const TensorCoreGeometry g = tensor_core_geometry(slabs.launches[0]);
+  return bytes + tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
+}
+
+void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, SlabBank& b,
+                        float* responses, const std::vector<double>& duals, int components,
+                        float* tensor, int64_t component_stride, void* stream) {
+  // Once a slab is not 8-bit, the FP32 kernels take the rest.
+  if (b.tensor_cores_not.empty() && !pack_padded_bytes_device(l, padded, b.tensor_cores, stream))
+    b.tensor_cores_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
+  if (!b.tensor_cores_not.empty()) {
+    launch_tensor_slab(l, device, padded, b.taps, responses, duals, components, tensor,
+                       component_stride, stream);
+    ++b.on_fp32;
+    return;
+  }
+  launch_tensor_core_slab(l, device, b.tensor_cores, responses, stream);
+  launch_structure_tensor(l, responses, duals, components, tensor, component_stride, stream);
+  ++b.on_tensor_cores;
+}
+
+std::vector<std::string> slab_bank_notes(const SlabBank& b, const BankLaunch& l) {
+  std::vector<std::string> notes;
+  if (b.on_tensor_cores > 0)
+    notes.push_back("GPU quadrature bank " + tensor_core_note(l) + " in " +
+                    std::to_string(b.on_tensor_cores) + " slab(s): the input is 8-bit");
+  if (b.on_fp32 > 0)
+    notes.push_back("GPU quadrature bank on the FP32 kernels in " + std::to_string(b.on_fp32) +
+                    " slab(s); not on the tensor cores: " + b.tensor_cores_not);
+  return notes;
 }
 
 void run_structure_tensor(const detail::BankProblem& p, const std::vector<double>& duals,
@@ -136,6 +197,7 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
   DeviceBuffer d_tensor(static_cast<size_t>(slab_planes * plane * components));
   NDCONV_CUDA_CHECK(
       cudaMemcpy(d_taps.get(), taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice));
+  SlabBank bank = plan_slab_bank(slabs, p, d_taps.get(), options, nullptr);
   report.seconds_upload = seconds_since(t0);
   report.seconds_compute = report.seconds_download = 0;
   for (size_t i = 0; i < slabs.problems.size(); ++i) {
@@ -149,8 +211,8 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
                                  cudaMemcpyHostToDevice));
     report.seconds_upload += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
-    launch_tensor_slab(l, options.cuda_device, d_padded.get(), d_taps.get(), d_responses.get(),
-                       duals, components, d_tensor.get(), l.voxels, nullptr);
+    launch_tensor_slab(l, options.cuda_device, d_padded.get(), bank, d_responses.get(), duals,
+                       components, d_tensor.get(), l.voxels, nullptr);
     NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
     report.seconds_compute += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
@@ -169,6 +231,8 @@ void run_structure_tensor(const detail::BankProblem& p, const std::vector<double
   report.slabs = static_cast<int>(slabs.problems.size());
   report.notes.push_back("GPU structure tensor: " + std::to_string(slabs.problems.size()) +
                          " slabs, the responses kept on the device");
+  for (std::string& note : slab_bank_notes(bank, slabs.launches[0]))
+    report.notes.push_back(std::move(note));
 }
 
 }  // namespace ndconv::cuda_bank

@@ -6,7 +6,9 @@
 //  - held from the first stage to the last: the input (N) and the tensor buffer ((m + 1) N, one
 //    slot more than the components);
 //  - the quadrature stage: the padded input and the 2K responses of a slab along the last axis
-//    (slabs as large as the memory left allows; one for 160^3 x 20 on an H100);
+//    (slabs as large as the memory left allows; one for 160^3 x 20 on an H100), and where the
+//    tensor cores take the bank (tensor_core_unfit empty, the padded input 8-bit), the slab's
+//    8-bit padded input and the weights' digits;
 //  - the relaxation: the separable passes' scratch (and the padded copy a tiled pass may take);
 //  - the control tensor: the magnitudes, in the tensor buffer's free slot;
 //  - the reconstruction: the padded input for the reconstruction filters and the output.
@@ -22,6 +24,7 @@
 
 #include "core/seconds_since.h"
 #include "cuda/bank/bank_gpu.h"
+#include "cuda/bank/tensor_core_bank.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
@@ -146,8 +149,19 @@ ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& opti
 
   const double n = static_cast<double>(s.voxels) * sizeof(float);
   const double held = n * (m + 2);  // the input and the tensor's m + 1 slots
-  s.slabs = plan_tensor_slabs(p.quadrature, available - held, 0, options.expert.outputs_per_thread);
-  const double quadrature_bytes = static_cast<double>(s.slabs.device_floats(0)) * sizeof(float);
+  const int ko = options.expert.outputs_per_thread;
+  s.slabs = plan_tensor_slabs(p.quadrature, available - held, 0, ko);
+  // The tensor cores' 8-bit input and weights come on top of a slab's FP32 buffers: where they do
+  // not fit beside slabs planned without them, smaller slabs (whose own 8-bit input is no larger).
+  const double tensor_core_bytes =
+      static_cast<double>(slab_bank_extra_bytes(s.slabs, p.quadrature, options));
+  if (tensor_core_bytes > 0 &&
+      held + static_cast<double>(s.slabs.device_floats(0)) * sizeof(float) + tensor_core_bytes >
+          available)
+    s.slabs = plan_tensor_slabs(p.quadrature, available - held - tensor_core_bytes, 0, ko);
+  const double quadrature_bytes =
+      static_cast<double>(s.slabs.device_floats(0)) * sizeof(float) +
+      static_cast<double>(slab_bank_extra_bytes(s.slabs, p.quadrature, options));
   double relax_bytes = 0;
   if (p.relaxation.dims != 0) {
     const detail::SeparableProblem sp = cuda_backend::same_region_separable(
@@ -200,6 +214,7 @@ void ResidentAdaptive::structure_tensor(RunReport& report) {
   DeviceBuffer padded(static_cast<size_t>(s.slabs.padded_max));
   DeviceBuffer responses(
       static_cast<size_t>(s.slabs.planes * s.slabs.plane * s.problem.quadrature.count));
+  SlabBank bank = plan_slab_bank(s.slabs, s.problem.quadrature, taps.get(), s.options, stream);
   report.seconds_upload = seconds_since(t0);
   report.seconds_compute = report.seconds_download = 0;
   TimingEvent start, stop;
@@ -208,7 +223,7 @@ void ResidentAdaptive::structure_tensor(RunReport& report) {
     const int64_t first = static_cast<int64_t>(i) * s.slabs.planes;
     pad_bank_input_device(on_device(s.slabs.problems[i], s.input.get()), l, padded.get(), stream);
     start.record(stream);
-    launch_tensor_slab(l, device, padded.get(), taps.get(), responses.get(), s.problem.duals, m,
+    launch_tensor_slab(l, device, padded.get(), bank, responses.get(), s.problem.duals, m,
                        s.slot(1) + first * s.slabs.plane, s.voxels, stream);
     stop.record(stream);
     report.seconds_compute += stop.seconds_after(start);  // waits for the slab
@@ -221,6 +236,8 @@ void ResidentAdaptive::structure_tensor(RunReport& report) {
   report.slabs = static_cast<int>(s.slabs.problems.size());
   report.notes.push_back("GPU structure tensor: " + std::to_string(s.slabs.problems.size()) +
                          " slab(s), the input padded on the device, the tensor kept there");
+  for (std::string& note : slab_bank_notes(bank, s.slabs.launches[0]))
+    report.notes.push_back(std::move(note));
 }
 
 void ResidentAdaptive::relax() {

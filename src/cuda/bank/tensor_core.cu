@@ -27,10 +27,52 @@ using S = TensorCoreShape;
 // fit).
 constexpr int kTensorCoreMinBlocks = 3;
 constexpr bool kTensorCorePrefetchA = false;
+// Several tap frames (TensorCoreFramesTile): one block of 12 warps per SM, the shared memory
+// holding every frame's weights (7 frames: 137 KB of the block's 216 KB).
+constexpr int kTensorCoreFramesMinBlocks = 1;
+
+// Enqueues Tile's kernel; throws InvalidArgument where its block does not fit on the GPU's SMs.
+template <class Tile, int MinBlocks>
+void launch_tile(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+                 const int32_t* fragments, const float* scales, float* outputs,
+                 cudaStream_t stream) {
+  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+  const int sms = cuda_backend::device_attributes(device).multiprocessors;
+  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA>(a, g.passes(), sms, stream))
+    throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
+                          std::to_string(Tile::shared_bytes(g.frames())) +
+                          " bytes of shared memory)");
+  NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
+}
 
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
 DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
+}
+
+// Shared bytes of the block that runs `g`.
+int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
+  return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
+                        : TensorCoreDefaultTile::shared_bytes(1);
+}
+
+// Bytes of 8-bit padded rows from the FP32 bank's padded rows (pack_padded_bytes on the device):
+// values past the byte row must be zeros; `not_eight_bit` raised by any value that is not an
+// integer in 0..255.
+__global__ void pack_bytes_kernel(const float* __restrict__ padded, int64_t rows,
+                                  int64_t row_length, int64_t row_bytes,
+                                  uint8_t* __restrict__ bytes, unsigned* not_eight_bit) {
+  const int64_t span = row_length > row_bytes ? row_length : row_bytes;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+    for (int64_t q = threadIdx.x; q < span; q += blockDim.x) {
+      const float v = q < row_length ? padded[r * row_length + q] : 0.0f;
+      // NaN fails every comparison.
+      const bool fits = q < row_bytes ? v >= 0.0f && v <= 255.0f && v == floorf(v) : v == 0.0f;
+      if (!fits)
+        *not_eight_bit = 1u;
+      if (q < row_bytes)
+        bytes[r * row_bytes + q] = fits ? static_cast<uint8_t>(v) : uint8_t{0};
+    }
 }
 
 std::string format_error(double e) {
@@ -64,7 +106,15 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   std::string shape = tensor_core_cannot_implement(l.filter);
   if (!shape.empty())
     return shape;
-  const double e = worst_split_error(tensor_core_geometry(l), taps, S::kSlices);
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  int shared = 0;
+  NDCONV_CUDA_CHECK(
+      cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (tensor_core_shared_bytes(g) > shared)
+    return "the kernel's block needs " + std::to_string(tensor_core_shared_bytes(g)) +
+           " bytes of shared memory for " + std::to_string(g.frames()) +
+           " tap frame(s), the device gives a block " + std::to_string(shared);
+  const double e = worst_split_error(g, taps, S::kSlices);
   if (!(e <= policy.max_split_error))
     return "the weights' " + std::to_string(S::kSlices) + " digits lose " + format_error(e) +
            " of a filter's largest tap (the slice test allows " +
@@ -72,34 +122,91 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   return {};
 }
 
+std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options) {
+  if (!options.expert.tensor_cores)
+    return "the tensor cores are off in the options (expert.tensor_cores)";
+  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores);
+}
+
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream) {
-  using Tile = TensorCoreDefaultTile;
-  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
-  const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  if (!launch_tensor_core_kernel<Tile, kTensorCoreMinBlocks, kTensorCorePrefetchA>(
-          a, g.passes(), sms, static_cast<cudaStream_t>(stream)))
-    throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
-                          std::to_string(Tile::kSharedBytes) + " bytes of shared memory)");
-  NDCONV_CUDA_CHECK_LAUNCH("the tensor-core filter bank kernel");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (g.frames() > 1)
+    launch_tile<TensorCoreFramesTile, kTensorCoreFramesMinBlocks>(g, device, padded, fragments,
+                                                                  scales, outputs, s);
+  else
+    launch_tile<TensorCoreDefaultTile, kTensorCoreMinBlocks>(g, device, padded, fragments, scales,
+                                                             outputs, s);
+}
+
+DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,
+                                                     int64_t max_padded_bytes, void* stream) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  const TensorCoreWeights w = tensor_core_weights(g, taps, tensor_core_tile_rows(g));
+  const auto s = static_cast<cudaStream_t>(stream);
+  DeviceTensorCoreOperands o;
+  o.fragments = bytes_buffer(w.fragments.size() * sizeof(int32_t));
+  o.scales.allocate(w.scales.size());
+  o.bytes = bytes_buffer(static_cast<size_t>(max_padded_bytes));
+  o.flag.allocate(1);
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(o.fragments.get(), w.fragments.data(),
+                                    w.fragments.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                    s));
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(o.scales.get(), w.scales.data(),
+                                    w.scales.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(s));  // before `w` goes
+  return o;
+}
+
+bool pack_padded_bytes_device(const BankLaunch& l, const float* padded, DeviceTensorCoreOperands& o,
+                              void* stream) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  if (static_cast<size_t>(g.padded_bytes()) > o.bytes.size() * sizeof(float))
+    throw InvalidArgument("internal: the tensor-core input buffer is too small for the slab");
+  const auto s = static_cast<cudaStream_t>(stream);
+  const int64_t rows = g.padded_extent[1] * g.padded_extent[2] * g.padded_extent[3];
+  NDCONV_CUDA_CHECK(cudaMemsetAsync(o.flag.get(), 0, sizeof(unsigned), s));
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
+  pack_bytes_kernel<<<blocks, 256, 0, s>>>(padded, rows, l.row_length, g.row_bytes,
+                                           reinterpret_cast<uint8_t*>(o.bytes.get()),
+                                           reinterpret_cast<unsigned*>(o.flag.get()));
+  NDCONV_CUDA_CHECK_LAUNCH("the 8-bit packing kernel");
+  unsigned not_eight_bit = 0;
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(&not_eight_bit, o.flag.get(), sizeof not_eight_bit,
+                                    cudaMemcpyDeviceToHost, s));
+  NDCONV_CUDA_CHECK(cudaStreamSynchronize(s));
+  return not_eight_bit == 0;
+}
+
+void launch_tensor_core_slab(const BankLaunch& l, int device, const DeviceTensorCoreOperands& o,
+                             float* outputs, void* stream) {
+  launch_tensor_core_bank(
+      tensor_core_geometry(l), device, reinterpret_cast<const uint8_t*>(o.bytes.get()),
+      reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), outputs, stream);
+}
+
+std::string tensor_core_note(const BankLaunch& l) {
+  const TensorCoreGeometry g = tensor_core_geometry(l);
+  return "on the tensor cores (mma.sync u8 x s8, " + std::to_string(S::kSlices) +
+         " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
+         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s))";
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,
                           const Options& options, RunReport& report, std::string& why_not) {
-  const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
-  why_not = p.outputs.empty() ? std::string("the weighted sum")
-                              : tensor_core_unfit(l, p.taps, options.cuda_device, policy);
+  why_not =
+      p.outputs.empty() ? std::string("the weighted sum") : tensor_core_unfit(l, p.taps, options);
   if (!why_not.empty())
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);
   std::vector<uint8_t> bytes;
-  if (!padded_input_image(g, padded, l.row_length, TensorCoreDefaultTile::kStagedCopies,
-                          core::resolve_thread_count(options.threads), bytes)) {
+  if (!padded_input_image(g, padded, l.row_length, 1, core::resolve_thread_count(options.threads),
+                          bytes)) {
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }
-  const TensorCoreWeights w = tensor_core_weights(g, p.taps, TensorCoreDefaultTile::kRows);
+  const TensorCoreWeights w = tensor_core_weights(g, p.taps, tensor_core_tile_rows(g));
   const int64_t voxels = g.voxels();
 
   const auto t_upload = std::chrono::steady_clock::now();
@@ -128,10 +235,7 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     download_volume(d_out.get() + f * voxels, p.outputs[f], nullptr);
   report.seconds_download = detail::seconds_since(t_download);
   report.backend = Backend::Cuda;
-  report.notes.push_back("GPU filter bank on the tensor cores (mma.sync u8 x s8, " +
-                         std::to_string(S::kSlices) + " weight digits per filter, " +
-                         std::to_string(g.passes()) + " passes of up to " +
-                         std::to_string(S::kFilters) + " filters): the input is 8-bit");
+  report.notes.push_back("GPU filter bank " + tensor_core_note(l) + ": the input is 8-bit");
   return true;
 }
 

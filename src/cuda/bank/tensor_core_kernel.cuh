@@ -14,6 +14,10 @@
 // filter at two outputs per M tile (the columns' order, column_filter), combines them
 // (combine_slices) and writes the responses where the FP32 bank writes them: contiguous canonical
 // volumes, filter f at out + f * stride.
+//
+// Tap frames (a 4D filter's taps along canonical axis 2; one in 3D): a tile runs the same GEMM once
+// per frame on the frame's staged rows with the frame's weights (all frames' in shared memory),
+// into the same accumulators; the copies of the next (tile, frame) are in flight during each.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -47,16 +51,17 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   using S = TensorCoreShape;
   using namespace tensor_core_epilogue;
   extern __shared__ uint4 shared16[];
+  const int frames = a.frames;
   int32_t* const fragments = reinterpret_cast<int32_t*>(shared16);
-  int2* const row_table = reinterpret_cast<int2*>(fragments + Tile::kFragmentWords);
+  int2* const row_table = reinterpret_cast<int2*>(fragments + frames * Tile::kFragmentWords);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
-  auto stage = [&](const TensorCoreOrigin& o, uint8_t* buffer) {
+  auto stage = [&](const TensorCoreOrigin& o, int frame, uint8_t* buffer) {
     for (int i = threadIdx.x; i < Tile::kStageItems; i += Tile::kThreads) {
-      const int64_t source = Tile::staged_source(a, o, i);
+      const int64_t source = Tile::staged_source(a, o, frame, i);
       __pipeline_memcpy_async(buffer + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
                               16, source < 0 ? 16 : 0);
     }
@@ -65,31 +70,19 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   int64_t tile = blockIdx.x;
   if (tile >= pass_tiles)
     return;
-  for (int i = threadIdx.x; i < Tile::kFragmentWords / 4; i += Tile::kThreads)
-    __pipeline_memcpy_async(fragments + 4 * i,
-                            a.fragments + int64_t{pass} * Tile::kFragmentWords + 4 * i, 16);
+  for (int i = threadIdx.x; i < frames * Tile::kFragmentWords / 4; i += Tile::kThreads)
+    __pipeline_memcpy_async(
+        fragments + 4 * i, a.fragments + int64_t{pass} * frames * Tile::kFragmentWords + 4 * i, 16);
   // The chunks' staged rows: per chunk one 64-bit load instead of the divisions of tap_row_word.
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
     Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
   TensorCoreOrigin o = Tile::origin(a, tile);
-  stage(o, tiles);
+  stage(o, 0, tiles);
   __pipeline_commit();
   int buffer = 0;
   const int shift = Tile::lane_shift(lane);
   for (; tile < pass_tiles; tile += gridDim.x) {
     const bool more = tile + gridDim.x < pass_tiles;
-    if (more)
-      stage(Tile::origin(a, tile + gridDim.x), tiles + (buffer ^ 1) * Tile::kTileBytes);
-    __pipeline_commit();
-    __pipeline_wait_prior(1);
-    __syncthreads();
-    uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
-    if constexpr (Tile::kBuildItems > 0) {
-      for (int i = threadIdx.x; i < Tile::kBuildItems; i += Tile::kThreads)
-        Tile::build_shifted(tile_words, i);
-      __syncthreads();
-    }
-    const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
     // Per output row of the warp's (v), M tile, n tile: the MMA's accumulators.
     int32_t acc[Tile::kRows][Tile::kMTiles][S::kNTiles][4];
 #pragma unroll
@@ -101,57 +94,78 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
 #pragma unroll
           for (int q = 0; q < 4; ++q)
             acc[v][m][n][q] = 0;
-    // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
-    using Fragments = uint32_t[Tile::kMTiles][4];
-    const int upper = lane % 4 / 2;
-    auto load_a = [&](Fragments& frag, int c) {
-      const int2 rows = row_table[2 * c + upper];
-#pragma unroll
-      for (int m = 0; m < Tile::kMTiles; ++m)
-        Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
-    };
-    auto multiply = [&](const Fragments& frag, int c) {
-#pragma unroll
-      for (int v = 0; v < Tile::kRows; ++v)
-#pragma unroll
-        for (int n = 0; n < S::kNTiles; n += 2) {
-          const uint4 b = *reinterpret_cast<const uint4*>(
-              fragments + fragment_word(c * Tile::kRows + v, n, lane, 0));
-#pragma unroll
-          for (int m = 0; m < Tile::kMTiles; ++m)
-            tensor_core_steps::mma_u8s8(acc[v][m][n], frag[m], make_uint2(b.x, b.y));
-#pragma unroll
-          for (int m = 0; m < Tile::kMTiles; ++m)
-            tensor_core_steps::mma_u8s8(acc[v][m][n + 1], frag[m], make_uint2(b.z, b.w));
-        }
-    };
-    // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
-    // registers, 304 at 255); in a loop, 166 registers and none. PrefetchA: the next chunk's A
-    // fragments loaded while this chunk's MMAs run (two sets of registers); ChunkUnroll: the loop
-    // unrolled that many times, the compiler free to schedule one chunk's loads under another's
-    // MMAs.
-    if constexpr (PrefetchA) {
-      Fragments fa, fb;
-      load_a(fa, 0);
 #pragma unroll 1
-      for (int c = 0; c < Tile::kChunks; c += 2) {
-        const bool second = c + 1 < Tile::kChunks;
-        if (second)
-          load_a(fb, c + 1);
-        multiply(fa, c);
-        if (second) {
-          if (c + 2 < Tile::kChunks)
-            load_a(fa, c + 2);
-          multiply(fb, c + 1);
+    for (int frame = 0; frame < frames; ++frame) {
+      // The next (tile, frame)'s rows in flight while this one's are used.
+      if (frame + 1 < frames)
+        stage(o, frame + 1, tiles + (buffer ^ 1) * Tile::kTileBytes);
+      else if (more)
+        stage(Tile::origin(a, tile + gridDim.x), 0, tiles + (buffer ^ 1) * Tile::kTileBytes);
+      __pipeline_commit();
+      __pipeline_wait_prior(1);
+      __syncthreads();
+      uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
+      if constexpr (Tile::kBuildItems > 0) {
+        for (int i = threadIdx.x; i < Tile::kBuildItems; i += Tile::kThreads)
+          Tile::build_shifted(tile_words, i);
+        __syncthreads();
+      }
+      const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
+      const int32_t* const frame_fragments = fragments + frame * Tile::kFragmentWords;
+      // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
+      using Fragments = uint32_t[Tile::kMTiles][4];
+      const int upper = lane % 4 / 2;
+      auto load_a = [&](Fragments& frag, int c) {
+        const int2 rows = row_table[2 * c + upper];
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+          Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
+      };
+      auto multiply = [&](const Fragments& frag, int c) {
+#pragma unroll
+        for (int v = 0; v < Tile::kRows; ++v)
+#pragma unroll
+          for (int n = 0; n < S::kNTiles; n += 2) {
+            const uint4 b = *reinterpret_cast<const uint4*>(
+                frame_fragments + fragment_word(c * Tile::kRows + v, n, lane, 0));
+#pragma unroll
+            for (int m = 0; m < Tile::kMTiles; ++m)
+              tensor_core_steps::mma_u8s8(acc[v][m][n], frag[m], make_uint2(b.x, b.y));
+#pragma unroll
+            for (int m = 0; m < Tile::kMTiles; ++m)
+              tensor_core_steps::mma_u8s8(acc[v][m][n + 1], frag[m], make_uint2(b.z, b.w));
+          }
+      };
+      // The K chunks in a loop: unrolled, they spill (ptxas sm_90, 4 M tiles: 368 bytes at 168
+      // registers, 304 at 255); in a loop, 166 registers and none. PrefetchA: the next chunk's A
+      // fragments loaded while this chunk's MMAs run (two sets of registers); ChunkUnroll: the loop
+      // unrolled that many times, the compiler free to schedule one chunk's loads under another's
+      // MMAs.
+      if constexpr (PrefetchA) {
+        Fragments fa, fb;
+        load_a(fa, 0);
+#pragma unroll 1
+        for (int c = 0; c < Tile::kChunks; c += 2) {
+          const bool second = c + 1 < Tile::kChunks;
+          if (second)
+            load_a(fb, c + 1);
+          multiply(fa, c);
+          if (second) {
+            if (c + 2 < Tile::kChunks)
+              load_a(fa, c + 2);
+            multiply(fb, c + 1);
+          }
+        }
+      } else {
+#pragma unroll ChunkUnroll
+        for (int c = 0; c < Tile::kChunks; ++c) {
+          Fragments frag;
+          load_a(frag, c);
+          multiply(frag, c);
         }
       }
-    } else {
-#pragma unroll ChunkUnroll
-      for (int c = 0; c < Tile::kChunks; ++c) {
-        Fragments frag;
-        load_a(frag, c);
-        multiply(frag, c);
-      }
+      __syncthreads();  // every warp is done with this buffer before the next copies into it
+      buffer ^= 1;
     }
 
 #pragma unroll
@@ -177,20 +191,19 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         }
       }
     }
-    __syncthreads();  // every warp is done with this buffer before the next tile's copies
-    buffer ^= 1;
     if (more)
       o = Tile::origin(a, tile + gridDim.x);
   }
 }
 
-/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA> over `passes` passes on `stream`
-/// with as many blocks as `sms` SMs hold at once, shared among the passes (each block walks its
-/// pass's tiles). Returns false, launching nothing, where a block does not fit on an SM.
+/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA> over `passes` passes (a.frames
+/// tap frames) on `stream` with as many blocks as `sms` SMs hold at once, shared among the passes
+/// (each block walks its pass's tiles). Returns false, launching nothing, where a block does not
+/// fit on an SM.
 template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
 bool launch_tensor_core_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
   const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>;
-  constexpr int kShared = Tile::kSharedBytes;
+  const int kShared = Tile::shared_bytes(a.frames);
   if (kShared > 48 * 1024 &&
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
           cudaSuccess) {

@@ -23,13 +23,14 @@ int64_t padded_row(const TensorCoreGeometry& g, int64_t q1, int64_t q2, int64_t 
   return (q3 * g.padded_extent[2] + q2) * g.padded_extent[1] + q1;
 }
 
-// Tap j of a filter (correlation order, x fastest) at tap row r (j3 * k1 + j1) and dx, or 0 for
-// the padding beyond the filter.
-float tap_at(const TensorCoreGeometry& g, const float* filter, int r, int dx) {
+// Tap (dx, j1, frame, j3) of a filter (correlation order, x fastest: ((j3 k2 + j2) k1 + j1) k0 +
+// dx) at tap row r (j3 * k1 + j1) of tap frame j2, or 0 for the padding beyond the filter.
+float tap_at(const TensorCoreGeometry& g, const float* filter, int frame, int r, int dx) {
   const int k0 = static_cast<int>(g.filter[0]), k1 = static_cast<int>(g.filter[1]);
   if (dx >= k0 || r >= k1 * g.filter[3])
     return 0.0f;
-  return filter[static_cast<int64_t>(r) * k0 + dx];  // (j3 * k2 + j2) * k1 + j1 with k2 = 1
+  const int64_t j3 = r / k1, j1 = r % k1;
+  return filter[((j3 * g.filter[2] + frame) * k1 + j1) * k0 + dx];
 }
 
 // Calls visit(x, m1, m2, m3, voxel index) for every output voxel of `g`.
@@ -43,21 +44,22 @@ void for_each_output(const TensorCoreGeometry& g, Visit visit) {
           visit(x, m1, m2, m3, v);
 }
 
-// The input bytes that tap row r (j3 * k1 + j1) of output (m1, m2, m3) meets, from x = 0.
-const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded, int r, int64_t m1,
-                             int64_t m2, int64_t m3) {
+// The input bytes that tap row r (j3 * k1 + j1) of tap frame j2 of output (m1, m2, m3) meets,
+// from x = 0.
+const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded, int frame, int r,
+                             int64_t m1, int64_t m2, int64_t m3) {
   const int k1 = static_cast<int>(g.filter[1]);
-  return padded + padded_row(g, m1 + r % k1, m2, m3 + r / k1) * g.row_bytes;
+  return padded + padded_row(g, m1 + r % k1, m2 + frame, m3 + r / k1) * g.row_bytes;
 }
 
 }  // namespace
 
 std::string tensor_core_cannot_implement(const Index& k) {
-  if (k[0] > S::kRowTaps || k[1] != S::kK1 || k[2] != 1 || k[3] != S::kK3)
-    return "the tensor-core filter bank is compiled for filters of up to 8 x 7 x 7 taps (3D; the "
-           "filter is " +
+  if (k[0] > S::kRowTaps || k[1] != S::kK1 || k[2] < 1 || k[2] > S::kMaxFrames || k[3] != S::kK3)
+    return "the tensor-core filter bank is compiled for filters of up to 8 x 7 x 7 taps in 3D and "
+           "8 x 7 x 7 x 7 in 4D (the filter is " +
            std::to_string(k[0]) + " x " + std::to_string(k[1]) + " x " + std::to_string(k[3]) +
-           (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ")";
+           (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ", canonical axes)";
   return {};
 }
 
@@ -77,48 +79,59 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
   if (rows != 1 && rows != 2)
     throw InvalidArgument("the tensor-core weights take one or two output rows per warp");
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
-  const int passes = g.passes();
+  const int passes = g.passes(), frames = g.frames();
   const int chunks = weight_chunks(rows);
-  const int64_t pass_words = int64_t{chunks} * S::kNTiles * 32 * 2;
+  const int64_t frame_words = int64_t{chunks} * S::kNTiles * 32 * 2;
+  const int64_t frame_taps = int64_t{S::kMaxTapRows} * S::kRowTaps;
   TensorCoreWeights w;
-  w.fragments.assign(static_cast<size_t>(passes * pass_words), 0);
+  w.fragments.assign(static_cast<size_t>(passes * frames * frame_words), 0);
   w.scales.assign(static_cast<size_t>(passes) * S::kFilters, 0.0f);
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
-    // The filter's taps as [tap row][dx] (zeros past the filter), split.
-    std::vector<float> tap_rows(static_cast<size_t>(S::kMaxTapRows) * S::kRowTaps, 0.0f);
-    for (int r = 0; r < S::kMaxTapRows; ++r)
-      for (int dx = 0; dx < S::kRowTaps; ++dx)
-        tap_rows[static_cast<size_t>(r * S::kRowTaps + dx)] = tap_at(g, filter, r, dx);
+    // The filter's taps as [frame][tap row][dx] (zeros past the filter), split with one scale.
+    std::vector<float> tap_rows(static_cast<size_t>(frames * frame_taps), 0.0f);
+    for (int frame = 0; frame < frames; ++frame)
+      for (int r = 0; r < S::kMaxTapRows; ++r)
+        for (int dx = 0; dx < S::kRowTaps; ++dx)
+          tap_rows[static_cast<size_t>(frame * frame_taps + r * S::kRowTaps + dx)] =
+              tap_at(g, filter, frame, r, dx);
     const detail::SplitFilter split =
         detail::split_filter(tap_rows.data(), static_cast<int64_t>(tap_rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
     const int pass = f / S::kFilters, local = f % S::kFilters;
-    int32_t* fragments = w.fragments.data() + static_cast<size_t>(pass * pass_words);
-    for (int c = 0; c < chunks; ++c)
-      for (int n = 0; n < S::kNTiles; ++n)
-        for (int lane = 0; lane < 32; ++lane) {
-          const int column = b_fragment_column(lane);
-          if (column_filter(n, column) != local)
-            continue;
-          const int slice = column_digit(n, column);
-          for (int q = 0; q < 2; ++q) {
-            uint32_t word = 0;
-            for (int i = 0; i < 4; ++i) {
-              const int k = b_fragment_k(lane, q, i);
-              const int r = weight_tap_row(c, k / S::kRowTaps, rows), dx = k % S::kRowTaps;
-              const int8_t d =
-                  r < 0
-                      ? int8_t{0}
-                      : split.digits[static_cast<size_t>(
-                            slice * static_cast<int64_t>(tap_rows.size()) + r * S::kRowTaps + dx)];
-              word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
+    for (int frame = 0; frame < frames; ++frame) {
+      int32_t* fragments =
+          w.fragments.data() + static_cast<size_t>((pass * frames + frame) * frame_words);
+      const int8_t* frame_digits = split.digits.data() + frame * frame_taps;
+      for (int c = 0; c < chunks; ++c)
+        for (int n = 0; n < S::kNTiles; ++n)
+          for (int lane = 0; lane < 32; ++lane) {
+            const int column = b_fragment_column(lane);
+            if (column_filter(n, column) != local)
+              continue;
+            const int slice = column_digit(n, column);
+            for (int q = 0; q < 2; ++q) {
+              uint32_t word = 0;
+              for (int i = 0; i < 4; ++i) {
+                const int k = b_fragment_k(lane, q, i);
+                const int r = weight_tap_row(c, k / S::kRowTaps, rows), dx = k % S::kRowTaps;
+                const int8_t d = r < 0 ? int8_t{0}
+                                       : frame_digits[static_cast<size_t>(
+                                             slice * static_cast<int64_t>(tap_rows.size()) +
+                                             r * S::kRowTaps + dx)];
+                word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
+              }
+              fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);
             }
-            fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);
           }
-        }
+    }
   }
   return w;
+}
+
+int64_t tensor_core_weights_bytes(const TensorCoreGeometry& g, int rows) {
+  const int64_t frame_words = int64_t{weight_chunks(rows)} * S::kNTiles * 32 * 2;
+  return (g.passes() * g.frames() * frame_words + int64_t{g.passes()} * S::kFilters) * 4;
 }
 
 double worst_split_error(const TensorCoreGeometry& g, const float* taps, int slices) {
@@ -188,12 +201,13 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
                               const TensorCoreWeights& weights, float* out) {
   constexpr int kK = S::kChunkRows * S::kRowTaps;  // 32
   const int64_t voxels = g.voxels();
+  const int frames = g.frames(), chunks = frames * S::kChunks;  // the frames' chunks in turn
   for (int pass = 0; pass < g.passes(); ++pass) {
-    // The pass's B operand, [chunk][k][column], read back through the fragment layout.
-    std::vector<int32_t> b(static_cast<size_t>(S::kChunks) * kK * S::kColumns, 0);
+    // The pass's B operand, [frame chunk][k][column], read back through the fragment layout.
+    std::vector<int32_t> b(static_cast<size_t>(chunks) * kK * S::kColumns, 0);
     const int32_t* fragments =
-        weights.fragments.data() + static_cast<size_t>(pass) * S::kFragmentWords;
-    for (int c = 0; c < S::kChunks; ++c)
+        weights.fragments.data() + static_cast<size_t>(pass) * frames * S::kFragmentWords;
+    for (int c = 0; c < chunks; ++c)
       for (int n = 0; n < S::kNTiles; ++n)
         for (int lane = 0; lane < 32; ++lane)
           for (int q = 0; q < 2; ++q) {
@@ -205,14 +219,15 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
           }
     for_each_output(g, [&](int64_t x, int64_t m1, int64_t m2, int64_t m3, int64_t v) {
       std::array<int32_t, S::kColumns> acc{};
-      for (int c = 0; c < S::kChunks; ++c)
+      for (int c = 0; c < chunks; ++c)
         for (int k = 0; k < kK; ++k) {
-          const int r = c * S::kChunkRows + k / S::kRowTaps;
+          const int frame = c / S::kChunks;
+          const int r = c % S::kChunks * S::kChunkRows + k / S::kRowTaps;
           // Rows past the filter meet zero weights; the kernel reads some row there, any value
           // gives the same sums.
           if (r >= g.filter[1] * g.filter[3])
             continue;
-          const int32_t a = tap_row_input(g, padded, r, m1, m2, m3)[x + k % S::kRowTaps];
+          const int32_t a = tap_row_input(g, padded, frame, r, m1, m2, m3)[x + k % S::kRowTaps];
           const int32_t* row = &b[static_cast<size_t>((c * kK + k) * S::kColumns)];
           for (int col = 0; col < S::kColumns; ++col)
             acc[static_cast<size_t>(col)] += a * row[col];
@@ -236,19 +251,22 @@ void emulate_sliced_bank(const TensorCoreGeometry& g, const uint8_t* padded, con
                          int slices, float* out) {
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   const int64_t voxels = g.voxels();
-  const int k0 = static_cast<int>(g.filter[0]);
+  const int k0 = static_cast<int>(g.filter[0]), k1 = static_cast<int>(g.filter[1]);
   const int tap_rows = static_cast<int>(g.filter[1] * g.filter[3]);
   for (int f = 0; f < g.count; ++f) {
     const detail::SplitFilter split =
         detail::split_filter(taps + f * filter_taps, filter_taps, slices);
     for_each_output(g, [&](int64_t x, int64_t m1, int64_t m2, int64_t m3, int64_t v) {
       int32_t acc[4] = {0, 0, 0, 0};
-      for (int r = 0; r < tap_rows; ++r) {
-        const uint8_t* in = tap_row_input(g, padded, r, m1, m2, m3) + x;
-        for (int dx = 0; dx < k0; ++dx)
-          for (int s = 0; s < slices; ++s)
-            acc[s] += in[dx] * split.digits[static_cast<size_t>(s * filter_taps + r * k0 + dx)];
-      }
+      for (int frame = 0; frame < g.frames(); ++frame)
+        for (int r = 0; r < tap_rows; ++r) {
+          const uint8_t* in = tap_row_input(g, padded, frame, r, m1, m2, m3) + x;
+          // Tap (dx, j1, frame, j3) in correlation order.
+          const int64_t row = (r / k1 * g.filter[2] + frame) * k1 + r % k1;
+          for (int dx = 0; dx < k0; ++dx)
+            for (int s = 0; s < slices; ++s)
+              acc[s] += in[dx] * split.digits[static_cast<size_t>(s * filter_taps + row * k0 + dx)];
+        }
       out[f * voxels + v] = detail::combine_slices(acc, slices, split.scale);
     });
   }

@@ -11,6 +11,10 @@
 // kFilters filters x kSlices digits (column_filter, column_digit); K = tap rows (j1, j3) (canonical
 // axes; a 3D volume's (y, z)) of 8 taps along x each (the filter's k0 <= 8 taps, zeros after), 4
 // tap rows per 32-wide K chunk, tap row r = j3 * k1 + j1, rows past k1 * k3 zero.
+//
+// One N-D mapping: the filter's taps along canonical axis 2 (a 4D volume's z; 1 in 3D) are tap
+// frames, an outer loop over K: frame j2 is the 3D bank's GEMM on the input planes m2 + j2, its
+// own weight chunks after the previous frame's, summed into the same int32 accumulators (exact).
 #pragma once
 
 #include <cmath>
@@ -35,20 +39,28 @@ struct TensorCoreShape {
   static constexpr int kTapRows = kK1 * kK3;
   static constexpr int kChunks = (kTapRows + kChunkRows - 1) / kChunkRows;
   static constexpr int kMaxTapRows = kChunks * kChunkRows;
+  static constexpr int kMaxFrames = 7;  ///< tap frames (canonical axis 2): a 4D 7^4 filter
   /// The 8-bit padded rows' length: whole kRowAlign-byte tiles along x and kRowOverhang bytes of
   /// the last tile's overhang (its windows' last aligned words), so every tile of up to kRowAlign
   /// outputs along x stages whole 16-byte chunks inside its row.
   static constexpr int kRowAlign = 64;
   static constexpr int kRowOverhang = 16;
-  /// 32-bit words of a pass's weight fragments: [chunk][n tile pair][lane][4] (fragment_word).
+  /// 32-bit words of a pass's weight fragments per tap frame: [chunk][n tile pair][lane][4]
+  /// (fragment_word); a pass holds its frames' one after another.
   static constexpr int kFragmentWords = kChunks * kNTiles * 32 * 2;
 };
 
 static_assert(TensorCoreShape::kColumns % 8 == 0, "whole n8 tiles");
-// The accumulators' bound: 255 x 127 per tap, kMaxTapRows x 8 taps, below 2^24 (exact in float).
+// The accumulators' bound: 255 x 127 per tap, kMaxTapRows x 8 taps per frame: below 2^24 for one
+// frame (3D: exact in float), below 2^31 for kMaxFrames (4D: exact in int32; combine_slices rounds
+// each conversion above 2^24, int8_digits.h).
 static_assert(int64_t{255} * 127 * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps <
                   (int64_t{1} << 24),
-              "exact accumulators");
+              "accumulators of one frame exact in float");
+static_assert(int64_t{255} * 127 * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
+                      TensorCoreShape::kMaxFrames <
+                  (int64_t{1} << 31),
+              "accumulators of every frame exact in int32");
 
 /// Where a padded 8-bit volume's rows are: as the FP32 bank's padded input (the same rows, the
 /// boundary applied), each row `row_bytes` long (a multiple of 16; zeros past the float rows).
@@ -59,6 +71,8 @@ struct TensorCoreGeometry {
   Index padded_extent{0, 1, 1, 1};
   int64_t row_bytes = 0;
   int passes() const { return (count + TensorCoreShape::kFilters - 1) / TensorCoreShape::kFilters; }
+  /// Tap frames: the filter's taps along canonical axis 2 (1 in 3D, 7 for a 4D 7^4 filter).
+  int frames() const { return static_cast<int>(filter[2]); }
   int64_t padded_bytes() const {
     return row_bytes * padded_extent[1] * padded_extent[2] * padded_extent[3];
   }
@@ -72,7 +86,8 @@ inline int64_t tensor_core_row_bytes(int64_t n0) {
 }
 
 /// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must
-/// be k0 <= 8 by 7 x 1 x 7 (a 3D volume's 7^3 and narrower along x).
+/// be k0 <= 8 by 7 x k2 x 7 with k2 from 1 to kMaxFrames (a 3D volume's 7^3, a 4D volume's 7^4,
+/// and narrower along x).
 std::string tensor_core_cannot_implement(const Index& canonical_filter);
 
 // ---- The fragments' layouts (PTX ISA, mma.m16n8k32 with 8-bit operands) ------------------------
@@ -130,7 +145,9 @@ NDCONV_HD int fragment_word(int chunk, int ntile, int lane, int q) {
 static_assert(TensorCoreShape::kNTiles % 2 == 0, "n tiles in pairs");
 
 /// A pass's filters split (TensorCoreShape::kSlices digits) and laid out as B fragments, and the
-/// filters' scales: fragments[pass * kFragmentWords + fragment_word(...)], scales[filter].
+/// filters' scales: fragments[(pass * frames + frame) * words + fragment_word(...)] with `words`
+/// the fragment words of one frame (TensorCoreShape::kFragmentWords for one row per warp),
+/// scales[filter].
 struct TensorCoreWeights {
   std::vector<int32_t> fragments;
   std::vector<float> scales;
@@ -141,6 +158,9 @@ struct TensorCoreWeights {
 /// tensor_core_cannot_implement(geometry.filter) to be empty.
 TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const float* taps,
                                       int rows = 1);
+
+/// Bytes of tensor_core_weights(geometry, taps, rows): the fragments and the scales.
+int64_t tensor_core_weights_bytes(const TensorCoreGeometry& geometry, int rows);
 
 /// The weights' K chunks per pass for a kernel of `rows` output rows per warp (TensorCoreTile's
 /// kWeightChunks), and the tap row (j3 * k1 + j1) that K index rr (0..3, the chunk's staged row)

@@ -16,6 +16,7 @@ struct TensorCoreArgs {
   int64_t n0, n1, n2, n3;
   int64_t tiles_x, tiles_y;  ///< tiles along x and axis 1; then n2, n3 positions
   int count;                 ///< filters
+  int frames;                ///< tap frames (TensorCoreGeometry::frames)
   const int32_t* fragments;  ///< TensorCoreWeights::fragments
   const float* scales;       ///< TensorCoreWeights::scales
   float* out;
@@ -92,8 +93,11 @@ struct TensorCoreTile {
   /// bytes in shared memory, a whole number of 16-byte chunks.
   static constexpr int kRowTableEntries = 2 * kChunks;
   static constexpr int kRowTableBytes = (kRowTableEntries * 8 + 15) / 16 * 16;
-  /// Shared bytes of a launch: the pass's fragments, the row table and two tiles' rows.
-  static constexpr int kSharedBytes = kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
+  /// Shared bytes of a launch of `frames` tap frames: the pass's fragments (every frame's), the row
+  /// table and two tiles' rows (one frame's each).
+  NDCONV_HD static constexpr int shared_bytes(int frames) {
+    return frames * kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
+  }
   /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
   /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
   /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
@@ -122,19 +126,21 @@ struct TensorCoreTile {
     return o;
   }
 
-  /// The padded bytes that 16-byte copy `i` (< kStageItems) of a tile reads (staged row (j3, yy) is
-  /// padded row (y0 + yy, m2, m3 + j3), of copy i / (kStagedRows kRowChunks) of the padded
-  /// volume), or -1 for a row past e1 (zeros); it lands at staged_offset(i) of the tile's buffer.
+  /// The padded bytes that 16-byte copy `i` (< kStageItems) of a tile's tap frame `frame` reads
+  /// (staged row (j3, yy) is padded row (y0 + yy, m2 + frame, m3 + j3), of copy i / (kStagedRows
+  /// kRowChunks) of the padded volume), or -1 for a row past e1 (zeros); it lands at
+  /// staged_offset(i) of the tile's buffer.
   NDCONV_HD static int64_t staged_source(const TensorCoreArgs& a, const TensorCoreOrigin& o,
-                                         int i) {
+                                         int frame, int i) {
     const int copy = i / (kStagedRows * kRowChunks);
     i %= kStagedRows * kRowChunks;
     const int row = i / kRowChunks, chunk = i % kRowChunks;
     const int j3 = row / kRowsY, yy = row % kRowsY;
     if (o.y0 + yy >= a.e1)
       return -1;
-    return copy * a.copy_bytes + (((o.m3 + j3) * a.e2 + o.m2) * a.e1 + o.y0 + yy) * a.row_bytes +
-           o.x0 + 16 * chunk;
+    return copy * a.copy_bytes +
+           (((o.m3 + j3) * a.e2 + o.m2 + frame) * a.e1 + o.y0 + yy) * a.row_bytes + o.x0 +
+           16 * chunk;
   }
   NDCONV_HD static int staged_offset(int i) {
     const int copy = i / (kStagedRows * kRowChunks);
@@ -223,6 +229,7 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   a.tiles_x = (a.n0 + Tile::kWarpX - 1) / Tile::kWarpX;
   a.tiles_y = (a.n1 + Tile::kBlockRows - 1) / Tile::kBlockRows;
   a.count = g.count;
+  a.frames = g.frames();
   a.fragments = fragments;
   a.scales = scales;
   a.out = outputs;
@@ -238,6 +245,23 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
 /// with shifted copies built in shared memory, 1.300 ms with the K loop unrolled by 2, 1.34-1.86 ms
 /// for the others.
 using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
+
+/// The compiled variant for several tap frames (a 4D 7^4 filter): every frame's weights stay in
+/// shared memory (7 frames x 19.5 KB with one output row per warp; two rows per warp need twice
+/// that, more than an SM holds), so one block per SM (tensor_core.cu): 12 warps of 4 M tiles, the
+/// rows' shifted copies built in shared memory (216 KB in all): the fastest of
+/// dev/tensor_bank_sweep.cu's 4D shapes (H200, run 18, 128^3 x 32 x 24 x 7^4): 51.96 ms (230% of
+/// the FP32 peak in useful FLOP/s), against 56.89 ms with funnel shifts, 55.45 ms with funnel
+/// shifts and the K loop unrolled by 2, 60.86 ms for 8 warps, 60.77 ms for 16 warps of 2 M tiles.
+using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
+
+/// Output rows per warp of the tile that runs `g` (what tensor_core_weights lays out for it).
+inline int tensor_core_tile_rows(const TensorCoreGeometry& g) {
+  return g.frames() > 1 ? TensorCoreFramesTile::kRows : TensorCoreDefaultTile::kRows;
+}
+static_assert(
+    TensorCoreDefaultTile::kStagedCopies == 1 && TensorCoreFramesTile::kStagedCopies == 1,
+    "the compiled tiles read the 8-bit padded volume alone (padded_input_image copies 1)");
 
 namespace tensor_core_epilogue {
 

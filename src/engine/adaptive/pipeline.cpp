@@ -178,6 +178,11 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
       report.quadrature_bank = frame.quadrature_bank;
     }
   }
+  // The notes of the filter's run (what --verbose prints) say which kernels took the quadrature
+  // bank too: the tensor cores, or the FP32 kernels and why.
+  for (const std::string& note : report.quadrature_bank.notes)
+    if (note.rfind("GPU quadrature bank", 0) == 0)
+      report.bank.notes.push_back(note);
   report.seconds_total = seconds_since(t_start);
   return report;
 }
