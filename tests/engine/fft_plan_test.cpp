@@ -6,6 +6,7 @@
 // inverts to that correlation (a 1D DFT written out here).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -45,6 +46,32 @@ TEST(FftPlan, TransformExtentsAreTheSmallestFastSizes) {
   EXPECT_EQ(cuda_backend::fft_friendly_extent(11, true), 12);    // x of a real transform: even
   EXPECT_EQ(cuda_backend::fft_friendly_extent(11, false), 12);
   EXPECT_EQ(cuda_backend::fft_friendly_extent(13, false), 14);
+}
+
+TEST(FftPlan, ExtentsOfRadices2And3AreTakenWithinTheirGrowth) {
+  FftPolicy policy;
+  policy.radix_2_3_growth = 0;
+  EXPECT_EQ(cuda_backend::fft_transform_extent(270, true, policy), 270);  // 2 3^3 5
+  EXPECT_EQ(cuda_backend::fft_transform_extent(1, false, policy), 2);
+  policy.radix_2_3_growth = 0.07;  // 288 = 2^5 3^2 is 6.7% above 270, 2.9% above 280
+  EXPECT_EQ(cuda_backend::fft_transform_extent(270, true, policy), 288);
+  EXPECT_EQ(cuda_backend::fft_transform_extent(276, true, policy), 288);
+  EXPECT_EQ(cuda_backend::fft_transform_extent(266, true, policy), 288);
+  EXPECT_EQ(cuda_backend::fft_transform_extent(256, true, policy), 256);
+  policy.radix_2_3_growth = 0.05;
+  EXPECT_EQ(cuda_backend::fft_transform_extent(270, true, policy), 270);
+  EXPECT_EQ(cuda_backend::fft_transform_extent(276, true, policy), 288);
+  for (int64_t n = 1; n <= 2000; ++n) {
+    const int64_t smallest = std::max<int64_t>(2, cuda_backend::fft_friendly_extent(n, true));
+    const int64_t m = cuda_backend::fft_transform_extent(n, true, policy);
+    ASSERT_GE(m, n);
+    ASSERT_TRUE(m == smallest || (m <= smallest * 1.05 && seven_smooth(m) && m % 2 == 0 &&
+                                  cuda_backend::fft_friendly_extent(m, true, 3) == m))
+        << n << " -> " << m;
+  }
+  // The shape takes the rule on every axis.
+  EXPECT_EQ(cuda_backend::fft_shape(3, {256, 256, 256, 1}, {21, 21, 21, 1}, policy).transform,
+            (Index{288, 288, 288, 1}));
 }
 
 TEST(FftPlan, ShapeAndMemoryOfA256CubeWith15Taps) {

@@ -113,21 +113,6 @@ PlanPair create_plans(const FftShape& s) {
   return pair;
 }
 
-// cuFFT's estimate of the larger work area of the two plans, before any is made.
-std::size_t estimate_work_bytes(const FftShape& s) {
-  std::size_t forward = 0, inverse = 0;
-  const int n0 = static_cast<int>(s.transform[0]), n1 = static_cast<int>(s.transform[1]),
-            n2 = static_cast<int>(s.transform[2]);
-  if (s.dims == 3) {
-    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_Z2D, &inverse));
-  } else {
-    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_Z2D, &inverse));
-  }
-  return std::max(forward, inverse);
-}
-
 // A filter's spectrum on one device, ready once `ready` has passed on the stream that made it.
 struct Spectrum {
   PlanKey key;
@@ -155,6 +140,9 @@ constexpr std::size_t kKeptSpectraPerDevice = 2;
 struct Caches {
   std::mutex mutex;
   std::map<PlanKey, std::vector<PlanPair>> idle_plans;
+  // cuFFT's work area per shape, known once its plans were made: a launch's choice needs it
+  // every call, its plans may all be in use.
+  std::map<PlanKey, std::size_t> work_bytes;
   std::vector<std::shared_ptr<Spectrum>> spectra;
   uint64_t uses = 0;
 };
@@ -179,6 +167,9 @@ class PlanLease {
       }
     }
     pair_ = create_plans(s);
+    Caches& c = caches();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.work_bytes[key_] = pair_.work_bytes;
   }
   ~PlanLease() {
     Caches& c = caches();
@@ -197,6 +188,23 @@ class PlanLease {
   PlanKey key_;
   PlanPair pair_;
 };
+
+// The work area of the shape's plans on `device` (current), for the choice's memory check: known
+// once plans of the shape were made; else they are made now and kept idle for the launch that
+// follows (the model's first call pays for them; cufftEstimate3d plans on the host about as long
+// as making them, so asking it would pay twice).
+std::size_t work_bytes_of(int device, const FftShape& s) {
+  const PlanKey key = plan_key(device, s);
+  Caches& c = caches();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    const auto known = c.work_bytes.find(key);
+    if (known != c.work_bytes.end())
+      return known->second;
+  }
+  PlanLease made(device, s);  // given back idle at scope exit
+  return made.get().work_bytes;
+}
 
 bool same_filter(const Spectrum& s, const PlanKey& key, const std::vector<float>& taps,
                  const Index& filter) {
@@ -341,12 +349,33 @@ DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // The backend's own reserve (host_call.h's budget): 90% of the free memory less 64 MiB.
   const double usable = std::max(0.0, 0.9 * static_cast<double>(free_bytes) - (64 << 20));
+  // The buffers first, then cuFFT's work area, which its plans say (made here unless kept).
+  c = choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable, 0,
+                          cached);
+  if (!c.fft)
+    return c;
+  std::size_t work_bytes = 0;
+  try {
+    work_bytes = work_bytes_of(device, c.shape);
+  } catch (const CudaError& e) {
+    if (e.code() != CUFFT_ALLOC_FAILED)
+      throw;
+    c.fft = false;
+    c.reason =
+        "direct: no device memory for cuFFT's plans of " + extent_text(dims, c.shape.transform);
+    return c;
+  }
   return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable,
-                             static_cast<double>(estimate_work_bytes(c.shape)), cached);
+                             static_cast<double>(work_bytes), cached);
 }
 
 std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, int device,
-                                           cudaStream_t stream, const DenseMethodChoice& choice) {
+                                           cudaStream_t stream, const DenseMethodChoice& choice,
+                                           const FftStageMark& mark) {
+  auto marked = [&mark](const char* stage) {
+    if (mark)
+      mark(stage);
+  };
   const FftShape& shape = choice.shape;
   if (shape.dims < 2 || shape.dims > 3 || shape.dims != p.input.dims)
     throw InvalidArgument("the FFT path transforms 2D and 3D volumes; this one has " +
@@ -367,28 +396,36 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   void* work = scratch.get() + buffer_floats;
   auto* nonfinite = reinterpret_cast<int*>(scratch.get() + buffer_floats + work_floats);
   set_stream_and_work(plans.get(), stream, work);
+  marked("prepare");
 
   LaunchPlan plan;
   const std::shared_ptr<Spectrum> spectrum =
       filter_spectrum(device, shape, box, taps, p.filter_extent, device_taps.get(), plans.get(),
                       stream, plan.launches);
+  marked("spectrum");
   NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
   const dim3 grid = fft_row_grid(box.row_pitch, fft_buffer_rows(box));
   fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
+  marked("pad");
   auto* spectrum_data = reinterpret_cast<cufftDoubleComplex*>(buffer);
   NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, buffer, spectrum_data));
+  marked("forward");
   fft_product_kernel<<<grid_for(device, shape.complex_points), 256, 0, stream>>>(
       reinterpret_cast<double2*>(buffer), reinterpret_cast<const double2*>(spectrum->data.get()),
       shape.complex_points, 1.0 / static_cast<double>(shape.points));
   NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
+  marked("product");
   NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, spectrum_data, buffer));
+  marked("inverse");
   fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
                     stream>>>(buffer, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
+  marked("crop");
   fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
       p.input.data, device_taps.get(), box, nonfinite, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_nonfinite_kernel");
+  marked("non-finite");
   plan.launches += 6;
   plan.family = "fft";
   plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D)";
@@ -424,6 +461,7 @@ void release_fft_caches() noexcept {
     std::lock_guard<std::mutex> lock(c.mutex);
     plans.swap(c.idle_plans);
     spectra.swap(c.spectra);
+    c.work_bytes.clear();
   }
   const CallerDevice caller_device;  // plans are destroyed on their own devices
   for (auto& [key, idle] : plans) {

@@ -39,16 +39,25 @@ int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime) {
   return m;
 }
 
+int64_t fft_transform_extent(int64_t n, bool even, const FftPolicy& policy) {
+  // At least 2: a box of 1 is padded rather than given to cuFFT as a transform of length 1.
+  const int64_t smallest = std::max<int64_t>(2, fft_friendly_extent(n, even, policy.largest_prime));
+  if (policy.radix_2_3_growth <= 0 || policy.largest_prime <= 3)
+    return smallest;
+  const int64_t fewer_radices = std::max<int64_t>(2, fft_friendly_extent(n, even, 3));
+  return static_cast<double>(fewer_radices) <=
+                 static_cast<double>(smallest) * (1 + policy.radix_2_3_growth)
+             ? fewer_radices
+             : smallest;
+}
+
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy) {
   FftShape s;
   s.dims = dims;
   s.points = 1;
   for (int a = 0; a < dims; ++a) {
     s.box[a] = output[a] + filter[a] - 1;
-    // At least 2 along every axis of the transform: a box of 1 is padded rather than given to
-    // cuFFT as a transform of length 1.
-    s.transform[a] =
-        std::max<int64_t>(2, fft_friendly_extent(s.box[a], a == 0, policy.largest_prime));
+    s.transform[a] = fft_transform_extent(s.box[a], a == 0, policy);
     s.points *= s.transform[a];
   }
   const int64_t half = s.transform[0] / 2 + 1;
@@ -71,6 +80,13 @@ double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& pol
   return policy.fixed_seconds + points * policy.seconds_per_point +
          (cached.spectrum ? 0.0 : points * policy.filter_seconds_per_point) +
          (cached.plans ? 0.0 : policy.plan_seconds);
+}
+
+FftPolicy forced_fft_policy(FftPolicy policy) {
+  policy.allowed = true;
+  policy.min_speedup = 0;
+  policy.direct_fmas_per_second = 1e-30;
+  return policy;
 }
 
 FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape) {

@@ -48,6 +48,10 @@ struct FftPolicy {
   double min_speedup = 1.25;
   /// Largest prime factor of a transform extent (cuFFT's fast radices are 2, 3, 5 and 7).
   int largest_prime = 7;
+  /// An extent of the radices 2 and 3 alone is taken over the smallest one up to largest_prime
+  /// where it is at most this share larger (cuFFT's float64 transforms are faster per point on
+  /// them: dev/fft_sizes.cu). 0: the smallest extent always.
+  double radix_2_3_growth = 0;
 };
 
 /// The FFT path's geometry of one problem: dims 2 or 3 (the transform's rank).
@@ -68,6 +72,10 @@ struct FftShape {
 /// The smallest n' >= n whose prime factors are all <= largest_prime, and even when `even`
 /// (the real transform's x axis); n >= 1.
 int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime = 7);
+
+/// The transform's extent for a box of n along one axis under `policy` (largest_prime and
+/// radix_2_3_growth), at least 2.
+int64_t fft_transform_extent(int64_t n, bool even, const FftPolicy& policy);
 
 /// The shape for `dims` axes with `output` extents and `filter` extents (dims 2 or 3).
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
@@ -94,13 +102,17 @@ struct DenseMethodChoice {
 
 /// The choice for `dims` axes, output and filter extents. `free_bytes` < 0: memory not known (the
 /// plan before a device is asked); else the FFT needs its buffer, a spectrum unless cached and
-/// `work_bytes` (cuFFT's estimate) within it. `taps_finite`: every tap is finite (a NaN or
+/// `work_bytes` (cuFFT's work area) within it. `taps_finite`: every tap is finite (a NaN or
 /// infinite tap would reach every output of a transform, not the direct path's footprints).
 /// `cached`: what the device holds already (the public plan assumes nothing: a first call).
 DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index& filter,
                                       const FftPolicy& policy, bool taps_finite = true,
                                       double free_bytes = -1, double work_bytes = 0,
                                       FftCached cached = FftCached{});
+
+/// `policy` as a forced FFT (DenseKernel::Fft) uses it: allowed, and any FFT that can run beats
+/// the model's direct path.
+FftPolicy forced_fft_policy(FftPolicy policy);
 
 /// The kernels' view of problem `p` (dims 2 or 3) transformed with `shape`.
 FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape);
