@@ -13,6 +13,7 @@
 #include "cuda/launch.h"
 #include "ndconv/memory.h"
 #include "perf/check.h"
+#include "perf/fft_breakdown.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf {
@@ -49,6 +50,27 @@ struct Path {
 constexpr Path kPaths[] = {{"direct", DenseKernel::Auto, false},
                            {"fft", DenseKernel::Fft, true},
                            {"auto", DenseKernel::Auto, true}};
+
+// Where the forced FFT's time goes, stage by stage, with the transform sizes the policy's rule
+// gives (largest prime factor 7) and with the sizes of fewer radices (5; 3: 2^a 3^b), each size
+// once.
+Json fft_breakdowns(const Workload& w, const detail::CorrelationProblem& problem,
+                    const cuda_backend::FftPolicy& policy, GpuContext& g) {
+  constexpr int kRepetitions = 10;
+  Json list = Json::array();
+  std::vector<Index> done;
+  for (int prime : {policy.largest_prime, 7, 5, 3}) {
+    cuda_backend::FftPolicy sizes = policy;
+    sizes.largest_prime = prime;
+    const Index transform =
+        cuda_backend::fft_shape(w.volume.dims, w.volume.extent, w.filter.extent, sizes).transform;
+    if (std::find(done.begin(), done.end(), transform) != done.end())
+      continue;
+    done.push_back(transform);
+    list.push_back(fft_breakdown(problem, sizes, g.dev, g.timer->stream(), kRepetitions));
+  }
+  return list;
+}
 
 }  // namespace
 
@@ -199,6 +221,7 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
            {"measured_plan_seconds",
             std::max(0.0, first_s - t.median_ms * 1e-3 -
                               points * tuning.fft.filter_seconds_per_point)}});
+      p["breakdown"] = fft_breakdowns(w, uniform_problem, tuning.fft, g);
     }
     if (path.kernel == DenseKernel::Auto && !path.fft_allowed)
       p["measured_direct_fmas_per_second"] = c.fmas() / (t.median_ms * 1e-3);
@@ -224,6 +247,26 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
                w.target < 0 ? Json() : Json(all_timed && speedup >= w.target && fft_accurate)}});
   return row;
 }
+
+namespace {
+
+// "  FFT 270x270x270 repeat (device/host ms): choose 0.010/0.009 prepare ... total 1.2/0.2".
+void print_fft_breakdowns(std::ostream& out, const Json& breakdowns) {
+  char value[64];
+  for (const Json& b : breakdowns) {
+    for (const char* call : {"first", "repeat"}) {
+      out << "  FFT " << text(b, "transform") << " " << call << " (device/host ms):";
+      for (const auto& [stage, t] : b[call].items()) {
+        std::snprintf(value, sizeof value, " %s %.3f/%.3f", stage.c_str(), number(t, "device_ms"),
+                      number(t, "host_ms"));
+        out << value;
+      }
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace
 
 void print_fft_rows(std::ostream& out, const Json& rows) {
   char line[320];
@@ -253,6 +296,8 @@ void print_fft_rows(std::ostream& out, const Json& rows) {
         number(fft, "max_weighted_error_uniform"), number(fft, "max_weighted_error_dark"));
     out << line;
     out << "  auto: " << text(r, "auto_reason") << "\n";
+    if (fft.contains("breakdown"))
+      print_fft_breakdowns(out, fft["breakdown"]);
   }
   out << "err_*: max over sampled voxels of |error| / sum|w||x| against float64 (uniform random; "
          "dark: 90% of voxels below 1e-4).\n";
