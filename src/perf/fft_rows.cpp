@@ -9,6 +9,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "cuda/launch.h"
 #include "ndconv/memory.h"
@@ -51,23 +52,32 @@ constexpr Path kPaths[] = {{"direct", DenseKernel::Auto, false},
                            {"fft", DenseKernel::Fft, true},
                            {"auto", DenseKernel::Auto, true}};
 
-// Where the forced FFT's time goes, stage by stage, with the transform sizes the policy's rule
-// gives (largest prime factor 7) and with the sizes of fewer radices (5; 3: 2^a 3^b), each size
-// once.
+// Where the forced FFT's time goes, stage by stage: with the policy's sizes and layout, then with
+// the sizes of fewer radices (largest prime 7, 5, 3: 2^a 3^b) in place and out of place, each
+// size and layout once.
 Json fft_breakdowns(const Workload& w, const detail::CorrelationProblem& problem,
                     const cuda_backend::FftPolicy& policy, GpuContext& g) {
   constexpr int kRepetitions = 10;
+  std::vector<cuda_backend::FftPolicy> variants{policy};
+  for (int prime : {7, 5, 3}) {
+    for (bool in_place : {true, false}) {
+      cuda_backend::FftPolicy v = policy;
+      v.largest_prime = prime;
+      v.radix_2_3_growth = 0;
+      v.in_place = in_place;
+      variants.push_back(v);
+    }
+  }
   Json list = Json::array();
-  std::vector<Index> done;
-  for (int prime : {policy.largest_prime, 7, 5, 3}) {
-    cuda_backend::FftPolicy sizes = policy;
-    sizes.largest_prime = prime;
-    const Index transform =
-        cuda_backend::fft_shape(w.volume.dims, w.volume.extent, w.filter.extent, sizes).transform;
-    if (std::find(done.begin(), done.end(), transform) != done.end())
+  std::vector<std::pair<Index, bool>> done;
+  for (const cuda_backend::FftPolicy& v : variants) {
+    const cuda_backend::FftShape shape =
+        cuda_backend::fft_shape(w.volume.dims, w.volume.extent, w.filter.extent, v);
+    const std::pair<Index, bool> key{shape.transform, shape.in_place};
+    if (std::find(done.begin(), done.end(), key) != done.end())
       continue;
-    done.push_back(transform);
-    list.push_back(fft_breakdown(problem, sizes, g.dev, g.timer->stream(), kRepetitions));
+    done.push_back(key);
+    list.push_back(fft_breakdown(problem, v, g.dev, g.timer->stream(), kRepetitions));
   }
   return list;
 }
@@ -255,7 +265,8 @@ void print_fft_breakdowns(std::ostream& out, const Json& breakdowns) {
   char value[64];
   for (const Json& b : breakdowns) {
     for (const char* call : {"first", "repeat"}) {
-      out << "  FFT " << text(b, "transform") << " " << call << " (device/host ms):";
+      out << "  FFT " << text(b, "transform") << (b.value("in_place", true) ? "" : " out of place")
+          << " " << call << " (device/host ms):";
       for (const auto& [stage, t] : b[call].items()) {
         std::snprintf(value, sizeof value, " %s %.3f/%.3f", stage.c_str(), number(t, "device_ms"),
                       number(t, "host_ms"));

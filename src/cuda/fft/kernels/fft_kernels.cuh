@@ -1,5 +1,6 @@
-// The FFT family's kernels: grid-stride loops over the in-place transform buffer or the outputs,
-// each element through the index maps of fft_box.h (which the CI tests run on the host).
+// The FFT family's kernels: grid-stride loops over the transform's real data, its half spectrum or
+// the outputs, each element through the index maps of fft_box.h (which the CI tests run on the
+// host).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,7 +22,7 @@ __device__ void fft_for_rows(int64_t width, int rows, F f) {
     f(row, x);
 }
 
-/// buffer element p = value(p) for every element of the in-place buffer.
+/// buffer element p = value(p) for every element of the real data (FftBox::row_pitch per row).
 template <typename Value>
 __device__ void fft_fill(const FftBox& g, double* __restrict__ buffer, Value value) {
   fft_for_rows(g.row_pitch, fft_buffer_rows(g), [&](int row, int64_t x) {
