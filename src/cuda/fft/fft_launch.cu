@@ -458,6 +458,7 @@ FftCaches fft_caches() noexcept {
   for (const auto& [key, idle] : c.idle_plans)
     f.idle_plans += idle.size();
   f.spectra = c.spectra.size();
+  f.work_areas = c.work_bytes.size();
   for (const std::shared_ptr<Spectrum>& s : c.spectra)
     f.spectrum_bytes += s->data.size() * sizeof(float);
   return f;

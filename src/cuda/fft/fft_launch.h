@@ -43,6 +43,7 @@ struct FftCaches {
   std::size_t idle_plans = 0;      ///< forward and inverse plan pairs not in use
   std::size_t spectra = 0;         ///< filter spectra kept
   std::size_t spectrum_bytes = 0;  ///< their device memory
+  std::size_t work_areas = 0;      ///< shapes whose plans' work area is known (no plans to make)
 };
 FftCaches fft_caches() noexcept;
 
