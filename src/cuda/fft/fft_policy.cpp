@@ -10,12 +10,15 @@ namespace ndconv::cuda_backend {
 
 namespace {
 
-bool smooth(int64_t n, int largest_prime) {
+bool smooth(int64_t n, int largest_prime, int factors_above_3) {
+  int above_3 = 0;
   for (int64_t p = 2; p <= largest_prime && n > 1; ++p) {
-    while (n % p == 0)
+    while (n % p == 0) {
       n /= p;
+      above_3 += p > 3 ? 1 : 0;
+    }
   }
-  return n == 1;
+  return n == 1 && above_3 <= factors_above_3;
 }
 
 std::string mib(double bytes) {
@@ -32,23 +35,19 @@ std::string ms(double seconds) {
 
 }  // namespace
 
-int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime) {
+int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime, int factors_above_3) {
   int64_t m = n < 1 ? 1 : n;
-  while (!smooth(m, largest_prime < 2 ? 2 : largest_prime) || (even && m % 2 != 0))
+  while (!smooth(m, largest_prime < 2 ? 2 : largest_prime,
+                 factors_above_3 < 0 ? 0 : factors_above_3) ||
+         (even && m % 2 != 0))
     ++m;
   return m;
 }
 
 int64_t fft_transform_extent(int64_t n, bool even, const FftPolicy& policy) {
   // At least 2: a box of 1 is padded rather than given to cuFFT as a transform of length 1.
-  const int64_t smallest = std::max<int64_t>(2, fft_friendly_extent(n, even, policy.largest_prime));
-  if (policy.radix_2_3_growth <= 0 || policy.largest_prime <= 3)
-    return smallest;
-  const int64_t fewer_radices = std::max<int64_t>(2, fft_friendly_extent(n, even, 3));
-  return static_cast<double>(fewer_radices) <=
-                 static_cast<double>(smallest) * (1 + policy.radix_2_3_growth)
-             ? fewer_radices
-             : smallest;
+  return std::max<int64_t>(
+      2, fft_friendly_extent(n, even, policy.largest_prime, policy.factors_above_3));
 }
 
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy) {
