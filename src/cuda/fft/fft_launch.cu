@@ -266,17 +266,16 @@ int grid_for(int device, int64_t elements) {
   return static_cast<int>(std::max<int64_t>(1, std::min(blocks, resident)));
 }
 
-// The row kernels' launch (fft_for_rows): warps along x, 8 rows a block, at most 65535 blocks
-// along y (the rows beyond loop).
+// The row kernels' launch (fft_for_rows): a warp per row, 8 rows a block, as many blocks as the
+// device holds at once (the rows beyond loop), fewer for few rows.
 constexpr int kRowsPerBlock = 8;
 dim3 fft_row_block() {
   return dim3(32, kRowsPerBlock, 1);
 }
-dim3 fft_row_grid(int64_t width, int64_t rows) {
-  return dim3(
-      static_cast<unsigned>((width + 31) / 32),
-      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)),
-      1);
+dim3 fft_row_grid(int device, int rows) {
+  const int64_t blocks = (int64_t{rows} + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t resident = int64_t{device_attributes(device).multiprocessors} * 8;
+  return dim3(static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, resident))), 1, 1);
 }
 
 void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work) {
@@ -305,8 +304,8 @@ std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, con
   NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
   auto* spectrum = reinterpret_cast<double*>(s->data.get());
   double* padded = shape.in_place ? spectrum : real;
-  fft_taps_kernel<<<fft_row_grid(box.row_pitch, fft_buffer_rows(box)), fft_row_block(), 0,
-                    stream>>>(device_taps, box, padded);
+  fft_taps_kernel<<<fft_row_grid(device, fft_buffer_rows(box)), fft_row_block(), 0, stream>>>(
+      device_taps, box, padded);
   NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
   NDCONV_CUFFT_CHECK(
       cufft().exec_d2z(plans.forward, padded, reinterpret_cast<cufftDoubleComplex*>(spectrum)));
@@ -413,7 +412,7 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
                       real, stream, plan.launches);
   marked("spectrum");
   NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
-  const dim3 grid = fft_row_grid(box.row_pitch, fft_buffer_rows(box));
+  const dim3 grid = fft_row_grid(device, fft_buffer_rows(box));
   fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, real, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
   marked("pad");
@@ -427,8 +426,8 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   marked("product");
   NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, half_spectrum, real));
   marked("inverse");
-  fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
-                    stream>>>(real, box, p.output.data);
+  fft_crop_kernel<<<fft_row_grid(device, fft_output_rows(box)), fft_row_block(), 0, stream>>>(
+      real, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
   marked("crop");
   fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
