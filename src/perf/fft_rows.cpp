@@ -52,29 +52,12 @@ constexpr Path kPaths[] = {{"direct", DenseKernel::Auto, false},
                            {"fft", DenseKernel::Fft, true},
                            {"auto", DenseKernel::Auto, true}};
 
-// Where the forced FFT's time goes, stage by stage: with the policy's sizes in place and out of
-// place, and with the sizes of other rules (every prime up to 7, as before run 18; 2^a 3^b only),
-// each size and layout once.
-Json fft_breakdowns(const Workload& w, const detail::CorrelationProblem& problem,
+// Where the forced FFT's time goes, stage by stage, with the policy's sizes (one list entry; other
+// sizes: dev/fft_sizes.cu).
+Json fft_breakdowns(const detail::CorrelationProblem& problem,
                     const cuda_backend::FftPolicy& policy, GpuContext& g) {
   constexpr int kRepetitions = 10;
-  std::vector<cuda_backend::FftPolicy> variants{policy, policy, policy, policy};
-  variants[1].in_place = !policy.in_place;
-  variants[2].largest_prime = 7;
-  variants[2].factors_above_3 = 64;
-  variants[3].largest_prime = 3;
-  Json list = Json::array();
-  std::vector<std::pair<Index, bool>> done;
-  for (const cuda_backend::FftPolicy& v : variants) {
-    const cuda_backend::FftShape shape =
-        cuda_backend::fft_shape(w.volume.dims, w.volume.extent, w.filter.extent, v);
-    const std::pair<Index, bool> key{shape.transform, shape.in_place};
-    if (std::find(done.begin(), done.end(), key) != done.end())
-      continue;
-    done.push_back(key);
-    list.push_back(fft_breakdown(problem, v, g.dev, g.timer->stream(), kRepetitions));
-  }
-  return list;
+  return Json::array({fft_breakdown(problem, policy, g.dev, g.timer->stream(), kRepetitions)});
 }
 
 }  // namespace
@@ -235,7 +218,7 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
            {"measured_plan_seconds",
             std::max(0.0, first_s - t.median_ms * 1e-3 -
                               points * tuning.fft.filter_seconds_per_point)}});
-      p["breakdown"] = fft_breakdowns(w, uniform_problem, tuning.fft, g);
+      p["breakdown"] = fft_breakdowns(uniform_problem, tuning.fft, g);
     }
     if (path.kernel == DenseKernel::Auto && !path.fft_allowed)
       p["measured_direct_fmas_per_second"] = c.fmas() / (t.median_ms * 1e-3);
