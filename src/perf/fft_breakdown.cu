@@ -116,7 +116,6 @@ Json fft_breakdown(const detail::CorrelationProblem& p, const cuda_backend::FftP
       cuda_backend::fft_shape(p.input.dims, p.output.extent, p.filter_extent, policy);
   return {{"transform", cuda_backend::extent_text(shape.dims, shape.transform)},
           {"largest_prime", policy.largest_prime},
-          {"in_place", shape.in_place},
           {"first", stages_json(first)},
           {"repeat", stages_json(repeat)}};
 }

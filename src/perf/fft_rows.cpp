@@ -252,8 +252,7 @@ void print_fft_breakdowns(std::ostream& out, const Json& breakdowns) {
   char value[64];
   for (const Json& b : breakdowns) {
     for (const char* call : {"first", "repeat"}) {
-      out << "  FFT " << text(b, "transform") << (b.value("in_place", true) ? "" : " out of place")
-          << " " << call << " (device/host ms):";
+      out << "  FFT " << text(b, "transform") << " " << call << " (device/host ms):";
       for (const auto& [stage, t] : b[call].items()) {
         std::snprintf(value, sizeof value, " %s %.3f/%.3f", stage.c_str(), number(t, "device_ms"),
                       number(t, "host_ms"));

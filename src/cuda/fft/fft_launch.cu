@@ -60,11 +60,10 @@ const char* cufft_error_name(cufftResult r) {
   } while (0)
 
 // Plans of one transform shape on one device.
-// device, dims, N0, N1, N2, in place
-using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t, bool>;
+using PlanKey = std::tuple<int, int, int64_t, int64_t, int64_t>;  // device, dims, N0, N1, N2
 
 PlanKey plan_key(int device, const FftShape& s) {
-  return {device, s.dims, s.transform[0], s.transform[1], s.transform[2], s.in_place};
+  return {device, s.dims, s.transform[0], s.transform[1], s.transform[2]};
 }
 
 // A forward (D2Z) and an inverse (Z2D) plan without work areas of their own.
@@ -285,12 +284,11 @@ void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work)
   NDCONV_CUFFT_CHECK(cufft().set_work_area(plans.inverse, work));
 }
 
-// The filter's spectrum for this shape: cached, or transformed now on `stream` into a new buffer
-// (the padded taps written there in place, else into the launch's real buffer `real`).
+// The filter's spectrum for this shape: cached, or transformed now on `stream` into a new buffer.
 std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, const FftBox& box,
                                           const std::vector<float>& taps, const Index& filter,
                                           const float* device_taps, const PlanPair& plans,
-                                          double* real, cudaStream_t stream, int& launches) {
+                                          cudaStream_t stream, int& launches) {
   const PlanKey key = plan_key(device, shape);
   if (std::shared_ptr<Spectrum> s = cached_spectrum(key, taps, filter)) {
     NDCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, s->ready, 0));
@@ -302,13 +300,12 @@ std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, con
   s->filter = filter;
   s->data.allocate(shape.spectrum_bytes / sizeof(float));
   NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
-  auto* spectrum = reinterpret_cast<double*>(s->data.get());
-  double* padded = shape.in_place ? spectrum : real;
+  auto* buffer = reinterpret_cast<double*>(s->data.get());
   fft_taps_kernel<<<fft_row_grid(device, fft_buffer_rows(box)), fft_row_block(), 0, stream>>>(
-      device_taps, box, padded);
+      device_taps, box, buffer);
   NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
   NDCONV_CUFFT_CHECK(
-      cufft().exec_d2z(plans.forward, padded, reinterpret_cast<cufftDoubleComplex*>(spectrum)));
+      cufft().exec_d2z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
   NDCONV_CUDA_CHECK(cudaEventRecord(s->ready, stream));
   launches += 2;
   keep_spectrum(s);
@@ -387,20 +384,15 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   const std::vector<float> taps(p.taps, p.taps + detail::voxels_of(shape.dims, p.filter_extent));
   const TapLease device_taps = upload_global_taps(device, taps, stream);
   const PlanLease plans(device, shape);
-  // One stream-ordered allocation: the half spectrum (the in-place buffer), the real buffer out of
-  // place, cuFFT's work area, the non-finite flag. Each part 256-byte aligned, as an allocation
-  // of its own would be.
-  auto floats_of = [](std::size_t bytes) { return (bytes + 255) / 256 * 64; };
-  const std::size_t work_floats = floats_of(plans.get().work_bytes);
-  const std::size_t half_floats = floats_of(shape.spectrum_bytes);
-  const std::size_t buffer_floats =
-      half_floats + floats_of(shape.buffer_bytes - shape.spectrum_bytes);
+  // One stream-ordered allocation: the transform buffer, cuFFT's work area, the non-finite flag.
+  // Each part 256-byte aligned, as an allocation of its own would be.
+  const std::size_t work_floats = (plans.get().work_bytes + 255) / 256 * 64;
+  const std::size_t buffer_floats = (shape.buffer_bytes + 255) / 256 * 64;
   StreamScratch scratch(device, static_cast<int64_t>(buffer_floats + work_floats + 64), stream);
   if (scratch.get() == nullptr)
     return std::nullopt;
-  auto* half_spectrum = reinterpret_cast<cufftDoubleComplex*>(scratch.get());
-  auto* real = shape.in_place ? reinterpret_cast<double*>(half_spectrum)
-                              : reinterpret_cast<double*>(scratch.get() + half_floats);
+  auto* buffer = reinterpret_cast<double*>(scratch.get());
+  auto* half_spectrum = reinterpret_cast<cufftDoubleComplex*>(buffer);
   void* work = scratch.get() + buffer_floats;
   auto* nonfinite = reinterpret_cast<int*>(scratch.get() + buffer_floats + work_floats);
   set_stream_and_work(plans.get(), stream, work);
@@ -409,14 +401,14 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   LaunchPlan plan;
   const std::shared_ptr<Spectrum> spectrum =
       filter_spectrum(device, shape, box, taps, p.filter_extent, device_taps.get(), plans.get(),
-                      real, stream, plan.launches);
+                      stream, plan.launches);
   marked("spectrum");
   NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
   const dim3 grid = fft_row_grid(device, fft_buffer_rows(box));
-  fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, real, nonfinite);
+  fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
   marked("pad");
-  NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, real, half_spectrum));
+  NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, buffer, half_spectrum));
   marked("forward");
   fft_product_kernel<<<grid_for(device, shape.complex_points), 256, 0, stream>>>(
       reinterpret_cast<double2*>(half_spectrum),
@@ -424,10 +416,10 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
       1.0 / static_cast<double>(shape.points));
   NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
   marked("product");
-  NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, half_spectrum, real));
+  NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, half_spectrum, buffer));
   marked("inverse");
   fft_crop_kernel<<<fft_row_grid(device, fft_output_rows(box)), fft_row_block(), 0, stream>>>(
-      real, box, p.output.data);
+      buffer, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
   marked("crop");
   fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
@@ -436,8 +428,7 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   marked("non-finite");
   plan.launches += 6;
   plan.family = "fft";
-  plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D" +
-                (shape.in_place ? "" : ", out of place") + ")";
+  plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D)";
   plan.reason = "no KO: a transform";
   plan.method_reason = choice.reason;
   const dim3 block = fft_row_block();  // the pad kernel's shape

@@ -60,12 +60,10 @@ FftShape fft_shape(int dims, const Index& output, const Index& filter, const Fft
     s.points *= s.transform[a];
   }
   const int64_t half = s.transform[0] / 2 + 1;
-  s.in_place = policy.in_place;
-  s.row_pitch = s.in_place ? 2 * half : s.transform[0];
+  s.row_pitch = 2 * half;
   s.complex_points = s.points / s.transform[0] * half;
-  s.spectrum_bytes = static_cast<std::size_t>(s.complex_points) * 2 * sizeof(double);
-  s.buffer_bytes =
-      s.spectrum_bytes + (s.in_place ? 0 : static_cast<std::size_t>(s.points) * sizeof(double));
+  s.buffer_bytes = static_cast<std::size_t>(s.complex_points) * 2 * sizeof(double);
+  s.spectrum_bytes = s.buffer_bytes;
   return s;
 }
 
@@ -132,8 +130,7 @@ DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index
   }
   c.shape = fft_shape(dims, output, filter, policy);
   c.fft_seconds = fft_seconds(c.shape, cached, policy);
-  const std::string transform = "FFT " + extent_text(dims, c.shape.transform) + " (float64" +
-                                (c.shape.in_place ? "" : ", out of place") + ")";
+  const std::string transform = "FFT " + extent_text(dims, c.shape.transform) + " (float64)";
   const std::string model = transform + " modelled " + ms(c.fft_seconds) +
                             (cached.plans ? "" : " with its plans made") + " against direct " +
                             ms(c.direct_seconds);

@@ -55,10 +55,6 @@ struct FftPolicy {
   /// one 5 costs little, a 7 or a second 5 much more.
   int largest_prime = 5;
   int factors_above_3 = 1;
-  /// The transforms in place (one buffer, x rows padded to 2 (N0 / 2 + 1) doubles), else out of
-  /// place: a real buffer of N0 N1 N2 doubles beside the half spectrum (that much more memory, for
-  /// cuFFT's out-of-place kernels where they are faster: dev/fft_sizes.cu).
-  bool in_place = true;
 };
 
 /// The FFT path's geometry of one problem: dims 2 or 3 (the transform's rank).
@@ -66,16 +62,14 @@ struct FftShape {
   int dims = 0;
   Index box{1, 1, 1, 1};        ///< m + k - 1 per axis: the boundary-resolved input box
   Index transform{1, 1, 1, 1};  ///< N per axis, >= box, each a product of primes <= 7
-  bool in_place = true;         ///< FftPolicy::in_place
-  /// Doubles per row of the real data: 2 (N0 / 2 + 1) in place, N0 out of place.
+  /// Doubles per transform row in the in-place layout: 2 (N0 / 2 + 1).
   int64_t row_pitch = 0;
   int64_t points = 0;          ///< product of N: the real transform's points
   int64_t complex_points = 0;  ///< (N0 / 2 + 1) N1 N2: the half spectrum
-  /// The half spectrum (complex_points complex doubles: the in-place buffer, and a cached filter
-  /// spectrum), and the launch's buffers: the half spectrum, plus the real buffer (points doubles)
-  /// out of place; in bytes. The cuFFT work area comes on top (fft_launch.h asks cuFFT).
-  std::size_t spectrum_bytes = 0;
+  /// The in-place transform buffer (complex_points complex doubles) and a cached filter spectrum
+  /// of the same size, in bytes; the cuFFT work area comes on top (fft_launch.h asks cuFFT).
   std::size_t buffer_bytes = 0;
+  std::size_t spectrum_bytes = 0;
 };
 
 /// The smallest n' >= n whose prime factors are all <= largest_prime with at most

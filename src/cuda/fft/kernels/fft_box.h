@@ -1,5 +1,5 @@
 // The FFT path's per-element index maps (fft_policy.h explains the method), NDCONV_HD so that the
-// CI tests run the very functions the kernels run: where an element of the transform's real
+// CI tests run the very functions the kernels run: where an element of the in-place transform
 // buffer reads the input from (the boundary-resolved box, zero padded to the transform's extents),
 // where an output reads the buffer, and the spectrum product.
 #pragma once
@@ -21,11 +21,11 @@ struct FftBox {
   int64_t box[3] = {1, 1, 1};        ///< m + k - 1
   int64_t filter[3] = {1, 1, 1};     ///< k
   int64_t transform[3] = {1, 1, 1};  ///< N
-  int64_t row_pitch = 2;  ///< doubles per row of the real data: 2 (N0 / 2 + 1) in place, else N0
-  int boundary = 0;       ///< BoundaryCode
+  int64_t row_pitch = 2;             ///< doubles per buffer row: 2 (N0 / 2 + 1)
+  int boundary = 0;                  ///< BoundaryCode
 };
 
-/// Doubles of the real data (row_pitch N1 N2): the in-place buffer, or the out-of-place real one.
+/// Doubles in the in-place buffer (row_pitch N1 N2).
 NDCONV_HD int64_t fft_buffer_doubles(const FftBox& g) {
   return g.row_pitch * g.transform[1] * g.transform[2];
 }

@@ -1,6 +1,5 @@
-// The FFT family's kernels: grid-stride loops over the transform's real data, its half spectrum or
-// the outputs, each element through the index maps of fft_box.h (which the CI tests run on the
-// host).
+// The FFT family's kernels: grid-stride loops over the in-place transform buffer or the outputs,
+// each element through the index maps of fft_box.h (which the CI tests run on the host).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,7 +23,7 @@ __device__ void fft_for_rows(int64_t width, int rows, RowData row_data, F f) {
   }
 }
 
-/// buffer element p = value(p) for every element of the real data (FftBox::row_pitch per row).
+/// buffer element p = value(p) for every element of the in-place buffer.
 template <typename Value>
 __device__ void fft_fill(const FftBox& g, double* __restrict__ buffer, Value value) {
   fft_for_rows(
