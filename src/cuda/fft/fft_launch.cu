@@ -5,6 +5,7 @@
 // and the kernels of kernels/fft_kernels.cuh. Every CUDA and cuFFT call is checked.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,14 @@ struct Spectrum {
   }
 };
 
+// A shape and filter the choice was asked for.
+struct Asked {
+  PlanKey key;
+  Index filter{1, 1, 1, 1};
+  std::vector<float> taps;
+};
+constexpr std::size_t kKeptAsked = 8;
+
 // Plan pairs kept idle per shape, and spectra kept per device: a few shapes and filters used in
 // turn stay on the device (a 288³ spectrum is 190 MiB, so only a few).
 constexpr std::size_t kKeptPlansPerShape = 4;
@@ -145,6 +154,8 @@ struct Caches {
   std::map<PlanKey, std::size_t> work_bytes;
   std::vector<std::shared_ptr<Spectrum>> spectra;
   uint64_t uses = 0;
+  // The shapes and filters the choice was asked for lately, oldest first (FftCached::repeated).
+  std::deque<Asked> asked;
 };
 
 Caches& caches() {
@@ -224,7 +235,8 @@ std::shared_ptr<Spectrum> cached_spectrum(const PlanKey& key, const std::vector<
   return nullptr;
 }
 
-// What the device keeps for a launch of this shape and filter (for the cost model).
+// What the device keeps for a launch of this shape and filter, and whether it was asked for
+// before (for the cost model); remembers this one as asked.
 FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& taps,
                    const Index& filter) {
   const PlanKey key = plan_key(device, shape);
@@ -235,6 +247,13 @@ FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& 
   kept.plans = plans != c.idle_plans.end() && !plans->second.empty();
   for (const std::shared_ptr<Spectrum>& s : c.spectra)
     kept.spectrum = kept.spectrum || same_filter(*s, key, taps, filter);
+  for (const Asked& a : c.asked)
+    kept.repeated = kept.repeated || (a.key == key && a.filter == filter && a.taps == taps);
+  if (!kept.repeated) {
+    if (c.asked.size() >= kKeptAsked)
+      c.asked.pop_front();
+    c.asked.push_back({key, filter, taps});
+  }
   return kept;
 }
 
@@ -463,6 +482,7 @@ void release_fft_caches() noexcept {
     plans.swap(c.idle_plans);
     spectra.swap(c.spectra);
     c.work_bytes.clear();
+    c.asked.clear();
   }
   const CallerDevice caller_device;  // plans are destroyed on their own devices
   for (auto& [key, idle] : plans) {

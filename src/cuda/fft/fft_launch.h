@@ -15,7 +15,9 @@
 
 namespace ndconv::cuda_backend {
 
-/// The choice for problem `p` on `device` as a launch makes it: the cost model, then (where it
+/// The choice for problem `p` on `device` as a launch makes it: the cost model (with what the
+/// device keeps, and the plans and spectrum counted once where the same shape and filter were
+/// asked for before: FftCached::repeated), then (where it
 /// gives the FFT) the device's free memory against the buffer, the spectrum unless cached and
 /// cuFFT's work area, which the shape's plans say: made here unless the device keeps them (and
 /// kept for the launch). Throws CudaError.
@@ -47,7 +49,8 @@ struct FftCaches {
 };
 FftCaches fft_caches() noexcept;
 
-/// Destroys the idle plans and the cached spectra of every device (release_cached_memory).
+/// Destroys the idle plans and the cached spectra of every device and forgets the shapes asked
+/// for (release_cached_memory).
 void release_fft_caches() noexcept;
 
 }  // namespace ndconv::cuda_backend

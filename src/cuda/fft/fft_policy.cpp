@@ -77,8 +77,8 @@ double direct_seconds(int dims, const Index& output, const Index& filter, const 
 double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& policy) {
   const double points = static_cast<double>(shape.points);
   return policy.fixed_seconds + points * policy.seconds_per_point +
-         (cached.spectrum ? 0.0 : points * policy.filter_seconds_per_point) +
-         (cached.plans ? 0.0 : policy.plan_seconds);
+         (cached.spectrum || cached.repeated ? 0.0 : points * policy.filter_seconds_per_point) +
+         (cached.plans || cached.repeated ? 0.0 : policy.plan_seconds);
 }
 
 FftPolicy forced_fft_policy(FftPolicy policy) {
@@ -132,8 +132,10 @@ DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index
   c.fft_seconds = fft_seconds(c.shape, cached, policy);
   const std::string transform = "FFT " + extent_text(dims, c.shape.transform) + " (float64)";
   const std::string model = transform + " modelled " + ms(c.fft_seconds) +
-                            (cached.plans ? "" : " with its plans made") + " against direct " +
-                            ms(c.direct_seconds);
+                            (cached.plans      ? ""
+                             : cached.repeated ? " (asked before: its plans made once)"
+                                               : " with its plans made") +
+                            " against direct " + ms(c.direct_seconds);
   if (!policy.allowed) {
     c.reason = "direct: the FFT is not allowed by the tuning";
     return c;

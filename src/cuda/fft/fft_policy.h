@@ -83,10 +83,13 @@ int64_t fft_transform_extent(int64_t n, bool even, const FftPolicy& policy);
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy);
 
 /// What the device already holds for a launch: plans for its transform shape, its filter's
-/// spectrum.
+/// spectrum; and whether this process asked for the same shape and filter before (`repeated`: a
+/// batch, the frames of a sequence), so that the plans and the spectrum are made once for the
+/// calls that follow and the model leaves their cost out.
 struct FftCached {
   bool plans = false;
   bool spectrum = false;
+  bool repeated = false;
 };
 
 /// The two paths' modelled times for the shape.
