@@ -107,11 +107,8 @@ LaunchPlan launch_requested_fft(const detail::CorrelationProblem& p,
   if (p.input.dims < 2 || p.input.dims > 3)
     throw InvalidArgument("the FFT path transforms 2D and 3D volumes; this one has " +
                           std::to_string(p.input.dims) + " axes");
-  FftPolicy forced = tuning.fft;
-  forced.allowed = true;
-  forced.min_speedup = 0;
-  forced.direct_fmas_per_second = 1e-30;  // any FFT beats the model's direct path
-  DenseMethodChoice choice = choose_dense_method_on_device(p, device, forced);
+  DenseMethodChoice choice =
+      choose_dense_method_on_device(p, device, forced_fft_policy(tuning.fft));
   if (!choice.fft)
     throw InvalidArgument("the FFT cannot serve this problem (" + choice.reason + ")");
   choice.reason = "FFT requested";

@@ -9,10 +9,12 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "cuda/launch.h"
 #include "ndconv/memory.h"
 #include "perf/check.h"
+#include "perf/fft_breakdown.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf {
@@ -49,6 +51,14 @@ struct Path {
 constexpr Path kPaths[] = {{"direct", DenseKernel::Auto, false},
                            {"fft", DenseKernel::Fft, true},
                            {"auto", DenseKernel::Auto, true}};
+
+// Where the forced FFT's time goes, stage by stage, with the policy's sizes (one list entry; other
+// sizes: dev/fft_sizes.cu).
+Json fft_breakdowns(const detail::CorrelationProblem& problem,
+                    const cuda_backend::FftPolicy& policy, GpuContext& g) {
+  constexpr int kRepetitions = 10;
+  return Json::array({fft_breakdown(problem, policy, g.dev, g.timer->stream(), kRepetitions)});
+}
 
 }  // namespace
 
@@ -158,16 +168,25 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
     cuda_backend::LaunchPlan plan;
     const std::vector<float>* inputs[2] = {&c.input, &dark};
     const detail::CorrelationProblem* problems[2] = {&uniform_problem, &dark_problem};
+    double first_ms = 0;
     for (int d = 0; d < 2; ++d) {
       dout.poison();
+      const auto start = std::chrono::steady_clock::now();
       plan = launch(*problems[d], g.timer->stream());
       g.timer->synchronize();
+      if (d == 0)
+        first_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
       dout.download(host.data(), n);
       errors[i][d] =
           max_weighted_error(w.volume, w.filter, *inputs[d], c.taps, host, 8, 2048, seed + d);
     }
+    // The path's first launch in the row (host clock, to the end of its work): for the forced FFT
+    // of the first fft row, the process's first use of cuFFT at its size (library, kernels, plans).
     Json p = {{"plan", plan.describe()},
               {"family", plan.family},
+              {"first_validation_launch_ms", first_ms},
               {"max_weighted_error_uniform", errors[i][0]},
               {"max_weighted_error_dark", errors[i][1]}};
     if (!(std::max(errors[i][0], errors[i][1]) <= kMaxWeightedError)) {
@@ -199,6 +218,7 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
            {"measured_plan_seconds",
             std::max(0.0, first_s - t.median_ms * 1e-3 -
                               points * tuning.fft.filter_seconds_per_point)}});
+      p["breakdown"] = fft_breakdowns(uniform_problem, tuning.fft, g);
     }
     if (path.kernel == DenseKernel::Auto && !path.fft_allowed)
       p["measured_direct_fmas_per_second"] = c.fmas() / (t.median_ms * 1e-3);
@@ -224,6 +244,26 @@ Json fft_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g, uint6
                w.target < 0 ? Json() : Json(all_timed && speedup >= w.target && fft_accurate)}});
   return row;
 }
+
+namespace {
+
+// "  FFT 270x270x270 repeat (device/host ms): choose 0.010/0.009 prepare ... total 1.2/0.2".
+void print_fft_breakdowns(std::ostream& out, const Json& breakdowns) {
+  char value[64];
+  for (const Json& b : breakdowns) {
+    for (const char* call : {"first", "repeat"}) {
+      out << "  FFT " << text(b, "transform") << " " << call << " (device/host ms):";
+      for (const auto& [stage, t] : b[call].items()) {
+        std::snprintf(value, sizeof value, " %s %.3f/%.3f", stage.c_str(), number(t, "device_ms"),
+                      number(t, "host_ms"));
+        out << value;
+      }
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace
 
 void print_fft_rows(std::ostream& out, const Json& rows) {
   char line[320];
@@ -253,6 +293,8 @@ void print_fft_rows(std::ostream& out, const Json& rows) {
         number(fft, "max_weighted_error_uniform"), number(fft, "max_weighted_error_dark"));
     out << line;
     out << "  auto: " << text(r, "auto_reason") << "\n";
+    if (fft.contains("breakdown"))
+      print_fft_breakdowns(out, fft["breakdown"]);
   }
   out << "err_*: max over sampled voxels of |error| / sum|w||x| against float64 (uniform random; "
          "dark: 90% of voxels below 1e-4).\n";

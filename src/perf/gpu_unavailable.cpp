@@ -1,5 +1,6 @@
 // The perf library's GPU layer in a build without CUDA: every entry point says so and throws
 // GpuUnavailable, so that the GPU modes exit non-zero with a clear message and no numbers.
+#include "perf/fft_breakdown.h"
 #include "perf/gpu.h"
 
 namespace ndconv::perf::gpu {
@@ -56,3 +57,12 @@ void Timer::synchronize() {
 }
 
 }  // namespace ndconv::perf::gpu
+
+namespace ndconv::perf {
+
+Json fft_breakdown(const detail::CorrelationProblem&, const cuda_backend::FftPolicy&, int, void*,
+                   int) {
+  gpu::unavailable();
+}
+
+}  // namespace ndconv::perf

@@ -236,17 +236,19 @@ TEST(CudaFft, AutoTakesTheFftForALargeFilterAndTheReportSaysWhy) {
   EXPECT_LT(relative_l2_error(out, ref), kTolerance) << "seed=" << seed;
   EXPECT_NE(notes_of(first).find("with its plans made"), std::string::npos) << notes_of(first);
   EXPECT_EQ(notes_of(first).find("dense plan: fft "), std::string::npos) << notes_of(first);
-  // Once the FFT has run on this shape (its plans kept), the model gives it the call.
-  std::vector<float> flipped;
-  const auto warm =
-      make_problem(in_view, make_view(out.data(), 3, s.volume), f, Operation::Convolution,
-                   OutputRegion::Same, Boundary::Reflect, flipped);
-  run_backend(warm, o, DenseKernel::Fft);
+  // The same shape and filter again (a batch): the model counts the plans and the spectrum once,
+  // so the FFT runs, and makes them; a third call finds them kept.
   poison(out);
   const RunReport r = filter_dense(in_view, f, make_view(out.data(), 3, s.volume), o);
   EXPECT_LT(relative_l2_error(out, ref), kTolerance) << "seed=" << seed;
   EXPECT_NE(notes_of(r).find("dense plan: fft "), std::string::npos) << notes_of(r);
+  EXPECT_NE(notes_of(r).find("asked before"), std::string::npos) << notes_of(r);
   EXPECT_NE(notes_of(r).find("against direct"), std::string::npos) << notes_of(r);
+  poison(out);
+  const RunReport third = filter_dense(in_view, f, make_view(out.data(), 3, s.volume), o);
+  EXPECT_LT(relative_l2_error(out, ref), kTolerance) << "seed=" << seed;
+  EXPECT_NE(notes_of(third).find("dense plan: fft "), std::string::npos) << notes_of(third);
+  EXPECT_EQ(notes_of(third).find("asked before"), std::string::npos) << notes_of(third);
 
   // A forced KO asks for the direct kernels; non-finite taps keep them too.
   Options forced = cuda_options(Operation::Convolution, Boundary::Reflect, OutputRegion::Same);
@@ -326,7 +328,9 @@ TEST(CudaFft, PlansAndSpectraAreKeptAndReleased) {
     run_backend(p, cuda_options(Operation::Correlation, Boundary::Zero, OutputRegion::Same),
                 DenseKernel::Fft);
     const cuda_backend::FftCaches kept = cuda_backend::fft_caches();
-    EXPECT_GE(kept.idle_plans, 1u);
+    // The plans the choice made for the shape's work area are the launch's: one pair, one size.
+    EXPECT_EQ(kept.idle_plans, 1u);
+    EXPECT_EQ(kept.work_areas, 1u);
     EXPECT_EQ(kept.spectra, call == 2 ? 2u : 1u) << call;
     EXPECT_GT(kept.spectrum_bytes, 0u);
   }
@@ -334,6 +338,7 @@ TEST(CudaFft, PlansAndSpectraAreKeptAndReleased) {
   release_cached_memory();
   EXPECT_EQ(cuda_backend::fft_caches().idle_plans, 0u);
   EXPECT_EQ(cuda_backend::fft_caches().spectra, 0u);
+  EXPECT_EQ(cuda_backend::fft_caches().work_areas, 0u);
 }
 
 TEST(CudaFft, FourDimensionsAreRefusedWhenForcedAndDirectInAuto) {

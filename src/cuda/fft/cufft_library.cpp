@@ -41,8 +41,6 @@ Loaded load() {
          resolve(handle, "cufftSetAutoAllocation", f.set_auto_allocation, l.why) &&
          resolve(handle, "cufftMakePlan2d", f.make_plan_2d, l.why) &&
          resolve(handle, "cufftMakePlan3d", f.make_plan_3d, l.why) &&
-         resolve(handle, "cufftEstimate2d", f.estimate_2d, l.why) &&
-         resolve(handle, "cufftEstimate3d", f.estimate_3d, l.why) &&
          resolve(handle, "cufftSetStream", f.set_stream, l.why) &&
          resolve(handle, "cufftSetWorkArea", f.set_work_area, l.why) &&
          resolve(handle, "cufftExecD2Z", f.exec_d2z, l.why) &&

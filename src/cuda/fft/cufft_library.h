@@ -17,8 +17,6 @@ struct CufftLibrary {
   decltype(&::cufftSetAutoAllocation) set_auto_allocation = nullptr;
   decltype(&::cufftMakePlan2d) make_plan_2d = nullptr;
   decltype(&::cufftMakePlan3d) make_plan_3d = nullptr;
-  decltype(&::cufftEstimate2d) estimate_2d = nullptr;
-  decltype(&::cufftEstimate3d) estimate_3d = nullptr;
   decltype(&::cufftSetStream) set_stream = nullptr;
   decltype(&::cufftSetWorkArea) set_work_area = nullptr;
   decltype(&::cufftExecD2Z) exec_d2z = nullptr;

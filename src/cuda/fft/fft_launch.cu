@@ -5,6 +5,7 @@
 // and the kernels of kernels/fft_kernels.cuh. Every CUDA and cuFFT call is checked.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -113,21 +114,6 @@ PlanPair create_plans(const FftShape& s) {
   return pair;
 }
 
-// cuFFT's estimate of the larger work area of the two plans, before any is made.
-std::size_t estimate_work_bytes(const FftShape& s) {
-  std::size_t forward = 0, inverse = 0;
-  const int n0 = static_cast<int>(s.transform[0]), n1 = static_cast<int>(s.transform[1]),
-            n2 = static_cast<int>(s.transform[2]);
-  if (s.dims == 3) {
-    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufft().estimate_3d(n2, n1, n0, CUFFT_Z2D, &inverse));
-  } else {
-    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_D2Z, &forward));
-    NDCONV_CUFFT_CHECK(cufft().estimate_2d(n1, n0, CUFFT_Z2D, &inverse));
-  }
-  return std::max(forward, inverse);
-}
-
 // A filter's spectrum on one device, ready once `ready` has passed on the stream that made it.
 struct Spectrum {
   PlanKey key;
@@ -147,6 +133,14 @@ struct Spectrum {
   }
 };
 
+// A shape and filter the choice was asked for.
+struct Asked {
+  PlanKey key;
+  Index filter{1, 1, 1, 1};
+  std::vector<float> taps;
+};
+constexpr std::size_t kKeptAsked = 8;
+
 // Plan pairs kept idle per shape, and spectra kept per device: a few shapes and filters used in
 // turn stay on the device (a 288³ spectrum is 190 MiB, so only a few).
 constexpr std::size_t kKeptPlansPerShape = 4;
@@ -155,8 +149,13 @@ constexpr std::size_t kKeptSpectraPerDevice = 2;
 struct Caches {
   std::mutex mutex;
   std::map<PlanKey, std::vector<PlanPair>> idle_plans;
+  // cuFFT's work area per shape, known once its plans were made: a launch's choice needs it
+  // every call, its plans may all be in use.
+  std::map<PlanKey, std::size_t> work_bytes;
   std::vector<std::shared_ptr<Spectrum>> spectra;
   uint64_t uses = 0;
+  // The shapes and filters the choice was asked for lately, oldest first (FftCached::repeated).
+  std::deque<Asked> asked;
 };
 
 Caches& caches() {
@@ -179,6 +178,9 @@ class PlanLease {
       }
     }
     pair_ = create_plans(s);
+    Caches& c = caches();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.work_bytes[key_] = pair_.work_bytes;
   }
   ~PlanLease() {
     Caches& c = caches();
@@ -198,6 +200,23 @@ class PlanLease {
   PlanPair pair_;
 };
 
+// The work area of the shape's plans on `device` (current), for the choice's memory check: known
+// once plans of the shape were made; else they are made now and kept idle for the launch that
+// follows (the model's first call pays for them; cufftEstimate3d plans on the host about as long
+// as making them, so asking it would pay twice).
+std::size_t work_bytes_of(int device, const FftShape& s) {
+  const PlanKey key = plan_key(device, s);
+  Caches& c = caches();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    const auto known = c.work_bytes.find(key);
+    if (known != c.work_bytes.end())
+      return known->second;
+  }
+  PlanLease made(device, s);  // given back idle at scope exit
+  return made.get().work_bytes;
+}
+
 bool same_filter(const Spectrum& s, const PlanKey& key, const std::vector<float>& taps,
                  const Index& filter) {
   return s.key == key && s.filter == filter && s.taps == taps;
@@ -216,7 +235,8 @@ std::shared_ptr<Spectrum> cached_spectrum(const PlanKey& key, const std::vector<
   return nullptr;
 }
 
-// What the device keeps for a launch of this shape and filter (for the cost model).
+// What the device keeps for a launch of this shape and filter, and whether it was asked for
+// before (for the cost model); remembers this one as asked.
 FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& taps,
                    const Index& filter) {
   const PlanKey key = plan_key(device, shape);
@@ -227,6 +247,13 @@ FftCached kept_for(int device, const FftShape& shape, const std::vector<float>& 
   kept.plans = plans != c.idle_plans.end() && !plans->second.empty();
   for (const std::shared_ptr<Spectrum>& s : c.spectra)
     kept.spectrum = kept.spectrum || same_filter(*s, key, taps, filter);
+  for (const Asked& a : c.asked)
+    kept.repeated = kept.repeated || (a.key == key && a.filter == filter && a.taps == taps);
+  if (!kept.repeated) {
+    if (c.asked.size() >= kKeptAsked)
+      c.asked.pop_front();
+    c.asked.push_back({key, filter, taps});
+  }
   return kept;
 }
 
@@ -257,17 +284,16 @@ int grid_for(int device, int64_t elements) {
   return static_cast<int>(std::max<int64_t>(1, std::min(blocks, resident)));
 }
 
-// The row kernels' launch (fft_for_rows): warps along x, 8 rows a block, at most 65535 blocks
-// along y (the rows beyond loop).
+// The row kernels' launch (fft_for_rows): a warp per row, 8 rows a block, as many blocks as the
+// device holds at once (the rows beyond loop), fewer for few rows.
 constexpr int kRowsPerBlock = 8;
 dim3 fft_row_block() {
   return dim3(32, kRowsPerBlock, 1);
 }
-dim3 fft_row_grid(int64_t width, int64_t rows) {
-  return dim3(
-      static_cast<unsigned>((width + 31) / 32),
-      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)),
-      1);
+dim3 fft_row_grid(int device, int rows) {
+  const int64_t blocks = (int64_t{rows} + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t resident = int64_t{device_attributes(device).multiprocessors} * 8;
+  return dim3(static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, resident))), 1, 1);
 }
 
 void set_stream_and_work(const PlanPair& plans, cudaStream_t stream, void* work) {
@@ -294,8 +320,8 @@ std::shared_ptr<Spectrum> filter_spectrum(int device, const FftShape& shape, con
   s->data.allocate(shape.spectrum_bytes / sizeof(float));
   NDCONV_CUDA_CHECK(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
   auto* buffer = reinterpret_cast<double*>(s->data.get());
-  fft_taps_kernel<<<fft_row_grid(box.row_pitch, fft_buffer_rows(box)), fft_row_block(), 0,
-                    stream>>>(device_taps, box, buffer);
+  fft_taps_kernel<<<fft_row_grid(device, fft_buffer_rows(box)), fft_row_block(), 0, stream>>>(
+      device_taps, box, buffer);
   NDCONV_CUDA_CHECK_LAUNCH("fft_taps_kernel");
   NDCONV_CUFFT_CHECK(
       cufft().exec_d2z(plans.forward, buffer, reinterpret_cast<cufftDoubleComplex*>(buffer)));
@@ -341,12 +367,33 @@ DenseMethodChoice choose_dense_method_on_device(const detail::CorrelationProblem
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // The backend's own reserve (host_call.h's budget): 90% of the free memory less 64 MiB.
   const double usable = std::max(0.0, 0.9 * static_cast<double>(free_bytes) - (64 << 20));
+  // The buffers first, then cuFFT's work area, which its plans say (made here unless kept).
+  c = choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable, 0,
+                          cached);
+  if (!c.fft)
+    return c;
+  std::size_t work_bytes = 0;
+  try {
+    work_bytes = work_bytes_of(device, c.shape);
+  } catch (const CudaError& e) {
+    if (e.code() != CUFFT_ALLOC_FAILED)
+      throw;
+    c.fft = false;
+    c.reason =
+        "direct: no device memory for cuFFT's plans of " + extent_text(dims, c.shape.transform);
+    return c;
+  }
   return choose_dense_method(dims, p.output.extent, p.filter_extent, policy, taps_finite, usable,
-                             static_cast<double>(estimate_work_bytes(c.shape)), cached);
+                             static_cast<double>(work_bytes), cached);
 }
 
 std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, int device,
-                                           cudaStream_t stream, const DenseMethodChoice& choice) {
+                                           cudaStream_t stream, const DenseMethodChoice& choice,
+                                           const FftStageMark& mark) {
+  auto marked = [&mark](const char* stage) {
+    if (mark)
+      mark(stage);
+  };
   const FftShape& shape = choice.shape;
   if (shape.dims < 2 || shape.dims > 3 || shape.dims != p.input.dims)
     throw InvalidArgument("the FFT path transforms 2D and 3D volumes; this one has " +
@@ -364,31 +411,40 @@ std::optional<LaunchPlan> launch_fft_dense(const detail::CorrelationProblem& p, 
   if (scratch.get() == nullptr)
     return std::nullopt;
   auto* buffer = reinterpret_cast<double*>(scratch.get());
+  auto* half_spectrum = reinterpret_cast<cufftDoubleComplex*>(buffer);
   void* work = scratch.get() + buffer_floats;
   auto* nonfinite = reinterpret_cast<int*>(scratch.get() + buffer_floats + work_floats);
   set_stream_and_work(plans.get(), stream, work);
+  marked("prepare");
 
   LaunchPlan plan;
   const std::shared_ptr<Spectrum> spectrum =
       filter_spectrum(device, shape, box, taps, p.filter_extent, device_taps.get(), plans.get(),
                       stream, plan.launches);
+  marked("spectrum");
   NDCONV_CUDA_CHECK(cudaMemsetAsync(nonfinite, 0, sizeof(int), stream));
-  const dim3 grid = fft_row_grid(box.row_pitch, fft_buffer_rows(box));
+  const dim3 grid = fft_row_grid(device, fft_buffer_rows(box));
   fft_pad_kernel<<<grid, fft_row_block(), 0, stream>>>(p.input.data, box, buffer, nonfinite);
   NDCONV_CUDA_CHECK_LAUNCH("fft_pad_kernel");
-  auto* spectrum_data = reinterpret_cast<cufftDoubleComplex*>(buffer);
-  NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, buffer, spectrum_data));
+  marked("pad");
+  NDCONV_CUFFT_CHECK(cufft().exec_d2z(plans.get().forward, buffer, half_spectrum));
+  marked("forward");
   fft_product_kernel<<<grid_for(device, shape.complex_points), 256, 0, stream>>>(
-      reinterpret_cast<double2*>(buffer), reinterpret_cast<const double2*>(spectrum->data.get()),
-      shape.complex_points, 1.0 / static_cast<double>(shape.points));
+      reinterpret_cast<double2*>(half_spectrum),
+      reinterpret_cast<const double2*>(spectrum->data.get()), shape.complex_points,
+      1.0 / static_cast<double>(shape.points));
   NDCONV_CUDA_CHECK_LAUNCH("fft_product_kernel");
-  NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, spectrum_data, buffer));
-  fft_crop_kernel<<<fft_row_grid(box.out_extent[0], fft_output_rows(box)), fft_row_block(), 0,
-                    stream>>>(buffer, box, p.output.data);
+  marked("product");
+  NDCONV_CUFFT_CHECK(cufft().exec_z2d(plans.get().inverse, half_spectrum, buffer));
+  marked("inverse");
+  fft_crop_kernel<<<fft_row_grid(device, fft_output_rows(box)), fft_row_block(), 0, stream>>>(
+      buffer, box, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_crop_kernel");
+  marked("crop");
   fft_nonfinite_kernel<<<grid_for(device, box.box[0] * box.box[1] * box.box[2]), 256, 0, stream>>>(
       p.input.data, device_taps.get(), box, nonfinite, p.output.data);
   NDCONV_CUDA_CHECK_LAUNCH("fft_nonfinite_kernel");
+  marked("non-finite");
   plan.launches += 6;
   plan.family = "fft";
   plan.kernel = "fft " + extent_text(shape.dims, shape.transform) + " float64 (cuFFT D2Z/Z2D)";
@@ -411,6 +467,7 @@ FftCaches fft_caches() noexcept {
   for (const auto& [key, idle] : c.idle_plans)
     f.idle_plans += idle.size();
   f.spectra = c.spectra.size();
+  f.work_areas = c.work_bytes.size();
   for (const std::shared_ptr<Spectrum>& s : c.spectra)
     f.spectrum_bytes += s->data.size() * sizeof(float);
   return f;
@@ -424,6 +481,8 @@ void release_fft_caches() noexcept {
     std::lock_guard<std::mutex> lock(c.mutex);
     plans.swap(c.idle_plans);
     spectra.swap(c.spectra);
+    c.work_bytes.clear();
+    c.asked.clear();
   }
   const CallerDevice caller_device;  // plans are destroyed on their own devices
   for (auto& [key, idle] : plans) {

@@ -10,12 +10,15 @@ namespace ndconv::cuda_backend {
 
 namespace {
 
-bool smooth(int64_t n, int largest_prime) {
+bool smooth(int64_t n, int largest_prime, int factors_above_3) {
+  int above_3 = 0;
   for (int64_t p = 2; p <= largest_prime && n > 1; ++p) {
-    while (n % p == 0)
+    while (n % p == 0) {
       n /= p;
+      above_3 += p > 3 ? 1 : 0;
+    }
   }
-  return n == 1;
+  return n == 1 && above_3 <= factors_above_3;
 }
 
 std::string mib(double bytes) {
@@ -32,11 +35,19 @@ std::string ms(double seconds) {
 
 }  // namespace
 
-int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime) {
+int64_t fft_friendly_extent(int64_t n, bool even, int largest_prime, int factors_above_3) {
   int64_t m = n < 1 ? 1 : n;
-  while (!smooth(m, largest_prime < 2 ? 2 : largest_prime) || (even && m % 2 != 0))
+  while (!smooth(m, largest_prime < 2 ? 2 : largest_prime,
+                 factors_above_3 < 0 ? 0 : factors_above_3) ||
+         (even && m % 2 != 0))
     ++m;
   return m;
+}
+
+int64_t fft_transform_extent(int64_t n, bool even, const FftPolicy& policy) {
+  // At least 2: a box of 1 is padded rather than given to cuFFT as a transform of length 1.
+  return std::max<int64_t>(
+      2, fft_friendly_extent(n, even, policy.largest_prime, policy.factors_above_3));
 }
 
 FftShape fft_shape(int dims, const Index& output, const Index& filter, const FftPolicy& policy) {
@@ -45,10 +56,7 @@ FftShape fft_shape(int dims, const Index& output, const Index& filter, const Fft
   s.points = 1;
   for (int a = 0; a < dims; ++a) {
     s.box[a] = output[a] + filter[a] - 1;
-    // At least 2 along every axis of the transform: a box of 1 is padded rather than given to
-    // cuFFT as a transform of length 1.
-    s.transform[a] =
-        std::max<int64_t>(2, fft_friendly_extent(s.box[a], a == 0, policy.largest_prime));
+    s.transform[a] = fft_transform_extent(s.box[a], a == 0, policy);
     s.points *= s.transform[a];
   }
   const int64_t half = s.transform[0] / 2 + 1;
@@ -69,8 +77,15 @@ double direct_seconds(int dims, const Index& output, const Index& filter, const 
 double fft_seconds(const FftShape& shape, FftCached cached, const FftPolicy& policy) {
   const double points = static_cast<double>(shape.points);
   return policy.fixed_seconds + points * policy.seconds_per_point +
-         (cached.spectrum ? 0.0 : points * policy.filter_seconds_per_point) +
-         (cached.plans ? 0.0 : policy.plan_seconds);
+         (cached.spectrum || cached.repeated ? 0.0 : points * policy.filter_seconds_per_point) +
+         (cached.plans || cached.repeated ? 0.0 : policy.plan_seconds);
+}
+
+FftPolicy forced_fft_policy(FftPolicy policy) {
+  policy.allowed = true;
+  policy.min_speedup = 0;
+  policy.direct_fmas_per_second = 1e-30;
+  return policy;
 }
 
 FftBox make_fft_box(const detail::CorrelationProblem& p, const FftShape& shape) {
@@ -117,8 +132,10 @@ DenseMethodChoice choose_dense_method(int dims, const Index& output, const Index
   c.fft_seconds = fft_seconds(c.shape, cached, policy);
   const std::string transform = "FFT " + extent_text(dims, c.shape.transform) + " (float64)";
   const std::string model = transform + " modelled " + ms(c.fft_seconds) +
-                            (cached.plans ? "" : " with its plans made") + " against direct " +
-                            ms(c.direct_seconds);
+                            (cached.plans      ? ""
+                             : cached.repeated ? " (asked before: its plans made once)"
+                                               : " with its plans made") +
+                            " against direct " + ms(c.direct_seconds);
   if (!policy.allowed) {
     c.reason = "direct: the FFT is not allowed by the tuning";
     return c;

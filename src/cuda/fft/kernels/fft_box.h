@@ -49,11 +49,12 @@ NDCONV_HD void fft_buffer_position(const FftBox& g, int row, int64_t x, int64_t 
   p[2] = row / n1;
 }
 
-/// The input element that box position p reads, or -1 for a zero: outside the box (the transform's
-/// zero padding) or outside the volume under the zero boundary.
-NDCONV_HD int64_t fft_source_index(const FftBox& g, const int64_t p[3]) {
+/// The row part of fft_source_index: the input offset of box row (p[1], p[2]), or -1 where the
+/// whole row is zero (outside the box, or outside the volume under the zero boundary). The pad
+/// kernel computes it once per row.
+NDCONV_HD int64_t fft_source_row(const FftBox& g, const int64_t p[3]) {
   int64_t index = 0;
-  for (int a = 0; a < 3; ++a) {
+  for (int a = 1; a < 3; ++a) {
     if (p[a] >= g.box[a])
       return -1;
     const int64_t i = detail::boundary_index_hd(g.offset[a] + p[a], g.in_extent[a], g.boundary);
@@ -62,6 +63,21 @@ NDCONV_HD int64_t fft_source_index(const FftBox& g, const int64_t p[3]) {
     index += i * g.in_stride[a];
   }
   return index;
+}
+
+/// Element x of a box row whose fft_source_row is `row` (>= 0): its input element, or -1 (zero).
+NDCONV_HD int64_t fft_source_in_row(const FftBox& g, int64_t row, int64_t x) {
+  if (x >= g.box[0])
+    return -1;
+  const int64_t i = detail::boundary_index_hd(g.offset[0] + x, g.in_extent[0], g.boundary);
+  return i < 0 ? -1 : row + i * g.in_stride[0];
+}
+
+/// The input element that box position p reads, or -1 for a zero: outside the box (the transform's
+/// zero padding) or outside the volume under the zero boundary.
+NDCONV_HD int64_t fft_source_index(const FftBox& g, const int64_t p[3]) {
+  const int64_t row = fft_source_row(g, p);
+  return row < 0 ? -1 : fft_source_in_row(g, row, p[0]);
 }
 
 /// The tap that buffer element p holds in the filter's padded copy, or -1 (zero).

@@ -10,40 +10,52 @@
 
 namespace ndconv::cuda_backend {
 
-/// Calls f(row, x) for every x < width of every row < rows: x along the block's threads and
-/// blocks, rows along the grid's y (launched with fft_row_grid).
-template <typename F>
-__device__ void fft_for_rows(int64_t width, int rows, F f) {
-  const int64_t x = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (x >= width)
-    return;
-  for (int row = blockIdx.y * blockDim.y + threadIdx.y; row < rows; row += gridDim.y * blockDim.y)
-    f(row, x);
+/// Calls f(row, row_data(row), x) for every x < width of every row < rows: a warp per row
+/// (blockDim.x 32; rows along threadIdx.y and the blocks, looping past gridDim.x blockDim.y), its
+/// lanes along x, so that what depends on the row alone is computed once per lane, not per element.
+template <typename RowData, typename F>
+__device__ void fft_for_rows(int64_t width, int rows, RowData row_data, F f) {
+  for (int row = blockIdx.x * blockDim.y + threadIdx.y; row < rows; row += gridDim.x * blockDim.y) {
+    const auto data = row_data(row);
+#pragma unroll 4  // several loads of a lane in flight at once
+    for (int64_t x = threadIdx.x; x < width; x += blockDim.x)
+      f(row, data, x);
+  }
 }
 
 /// buffer element p = value(p) for every element of the in-place buffer.
 template <typename Value>
 __device__ void fft_fill(const FftBox& g, double* __restrict__ buffer, Value value) {
-  fft_for_rows(g.row_pitch, fft_buffer_rows(g), [&](int row, int64_t x) {
-    int64_t p[3];
-    fft_buffer_position(g, row, x, p);
-    buffer[row * g.row_pitch + x] = value(p);
-  });
+  fft_for_rows(
+      g.row_pitch, fft_buffer_rows(g), [](int row) { return row; },
+      [&](int row, int, int64_t x) {
+        int64_t p[3];
+        fft_buffer_position(g, row, x, p);
+        buffer[row * g.row_pitch + x] = value(p);
+      });
 }
 
-/// The boundary-resolved box, zero padded: buffer[i] = in_b[offset + p] inside the box, 0 outside.
-/// A value that is not finite is written as 0 and raises *nonfinite: fft_nonfinite_kernel adds
-/// its terms to the outputs afterwards.
+/// The boundary-resolved box, zero padded: buffer[i] = in_b[offset + p] inside the box, 0 outside
+/// (fft_source_index, its row part once per row). A value that is not finite is written as 0 and
+/// raises *nonfinite: fft_nonfinite_kernel adds its terms to the outputs afterwards.
 __global__ void fft_pad_kernel(const float* __restrict__ in, FftBox g, double* __restrict__ buffer,
                                int* __restrict__ nonfinite) {
-  fft_fill(g, buffer, [&](const int64_t p[3]) {
-    const int64_t source = fft_source_index(g, p);
-    const double v = source < 0 ? 0.0 : static_cast<double>(in[source]);
-    if (isfinite(v))
-      return v;
-    *nonfinite = 1;
-    return 0.0;
-  });
+  fft_for_rows(
+      g.row_pitch, fft_buffer_rows(g),
+      [&](int row) {
+        int64_t p[3];
+        fft_buffer_position(g, row, 0, p);
+        return fft_source_row(g, p);
+      },
+      [&](int row, int64_t source_row, int64_t x) {
+        const int64_t source = source_row < 0 ? -1 : fft_source_in_row(g, source_row, x);
+        double v = source < 0 ? 0.0 : static_cast<double>(in[source]);
+        if (!isfinite(v)) {
+          *nonfinite = 1;
+          v = 0.0;
+        }
+        buffer[row * g.row_pitch + x] = v;
+      });
 }
 
 /// The taps zero padded to the transform's extents (the filter's buffer before its transform).
@@ -67,15 +79,26 @@ __global__ void fft_product_kernel(double2* __restrict__ data, const double2* __
   }
 }
 
+// Where output row `row` starts in the outputs and in the buffer (both maps are linear in x:
+// output x of the row is out[out + x * out_stride[0]], read from buffer[source + x]).
+struct FftCropRow {
+  int64_t out = 0;
+  int64_t source = 0;
+};
+
 /// The outputs from the inverse transform, rounded to float once.
 __global__ void fft_crop_kernel(const double* __restrict__ buffer, FftBox g,
                                 float* __restrict__ out) {
-  fft_for_rows(g.out_extent[0], fft_output_rows(g), [&](int row, int64_t x) {
-    int64_t o[3];
-    fft_output_position(g, row, x, o);
-    out[o[0] * g.out_stride[0] + o[1] * g.out_stride[1] + o[2] * g.out_stride[2]] =
-        static_cast<float>(buffer[fft_output_source(g, o)]);
-  });
+  fft_for_rows(
+      g.out_extent[0], fft_output_rows(g),
+      [&](int row) {
+        int64_t o[3];
+        fft_output_position(g, row, 0, o);
+        return FftCropRow{o[1] * g.out_stride[1] + o[2] * g.out_stride[2], fft_output_source(g, o)};
+      },
+      [&](int, const FftCropRow& r, int64_t x) {
+        out[r.out + x * g.out_stride[0]] = static_cast<float>(buffer[r.source + x]);
+      });
 }
 
 /// Where *nonfinite is set: each box element whose input is not finite adds tap * value to every
