@@ -165,9 +165,10 @@ def _breakdown(args, cp, nd, _halo, x, whole, reference, timed):
     def filter_by_shape():
         # One block's filter against its extents: the interior block's 272^3; its rows widened to
         # 288, 320 or 384 (the column kernel's x tiles are 128 wide; the engine takes its slab
-        # kernel where they would be at most 75% used); 288^3; the chunk alone. Per shape: the GPU
-        # time between events (best of 5) and whether the block's outputs equal the whole array's
-        # bit for bit (the block cut from the array's interior, its halo at least the filter's).
+        # kernel where they would be at most 75% used, and every plan gives the same bits); 288^3;
+        # the chunk alone. Per shape: the GPU time between events (best of 5) and whether the
+        # block's outputs equal the whole array's bit for bit (the block cut from the array's
+        # interior, its halo at least the filter's).
         c, d = args.chunk, int(4 * args.sigma + 0.5)
         h = c + 2 * d
         rows = {}
@@ -195,9 +196,6 @@ def _breakdown(args, cp, nd, _halo, x, whole, reference, timed):
 
     for variant, module, name, replacement in [
             ("ndconv.dask", None, None, None),
-            # each block's rows as long as its halo makes them (the engine may take another plan
-            # than for the whole array)
-            ("rows as read", _halo, "_row_length", lambda whole: (lambda n: n)),
             ("pieces, not the kernel", _gpu_halo, "fits_kernel", lambda layout, blocks: False)]:
         real = getattr(module, name) if module is not None else None
         if module is not None:

@@ -455,15 +455,15 @@ inline void emulate_column_entry(kernels::ColumnForm form, const kernels::Geomet
 
 /// Runs the slab kernel (cuda/separable/slab_thread.h) over its whole grid, phase by phase as its
 /// barriers order them: per block, all threads build the maps, then take their items; planes 0
-/// and 1 are staged; per march step n, all threads stage plane n + 2 and filter plane n along y,
-/// then all filter plane n - 1 along x, step their ring and store. `resident_blocks` (0: one chunk)
+/// and 1 are staged; per march step n, all threads stage plane n + 2 and filter plane n along x,
+/// then all filter plane n - 1 along y, step their ring and store. `resident_blocks` (0: one chunk)
 /// and `min_chunk` cut the volume into chunks along z as the launcher does. Shared memory is one
 /// NaN-poisoned host buffer per block.
 inline void emulate_slab(const kernels::Geometry& g, const float* in, float* out, const float* taps,
                          int64_t resident_blocks, int min_chunk) {
   using kernels::SlabShape;
   const int k = g.filter_extent[0];
-  kernels::SlabLayout l = cuda_backend::slab_layout_for(g, in, out);
+  kernels::SlabLayout l = cuda_backend::slab_layout_for(g, in);
   const kernels::LaunchShape s = kernels::slab_launch_shape(g, l, resident_blocks, min_chunk);
   kernels::SlabTaps t{};
   for (int j = 0; j < k; ++j) {
@@ -506,7 +506,7 @@ inline void emulate_slab(const kernels::Geometry& g, const float* in, float* out
             if (n < b.planes) {
               stage(n + 2);
               for (int tid = 0; tid < kThreads; ++tid)
-                kernels::slab_filter_y<K>(
+                kernels::slab_filter_x<K>(
                     l, t, shared.data() + (n % SlabShape::kBuffers) * l.raw_floats,
                     shared.data() + l.filtered + (n & 1) * l.filtered_floats, tid);
             }
@@ -515,15 +515,15 @@ inline void emulate_slab(const kernels::Geometry& g, const float* in, float* out
             const int m = n - 1;
             for (int tid = 0; tid < kThreads; ++tid) {
               float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-              kernels::slab_filter_x<K>(
-                  l, t, shared.data() + l.filtered + (m & 1) * l.filtered_floats, tid, v);
+              kernels::slab_filter_y<K>(t, shared.data() + l.filtered + (m & 1) * l.filtered_floats,
+                                        tid, v);
               const bool emit = m >= K - 1;
               if (b.down)
                 kernels::slab_ring_step<K, true>(m % K, rings[tid], v, emit, t, o);
               else
                 kernels::slab_ring_step<K, false>(m % K, rings[tid], v, emit, t, o);
               if (emit)
-                kernels::slab_store(g, l, b, out, kernels::slab_output_plane(l, b, m), tid, o);
+                kernels::slab_store(g, b, out, kernels::slab_output_plane(l, b, m), tid, o);
             }
           }
         }

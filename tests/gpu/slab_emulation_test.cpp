@@ -2,11 +2,13 @@
 // GPU): which filters the plan gives it, and its results against the float64 reference for every
 // boundary, operation and region, volumes with partial tiles and smaller than the filter, chunks
 // along z shorter and longer than the filter (marching up and down), the 16-byte and 4-byte copy
-// paths, offsets that are not multiples of 4, with fresh random data and NaN-poisoned outputs; plus
-// a NaN that must stay inside its footprint.
+// paths, offsets that are not multiples of 4, with fresh random data and NaN-poisoned outputs; a
+// NaN that must stay inside its footprint; and the same bits from the slab kernel, the column
+// passes and the tiled and blocked passes (every plan filters x, then y, then z alike).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -240,6 +242,48 @@ TEST(SlabEmulationNan, StaysInsideTheFootprint) {
         reference_separable_passes(in_view, f, Operation::Correlation, Boundary::Zero);
     EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
         << "resident " << resident << " seed=" << seed;
+  }
+}
+
+// Every GPU plan of a 3D separable filter gives the same bits (slab_thread.h's arithmetic): the
+// slab kernel, the column passes (x fused into y, then z) and the tiled x pass with the blocked
+// kernel's y and z passes (a forced KO), on fresh random data with NaN-poisoned outputs, shifts 0
+// to 3 (the slab kernel's x filter reads its raw rows at each), every boundary.
+TEST(SlabEmulationBits, EveryPlanGivesTheSameBits) {
+  const Index volume{75, 19, 23, 1};
+  int shift = 0;
+  for (Boundary b : kAllBoundaries) {
+    const uint64_t seed = fresh_seed();
+    const std::vector<float> in = random_values(voxels(3, volume), seed);
+    detail::SeparableProblem p;
+    p.input = make_view<const float>(in.data(), 3, volume);
+    p.boundary = b;
+    for (int a = 0; a < 3; ++a) {
+      p.taps[a] = random_values(kSlabTaps, seed + 11 + a);
+      p.offset[a] = a == 0 ? -8 + shift : -8;
+    }
+    std::vector<std::vector<float>> outs;
+    for (int plan_index = 0; plan_index < 3; ++plan_index) {
+      std::vector<float> out(in.size());
+      poison(out);
+      p.output = make_view(out.data(), 3, volume);
+      const cuda_backend::SeparablePlan plan = plan_index == 2
+                                                   ? cuda_backend::plan_separable(
+                                                         p, [](int, int64_t, int64_t) { return 4; },
+                                                         cuda_backend::SeparableKernels::kTiledX)
+                                                   : slab_plan(p, plan_index == 0);
+      ASSERT_EQ(plan.passes[0].slab_taps > 0, plan_index == 0);
+      emulate_separable(plan, in.data(), out.data(), voxels(3, volume));
+      for (float v : out)
+        ASSERT_FALSE(std::isnan(v)) << "plan " << plan_index << " left an output unwritten";
+      outs.push_back(out);
+    }
+    for (int plan_index = 1; plan_index < 3; ++plan_index) {
+      EXPECT_EQ(std::memcmp(outs[0].data(), outs[plan_index].data(), in.size() * sizeof(float)), 0)
+          << "plan " << plan_index << " against the slab kernel, " << to_string(b) << " shift "
+          << shift << " seed=" << seed;
+    }
+    shift = (shift + 1) % 4;
   }
 }
 

@@ -22,15 +22,6 @@ from dask.array.utils import meta_from_array
 from .._scipy_args import MODES
 from . import _gpu_halo
 
-# The engine's GPU plan for 3D separable filters (src/cuda/separable): the column passes, whose
-# x tiles are COLUMN_TILE_X voxels wide, or its one-pass slab kernel where those tiles would be at
-# most SLAB_MAX_COLUMN_X_USE used (separable_plan.h's column_x_use, tuning.h's
-# slab_max_column_x_use).
-# The two round differently (the slab kernel filters y before x), so a block must take the plan
-# the whole array takes: _row_length says how long a CuPy block's rows are made for that.
-COLUMN_TILE_X = 128
-SLAB_MAX_COLUMN_X_USE = 0.75
-
 
 @dataclass
 class Reach:
@@ -74,49 +65,15 @@ def _plan_axes(x: da.Array, reach: list):
     return depth, boundary, whole
 
 
-def _column_x_use(length: int) -> float:
-    tiles = -(-length // COLUMN_TILE_X)
-    return length / (tiles * COLUMN_TILE_X) if length > 0 else 1.0
-
-
-def _row_length(whole: int):
-    """How long a halo'd CuPy block's rows (its last axis) are made, given their length with the
-    halo and the whole array's: full column tiles where the whole array's rows take the column
-    passes, else a length that leaves them at most SLAB_MAX_COLUMN_X_USE used (the slab kernel
-    where it applies), so that the engine takes the same plan for the block as for the whole."""
-    whole_takes_columns = _column_x_use(whole) > SLAB_MAX_COLUMN_X_USE
-
-    def length(n: int) -> int:
-        if whole_takes_columns:
-            return -(-n // COLUMN_TILE_X) * COLUMN_TILE_X
-        if _column_x_use(n) <= SLAB_MAX_COLUMN_X_USE:
-            return n
-        return -(-n // COLUMN_TILE_X) * COLUMN_TILE_X + 1
-
-    return length
-
-
-def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool, widen=None):
+def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool):
     """The input of output rows [first, stop) along one axis with its halo, as pieces
     (block, start in the block, stop in the block, start in the halo'd input), and where the
     outputs lie in that input: clipped at the array's ends (the filter's mode extends it there),
-    or wrapped round them for 'wrap'. With `widen`, a halo is widened, one row after and one
-    before in turn as far as the array allows, until the input is widen(its length) long (more
-    neighbours than the filter reads change none of the outputs kept)."""
+    or wrapped round them for 'wrap'."""
     n = bounds[-1]
     lo, hi = first - depth, stop + depth
     if not periodic:
         lo, hi = max(lo, 0), min(hi, n)
-    extra = widen(hi - lo) - (hi - lo) if depth > 0 and widen is not None else 0
-    after = True
-    while extra > 0 and hi - lo < n:
-        can_after, can_before = periodic or hi < n, periodic or lo > 0
-        if can_after and (after or not can_before):
-            hi += 1
-        else:
-            lo -= 1
-        after = not after
-        extra -= 1
     pieces, at, position = [], lo, 0
     while at < hi:
         g = at % n  # the array's own row (differs from `at` only when wrapping)
@@ -151,8 +108,9 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
     Two graphs, chosen by where the chunks live. CuPy chunks: one task per output block that reads
     its neighbouring blocks whole and copies their parts into one halo'd input (one kernel launch),
     because ``map_overlap``'s tasks per block (a slice of every neighbour, a concatenation, a trim)
-    cost more than the filter itself on a GPU; a 3D block's rows are widened so that the engine
-    takes the whole array's plan (_row_length). Host chunks: dask's ``overlap``, whose tasks hold
+    cost more than the filter itself on a GPU. A block's result equals the whole array's there
+    whatever plan the engine takes for the block's extents, because every GPU plan of a filter
+    computes the same bits (src/cuda/separable/slab_thread.h, "Arithmetic"). Host chunks: dask's ``overlap``, whose tasks hold
     only thin slices of the neighbours, so a worker with little memory can stream a volume far
     larger than itself (a task holding 27 whole neighbours had workers killed in the 4x zarr
     test)."""
@@ -190,10 +148,8 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
 
     bounds = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in x.chunks]
     name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count)
-    # Only 3D filters have two GPU plans (the slab kernel is 3D); 2D and 4D blocks keep their rows.
-    widen = _row_length(x.shape[-1]) if x.ndim == 3 else None
     per_axis = [[_axis_pieces(bounds[a], int(bounds[a][j]), int(bounds[a][j + 1]), depth[a],
-                              boundary[a] == "periodic", widen if a == x.ndim - 1 else None)
+                              boundary[a] == "periodic")
                  for j in range(len(x.chunks[a]))]
                 for a in range(x.ndim)]
     graph = {}

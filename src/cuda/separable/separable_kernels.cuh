@@ -176,9 +176,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 /// The slab kernel of separable filters (slab_thread.h): K taps along x, y and z in one pass. A
 /// block builds its maps, then marches along z through its chunk: per input plane, wait for its
 /// raw tile (every thread's copies, then the step's one barrier), start the copy of the plane two
-/// steps ahead, filter it along y, then filter the previous plane along x into the ring and emit
+/// steps ahead, filter it along x, then filter the previous plane along y into the ring and emit
 /// an output plane once the ring is full. The ring slot is dispatched in slab_ring_step.
-/// kPhases (dev/slab_sweep.cu's profile; the product runs all): bit 0 the y filter, bit 1 the x
+/// kPhases (dev/slab_sweep.cu's profile; the product runs all): bit 0 the x filter, bit 1 the y
 /// filter, bit 2 the ring; a phase left out passes its input through (wrong outputs, same traffic).
 template <int K, typename S = SlabShape, int kPhases = 7>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
@@ -202,16 +202,25 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   stage(0);
   stage(1);
   float ring[K][4];
-  // Step n: plane n's y filter, plane n - 1's x filter and ring step (its y-filtered tile was
+  // Step n: plane n's x filter, plane n - 1's y filter and ring step (its x-filtered tile was
   // written in step n - 1, before this step's barrier).
   for (int n = 0; n <= b.planes; ++n) {
     tiled_wait(1);    // this thread's copies of plane n are done
     __syncthreads();  // ... and every thread's; step n - 1's readers of the buffers below are done
     if (n < b.planes) {
       stage(n + 2);  // into the buffer plane n - 1 was filtered from
-      if constexpr ((kPhases & 1) != 0)
-        slab_filter_y<K, S>(l, t, shared + (n % S::kBuffers) * l.raw_floats,
-                            shared + l.filtered + (n & 1) * l.filtered_floats, tid);
+      float* raw = shared + (n % S::kBuffers) * l.raw_floats;
+      float* filtered = shared + l.filtered + (n & 1) * l.filtered_floats;
+      if constexpr ((kPhases & 1) != 0) {
+        slab_filter_x<K, S>(l, t, raw, filtered, tid);
+      } else {
+        for (int i = tid; i < l.rows * S::kTileX / 4; i += S::kThreads) {
+          const int r = i / (S::kTileX / 4), q = i % (S::kTileX / 4);
+          float f[4];
+          tiled_read<4>(f, raw + r * l.pitch + 4 * q);
+          vector_store<MemorySpace::Shared>(filtered + r * S::kTileX + 4 * q, f);
+        }
+      }
     }
     if (n == 0)
       continue;
@@ -219,9 +228,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     float v[4], o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const float* filtered = shared + l.filtered + (m & 1) * l.filtered_floats;
     if constexpr ((kPhases & 2) != 0) {
-      slab_filter_x<K, S>(l, t, filtered, tid, v);
+      slab_filter_y<K, S>(t, filtered, tid, v);
     } else {
-      tiled_read<4>(v, filtered + slab_thread_y<S>(tid) * l.pitch + slab_thread_x<S>(tid));
+      for (int e = 0; e < 4; ++e)
+        v[e] = filtered[(slab_thread_y<S>(tid) + e) * S::kTileX + slab_thread_x<S>(tid)];
     }
     const bool emit = m >= K - 1;
     if constexpr ((kPhases & 4) == 0) {
@@ -233,7 +243,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       slab_ring_step<K, false>(m % K, ring, v, emit, t, o);
     }
     if (emit)
-      slab_store<S>(g, l, b, out, slab_output_plane(l, b, m), tid, o);
+      slab_store<S>(g, b, out, slab_output_plane(l, b, m), tid, o);
   }
 }
 

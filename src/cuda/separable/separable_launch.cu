@@ -91,7 +91,7 @@ std::string launch_slab(int device, const SeparablePass& pass, const std::vector
                         const float* in, float* out, cudaStream_t stream, const Tuning& tuning,
                         LaunchPlan& result) {
   const Geometry& g = pass.geometry;
-  kernels::SlabLayout l = slab_layout_for(g, in, out);
+  kernels::SlabLayout l = slab_layout_for(g, in);
   kernels::SlabTaps t{};
   const int k = pass.slab_taps;
   for (int j = 0; j < k; ++j) {

@@ -8,12 +8,12 @@
 //   - each input plane's tile plus its x-y halo (K - 1 columns and rows) is copied into shared
 //     memory (16-byte cp.async; three buffers, so two planes are in flight while one is
 //     filtered); the halos are read again by the neighbouring tiles, from L2;
-//   - the block filters the plane along y (a thread: 4 x by kYRows rows, K + kYRows - 1 row
-//     reads) into one of two y-filtered tiles, then, in the next march step, along x (a thread:
-//     its 4 outputs, K + 3 reads), so each thread holds the x-y filtered values of its own 4
-//     voxels of the plane. One barrier per plane: the y filter of plane n and the x filter of
-//     plane n - 1 run between the same two barriers (the y filter's threads are a few warps, the
-//     x filter's all of them, so the warps' phases overlap instead of waiting for each other);
+//   - the block filters the plane along x (an item: 4 consecutive x of one raw row, K + 3 reads)
+//     into one of two x-filtered tiles (kTileY + K - 1 rows of kTileX), then, in the next march
+//     step, along y (a thread: its 4 voxels, one x and 4 consecutive y, K + 3 reads), so each
+//     thread holds the x-y filtered values of its own 4 voxels of the plane. One barrier per
+//     plane: the x filter of plane n and the y filter of plane n - 1 run between the same two
+//     barriers;
 //   - each thread keeps the last K of those planes in a ring of registers and emits the z-filtered
 //     output plane from them (K FMAs per voxel). The ring's slot is a run-time plane count, but
 //     every access to it goes through slab_ring_step, which dispatches to code with the slot as a
@@ -22,12 +22,17 @@
 //     the device holds blocks is cut into chunks along z, each block re-reading K - 1 planes of
 //     the chunk before it; odd chunks march down, so that both chunks sharing planes read them at
 //     about the same time (both at their starts or both at their ends), from L2.
+// Arithmetic: x, then y, then z, each output of each axis one chain of fmaf over the taps in
+// order from 0.0f, rounded to float between axes: exactly what the column passes (x fused into y,
+// then z) and the tiled and blocked passes compute, so every GPU plan of a separable filter gives
+// the same bits (a block of a volume filtered on its own takes whichever plan its size gets, and
+// ndconv.dask's results must equal the whole volume's).
 // Taps are kernel parameters (SlabTaps), so every FMA reads its tap as a constant operand. K is a
 // compile-time constant (kSlabTapCounts): every loop over taps is unrolled with no padding, and no
 // input outside an output's footprint is ever multiplied (an Inf or NaN reaches only the outputs
 // whose footprint holds it).
 //
-// The phases (maps, items, stage, y filter, x filter, ring step, store) are NDCONV_HD functions so
+// The phases (maps, items, stage, x filter, y filter, ring step, store) are NDCONV_HD functions so
 // that the host emulation (tests/gpu/emulate.h) runs them in the order the barriers impose.
 //
 // Geometry: canonical [x, y, 1, z] (canonical_order(3, 2)); taps at tap_base: z, then y, then x.
@@ -45,23 +50,22 @@
 
 namespace ndconv::kernels {
 
-/// The block tile: kTileX x kTileY outputs, 4 consecutive x per thread; the y filter gives each
-/// of its threads kYRows rows of 4 x. The product's shape is SlabShape; dev/slab_sweep.cu times
-/// others.
-template <int kTileX_, int kTileY_, int kYRows_, int kMinBlocks_>
+/// The block tile: kTileX x kTileY outputs, 4 consecutive y of one x per thread (a warp's 32
+/// lanes on 32 consecutive x, so that the y filter's shared reads and the stores are whole rows).
+/// The product's shape is SlabShape; dev/slab_sweep.cu times others.
+template <int kTileX_, int kTileY_, int kMinBlocks_>
 struct SlabShapeOf {
   static constexpr int kTileX = kTileX_;
   static constexpr int kTileY = kTileY_;
-  static constexpr int kYRows = kYRows_;
-  static constexpr int kThreads = kTileX / 4 * kTileY;
+  static constexpr int kThreads = kTileX * kTileY / 4;
   /// Blocks per SM the compiler must allow (the ring of K x 4 floats and the filters' windows in
   /// 65536 / (kThreads * kMinBlocks) registers).
   static constexpr int kMinBlocks = kMinBlocks_;
   /// Raw plane buffers: the one being filtered and two in flight.
   static constexpr int kBuffers = 3;
-  static_assert(kTileX % 4 == 0 && kTileY % kYRows == 0, "whole quads and y items");
+  static_assert(kTileX % 32 == 0 && kTileY % 4 == 0, "whole warps along x, whole y items");
 };
-using SlabShape = SlabShapeOf<64, 16, 4, 2>;
+using SlabShape = SlabShapeOf<64, 16, 2>;
 
 /// Taps per axis of the slab kernel's instantiations (the same count along x, y and z).
 inline constexpr int kSlabMaxTaps = 17;
@@ -77,14 +81,17 @@ struct SlabTaps {
 template <int K, typename S = SlabShape>
 struct SlabSizes {
   static_assert(K >= 1 && K <= kSlabMaxTaps, "a compiled tap count");
-  /// Quads (4 floats) the x filter reads from a thread's first x: K + 3 floats.
-  static constexpr int kXQuads = (K + 6) / 4;
-  /// Raw quads per row at most: the tile and halo from any shift (0..3), and the x filter's reads.
-  static constexpr int kQuads = std::max((S::kTileX + K + 5) / 4, S::kTileX / 4 - 1 + kXQuads);
+  /// Raw quads per row at most: the tile and halo from any shift (0..3).
+  static constexpr int kQuads = (S::kTileX + K + 5) / 4;
   static constexpr int kRows = S::kTileY + K - 1;
   /// Raw quads each thread stages per plane, at most.
   static constexpr int kItems = (kRows * kQuads + S::kThreads - 1) / S::kThreads;
 };
+
+/// Raw quads the x filter reads for 4 outputs whose first read is kShift floats into its first
+/// quad: kShift + K + 3 floats.
+template <int K, int kShift>
+inline constexpr int kSlabXQuads = (kShift + K + 2) / 4 + 1;
 
 /// A slab launch's layout (shared memory in floats) and its chunks along z.
 struct SlabLayout {
@@ -92,16 +99,15 @@ struct SlabLayout {
   int shift;            ///< offset0 mod 4: raw rows start this many columns before the first read
   int quads;            ///< raw quads per row
   int rows;             ///< raw rows per plane: kTileY + K - 1
-  int pitch;            ///< floats per raw and per y-filtered row (4 * quads)
+  int pitch;            ///< floats per raw row (4 * quads)
   int raw_floats;       ///< one raw plane buffer (rows * pitch), buffers from offset 0
-  int filtered;         ///< offset of y-filtered tile 0 (kTileY rows); tile 1 follows it
-  int filtered_floats;  ///< one y-filtered tile
+  int filtered;         ///< offset of x-filtered tile 0 (rows rows of kTileX); tile 1 follows it
+  int filtered_floats;  ///< one x-filtered tile
   int x_map;            ///< offset of the column map (4 * quads ints)
   int y_map;            ///< offset of the row map (rows ints)
   int total_floats;     ///< shared memory per block
   int chunk;            ///< outputs along z per block (the last chunk may hold fewer)
   bool vector_in;       ///< 16-byte copies of raw quads inside the volume (set by the launcher)
-  bool vector_out;      ///< 16-byte stores (set by the launcher)
 };
 
 template <int K, typename S = SlabShape>
@@ -109,19 +115,18 @@ inline SlabLayout slab_layout(const Geometry& g) {
   SlabLayout l{};
   l.k = K;
   l.shift = static_cast<int>(((g.offset[0] % 4) + 4) % 4);
-  l.quads =
-      std::max((S::kTileX + K - 1 + l.shift + 3) / 4, S::kTileX / 4 - 1 + SlabSizes<K, S>::kXQuads);
+  // The tile and its halo; also every quad the x filter of the tile's last 4 x reads.
+  l.quads = (S::kTileX + K - 1 + l.shift + 3) / 4;
   l.rows = S::kTileY + K - 1;
   l.pitch = 4 * l.quads;
   l.raw_floats = l.rows * l.pitch;
   l.filtered = S::kBuffers * l.raw_floats;
-  l.filtered_floats = S::kTileY * l.pitch;
+  l.filtered_floats = l.rows * S::kTileX;
   l.x_map = l.filtered + 2 * l.filtered_floats;
   l.y_map = l.x_map + 4 * l.quads;
   l.total_floats = (l.y_map + l.rows + 3) / 4 * 4;
   l.chunk = static_cast<int>(g.out_extent[3]);
   l.vector_in = false;
-  l.vector_out = false;
   return l;
 }
 
@@ -277,84 +282,86 @@ NDCONV_HD void slab_stage(const Geometry& g, const SlabLayout& l, const SlabItem
   }
 }
 
-/// Y filter phase (threads below quads * kTileY / kYRows): raw quad q, output rows kYRows h ..
-/// kYRows h + kYRows - 1 of the y-filtered tile, whose column c is raw column c + shift (so that
-/// the x filter reads it 16-byte aligned).
-template <int K, typename S = SlabShape>
-NDCONV_HD void slab_filter_y(const SlabLayout& l, const SlabTaps& t, const float* raw,
-                             float* filtered, int tid) {
-  constexpr int kRows = S::kYRows;
-  if (tid >= l.quads * (S::kTileY / kRows))
-    return;
-  const int q = tid % l.quads, h = tid / l.quads;
-  const float* column = raw + kRows * h * l.pitch + 4 * q;
-  float acc[kRows][4];
+/// X filter of one item with the shift as a compile-time constant: raw row r, quad q of the tile
+/// (x 4q .. 4q + 3), whose reads start kShift floats into raw quad q.
+template <int K, int kShift, typename S>
+NDCONV_HD void slab_filter_x_item(const SlabLayout& l, const SlabTaps& t, const float* raw,
+                                  float* filtered, int r, int q) {
+  constexpr int kQuadsRead = kSlabXQuads<K, kShift>;
+  const float* row = raw + r * l.pitch + 4 * q;
+  float w[4 * kQuadsRead];
   NDCONV_UNROLL
-  for (int m = 0; m < kRows; ++m) {
-    NDCONV_UNROLL
-    for (int e = 0; e < 4; ++e)
-      acc[m][e] = 0.0f;
-  }
-  NDCONV_UNROLL
-  for (int r = 0; r < K + kRows - 1; ++r) {
-    float v[4];
-    tiled_read<4>(v, column + r * l.pitch);
-    NDCONV_UNROLL
-    for (int m = 0; m < kRows; ++m) {
-      const int j = r - m;
-      if (j < 0 || j >= K)
-        continue;
-      NDCONV_UNROLL
-      for (int e = 0; e < 4; ++e)
-        acc[m][e] = fmaf(t.y[j], v[e], acc[m][e]);
-    }
-  }
-  NDCONV_UNROLL
-  for (int m = 0; m < kRows; ++m) {
-    float* dst = filtered + (kRows * h + m) * l.pitch + 4 * q - l.shift;
-    if (l.shift == 0) {
-      vector_store<MemorySpace::Shared>(dst, acc[m]);
-    } else {
-      for (int e = 0; e < 4; ++e) {
-        if (4 * q + e >= l.shift)
-          dst[e] = acc[m][e];
-      }
-    }
-  }
-}
-
-/// The thread's 4 voxels in the tile: x 4 * (tid % (kTileX / 4)), y tid / (kTileX / 4).
-template <typename S = SlabShape>
-NDCONV_HD int slab_thread_x(int tid) {
-  return 4 * (tid % (S::kTileX / 4));
-}
-template <typename S = SlabShape>
-NDCONV_HD int slab_thread_y(int tid) {
-  return tid / (S::kTileX / 4);
-}
-
-/// X filter phase (every thread, a barrier after the y filter of the same plane): the x-y filtered
-/// values of the thread's 4 voxels.
-template <int K, typename S = SlabShape>
-NDCONV_HD void slab_filter_x(const SlabLayout& l, const SlabTaps& t, const float* filtered, int tid,
-                             float (&v)[4]) {
-  const float* row = filtered + slab_thread_y<S>(tid) * l.pitch + slab_thread_x<S>(tid);
-  float w[4 * SlabSizes<K, S>::kXQuads];
-  NDCONV_UNROLL
-  for (int qq = 0; qq < SlabSizes<K, S>::kXQuads; ++qq) {
+  for (int qq = 0; qq < kQuadsRead; ++qq) {
     float f[4];
     tiled_read<4>(f, row + 4 * qq);
     NDCONV_UNROLL
     for (int e = 0; e < 4; ++e)
       w[4 * qq + e] = f[e];
   }
+  float v[4];
   NDCONV_UNROLL
   for (int e = 0; e < 4; ++e) {
     float acc = 0.0f;
     NDCONV_UNROLL
     for (int j = 0; j < K; ++j)
-      acc = fmaf(t.x[j], w[e + j], acc);
+      acc = fmaf(t.x[j], w[kShift + e + j], acc);
     v[e] = acc;
+  }
+  vector_store<MemorySpace::Shared>(filtered + r * S::kTileX + 4 * q, v);
+}
+
+/// X filter phase (every thread): the raw plane's rows (the tile's and the y halo's) filtered
+/// along x into an x-filtered tile of kTileX columns, 4 x per item, items spread over the threads.
+template <int K, typename S = SlabShape>
+NDCONV_HD void slab_filter_x(const SlabLayout& l, const SlabTaps& t, const float* raw,
+                             float* filtered, int tid) {
+  constexpr int kQuadsX = S::kTileX / 4;
+  for (int i = tid; i < l.rows * kQuadsX; i += S::kThreads) {
+    const int r = i / kQuadsX, q = i % kQuadsX;
+    switch (l.shift) {
+      case 0:
+        slab_filter_x_item<K, 0, S>(l, t, raw, filtered, r, q);
+        break;
+      case 1:
+        slab_filter_x_item<K, 1, S>(l, t, raw, filtered, r, q);
+        break;
+      case 2:
+        slab_filter_x_item<K, 2, S>(l, t, raw, filtered, r, q);
+        break;
+      default:
+        slab_filter_x_item<K, 3, S>(l, t, raw, filtered, r, q);
+        break;
+    }
+  }
+}
+
+/// The thread's 4 voxels in the tile: x tid % kTileX, y 4 * (tid / kTileX) .. + 3.
+template <typename S = SlabShape>
+NDCONV_HD int slab_thread_x(int tid) {
+  return tid % S::kTileX;
+}
+template <typename S = SlabShape>
+NDCONV_HD int slab_thread_y(int tid) {
+  return 4 * (tid / S::kTileX);
+}
+
+/// Y filter phase (every thread, a barrier after the x filter of the same plane): the x-y filtered
+/// values of the thread's 4 voxels (K + 3 reads of its column of the x-filtered tile).
+template <int K, typename S = SlabShape>
+NDCONV_HD void slab_filter_y(const SlabTaps& t, const float* filtered, int tid, float (&v)[4]) {
+  const float* column = filtered + slab_thread_y<S>(tid) * S::kTileX + slab_thread_x<S>(tid);
+  NDCONV_UNROLL
+  for (int m = 0; m < 4; ++m)
+    v[m] = 0.0f;
+  NDCONV_UNROLL
+  for (int r = 0; r < K + 3; ++r) {
+    const float f = column[r * S::kTileX];
+    NDCONV_UNROLL
+    for (int m = 0; m < 4; ++m) {
+      const int j = r - m;
+      if (j >= 0 && j < K)
+        v[m] = fmaf(t.y[j], f, v[m]);
+    }
   }
 }
 
@@ -388,21 +395,18 @@ NDCONV_HD void slab_ring_step(int u, float (&ring)[K][4], const float (&v)[4], b
   }
 }
 
-/// Store phase (per thread): its 4 outputs of output plane `o3` that exist.
+/// Store phase (per thread): its 4 outputs of output plane `o3` that exist (a warp stores 32
+/// consecutive x of a row at a time).
 template <typename S = SlabShape>
-NDCONV_HD void slab_store(const Geometry& g, const SlabLayout& l, const SlabBlock& b, float* out,
-                          int64_t o3, int tid, const float (&v)[4]) {
+NDCONV_HD void slab_store(const Geometry& g, const SlabBlock& b, float* out, int64_t o3, int tid,
+                          const float (&v)[4]) {
   const int64_t x = b.tile_x + slab_thread_x<S>(tid), y = b.tile_y + slab_thread_y<S>(tid);
-  if (x >= g.out_extent[0] || y >= g.out_extent[1])
+  if (x >= g.out_extent[0])
     return;
-  float* row = out + o3 * g.out_stride[3] + y * g.out_stride[1];
-  if (l.vector_out && x + 4 <= g.out_extent[0]) {
-    vector_store<MemorySpace::Global>(row + x, v);
-    return;
-  }
+  float* column = out + o3 * g.out_stride[3] + x * g.out_stride[0];
   for (int e = 0; e < 4; ++e) {
-    if (x + e < g.out_extent[0])
-      row[(x + e) * g.out_stride[0]] = v[e];
+    if (y + e < g.out_extent[1])
+      column[(y + e) * g.out_stride[1]] = v[e];
   }
 }
 
