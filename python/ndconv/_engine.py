@@ -54,8 +54,29 @@ def filter_bank(input, filters, mode="nearest", cval=0.0, *, device="auto", thre
     return [op.give_back(o) for o in outputs]
 
 
+def _check_adaptive_parameters(parameters):
+    unknown = sorted(set(parameters) - set(_ADAPTIVE_PARAMETERS))
+    if unknown:
+        raise TypeError(f"unknown adaptive parameters: {', '.join(unknown)}; the parameters are "
+                        f"{', '.join(_ADAPTIVE_PARAMETERS)}")
+    for name, value in parameters.items():
+        if value is not None and not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must be a number, not {value!r}")
+
+
+def _check_scale(scale) -> float:
+    """The binding's scale: negative for None (computed)."""
+    if scale is None:
+        return -1.0
+    value = float(scale)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"scale must be a finite number >= 0 (or None: computed), not {scale!r}")
+    return value
+
+
 def adaptive_filter(input, output=None, *, preset="default", frames=False, coarse_orientation=False,
-                    mode="nearest", device="auto", threads=0, return_report=False, **parameters):
+                    mode="nearest", device="auto", threads=0, return_report=False, scale=None,
+                    **parameters):
     """Orientation-adaptive denoising (Knutsson, Westin, Granlund): smooths flat regions and along
     structures, keeps edges; 2D, 3D and true 4D (3D + time). See docs/adaptive.md.
 
@@ -76,7 +97,13 @@ def adaptive_filter(input, output=None, *, preset="default", frames=False, coars
     device, threads
         As in :mod:`ndconv.ndimage`.
     return_report : bool
-        Also return the engine's report (backend, seconds per stage).
+        Also return the engine's report (backend, seconds per stage, ``normalisation_scales``:
+        the scale the structure tensor was divided by, one per frame with `frames`).
+    scale : float, optional
+        Divide the structure tensor by this instead of its largest eigenvalue (or norm) over the
+        image (over each frame with `frames`): the whole image's, from :func:`adaptive_scales`,
+        when the image is filtered in blocks (``ndconv.dask.adaptive_filter`` does so). 0: an
+        image without structure (every magnitude gain 0, as when the largest computed is 0).
     **parameters
         Overrides of the preset: smoothing, relaxation, threshold, anisotropy, blend,
         quadrature_size, reconstruction_size (as the command line's options; ranges in
@@ -90,21 +117,52 @@ def adaptive_filter(input, output=None, *, preset="default", frames=False, coars
     op = Operand(input)
     if op.on_gpu:
         raise ValueError("adaptive_filter takes host arrays; move the array to the host first")
-    unknown = sorted(set(parameters) - set(_ADAPTIVE_PARAMETERS))
-    if unknown:
-        raise TypeError(f"unknown adaptive parameters: {', '.join(unknown)}; the parameters are "
-                        f"{', '.join(_ADAPTIVE_PARAMETERS)}")
-    for name, value in parameters.items():
-        if value is not None and not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name} must be a number, not {value!r}")
+    _check_adaptive_parameters(parameters)
+    scale = _check_scale(scale)
     out = op.output(output)
     target = op.float32_target(out)
     report = _ndconv.adaptive(op.engine_input(float32=True), target, str(preset),
                               dict(parameters), not frames, bool(coarse_orientation),
-                              op.settings(engine_mode(mode, 0.0), 0.0, device, threads))
+                              op.settings(engine_mode(mode, 0.0), 0.0, device, threads), scale)
     op.cast_into(target, out)
     out = op.give_back(out)
     return (out, report) if return_report else out
+
+
+def adaptive_scales(input, *, interior=None, preset="default", frames=False,
+                    coarse_orientation=False, mode="nearest", device="auto", threads=0,
+                    **parameters):
+    """The scales :func:`adaptive_filter` with these arguments divides the structure tensor by:
+    its largest eigenvalue (or norm) over the image, one per frame with `frames` (a list). Runs
+    the filter's stages up to that only.
+
+    interior : tuple of slices, optional
+        Take the largest over these voxels only (every voxel is still read): a block's own voxels
+        inside the block read with its halo. The largest over the interiors of blocks that tile an
+        image, each read with the halo the structure tensor needs, equals the whole image's bit
+        for bit (``ndconv.dask.adaptive_filter`` passes it to every block as `scale`). Not with
+        `coarse_orientation`.
+    """
+    op = Operand(input)
+    if op.on_gpu:
+        raise ValueError("adaptive_scales takes host arrays; move the array to the host first")
+    _check_adaptive_parameters(parameters)
+    array = op.engine_input(float32=True)
+    shape = np.shape(array)
+    start, extent = [], []
+    if interior is not None:
+        if len(interior) != len(shape):
+            raise ValueError(f"interior needs a slice per axis ({len(shape)})")
+        for s, n in zip(interior, shape):
+            first, stop, step = s.indices(n)
+            if step != 1 or stop <= first:
+                raise ValueError("interior needs non-empty slices of step 1")
+            start.append(first)
+            extent.append(stop - first)
+    return list(_ndconv.adaptive_scales(array, str(preset), dict(parameters), not frames,
+                                        bool(coarse_orientation),
+                                        op.settings(engine_mode(mode, 0.0), 0.0, device, threads),
+                                        start, extent))
 
 
 def plan(kind, shape, filter_shape=(), *, filters=1, dtype="float32", device="auto",

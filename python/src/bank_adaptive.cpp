@@ -1,4 +1,5 @@
 // Bindings of ndconv's own filters: the filter bank and the orientation-adaptive filter.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -47,11 +48,9 @@ nb::dict filter_bank_call(const InArray& input, const BankTaps& taps, std::vecto
   return report_dict(report);
 }
 
-nb::dict adaptive_call(const InArray& input, const OutArray& output, const std::string& preset,
-                       const nb::dict& overrides, bool time_as_axis, bool coarse_orientation,
-                       const CallSettings& settings) {
-  const ConstVolumeView in = host_float_input(input);
-  const VolumeView out = output_view_of(output, stored_view(in));
+// The parameters of a preset with the package's overrides and the engine's own settings.
+AdaptiveParameters adaptive_parameters(const std::string& preset, const nb::dict& overrides,
+                                       bool time_as_axis, bool coarse_orientation) {
   AdaptiveParameters p;
   try {
     p = adaptive_preset(parse_adaptive_preset(preset));
@@ -86,6 +85,31 @@ nb::dict adaptive_call(const InArray& input, const OutArray& output, const std::
   } catch (const InvalidArgument& e) {
     throw nb::value_error(e.what());
   }
+  return p;
+}
+
+// The normalisation scale (negative: computed) and box (numpy's axis order, slowest first; empty:
+// the whole volume) into the parameters, in the engine's axis order.
+void set_normalisation(AdaptiveParameters& p, double scale, const std::vector<int64_t>& start,
+                       const std::vector<int64_t>& extent) {
+  if (scale >= 0)
+    p.normalisation_scale = scale;
+  const size_t n = start.size();
+  if (extent.size() != n || n > static_cast<size_t>(kMaxDims))
+    throw nb::value_error("internal: the normalisation box needs a start and an extent per axis");
+  for (size_t a = 0; a < n; ++a) {
+    p.normalisation_start[n - 1 - a] = start[a];
+    p.normalisation_extent[n - 1 - a] = extent[a];
+  }
+}
+
+nb::dict adaptive_call(const InArray& input, const OutArray& output, const std::string& preset,
+                       const nb::dict& overrides, bool time_as_axis, bool coarse_orientation,
+                       const CallSettings& settings, double scale) {
+  const ConstVolumeView in = host_float_input(input);
+  const VolumeView out = output_view_of(output, stored_view(in));
+  AdaptiveParameters p = adaptive_parameters(preset, overrides, time_as_axis, coarse_orientation);
+  set_normalisation(p, scale, {}, {});
   Options options = options_of(settings, placement_of(input));
   AdaptiveReport report;
   run_released(options, [&] { report = adaptive_filter(in, out, p, options); });
@@ -95,7 +119,31 @@ nb::dict adaptive_call(const InArray& input, const OutArray& output, const std::
   for (const auto& [stage, seconds] : report.stage_seconds)
     stages.append(nb::make_tuple(stage, seconds));
   d["stage_seconds"] = stages;
+  nb::list scales;
+  for (double s : report.normalisation_scales)
+    scales.append(s);
+  d["normalisation_scales"] = scales;
   return d;
+}
+
+std::vector<double> adaptive_scales_call(const InArray& input, const std::string& preset,
+                                         const nb::dict& overrides, bool time_as_axis,
+                                         bool coarse_orientation, const CallSettings& settings,
+                                         const std::vector<int64_t>& start,
+                                         const std::vector<int64_t>& extent) {
+  const ConstVolumeView in = host_float_input(input);
+  AdaptiveParameters p = adaptive_parameters(preset, overrides, time_as_axis, coarse_orientation);
+  set_normalisation(p, -1.0, start, extent);
+  Options options = options_of(settings, placement_of(input));
+  std::vector<double> scales;
+  run_released(options, [&] { scales = adaptive_normalisation_scales(in, p, options); });
+  return scales;
+}
+
+std::pair<int64_t, int64_t> adaptive_reach_call(const std::string& preset,
+                                                const nb::dict& overrides) {
+  const AdaptiveReach r = adaptive_reach(adaptive_parameters(preset, overrides, true, false));
+  return {r.structure_tensor, r.output};
 }
 
 }  // namespace
@@ -105,7 +153,11 @@ void bind_bank_adaptive(nb::module_& m) {
         nb::arg("settings"));
   m.def("adaptive", &adaptive_call, nb::arg("input"), nb::arg("output"), nb::arg("preset"),
         nb::arg("overrides"), nb::arg("time_as_axis"), nb::arg("coarse_orientation"),
-        nb::arg("settings"));
+        nb::arg("settings"), nb::arg("scale") = -1.0);
+  m.def("adaptive_scales", &adaptive_scales_call, nb::arg("input"), nb::arg("preset"),
+        nb::arg("overrides"), nb::arg("time_as_axis"), nb::arg("coarse_orientation"),
+        nb::arg("settings"), nb::arg("start"), nb::arg("extent"));
+  m.def("adaptive_reach", &adaptive_reach_call, nb::arg("preset"), nb::arg("overrides"));
 }
 
 }  // namespace ndconv::python

@@ -189,17 +189,66 @@ def test_filter_bank(rng, graph):
         np.testing.assert_array_equal(lz.compute(), w)
 
 
-def test_adaptive_filter_whole_images_and_frames(rng):
+def test_adaptive_filter_frames_and_coarse_orientation(rng):
+    # Frames: each chunk one frame, split in blocks smaller than the support within it; the coarse
+    # orientation estimate keeps each frame whole.
     series = random_array(rng, (3, 12, 14, 10), np.float32)
     x = _chunked(series, (1, 5, 5, 5))
     frames = nd.adaptive_filter(x, frames=True, threads=1)
     assert frames.chunks[0] == (1, 1, 1)  # the frames spread over the workers
     np.testing.assert_array_equal(frames.compute(),
                                   ndconv.adaptive_filter(series, frames=True, threads=1))
-    volume = series[0]
+    coarse = nd.adaptive_filter(x, frames=True, coarse_orientation=True, threads=1)
+    assert coarse.chunks[1:] == ((12,), (14,), (10,))
     np.testing.assert_array_equal(
-        nd.adaptive_filter(_chunked(volume, 5), preset="echo", threads=1).compute(),
-        ndconv.adaptive_filter(volume, preset="echo", threads=1))
+        coarse.compute(),
+        ndconv.adaptive_filter(series, frames=True, coarse_orientation=True, threads=1))
+
+
+def test_adaptive_scales_of_block_interiors_make_the_whole_images(rng):
+    # The engine's largest magnitude over a block's own voxels, the block read with the structure
+    # tensor's halo: their largest is the whole image's, and so is the filter with that scale.
+    volume = random_array(rng, (21, 18, 16), np.float32)
+    depth, _ = ndconv._ndconv.adaptive_reach("default", {})
+    whole, report = ndconv.adaptive_filter(volume, threads=1, return_report=True)
+    (scale,) = ndconv.adaptive_scales(volume, threads=1)
+    assert report["normalisation_scales"] == [scale] and scale > 0
+    local = []
+    for z0, z1 in [(0, 8), (8, 15), (15, 21)]:
+        lo, hi = max(0, z0 - depth), min(21, z1 + depth)
+        local += ndconv.adaptive_scales(volume[lo:hi], threads=1,
+                                        interior=(slice(z0 - lo, z1 - lo), slice(None), slice(None)))
+    assert max(local) == scale and min(local) < scale
+    np.testing.assert_array_equal(ndconv.adaptive_filter(volume, threads=1, scale=scale), whole)
+    assert not np.array_equal(ndconv.adaptive_filter(volume, threads=1, scale=min(local)), whole)
+
+
+@pytest.mark.parametrize("shape,chunks,kwargs", [
+    ((23, 19, 17), (5, 7, 6), {}),
+    ((23, 19, 17), (9, 4, 8), {"preset": "echo", "mode": "reflect"}),
+    ((17, 15, 13), (6, 5, 4), {"mode": "wrap", "relaxation": 0.0}),
+    ((5, 9, 10, 8), (2, 4, 5, 3), {"quadrature_size": 5, "reconstruction_size": 7}),
+])
+def test_adaptive_filter_blockwise_equals_whole_array(client, rng, shape, chunks, kwargs):
+    # Chunks smaller than the support (6 to 9 voxels) and uneven last chunks, on 2 worker
+    # processes: the two passes (the scale, then the filter) give the whole array's bits.
+    array = random_array(rng, shape, np.float32)
+    lazy = nd.adaptive_filter(_chunked(array, chunks), threads=1, **kwargs)
+    assert lazy.npartitions > 1
+    np.testing.assert_array_equal(lazy.compute(), ndconv.adaptive_filter(array, threads=1,
+                                                                         **kwargs))
+
+
+@pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
+def test_adaptive_filter_cupy_chunks(rng):
+    import cupy
+
+    array = random_array(rng, (40, 37, 35), np.float32)
+    x = da.from_array(cupy.asarray(array), chunks=(16, 13, 20), asarray=False)
+    lazy = nd.adaptive_filter(x, device="cuda")
+    result = lazy.compute(scheduler="threads")
+    assert isinstance(result, cupy.ndarray)
+    np.testing.assert_array_equal(result.get(), ndconv.adaptive_filter(array, device="cuda"))
 
 
 def _halo_tasks(x, depth, mode):
@@ -271,8 +320,8 @@ def test_3d_blocks_read_only_their_halo(rng, whole, monkeypatch):
         np.testing.assert_array_equal(lazy.compute(scheduler="threads"), expected)
         lengths = sorted(task["shape"][-1] for task, _ in _halo_tasks(x, 6, mode))
         bounds = np.concatenate([[0], np.cumsum(x.chunks[-1])])
-        read = [min(whole, hi + 6) - max(0, lo - 6) if mode != "wrap" else hi - lo + 12
-                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        # (_halo_tasks' Reach takes the mode's name as given: 'wrap' reads as clipped here.)
+        read = [min(whole, hi + 6) - max(0, lo - 6) for lo, hi in zip(bounds[:-1], bounds[1:])]
         assert set(lengths) == set(read), (lengths, read)
 
 

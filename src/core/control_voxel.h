@@ -24,6 +24,29 @@ struct ControlMapping {
   double magnitude_beta = 2.0;
 };
 
+/// The voxels whose magnitudes count towards the largest x (the normalising scale): the box
+/// [lo, hi) of a volume of `extent` (x fastest), the voxel v of a buffer being the volume's voxel
+/// first + v. dims 0: every voxel counts. A block of a larger image takes the largest over its own
+/// voxels, not its halo's, whose tensor the cut falsifies (ndconv.dask, docs/scale-out.md).
+struct MagnitudeRegion {
+  int dims = 0;
+  int64_t extent[kMaxDims] = {1, 1, 1, 1};
+  int64_t lo[kMaxDims] = {0, 0, 0, 0};
+  int64_t hi[kMaxDims] = {1, 1, 1, 1};
+  int64_t first = 0;
+
+  NDCONV_HD bool holds(int64_t v) const {
+    int64_t i = first + v;
+    for (int a = 0; a < dims; ++a) {
+      const int64_t c = i % extent[a];
+      i /= extent[a];
+      if (c < lo[a] || c >= hi[a])
+        return false;
+    }
+    return true;
+  }
+};
+
 /// x^b, with the common b = 2 without pow.
 NDCONV_HD double control_power(double x, double b) {
   return b == 2.0 ? x * x : pow(x, b);

@@ -107,7 +107,7 @@ void run_structure_tensor(const detail::BankProblem&, const std::vector<double>&
 }
 
 bool run_control_tensor(const detail::ControlMapping&, std::vector<std::vector<float>>&,
-                        const Options&) {
+                        const Options&, const detail::MagnitudeRegion&, double, double&) {
   return false;
 }
 
@@ -167,7 +167,8 @@ void ResidentAdaptive::relax() {
   throw InvalidArgument(kNoCuda);
 }
 
-void ResidentAdaptive::control_tensor(const detail::ControlMapping&) {
+double ResidentAdaptive::control_tensor(const detail::ControlMapping&,
+                                        const detail::MagnitudeRegion&, double) {
   throw InvalidArgument(kNoCuda);
 }
 

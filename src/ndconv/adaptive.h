@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,6 +117,20 @@ struct AdaptiveParameters {
   /// Gaussian smoothing of the structure tensor's components, in voxels; 0 = none.
   double relaxation_sigma = 1.0;
   TensorNormalisation normalisation = TensorNormalisation::LargestEigenvalue;
+  /// The scale the structure tensor is divided by (its largest eigenvalue or norm, as
+  /// `normalisation` says); empty: the largest over the volume (each frame's own with
+  /// time_as_axis false), computed. A block of a larger image takes the image's (ndconv.dask:
+  /// adaptive_normalisation_scales of every block, their largest), so that its outputs are the
+  /// whole image's. 0 (an image without structure): every voxel's magnitude gain is 0, as when
+  /// the largest computed is 0.
+  std::optional<double> normalisation_scale;
+  /// Where the largest is taken when normalisation_scale is empty: the voxels of the box
+  /// [normalisation_start, normalisation_start + normalisation_extent) (each frame's, with
+  /// time_as_axis false); an extent of 0 along an axis: the whole axis. Every voxel is filtered;
+  /// the box only says whose magnitudes count. Needs orientation_downsampling 1 unless it is the
+  /// whole volume.
+  Index normalisation_start{0, 0, 0, 0};
+  Index normalisation_extent{0, 0, 0, 0};
   /// Magnitude mapping of the normalised tensor's largest eigenvalue x:
   /// gamma = x^beta / (x^beta + sigma^beta): ~0 in flat regions, ~1 at structure.
   double magnitude_sigma = 0.3;
@@ -180,6 +195,9 @@ struct AdaptiveReport {
   RunReport bank;  ///< the report of the last filter bank run (the reconstruction's)
   /// The quadrature bank's last run, with seconds_compute summed over its slabs.
   RunReport quadrature_bank;
+  /// The scale the structure tensor was divided by (AdaptiveParameters::normalisation_scale, or
+  /// the largest computed): one per frame with time_as_axis false on a 4D series, else one.
+  std::vector<double> normalisation_scales;
   double seconds_total = 0;
 };
 
@@ -216,5 +234,27 @@ RunReport reconstruct(const ConstVolumeView& input, const std::vector<std::vecto
 AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
                                const AdaptiveParameters& parameters = {},
                                const Options& options = {});
+
+/// How far the adaptive filter reads around a voxel along each filtered axis (with the orientation
+/// at full resolution): its relaxed structure tensor reads the quadrature filters' radius plus
+/// the relaxation's; an output reads that tensor at its own voxel and the input within the
+/// reconstruction filters' radius. A block read with `output` more voxels on each side (the
+/// image's boundary beyond its edges) has the whole image's outputs, and its structure tensor,
+/// read with `structure_tensor` more, the whole image's magnitudes.
+struct AdaptiveReach {
+  int64_t structure_tensor = 0;
+  int64_t output = 0;
+};
+AdaptiveReach adaptive_reach(const AdaptiveParameters& parameters);
+
+/// The scales adaptive_filter with these arguments divides the structure tensor by (its
+/// report's normalisation_scales), from the stages up to the control tensor's first pass only:
+/// without parameters.normalisation_scale, the largest magnitude over the normalisation box. The
+/// largest over several blocks' boxes that tile an image, each block read with the halo its
+/// structure tensor needs, is the whole image's bit for bit (a maximum of the same per-voxel
+/// values; ndconv.dask's first pass).
+std::vector<double> adaptive_normalisation_scales(const ConstVolumeView& input,
+                                                  const AdaptiveParameters& parameters = {},
+                                                  const Options& options = {});
 
 }  // namespace ndconv

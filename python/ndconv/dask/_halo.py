@@ -85,13 +85,16 @@ def _axis_pieces(bounds, first: int, stop: int, depth: int, periodic: bool):
     return pieces, first - lo, hi - lo
 
 
-def _assemble_and_filter(*blocks, block_filter, shape, pieces, layout, outputs, count):
+def _assemble_and_filter(*blocks, block_filter, shape, pieces, layout, outputs, count,
+                         block_id=None):
     """One output block: its input with the halo copied together from the neighbouring blocks
     (CuPy blocks by one kernel where the layout fits, _gpu_halo), filtered, the halo's outputs cut
-    away."""
+    away. With `block_id` the last argument is overlap_filter's `extra`, passed on."""
+    if block_id is not None:
+        *blocks, extra = blocks
     halo = np.empty_like(blocks[0], shape=shape)
     _gpu_halo.assemble(halo, pieces, layout, blocks)
-    result = block_filter(halo)
+    result = block_filter(halo) if block_id is None else block_filter(halo, extra, block_id=block_id)
     return result[((slice(None),) if count is not None else ()) + outputs]
 
 
@@ -99,11 +102,13 @@ def _on_gpu(x: da.Array) -> bool:
     return type(x._meta).__module__.split(".")[0] == "cupy"
 
 
-def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) -> da.Array:
+def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None,
+                   extra=None) -> da.Array:
     """``block_filter`` over every block of `x` with its halo, the halo's outputs cut away: the
     whole array's result, block by block, lazily. A block's result has the block's shape, or
     ``(count,) + shape`` with `count` (the filter bank: one output per filter along a new first
-    axis).
+    axis). With `extra` (a dask Delayed: the adaptive filter's scales), every block is filtered by
+    ``block_filter(block, value of extra, block_id=its index)``.
 
     Two graphs, chosen by where the chunks live. CuPy chunks: one task per output block that reads
     its neighbouring blocks whole and copies their parts into one halo'd input (one kernel launch),
@@ -124,30 +129,39 @@ def overlap_filter(x: da.Array, block_filter, reach: list, dtype, count=None) ->
     else:
         meta = meta_from_array(x, x.ndim + 1, dtype)
         chunks = ((count,),) + x.chunks
+    arguments = () if extra is None else (extra,)
+    if extra is not None:
+        def with_extra(block, value, block_id=None, _filter=block_filter):
+            return _filter(block, value, block_id=block_id)
+        block_filter = with_extra
     if not any(depth.values()):
         if count is None:
-            return x.map_blocks(block_filter, dtype=dtype, meta=meta)
-        return x.map_blocks(block_filter, new_axis=0, chunks=chunks, dtype=dtype, meta=meta)
+            return x.map_blocks(block_filter, *arguments, dtype=dtype, meta=meta)
+        return x.map_blocks(block_filter, *arguments, new_axis=0, chunks=chunks, dtype=dtype,
+                            meta=meta)
     if _on_gpu(x):
-        return _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta)
+        return _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta,
+                                extra)
     x = da.overlap.overlap(x, depth=depth, boundary=boundary, allow_rechunk=True)
     if count is None:
-        y = x.map_blocks(block_filter, dtype=dtype, meta=meta)
+        y = x.map_blocks(block_filter, *arguments, dtype=dtype, meta=meta)
     else:
-        y = x.map_blocks(block_filter, new_axis=0, chunks=((count,),) + x.chunks, dtype=dtype,
-                         meta=meta)
+        y = x.map_blocks(block_filter, *arguments, new_axis=0, chunks=((count,),) + x.chunks,
+                         dtype=dtype, meta=meta)
         depth = {0: 0, **{axis + 1: d for axis, d in depth.items()}}
         boundary = {0: "none", **{axis + 1: b for axis, b in boundary.items()}}
     return da.overlap.trim_internal(y, depth, boundary)
 
 
-def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta) -> da.Array:
-    """One task per output block: _assemble_and_filter of the blocks its halo reaches."""
+def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, meta,
+                     extra=None) -> da.Array:
+    """One task per output block: _assemble_and_filter of the blocks its halo reaches (and
+    `extra`'s value last, with the block's index)."""
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
 
     bounds = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in x.chunks]
-    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count)
+    name = "ndconv-halo-" + tokenize(x, block_filter, depth, boundary, dtype, count, extra)
     per_axis = [[_axis_pieces(bounds[a], int(bounds[a][j]), int(bounds[a][j + 1]), depth[a],
                               boundary[a] == "periodic")
                  for j in range(len(x.chunks[a]))]
@@ -169,6 +183,9 @@ def _neighbour_graph(x, block_filter, depth, boundary, dtype, count, chunks, met
         out_key = (name,) + ((0,) if count is not None else ()) + index
         graph[out_key] = (functools.partial(
             _assemble_and_filter, block_filter=block_filter, shape=shape, pieces=pieces,
-            layout=layout, outputs=outputs, count=count), *keys)
-    layers = HighLevelGraph.from_collections(name, graph, dependencies=[x])
+            layout=layout, outputs=outputs, count=count,
+            block_id=None if extra is None else index),
+            *keys, *(() if extra is None else (extra.key,)))
+    layers = HighLevelGraph.from_collections(
+        name, graph, dependencies=[x] if extra is None else [x, extra])
     return da.Array(layers, name, chunks, dtype=dtype, meta=meta)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import functools
 import inspect
 
+import dask.array as da
 import numpy as np
 
 from .. import ndimage
+from .. import _ndconv
 from .._engine import adaptive_filter as _adaptive_filter
+from .._engine import adaptive_scales as _ndconv_adaptive_scales
 from .._engine import filter_bank as _filter_bank
 from .._scipy_args import check_axes, normalize_sequence
 from ._halo import as_dask_array, no_reach, overlap_filter
@@ -262,20 +265,97 @@ def filter_bank(input, filters, mode="nearest", cval=0.0, *, device="auto", thre
     return [stacked[i] for i in range(taps.shape[0])]
 
 
-def adaptive_filter(input, output=None, *, frames=False, **options):
-    """:func:`ndconv.adaptive_filter` on a dask array.
+def _host(block):
+    """A block as the adaptive filter's engine call takes it (a host array), and how to give the
+    result back in the block's kind."""
+    if type(block).__module__.split(".")[0] == "cupy":
+        import cupy
 
-    The adaptive filter divides its structure tensor by the largest eigenvalue (or norm) in the
-    whole image, so no block can be filtered alone: the image (with ``frames=True`` on a 4D
-    series, each 3D frame) is kept in one chunk (rechunked so), and the result equals the whole
-    array's bit for bit. 4D series with ``frames=True`` spread their frames over the workers.
+        return cupy.asnumpy(block), cupy.asarray
+    return block, lambda result: result
+
+
+def _adaptive_scales(x, reach, frame_series, options):
+    """The whole image's normalising scales (one per frame of a frame series, else one), lazily:
+    each block read with the halo its structure tensor needs (`reach`) gives the largest
+    magnitude over its own voxels (ndconv.adaptive_scales' interior), and the largest of those is
+    the whole image's, bit for bit (a maximum of the same per-voxel values)."""
+    import dask
+    from dask.array.overlap import ensure_minimum_chunksize
+
+    from ._halo import _plan_axes
+
+    depth, boundary, whole = _plan_axes(x, reach)
+    if whole:
+        x = x.rechunk(whole)
+    x = x.rechunk(tuple(ensure_minimum_chunksize(depth[a], c) if depth[a] else c
+                        for a, c in enumerate(x.chunks)))
+    halo_x = da.overlap.overlap(x, depth=depth, boundary=boundary, allow_rechunk=False)
+    chunks = x.chunks
+
+    def block_scales(block, block_id=None):
+        interior = []
+        for a, i in enumerate(block_id):
+            before = depth[a] if depth[a] and (boundary[a] == "periodic" or i > 0) else 0
+            interior.append(slice(before, before + chunks[a][i]))
+        host, _ = _host(block)
+        scales = _ndconv_adaptive_scales(host, interior=tuple(interior), frames=frame_series,
+                                         **options)
+        return np.asarray(scales, np.float64).reshape((1,) * x.ndim)
+
+    per_block = halo_x.map_blocks(block_scales, chunks=tuple((1,) * len(c) for c in chunks),
+                                  dtype=np.float64, meta=np.empty((0,) * x.ndim, np.float64))
+    largest = per_block.max(axis=tuple(range(1 if frame_series else 0, x.ndim)))
+    return dask.delayed(lambda *parts: np.atleast_1d(np.concatenate(
+        [np.atleast_1d(p) for p in parts])))(*largest.to_delayed().ravel())
+
+
+def adaptive_filter(input, output=None, *, frames=False, **options):
+    """:func:`ndconv.adaptive_filter` on a dask array, block by block, the result the whole
+    array's bit for bit.
+
+    The adaptive filter divides its structure tensor by its largest eigenvalue (or norm) over the
+    whole image (each frame's with ``frames=True``), so it runs in two passes over the blocks:
+    first each block, read with the halo its structure tensor needs, gives the largest over its
+    own voxels (:func:`ndconv.adaptive_scales`), and the largest of those is the image's; then
+    each block is filtered with the halo of the filter's whole support, divided by that scale.
+    Chunks may be smaller than the halo (they are merged where needed). With ``frames=True`` on a
+    4D series each chunk holds one frame. With ``coarse_orientation=True`` the image (each frame)
+    is kept in one chunk instead (the coarse estimate subsamples the image by 2). Host or CuPy
+    chunks (a CuPy block goes through host memory: the engine's adaptive filter takes host
+    arrays, and runs on the GPU with ``device``).
     """
     x = as_dask_array(input)
     dtype = _output_dtype(output, x.dtype)
-    if frames and x.ndim == 4:
-        x = x.rechunk({1: -1, 2: -1, 3: -1})
-    else:
-        x = x.rechunk(-1)
-    block_filter = functools.partial(_adaptive_filter, output=dtype, frames=frames, **options)
-    _check_on_sample(block_filter, x)
-    return overlap_filter(x, block_filter, no_reach(x.ndim), dtype)
+    if "scale" in options:
+        raise TypeError("ndconv.dask.adaptive_filter computes the scale itself (the whole "
+                        "image's); it takes no scale")
+    frame_series = bool(frames) and x.ndim == 4
+    coarse = bool(options.get("coarse_orientation", False))
+    if coarse:
+        x = x.rechunk({1: -1, 2: -1, 3: -1} if frame_series else -1)
+    elif frame_series:
+        x = x.rechunk({0: 1})
+    check = functools.partial(_adaptive_filter, output=dtype, frames=frames, **options)
+    _check_on_sample(check, x)
+    if coarse:
+        return overlap_filter(x, check, no_reach(x.ndim), dtype)
+
+    parameters = {k: v for k, v in options.items()
+                  if k not in ("mode", "device", "threads", "coarse_orientation", "preset")}
+    tensor_depth, output_depth = _ndconv.adaptive_reach(str(options.get("preset", "default")),
+                                                        parameters)
+    mode = options.get("mode", "nearest")
+    tensor_reach, output_reach = no_reach(x.ndim), no_reach(x.ndim)
+    for axis in range(1 if frame_series else 0, x.ndim):
+        tensor_reach[axis].add(tensor_depth, mode)
+        output_reach[axis].add(output_depth, mode)
+    scales = _adaptive_scales(x, tensor_reach, frame_series, options)
+
+    def filter_block(block, scales, block_id=None):
+        host, back = _host(block)
+        scale = scales[block_id[0]] if frame_series else scales[0]
+        result = _adaptive_filter(host, output=dtype, frames=frames, scale=float(scale), **options)
+        return back(result)
+
+    return overlap_filter(x, filter_block, output_reach, dtype, extra=scales)

@@ -47,9 +47,12 @@ void run_structure_tensor(const detail::BankProblem& problem, const std::vector<
 /// The control tensor on the GPU options.cuda_device (control_voxel.h's two passes, the largest
 /// magnitude reduced on the device): `tensor`'s components (contiguous volumes of equal size) in
 /// place. Returns false, having done nothing, when they do not fit in half of the device's free
-/// memory (the caller then computes them on the CPU).
+/// memory (the caller then computes them on the CPU). The largest magnitude is taken over the
+/// voxels `region` holds; the tensor is divided by `scale` where it is >= 0, else (negative) by
+/// that largest, and `used` receives the divisor.
 bool run_control_tensor(const detail::ControlMapping& mapping,
-                        std::vector<std::vector<float>>& tensor, const Options& options);
+                        std::vector<std::vector<float>>& tensor, const Options& options,
+                        const detail::MagnitudeRegion& region, double scale, double& used);
 
 /// The adaptive filter's problem for ResidentAdaptive: what its GPU stages need, the views on the
 /// host.
@@ -89,8 +92,11 @@ class ResidentAdaptive {
   void structure_tensor(RunReport& report);
   /// Relaxes each component with the problem's Gaussian (nothing without one).
   void relax();
-  /// The control tensor in place.
-  void control_tensor(const detail::ControlMapping& mapping);
+  /// The control tensor in place, the largest magnitude taken over the voxels `region` holds, the
+  /// tensor divided by `scale` where it is >= 0, else (negative) by that largest; returns the
+  /// divisor.
+  double control_tensor(const detail::ControlMapping& mapping,
+                        const detail::MagnitudeRegion& region = {}, double scale = -1);
   /// The weights, the reconstruction's weighted sum, the blend with the input (weight `blend`),
   /// and the download into the problem's reconstruction.sum_output; fills the report's timings
   /// (seconds_compute: the bank kernels).

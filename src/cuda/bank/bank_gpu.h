@@ -118,12 +118,14 @@ void launch_control_weights(const float* control, int components,
                             void* stream);
 
 /// Enqueues the control tensor on `stream` (control_voxel.h's two passes; the largest magnitude
-/// reduced on the device): `tensor`'s components (component c at tensor[c * voxels]) in place;
-/// `magnitude` holds `voxels` floats of scratch, `largest` one unsigned long long, all on the
-/// device.
+/// reduced on the device over the voxels `region` holds, into `largest`): `tensor`'s components
+/// (component c at tensor[c * voxels]) in place, divided by `scale` where it is >= 0, else
+/// (negative) by that largest; `magnitude` holds `voxels` floats of scratch, `largest` one unsigned
+/// long long (the bits of a non-negative double), all on the device.
 void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor, int64_t voxels,
                            int components, float* magnitude, unsigned long long* largest,
-                           void* stream);
+                           void* stream, const detail::MagnitudeRegion& region = {},
+                           double scale = -1);
 
 /// Enqueues `launch`'s passes on `stream` (a cudaStream_t; null = the default stream) of
 /// `device` (the current one), all pointers on it: `padded` (launch.padded_count() floats),

@@ -18,8 +18,8 @@ using cuda_backend::DeviceBuffer;
 
 // Components c of voxel v at tensor[c * voxels + v].
 __global__ void control_shape_kernel(detail::ControlMapping m, float* tensor, int64_t voxels,
-                                     int components, float* magnitude,
-                                     unsigned long long* largest) {
+                                     int components, float* magnitude, unsigned long long* largest,
+                                     detail::MagnitudeRegion region) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   double x = 0;
   if (v < voxels) {
@@ -30,6 +30,8 @@ __global__ void control_shape_kernel(detail::ControlMapping m, float* tensor, in
     magnitude[v] = static_cast<float>(x);
     for (int k = 0; k < components; ++k)
       tensor[k * voxels + v] = static_cast<float>(c[k]);
+    if (!region.holds(v))
+      x = 0;  // filtered, but its magnitude does not count
   }
   // The block's largest, then one atomic per warp that holds a positive one.
   for (int offset = 16; offset > 0; offset /= 2)
@@ -40,12 +42,13 @@ __global__ void control_shape_kernel(detail::ControlMapping m, float* tensor, in
 
 __global__ void control_gain_kernel(detail::ControlMapping m, float* tensor, int64_t voxels,
                                     int components, const float* magnitude,
-                                    const unsigned long long* largest) {
+                                    const unsigned long long* largest, double scale) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= voxels)
     return;
-  const double gamma =
-      detail::control_gain(m, magnitude[v], __longlong_as_double(static_cast<long long>(*largest)));
+  const double divisor =
+      scale >= 0 ? scale : __longlong_as_double(static_cast<long long>(*largest));
+  const double gamma = detail::control_gain(m, magnitude[v], divisor);
   for (int k = 0; k < components; ++k)
     tensor[k * voxels + v] = static_cast<float>(gamma * tensor[k * voxels + v]);
 }
@@ -103,22 +106,24 @@ void launch_control_weights(const float* control, int components,
 
 void launch_control_tensor(const detail::ControlMapping& mapping, float* tensor, int64_t voxels,
                            int components, float* magnitude, unsigned long long* largest,
-                           void* stream_handle) {
+                           void* stream_handle, const detail::MagnitudeRegion& region,
+                           double scale) {
   if (components < 1 || components > kMaxComponents)
     throw InvalidArgument("the GPU control tensor takes 1 to 10 components");
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   NDCONV_CUDA_CHECK(cudaMemsetAsync(largest, 0, sizeof(unsigned long long), stream));
   const unsigned blocks = static_cast<unsigned>((voxels + 255) / 256);
   control_shape_kernel<<<blocks, 256, 0, stream>>>(mapping, tensor, voxels, components, magnitude,
-                                                   largest);
+                                                   largest, region);
   NDCONV_CUDA_CHECK_LAUNCH("the control tensor kernel");
   control_gain_kernel<<<blocks, 256, 0, stream>>>(mapping, tensor, voxels, components, magnitude,
-                                                  largest);
+                                                  largest, scale);
   NDCONV_CUDA_CHECK_LAUNCH("the control gain kernel");
 }
 
 bool run_control_tensor(const detail::ControlMapping& mapping,
-                        std::vector<std::vector<float>>& tensor, const Options& options) {
+                        std::vector<std::vector<float>>& tensor, const Options& options,
+                        const detail::MagnitudeRegion& region, double scale, double& used) {
   const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   NDCONV_CUDA_CHECK(cudaSetDevice(options.cuda_device));
   const int components = static_cast<int>(tensor.size());
@@ -140,7 +145,10 @@ bool run_control_tensor(const detail::ControlMapping& mapping,
                                  static_cast<size_t>(voxels) * sizeof(float),
                                  cudaMemcpyHostToDevice));
   launch_control_tensor(mapping, d_tensor.get(), voxels, components, d_scratch.get() + 2, largest,
-                        nullptr);
+                        nullptr, region, scale);
+  used = scale;
+  if (scale < 0)
+    NDCONV_CUDA_CHECK(cudaMemcpy(&used, largest, sizeof(double), cudaMemcpyDeviceToHost));
   for (int k = 0; k < components; ++k)
     NDCONV_CUDA_CHECK(cudaMemcpy(tensor[k].data(), d_tensor.get() + k * voxels,
                                  static_cast<size_t>(voxels) * sizeof(float),

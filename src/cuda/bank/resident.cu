@@ -256,7 +256,8 @@ void ResidentAdaptive::relax() {
   s.first_slot = 0;
 }
 
-void ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping) {
+double ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping,
+                                        const detail::MagnitudeRegion& region, double scale) {
   const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
   NDCONV_CUDA_CHECK(cudaSetDevice(s.options.cuda_device));
@@ -264,8 +265,17 @@ void ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping) {
   float* magnitude = s.slot(s.first_slot == 0 ? s.components : 0);
   DeviceBuffer largest(2);  // one unsigned long long
   launch_control_tensor(mapping, s.slot(s.first_slot), s.voxels, s.components, magnitude,
-                        reinterpret_cast<unsigned long long*>(largest.get()), s.stream.get());
-  s.stream.synchronize();  // before `largest` goes
+                        reinterpret_cast<unsigned long long*>(largest.get()), s.stream.get(),
+                        region, scale);
+  if (scale >= 0) {
+    s.stream.synchronize();  // before `largest` goes
+    return scale;
+  }
+  double found = 0;
+  NDCONV_CUDA_CHECK(cudaMemcpyAsync(&found, largest.get(), sizeof(double), cudaMemcpyDeviceToHost,
+                                    s.stream.get()));
+  s.stream.synchronize();  // `found` arrived; before `largest` goes
+  return found;
 }
 
 void ResidentAdaptive::reconstruct(double blend, RunReport& report) {

@@ -49,7 +49,8 @@ namespace {
 // rest one by one; C over T in `tensor`, the magnitudes in `magnitude`, their largest in `largest`.
 template <int d>
 void first_pass(const detail::ControlMapping& mapping, float* const* tensor, int64_t begin,
-                int64_t end, float* magnitude, double& largest) {
+                int64_t end, float* magnitude, double& largest,
+                const detail::MagnitudeRegion& region) {
   constexpr int m = d * (d + 1) / 2;
   constexpr int lanes = detail::kControlLanes;
   const cpu::JacobiLanesFn jacobi = cpu::select_jacobi_lanes();
@@ -62,7 +63,8 @@ void first_pass(const detail::ControlMapping& mapping, float* const* tensor, int
     detail::control_shape_lanes<d>(jacobi, mapping, t, c, x);
     for (int l = 0; l < lanes; ++l) {
       magnitude[v + l] = static_cast<float>(x[l]);
-      largest = std::max(largest, x[l]);
+      if (region.holds(v + l))
+        largest = std::max(largest, x[l]);
     }
     for (int k = 0; k < m; ++k)
       for (int l = 0; l < lanes; ++l)
@@ -74,7 +76,8 @@ void first_pass(const detail::ControlMapping& mapping, float* const* tensor, int
       t[k] = tensor[k][v];
     const double x = detail::control_shape_of<d>(mapping, t, c);
     magnitude[v] = static_cast<float>(x);
-    largest = std::max(largest, x);
+    if (region.holds(v))
+      largest = std::max(largest, x);
     for (int k = 0; k < m; ++k)
       tensor[k][v] = static_cast<float>(c[k]);
   }
@@ -85,7 +88,7 @@ void first_pass(const detail::ControlMapping& mapping, float* const* tensor, int
 double detail::control_shape_pass(const ControlMapping& mapping, float* const* tensor,
                                   float* magnitude, int64_t voxels, int threads,
                                   const std::function<bool(double)>& progress, double base,
-                                  double span) {
+                                  double span, const MagnitudeRegion& region) {
   const int used = core::resolve_thread_count(threads);
   std::vector<double> largest(used, 0.0);
   core::parallel_for(
@@ -93,11 +96,11 @@ double detail::control_shape_pass(const ControlMapping& mapping, float* const* t
       [&](int64_t begin, int64_t end, int worker) {
         switch (mapping.dims) {
           case 2:
-            return first_pass<2>(mapping, tensor, begin, end, magnitude, largest[worker]);
+            return first_pass<2>(mapping, tensor, begin, end, magnitude, largest[worker], region);
           case 3:
-            return first_pass<3>(mapping, tensor, begin, end, magnitude, largest[worker]);
+            return first_pass<3>(mapping, tensor, begin, end, magnitude, largest[worker], region);
           default:
-            return first_pass<4>(mapping, tensor, begin, end, magnitude, largest[worker]);
+            return first_pass<4>(mapping, tensor, begin, end, magnitude, largest[worker], region);
         }
       },
       {&progress, base, span});
@@ -106,7 +109,7 @@ double detail::control_shape_pass(const ControlMapping& mapping, float* const* t
 
 double detail::control_largest_magnitude(const ControlMapping& mapping, float* const* tensor,
                                          float* scratch, int64_t voxels, double largest,
-                                         int threads) {
+                                         int threads, const MagnitudeRegion& region) {
   const int m = component_count(mapping.dims);
   const int used = core::resolve_thread_count(threads);
   // A voxel's x is its largest eigenvalue or its norm |T| (or 0), never above |T|: with a margin
@@ -132,7 +135,8 @@ double detail::control_largest_magnitude(const ControlMapping& mapping, float* c
                            default:
                              norm = control_matrix<4>(t, a);
                          }
-                         const double bound = std::sqrt(norm);
+                         // Voxels outside the region never count: bound 0 keeps them out.
+                         const double bound = region.holds(v) ? std::sqrt(norm) : 0.0;
                          scratch[v] = static_cast<float>(bound);
                          if (bound > bound_max[worker]) {
                            bound_max[worker] = bound;
@@ -189,9 +193,33 @@ void detail::control_gain_pass(const ControlMapping& mapping, float* const* tens
                      {&progress, base, span});
 }
 
-void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
-                    const AdaptiveParameters& parameters, int threads,
-                    const std::function<bool(double)>& progress) {
+detail::MagnitudeRegion detail::magnitude_region(int dims, const Index& extent,
+                                                 const AdaptiveParameters& parameters) {
+  MagnitudeRegion r;
+  bool whole = true;
+  for (int a = 0; a < dims; ++a) {
+    const int64_t start = parameters.normalisation_start[a];
+    const int64_t n = parameters.normalisation_extent[a] == 0 ? extent[a] - start
+                                                              : parameters.normalisation_extent[a];
+    if (start < 0 || n < 1 || start + n > extent[a])
+      throw InvalidArgument("the normalisation box must be a non-empty box inside the volume");
+    r.extent[a] = extent[a];
+    r.lo[a] = start;
+    r.hi[a] = start + n;
+    whole = whole && start == 0 && n == extent[a];
+  }
+  r.dims = whole ? 0 : dims;
+  if (!whole && parameters.orientation_downsampling != 1)
+    throw InvalidArgument(
+        "a normalisation box needs the orientation estimated at full resolution (no coarse "
+        "orientation)");
+  return r;
+}
+
+double detail::control_tensor_scaled(std::vector<std::vector<float>>& tensor, int dims,
+                                     const AdaptiveParameters& parameters, int threads,
+                                     const std::function<bool(double)>& progress,
+                                     const MagnitudeRegion& region, bool gain) {
   check_components(tensor, dims);
   const detail::ControlMapping mapping = control_mapping(dims, parameters);
   const int64_t voxels = static_cast<int64_t>(tensor[0].size());
@@ -202,10 +230,19 @@ void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
   for (auto& c : tensor)
     components.push_back(c.data());
   std::vector<float> magnitude(static_cast<size_t>(voxels));
-  const double scale = detail::control_shape_pass(mapping, components.data(), magnitude.data(),
-                                                  voxels, threads, progress, 0.0, 0.9);
-  detail::control_gain_pass(mapping, components.data(), magnitude.data(), voxels, scale, threads,
-                            progress, 0.9, 0.1);
+  const double largest = detail::control_shape_pass(mapping, components.data(), magnitude.data(),
+                                                    voxels, threads, progress, 0.0, 0.9, region);
+  const double scale = parameters.normalisation_scale.value_or(largest);
+  if (gain)
+    detail::control_gain_pass(mapping, components.data(), magnitude.data(), voxels, scale, threads,
+                              progress, 0.9, 0.1);
+  return scale;
+}
+
+void control_tensor(std::vector<std::vector<float>>& tensor, int dims,
+                    const AdaptiveParameters& parameters, int threads,
+                    const std::function<bool(double)>& progress) {
+  detail::control_tensor_scaled(tensor, dims, parameters, threads, progress, {}, true);
 }
 
 }  // namespace ndconv

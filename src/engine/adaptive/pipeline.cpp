@@ -4,11 +4,13 @@
 //  1. quadrature bank: the 2K real filters (real and imaginary parts of the K quadrature
 //     filters) in one filter-bank pass per slab of the last axis; T = sum_k |q_k| M_k per voxel;
 //  2. relaxation: Gaussian smoothing of T's components (filter_separable);
-//  3. control tensor: T / (the largest eigenvalue or norm in the volume), per voxel the
-//     eigen-decomposition T = sum_i l_i e_i e_i^T, C = m(x) sum_i mu(l_i / l_1) e_i e_i^T;
+//  3. control tensor: T / (the largest eigenvalue or norm in the volume, or in its normalisation
+//     box, or the scale given), per voxel the eigen-decomposition T = sum_i l_i e_i e_i^T,
+//     C = m(x) sum_i mu(l_i / l_1) e_i e_i^T;
 //  4. reconstruction: out = LP * f + sum_k <C, M_k> (HP_k * f), the filter bank's weighted sum
 //     with the weights <C, M_k> written over C's components; then the blend with the input.
-// A 4D volume is filtered in true 4D, or frame by frame in 3D.
+// A 4D volume is filtered in true 4D, or frame by frame in 3D. adaptive_normalisation_scales runs
+// stages 0 to 3's first pass only.
 // With the GPU, stages 1 to 4 keep their data on the device from the input's upload to the
 // output's download (filter_volume_resident, src/cuda/bank/resident.cu) where the working set
 // fits and the orientation is estimated at full resolution; otherwise each GPU stage takes its
@@ -18,6 +20,7 @@
 // file (orientation.cpp, relaxation.cpp, control.cpp, reconstruction.cpp), the banks in
 // stage_banks.cpp and the resident GPU path in resident_stages.cpp.
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -43,12 +46,15 @@ using detail::report_progress;
 using detail::seconds_since;
 using detail::stage_options;
 
-// The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings.
+// The stages after the filter design, on one 2D, 3D or 4D volume; appends the stage timings and
+// the normalising scale. With `scale_only`, stops once the scale is known (`output` unused).
 void filter_volume(const ConstVolumeView& input, const VolumeView& output,
                    const AdaptiveParameters& parameters, const Options& options,
                    const std::vector<DesignedFilter>& quadrature,
-                   const std::vector<DesignedFilter>& reconstruction, AdaptiveReport& report) {
+                   const std::vector<DesignedFilter>& reconstruction, AdaptiveReport& report,
+                   bool scale_only) {
   const int dims = input.dims;
+  const detail::MagnitudeRegion region = detail::magnitude_region(dims, input.extent, parameters);
   // Shares of the progress bar: each stage's estimated seconds (cost.cpp).
   const detail::AdaptiveStageSeconds estimate =
       detail::adaptive_stage_seconds(dims, static_cast<double>(input.voxel_count()), parameters,
@@ -72,7 +78,7 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   std::string fallback_note;  // why the GPU stages went through host memory
   if (filter_volume_resident(input, output, parameters, options, quadrature, reconstruction,
-                             q_share, report, fallback_note))
+                             q_share, report, fallback_note, region, scale_only))
     return;
 
   // On the CPU at full resolution the stages run in slabs, only the relaxed tensor kept whole
@@ -82,7 +88,8 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
   detail::choose_bank_backend(options, chosen);
   if (chosen.backend != Backend::Cuda && !downsample && options.boundary != Boundary::Periodic) {
     detail::filter_volume_cpu_slabs(input, output, parameters, options, quadrature, reconstruction,
-                                    {q_share, relax_share, control_share, r_share}, report);
+                                    {q_share, relax_share, control_share, r_share}, report, 0,
+                                    region, scale_only);
     report_progress(options, 1.0);
     return;
   }
@@ -99,13 +106,20 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
 
   t0 = std::chrono::steady_clock::now();
   bool on_gpu = false;
+  double scale = 0;
   if (chosen.backend == Backend::Cuda) {
     check_components(tensor, dims);
-    on_gpu = cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options);
+    on_gpu =
+        cuda_bank::run_control_tensor(control_mapping(dims, parameters), tensor, options, region,
+                                      parameters.normalisation_scale.value_or(-1.0), scale);
   }
   const Options control_options = stage_options(options, q_share + relax_share, control_share);
   if (!on_gpu)
-    control_tensor(tensor, dims, parameters, options.threads, control_options.progress);
+    scale = detail::control_tensor_scaled(tensor, dims, parameters, options.threads,
+                                          control_options.progress, region, !scale_only);
+  report.normalisation_scales.push_back(scale);
+  if (scale_only)
+    return;
   if (downsample)
     upsample_tensor(tensor, dims, coarse_extent, input.extent, options.threads);
   report_progress(control_options, 1.0);
@@ -120,20 +134,23 @@ void filter_volume(const ConstVolumeView& input, const VolumeView& output,
   report_progress(options, 1.0);
 }
 
-}  // namespace
-
-AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
-                               const AdaptiveParameters& parameters, const Options& options) {
+// adaptive_filter, or with `scale_only` the stages up to the normalising scale.
+AdaptiveReport run_adaptive(const ConstVolumeView& input, const VolumeView& output,
+                            const AdaptiveParameters& parameters, const Options& options,
+                            bool scale_only) {
   const auto t_start = std::chrono::steady_clock::now();
   AdaptiveReport report;
   validate_adaptive_parameters(parameters);
   detail::backend_boundary(options, "the adaptive filter");
-  if (input.data == nullptr || output.data == nullptr)
+  if (input.data == nullptr || (output.data == nullptr && !scale_only))
     throw InvalidArgument("the adaptive filter needs an input and an output volume");
   if (input.dims < 2 || input.dims > 4)
     throw InvalidArgument("the adaptive filter works on 2D, 3D and 4D volumes");
-  if (output.dims != input.dims || output.extent != input.extent)
+  if (!scale_only && (output.dims != input.dims || output.extent != input.extent))
     throw InvalidArgument("the output volume must have the input's extents");
+  if (parameters.normalisation_scale &&
+      !(*parameters.normalisation_scale >= 0 && std::isfinite(*parameters.normalisation_scale)))
+    throw InvalidArgument("the normalisation scale must be finite and >= 0");
   for (int a = 0; a < input.dims; ++a)
     if (input.extent[a] < 1)
       throw InvalidArgument("the input volume is empty");
@@ -151,7 +168,8 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
 
   if (!frames) {
     report.stage_seconds.emplace_back("filter design", design_seconds);
-    filter_volume(input, output, parameters, options, quadrature, reconstruction, report);
+    filter_volume(input, output, parameters, options, quadrature, reconstruction, report,
+                  scale_only);
   } else {
     // Each 3D frame on its own, with the same filters; stage timings summed over the frames.
     const int64_t count = input.extent[3];
@@ -167,7 +185,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
       filter_volume(in, out, parameters,
                     stage_options(options, static_cast<double>(t) / static_cast<double>(count),
                                   1.0 / static_cast<double>(count)),
-                    quadrature, reconstruction, frame);
+                    quadrature, reconstruction, frame, scale_only);
       if (t == 0) {
         report.stage_seconds = frame.stage_seconds;
       } else {
@@ -176,6 +194,7 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
       }
       report.bank = frame.bank;
       report.quadrature_bank = frame.quadrature_bank;
+      report.normalisation_scales.push_back(frame.normalisation_scales.at(0));
     }
   }
   // The notes of the filter's run (what --verbose prints) say which kernels took the quadrature
@@ -185,6 +204,19 @@ AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& o
       report.bank.notes.push_back(note);
   report.seconds_total = seconds_since(t_start);
   return report;
+}
+
+}  // namespace
+
+AdaptiveReport adaptive_filter(const ConstVolumeView& input, const VolumeView& output,
+                               const AdaptiveParameters& parameters, const Options& options) {
+  return run_adaptive(input, output, parameters, options, false);
+}
+
+std::vector<double> adaptive_normalisation_scales(const ConstVolumeView& input,
+                                                  const AdaptiveParameters& parameters,
+                                                  const Options& options) {
+  return run_adaptive(input, VolumeView{}, parameters, options, true).normalisation_scales;
 }
 
 }  // namespace ndconv

@@ -1,5 +1,6 @@
 // The adaptive filter's tensor relaxation (ndconv/adaptive.h, stage 2): Gaussian smoothing of
 // each of the structure tensor's components.
+#include <algorithm>
 #include <vector>
 
 #include "engine/adaptive/stage_support.h"
@@ -18,6 +19,19 @@ SeparableFilter detail::relaxation_gaussian(int dims, double sigma) {
   for (int a = 0; a < dims; ++a)
     sigmas[a] = sigma;
   return gaussian_filter(dims, sigmas, 3.0);
+}
+
+AdaptiveReach adaptive_reach(const AdaptiveParameters& parameters) {
+  validate_adaptive_parameters(parameters);
+  const int64_t relaxation =
+      parameters.relaxation_sigma > 0
+          ? static_cast<int64_t>(
+                relaxation_gaussian(1, parameters.relaxation_sigma).taps[0].size() / 2)
+          : 0;
+  AdaptiveReach r;
+  r.structure_tensor = parameters.quadrature.size / 2 + relaxation;
+  r.output = std::max<int64_t>(r.structure_tensor, parameters.reconstruction.size / 2);
+  return r;
 }
 
 void relax_tensor(std::vector<std::vector<float>>& tensor, int dims, const Index& extent,

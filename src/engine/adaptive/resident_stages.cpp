@@ -18,7 +18,8 @@ bool filter_volume_resident(const ConstVolumeView& input, const VolumeView& outp
                             const AdaptiveParameters& parameters, const Options& options,
                             const std::vector<DesignedFilter>& quadrature,
                             const std::vector<DesignedFilter>& reconstruction, double q_share,
-                            AdaptiveReport& report, std::string& fallback_note) {
+                            AdaptiveReport& report, std::string& fallback_note,
+                            const MagnitudeRegion& region, bool scale_only) {
   const int dims = input.dims;
   if (parameters.orientation_downsampling != 1)
     return false;
@@ -61,9 +62,12 @@ bool filter_volume_resident(const ConstVolumeView& input, const VolumeView& outp
   report_progress(options, q_share + 0.03);
 
   t0 = std::chrono::steady_clock::now();
-  gpu.control_tensor(mapping);
+  report.normalisation_scales.push_back(
+      gpu.control_tensor(mapping, region, parameters.normalisation_scale.value_or(-1.0)));
   report.stage_seconds.emplace_back("control tensor", seconds_since(t0));
   report_progress(options, q_share + 0.05);
+  if (scale_only)
+    return true;
 
   t0 = std::chrono::steady_clock::now();
   report.bank = reconstruction_report;

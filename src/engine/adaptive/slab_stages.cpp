@@ -248,7 +248,8 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
                              const AdaptiveParameters& parameters, const Options& options,
                              const std::vector<DesignedFilter>& quadrature,
                              const std::vector<DesignedFilter>& reconstruction,
-                             const StageShares& shares, AdaptiveReport& report, double slab_bytes) {
+                             const StageShares& shares, AdaptiveReport& report, double slab_bytes,
+                             const MagnitudeRegion& region, bool scale_only) {
   const int dims = input.dims;
   const int m = component_count(dims);
   const Index extent = input.extent;
@@ -267,13 +268,13 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
   };
 
   // The reconstruction reads the input around each slab it writes: the output cannot be the input.
-  if (output.dims != dims || output.extent != extent)
+  if (!scale_only && (output.dims != dims || output.extent != extent))
     throw InvalidArgument("the output volume must have the input's extents");
-  if (views_overlap(input, output))
+  if (!scale_only && views_overlap(input, output))
     throw InvalidArgument("input and output volumes overlap");
   // The kept tensor; its last component in the output's buffer where that is a dense volume (the
   // reconstruction reads each slab of it before writing the slab's output).
-  const bool output_holds = output.is_contiguous();
+  const bool output_holds = !scale_only && output.is_contiguous();
   std::vector<std::vector<float>> kept(output_holds ? m - 1 : m);
   std::vector<float*> tensor;
   for (auto& c : kept) {
@@ -371,8 +372,9 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
   }
   report.stage_seconds.emplace_back("tensor relaxation", seconds_since(t0));
 
-  // 3. The largest magnitude x in the image: the control tensor's first pass on slab copies, where
-  // a voxel's bound may exceed the largest x found so far.
+  // 3. The largest magnitude x in the image (in the region; none where the scale is given): the
+  // control tensor's first pass on slab copies, where a voxel's bound may exceed the largest x
+  // found so far.
   t0 = std::chrono::steady_clock::now();
   const int64_t step = plan.reconstruction;
   std::vector<std::vector<float>> slab(m + 2);
@@ -384,15 +386,26 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
   float* magnitude = slab[m].data();
   std::fill(slab[m + 1].begin(), slab[m + 1].end(), 1.0f);  // the lowpass's weights
   const double control_base = shares.orientation + shares.relaxation;
-  double largest = 0;
-  for (int64_t z0 = 0; z0 < planes; z0 += step) {
+  double largest = parameters.normalisation_scale.value_or(0.0);
+  for (int64_t z0 = 0; z0 < planes && !parameters.normalisation_scale; z0 += step) {
     const int64_t n = std::min(step, planes - z0);
     copy_slab(layout, z0, n, tensor, slab_tensor, true, threads);
+    // The slab's planes as a volume of n planes along `axis` (copy_slab's layout), the region
+    // moved with them.
+    MagnitudeRegion in_slab = region;
+    if (region.dims > 0) {
+      in_slab.extent[axis] = n;
+      in_slab.lo[axis] -= z0;
+      in_slab.hi[axis] -= z0;
+    }
     largest = control_largest_magnitude(mapping, slab_tensor.data(), magnitude, n * plane, largest,
-                                        threads);
+                                        threads, in_slab);
     report_progress(options, control_base + shares.control * static_cast<double>(z0 + n) / planes);
   }
   double control_seconds = seconds_since(t0);
+  report.normalisation_scales.push_back(largest);
+  if (scale_only)
+    return;
 
   // 4. Per slab: the control tensor, the weights, the reconstruction.
   double bank_seconds = 0, reconstruction_seconds = 0;

@@ -65,7 +65,9 @@ RunReport reconstruct_planes(const ConstVolumeView& input, const ReconstructionB
 void blend_with_input(const ConstVolumeView& input, const VolumeView& output, double blend);
 
 /// Stages 1 to 4 on the CPU in slabs (orientation at full resolution); the shares of the progress
-/// bar as pipeline.cpp splits it; appends the stage timings to `report`.
+/// bar as pipeline.cpp splits it; appends the stage timings and the normalising scale to `report`
+/// (the largest magnitude over the voxels `region` holds, or parameters.normalisation_scale where
+/// it is given). With `scale_only`, stops once the scale is known (`output` unused).
 struct StageShares {
   double orientation = 0, relaxation = 0, control = 0, reconstruction = 0;
 };
@@ -74,6 +76,7 @@ void filter_volume_cpu_slabs(const ConstVolumeView& input, const VolumeView& out
                              const std::vector<DesignedFilter>& quadrature,
                              const std::vector<DesignedFilter>& reconstruction,
                              const StageShares& shares, AdaptiveReport& report,
-                             double slab_bytes = 0);
+                             double slab_bytes = 0, const MagnitudeRegion& region = {},
+                             bool scale_only = false);
 
 }  // namespace ndconv::detail

@@ -36,15 +36,31 @@ ControlMapping control_mapping(int dims, const AdaptiveParameters& parameters);
 /// The control tensor's first pass over `voxels` voxels of the component arrays `tensor`
 /// (control.cpp): the eigenvalue mapping's tensor written over T, the magnitude x of each voxel
 /// into `magnitude`; returns the largest x. Progress over [base, base + span] of `progress`.
+/// Only the voxels `region` holds count towards the largest.
 double control_shape_pass(const ControlMapping& mapping, float* const* tensor, float* magnitude,
                           int64_t voxels, int threads, const std::function<bool(double)>& progress,
-                          double base, double span);
+                          double base, double span, const MagnitudeRegion& region = {});
 
 /// The largest of `largest` and the magnitudes x of `voxels` voxels of T (the first pass's x),
-/// evaluating only the voxels whose bound |T| exceeds the largest found so far; overwrites
-/// `tensor` and `scratch` (`voxels` floats).
+/// evaluating only the voxels whose bound |T| exceeds the largest found so far, of those `region`
+/// holds; overwrites `tensor` and `scratch` (`voxels` floats).
 double control_largest_magnitude(const ControlMapping& mapping, float* const* tensor,
-                                 float* scratch, int64_t voxels, double largest, int threads);
+                                 float* scratch, int64_t voxels, double largest, int threads,
+                                 const MagnitudeRegion& region = {});
+
+/// control_tensor (both passes; only the first without `gain`) with the largest taken over
+/// `region`; returns the scale the tensor is (or would be) divided by: the parameters' own, or
+/// that largest.
+double control_tensor_scaled(std::vector<std::vector<float>>& tensor, int dims,
+                             const AdaptiveParameters& parameters, int threads,
+                             const std::function<bool(double)>& progress,
+                             const MagnitudeRegion& region, bool gain);
+
+/// The region of `parameters`' normalisation box in a volume of `dims` and `extent` (dims 0 where
+/// the box is the whole volume); throws InvalidArgument for a box outside the volume, an empty
+/// one, or one with the coarse orientation estimate.
+MagnitudeRegion magnitude_region(int dims, const Index& extent,
+                                 const AdaptiveParameters& parameters);
 
 /// The control tensor's second pass: each voxel's tensor scaled by the magnitude mapping of its x
 /// against the image's `largest` x.
