@@ -8,7 +8,7 @@
 // SlabShape and Tuning::slab_min_chunk; this file stays an experiment (not built by CMake).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
-// dev/slab_sweep.cu -o slab_sweep
+// [-DSLAB_SWEEP_N=272] dev/slab_sweep.cu -o slab_sweep
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +22,12 @@
 
 using namespace ndconv::kernels;
 
-constexpr int kN = 256, kK = 17;
+// The volume's extent: 256 (the bench's Gaussian) or, with -DSLAB_SWEEP_N=272, an extent where the
+// plan takes the slab kernel (a 256^3 block with its halo).
+#ifndef SLAB_SWEEP_N
+#define SLAB_SWEEP_N 256
+#endif
+constexpr int kN = SLAB_SWEEP_N, kK = 17;
 
 // One naive 1D pass along `axis` (0, 1, 2) of an n^3 volume, zero boundary, centred taps.
 __global__ void naive_pass(const float* in, float* out, const float* taps, int axis) {

@@ -241,6 +241,8 @@ def test_adaptive_filter_blockwise_equals_whole_array(client, rng, shape, chunks
 
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
 def test_adaptive_filter_cupy_chunks(rng):
+    # The engine's GPU stages (the scale reduced by atomicMax over each block's interior), blocks
+    # against the whole array on the GPU: CuPy chunks, and host chunks of a true-4D series.
     import cupy
 
     array = random_array(rng, (40, 37, 35), np.float32)
@@ -248,7 +250,13 @@ def test_adaptive_filter_cupy_chunks(rng):
     lazy = nd.adaptive_filter(x, device="cuda")
     result = lazy.compute(scheduler="threads")
     assert isinstance(result, cupy.ndarray)
-    np.testing.assert_array_equal(result.get(), ndconv.adaptive_filter(array, device="cuda"))
+    whole, report = ndconv.adaptive_filter(array, device="cuda", return_report=True)
+    assert report["backend"] == "cuda", report
+    np.testing.assert_array_equal(result.get(), whole)
+    series = random_array(rng, (6, 12, 14, 10), np.float32)
+    lazy = nd.adaptive_filter(_chunked(series, (3, 5, 6, 4)), device="cuda", preset="echo")
+    np.testing.assert_array_equal(lazy.compute(scheduler="threads"),
+                                  ndconv.adaptive_filter(series, device="cuda", preset="echo"))
 
 
 def _halo_tasks(x, depth, mode):

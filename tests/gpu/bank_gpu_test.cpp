@@ -5,7 +5,11 @@
 // device memory cap). Skips with the reason without a usable GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
@@ -376,6 +380,60 @@ TEST(GpuBank, AdaptiveFilterFallsBackToHostStagesUnderAMemoryCap) {
     EXPECT_LT(adaptive_gpu_against_cpu(3, seed + 3, parameters, Options{}, report), 1e-5);
     EXPECT_EQ(report.bank.backend, Backend::Cuda);
     EXPECT_FALSE(has_note(report.bank, "device-resident stages"));
+  }
+}
+
+// The normalising scale on the GPU: the largest over blocks' interiors (each block read with the
+// structure tensor's halo) is the whole volume's bit for bit, and the filter given that scale
+// gives the whole volume's bits, on the device-resident stages and through host memory (a device
+// memory cap: run_control_tensor); a given scale of 0 leaves every gain 0.
+TEST(GpuBank, AdaptiveScalesOfBlockInteriorsMakeTheWholeVolumes) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{37, 19, 41, 1};
+  const std::vector<float> in = random_values(count_of(3, n), seed);
+  const ConstVolumeView in_view = make_view(in.data(), 3, n);
+  const int64_t halo = adaptive_reach(AdaptiveParameters{}).structure_tensor;
+  for (const size_t cap : {size_t{0}, static_cast<size_t>(count_of(3, n)) * sizeof(float) * 6}) {
+    SCOPED_TRACE(cap == 0 ? "device-resident stages" : "stages through host memory");
+    Options options;
+    options.backend = Backend::Cuda;
+    options.device_memory_cap = cap;
+    std::vector<float> whole(in.size()), given(in.size());
+    poison(whole);
+    poison(given);
+    const AdaptiveReport report =
+        adaptive_filter(in_view, make_view(whole.data(), 3, n), AdaptiveParameters{}, options);
+    EXPECT_EQ(report.bank.backend, Backend::Cuda);
+    EXPECT_EQ(has_note(report.bank, "stages through host memory"), cap != 0);
+    ASSERT_EQ(report.normalisation_scales.size(), 1u);
+    const double scale = report.normalisation_scales[0];
+    EXPECT_GT(scale, 0.0);
+    EXPECT_EQ(adaptive_normalisation_scales(in_view, AdaptiveParameters{}, options),
+              std::vector<double>{scale});
+    double largest = 0, smallest = 1e300;
+    for (const auto& [z0, z1] : {std::pair{0, 14}, std::pair{14, 30}, std::pair{30, 41}}) {
+      const int64_t lo = std::max<int64_t>(0, z0 - halo), hi = std::min<int64_t>(41, z1 + halo);
+      ConstVolumeView block = in_view;
+      block.data += lo * in_view.stride[2];
+      block.extent[2] = hi - lo;
+      AdaptiveParameters p;
+      p.normalisation_start = {0, 0, z0 - lo, 0};
+      p.normalisation_extent = {0, 0, z1 - z0, 0};
+      const double local = adaptive_normalisation_scales(block, p, options).at(0);
+      largest = std::max(largest, local);
+      smallest = std::min(smallest, local);
+    }
+    EXPECT_EQ(largest, scale);
+    EXPECT_LT(smallest, scale);
+    AdaptiveParameters with_scale;
+    with_scale.normalisation_scale = scale;
+    adaptive_filter(in_view, make_view(given.data(), 3, n), with_scale, options);
+    EXPECT_EQ(std::memcmp(whole.data(), given.data(), whole.size() * sizeof(float)), 0);
+    with_scale.normalisation_scale = smallest;
+    adaptive_filter(in_view, make_view(given.data(), 3, n), with_scale, options);
+    EXPECT_NE(std::memcmp(whole.data(), given.data(), whole.size() * sizeof(float)), 0);
   }
 }
 
