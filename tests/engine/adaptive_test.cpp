@@ -5,10 +5,15 @@
 // Fresh random data (the seed is printed on failure), outputs poisoned with NaN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "adaptive_reference.h"
 #include "ndconv/adaptive.h"
@@ -347,6 +352,93 @@ TEST(AdaptivePresets, EchoAndDefaultByNameAndTheRangesRefuseBadValues) {
                                make_view(out.data(), 3, {8, 8, 8, 1}), bad, Options{}),
                InvalidArgument);
   EXPECT_TRUE(std::isnan(out[0]));
+}
+
+// The normalising scale (CPU): adaptive_normalisation_scales is the scale the filter used; the
+// largest over blocks' interiors, each block read with the structure tensor's halo, is the whole
+// volume's bit for bit, and the filter given it is the whole volume's, in slabs (replicate) and
+// stage by stage on the whole volume (periodic); frame by frame, one scale per frame; bad boxes and
+// scales are refused.
+TEST(AdaptiveScale, BlockInteriorsMakeTheWholeVolumesScale) {
+  const Index n{23, 17, 29, 1};
+  const uint64_t seed = fresh_seed();
+  const std::vector<float> in = random_values(23 * 17 * 29, seed);
+  const ConstVolumeView in_view = make_view(in.data(), 3, n);
+  const int64_t halo = adaptive_reach(AdaptiveParameters{}).structure_tensor;
+  EXPECT_EQ(halo, 6);  // 7-tap quadrature filters (3) + the relaxation's sigma 1 at 3 sigma (3)
+  for (Boundary b : {Boundary::Replicate, Boundary::Periodic}) {
+    SCOPED_TRACE(std::string(to_string(b)) + " seed " + std::to_string(seed));
+    Options o;
+    o.backend = Backend::Cpu;
+    o.boundary = b;
+    std::vector<float> whole(in.size()), given(in.size());
+    const AdaptiveReport report =
+        adaptive_filter(in_view, make_view(whole.data(), 3, n), AdaptiveParameters{}, o);
+    ASSERT_EQ(report.normalisation_scales.size(), 1u);
+    const double scale = report.normalisation_scales[0];
+    EXPECT_EQ(adaptive_normalisation_scales(in_view, AdaptiveParameters{}, o),
+              std::vector<double>{scale});
+    double largest = 0, smallest = 1e300;
+    for (const auto& [z0, z1] : {std::pair{0, 9}, std::pair{9, 20}, std::pair{20, 29}}) {
+      // Periodic: the whole volume with the box; else the block with its halo.
+      const int64_t lo = b == Boundary::Periodic ? 0 : std::max<int64_t>(0, z0 - halo);
+      const int64_t hi = b == Boundary::Periodic ? 29 : std::min<int64_t>(29, z1 + halo);
+      ConstVolumeView block = in_view;
+      block.data += lo * in_view.stride[2];
+      block.extent[2] = hi - lo;
+      AdaptiveParameters p;
+      p.normalisation_start = {0, 0, z0 - lo, 0};
+      p.normalisation_extent = {0, 0, z1 - z0, 0};
+      const double local = adaptive_normalisation_scales(block, p, o).at(0);
+      largest = std::max(largest, local);
+      smallest = std::min(smallest, local);
+    }
+    EXPECT_EQ(largest, scale);
+    EXPECT_LT(smallest, scale);
+    AdaptiveParameters with_scale;
+    with_scale.normalisation_scale = scale;
+    const AdaptiveReport again =
+        adaptive_filter(in_view, make_view(given.data(), 3, n), with_scale, o);
+    EXPECT_EQ(again.normalisation_scales, std::vector<double>{scale});
+    EXPECT_EQ(std::memcmp(whole.data(), given.data(), whole.size() * sizeof(float)), 0);
+    with_scale.normalisation_scale = 0.0;  // no structure anywhere: every gain 0
+    adaptive_filter(in_view, make_view(given.data(), 3, n), with_scale, o);
+    EXPECT_NE(std::memcmp(whole.data(), given.data(), whole.size() * sizeof(float)), 0);
+  }
+  // Frame by frame: one scale per frame, each the frame's own.
+  const Index frames{11, 9, 8, 3};
+  const std::vector<float> series = random_values(11 * 9 * 8 * 3, seed + 1);
+  AdaptiveParameters by_frame;
+  by_frame.time_as_axis = false;
+  Options cpu;
+  cpu.backend = Backend::Cpu;
+  const std::vector<double> scales =
+      adaptive_normalisation_scales(make_view(series.data(), 4, frames), by_frame, cpu);
+  ASSERT_EQ(scales.size(), 3u);
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(adaptive_normalisation_scales(
+                  make_view(series.data() + t * 11 * 9 * 8, 3, Index{11, 9, 8, 1}), {}, cpu),
+              std::vector<double>{scales[t]});
+  }
+  // Refused: a box outside the volume, an empty one, one with the coarse orientation; a negative
+  // or infinite scale.
+  AdaptiveParameters bad;
+  bad.normalisation_start = {0, 0, 25, 0};
+  bad.normalisation_extent = {0, 0, 5, 0};
+  EXPECT_THROW(adaptive_normalisation_scales(in_view, bad, cpu), InvalidArgument);
+  bad.normalisation_start = {0, 0, 29, 0};
+  bad.normalisation_extent = {0, 0, 0, 0};
+  EXPECT_THROW(adaptive_normalisation_scales(in_view, bad, cpu), InvalidArgument);
+  bad = AdaptiveParameters{};
+  bad.normalisation_extent = {0, 0, 5, 0};
+  bad.orientation_downsampling = 2;
+  EXPECT_THROW(adaptive_normalisation_scales(in_view, bad, cpu), InvalidArgument);
+  std::vector<float> out(in.size());
+  for (double scale : {-1.0, std::numeric_limits<double>::infinity()}) {
+    AdaptiveParameters p;
+    p.normalisation_scale = scale;
+    EXPECT_THROW(adaptive_filter(in_view, make_view(out.data(), 3, n), p, cpu), InvalidArgument);
+  }
 }
 
 }  // namespace ndconv::test
