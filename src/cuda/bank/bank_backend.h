@@ -61,7 +61,8 @@ struct ResidentProblem {
   std::vector<double> duals;       ///< as run_structure_tensor's
   SeparableFilter relaxation;      ///< the relaxation's Gaussian (correlation); dims 0: none
   detail::BankProblem
-      reconstruction;                ///< the lowpass and highpass filters, the sum into sum_output
+      reconstruction;  ///< the lowpass and highpass filters, the sum into sum_output (null: the
+                       ///< stages up to the control tensor only, for its scale)
   std::vector<double> coefficients;  ///< as run_bank_with_control's
 };
 

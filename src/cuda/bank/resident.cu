@@ -130,9 +130,11 @@ ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& opti
     return true;
   };
   if (!same_extent(p.quadrature.output_extent) || p.reconstruction.input.data != in.data ||
-      !same_extent(p.reconstruction.output_extent) || p.reconstruction.sum_output.data == nullptr ||
-      p.reconstruction.sum_output.dims != in.dims ||
-      !same_extent(p.reconstruction.sum_output.extent) || p.quadrature.count % 2 != 0 || m < 1 ||
+      !same_extent(p.reconstruction.output_extent) ||
+      (p.reconstruction.sum_output.data != nullptr &&
+       (p.reconstruction.sum_output.dims != in.dims ||
+        !same_extent(p.reconstruction.sum_output.extent))) ||
+      p.quadrature.count % 2 != 0 || m < 1 ||
       static_cast<int64_t>(p.duals.size()) != int64_t{p.quadrature.count / 2} * m ||
       static_cast<int64_t>(p.coefficients.size()) != int64_t{m} * m ||
       (p.relaxation.dims != 0 && p.relaxation.dims != in.dims))
@@ -281,6 +283,8 @@ double ResidentAdaptive::control_tensor(const detail::ControlMapping& mapping,
 void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   const cuda_backend::CallerDevice caller_device;  // restored on return (check.h)
   State& s = *state_;
+  if (s.problem.reconstruction.sum_output.data == nullptr)
+    throw InvalidArgument("internal: a device-resident adaptive filter problem without an output");
   const int device = s.options.cuda_device;
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   const cudaStream_t stream = s.stream.get();
