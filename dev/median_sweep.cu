@@ -30,6 +30,7 @@
 
 using namespace ndconv::cuda_median;
 using ndconv::detail::boundary_index_hd;
+using ndconv::detail::boundary_index_t;
 
 namespace {
 
@@ -186,6 +187,78 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     [&](int k, uint32_t key) { lean_store<N>(out, g, origin, k, key); });
 }
 
+// fused<N>: no raw tile; each thread reads y-columns of 3 voxels from global memory (a voxel is
+// read by the three columns that hold it, from L1), converts, sorts and stores them as cols<N>
+// lays them out: one shared buffer, one barrier, no second pass over shared memory.
+template <int N, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    fused_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
+  using S = Lean<N>;
+  extern __shared__ uint32_t cols[];
+  unsigned b = blockIdx.x;
+  const unsigned nbx = static_cast<unsigned>(g.blocks[0]), nby = static_cast<unsigned>(g.blocks[1]);
+  const unsigned bx = b % nbx;
+  b /= nbx;
+  const unsigned by = b % nby;
+  const unsigned bz = b / nby;
+  const int64_t origin[4] = {int64_t{bx} * kTx, int64_t{by} * kTy, int64_t{bz} * N, 0};
+  const bool interior = origin[0] >= 1 && origin[0] - 1 + S::T0 <= g.extent[0] && origin[1] >= 1 &&
+                        origin[1] - 1 + S::T1 <= g.extent[1] && origin[2] >= 1 &&
+                        origin[2] - 1 + S::T2 <= g.extent[2];
+  constexpr int kColumns = S::T0 * kTy * S::T2;
+  const int tid = threadIdx.x + kTx * threadIdx.y;
+  const int e0 = static_cast<int>(g.extent[0]);
+  if (interior) {
+    const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
+    const float* base = in + ((origin[2] - 1) * g.extent[1] + origin[1] - 1) * g.extent[0] +
+                        origin[0] - 1;
+#pragma unroll 4
+    for (int c = tid; c < kColumns; c += kThreads) {
+      const int x = c % S::T0, r = c / S::T0, y = r % kTy, z = r / kTy;
+      const float* p = base + z * plane + y * e0 + x;
+      uint32_t k0 = median_key(__ldg(p)), k1 = median_key(__ldg(p + e0)),
+               k2 = median_key(__ldg(p + 2 * e0));
+      order(k0, k1);
+      order(k1, k2);
+      order(k0, k1);
+      cols[3 * c] = k0;
+      cols[3 * c + 1] = k1;
+      cols[3 * c + 2] = k2;
+    }
+  } else {
+    const int e1 = static_cast<int>(g.extent[1]), e2 = static_cast<int>(g.extent[2]);
+    for (int c = tid; c < kColumns; c += kThreads) {
+      const int x = c % S::T0, r = c / S::T0, y = r % kTy, z = r / kTy;
+      const int ix = boundary_index_t<int>(static_cast<int>(origin[0]) - 1 + x, e0, g.boundary);
+      const int iz = boundary_index_t<int>(static_cast<int>(origin[2]) - 1 + z, e2, g.boundary);
+      uint32_t k[3];
+      for (int d = 0; d < 3; ++d) {
+        const int iy =
+            boundary_index_t<int>(static_cast<int>(origin[1]) - 1 + y + d, e1, g.boundary);
+        k[d] = ix < 0 || iy < 0 || iz < 0
+                   ? g.outside_key
+                   : median_key(__ldg(in + (int64_t{iz} * e1 + iy) * e0 + ix));
+      }
+      order(k[0], k[1]);
+      order(k[1], k[2]);
+      order(k[0], k[1]);
+      cols[3 * c] = k[0];
+      cols[3 * c + 1] = k[1];
+      cols[3 * c + 2] = k[2];
+    }
+  }
+  __syncthreads();
+  const uint32_t* first = cols + 3 * (threadIdx.x + threadIdx.y * S::T0);
+  auto sorted_plane = [&](int p, uint32_t(&v)[9]) {
+#pragma unroll
+    for (int i = 0; i < 9; ++i)
+      v[i] = first[3 * p * S::T0 * kTy + i];
+    sort_nine_from_triples(v);
+  };
+  planes_medians<N>(sorted_plane,
+                    [&](int k, uint32_t key) { lean_store<N>(out, g, origin, k, key); });
+}
+
 struct Variant {
   std::string name;
   void (*kernel)(const float*, float*, MedianGrid);
@@ -196,6 +269,10 @@ struct Variant {
 template <int N, int B>
 Variant lean(const char* name) {
   return {name, lean_kernel<N, B>, N, Lean<N>::kKeys};
+}
+template <int N, int B>
+Variant fused(const char* name) {
+  return {name, fused_kernel<N, B>, N, 3 * Lean<N>::T0 * kTy * Lean<N>::T2};
 }
 template <int N, int B>
 Variant cols(const char* name) {
@@ -261,7 +338,8 @@ int main(int argc, char** argv) {
   const std::vector<Variant> variants = {
       {"main", nullptr, 0, 0},   lean<8, 8>("lean8"),   lean<16, 8>("lean16"),
       lean<12, 8>("lean12"),     lean<16, 7>("lean16b7"), cols<8, 8>("cols8"),
-      cols<16, 8>("cols16"),     cols<16, 6>("cols16b6"),
+      cols<16, 8>("cols16"),     cols<16, 6>("cols16b6"), fused<8, 8>("fused8"),
+      fused<12, 8>("fused12"),   fused<14, 8>("fused14"), fused<16, 7>("fused16b7"),
   };
   int failures = 0;
   if (profile) {
