@@ -107,8 +107,8 @@ __device__ __forceinline__ void lean_load(const float* __restrict__ in, const Me
   if (interior) {
     const int e0 = static_cast<int>(g.extent[0]);
     const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
-    const float* base = in + ((origin[2] - 1) * g.extent[1] + origin[1] - 1) * g.extent[0] +
-                        origin[0] - 1;
+    const float* base =
+        in + ((origin[2] - 1) * g.extent[1] + origin[1] - 1) * g.extent[0] + origin[0] - 1;
 #pragma unroll
     for (int j = 0; j < (S::kKeys + kThreads - 1) / kThreads; ++j) {
       const int i = tid + kThreads * j;
@@ -210,8 +210,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int e0 = static_cast<int>(g.extent[0]);
   if (interior) {
     const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
-    const float* base = in + ((origin[2] - 1) * g.extent[1] + origin[1] - 1) * g.extent[0] +
-                        origin[0] - 1;
+    const float* base =
+        in + ((origin[2] - 1) * g.extent[1] + origin[1] - 1) * g.extent[0] + origin[0] - 1;
 #pragma unroll 4
     for (int c = tid; c < kColumns; c += kThreads) {
       const int x = c % S::T0, r = c / S::T0, y = r % kTy, z = r / kTy;
@@ -336,10 +336,10 @@ int main(int argc, char** argv) {
   // "profile": one launch of each variant named after it on the timing volume, for ncu.
   const bool profile = argc > 1 && std::string(argv[1]) == "profile";
   const std::vector<Variant> variants = {
-      {"main", nullptr, 0, 0},   lean<8, 8>("lean8"),   lean<16, 8>("lean16"),
-      lean<12, 8>("lean12"),     lean<16, 7>("lean16b7"), cols<8, 8>("cols8"),
-      cols<16, 8>("cols16"),     cols<16, 6>("cols16b6"), fused<8, 8>("fused8"),
-      fused<12, 8>("fused12"),   fused<14, 8>("fused14"), fused<16, 7>("fused16b7"),
+      {"main", nullptr, 0, 0}, lean<8, 8>("lean8"),     lean<16, 8>("lean16"),
+      lean<12, 8>("lean12"),   lean<16, 7>("lean16b7"), cols<8, 8>("cols8"),
+      cols<16, 8>("cols16"),   cols<16, 6>("cols16b6"), fused<8, 8>("fused8"),
+      fused<12, 8>("fused12"), fused<14, 8>("fused14"), fused<16, 7>("fused16b7"),
   };
   int failures = 0;
   if (profile) {
