@@ -59,15 +59,23 @@ __device__ __forceinline__ void planes_medians(Plane sorted_plane, Emit emit) {
   }
 }
 
-// sort_nine's network less its first 9 comparators, which sort the triples {0,1,2}, {3,4,5},
-// {6,7,8}: sorts a plane held as three sorted columns (v[3c .. 3c + 2] column c).
-__device__ __forceinline__ void sort_nine_from_triples(uint32_t (&v)[9]) {
-  constexpr int kPairs[16][2] = {{0, 3}, {3, 6}, {0, 3}, {1, 4}, {4, 7}, {1, 4}, {2, 5}, {5, 8},
-                                 {2, 5}, {1, 3}, {5, 7}, {2, 6}, {4, 6}, {2, 4}, {2, 3}, {5, 6}};
+// main's selection at aac0af7 (the product before the sorted columns): each 3 x 3 plane sorted
+// from the raw tile by sort_nine, 8 outputs a thread, in median_kernel (median_kernel.cuh).
+struct MainSortedPlanes {
+  static constexpr int kMinBlocksPerSm = 8;
+  __device__ void operator()(const MedianGrid& g, const uint32_t* tile, int corner,
+                             uint32_t (&median)[kOutputs]) const {
+    const int row = g.tile[0], plane = g.tile[0] * g.tile[1];
+    auto sorted_plane = [&](int p, uint32_t(&v)[9]) {
+      const uint32_t* first = tile + corner + p * plane;
 #pragma unroll
-  for (int c = 0; c < 16; ++c)
-    order(v[kPairs[c][0]], v[kPairs[c][1]]);
-}
+      for (int i = 0; i < 9; ++i)
+        v[i] = first[i % 3 + i / 3 * row];
+      sort_nine(v);
+    };
+    planes_medians<kOutputs>(sorted_plane, [&](int k, uint32_t key) { median[k] = key; });
+  }
+};
 
 template <int N>
 struct Lean {
@@ -77,12 +85,7 @@ struct Lean {
 // The grid of a lean<N> launch: the product's grid with N outputs per thread along z.
 MedianGrid lean_grid(const int64_t* extent, int boundary, float outside, int n) {
   const int64_t radius[3] = {1, 1, 1};
-  MedianGrid g = median_grid(3, extent, radius, boundary, outside, kTx, kTy);
-  g.box[2] = n;
-  g.tile[2] = n + 2;
-  g.tile_stride[3] = g.tile[0] * g.tile[1] * g.tile[2];
-  g.blocks[2] = (g.extent[2] + n - 1) / n;
-  return g;
+  return median_grid(3, extent, radius, boundary, outside, kTx, kTy, n);
 }
 
 // Copies the block's tile (flat, interior blocks) or by load_tile (the others); returns origin.
@@ -190,7 +193,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // fused<N>: no raw tile; each thread reads y-columns of 3 voxels from global memory (a voxel is
 // read by the three columns that hold it, from L1), converts, sorts and stores them as cols<N>
 // lays them out: one shared buffer, one barrier, no second pass over shared memory.
-template <int N, int kMinBlocks>
+template <int kStride>
+__device__ __forceinline__ void put_column(uint32_t* cols, int c, uint32_t a, uint32_t b,
+                                           uint32_t d) {
+  if constexpr (kStride == 4) {
+    reinterpret_cast<uint4*>(cols)[c] = make_uint4(a, b, d, 0u);
+  } else {
+    cols[3 * c] = a;
+    cols[3 * c + 1] = b;
+    cols[3 * c + 2] = d;
+  }
+}
+
+template <int N, int kMinBlocks, int kStride = 3>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     fused_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
   using S = Lean<N>;
@@ -221,9 +236,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       order(k0, k1);
       order(k1, k2);
       order(k0, k1);
-      cols[3 * c] = k0;
-      cols[3 * c + 1] = k1;
-      cols[3 * c + 2] = k2;
+      put_column<kStride>(cols, c, k0, k1, k2);
     }
   } else {
     const int e1 = static_cast<int>(g.extent[1]), e2 = static_cast<int>(g.extent[2]);
@@ -242,17 +255,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       order(k[0], k[1]);
       order(k[1], k[2]);
       order(k[0], k[1]);
-      cols[3 * c] = k[0];
-      cols[3 * c + 1] = k[1];
-      cols[3 * c + 2] = k[2];
+      put_column<kStride>(cols, c, k[0], k[1], k[2]);
     }
   }
   __syncthreads();
-  const uint32_t* first = cols + 3 * (threadIdx.x + threadIdx.y * S::T0);
+  const int corner = threadIdx.x + threadIdx.y * S::T0;
   auto sorted_plane = [&](int p, uint32_t(&v)[9]) {
+    if constexpr (kStride == 4) {
+      const uint4* f = reinterpret_cast<const uint4*>(cols) + corner + p * S::T0 * kTy;
 #pragma unroll
-    for (int i = 0; i < 9; ++i)
-      v[i] = first[3 * p * S::T0 * kTy + i];
+      for (int j = 0; j < 3; ++j) {
+        const uint4 q = f[j];
+        v[3 * j] = q.x;
+        v[3 * j + 1] = q.y;
+        v[3 * j + 2] = q.z;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 9; ++i)
+        v[i] = cols[3 * (corner + p * S::T0 * kTy) + i];
+    }
     sort_nine_from_triples(v);
   };
   planes_medians<N>(sorted_plane,
@@ -270,9 +292,14 @@ template <int N, int B>
 Variant lean(const char* name) {
   return {name, lean_kernel<N, B>, N, Lean<N>::kKeys};
 }
-template <int N, int B>
+template <int N>
+Variant product(const char* name) {
+  using Shape = ColumnShape<kTx, kTy, N>;
+  return {name, median_columns_kernel<Shape>, N, Shape::kKeys};
+}
+template <int N, int B, int kStride = 3>
 Variant fused(const char* name) {
-  return {name, fused_kernel<N, B>, N, 3 * Lean<N>::T0 * kTy * Lean<N>::T2};
+  return {name, fused_kernel<N, B, kStride>, N, kStride * Lean<N>::T0 * kTy * Lean<N>::T2};
 }
 template <int N, int B>
 Variant cols(const char* name) {
@@ -285,7 +312,7 @@ void run_variant(const Variant& v, const float* in, float* out, const int64_t* e
     // As median_launch.cu launches it (the widest shape, 32 x 4, always fits this window).
     const int64_t radius[3] = {1, 1, 1};
     const MedianGrid g = median_grid(3, extent, radius, boundary, outside, kTx, kTy);
-    median_kernel<SortedPlanesSelect>
+    median_kernel<MainSortedPlanes>
         <<<static_cast<unsigned>(g.block_count()), dim3(kTx, kTy), g.tile_keys() * 4>>>(in, out, g);
     CHECK(cudaGetLastError());
     return;
@@ -336,10 +363,17 @@ int main(int argc, char** argv) {
   // "profile": one launch of each variant named after it on the timing volume, for ncu.
   const bool profile = argc > 1 && std::string(argv[1]) == "profile";
   const std::vector<Variant> variants = {
-      {"main", nullptr, 0, 0}, lean<8, 8>("lean8"),     lean<16, 8>("lean16"),
-      lean<12, 8>("lean12"),   lean<16, 7>("lean16b7"), cols<8, 8>("cols8"),
-      cols<16, 8>("cols16"),   cols<16, 6>("cols16b6"), fused<8, 8>("fused8"),
-      fused<12, 8>("fused12"), fused<14, 8>("fused14"), fused<16, 7>("fused16b7"),
+      {"main", nullptr, 0, 0},
+      product<8>("columns8"),
+      product<12>("columns12"),
+      product<14>("columns14"),
+      product<16>("columns16"),
+      lean<8, 8>("lean8"),
+      lean<16, 8>("lean16"),
+      cols<8, 8>("cols8"),
+      fused<8, 8, 4>("padded8"),
+      fused<10, 8, 4>("padded10"),
+      fused<12, 7, 4>("padded12"),
   };
   int failures = 0;
   if (profile) {
