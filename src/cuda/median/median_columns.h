@@ -4,11 +4,11 @@
 //
 // Why: each plane of a window is three columns of 3 keys along y, and the thread at x shares the
 // column at x with the threads at x - 1 and x + 1. So the block keeps no raw input box: its
-// threads read each column's 3 voxels from global memory (a voxel serves the three columns that
-// hold it, the second and third reads from L1), sort them (3 comparators) and store the sorted
-// column; a thread then sorts a plane from its three sorted columns with the 16 comparators that
-// the 9-key network needs after sorting its triples, not 25. One shared buffer and one barrier,
-// and every lane of the copy busy (the columns are one flat range, not rows of the box's width).
+// threads read strips of voxels along y from global memory, convert each voxel to a key once and
+// store the strip's columns sorted (5 min/max a column, sharing sorted pairs); a thread then sorts
+// a plane from its three sorted columns with the 16 comparators that the 9-key network needs after
+// sorting its triples, not 25. One shared buffer, one barrier, and every lane of the copy busy
+// (the strips are one flat range, not rows of the box's width).
 #pragma once
 
 #include <cstdint>
@@ -47,50 +47,59 @@ bool column_offsets_fit(const int64_t* extent) {
   return int64_t{Shape::kPlanes} * extent[0] * extent[1] <= int64_t{0x7fffffff};
 }
 
-/// Thread `thread` (of Shape::kThreads) of the block at `origin`: its share of the sorted columns.
-/// A box inside the volume (most blocks) is read at 32-bit offsets from its first voxel without
-/// mapping indices; the others map every coordinate by the boundary rule (outside_key where it
-/// gives none). load(i) reads input voxel i.
+/// The sorted column of a and the sorted pair lo <= hi (4 min/max).
+NDCONV_HD void insert_into_pair(uint32_t a, uint32_t lo, uint32_t hi, uint32_t* column) {
+  const uint32_t above = a > lo ? a : lo;
+  column[0] = a < lo ? a : lo;
+  column[1] = above < hi ? above : hi;
+  column[2] = above > hi ? above : hi;
+}
+
+/// Thread `thread` (of Shape::kThreads) of the block at `origin`: its share of the sorted columns,
+/// a strip of kY + 2 voxels along y at a time (the kY columns at one x and z: keys j .. j + 2 of
+/// the strip make column j, so columns j and j + 1 share the sorted pair of keys j + 1, j + 2 and
+/// each voxel is read and converted once per strip). A box inside the volume (most blocks) is read
+/// at 32-bit offsets from its first voxel without mapping indices; the others map every coordinate
+/// by the boundary rule (outside_key where it gives none). load(i) reads input voxel i.
 template <typename Shape, typename Load>
 NDCONV_HD void load_columns(const MedianGrid& g, const int64_t* origin, uint32_t* columns,
                             int thread, Load load) {
+  static_assert(Shape::kY % 2 == 0, "columns in pairs that share a sorted pair");
+  constexpr int kStrips = Shape::kWidth * Shape::kPlanes, kKeys = Shape::kY + 2;
   const int64_t low[3] = {origin[0] - 1, origin[1] - 1, origin[2] - 1};
   const bool interior = low[0] >= 0 && low[0] + Shape::kWidth <= g.extent[0] && low[1] >= 0 &&
-                        low[1] + Shape::kY + 2 <= g.extent[1] && low[2] >= 0 &&
+                        low[1] + kKeys <= g.extent[1] && low[2] >= 0 &&
                         low[2] + Shape::kPlanes <= g.extent[2];
-  const int row = static_cast<int>(g.extent[0]);
-  if (interior) {
-    const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
-    const int64_t first = (low[2] * g.extent[1] + low[1]) * g.extent[0] + low[0];
-    for (int c = thread; c < Shape::kColumns; c += Shape::kThreads) {
-      const int x = c % Shape::kWidth, r = c / Shape::kWidth, y = r % Shape::kY, z = r / Shape::kY;
-      const int64_t i = first + (z * plane + y * row + x);
-      uint32_t a = median_key(load(i)), b = median_key(load(i + row)),
-               d = median_key(load(i + 2 * row));
-      sort_three(a, b, d);
-      columns[3 * c] = a;
-      columns[3 * c + 1] = b;
-      columns[3 * c + 2] = d;
-    }
-  } else {
-    const int rows = static_cast<int>(g.extent[1]), planes = static_cast<int>(g.extent[2]);
-    for (int c = thread; c < Shape::kColumns; c += Shape::kThreads) {
-      const int x = c % Shape::kWidth, r = c / Shape::kWidth, y = r % Shape::kY, z = r / Shape::kY;
-      const int ix = kernels::boundary_index_t<int>(static_cast<int>(low[0]) + x, row, g.boundary);
-      const int iz =
-          kernels::boundary_index_t<int>(static_cast<int>(low[2]) + z, planes, g.boundary);
-      uint32_t k[3];
+  const int row = static_cast<int>(g.extent[0]), rows = static_cast<int>(g.extent[1]);
+  const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
+  const int64_t first = interior ? (low[2] * g.extent[1] + low[1]) * g.extent[0] + low[0] : 0;
+  for (int s = thread; s < kStrips; s += Shape::kThreads) {
+    const int x = s % Shape::kWidth, z = s / Shape::kWidth;
+    uint32_t k[kKeys];
+    if (interior) {
+      const int64_t i = first + (z * plane + x);
       NDCONV_UNROLL
-      for (int d = 0; d < 3; ++d) {
+      for (int d = 0; d < kKeys; ++d)
+        k[d] = median_key(load(i + d * row));
+    } else {
+      const int ix = kernels::boundary_index_t<int>(static_cast<int>(low[0]) + x, row, g.boundary);
+      const int iz = kernels::boundary_index_t<int>(static_cast<int>(low[2]) + z,
+                                                    static_cast<int>(g.extent[2]), g.boundary);
+      NDCONV_UNROLL
+      for (int d = 0; d < kKeys; ++d) {
         const int iy =
-            kernels::boundary_index_t<int>(static_cast<int>(low[1]) + y + d, rows, g.boundary);
+            kernels::boundary_index_t<int>(static_cast<int>(low[1]) + d, rows, g.boundary);
         k[d] = ix < 0 || iy < 0 || iz < 0 ? g.outside_key
                                           : median_key(load((int64_t{iz} * rows + iy) * row + ix));
       }
-      sort_three(k[0], k[1], k[2]);
-      columns[3 * c] = k[0];
-      columns[3 * c + 1] = k[1];
-      columns[3 * c + 2] = k[2];
+    }
+    uint32_t* column = columns + 3 * (z * Shape::kY * Shape::kWidth + x);
+    NDCONV_UNROLL
+    for (int j = 0; j < Shape::kY; j += 2) {
+      uint32_t lo = k[j + 1], hi = k[j + 2];
+      order(lo, hi);
+      insert_into_pair(k[j], lo, hi, column + 3 * j * Shape::kWidth);
+      insert_into_pair(k[j + 3], lo, hi, column + 3 * (j + 1) * Shape::kWidth);
     }
   }
 }
