@@ -281,7 +281,7 @@ TEST(MedianEmulation, SortedPlanesAgainstNthElement) {
   selections(std::integral_constant<int, 14>{});
 }
 
-// The sorted-columns kernel for every outputs count the launcher takes, against the sorting
+// The sorted-columns kernel for every shape the launcher takes, against the sorting
 // reference bit for bit: odd extents with blocks inside the volume and on every face, NaN, ties,
 // signed zeros and infinities, every boundary (Constant with a value other than 0).
 TEST(MedianEmulation, SortedColumnsEveryOutputCountAndBoundary) {
@@ -315,12 +315,16 @@ TEST(MedianEmulation, SortedColumnsEveryOutputCountAndBoundary) {
       int64_t differ = 0;
       for (int64_t i = 0; i < n; ++i)
         differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
-      EXPECT_EQ(differ, 0) << to_string(b) << ", " << Shape::kOutputs << " outputs a thread";
+      EXPECT_EQ(differ, 0) << to_string(b) << ", " << Shape::kOutputs << " outputs a thread"
+                           << (Shape::kStride == 4 ? ", padded" : "");
     };
     check(cuda_median::ColumnShape<32, 4, 8>{});
     check(cuda_median::ColumnShape<32, 4, 12>{});
     check(cuda_median::ColumnShape<32, 4, 14>{});
     check(cuda_median::ColumnShape<32, 4, 16>{});
+    check(cuda_median::ColumnShape<32, 4, 8, 4>{});
+    check(cuda_median::ColumnShape<32, 4, 10, 4>{});
+    check(cuda_median::ColumnShape<32, 4, 12, 4>{});
   }
 }
 
