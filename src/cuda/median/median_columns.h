@@ -105,6 +105,10 @@ NDCONV_HD void load_columns(const MedianGrid& g, const int64_t* origin, uint32_t
   const int row = static_cast<int>(g.extent[0]), rows = static_cast<int>(g.extent[1]);
   const int plane = static_cast<int>(g.extent[0] * g.extent[1]);
   const int64_t first = interior ? (low[2] * g.extent[1] + low[1]) * g.extent[0] + low[0] : 0;
+  int iy[kKeys];  // the strip's rows by the boundary rule (every strip of the block has them)
+  NDCONV_UNROLL
+  for (int d = 0; d < kKeys; ++d)
+    iy[d] = kernels::boundary_index_t<int>(static_cast<int>(low[1]) + d, rows, g.boundary);
   for (int s = thread; s < kStrips; s += Shape::kThreads) {
     const int x = s % Shape::kWidth, z = s / Shape::kWidth;
     uint32_t k[kKeys];
@@ -118,12 +122,10 @@ NDCONV_HD void load_columns(const MedianGrid& g, const int64_t* origin, uint32_t
       const int iz = kernels::boundary_index_t<int>(static_cast<int>(low[2]) + z,
                                                     static_cast<int>(g.extent[2]), g.boundary);
       NDCONV_UNROLL
-      for (int d = 0; d < kKeys; ++d) {
-        const int iy =
-            kernels::boundary_index_t<int>(static_cast<int>(low[1]) + d, rows, g.boundary);
-        k[d] = ix < 0 || iy < 0 || iz < 0 ? g.outside_key
-                                          : median_key(load((int64_t{iz} * rows + iy) * row + ix));
-      }
+      for (int d = 0; d < kKeys; ++d)
+        k[d] = ix < 0 || iy[d] < 0 || iz < 0
+                   ? g.outside_key
+                   : median_key(load((int64_t{iz} * rows + iy[d]) * row + ix));
     }
     uint32_t* column = columns + Shape::kStride * (z * Shape::kY * Shape::kWidth + x);
     NDCONV_UNROLL

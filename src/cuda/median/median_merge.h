@@ -1,19 +1,20 @@
 // The 3 x 3 x 3 median by sorted planes, for the GPU and the host (NDCONV_HD), so that the CI
-// machine runs the very same selection (tests/gpu/median_emulation_test.cpp).
+// machine runs the very same selection (tests/gpu/median_emulation_test.cpp); the kernel feeds it
+// planes sorted from the block's sorted columns (median_columns.h).
 //
 // Why: forgetful selection (median_select.h) costs each output about 170 pair orderings on its 27
-// keys, and neighbouring outputs along the last axis repeat most of that work on the keys they
-// share. Here a thread's kOutputs outputs along the last axis share it:
-//   - each plane of 3 x 3 keys (across the last axis) is sorted once by a 25-comparator network and
-//     serves the three windows that hold it;
+// keys, and neighbouring outputs along z repeat most of that work on the keys they share. Here a
+// thread's outputs along z share it:
+//   - each plane of 3 x 3 keys (across z) is sorted once and serves the three windows that hold it;
 //   - two consecutive outputs k and k + 1 share planes k + 1 and k + 2: their two sorted planes are
-//     merged once (Batcher's odd-even merge; only the ranks a median can take are kept);
+//     merged once (Batcher's odd-even merge; only the ranks a median can take are kept: 48
+//     min/max);
 //   - each output's median is then the 14th key of its third plane (9 sorted keys) and that merged
 //     pair (18 sorted keys), which for sorted lists P and M is min over i + j = 14 of
 //     max(p_i, m_j) (1-based ranks, p_0 below every key): 9 max and 9 min.
-// About 120 min/max per output instead of about 340, and the networks' comparators are mostly
-// independent (the forgetful selection is a chain). The keys are median_key's (NaN above every
-// number), so the result is the same key any exact selection gives, bit for bit.
+// The networks' comparators are mostly independent (the forgetful selection is a chain). The keys
+// are median_key's (NaN above every number), so the result is the same key any exact selection
+// gives, bit for bit.
 #pragma once
 
 #include <cstdint>
