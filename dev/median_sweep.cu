@@ -2,17 +2,24 @@
 // 256^3 float32 (replicate boundary, data on the device, CUDA events, median of 20 after warm-ups)
 // against a device-to-device copy of the volume in the same run (the memory floor: one read and
 // one write). Variants:
-//   main     the product's kernel (median_kernel<SortedPlanesSelect>, median_kernel.cuh);
-//   lean<N>  the same selection with the tile copied as one flat range of keys (every lane busy;
-//            constant divisions, 32-bit offsets) for blocks inside the volume, the block's origin
-//            from 32-bit divisions, and N outputs per thread along z stored as they are selected;
-//   cols<N>  lean<N> whose planes are sorted from three y-columns sorted once per block in a second
-//            shared buffer (each column serves the three x positions that hold it): 16 comparators
-//            a plane instead of 25, for 3 loads, 3 comparators and 3 stores per column.
+//   main        main's kernel at aac0af7 (median_kernel with each plane sorted from the raw tile,
+//               8 outputs a thread; a dev copy of its selection, MainSortedPlanes);
+//   lean<N>     the same selection with the tile copied as one flat range of keys (every lane
+//               busy; constant divisions, 32-bit offsets) for blocks inside the volume, the
+//               block's origin from 32-bit divisions, N outputs per thread along z stored as they
+//               are selected;
+//   cols<N>     lean<N> whose planes are sorted from three y-columns sorted once per block in a
+//               second shared buffer: 16 comparators a plane instead of 25;
+//   percol<N>   no raw tile: each y-column's 3 voxels read from global memory, converted, sorted
+//               and stored by one thread (fused_kernel);
+//   columns<N>  the product (median_columns_kernel, median_columns.h): strips of 6 voxels along y,
+//               each read and converted once, 4 sorted columns a strip; padded<N>: the same with
+//               columns padded to 4 keys (16-byte shared accesses).
 // Every variant is compared bit for bit with a sort-based CPU reference on an odd-sized volume
 // with NaNs, ties, signed zeros and infinities under every boundary rule, and with main on the
-// timing volume. The winner goes into the product (median_merge.h, Tuning); this file stays an
-// experiment (not built by CMake).
+// timing volume. The winner's shape goes into Tuning (median_column_outputs, _padded); this file
+// stays an experiment (not built by CMake). `median_sweep profile NAME...` launches the named
+// variants once each on the timing volume (for ncu).
 //
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
 // dev/median_sweep.cu -o median_sweep
@@ -190,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     [&](int k, uint32_t key) { lean_store<N>(out, g, origin, k, key); });
 }
 
-// fused<N>: no raw tile; each thread reads y-columns of 3 voxels from global memory (a voxel is
+// percol<N> (fused_kernel): no raw tile; each thread reads y-columns of 3 voxels from global memory (a voxel is
 // read by the three columns that hold it, from L1), converts, sorts and stores them as cols<N>
 // lays them out: one shared buffer, one barrier, no second pass over shared memory.
 template <int kStride>
@@ -209,6 +216,7 @@ template <int N, int kMinBlocks, int kStride = 3>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     fused_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {
   using S = Lean<N>;
+  static_assert(S::kKeys > 0, "the raw tile it does without");
   extern __shared__ uint32_t cols[];
   unsigned b = blockIdx.x;
   const unsigned nbx = static_cast<unsigned>(g.blocks[0]), nby = static_cast<unsigned>(g.blocks[1]);
@@ -363,10 +371,10 @@ int main(int argc, char** argv) {
   // "profile": one launch of each variant named after it on the timing volume, for ncu.
   const bool profile = argc > 1 && std::string(argv[1]) == "profile";
   const std::vector<Variant> variants = {
-      {"main", nullptr, 0, 0},    product<8>("columns8"),     product<12>("columns12"),
-      product<14>("columns14"),   product<16>("columns16"),   lean<8, 8>("lean8"),
-      lean<16, 8>("lean16"),      cols<8, 8>("cols8"),        product<8, 4>("padded8"),
-      product<10, 4>("padded10"), product<12, 4>("padded12"), fused<14, 8>("percol14"),
+      {"main", nullptr, 0, 0},    lean<8, 8>("lean8"),        cols<8, 8>("cols8"),
+      fused<14, 8>("percol14"),   product<8>("columns8"),     product<12>("columns12"),
+      product<14>("columns14"),   product<16>("columns16"),   product<8, 4>("padded8"),
+      product<10, 4>("padded10"), product<12, 4>("padded12"),
   };
   int failures = 0;
   if (profile) {
