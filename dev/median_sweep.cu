@@ -197,9 +197,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     [&](int k, uint32_t key) { lean_store<N>(out, g, origin, k, key); });
 }
 
-// percol<N> (fused_kernel): no raw tile; each thread reads y-columns of 3 voxels from global memory (a voxel is
-// read by the three columns that hold it, from L1), converts, sorts and stores them as cols<N>
-// lays them out: one shared buffer, one barrier, no second pass over shared memory.
+// percol<N> (fused_kernel): no raw tile; each thread reads y-columns of 3 voxels from global memory
+// (a voxel is read by the three columns that hold it, from L1), converts, sorts and stores them as
+// cols<N> lays them out: one shared buffer, one barrier, no second pass over shared memory.
 template <int kStride>
 __device__ __forceinline__ void put_column(uint32_t* cols, int c, uint32_t a, uint32_t b,
                                            uint32_t d) {
