@@ -53,7 +53,8 @@ void run_columns(const std::vector<float>& in, const Index& extent, Boundary bou
   ASSERT_TRUE(cuda_median::column_offsets_fit<Shape>(extent.data()));
   std::vector<uint32_t> columns(static_cast<size_t>(Shape::kKeys));
   for (int64_t block = 0; block < g.block_count(); ++block) {
-    std::fill(columns.begin(), columns.end(), 0x3a5a5a5au);  // poison: a key no copy writes here
+    std::fill(columns.begin(), columns.end(),
+              0x3a5a5a5au);  // poison: the key of -5.3e3, no input value
     int64_t origin[4];
     cuda_median::block_origin(g, block, origin);
     for (int t = 0; t < Shape::kThreads; ++t)
