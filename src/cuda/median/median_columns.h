@@ -22,49 +22,16 @@ namespace ndconv::cuda_median {
 /// A column block's shape: kX x kY threads, each kOutputs outputs along z (the last axis).
 /// Column (x, y, z), x < kWidth, y < kY, z < kPlanes, holds the input keys at (x, y .. y + 2, z)
 /// of the block's input box (its output box + 1 on every side), sorted, at
-/// kStride * ((z * kY + y) * kWidth + x): kStride 3, or 4 (padded) for one 16-byte access per
-/// column on the GPU.
-template <int kX_, int kY_, int kOutputs_, int kStride_ = 3>
+/// 3 * ((z * kY + y) * kWidth + x).
+template <int kX_, int kY_, int kOutputs_>
 struct ColumnShape {
-  static constexpr int kX = kX_, kY = kY_, kOutputs = kOutputs_, kStride = kStride_;
-  static_assert(kStride == 3 || kStride == 4, "columns of 3 keys, padded or not");
+  static constexpr int kX = kX_, kY = kY_, kOutputs = kOutputs_;
   static constexpr int kThreads = kX * kY;
   static constexpr int kWidth = kX + 2;
   static constexpr int kPlanes = kOutputs + 2;
   static constexpr int kColumns = kWidth * kY * kPlanes;
-  static constexpr int kKeys = kStride * kColumns;
+  static constexpr int kKeys = 3 * kColumns;
 };
-
-/// Stores a sorted column at `to` (kStride 4: one 16-byte store on the GPU, the pad 0).
-template <int kStride>
-NDCONV_HD void store_column(uint32_t* to, uint32_t a, uint32_t b, uint32_t c) {
-#ifdef __CUDA_ARCH__
-  if constexpr (kStride == 4) {
-    *reinterpret_cast<uint4*>(to) = make_uint4(a, b, c, 0u);
-    return;
-  }
-#endif
-  to[0] = a;
-  to[1] = b;
-  to[2] = c;
-}
-
-/// Loads the column at `from` into v[0 .. 2].
-template <int kStride>
-NDCONV_HD void load_column(const uint32_t* from, uint32_t* v) {
-#ifdef __CUDA_ARCH__
-  if constexpr (kStride == 4) {
-    const uint4 q = *reinterpret_cast<const uint4*>(from);
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    return;
-  }
-#endif
-  v[0] = from[0];
-  v[1] = from[1];
-  v[2] = from[2];
-}
 
 /// The grid of a column launch (3D, radius 1 on every axis): the thread shape and the outputs
 /// along z of Shape.
@@ -81,10 +48,13 @@ bool column_offsets_fit(const int64_t* extent) {
 }
 
 /// Stores the sorted column of a and the sorted pair lo <= hi (4 min/max) at `to`.
-template <int kStride>
 NDCONV_HD void insert_into_pair(uint32_t a, uint32_t lo, uint32_t hi, uint32_t* to) {
   const uint32_t above = a > lo ? a : lo;
-  store_column<kStride>(to, a < lo ? a : lo, above < hi ? above : hi, above > hi ? above : hi);
+  const uint32_t least = a < lo ? a : lo, middle = above < hi ? above : hi,
+                 most = above > hi ? above : hi;
+  to[0] = least;
+  to[1] = middle;
+  to[2] = most;
 }
 
 /// Thread `thread` (of Shape::kThreads) of the block at `origin`: its share of the sorted columns,
@@ -127,14 +97,13 @@ NDCONV_HD void load_columns(const MedianGrid& g, const int64_t* origin, uint32_t
                    ? g.outside_key
                    : median_key(load((int64_t{iz} * rows + iy[d]) * row + ix));
     }
-    uint32_t* column = columns + Shape::kStride * (z * Shape::kY * Shape::kWidth + x);
+    uint32_t* column = columns + 3 * (z * Shape::kY * Shape::kWidth + x);
     NDCONV_UNROLL
     for (int j = 0; j < Shape::kY; j += 2) {
       uint32_t lo = k[j + 1], hi = k[j + 2];
       order(lo, hi);
-      insert_into_pair<Shape::kStride>(k[j], lo, hi, column + Shape::kStride * j * Shape::kWidth);
-      insert_into_pair<Shape::kStride>(k[j + 3], lo, hi,
-                                       column + Shape::kStride * (j + 1) * Shape::kWidth);
+      insert_into_pair(k[j], lo, hi, column + 3 * j * Shape::kWidth);
+      insert_into_pair(k[j + 3], lo, hi, column + 3 * (j + 1) * Shape::kWidth);
     }
   }
 }
@@ -148,13 +117,12 @@ NDCONV_HD void store_column_medians(const MedianGrid& g, const int64_t* origin,
   if (ox >= g.extent[0] || oy >= g.extent[1])
     return;
   const int64_t index = (oz * g.extent[1] + oy) * g.extent[0] + ox;
-  const uint32_t* first = columns + Shape::kStride * (y * Shape::kWidth + x);
+  const uint32_t* first = columns + 3 * (y * Shape::kWidth + x);
   auto sorted_plane = [&](int p, uint32_t(&v)[9]) {
-    // Columns x, x + 1, x + 2 of plane p.
+    // Columns x, x + 1, x + 2 of plane p: 9 consecutive keys.
     NDCONV_UNROLL
-    for (int c = 0; c < 3; ++c)
-      load_column<Shape::kStride>(first + Shape::kStride * (p * Shape::kWidth * Shape::kY + c),
-                                  v + 3 * c);
+    for (int i = 0; i < 9; ++i)
+      v[i] = first[3 * p * Shape::kWidth * Shape::kY + i];
     sort_nine_from_triples(v);
   };
   planes_medians<Shape::kOutputs>(sorted_plane, [&](int k, uint32_t key) {

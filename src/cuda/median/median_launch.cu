@@ -79,32 +79,24 @@ bool launch_columns(const float* in, float* out, const Index& extent, Boundary b
   return true;
 }
 
-// launch_columns with the shape Tuning names (median_column_outputs, median_column_padded).
+// launch_columns with Tuning::median_column_outputs outputs a thread.
 bool try_columns(const float* in, float* out, const Index& extent, Boundary boundary, float outside,
-                 cudaStream_t stream, const cuda_backend::Tuning& tuning) {
+                 cudaStream_t stream, int outputs) {
   auto run = [&](auto shape) {
     return launch_columns<decltype(shape)>(in, out, extent, boundary, outside, stream);
   };
-  const int n = tuning.median_column_outputs;
-  if (!tuning.median_column_padded) {
-    if (n == 8)
+  switch (outputs) {
+    case 8:
       return run(ColumnShape<32, 4, 8>{});
-    if (n == 12)
+    case 12:
       return run(ColumnShape<32, 4, 12>{});
-    if (n == 14)
+    case 14:
       return run(ColumnShape<32, 4, 14>{});
-    if (n == 16)
+    case 16:
       return run(ColumnShape<32, 4, 16>{});
-  } else {
-    if (n == 8)
-      return run(ColumnShape<32, 4, 8, 4>{});
-    if (n == 10)
-      return run(ColumnShape<32, 4, 10, 4>{});
-    if (n == 12)
-      return run(ColumnShape<32, 4, 12, 4>{});
+    default:
+      throw InvalidArgument("Tuning::median_column_outputs must be 8, 12, 14 or 16");
   }
-  throw InvalidArgument(
-      "Tuning::median_column_outputs must be 8, 12, 14 or 16 (padded: 8, 10 or 12)");
 }
 
 template <int... kRadii>
@@ -156,7 +148,8 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
     launch<ForgetfulSelect<2, 2>>(input, output, g, s);
   else if (dims == 2 && r == 3)
     launch<ForgetfulSelect<2, 3>>(input, output, g, s);
-  else if (dims == 3 && r == 1 && try_columns(input, output, extent, boundary, outside, s, tuning))
+  else if (dims == 3 && r == 1 &&
+           try_columns(input, output, extent, boundary, outside, s, tuning.median_column_outputs))
     return;
   else
     launch_counting(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, input, output, g, s);
