@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kMaxThreads, MinBlocksPerSm<Select>::value)
                                [out](int64_t i, float v) { out[i] = v; });
 }
 
-/// The 3 x 3 x 3 median by sorted columns: Shape::kThreads threads, 8 blocks per SM (64
-/// registers a thread; the sorted planes' issue rate bounds the kernel, not memory).
+/// The 3 x 3 x 3 median by sorted columns: Shape::kThreads threads, 8 blocks per SM (at most 64
+/// registers a thread; its min/max and logic on the ALU pipe bound it, not memory).
 template <typename Shape>
 __global__ void __launch_bounds__(Shape::kThreads, 8)
     median_columns_kernel(const float* __restrict__ in, float* __restrict__ out, MedianGrid g) {

@@ -11,7 +11,6 @@
 #include "cuda/host_call.h"
 #include "cuda/median/median.h"
 #include "cuda/median/median_kernel.cuh"
-#include "cuda/median/median_merge.h"
 #include "cuda/median/median_select.h"
 #include "cuda/tuning.h"
 #include "ndconv/errors.h"
