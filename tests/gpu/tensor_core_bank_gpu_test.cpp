@@ -389,6 +389,54 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
   }
 }
 
+// filter_bank_weighted_sum (the host-staged reconstruction's path) with the 4D preset's
+// reconstruction filters: on the tensor cores for 8-bit input, the notes saying so, per voxel as
+// accurate as the FP32 kernel (expert.tensor_cores off); the FP32 kernel where the input is not
+// 8-bit, the notes saying why.
+TEST(GpuTensorCoreBank, TheWeightedSumTakesTheTensorCoresFor8BitInputOnly) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{23, 14, 9, 6};
+  const int64_t voxels = n[0] * n[1] * n[2] * n[3];
+  const std::vector<float> taps = reconstruction_bank_taps();
+  std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
+  const std::vector<float> weight_values = sum_weights(11, voxels, seed ^ 0x2b);
+  std::vector<ConstVolumeView> weights;
+  for (int f = 0; f < 11; ++f)
+    weights.push_back(make_view(weight_values.data() + f * voxels, 4, n));
+  const FilterBank bank{4, {9, 9, 9, 9}, 11, taps.data()};
+  for (bool eight_bit : {true, false}) {
+    SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
+    if (!eight_bit)
+      input[voxels / 2] += 0.5f;
+    const ConstVolumeView in = make_view<const float>(input.data(), 4, n);
+    const BankReference ref = bank_reference(input, n, {9, 9, 9, 9}, 11, taps);
+    double errors[2];
+    for (bool tensor_cores : {true, false}) {
+      Options options;
+      options.backend = Backend::Cuda;
+      options.operation = Operation::Correlation;
+      options.boundary = Boundary::Zero;
+      options.expert.tensor_cores = tensor_cores;
+      std::vector<float> sum(static_cast<size_t>(voxels));
+      poison(sum);
+      const RunReport report =
+          filter_bank_weighted_sum(in, bank, weights, make_view(sum.data(), 4, n), options);
+      EXPECT_EQ(has_note(report, "weighted sum on the tensor cores (mma.sync"),
+                eight_bit && tensor_cores);
+      if (tensor_cores) {
+        EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
+      }
+      errors[tensor_cores ? 0 : 1] = worst_sum_error(ref, weight_values, sum.data());
+    }
+    std::cout << "[ accuracy ] filter_bank_weighted_sum, " << (eight_bit ? "8-bit" : "not 8-bit")
+              << ": tensor cores (where taken) " << errors[0] << ", FP32 kernel " << errors[1]
+              << "\n";
+    EXPECT_LE(errors[0], errors[1]);
+  }
+}
+
 // Every boundary the bank takes through filter_bank, correlation and convolution: the padded input
 // is 8-bit whatever the boundary, so the tensor cores take each; per voxel against float64.
 TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {

@@ -63,7 +63,7 @@ PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int co
   g.filter = core::to_canonical(dims, filter_of(dims, size), 1);
   g.count = count;
   g.padded_extent = {0, cn[1] + g.filter[1] - 1, cn[2] + g.filter[2] - 1, cn[3] + g.filter[3] - 1};
-  g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0], g.taps().x_rows);
+  g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0], g.taps().groups);
   const int64_t float_row = (n[0] + size - 1 + 3) / 4 * 4 + 4;  // any row at least x_count long
   core::PaddedVolume floats;
   core::build_padded(input.data(), cn, core::to_canonical(dims, stride, 0),
@@ -271,7 +271,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                 for (int lane = 0; lane < 32; ++lane) {
                   uint32_t frag[4];
                   int lo = 0, hi = 0;
-                  Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
+                  Tile::chunk_rows(c, lane % 4, lo, hi);
                   Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m, Tile::lane_shift(lane),
                                    frag);
                   for (int q = 0; q < 4; ++q)
@@ -475,7 +475,7 @@ TEST(TensorCoreEmulation, EveryTapFramesWeightsFitInSharedMemory) {
 // 1 (5 of 12 rows), two positions along t; few tiles, as each runs 9 frames of 41 chunks.
 const Index kIndexingWide{70, 5, 1, 2};
 
-// The reconstruction's tile (TensorCoreWideFramesTile: two K rows per tap row, the weights
+// The reconstruction's tile (TensorCoreWideFramesTile: 3 groups of 4 taps a tap row, the weights
 // streamed a frame at a time) on the 4D preset's 11 filters of 9^4, responses and weighted sum.
 TEST(TensorCoreEmulation, TheWideTilesIndexingGivesTheArithmeticAndTheSumBitForBit) {
   const uint64_t seed = fresh_seed();
@@ -489,12 +489,11 @@ TEST(TensorCoreEmulation, TheWideTileStreamsItsWeightsWithinSharedMemory) {
   using W = cuda_bank::TensorCoreWideFramesTile;
   EXPECT_LE(W::shared_bytes(W::TapShape::kMaxFrames), 227 * 1024);
   EXPECT_GT(W::TapShape::kMaxFrames * W::kFragmentWords * 4, 227 * 1024);
-  EXPECT_EQ(W::kChunks, 41);  // 81 tap rows x 2 K rows, 4 a chunk
-  // The second K row of a tap row starts 8 bytes (two words) after the first.
-  for (int r = 0; r < W::TapShape::kTapRows; ++r) {
-    EXPECT_EQ(W::k_row_word(2 * r), W::tap_row_word(r));
-    EXPECT_EQ(W::k_row_word(2 * r + 1), W::tap_row_word(r) + 2);
-  }
+  EXPECT_EQ(W::kChunks, 31);  // 81 tap rows x 3 groups, 8 a chunk
+  // Group q of a tap row starts 4 q bytes (q words) after the row.
+  for (int r = 0; r < W::TapShape::kTapRows; ++r)
+    for (int q = 0; q < 3; ++q)
+      EXPECT_EQ(W::group_word(3 * r + q), W::tap_row_word(r) + q);
   // The weighted sum's two shuffles give every lane of a quad the same sum, quad_sum's.
   const float lanes[4] = {1.0f, 1e-8f, -1.0f, 3e-8f};
   float s[4], t[4];
@@ -506,9 +505,9 @@ TEST(TensorCoreEmulation, TheWideTileStreamsItsWeightsWithinSharedMemory) {
     EXPECT_EQ(t[i], cuda_bank::quad_sum(lanes));
 }
 
-// The wide K rows (9 taps along x: taps 0..7 and 8) read back through the fragments give the
-// plain sliced arithmetic bit for bit, and the weighted sum of the 4D preset's reconstruction
-// filters is within the FP32 bank's accuracy of float64 per voxel.
+// The wide tap rows (9 taps along x: groups of taps 0..3, 4..7 and 8) read back through the
+// fragments give the plain sliced arithmetic bit for bit, and the weighted sum of the 4D preset's
+// reconstruction filters is within the FP32 bank's accuracy of float64 per voxel.
 TEST(TensorCoreEmulation, WideFragmentsGiveTheSlicedArithmeticAndAnAccurateSum) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -523,7 +522,7 @@ TEST(TensorCoreEmulation, WideFragmentsGiveTheSlicedArithmeticAndAnAccurateSum) 
     const PaddedBytes p = padded_bytes(input, n, count, packed, 9);
     ASSERT_TRUE(packed);
     const TensorCoreGeometry& g = p.geometry;
-    EXPECT_EQ(g.taps().x_rows, 2);
+    EXPECT_EQ(g.taps().groups, 3);
     EXPECT_EQ(cuda_bank::tensor_core_cannot_implement(g.filter, true), "");
     EXPECT_NE(cuda_bank::tensor_core_cannot_implement(g.filter), "");
     const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());

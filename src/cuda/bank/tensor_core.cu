@@ -56,7 +56,7 @@ DeviceBuffer bytes_buffer(size_t bytes) {
 
 // Shared bytes of the block that runs `g`.
 int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
-  if (g.taps().x_rows > 1)
+  if (g.taps().groups > 2)
     return TensorCoreWideFramesTile::shared_bytes(g.frames());
   return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
                         : TensorCoreDefaultTile::shared_bytes(1);
@@ -95,7 +95,7 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch& l) {
   g.filter = l.filter;
   g.count = l.count;
   g.padded_extent = l.padded_extent;
-  g.row_bytes = tensor_core_row_bytes(l.outputs[0], g.taps().x_rows);
+  g.row_bytes = tensor_core_row_bytes(l.outputs[0], g.taps().groups);
   return g;
 }
 
@@ -154,7 +154,7 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
 void launch_tensor_core_weighted_sum(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                                      const int32_t* fragments, const float* scales,
                                      const float* weights, float* sum, void* stream) {
-  if (g.passes() != 1 || g.taps().x_rows != TensorCoreWideFramesTile::kXRows)
+  if (g.passes() != 1 || g.taps().groups != TensorCoreWideFramesTile::kGroups)
     throw InvalidArgument("internal: the tensor-core weighted sum runs one pass of 9^4 filters");
   launch_tile<TensorCoreWideFramesTile, kTensorCoreFramesMinBlocks, true>(
       g, device, padded, fragments, scales, nullptr, static_cast<cudaStream_t>(stream), weights,
@@ -220,17 +220,17 @@ std::string tensor_core_note(const BankLaunch& l) {
   return "on the tensor cores (mma.sync u8 x s8, " + std::to_string(S::kSlices) +
          " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
          std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s)" +
-         (g.taps().x_rows > 1 ? ", two K rows per tap row, the weights streamed a frame at a time"
-                              : "") +
+         (g.taps().groups > 2 ? ", " + std::to_string(g.taps().groups) +
+                                    " groups of 4 taps a tap row, the weights streamed a frame "
+                                    "at a time"
+                              : std::string()) +
          ")";
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,
                           const Options& options, RunReport& report, std::string& why_not) {
   why_not =
-      p.outputs.empty()
-          ? std::string("the weighted sum takes them in the device-resident adaptive filter only")
-          : tensor_core_unfit(l, p.taps, options);
+      p.outputs.empty() ? std::string("the weighted sum") : tensor_core_unfit(l, p.taps, options);
   if (!why_not.empty())
     return false;
   const TensorCoreGeometry g = tensor_core_geometry(l);

@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
       stage_weights(frame, 0);
   // The chunks' staged rows: per chunk one 64-bit load instead of the divisions of tap_row_word.
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
-    Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
+    Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
   TensorCoreOrigin o = Tile::origin(a, tile);
   stage(o, 0, tiles);
   __pipeline_commit();
@@ -133,9 +133,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
       const int32_t* const frame_fragments = fragments + Tile::weight_offset(frame, buffer, 0);
       // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
       using Fragments = uint32_t[Tile::kMTiles][4];
-      const int upper = lane % 4 / 2;
+      const int t = lane % 4;
       auto load_a = [&](Fragments& frag, int c) {
-        const int2 rows = row_table[2 * c + upper];
+        const int2 rows = row_table[4 * c + t];
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
           Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);

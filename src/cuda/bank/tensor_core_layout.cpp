@@ -25,7 +25,7 @@ int64_t padded_row(const TensorCoreGeometry& g, int64_t q1, int64_t q2, int64_t 
 
 // Tap (dx, j1, frame, j3) of a filter (correlation order, x fastest: ((j3 k2 + j2) k1 + j1) k0 +
 // dx) at tap row r (j3 * k1 + j1) of tap frame j2, or 0 for the padding beyond the filter (dx up
-// to 15 with two K rows per tap row).
+// to 4 groups - 1).
 float tap_at(const TensorCoreGeometry& g, const float* filter, int frame, int r, int dx) {
   const int k0 = static_cast<int>(g.filter[0]), k1 = static_cast<int>(g.filter[1]);
   if (dx >= k0 || r >= k1 * g.filter[3])
@@ -58,10 +58,10 @@ const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded,
 std::string tensor_core_cannot_implement(const Index& k, bool weighted) {
   if (weighted) {
     using W = TensorCoreReconstructionTaps;
-    if (k[0] > W::kXRows * S::kRowTaps || k[1] != W::kK1 || k[2] < 2 || k[2] > W::kMaxFrames ||
-        k[3] != W::kK3)
-      return "the tensor-core weighted sum is compiled for 4D filters of up to 16 x 9 x 9 x 9 taps "
-             "(the filter is " +
+    if (k[0] <= 4 * (W::kGroups - 1) || k[0] > 4 * W::kGroups || k[1] != W::kK1 || k[2] < 2 ||
+        k[2] > W::kMaxFrames || k[3] != W::kK3)
+      return "the tensor-core weighted sum is compiled for 4D filters of 9 to 12 x 9 x 9 x up to 9 "
+             "taps (the filter is " +
              std::to_string(k[0]) + " x " + std::to_string(k[1]) + " x " + std::to_string(k[3]) +
              (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ", canonical axes)";
     return {};
@@ -78,37 +78,38 @@ int weight_chunks(int rows, const TensorCoreTaps& taps) {
   return rows == 1 ? taps.chunks() : 2 * taps.k3 * rows;
 }
 
-int weight_tap_row(int chunk, int rr, int rows, const TensorCoreTaps& taps) {
+int weight_group(int chunk, int j, int rows, const TensorCoreTaps& taps) {
   if (rows == 1)
-    return chunk * S::kChunkRows + rr;  // past the filter's rows: the zeros of the split rows
+    return chunk * S::kChunkGroups + j;  // past the filter's rows: the zeros of the split rows
   const int c = chunk / rows, v = chunk % rows;
-  const int j1 = S::kChunkRows * (c % 2) + rr - v;
-  return j1 < 0 || j1 >= taps.k1 ? -1 : c / 2 * taps.k1 + j1;
+  const int j1 = S::kChunkRows * (c % 2) + j / 2 - v;
+  return j1 < 0 || j1 >= taps.k1 ? -1 : (c / 2 * taps.k1 + j1) * taps.groups + j % 2;
 }
 
 TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps, int rows) {
   const TensorCoreTaps shape = g.taps();
-  if (rows != 1 && (rows != 2 || shape.x_rows != 1))
+  if (rows != 1 && (rows != 2 || shape.groups != 2))
     throw InvalidArgument(
         "the tensor-core weights take one or two output rows per warp (one for wide filters)");
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   const int passes = g.passes(), frames = g.frames();
   const int chunks = weight_chunks(rows, shape);
   const int64_t frame_words = int64_t{chunks} * S::kNTiles * 32 * 2;
-  const int k_rows = shape.chunks() * S::kChunkRows;  // each frame's K rows, zeros past the taps
-  const int64_t frame_taps = int64_t{k_rows} * S::kRowTaps;
+  // Each frame's groups, zeros past the taps.
+  const int groups = shape.chunks() * S::kChunkGroups;
+  const int64_t frame_taps = int64_t{groups} * 4;
   TensorCoreWeights w;
   w.fragments.assign(static_cast<size_t>(passes * frames * frame_words), 0);
   w.scales.assign(static_cast<size_t>(passes) * S::kFilters, 0.0f);
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
-    // The filter's taps as [frame][K row][dx] (zeros past the filter), split with one scale.
+    // The filter's taps as [frame][group][4] (zeros past the filter), split with one scale.
     std::vector<float> tap_rows(static_cast<size_t>(frames * frame_taps), 0.0f);
     for (int frame = 0; frame < frames; ++frame)
-      for (int kr = 0; kr < k_rows; ++kr)
-        for (int dx = 0; dx < S::kRowTaps; ++dx)
-          tap_rows[static_cast<size_t>(frame * frame_taps + kr * S::kRowTaps + dx)] =
-              tap_at(g, filter, frame, kr / shape.x_rows, S::kRowTaps * (kr % shape.x_rows) + dx);
+      for (int group = 0; group < groups; ++group)
+        for (int i = 0; i < 4; ++i)
+          tap_rows[static_cast<size_t>(frame * frame_taps + group * 4 + i)] =
+              tap_at(g, filter, frame, group / shape.groups, 4 * (group % shape.groups) + i);
     const detail::SplitFilter split =
         detail::split_filter(tap_rows.data(), static_cast<int64_t>(tap_rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
@@ -128,11 +129,12 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
               uint32_t word = 0;
               for (int i = 0; i < 4; ++i) {
                 const int k = b_fragment_k(lane, q, i);
-                const int r = weight_tap_row(c, k / S::kRowTaps, rows, shape), dx = k % S::kRowTaps;
-                const int8_t d = r < 0 ? int8_t{0}
-                                       : frame_digits[static_cast<size_t>(
-                                             slice * static_cast<int64_t>(tap_rows.size()) +
-                                             r * S::kRowTaps + dx)];
+                const int group = weight_group(c, k / 4, rows, shape);
+                const int8_t d =
+                    group < 0
+                        ? int8_t{0}
+                        : frame_digits[static_cast<size_t>(
+                              slice * static_cast<int64_t>(tap_rows.size()) + group * 4 + k % 4)];
                 word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
               }
               fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);
@@ -242,8 +244,8 @@ void emulate_pass(const TensorCoreGeometry& g, const uint8_t* padded,
       for (int c = 0; c < chunks; ++c)
         for (int k = 0; k < kK; ++k) {
           const int frame = c / frame_chunks;
-          const int kr = c % frame_chunks * S::kChunkRows + k / S::kRowTaps;
-          const int r = kr / shape.x_rows, dx = S::kRowTaps * (kr % shape.x_rows) + k % S::kRowTaps;
+          const int group = c % frame_chunks * S::kChunkGroups + k / 4;
+          const int r = group / shape.groups, dx = 4 * (group % shape.groups) + k % 4;
           // Rows past the filter meet zero weights; the kernel reads some row there, any value
           // gives the same sums.
           if (r >= g.filter[1] * g.filter[3])

@@ -35,7 +35,8 @@ struct TensorCoreShape {
   static constexpr int kNTiles = kColumns / 8;         ///< n8 tiles
   static constexpr int kRowTaps = 8;                   ///< K per tap row (k0 padded)
   static constexpr int kChunkRows = 4;                 ///< tap rows per K chunk of 32
-  static constexpr int kK1 = 7, kK3 = 7;               ///< the tap rows compiled: 7 x 7
+  static constexpr int kChunkGroups = 8;  ///< groups of 4 taps per K chunk (TensorCoreTaps)
+  static constexpr int kK1 = 7, kK3 = 7;  ///< the tap rows compiled: 7 x 7
   static constexpr int kTapRows = kK1 * kK3;
   static constexpr int kChunks = (kTapRows + kChunkRows - 1) / kChunkRows;
   static constexpr int kMaxTapRows = kChunks * kChunkRows;
@@ -52,17 +53,19 @@ struct TensorCoreShape {
 
 static_assert(TensorCoreShape::kColumns % 8 == 0, "whole n8 tiles");
 
-/// A filter's K rows: its tap rows (j1, j3) of up to 8 taps along x each, or, for filters 9 to 16
-/// taps wide, two K rows per tap row (taps 0..7, then 8..15: the same input row 8 bytes on, two
-/// aligned words), K row kr = tap row kr / x_rows, half kr % x_rows; 4 K rows per K chunk, rows
-/// past the filter zero. The compiled shapes (TensorCoreTapShape): the quadrature filters' 7 x 7
-/// tap rows of 8 (7^3, 7^4) and the reconstruction's 9 x 9 of 16 (9^4).
+/// A filter's K slots: its tap rows (j1, j3), each as `groups` groups of 4 taps along x (an A
+/// register's 4-byte window; group q the input row 4q bytes on, one aligned word), 8 groups per K
+/// chunk of 32 in the order group G = tap row * groups + q, groups past the filter zero: 2 groups
+/// a tap row for up to 8 taps (7^3, 7^4: the 8 K slots of the MMA's layout), 3 for 9 to 12 (9^4:
+/// 12 slots a tap row where two rows of 8 would take 16). The compiled shapes
+/// (TensorCoreTapShape): the quadrature filters' 7 x 7 tap rows of 2 groups and the
+/// reconstruction's 9 x 9 of 3.
 struct TensorCoreTaps {
-  int k1 = TensorCoreShape::kK1, k3 = TensorCoreShape::kK3, x_rows = 1;
+  int k1 = TensorCoreShape::kK1, k3 = TensorCoreShape::kK3, groups = 2;
   NDCONV_HD constexpr int tap_rows() const { return k1 * k3; }
-  NDCONV_HD constexpr int k_rows() const { return tap_rows() * x_rows; }
+  NDCONV_HD constexpr int tap_groups() const { return tap_rows() * groups; }
   NDCONV_HD constexpr int chunks() const {
-    return (k_rows() + TensorCoreShape::kChunkRows - 1) / TensorCoreShape::kChunkRows;
+    return (tap_groups() + TensorCoreShape::kChunkGroups - 1) / TensorCoreShape::kChunkGroups;
   }
   /// 32-bit words of a pass's B fragments per tap frame with one output row per warp.
   NDCONV_HD constexpr int fragment_words() const {
@@ -70,28 +73,27 @@ struct TensorCoreTaps {
   }
 };
 
-/// A compiled K shape: K1 x K3 tap rows of XRows K rows each, up to MaxFrames tap frames.
-template <int K1, int K3, int XRows, int MaxFrames>
+/// A compiled K shape: K1 x K3 tap rows of Groups groups each, up to MaxFrames tap frames.
+template <int K1, int K3, int Groups, int MaxFrames>
 struct TensorCoreTapShape {
-  static constexpr int kK1 = K1, kK3 = K3, kXRows = XRows, kMaxFrames = MaxFrames;
-  static constexpr TensorCoreTaps kTaps{K1, K3, XRows};
+  static constexpr int kK1 = K1, kK3 = K3, kGroups = Groups, kMaxFrames = MaxFrames;
+  static constexpr TensorCoreTaps kTaps{K1, K3, Groups};
   static constexpr int kTapRows = kTaps.tap_rows();
+  static constexpr int kTapGroups = kTaps.tap_groups();
   static constexpr int kChunks = kTaps.chunks();
-  static constexpr int kMaxKRows = kChunks * TensorCoreShape::kChunkRows;
-  /// The padded rows' bytes past the last tile's outputs: its last windows' words, 8 bytes
-  /// further with a second K row per tap row.
-  static constexpr int kRowOverhang = TensorCoreShape::kRowOverhang * XRows;
-  static_assert(XRows == 1 || XRows == 2, "tap rows of up to 16 taps");
+  /// The padded rows' bytes past the last tile's outputs: its last windows' words, 16 more for
+  /// groups past the second.
+  static constexpr int kRowOverhang = TensorCoreShape::kRowOverhang * (Groups > 2 ? 2 : 1);
+  static_assert(Groups >= 2 && Groups <= 4, "tap rows of up to 16 taps");
   // The accumulators' bound (as for TensorCoreShape below): exact in int32 over every frame.
-  static_assert(int64_t{255} * 127 * kMaxKRows * TensorCoreShape::kRowTaps * MaxFrames <
-                    (int64_t{1} << 31),
+  static_assert(int64_t{255} * 127 * kChunks * 32 * MaxFrames < (int64_t{1} << 31),
                 "accumulators of every frame exact in int32");
 };
 /// The quadrature bank's filters (up to 8 x 7 x 7 taps, 7 frames).
 using TensorCoreQuadratureTaps =
-    TensorCoreTapShape<TensorCoreShape::kK1, TensorCoreShape::kK3, 1, TensorCoreShape::kMaxFrames>;
-/// The 4D reconstruction's filters (up to 16 x 9 x 9 taps, 9 frames: the preset's 9^4).
-using TensorCoreReconstructionTaps = TensorCoreTapShape<9, 9, 2, 9>;
+    TensorCoreTapShape<TensorCoreShape::kK1, TensorCoreShape::kK3, 2, TensorCoreShape::kMaxFrames>;
+/// The 4D reconstruction's filters (9 to 12 x 9 x 9 taps, up to 9 frames: the preset's 9^4).
+using TensorCoreReconstructionTaps = TensorCoreTapShape<9, 9, 3, 9>;
 static_assert(TensorCoreQuadratureTaps::kChunks == TensorCoreShape::kChunks, "one narrow shape");
 // The accumulators' bound: 255 x 127 per tap, kMaxTapRows x 8 taps per frame: below 2^24 for one
 // frame (3D: exact in float), below 2^31 for kMaxFrames (4D: exact in int32; combine_slices rounds
@@ -115,10 +117,11 @@ struct TensorCoreGeometry {
   int passes() const { return (count + TensorCoreShape::kFilters - 1) / TensorCoreShape::kFilters; }
   /// Tap frames: the filter's taps along canonical axis 2 (1 in 3D, 7 for a 4D 7^4 filter).
   int frames() const { return static_cast<int>(filter[2]); }
-  /// The filter's K rows (TensorCoreTaps): one per tap row up to 8 taps along x, else two.
+  /// The filter's K slots (TensorCoreTaps): 2 groups of 4 taps a tap row up to 8 taps along x,
+  /// else one per 4 taps.
   TensorCoreTaps taps() const {
     return {static_cast<int>(filter[1]), static_cast<int>(filter[3]),
-            filter[0] > TensorCoreShape::kRowTaps ? 2 : 1};
+            filter[0] > TensorCoreShape::kRowTaps ? static_cast<int>(filter[0] + 3) / 4 : 2};
   }
   int64_t padded_bytes() const {
     return row_bytes * padded_extent[1] * padded_extent[2] * padded_extent[3];
@@ -126,17 +129,18 @@ struct TensorCoreGeometry {
   int64_t voxels() const { return outputs[0] * outputs[1] * outputs[2] * outputs[3]; }
 };
 
-/// The padded row length in bytes for n0 outputs along x and `x_rows` K rows per tap row: every
-/// block's staged chunks inside it.
-inline int64_t tensor_core_row_bytes(int64_t n0, int x_rows = 1) {
+/// The padded row length in bytes for n0 outputs along x and tap rows of `groups` groups of 4
+/// taps: every block's staged chunks inside it.
+inline int64_t tensor_core_row_bytes(int64_t n0, int groups = 2) {
   using S = TensorCoreShape;
-  return (n0 + S::kRowAlign - 1) / S::kRowAlign * S::kRowAlign + S::kRowOverhang * x_rows;
+  return (n0 + S::kRowAlign - 1) / S::kRowAlign * S::kRowAlign +
+         S::kRowOverhang * (groups > 2 ? 2 : 1);
 }
 
 /// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must
 /// be k0 <= 8 by 7 x k2 x 7 with k2 from 1 to kMaxFrames (a 3D volume's 7^3, a 4D volume's 7^4,
-/// and narrower along x); for the weighted sum (`weighted`), k0 <= 16 by 9 x k2 x 9 with k2 from 2
-/// to 9 (TensorCoreReconstructionTaps: the 4D reconstruction's 9^4).
+/// and narrower along x); for the weighted sum (`weighted`), k0 from 9 to 12 by 9 x k2 x 9 with k2
+/// from 2 to 9 (TensorCoreReconstructionTaps: the 4D reconstruction's 9^4).
 std::string tensor_core_cannot_implement(const Index& canonical_filter, bool weighted = false);
 
 // ---- The fragments' layouts (PTX ISA, mma.m16n8k32 with 8-bit operands) ------------------------
@@ -227,13 +231,13 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& geometry, const 
 int64_t tensor_core_weights_bytes(const TensorCoreGeometry& geometry, int rows);
 
 /// The weights' K chunks per pass for a kernel of `rows` output rows per warp (TensorCoreTile's
-/// kWeightChunks), and the K row (tap row j3 * k1 + j1 times taps.x_rows, plus the half) that K
-/// index rr (0..3, the chunk's staged row) of weight chunk `chunk` meets, or -1 where none (zero
-/// weights): with one row, chunk c holds K rows 4c + rr; with two (narrow taps only), weight chunk
-/// 2c + v is K chunk c (plane c / 2, staged rows 4 (c % 2) + rr of the warp's first) for its output
-/// row v, tap row j1 = 4 (c % 2) + rr - v.
+/// kWeightChunks), and the group (tap row j3 * k1 + j1 times taps.groups, plus the group within
+/// the row) that group j (0..7, K slots 4j .. 4j + 3) of weight chunk `chunk` meets, or -1 where
+/// none (zero weights): with one row, chunk c holds groups 8c + j; with two (2 groups a tap row
+/// only), weight chunk 2c + v is K chunk c (plane c / 2, staged rows 4 (c % 2) + j / 2 of the
+/// warp's first) for its output row v, tap row j1 = 4 (c % 2) + j / 2 - v, group j % 2.
 int weight_chunks(int rows, const TensorCoreTaps& taps = {});
-int weight_tap_row(int chunk, int rr, int rows, const TensorCoreTaps& taps = {});
+int weight_group(int chunk, int j, int rows, const TensorCoreTaps& taps = {});
 
 /// The largest split_error over the filters of `taps` with `slices` digits.
 double worst_split_error(const TensorCoreGeometry& geometry, const float* taps, int slices);

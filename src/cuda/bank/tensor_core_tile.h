@@ -55,8 +55,8 @@ NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
 enum class TensorCoreCopies { Funnel, Shared, Global };
 
 /// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
-/// of Rows output rows along axis 1 each, the windows from Copies, the filter's K rows Taps
-/// (TensorCoreTapShape). Rows 2 (taps of one K row each): a warp's two rows share its A fragments:
+/// of Rows output rows along axis 1 each, the windows from Copies, the filter's K slots Taps
+/// (TensorCoreTapShape). Rows 2 (2 groups a tap row): a warp's two rows share its A fragments:
 /// each K chunk is 4 consecutive staged rows of one plane (two chunks a plane, rows y .. y + 7 of
 /// the pair's y, y + 1), which meet output y with tap rows 4h .. 4h + 3 and output y + 1 with
 /// 4h - 1 .. 4h + 2, so each chunk has two B operands (chunk_weight_row), one per output row, and
@@ -68,14 +68,15 @@ template <int MTiles, int Warps, TensorCoreCopies Copies, int Rows = 1,
 struct TensorCoreTile {
   using S = TensorCoreShape;
   using TapShape = Taps;
-  static_assert(Rows == 1 || (Rows == 2 && Taps::kXRows == 1 && Taps::kK1 <= 2 * S::kChunkRows),
+  static_assert(Rows == 1 || (Rows == 2 && Taps::kGroups == 2 && Taps::kK1 <= 2 * S::kChunkRows),
                 "one or two rows");
   static constexpr int kMTiles = MTiles;
   static constexpr int kWarps = Warps;
   static constexpr int kRows = Rows;
   static constexpr int kBlockRows = Warps * Rows;  ///< output rows along axis 1 per block
-  static constexpr int kK1 = Taps::kK1, kK3 = Taps::kK3, kXRows = Taps::kXRows;
-  /// K chunks per output: 4 of the flattened K rows each (Rows 1), or two per plane (Rows 2).
+  static constexpr int kK1 = Taps::kK1, kK3 = Taps::kK3, kGroups = Taps::kGroups;
+  /// K chunks per output: 8 of the flattened tap rows' groups each (Rows 1), or two per plane
+  /// (Rows 2).
   static constexpr int kChunks = Rows == 1 ? Taps::kChunks : 2 * kK3;
   /// B operands per pass (chunk x output row of the warp's) and their words, per tap frame.
   static constexpr int kWeightChunks = kChunks * Rows;
@@ -101,9 +102,9 @@ struct TensorCoreTile {
   static constexpr int kPlaneWords = kRowsY * kRowWords + kPlanePad;
   static constexpr int kStagedRows = kRowsY * kK3;
   static constexpr int kTileBytes = kK3 * kPlaneWords * 4;
-  /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][u] (chunk_rows), and its
+  /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][t] (chunk_rows), and its
   /// bytes in shared memory, a whole number of 16-byte chunks.
-  static constexpr int kRowTableEntries = 2 * kChunks;
+  static constexpr int kRowTableEntries = 4 * kChunks;
   static constexpr int kRowTableBytes = (kRowTableEntries * 8 + 15) / 16 * 16;
   /// Tap frames' weights in shared memory at once: two (streamed), or every frame's.
   NDCONV_HD static constexpr int weight_frames(int frames) { return StreamWeights ? 2 : frames; }
@@ -113,15 +114,12 @@ struct TensorCoreTile {
     return weight_frames(frames) * kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
   }
   /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
-  /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
-  /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row), 2 more for a
-  /// second K row per tap row.
+  /// last, which would need bytes past the row.
   static constexpr int kBuiltWords = kCopyWords - 1;
-  static_assert(kBuiltWords >= 4 * MTiles + 3 + 2 * (kXRows - 1), "every word the fragments read");
-  /// The last word of a copy that a fragment reads (lane_word's largest 2, the last M tile's
-  /// second window 4 MTiles - 2 on, the second K row's 2 more, the funnel's next word): inside the
-  /// words staged (funnel) or built (shifted copies).
-  static constexpr int kLastWord = 4 * MTiles + 2 * (kXRows - 1) + (kShifted ? 0 : 1);
+  /// The last word of a copy that a fragment reads (lane_word's largest 1, the last group's
+  /// kGroups - 1, the last M tile's second window 4 MTiles - 2 on, the funnel's next word): inside
+  /// the words staged (funnel) or built (shifted copies).
+  static constexpr int kLastWord = 4 * MTiles + kGroups - 2 + (kShifted ? 0 : 1);
   static_assert(kLastWord < (kShifted ? kBuiltWords : kCopyWords), "inside the staged row");
   static constexpr int kBuildItems =
       Copies == TensorCoreCopies::Shared ? kStagedRows * kBuiltWords : 0;
@@ -184,10 +182,10 @@ struct TensorCoreTile {
   NDCONV_HD static int tap_row_word(int r) {
     return r >= Taps::kTapRows ? 0 : row_word(r / kK1 * kRowsY + r % kK1);
   }
-  /// The words, from the tile, where K row kr's windows start for warp 0: its tap row's, 8 bytes
-  /// (two words, in every copy) on for the second half of a wide tap row.
-  NDCONV_HD static int k_row_word(int kr) {
-    return kr >= Taps::kTapRows * kXRows ? 0 : tap_row_word(kr / kXRows) + 2 * (kr % kXRows);
+  /// The word, from the tile, where group G's windows start for warp 0 (output 0): its tap row's,
+  /// 4 bytes (a word, in every copy) on per group; groups past the filter read row 0.
+  NDCONV_HD static int group_word(int group) {
+    return group >= Taps::kTapGroups ? 0 : tap_row_word(group / kGroups) + group % kGroups;
   }
 
   /// Streamed weights: the 16-byte copy i (< kFragmentWords / 4) of tap frame `frame`'s B fragments
@@ -200,31 +198,34 @@ struct TensorCoreTile {
     return (StreamWeights ? buffer : frame) * kFragmentWords + 4 * i;
   }
 
-  /// A lane's window within a staged row for its M tile 0: bytes 4 (t % 2) + g on. Shifted: the
-  /// copy g % 4 and the aligned word there; else the word it starts in and the shift into it.
+  /// A lane's window within a staged row for its M tile 0 and group 0: bytes g on (the group's
+  /// 4 (t % 2) or 4 q come from chunk_rows). Shifted: the copy g % 4 and the aligned word there;
+  /// else the word it starts in and the shift into it.
   NDCONV_HD static int lane_word(int lane) {
     const int g = lane / 4;
-    return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (a_fragment_dx(lane) + (g & ~3)) / 4;
+    return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (g & ~3) / 4;
   }
   NDCONV_HD static int lane_shift(int lane) { return kShifted ? 0 : 8 * (lane / 4 % 4); }
 
-  /// The staged rows, in words from warp 0's row, that K chunk c's A fragments read: tap row
-  /// 4c + u (registers 0, 1) and 4c + 2 + u (registers 2, 3) for the lanes with t / 2 = u. The
-  /// kernel keeps them in a table (chunk_row_table), one 64-bit load per chunk.
-  NDCONV_HD static void chunk_rows(int c, int u, int& lo, int& hi) {
+  /// The words, from warp 0's window, where K chunk c's A fragments of the lanes with t = lane %
+  /// 4 start: group 8c + t (registers 0, 1; K slots 4t ..) and 8c + 4 + t (registers 2, 3; 16 +
+  /// 4t ..), each its tap row's word plus its group within the row. The kernel keeps them in a
+  /// table (chunk_row_table), one 64-bit load per chunk.
+  NDCONV_HD static void chunk_rows(int c, int t, int& lo, int& hi) {
+    static_assert(S::kChunkGroups == 8, "groups 8c + t and 8c + 4 + t");
     if constexpr (Rows == 1) {
-      lo = k_row_word(4 * c + u);
-      hi = k_row_word(4 * c + 2 + u);
-    } else {  // plane c / 2, staged rows 4 (c % 2) + u and + 2 of the warp's first
-      const int first = c / 2 * kRowsY + 4 * (c % 2) + u;
-      lo = row_word(first);
-      hi = row_word(first + 2);
+      lo = group_word(S::kChunkGroups * c + t);
+      hi = group_word(S::kChunkGroups * c + 4 + t);
+    } else {  // plane c / 2, staged rows 4 (c % 2) + t / 2 and + 2 of the warp's first
+      const int first = c / 2 * kRowsY + 4 * (c % 2) + t / 2;
+      lo = row_word(first) + t % 2;
+      hi = row_word(first + 2) + t % 2;
     }
   }
   /// The warp's staged rows start Rows rows apart.
   NDCONV_HD static int warp_word(int warp) { return Rows * warp * kRowWords; }
 
-  /// The A fragment of M tile m for the chunk whose rows (chunk_rows for the lane's t / 2) are lo
+  /// The A fragment of M tile m for the chunk whose words (chunk_rows for the lane's t) are lo
   /// and hi: `words` at the warp's row of the staged tile plus the lane's word; registers 0, 1 from
   /// row lo (outputs g, g + 8), 2, 3 from row hi.
   NDCONV_HD static void a_fragment(const uint32_t* words, int lo, int hi, int m, int shift,
@@ -292,16 +293,17 @@ using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
 /// shifts and the K loop unrolled by 2, 60.86 ms for 8 warps, 60.77 ms for 16 warps of 2 M tiles.
 using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 
-/// The compiled variant for the 4D reconstruction's weighted sum (9^4 filters: two K rows per tap
-/// row, 41 chunks a frame, 9 frames): the pass's weights streamed a frame at a time (63 KB each,
-/// two buffers), 12 warps of 4 M tiles, one row each, funnel shifts (shifted copies built in shared
-/// memory would need 276 KB with the two weight buffers): 161 KB, one block per SM.
+/// The compiled variant for the 4D reconstruction's weighted sum (9^4 filters: 3 groups of 4 taps a
+/// tap row, 31 chunks a frame, 9 frames): the pass's weights streamed a frame at a time (46.5 KB
+/// each, two buffers), 12 warps of 4 M tiles, one row each, funnel shifts (shifted copies built in
+/// shared memory would need 229 KB with the two weight buffers, more than a block gets): 129 KB,
+/// one block per SM.
 using TensorCoreWideFramesTile =
     TensorCoreTile<4, 12, TensorCoreCopies::Funnel, 1, TensorCoreReconstructionTaps, true>;
 
 /// Output rows per warp of the tile that runs `g` (what tensor_core_weights lays out for it).
 inline int tensor_core_tile_rows(const TensorCoreGeometry& g) {
-  return g.taps().x_rows > 1 ? TensorCoreWideFramesTile::kRows
+  return g.taps().groups > 2 ? TensorCoreWideFramesTile::kRows
          : g.frames() > 1    ? TensorCoreFramesTile::kRows
                              : TensorCoreDefaultTile::kRows;
 }
