@@ -112,13 +112,14 @@ inline detail::BankProblem seven_cubed_bank(const std::vector<float>& input, con
   return p;
 }
 
-/// The adaptive filter's reconstruction filters of the 4D preset (its lowpass and 10 highpass
-/// filters, 9^4, contiguous; the design's order, which the accuracy measures do not mind).
-inline std::vector<float> reconstruction_bank_taps() {
+/// The adaptive filter's reconstruction filters (the lowpass and d(d+1)/2 highpass filters of
+/// size^dims: 11^4 by default, 9^4 in the echo preset; contiguous, the design's order, which the
+/// accuracy measures do not mind).
+inline std::vector<float> reconstruction_bank_taps(int size = 11, int dims = 4) {
   ReconstructionDesign r;
-  r.size = 9;
+  r.size = size;
   std::vector<float> taps;
-  for (const DesignedFilter& f : design_reconstruction_filters(4, r))
+  for (const DesignedFilter& f : design_reconstruction_filters(dims, r))
     taps.insert(taps.end(), f.real.begin(), f.real.end());
   return taps;
 }

@@ -471,29 +471,43 @@ TEST(TensorCoreEmulation, EveryTapFramesWeightsFitInSharedMemory) {
   EXPECT_EQ(cuda_bank::TensorCoreFramesTile::kRows, 1);
 }
 
-// Extents for the 9^4 reconstruction filters: a partial tile along x (70 = 64 + 6) and along axis
-// 1 (5 of 12 rows), two positions along t; few tiles, as each runs 9 frames of 41 chunks.
+// Extents for the reconstruction's filters: a partial tile along x (70 = 64 + 6) and along axis 1
+// (5 of 12 rows), two positions along t; few tiles, as each runs 9 or 11 frames of 31 or 46
+// chunks.
 const Index kIndexingWide{70, 5, 1, 2};
 
-// The reconstruction's tile (TensorCoreWideFramesTile: 3 groups of 4 taps a tap row, the weights
-// streamed a frame at a time) on the 4D preset's 11 filters of 9^4, responses and weighted sum.
+// The reconstruction's tiles (TensorCoreWideFramesTile: 3 groups of 4 taps a tap row, the weights
+// streamed a frame at a time) on 11 filters of 11^4 (the default) and 9^4 (the echo preset),
+// responses and weighted sum.
 TEST(TensorCoreEmulation, TheWideTilesIndexingGivesTheArithmeticAndTheSumBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  check_kernel_indexing<cuda_bank::TensorCoreWideFramesTile>(seed, kIndexingWide, 9, 11, {3});
+  {
+    SCOPED_TRACE("11^4");
+    check_kernel_indexing<cuda_bank::TensorCoreWideFramesTile11>(seed, kIndexingWide, 11, 11, {3});
+  }
+  {
+    SCOPED_TRACE("9^4");
+    check_kernel_indexing<cuda_bank::TensorCoreWideFramesTile9>(seed, kIndexingWide, 9, 11, {3});
+  }
 }
 
-// The wide tile's streamed weights (two frame buffers) fit in the H200's shared memory, where every
-// frame's would not.
-TEST(TensorCoreEmulation, TheWideTileStreamsItsWeightsWithinSharedMemory) {
-  using W = cuda_bank::TensorCoreWideFramesTile;
+// The wide tiles' streamed weights (two frame buffers) fit in the H200's shared memory, where every
+// frame's would not; their groups' words.
+template <class W>
+void check_wide_tile(int chunks) {
   EXPECT_LE(W::shared_bytes(W::TapShape::kMaxFrames), 227 * 1024);
   EXPECT_GT(W::TapShape::kMaxFrames * W::kFragmentWords * 4, 227 * 1024);
-  EXPECT_EQ(W::kChunks, 31);  // 81 tap rows x 3 groups, 8 a chunk
+  EXPECT_EQ(W::kChunks, chunks);
   // Group q of a tap row starts 4 q bytes (q words) after the row.
   for (int r = 0; r < W::TapShape::kTapRows; ++r)
     for (int q = 0; q < 3; ++q)
       EXPECT_EQ(W::group_word(3 * r + q), W::tap_row_word(r) + q);
+}
+
+TEST(TensorCoreEmulation, TheWideTilesStreamTheirWeightsWithinSharedMemory) {
+  check_wide_tile<cuda_bank::TensorCoreWideFramesTile11>(46);  // 121 tap rows x 3 groups, 8 a chunk
+  check_wide_tile<cuda_bank::TensorCoreWideFramesTile9>(31);   // 81 x 3
   // The weighted sum's two shuffles give every lane of a quad the same sum, quad_sum's.
   const float lanes[4] = {1.0f, 1e-8f, -1.0f, 3e-8f};
   float s[4], t[4];
@@ -505,45 +519,64 @@ TEST(TensorCoreEmulation, TheWideTileStreamsItsWeightsWithinSharedMemory) {
     EXPECT_EQ(t[i], cuda_bank::quad_sum(lanes));
 }
 
-// The wide tap rows (9 taps along x: groups of taps 0..3, 4..7 and 8) read back through the
-// fragments give the plain sliced arithmetic bit for bit, and the weighted sum of the 4D preset's
-// reconstruction filters is within the FP32 bank's accuracy of float64 per voxel.
+// The wide tap rows (11 or 9 taps along x: groups of taps 0..3, 4..7 and 8..) read back through
+// the fragments give the plain sliced arithmetic bit for bit, and the weighted sum of the
+// reconstruction's filters (11^4, 9^4) is within the FP32 bank's accuracy of float64 per voxel.
 TEST(TensorCoreEmulation, WideFragmentsGiveTheSlicedArithmeticAndAnAccurateSum) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Index n{13, 7, 5, 4};
-  const std::vector<float> taps = reconstruction_bank_taps();
+  const Index n{11, 7, 4, 3};
   const int count = 11;
-  ASSERT_EQ(taps.size(), static_cast<size_t>(count) * 6561);
-  for (EightBitKind kind : kEightBitKinds) {
-    SCOPED_TRACE(eight_bit_name(kind));
-    const std::vector<float> input = eight_bit_volume(kind, n, seed);
-    bool packed = false;
-    const PaddedBytes p = padded_bytes(input, n, count, packed, 9);
-    ASSERT_TRUE(packed);
-    const TensorCoreGeometry& g = p.geometry;
-    EXPECT_EQ(g.taps().groups, 3);
-    EXPECT_EQ(cuda_bank::tensor_core_cannot_implement(g.filter, true), "");
-    EXPECT_NE(cuda_bank::tensor_core_cannot_implement(g.filter), "");
-    const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
-    std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)), sliced(fragments.size());
-    poison(fragments);
-    poison(sliced);
-    cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, fragments.data());
-    cuda_bank::emulate_sliced_bank(g, p.bytes.data(), taps.data(), TensorCoreShape::kSlices,
-                                   sliced.data());
-    EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
-    const std::vector<float> weights = sum_weights(count, g.voxels(), seed ^ 0x11);
-    std::vector<float> sum(static_cast<size_t>(g.voxels()));
-    poison(sum);
-    cuda_bank::emulate_tensor_core_weighted_sum(g, p.bytes.data(), w, weights.data(), sum.data());
-    const BankReference ref = bank_reference(input, n, filter_of(4, 9), count, taps);
-    EXPECT_LT(worst_voxel_error(ref, fragments.data()), 1e-6);
-    const double error = worst_sum_error(ref, weights, sum.data());
-    std::cout << "[accuracy] 9^4 reconstruction, " << eight_bit_name(kind) << ": responses "
-              << worst_voxel_error(ref, fragments.data()) << ", weighted sum " << error << "\n";
-    EXPECT_LT(error, 1e-6);
+  for (int size : {11, 9}) {
+    SCOPED_TRACE(std::to_string(size) + "^4");
+    const std::vector<float> taps = reconstruction_bank_taps(size);
+    ASSERT_EQ(taps.size(), static_cast<size_t>(count) * size * size * size * size);
+    for (EightBitKind kind : kEightBitKinds) {
+      if (size == 11 && kind == EightBitKind::Uniform)
+        continue;  // the 11^4 float64 references are the slow part: the two dark kinds
+      SCOPED_TRACE(eight_bit_name(kind));
+      const std::vector<float> input = eight_bit_volume(kind, n, seed);
+      bool packed = false;
+      const PaddedBytes p = padded_bytes(input, n, count, packed, size);
+      ASSERT_TRUE(packed);
+      const TensorCoreGeometry& g = p.geometry;
+      EXPECT_EQ(g.taps().groups, 3);
+      EXPECT_EQ(cuda_bank::tensor_core_cannot_implement(g.filter, true), "");
+      EXPECT_NE(cuda_bank::tensor_core_cannot_implement(g.filter), "");
+      const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+      std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)),
+          sliced(fragments.size());
+      poison(fragments);
+      poison(sliced);
+      cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, fragments.data());
+      cuda_bank::emulate_sliced_bank(g, p.bytes.data(), taps.data(), TensorCoreShape::kSlices,
+                                     sliced.data());
+      EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
+      const std::vector<float> weights = sum_weights(count, g.voxels(), seed ^ 0x11);
+      std::vector<float> sum(static_cast<size_t>(g.voxels()));
+      poison(sum);
+      cuda_bank::emulate_tensor_core_weighted_sum(g, p.bytes.data(), w, weights.data(), sum.data());
+      const BankReference ref = bank_reference(input, n, filter_of(4, size), count, taps);
+      const double responses = worst_voxel_error(ref, fragments.data());
+      const double error = worst_sum_error(ref, weights, sum.data());
+      std::cout << "[accuracy] " << size << "^4 reconstruction, " << eight_bit_name(kind)
+                << ": responses " << responses << ", weighted sum " << error << "\n";
+      EXPECT_LT(responses, 1e-6);
+      EXPECT_LT(error, 1e-6);
+    }
   }
+}
+
+// The 3D reconstruction's 11^3 (one frame) takes the wide tile as well; other widths and tap rows
+// do not.
+TEST(TensorCoreEmulation, TheWeightedSumTakesTheReconstructionsShapes) {
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({11, 11, 1, 11}, true), "");
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({9, 9, 9, 9}, true), "");
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({12, 11, 11, 11}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({7, 7, 7, 7}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({13, 11, 11, 11}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({11, 11, 11, 9}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({9, 9, 11, 9}, true), "");
 }
 
 // The CPU's FP32 bank on the same input (the GPU test compares with the GPU's FP32 kernel).

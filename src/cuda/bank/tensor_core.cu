@@ -57,7 +57,9 @@ DeviceBuffer bytes_buffer(size_t bytes) {
 // Shared bytes of the block that runs `g`.
 int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
   if (g.taps().groups > 2)
-    return TensorCoreWideFramesTile::shared_bytes(g.frames());
+    return g.filter[1] == TensorCoreWideFramesTile9::kK1
+               ? TensorCoreWideFramesTile9::shared_bytes(g.frames())
+               : TensorCoreWideFramesTile11::shared_bytes(g.frames());
   return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
                         : TensorCoreDefaultTile::shared_bytes(1);
 }
@@ -154,11 +156,17 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
 void launch_tensor_core_weighted_sum(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                                      const int32_t* fragments, const float* scales,
                                      const float* weights, float* sum, void* stream) {
-  if (g.passes() != 1 || g.taps().groups != TensorCoreWideFramesTile::kGroups)
-    throw InvalidArgument("internal: the tensor-core weighted sum runs one pass of 9^4 filters");
-  launch_tile<TensorCoreWideFramesTile, kTensorCoreFramesMinBlocks, true>(
-      g, device, padded, fragments, scales, nullptr, static_cast<cudaStream_t>(stream), weights,
-      sum);
+  if (g.passes() != 1 || !tensor_core_cannot_implement(g.filter, true).empty())
+    throw InvalidArgument(
+        "internal: the tensor-core weighted sum runs one pass of 11^d or 9^d "
+        "filters");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (g.filter[1] == TensorCoreWideFramesTile9::kK1)
+    launch_tile<TensorCoreWideFramesTile9, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
+  else
+    launch_tile<TensorCoreWideFramesTile11, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
 }
 
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,

@@ -57,11 +57,15 @@ const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded,
 
 std::string tensor_core_cannot_implement(const Index& k, bool weighted) {
   if (weighted) {
-    using W = TensorCoreReconstructionTaps;
-    if (k[0] <= 4 * (W::kGroups - 1) || k[0] > 4 * W::kGroups || k[1] != W::kK1 || k[2] < 2 ||
-        k[2] > W::kMaxFrames || k[3] != W::kK3)
-      return "the tensor-core weighted sum is compiled for 4D filters of 9 to 12 x 9 x 9 x up to 9 "
-             "taps (the filter is " +
+    using W = TensorCoreReconstructionTaps11;
+    static_assert(W::kGroups == TensorCoreReconstructionTaps9::kGroups, "one width");
+    const bool rows11 = k[1] == W::kK1 && k[3] == W::kK3 && k[2] <= W::kMaxFrames;
+    const bool rows9 = k[1] == TensorCoreReconstructionTaps9::kK1 &&
+                       k[3] == TensorCoreReconstructionTaps9::kK3 &&
+                       k[2] <= TensorCoreReconstructionTaps9::kMaxFrames;
+    if (k[0] <= 4 * (W::kGroups - 1) || k[0] > 4 * W::kGroups || !(rows11 || rows9))
+      return "the tensor-core weighted sum is compiled for filters of 9 to 12 taps along x by 11 x "
+             "11 (x up to 11) or 9 x 9 (x up to 9) (the filter is " +
              std::to_string(k[0]) + " x " + std::to_string(k[1]) + " x " + std::to_string(k[3]) +
              (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ", canonical axes)";
     return {};

@@ -92,8 +92,10 @@ struct TensorCoreTapShape {
 /// The quadrature bank's filters (up to 8 x 7 x 7 taps, 7 frames).
 using TensorCoreQuadratureTaps =
     TensorCoreTapShape<TensorCoreShape::kK1, TensorCoreShape::kK3, 2, TensorCoreShape::kMaxFrames>;
-/// The 4D reconstruction's filters (9 to 12 x 9 x 9 taps, up to 9 frames: the preset's 9^4).
-using TensorCoreReconstructionTaps = TensorCoreTapShape<9, 9, 3, 9>;
+/// The reconstruction's filters (9 to 12 taps along x, 3 groups a tap row): 11 x 11 tap rows and
+/// up to 11 frames (the default 11^4, 11^3 in 3D), 9 x 9 and up to 9 (the echo preset's 9^4).
+using TensorCoreReconstructionTaps11 = TensorCoreTapShape<11, 11, 3, 11>;
+using TensorCoreReconstructionTaps9 = TensorCoreTapShape<9, 9, 3, 9>;
 static_assert(TensorCoreQuadratureTaps::kChunks == TensorCoreShape::kChunks, "one narrow shape");
 // The accumulators' bound: 255 x 127 per tap, kMaxTapRows x 8 taps per frame: below 2^24 for one
 // frame (3D: exact in float), below 2^31 for kMaxFrames (4D: exact in int32; combine_slices rounds
@@ -139,8 +141,9 @@ inline int64_t tensor_core_row_bytes(int64_t n0, int groups = 2) {
 
 /// Why the kernel cannot run this bank (empty when it can): the filter's canonical extents must
 /// be k0 <= 8 by 7 x k2 x 7 with k2 from 1 to kMaxFrames (a 3D volume's 7^3, a 4D volume's 7^4,
-/// and narrower along x); for the weighted sum (`weighted`), k0 from 9 to 12 by 9 x k2 x 9 with k2
-/// from 2 to 9 (TensorCoreReconstructionTaps: the 4D reconstruction's 9^4).
+/// and narrower along x); for the weighted sum (`weighted`), k0 from 9 to 12 by 11 x k2 x 11 with
+/// k2 up to 11 or by 9 x k2 x 9 with k2 up to 9 (TensorCoreReconstructionTaps11, 9: the
+/// reconstruction's 11^4 and 11^3, the echo preset's 9^4).
 std::string tensor_core_cannot_implement(const Index& canonical_filter, bool weighted = false);
 
 // ---- The fragments' layouts (PTX ISA, mma.m16n8k32 with 8-bit operands) ------------------------

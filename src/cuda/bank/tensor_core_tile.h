@@ -293,23 +293,28 @@ using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
 /// shifts and the K loop unrolled by 2, 60.86 ms for 8 warps, 60.77 ms for 16 warps of 2 M tiles.
 using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 
-/// The compiled variant for the 4D reconstruction's weighted sum (9^4 filters: 3 groups of 4 taps a
-/// tap row, 31 chunks a frame, 9 frames): the pass's weights streamed a frame at a time (46.5 KB
-/// each, two buffers), 12 warps of 4 M tiles, one row each, funnel shifts (shifted copies built in
-/// shared memory would need 229 KB with the two weight buffers, more than a block gets): 129 KB,
-/// one block per SM.
-using TensorCoreWideFramesTile =
-    TensorCoreTile<4, 12, TensorCoreCopies::Funnel, 1, TensorCoreReconstructionTaps, true>;
+/// The compiled variants for the reconstruction's weighted sum (Taps:
+/// TensorCoreReconstructionTaps11 or 9; 3 groups of 4 taps a tap row: 46 chunks a frame for 11 x 11
+/// tap rows, 31 for 9 x 9): the pass's weights streamed a frame at a time (70.6 / 46.5 KB each, two
+/// buffers), 12 warps of 4 M tiles, one row each, funnel shifts (shifted copies built in shared
+/// memory would need 229 KB for 9^4 with the two weight buffers, more than a block gets): 189 / 129
+/// KB, one block per SM.
+template <class Taps>
+using TensorCoreWideFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Funnel, 1, Taps, true>;
+using TensorCoreWideFramesTile11 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps11>;
+using TensorCoreWideFramesTile9 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps9>;
 
 /// Output rows per warp of the tile that runs `g` (what tensor_core_weights lays out for it).
 inline int tensor_core_tile_rows(const TensorCoreGeometry& g) {
-  return g.taps().groups > 2 ? TensorCoreWideFramesTile::kRows
+  return g.taps().groups > 2 ? TensorCoreWideFramesTile11::kRows
          : g.frames() > 1    ? TensorCoreFramesTile::kRows
                              : TensorCoreDefaultTile::kRows;
 }
 static_assert(
     TensorCoreDefaultTile::kStagedCopies == 1 && TensorCoreFramesTile::kStagedCopies == 1 &&
-        TensorCoreWideFramesTile::kStagedCopies == 1,
+        TensorCoreWideFramesTile11::kStagedCopies == 1 &&
+        TensorCoreWideFramesTile9::kStagedCopies == 1 &&
+        TensorCoreWideFramesTile11::kRows == TensorCoreWideFramesTile9::kRows,
     "the compiled tiles read the 8-bit padded volume alone (padded_input_image copies 1)");
 
 namespace tensor_core_epilogue {
