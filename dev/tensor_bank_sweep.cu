@@ -371,16 +371,16 @@ void sweep_recon(int sms) {
   std::printf("adaptive_4d's reconstruction: 160^3 x 20, 11 filters of 11^4, weighted sum\n");
   using C = TensorCoreCopies;
   using T11 = TensorCoreReconstructionTaps11;
-  weighted_variant<TensorCoreWideFramesTile11>("recon: 4 M, 12 warps, funnel (product)", small, big,
+  weighted_variant<TensorCoreWideFramesTile11>("recon: 2 M, 16 warps, funnel (product)", small, big,
                                                sms);
-  weighted_variant<TensorCoreWideFramesTile11, 2>("recon: 4 M, 12 warps, funnel, unroll 2", small,
+  weighted_variant<TensorCoreTile<2, 20, C::Funnel, 1, T11, true>>("recon: 2 M, 20 warps, funnel",
+                                                                   small, big, sms);
+  weighted_variant<TensorCoreTile<2, 24, C::Funnel, 1, T11, true>>("recon: 2 M, 24 warps, funnel",
+                                                                   small, big, sms);
+  weighted_variant<TensorCoreWideFramesTile11, 2>("recon: 2 M, 16 warps, funnel, unroll 2", small,
                                                   big, sms);
-  weighted_variant<TensorCoreTile<4, 8, C::Funnel, 1, T11, true>>("recon: 4 M, 8 warps, funnel",
-                                                                  small, big, sms);
-  weighted_variant<TensorCoreTile<2, 16, C::Funnel, 1, T11, true>>("recon: 2 M, 16 warps, funnel",
-                                                                   small, big, sms);
-  weighted_variant<TensorCoreTile<4, 10, C::Funnel, 1, T11, true>>("recon: 4 M, 10 warps, funnel",
-                                                                   small, big, sms);
+  weighted_variant<TensorCoreTile<4, 12, C::Funnel, 1, T11, true>>(
+      "recon: 4 M, 12 warps, funnel (round 2's)", small, big, sms);
 }
 
 int main(int argc, char** argv) {

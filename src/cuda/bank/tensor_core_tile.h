@@ -296,11 +296,15 @@ using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 /// The compiled variants for the reconstruction's weighted sum (Taps:
 /// TensorCoreReconstructionTaps11 or 9; 3 groups of 4 taps a tap row: 46 chunks a frame for 11 x 11
 /// tap rows, 31 for 9 x 9): the pass's weights streamed a frame at a time (70.6 / 46.5 KB each, two
-/// buffers), 12 warps of 4 M tiles, one row each, funnel shifts (shifted copies built in shared
-/// memory would need 229 KB for 9^4 with the two weight buffers, more than a block gets): 189 / 129
-/// KB, one block per SM.
+/// buffers), 16 warps of 2 M tiles, one row each, funnel shifts: 177 / 122 KB, one block per SM,
+/// 110 registers. The fastest of dev/tensor_bank_sweep.cu's recon shapes (H200, round 2 of
+/// tc-recon, 160^3 x 20 x 11 x 11^4, each checked bit for bit on the GPU first): 191.35 ms, against
+/// 218.69 ms for 12 warps of 4 M tiles (161 registers), 220.42 ms for those with the K loop
+/// unrolled by 2, 221.50 ms for 8 warps of 4 M tiles, 254.05 ms for 10. Shifted copies built in
+/// shared memory do not fit beside the two weight buffers (229 KB for 9^4 with 12 warps of 4 M
+/// tiles).
 template <class Taps>
-using TensorCoreWideFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Funnel, 1, Taps, true>;
+using TensorCoreWideFramesTile = TensorCoreTile<2, 16, TensorCoreCopies::Funnel, 1, Taps, true>;
 using TensorCoreWideFramesTile11 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps11>;
 using TensorCoreWideFramesTile9 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps9>;
 
