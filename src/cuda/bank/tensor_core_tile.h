@@ -297,12 +297,13 @@ using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 /// TensorCoreReconstructionTaps11 or 9; 3 groups of 4 taps a tap row: 46 chunks a frame for 11 x 11
 /// tap rows, 31 for 9 x 9): the pass's weights streamed a frame at a time (70.6 / 46.5 KB each, two
 /// buffers), 16 warps of 2 M tiles, one row each, funnel shifts: 177 / 122 KB, one block per SM,
-/// 110 registers. The fastest of dev/tensor_bank_sweep.cu's recon shapes (H200, round 2 of
-/// tc-recon, 160^3 x 20 x 11 x 11^4, each checked bit for bit on the GPU first): 191.35 ms, against
-/// 218.69 ms for 12 warps of 4 M tiles (161 registers), 220.42 ms for those with the K loop
-/// unrolled by 2, 221.50 ms for 8 warps of 4 M tiles, 254.05 ms for 10. Shifted copies built in
-/// shared memory do not fit beside the two weight buffers (229 KB for 9^4 with 12 warps of 4 M
-/// tiles).
+/// 110 registers. The fastest of dev/tensor_bank_sweep.cu's recon shapes (H200, tc-recon rounds
+/// 2-3, 160^3 x 20 x 11 x 11^4, each checked bit for bit on the GPU first): 190.98-191.35 ms,
+/// against 218.35-218.69 ms for 12 warps of 4 M tiles (161 registers), 220.42 ms for those with the
+/// K loop unrolled by 2, 221.50 ms for 8 warps of 4 M tiles, 254.05 ms for 10, 197.02 ms for 24
+/// warps of 2 M tiles; 20 warps (191.57 ms) and the K loop unrolled by 2 (190.47 ms) within the
+/// noise. Shifted copies built in shared memory do not fit beside the two weight buffers (229 KB
+/// for 9^4 with 12 warps of 4 M).
 template <class Taps>
 using TensorCoreWideFramesTile = TensorCoreTile<2, 16, TensorCoreCopies::Funnel, 1, Taps, true>;
 using TensorCoreWideFramesTile11 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps11>;
