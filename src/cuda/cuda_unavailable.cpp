@@ -195,7 +195,8 @@ void run_device(const ConstVolumeView&, const VolumeView&, const Index&, Boundar
   throw InvalidArgument(kNoCuda);
 }
 
-void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, float, void*) {
+void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, float, void*,
+                   const cuda_backend::Tuning&) {
   throw InvalidArgument(kNoCuda);
 }
 

@@ -31,14 +31,18 @@ constexpr bool kTensorCorePrefetchA = false;
 // holding every frame's weights (7 frames: 137 KB of the block's 216 KB).
 constexpr int kTensorCoreFramesMinBlocks = 1;
 
-// Enqueues Tile's kernel; throws InvalidArgument where its block does not fit on the GPU's SMs.
-template <class Tile, int MinBlocks>
+// Enqueues Tile's kernel (Weighted: the weighted sum of `weights` into `sum`, else the responses
+// into `outputs`); throws InvalidArgument where its block does not fit on the GPU's SMs.
+template <class Tile, int MinBlocks, bool Weighted = false>
 void launch_tile(const TensorCoreGeometry& g, int device, const uint8_t* padded,
-                 const int32_t* fragments, const float* scales, float* outputs,
-                 cudaStream_t stream) {
-  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+                 const int32_t* fragments, const float* scales, float* outputs, cudaStream_t stream,
+                 const float* weights = nullptr, float* sum = nullptr) {
+  TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+  a.weights = weights;
+  a.sum = sum;
   const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA>(a, g.passes(), sms, stream))
+  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA, 1, Weighted>(a, g.passes(),
+                                                                                     sms, stream))
     throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
                           std::to_string(Tile::shared_bytes(g.frames())) +
                           " bytes of shared memory)");
@@ -52,6 +56,10 @@ DeviceBuffer bytes_buffer(size_t bytes) {
 
 // Shared bytes of the block that runs `g`.
 int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
+  if (g.taps().groups > 2)
+    return g.filter[1] == TensorCoreWideFramesTile9::kK1
+               ? TensorCoreWideFramesTile9::shared_bytes(g.frames())
+               : TensorCoreWideFramesTile11::shared_bytes(g.frames());
   return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
                         : TensorCoreDefaultTile::shared_bytes(1);
 }
@@ -89,21 +97,24 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch& l) {
   g.filter = l.filter;
   g.count = l.count;
   g.padded_extent = l.padded_extent;
-  g.row_bytes = tensor_core_row_bytes(l.outputs[0]);
+  g.row_bytes = tensor_core_row_bytes(l.outputs[0], g.taps().groups);
   return g;
 }
 
 std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device,
-                              const cuda_backend::TensorCoreBankPolicy& policy) {
+                              const cuda_backend::TensorCoreBankPolicy& policy, bool weighted) {
   if (!policy.allowed)
     return "the tensor cores are off in the backend's policy";
+  if (weighted && l.count > S::kFilters)
+    return "the tensor-core weighted sum takes one pass of up to " + std::to_string(S::kFilters) +
+           " filters (the bank has " + std::to_string(l.count) + ")";
   const cuda_backend::DeviceAttributes& d = cuda_backend::device_attributes(device);
   if (d.cc_major * 10 + d.cc_minor < policy.min_compute_capability)
     return "the device (compute capability " + std::to_string(d.cc_major) + "." +
            std::to_string(d.cc_minor) + ") has no 8-bit mma.sync";
   if (l.rows_on_axis1)
     return "a 2D image";
-  std::string shape = tensor_core_cannot_implement(l.filter);
+  std::string shape = tensor_core_cannot_implement(l.filter, weighted);
   if (!shape.empty())
     return shape;
   const TensorCoreGeometry g = tensor_core_geometry(l);
@@ -122,10 +133,12 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   return {};
 }
 
-std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options) {
+std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options,
+                              bool weighted) {
   if (!options.expert.tensor_cores)
     return "the tensor cores are off in the options (expert.tensor_cores)";
-  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores);
+  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores,
+                           weighted);
 }
 
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
@@ -138,6 +151,22 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint
   else
     launch_tile<TensorCoreDefaultTile, kTensorCoreMinBlocks>(g, device, padded, fragments, scales,
                                                              outputs, s);
+}
+
+void launch_tensor_core_weighted_sum(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+                                     const int32_t* fragments, const float* scales,
+                                     const float* weights, float* sum, void* stream) {
+  if (g.passes() != 1 || !tensor_core_cannot_implement(g.filter, true).empty())
+    throw InvalidArgument(
+        "internal: the tensor-core weighted sum runs one pass of 11^d or 9^d "
+        "filters");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (g.filter[1] == TensorCoreWideFramesTile9::kK1)
+    launch_tile<TensorCoreWideFramesTile9, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
+  else
+    launch_tile<TensorCoreWideFramesTile11, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
 }
 
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,
@@ -186,11 +215,24 @@ void launch_tensor_core_slab(const BankLaunch& l, int device, const DeviceTensor
       reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), outputs, stream);
 }
 
+void launch_tensor_core_weighted_slab(const BankLaunch& l, int device,
+                                      const DeviceTensorCoreOperands& o, const float* weights,
+                                      float* sum, void* stream) {
+  launch_tensor_core_weighted_sum(
+      tensor_core_geometry(l), device, reinterpret_cast<const uint8_t*>(o.bytes.get()),
+      reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), weights, sum, stream);
+}
+
 std::string tensor_core_note(const BankLaunch& l) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
   return "on the tensor cores (mma.sync u8 x s8, " + std::to_string(S::kSlices) +
          " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
-         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s))";
+         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s)" +
+         (g.taps().groups > 2 ? ", " + std::to_string(g.taps().groups) +
+                                    " groups of 4 taps a tap row, the weights streamed a frame "
+                                    "at a time"
+                              : std::string()) +
+         ")";
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,

@@ -20,14 +20,17 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch& launch);
 
 /// Why the tensor-core kernel cannot run `launch` on `device` under `policy` (empty when it can):
 /// the policy, the device's compute capability, the filter's shape, or the slice test on `taps`
-/// (the filters contiguous, correlation order). The input's values are checked by
+/// (the filters contiguous, correlation order); `weighted`: the weighted sum (one pass, the wide
+/// tile's filters, tensor_core_cannot_implement). The input's values are checked by
 /// pack_padded_bytes.
 std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, int device,
-                              const cuda_backend::TensorCoreBankPolicy& policy);
+                              const cuda_backend::TensorCoreBankPolicy& policy,
+                              bool weighted = false);
 
 /// tensor_core_unfit under the backend's policy for options.cuda_device, or why not where
 /// options.expert.tensor_cores is false.
-std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options);
+std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options,
+                              bool weighted = false);
 
 /// Enqueues the bank on `stream` (a cudaStream_t; null = the default stream) of `device` (the
 /// current one), all pointers on it: `padded` (geometry.padded_bytes() bytes), `fragments` and
@@ -36,6 +39,15 @@ std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const
 void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream);
+
+/// Enqueues the weighted sum of a one-pass bank of the reconstruction's shape
+/// (tensor_core_unfit(..., true) empty) on `stream`: sum (geometry.voxels() floats) = sum_f
+/// weights[f * geometry.voxels() + v] times filter f's response; the other pointers as
+/// launch_tensor_core_bank's, the weights laid out for tensor_core_tile_rows(geometry).
+void launch_tensor_core_weighted_sum(const TensorCoreGeometry& geometry, int device,
+                                     const uint8_t* padded, const int32_t* fragments,
+                                     const float* scales, const float* weights, float* sum,
+                                     void* stream);
 
 /// A bank's tensor-core operands on the device, for the launches of every slab of one bank (the
 /// same filters): the weights as the tile that runs the bank reads them, room for the largest
@@ -62,6 +74,12 @@ bool pack_padded_bytes_device(const BankLaunch& launch, const float* padded,
 void launch_tensor_core_slab(const BankLaunch& launch, int device,
                              const DeviceTensorCoreOperands& operands, float* outputs,
                              void* stream);
+
+/// launch_tensor_core_weighted_sum of `launch` from `operands` (packed for `launch`): the weights
+/// (launch.count volumes of launch.voxels floats) and `sum` on the device.
+void launch_tensor_core_weighted_slab(const BankLaunch& launch, int device,
+                                      const DeviceTensorCoreOperands& operands,
+                                      const float* weights, float* sum, void* stream);
 
 /// What a run's notes say of a bank on the tensor cores: the instruction, the digits, the passes
 /// and tap frames of `launch`.
