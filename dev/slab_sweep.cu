@@ -202,9 +202,9 @@ int main() {
   c.g.boundary = kZero;
   std::printf("copy %.0f GB/s, floor %.4f ms; chunks: 0.5x, 1x, 2x the resident blocks\n",
               c.copy_bytes_per_s * 1e-9, 2.0 * n * 4 / c.copy_bytes_per_s * 1e3);
-  run_shape<SlabShapeOf<64, 16, 2>>(c, "64x16 2/SM (prod)");
+  run_shape<SlabShapeOf<32, 32, 2>>(c, "32x32 2/SM (prod)");
+  run_shape<SlabShapeOf<64, 16, 2>>(c, "64x16 2/SM");
   run_shape<SlabShapeOf<64, 16, 3>>(c, "64x16 3/SM");
-  run_shape<SlabShapeOf<32, 32, 2>>(c, "32x32 2/SM");
   run_shape<SlabShapeOf<64, 32, 1>>(c, "64x32 1/SM");
   run_shape<SlabShapeOf<128, 16, 1>>(c, "128x16 1/SM");
   run_shape<SlabShapeOf<32, 16, 4>>(c, "32x16 4/SM");
@@ -212,9 +212,9 @@ int main() {
   // The product's shape with phases left out (wrong outputs, the same traffic): where the time
   // goes. 0: copies and stores only; 1: + x filter; 3: + y filter; 5: x filter and ring.
   std::printf("profile of the product's shape (outputs wrong by design):\n");
-  run_shape<SlabShapeOf<64, 16, 2>, 0>(c, "  copies+stores", false);
-  run_shape<SlabShapeOf<64, 16, 2>, 1>(c, "  + x", false);
-  run_shape<SlabShapeOf<64, 16, 2>, 3>(c, "  + x + y", false);
-  run_shape<SlabShapeOf<64, 16, 2>, 5>(c, "  + x + ring", false);
+  run_shape<SlabShapeOf<32, 32, 2>, 0>(c, "  copies+stores", false);
+  run_shape<SlabShapeOf<32, 32, 2>, 1>(c, "  + x", false);
+  run_shape<SlabShapeOf<32, 32, 2>, 3>(c, "  + x + y", false);
+  run_shape<SlabShapeOf<32, 32, 2>, 5>(c, "  + x + ring", false);
   return 0;
 }

@@ -162,9 +162,9 @@ TEST_P(SlabEmulation, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     Volumes, SlabEmulation,
     ::testing::Values(
-        // Partial last tiles along x and y; 2 x 2 tiles, so 8 and 40 resident blocks cut z.
+        // Partial last tiles along x and y; 3 x 1 tiles, so 8 and 40 resident blocks cut z.
         SlabCase{{70, 20, 45, 1}, 0},
-        // Several whole tiles and a partial one along x, three along y.
+        // Several whole tiles and a partial one along x, two along y.
         SlabCase{{150, 40, 20, 1}, 0},
         // Smaller than the filter along every axis: every raw quad at a face.
         SlabCase{{13, 7, 5, 1}, 0},
