@@ -39,8 +39,9 @@ struct Tuning {
 
   /// ... and do where the column kernel's x tiles (128 x) would be used at most this much
   /// (x extent / the tiles' width): H200, 17-tap Gaussian, slab against the column passes: 272^3
-  /// (x tiles 71% used) 0.283 against 0.340 ms, 256^3 (100%) 0.210 against 0.116 ms. The slab
-  /// kernel's own plane copies take 3.5x the memory floor, so where the column passes waste no
+  /// (x tiles 71% used) 0.283 against 0.340 ms, 256^3 (100%) 0.210 against 0.116 ms (the slab
+  /// kernel of then, y first on 64 x 16 tiles; x first on 32 x 32 it takes 0.273 and 0.203). The
+  /// slab kernel's own plane copies take 3.5x the memory floor, so where the column passes waste no
   /// lanes they win.
   double slab_max_column_x_use = 0.75;
 
