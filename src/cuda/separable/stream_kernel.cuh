@@ -16,8 +16,9 @@ namespace ndconv::kernels {
 /// stream_can_implement). Thread 0 keeps kStages plane copies in flight; per plane p: every thread
 /// waits for its copy, runs its x tasks (and, in a face tile with a halo, patches plane p + 1 once
 /// that has landed), one block barrier, thread 0 refills the buffer with plane p + kStages, then
-/// every thread runs its y pass and ring step and stores the output plane that completed. The
-/// plane loop is unrolled by K so that every ring slot is a compile-time index.
+/// every thread runs its y pass and ring step and stores the output plane that completed. The ring
+/// step is dispatched on p mod K (stream_ring_dispatch) so that every ring slot is a compile-time
+/// index.
 template <int K, typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     stream_kernel(Geometry g, StreamLayout l, StreamTaps t, const __grid_constant__ TensorMap map,
@@ -53,33 +54,30 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     for (int i = 0; i < S::kYRun; ++i)
       ring[j][i] = 0.0f;
   }
-  for (int base = 0; base < b.planes; base += K) {
-#pragma unroll
-    for (int r = 0; r < K; ++r) {
-      const int p = base + r;
-      if (p >= b.planes)
-        break;
-      const int s = p % S::kStages;
-      float* const plane = shared + s * l.plane_floats;
-      float* const xb = shared + l.xbuf + (p & 1) * l.xbuf_floats;
-      bulk_wait(&bars[s], (p / S::kStages) & 1);
-      stream_filter_x<K, S>(t, plane, xb, tid);
-      if (halo && p + 1 < b.planes) {
-        const int s1 = (p + 1) % S::kStages;
-        bulk_wait(&bars[s1], ((p + 1) / S::kStages) & 1);
-        stream_patch_halo<S>(g, l, in, shared, shared + s1 * l.plane_floats, b, p + 1, tid);
-      }
-      // Every thread's x tasks on this buffer are done: the copy engine may refill it. (No proxy
-      // fence for reads: the barrier orders them, as a CUTLASS producer refills a released stage.)
-      __syncthreads();
-      if (tid == 0 && p + S::kStages < b.planes)
-        stream_load_plane(g, l, map, in, b, shared, p + S::kStages, plane, &bars[s]);
-      float v[S::kYRun], o[S::kYRun];
-      stream_filter_y<K, S>(t, xb, tid, v);
-      stream_ring_step<K, S>(r, ring, v, t, o);
-      if (p >= K - 1)
-        stream_store<S>(g, column, o);
+  int r = 0;  // p mod K
+#pragma unroll 1
+  for (int p = 0; p < b.planes; ++p) {
+    const int s = p % S::kStages;
+    float* const plane = shared + s * l.plane_floats;
+    float* const xb = shared + l.xbuf + (p & 1) * l.xbuf_floats;
+    bulk_wait(&bars[s], (p / S::kStages) & 1);
+    stream_filter_x<K, S>(t, plane, xb, tid);
+    if (halo && p + 1 < b.planes) {
+      const int s1 = (p + 1) % S::kStages;
+      bulk_wait(&bars[s1], ((p + 1) / S::kStages) & 1);
+      stream_patch_halo<S>(g, l, in, shared, shared + s1 * l.plane_floats, b, p + 1, tid);
     }
+    // Every thread's x tasks on this buffer are done: the copy engine may refill it. (No proxy
+    // fence for reads: the barrier orders them, as a CUTLASS producer refills a released stage.)
+    __syncthreads();
+    if (tid == 0 && p + S::kStages < b.planes)
+      stream_load_plane(g, l, map, in, b, shared, p + S::kStages, plane, &bars[s]);
+    float v[S::kYRun], o[S::kYRun];
+    stream_filter_y<K, S>(t, xb, tid, v);
+    stream_ring_dispatch<K, S>(r, ring, v, t, o);
+    r = r + 1 == K ? 0 : r + 1;
+    if (p >= K - 1)
+      stream_store<S>(g, column, o);
   }
 }
 

@@ -235,7 +235,6 @@ template <int K, typename S = StreamShape>
 NDCONV_HD void stream_filter_x(const StreamTaps& t, const float* plane, float* xb, int tid) {
   constexpr int kGroups = S::kTileX / 4, kBoxX = S::kTileX + K - 1, kBoxY = S::kTileY + K - 1;
   constexpr int kTasks = kBoxY * kGroups, kWindow = K + 3;
-  NDCONV_NO_UNROLL
   for (int task = tid; task < kTasks; task += S::kThreads) {
     const int row = task / kGroups, x = task % kGroups * 4;
     float w[kWindow];
@@ -282,27 +281,47 @@ NDCONV_HD void stream_filter_y(const StreamTaps& t, const float* xb, int tid,
   }
 }
 
-/// Ring step (per thread) for plane p with r = p mod K (a compile-time constant once the plane loop
-/// is unrolled by K): the plane's values `v` fma'd into the K outputs they reach (output p - j,
-/// ring slot (r - j) mod K, tap j: each output gets its taps in ascending order, the slot zeroed
-/// before its first); then the output whose last tap came (p - K + 1, slot (r + 1) mod K) into
-/// `o`, and its slot zeroed for output p + 1. Slots of outputs before the block's first receive
-/// terms that are zeroed before their own outputs start.
-template <int K, typename S = StreamShape>
-NDCONV_HD void stream_ring_step(int r, float (&ring)[K][S::kYRun], const float (&v)[S::kYRun],
+/// Ring step (per thread) for plane p with slot R = p mod K (compile-time: stream_ring_dispatch):
+/// the plane's values `v` fma'd into the K outputs they reach (output p - j, ring slot
+/// (R - j) mod K, tap j: each output gets its taps in ascending order, the slot zeroed before its
+/// first); then the output whose last tap came (p - K + 1, slot (R + 1) mod K) into `o`, and its
+/// slot zeroed for output p + 1. Slots of outputs before the block's first receive terms that are
+/// zeroed before their own outputs start.
+template <int K, typename S, int R>
+NDCONV_HD void stream_ring_step(float (&ring)[K][S::kYRun], const float (&v)[S::kYRun],
                                 const StreamTaps& t, float (&o)[S::kYRun]) {
   NDCONV_UNROLL
   for (int j = 0; j < K; ++j) {
-    const int slot = (r - j + K) % K;
+    const int slot = (R - j + K) % K;
     NDCONV_UNROLL
     for (int i = 0; i < S::kYRun; ++i)
       ring[slot][i] = fmaf(t.z[j], v[i], ring[slot][i]);
   }
-  const int done = (r + 1) % K;
+  constexpr int kDone = (R + 1) % K;
   NDCONV_UNROLL
   for (int i = 0; i < S::kYRun; ++i) {
-    o[i] = ring[done][i];
-    ring[done][i] = 0.0f;
+    o[i] = ring[kDone][i];
+    ring[kDone][i] = 0.0f;
+  }
+}
+
+/// The ring step for run-time slot r = p mod K in [Lo, Hi), dispatched by halving the range to the
+/// step compiled for it (about log2 K compares), so that every ring index is a compile-time
+/// constant (the ring stays in registers) while the rest of the plane loop is compiled once: with
+/// the whole loop unrolled by K instead (one copy of the x and y passes per slot) the kernel was
+/// 283 KB of code, and ran 1.3-1.7x slower than this.
+template <int K, typename S, int Lo = 0, int Hi = K>
+NDCONV_HD void stream_ring_dispatch(int r, float (&ring)[K][S::kYRun], const float (&v)[S::kYRun],
+                                    const StreamTaps& t, float (&o)[S::kYRun]) {
+  if constexpr (Hi - Lo == 1) {
+    (void)r;
+    stream_ring_step<K, S, Lo>(ring, v, t, o);
+  } else {
+    constexpr int kMid = (Lo + Hi) / 2;
+    if (r < kMid)
+      stream_ring_dispatch<K, S, Lo, kMid>(r, ring, v, t, o);
+    else
+      stream_ring_dispatch<K, S, kMid, Hi>(r, ring, v, t, o);
   }
 }
 
