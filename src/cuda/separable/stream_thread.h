@@ -52,19 +52,22 @@ namespace ndconv::kernels {
 /// The block's shape: a tile of kTileX x kTileY outputs per plane, kThreads threads, kStages
 /// planes in flight, and the blocks per SM the compiler must allow (registers: 65536 /
 /// (kThreads * kMinBlocks)). The product's is StreamShape; dev/stream_sweep.cu times others.
-template <int kTileX_, int kTileY_, int kThreads_, int kStages_, int kMinBlocks_>
+template <int kTileX_, int kTileY_, int kThreads_, int kStages_, int kMinBlocks_, int kXOut_ = 4>
 struct StreamShapeOf {
   static constexpr int kTileX = kTileX_;
   static constexpr int kTileY = kTileY_;
   static constexpr int kThreads = kThreads_;
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kMinBlocks_;
+  /// Outputs per task of the x pass (consecutive x of one row; 16-byte reads and stores).
+  static constexpr int kXOut = kXOut_;
   /// The tile's rows, under the name the tiled halo's functions read (tiled_halo_list).
   static constexpr int BY = kTileY;
   /// Outputs per thread down one column of the tile (the y pass, the ring, the stores).
   static constexpr int kYRun = kTileX * kTileY / kThreads;
   static_assert(kTileX % 4 == 0 && kThreads % kTileX == 0 && kTileX * kTileY % kThreads == 0,
                 "threads cover the tile in whole columns");
+  static_assert(kXOut % 4 == 0 && kTileX % kXOut == 0, "x tasks of whole 16-byte groups");
   static_assert(kStages >= 2, "a plane in flight while one is filtered");
 };
 using StreamShape = StreamShapeOf<32, 32, 256, 4, 2>;
@@ -230,23 +233,30 @@ NDCONV_HD void stream_patch_halo(const Geometry& g, const StreamLayout& l, const
 }
 
 /// X pass (every thread, between the plane's barrier and the next): the box's rows filtered along
-/// x into x buffer `xb` (box_y rows of kTileX), 4 outputs per task from a window of K + 3 floats.
+/// x into x buffer `xb` (box_y rows of kTileX), kXOut outputs per task from a window of
+/// kXOut + K - 1 floats.
 template <int K, typename S = StreamShape>
 NDCONV_HD void stream_filter_x(const StreamTaps& t, const float* plane, float* xb, int tid) {
-  constexpr int kGroups = S::kTileX / 4, kBoxX = S::kTileX + K - 1, kBoxY = S::kTileY + K - 1;
-  constexpr int kTasks = kBoxY * kGroups, kWindow = K + 3;
+  constexpr int kX = S::kXOut, kGroups = S::kTileX / kX;
+  constexpr int kBoxX = S::kTileX + K - 1, kBoxY = S::kTileY + K - 1;
+  constexpr int kTasks = kBoxY * kGroups, kWindow = kX + K - 1;
   for (int task = tid; task < kTasks; task += S::kThreads) {
-    const int row = task / kGroups, x = task % kGroups * 4;
+    const int row = task / kGroups, x = task % kGroups * kX;
     float w[kWindow];
     tiled_read<kWindow>(w, plane + row * kBoxX + x);
-    float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float a[kX];
+    NDCONV_UNROLL
+    for (int e = 0; e < kX; ++e)
+      a[e] = 0.0f;
     NDCONV_UNROLL
     for (int j = 0; j < K; ++j) {
       NDCONV_UNROLL
-      for (int e = 0; e < 4; ++e)
+      for (int e = 0; e < kX; ++e)
         a[e] = fmaf(t.x[j], w[e + j], a[e]);
     }
-    vector_store<MemorySpace::Shared>(xb + row * S::kTileX + x, a);
+    NDCONV_UNROLL
+    for (int e = 0; e < kX; e += 4)
+      vector_store<MemorySpace::Shared>(xb + row * S::kTileX + x + e, a + e);
   }
 }
 
