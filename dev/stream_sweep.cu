@@ -248,6 +248,12 @@ int main() {
                                                            kZero, -1, want, floor_ms);
   failures += !run_shape<StreamShapeOf<32, 32, 512, 4, 2>>("32x32 t512 st4 2/SM", in, out, big,
                                                            kZero, -1, want, floor_ms);
+  failures += !run_shape<StreamShapeOf<32, 32, 256, 4, 2, 4, true>>(
+      "32x32 t256 st4 2/SM z taps in regs", in, out, big, kZero, -1, want, floor_ms);
+  failures += !run_shape<StreamShapeOf<32, 64, 512, 4, 1, 4, true>>(
+      "32x64 t512 st4 1/SM z taps in regs", in, out, big, kZero, -1, want, floor_ms);
+  failures += !run_shape<StreamShapeOf<32, 32, 256, 4, 1, 4, true>>(
+      "32x32 t256 st4 1/SM z taps in regs", in, out, big, kZero, -1, want, floor_ms);
   failures += !run_shape<StreamShapeOf<32, 32, 256, 4, 2, 8>>("32x32 t256 st4 2/SM x8", in, out,
                                                               big, kZero, -1, want, floor_ms);
   failures += !run_shape<StreamShapeOf<32, 32, 512, 4, 2, 8>>("32x32 t512 st4 2/SM x8", in, out,

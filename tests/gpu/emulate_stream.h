@@ -79,7 +79,7 @@ inline void emulate_stream(const kernels::Geometry& g, const float* in, float* o
             for (int tid = 0; tid < kThreads; ++tid) {
               float v[kRun], o[kRun];
               kernels::stream_filter_y<K, S>(t, xb, tid, v);
-              kernels::stream_ring_dispatch<K, S>(p % K, rings[tid], v, t, o);
+              kernels::stream_ring_dispatch<K, S>(p % K, rings[tid], v, t.z, o);
               if (p >= K - 1)
                 kernels::stream_store<S>(g, columns[tid], o);
             }

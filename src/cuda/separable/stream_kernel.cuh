@@ -34,6 +34,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       bulk_barrier_init(&bars[s]);
   }
   stream_plane_table(g, l, b, shared, tid, S::kThreads);
+  if (S::kZTapRegisters && tid == 0) {
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+      shared[l.taps + j] = t.z[j];
+  }
   __syncthreads();
   if (tid == 0) {
     for (int s = 0; s < S::kStages && s < b.planes; ++s)
@@ -54,6 +59,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     for (int i = 0; i < S::kYRun; ++i)
       ring[j][i] = 0.0f;
   }
+  // kZTapRegisters: the ring's taps in registers, loaded from shared memory (the compiler would
+  // fold copies of the parameters back into constant operands).
+  float tz[K];
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+    tz[j] = S::kZTapRegisters ? shared[l.taps + j] : 0.0f;
   int r = 0;  // p mod K
 #pragma unroll 1
   for (int p = 0; p < b.planes; ++p) {
@@ -74,7 +85,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
       stream_load_plane(g, l, map, in, b, shared, p + S::kStages, plane, &bars[s]);
     float v[S::kYRun], o[S::kYRun];
     stream_filter_y<K, S>(t, xb, tid, v);
-    stream_ring_dispatch<K, S>(r, ring, v, t, o);
+    if constexpr (S::kZTapRegisters)
+      stream_ring_dispatch<K, S>(r, ring, v, tz, o);
+    else
+      stream_ring_dispatch<K, S>(r, ring, v, t.z, o);
     r = r + 1 == K ? 0 : r + 1;
     if (p >= K - 1)
       stream_store<S>(g, column, o);

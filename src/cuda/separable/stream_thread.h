@@ -14,15 +14,18 @@
 //     along z are read at boundary-resolved coordinates, and a face tile under a boundary other
 //     than zero patches the x-y halo as the tiled kernel does (tiled/tiled_halo.h: copied within
 //     the plane where its values lie in the box, else fetched from global memory);
-//   - the x pass (4 outputs per task from a K + 3 float window, 16-byte shared loads) writes the
-//     plane's kTileY + K - 1 x-filtered rows into one of two x buffers; one block barrier per
-//     plane; the y pass gives each thread kYRun outputs down one column;
+//   - the x pass (kXOut outputs per task from a window of kXOut + K - 1 floats, 16-byte shared
+//     loads) writes the plane's kTileY + K - 1 x-filtered rows into one of two x buffers; one
+//     block barrier per plane; the y pass gives each thread kYRun outputs down one column;
 //   - the z pass is a ring of K accumulators per output in registers: each plane's x-y filtered
 //     values are fma'd into the K output planes they reach, and the output plane whose last tap
-//     came is stored. The plane loop is unrolled by K, so every ring slot is a compile-time index
-//     and the ring stays in registers;
+//     came is stored. The ring step is dispatched on the plane mod K to one of K compiled steps
+//     (stream_ring_dispatch), so every ring slot is a compile-time index and the ring stays in
+//     registers, while the rest of the plane loop is compiled once;
 //   - taps are kernel parameters (StreamTaps): every FMA reads its tap as a constant-bank operand,
-//     so the ring, the windows and the addresses fit the registers of two blocks per SM.
+//     so the ring, the windows and the addresses fit the registers of two blocks per SM (110, no
+//     spills). H200, 17-tap Gaussian on 256^3: 0.0894 ms, 2.8x the memory floor, against 0.1168
+//     for the column passes (docs/performance.md).
 // Arithmetic: each axis sums its taps in ascending order from zero (fmaf from 0.0f), x first, then
 // y, then z, as the column passes do (x fused into y, then z), so both plans give the same bits.
 // Every tap multiplies the input of its own footprint only (no padding taps), so an Inf or NaN
@@ -52,7 +55,8 @@ namespace ndconv::kernels {
 /// The block's shape: a tile of kTileX x kTileY outputs per plane, kThreads threads, kStages
 /// planes in flight, and the blocks per SM the compiler must allow (registers: 65536 /
 /// (kThreads * kMinBlocks)). The product's is StreamShape; dev/stream_sweep.cu times others.
-template <int kTileX_, int kTileY_, int kThreads_, int kStages_, int kMinBlocks_, int kXOut_ = 4>
+template <int kTileX_, int kTileY_, int kThreads_, int kStages_, int kMinBlocks_, int kXOut_ = 4,
+          bool kZTapRegisters_ = false>
 struct StreamShapeOf {
   static constexpr int kTileX = kTileX_;
   static constexpr int kTileY = kTileY_;
@@ -61,6 +65,9 @@ struct StreamShapeOf {
   static constexpr int kMinBlocks = kMinBlocks_;
   /// Outputs per task of the x pass (consecutive x of one row; 16-byte reads and stores).
   static constexpr int kXOut = kXOut_;
+  /// The ring's taps in registers (loaded from shared memory once per block) rather than as
+  /// constant-bank operands: K more registers (dev/stream_sweep.cu times both).
+  static constexpr bool kZTapRegisters = kZTapRegisters_;
   /// The tile's rows, under the name the tiled halo's functions read (tiled_halo_list).
   static constexpr int BY = kTileY;
   /// Outputs per thread down one column of the tile (the y pass, the ring, the stores).
@@ -95,6 +102,7 @@ struct StreamLayout {
   int xbuf_floats;   ///< one x-filtered buffer
   int barriers;      ///< kStages 8-byte barriers, one per stage buffer
   int planes;        ///< the plane table (stream_plane_table): kStreamMaxChunk + K - 1 ints
+  int taps;          ///< the z taps (K floats) for shapes with kZTapRegisters
   int total_floats;  ///< shared memory per block
   int chunk;         ///< output planes along z per block (the last chunk may hold fewer)
   /// The face tiles' halo (tiled/tiled_halo.h) in the tiled kernel's terms: pitch box_x, rows
@@ -117,7 +125,8 @@ inline StreamLayout stream_layout(const Geometry& g) {
   l.xbuf_floats = l.box_y * S::kTileX;
   l.barriers = l.xbuf + 2 * l.xbuf_floats;
   l.planes = l.barriers + 2 * S::kStages;
-  l.total_floats = l.planes + kStreamMaxChunk + K - 1;
+  l.taps = l.planes + kStreamMaxChunk + K - 1;
+  l.total_floats = l.taps + K;
   l.chunk = 1;
   l.halo = TiledLayout{};
   l.halo.pitch = l.box_x;
@@ -297,15 +306,15 @@ NDCONV_HD void stream_filter_y(const StreamTaps& t, const float* xb, int tid,
 /// first); then the output whose last tap came (p - K + 1, slot (R + 1) mod K) into `o`, and its
 /// slot zeroed for output p + 1. Slots of outputs before the block's first receive terms that are
 /// zeroed before their own outputs start.
-template <int K, typename S, int R>
+template <int K, typename S, int R, typename ZTaps>
 NDCONV_HD void stream_ring_step(float (&ring)[K][S::kYRun], const float (&v)[S::kYRun],
-                                const StreamTaps& t, float (&o)[S::kYRun]) {
+                                const ZTaps& tz, float (&o)[S::kYRun]) {
   NDCONV_UNROLL
   for (int j = 0; j < K; ++j) {
     const int slot = (R - j + K) % K;
     NDCONV_UNROLL
     for (int i = 0; i < S::kYRun; ++i)
-      ring[slot][i] = fmaf(t.z[j], v[i], ring[slot][i]);
+      ring[slot][i] = fmaf(tz[j], v[i], ring[slot][i]);
   }
   constexpr int kDone = (R + 1) % K;
   NDCONV_UNROLL
@@ -319,19 +328,19 @@ NDCONV_HD void stream_ring_step(float (&ring)[K][S::kYRun], const float (&v)[S::
 /// step compiled for it (about log2 K compares), so that every ring index is a compile-time
 /// constant (the ring stays in registers) while the rest of the plane loop is compiled once: with
 /// the whole loop unrolled by K instead (one copy of the x and y passes per slot) the kernel was
-/// 283 KB of code, and ran 1.3-1.7x slower than this.
-template <int K, typename S, int Lo = 0, int Hi = K>
+/// 283 KB of code, and ran 1.44x slower than this (H200, 256^3: 0.1274 against 0.0885 ms).
+template <int K, typename S, int Lo = 0, int Hi = K, typename ZTaps>
 NDCONV_HD void stream_ring_dispatch(int r, float (&ring)[K][S::kYRun], const float (&v)[S::kYRun],
-                                    const StreamTaps& t, float (&o)[S::kYRun]) {
+                                    const ZTaps& tz, float (&o)[S::kYRun]) {
   if constexpr (Hi - Lo == 1) {
     (void)r;
-    stream_ring_step<K, S, Lo>(ring, v, t, o);
+    stream_ring_step<K, S, Lo>(ring, v, tz, o);
   } else {
     constexpr int kMid = (Lo + Hi) / 2;
     if (r < kMid)
-      stream_ring_dispatch<K, S, Lo, kMid>(r, ring, v, t, o);
+      stream_ring_dispatch<K, S, Lo, kMid>(r, ring, v, tz, o);
     else
-      stream_ring_dispatch<K, S, kMid, Hi>(r, ring, v, t, o);
+      stream_ring_dispatch<K, S, kMid, Hi>(r, ring, v, tz, o);
   }
 }
 
