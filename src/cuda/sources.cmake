@@ -8,6 +8,7 @@ if(NDCONV_HAVE_CUDA)
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/blocked/blocked_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/separable/separable_launch.cu
+                          ${CMAKE_CURRENT_SOURCE_DIR}/cuda/separable/stream_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/tiled/tiled_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/border_launch.cu
                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda/border/constant_border.cu

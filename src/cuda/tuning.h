@@ -50,6 +50,18 @@ struct Tuning {
   /// emits, and filters them along x and y).
   int slab_min_chunk = 32;
 
+  /// Separable 3D filters with the same compiled tap count along x, y and z run as one pass on the
+  /// streaming kernel (cuda/separable/stream_thread.h) wherever it can implement them: the copy
+  /// engine reads the input (sm_90 and later, cuda/tensor_map.h). It comes before the slab kernel
+  /// and the column passes: H200, 17-tap Gaussian, 256^3 0.0894 against 0.1168 ms (column
+  /// passes), 272^3 0.1186 against 0.3391 ms (docs/performance.md). false: never.
+  bool separable_stream = true;
+
+  /// The streaming kernel cuts a volume of fewer x-y tiles than the device holds blocks into chunks
+  /// along z, each of at least this many output planes (a chunk reads K - 1 planes more than it
+  /// emits, and filters them along x and y).
+  int stream_min_chunk = 32;
+
   /// Dense filters through the FFT (cuda/fft/): whether Auto may take it and the cost model's
   /// per-device constants, measured by the bench's fft rows.
   FftPolicy fft;

@@ -239,8 +239,10 @@ Json separable_gpu_row(const Workload& w, const BenchConfig& cfg, GpuContext& g,
   {
     // The other of the slab kernel and the column passes on the same problem, in the same run
     // (validated before it is timed, as the plan's kernel): the measurement behind the plan's rule.
+    // Where the streaming kernel ran, the column passes.
     cuda_backend::Tuning other;
-    other.separable_slab = plan.family != "slab";
+    other.separable_stream = false;
+    other.separable_slab = plan.family != "slab" && plan.family != "stream";
     other.slab_max_column_x_use = 2.0;  // wherever the slab kernel can implement the filter
     cuda_backend::LaunchPlan other_plan;
     const auto launch_other = [&](void* st) {

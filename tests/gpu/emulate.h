@@ -26,6 +26,8 @@
 #include "cuda/tiled/tiled_thread.h"
 #include "kernels/schedule.h"
 
+#include "emulate_stream.h"
+
 namespace ndconv::test {
 
 struct HostTaps {
@@ -547,7 +549,10 @@ inline void emulate_separable(const cuda_backend::SeparablePlan& plan, const flo
   for (const cuda_backend::SeparablePass& pass : plan.passes) {
     const float* src = pass.source == cuda_backend::kInputBuffer ? in : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.slab_taps > 0)
+    if (pass.stream_taps > 0)
+      // Chunks along z as on a device holding 8 blocks, at least 4 planes each.
+      emulate_stream(pass.geometry, src, dst, plan.taps.data(), small_grid ? 0 : 8, 4);
+    else if (pass.slab_taps > 0)
       // Chunks along z as on a device holding 8 blocks, at least 4 planes each.
       emulate_slab(pass.geometry, src, dst, plan.taps.data(), small_grid ? 0 : 8, 4);
     else if (pass.column_ko > 0)

@@ -76,7 +76,13 @@ TEST(CudaSlab, LargeVolumesDenseAndStrided) {
       const RunReport r =
           filter_separable(in_view, f, make_view(out.data(), 3, s.volume),
                            cuda_options(Operation::Correlation, b, OutputRegion::Same));
-      EXPECT_TRUE(ran_slab(r)) << r.outputs_per_thread_reason;
+      // The host call stages the input densely, rows 16-byte aligned at x 272: on a device with
+      // the copy engine (sm_90) the streaming kernel comes first (stream_gpu_test.cpp).
+      const bool bulk_device = cuda_status().devices.at(0).compute_capability_major >= 9;
+      EXPECT_TRUE(bulk_device
+                      ? r.outputs_per_thread_reason.find("streaming kernel") != std::string::npos
+                      : ran_slab(r))
+          << r.outputs_per_thread_reason;
       EXPECT_LT(relative_l2_error(out, ref), kTolerance)
           << to_string(b) << " padding " << padding << " seed=" << seed;
     }

@@ -18,6 +18,7 @@
 #include "cuda/separable/column_tensor_map.h"
 #include "cuda/separable/separable_kernels.cuh"
 #include "cuda/separable/separable_plan.h"
+#include "cuda/separable/stream_launch.h"
 #include "cuda/tiled/tiled_launch.h"
 #include "cuda/uploaded_taps.h"
 #include "kernels/schedule.h"
@@ -151,22 +152,39 @@ namespace {
 
 // The plan launch_separable_device runs: the column kernel's passes, or the slab kernel's one where
 // the tuning allows it, no KO is forced (a forced KO asks for the passes' kernels) and the column
-// kernel's x tiles would leave lanes idle (Tuning::slab_max_column_x_use).
+// kernel's x tiles would leave lanes idle (Tuning::slab_max_column_x_use). Before both, the
+// streaming kernel's one pass where the tuning allows it, no KO is forced and the device has the
+// copy engine (`stream_capable`).
 SeparablePlan launch_plan(const detail::SeparableProblem& p, int outputs_per_thread,
                           const Tuning& tuning,
-                          const std::function<int(int, int64_t, int64_t)>& choose_ko) {
+                          const std::function<int(int, int64_t, int64_t)>& choose_ko,
+                          bool stream_capable) {
   const bool slab = tuning.separable_slab && outputs_per_thread == 0 &&
                     column_x_use(p) <= tuning.slab_max_column_x_use;
-  return plan_separable(p, choose_ko, SeparableKernels::kColumns, outputs_per_thread, slab);
+  const bool stream = tuning.separable_stream && outputs_per_thread == 0 && stream_capable;
+  return plan_separable(p, choose_ko, SeparableKernels::kColumns, outputs_per_thread, slab, stream);
+}
+
+// Whether the current device (where the caller runs the launch) has the streaming kernel's copy
+// engine; false where there is none to ask, which plans the most scratch.
+bool current_device_streams() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it: no device is an answer here
+    return false;
+  }
+  return stream_device(device);
 }
 
 }  // namespace
 
 std::size_t separable_launch_scratch_floats(const detail::SeparableProblem& p,
                                             int outputs_per_thread, const Tuning& tuning) {
-  // The passes and their buffers do not depend on the blocked kernel's KO.
-  const SeparablePlan plan =
-      launch_plan(p, outputs_per_thread, tuning, [](int, int64_t, int64_t) { return 1; });
+  // The passes and their buffers do not depend on the blocked kernel's KO; the streaming pass
+  // depends on the device, the current one (the callers set the launch's device first).
+  const SeparablePlan plan = launch_plan(
+      p, outputs_per_thread, tuning, [](int, int64_t, int64_t) { return 1; },
+      current_device_streams());
   return static_cast<std::size_t>(plan.scratch_halves * p.input.voxel_count());
 }
 
@@ -205,17 +223,22 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   int last_ko = 0;
-  const SeparablePlan plan =
-      launch_plan(p, outputs_per_thread, tuning, [&](int, int64_t n, int64_t k) {
+  const SeparablePlan plan = launch_plan(
+      p, outputs_per_thread, tuning,
+      [&](int, int64_t n, int64_t k) {
         return choose_blocked_ko(device, outputs_per_thread, n, k, 1).outputs_per_thread;
-      });
+      },
+      stream_device(device));
   std::string reasons;
   std::string kernels_per_pass;  // e.g. "x tiled, y blocked, z blocked" (the plan's kernel name)
   static const char* names[] = {"x", "y", "z", "t"};
   for (const SeparablePass& pass : plan.passes) {
     std::string what;
     const char* family = "blocked";
-    if (pass.slab_taps > 0) {
+    if (pass.stream_taps > 0) {
+      what = "streaming kernel (x, y, z in one pass)";
+      family = "stream";
+    } else if (pass.slab_taps > 0) {
       what = "slab kernel (x, y, z in one pass)";
       family = "slab";
     } else if (pass.column_ko > 0) {
@@ -237,9 +260,11 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
       last_ko = pass.ko;
     }
     reasons += (reasons.empty() ? "" : "; ") + std::string(names[pass.axis]) + ": " + what;
-    kernels_per_pass += (kernels_per_pass.empty() ? "" : ", ") +
-                        std::string(pass.slab_taps > 0 ? "x+y+" : (pass.fuse_x() ? "x+" : "")) +
-                        std::string(names[pass.axis]) + " " + family;
+    kernels_per_pass +=
+        (kernels_per_pass.empty() ? "" : ", ") +
+        std::string(pass.slab_taps > 0 || pass.stream_taps > 0 ? "x+y+"
+                                                               : (pass.fuse_x() ? "x+" : "")) +
+        std::string(names[pass.axis]) + " " + family;
   }
   if (plan.scratch_halves > 0 && scratch == nullptr)
     throw InvalidArgument("launch_separable_device: scratch is required for several passes");
@@ -279,7 +304,10 @@ LaunchPlan launch_separable_device(const detail::SeparableProblem& p, float* scr
   for (const SeparablePass& pass : plan.passes) {
     const float* src = pass.source == kInputBuffer ? p.input.data : buffer(pass.source);
     float* dst = buffer(pass.destination);
-    if (pass.slab_taps > 0) {
+    if (pass.stream_taps > 0) {
+      result.reason +=
+          "; " + launch_stream(device, pass, plan.taps, src, dst, stream, tuning, result);
+    } else if (pass.slab_taps > 0) {
       result.reason +=
           "; " + launch_slab(device, pass, plan.taps, src, dst, stream, tuning, result);
     } else if (pass.column_ko > 0) {

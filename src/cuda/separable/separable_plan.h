@@ -13,6 +13,7 @@
 #include "cuda/plan.h"
 #include "cuda/separable/column_thread.h"
 #include "cuda/separable/slab_thread.h"
+#include "cuda/separable/stream_plan.h"
 #include "cuda/tiled/tiled_plan.h"
 #include "core/problem.h"
 #include "kernels/geometry.h"
@@ -178,11 +179,18 @@ struct SeparablePass {
   /// Taps per axis of the slab kernel when it serves this pass (x, y and z of a 3D filter at once:
   /// slab_thread.h), else 0.
   int slab_taps = 0;
+  /// Taps per axis of the streaming kernel when it serves this pass (x, y and z of a 3D filter at
+  /// once: stream_thread.h), else 0.
+  int stream_taps = 0;
   /// The x-row kernel serves this pass (an x pass that neither the column nor the tiled kernel
   /// takes).
-  bool x_row() const { return column_ko == 0 && tiled_rows == 0 && ko == 0 && slab_taps == 0; }
+  bool x_row() const {
+    return column_ko == 0 && tiled_rows == 0 && ko == 0 && slab_taps == 0 && stream_taps == 0;
+  }
   /// The blocked kernel serves this pass, at `ko`.
-  bool blocked() const { return column_ko == 0 && tiled_rows == 0 && ko > 0 && slab_taps == 0; }
+  bool blocked() const {
+    return column_ko == 0 && tiled_rows == 0 && ko > 0 && slab_taps == 0 && stream_taps == 0;
+  }
   kernels::Geometry geometry{};
   int source = 0;       ///< 0: the input, 1 or 2: scratch half, 3: the output
   int destination = 0;  ///< as `source`
@@ -223,6 +231,33 @@ inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
   return true;
 }
 
+/// The one streaming pass (stream_thread.h) of a 3D filter with the same compiled tap count along
+/// x, y and z, reading p.input and writing p.output; false when the streaming kernel cannot
+/// implement it (stream_unfit: the copy engine must be able to read p.input). Taps as plan_slab's.
+inline bool plan_stream(const detail::SeparableProblem& p, SeparablePlan& plan) {
+  if (p.input.dims != 3 || p.taps[0].empty() || p.taps[0].size() != p.taps[1].size() ||
+      p.taps[0].size() != p.taps[2].size())
+    return false;
+  const int64_t k = static_cast<int64_t>(p.taps[0].size());
+  SeparablePass pass;
+  pass.axis = 2;
+  pass.source = kInputBuffer;
+  pass.destination = kOutputBuffer;
+  pass.geometry = make_geometry(p.input, p.output, Index{k, k, k, 1}, p.offset, p.boundary,
+                                canonical_order(3, 2));
+  if (!stream_unfit(pass.geometry, reinterpret_cast<uintptr_t>(p.input.data)).empty())
+    return false;
+  pass.stream_taps = static_cast<int>(k);
+  pass.geometry.tap_base = 0;
+  pass.geometry.tap_pitch = static_cast<int>(k);
+  plan.passes = {pass};
+  plan.taps.clear();
+  for (int a : {2, 1, 0})
+    plan.taps.insert(plan.taps.end(), p.taps[a].begin(), p.taps[a].end());
+  plan.scratch_halves = 0;
+  return true;
+}
+
 /// The share of the column kernel's x tiles that the output's x extent uses (1: a multiple of
 /// their width).
 inline double column_x_use(const detail::SeparableProblem& p) {
@@ -234,14 +269,18 @@ inline double column_x_use(const detail::SeparableProblem& p) {
 /// the first other filtered axis), picks each pass's kernel (`kernels`; the blocked kernel's KO
 /// from choose_ko(axis, output extent, taps); the column kernel's from `column_ko`, 0 for its
 /// default) and ping-pongs them through scratch. With kColumns and `slab`, a 3D filter that the
-/// slab kernel can implement is one slab pass instead (plan_slab). Intermediate volumes are
-/// contiguous; the first pass reads p.input and the last writes p.output with their own strides. A
-/// column KO that is not compiled (a KO forced for the blocked kernel) falls back to kTiledX.
+/// slab kernel can implement is one slab pass instead (plan_slab); with `stream`, one streaming
+/// pass where the streaming kernel can implement it (plan_stream, before the slab kernel; the
+/// caller asks only on a device with the copy engine). Intermediate volumes are contiguous; the
+/// first pass reads p.input and the last writes p.output with their own strides. A column KO that
+/// is not compiled (a KO forced for the blocked kernel) falls back to kTiledX.
 inline SeparablePlan plan_separable(const detail::SeparableProblem& p,
                                     const std::function<int(int, int64_t, int64_t)>& choose_ko,
                                     SeparableKernels kernels = SeparableKernels::kTiledX,
-                                    int column_ko = 0, bool slab = false) {
+                                    int column_ko = 0, bool slab = false, bool stream = false) {
   SeparablePlan plan;
+  if (kernels == SeparableKernels::kColumns && stream && plan_stream(p, plan))
+    return plan;
   if (kernels == SeparableKernels::kColumns && slab && plan_slab(p, plan))
     return plan;
   const int dims = p.input.dims;
