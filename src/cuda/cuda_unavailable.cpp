@@ -143,6 +143,14 @@ void launch_tensor_core_bank(const TensorCoreGeometry&, int, const uint8_t*, con
   throw InvalidArgument(kNoCuda);
 }
 
+bool tensor_core_takes_wgmma(int, const cuda_backend::TensorCoreBankPolicy&) {
+  return false;
+}
+
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry&, const float*, int) {
+  throw InvalidArgument(kNoCuda);
+}
+
 struct ResidentAdaptive::State {
   std::string note = kNoCuda;
 };

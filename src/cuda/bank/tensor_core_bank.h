@@ -29,13 +29,33 @@ std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, int d
 /// options.expert.tensor_cores is false.
 std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options);
 
+/// Whether the tensor-core bank runs Hopper's warpgroup MMA (wgmma_bank.h) on `device` under
+/// `policy`, else mma.sync: what launch_tensor_core_bank runs and tensor_core_kernel_weights lays
+/// the weights out for.
+bool tensor_core_takes_wgmma(int device, const cuda_backend::TensorCoreBankPolicy& policy);
+
+/// `taps` (the filters contiguous, correlation order; tensor_core_unfit empty) laid out for the
+/// kernel launch_tensor_core_bank runs on `device` under the backend's policy: wgmma_weights'
+/// bytes (as int32 words) for wgmma, tensor_core_weights for the mma.sync tile otherwise.
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
+                                             int device);
+/// The same for the kernel `policy` takes (the GPU tests run both kernels on one device).
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
+                                             int device,
+                                             const cuda_backend::TensorCoreBankPolicy& policy);
+
 /// Enqueues the bank on `stream` (a cudaStream_t; null = the default stream) of `device` (the
 /// current one), all pointers on it: `padded` (geometry.padded_bytes() bytes), `fragments` and
-/// `scales` (tensor_core_weights for tensor_core_tile_rows(geometry) rows) and `outputs`
+/// `scales` (tensor_core_kernel_weights for `device`) and `outputs`
 /// (geometry.count contiguous canonical volumes of geometry.voxels() floats). Checks the launch.
 void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream);
+/// The same with the kernel `policy` takes, the weights laid out for it.
+void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy,
+                             const uint8_t* padded, const int32_t* fragments, const float* scales,
+                             float* outputs, void* stream);
 
 /// A bank's tensor-core operands on the device, for the launches of every slab of one bank (the
 /// same filters): the weights as the tile that runs the bank reads them, room for the largest
@@ -45,10 +65,12 @@ struct DeviceTensorCoreOperands {
 };
 
 /// Uploads the weights of `taps` (the filters contiguous, correlation order; tensor_core_unfit
-/// empty for `launch`) laid out for the tile that runs `launch` on `stream`, returning when done,
+/// empty for `launch`) laid out for the kernel that runs `launch` on `device`
+/// (tensor_core_kernel_weights) on `stream`, returning when done,
 /// and allocates room for `max_padded_bytes` bytes of 8-bit padded input.
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& launch, const float* taps,
-                                                     int64_t max_padded_bytes, void* stream);
+                                                     int64_t max_padded_bytes, int device,
+                                                     void* stream);
 
 /// Converts the FP32 bank's padded input on the device (`padded`, launch.padded_count() floats)
 /// into the 8-bit padded volume of tensor_core_geometry(launch) in operands.bytes on `stream` and
@@ -63,9 +85,9 @@ void launch_tensor_core_slab(const BankLaunch& launch, int device,
                              const DeviceTensorCoreOperands& operands, float* outputs,
                              void* stream);
 
-/// What a run's notes say of a bank on the tensor cores: the instruction, the digits, the passes
-/// and tap frames of `launch`.
-std::string tensor_core_note(const BankLaunch& launch);
+/// What a run's notes say of a bank on the tensor cores of `device`: the instruction, the digits,
+/// the passes and tap frames of `launch`.
+std::string tensor_core_note(const BankLaunch& launch, int device);
 
 /// The structure tensor's quadrature bank over its slabs (bank_tensor.cu): on the tensor cores
 /// while they can take it (tensor_core_unfit empty, each slab's padded input 8-bit), else on the
@@ -75,6 +97,7 @@ struct SlabBank {
   DeviceTensorCoreOperands tensor_cores;  ///< used while tensor_cores_not is empty
   std::string tensor_cores_not;           ///< why the tensor cores do not (or no longer) take it
   int on_tensor_cores = 0, on_fp32 = 0;   ///< slabs so far
+  int device = 0;                         ///< options.cuda_device: the notes' instruction
 };
 
 /// A SlabBank for `slabs` of `problem` (taps on the device): tensor_core_unfit under `options`,

@@ -9,6 +9,9 @@ struct TensorCoreBankPolicy {
   bool allowed = true;
   /// The oldest devices with mma.sync m16n8k32 on 8-bit operands (compute capability 8.0).
   int min_compute_capability = 80;
+  /// Hopper's warpgroup MMA (wgmma, wgmma_kernel.cuh) where the device is compute capability 9.0
+  /// and the binary holds its sm_90a code; false: mma.sync there too (the reference kernel).
+  bool wgmma = true;
   /// The slice test: the weight digits' largest loss on any tap, relative to the filter's largest
   /// tap, that the tensor cores may take: 2^-26, below the float rounding of the largest tap
   /// (2^-24 of it), so the split adds less than the FP32 path's own rounding of its taps. Four
