@@ -189,13 +189,13 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
   return t;
 }
 
-template <class Tile, int MinBlocks, int Group = 1, bool Swap = false>
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
 double wgmma_variant(const char* name, const Problem& small, const Problem& big, int sms,
                      double reference_ms) {
   return run_variant<Tile>(
-             name, launch_wgmma_kernel<Tile, MinBlocks, Group, Swap>, true,
-             reinterpret_cast<const void*>(wgmma_bank_kernel<Tile, MinBlocks, Group, Swap>),
-             wgmma_shared_bytes<Tile>(big.g.frames()), small, big, sms, reference_ms)
+             name, launch_wgmma_kernel<Tile, MinBlocks, Group, Stream, Swap>, true,
+             reinterpret_cast<const void*>(wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>),
+             wgmma_shared_bytes<Tile, Stream>(big.g.frames()), small, big, sms, reference_ms)
       .ms;
 }
 
@@ -217,7 +217,7 @@ void sweep_3d(int sms, bool swap) {
   const double ref = mma_sync_variant<TensorCoreDefaultTile, 3>(
       "mma.sync product (2 M, 4 x 2 rows, 3/SM)", small, big, sms);
   if (swap)
-    wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, true>(
+    wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
   wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3>("wgmma 4 M, 4 warps, funnel, 3/SM", small, big,
                                                     sms, ref);
@@ -261,6 +261,16 @@ void sweep_4d(int sms) {
                                                     sms, ref);
   wgmma_variant<TensorCoreTile<2, 16, C::Shared>, 1>("wgmma 2 M, 16 warps, shared copies", small,
                                                      big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 1, true>(
+      "wgmma 4 M, 8 warps, shared, weights streamed", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 1, true>(
+      "wgmma 2 M, 8 warps, shared, streamed, 2/SM", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 1, true>(
+      "wgmma N96: 2 M, 8 warps x 2 rows, funnel, streamed", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 1, true>(
+      "wgmma N96: 1 M, 8 warps x 2 rows, funnel, streamed, 2/SM", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 1, true>(
+      "wgmma N96: 2 M, 12 warps x 2 rows, funnel, streamed", small, big, sms, ref);
 }
 
 int main(int argc, char** argv) {

@@ -1,17 +1,18 @@
 // The filter bank on the tensor cores for 8-bit inputs through Hopper's warpgroup MMA:
-// wgmma.m64n48k32.s32.u8.s8 (sm_90a only), the GEMM and layouts of wgmma_layout.h. Compiled for
+// wgmma.m64nNk32.s32.u8.s8 (sm_90a only), the GEMM and layouts of wgmma_layout.h. Compiled for
 // sm_90a alone (wgmma.cu); the mma.sync kernel (tensor_core_kernel.cuh) runs everywhere else.
 //
-// The block as the mma.sync kernel's (TensorCoreTile with one output row per warp: 16 MTiles
-// outputs along x, Warps rows along axis 1, one position along axes 2 and 3, kFilters filters of
-// one pass), its staged rows and A fragments the same; the warps in warpgroups of 4 (rows 4 g to
-// 4 g + 3). Per K chunk each warp builds the A fragments of its M tiles from the staged rows and
-// its warpgroup issues one wgmma per M tile: M = the 4 warps' 16 outputs of that tile, N = the
-// pass's 48 columns, B the chunk's weights in shared memory (loaded once per block for every tap
-// frame). Group chunks' A fragments are loaded, their wgmmas issued as one group and waited for;
-// the tensor cores stay busy with the other warpgroups' groups on the SM meanwhile. The
-// accumulators come back in the mma.sync C fragments' layout per n8 tile, so the epilogue is the
-// mma.sync kernel's.
+// The block as the mma.sync kernel's (TensorCoreTile: 16 MTiles outputs along x, Warps x Rows
+// rows along axis 1, one position along axes 2 and 3, kFilters filters of one pass), its staged
+// rows and A fragments the same; the warps in warpgroups of 4. Per K chunk each warp builds the A
+// fragments of its M tiles from the staged rows and its warpgroup issues one wgmma per M tile: M =
+// the 4 warps' 16 outputs of that tile, N = the pass's 48 columns (96 with two output rows per
+// warp: each row's own B columns, the A fragments shared), B the chunk's weights in shared memory:
+// every tap frame's, loaded once per block, or (Stream) each (tile, frame)'s streamed in with its
+// rows, two frames' room. Group chunks' A fragments are loaded, their wgmmas issued as one group
+// and waited for; the tensor cores stay busy with the other warpgroups' groups on the SM meanwhile.
+// The accumulators come back in the mma.sync C fragments' layout per n8 tile, so the epilogue is
+// the mma.sync kernel's.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -106,7 +107,7 @@ __device__ __forceinline__ void pin(int32_t& r) {
 
 }  // namespace wgmma_steps
 
-template <class Tile, int MinBlocks, int Group = 1, bool Swap = false>
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
 __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(TensorCoreArgs a) {
   using S = TensorCoreShape;
   using W = WgmmaShape;
@@ -119,38 +120,46 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
   extern __shared__ uint4 shared16[];
   const int frames = a.frames;
   uint8_t* const weights = reinterpret_cast<uint8_t*>(shared16);
-  int2* const row_table = reinterpret_cast<int2*>(weights + frames * kFrameBytes);
+  int2* const row_table = reinterpret_cast<int2*>(weights + (Stream ? 2 : frames) * kFrameBytes);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
-  auto stage = [&](const TensorCoreOrigin& o, int frame, uint8_t* buffer) {
+  const uint8_t* const pass_weights =
+      reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
+  // A (tile, frame)'s rows into buffer `b`; streamed weights: the frame's weights with them.
+  auto stage = [&](const TensorCoreOrigin& o, int frame, int b) {
+    uint8_t* const rows = tiles + b * Tile::kTileBytes;
     for (int i = threadIdx.x; i < Tile::kStageItems; i += Tile::kThreads) {
       const int64_t source = Tile::staged_source(a, o, frame, i);
-      __pipeline_memcpy_async(buffer + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
+      __pipeline_memcpy_async(rows + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
                               16, source < 0 ? 16 : 0);
     }
+    if constexpr (Stream)
+      for (int i = threadIdx.x; i < kFrameBytes / 16; i += Tile::kThreads)
+        __pipeline_memcpy_async(weights + b * kFrameBytes + 16 * i,
+                                pass_weights + int64_t{frame} * kFrameBytes + 16 * i, 16);
   };
 
   int64_t tile = blockIdx.x;
   if (tile >= pass_tiles)
     return;
-  const uint8_t* const pass_weights =
-      reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
-  for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Tile::kThreads)
-    __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
     Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
-  __pipeline_commit();
-  __pipeline_wait_prior(0);
-  wgmma_steps::proxy_fence();  // the weights, read by the tensor cores
-  __syncthreads();
+  if constexpr (!Stream) {
+    for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Tile::kThreads)
+      __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    wgmma_steps::proxy_fence();  // the weights, read by the tensor cores
+    __syncthreads();
+  }
   const uint64_t b0 =
       wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)), Swap);
 
   TensorCoreOrigin o = Tile::origin(a, tile);
-  stage(o, 0, tiles);
+  stage(o, 0, 0);
   __pipeline_commit();
   int buffer = 0;
   const int shift = Tile::lane_shift(lane);
@@ -167,11 +176,13 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
 #pragma unroll 1
     for (int frame = 0; frame < frames; ++frame) {
       if (frame + 1 < frames)
-        stage(o, frame + 1, tiles + (buffer ^ 1) * Tile::kTileBytes);
+        stage(o, frame + 1, buffer ^ 1);
       else if (more)
-        stage(Tile::origin(a, tile + gridDim.x), 0, tiles + (buffer ^ 1) * Tile::kTileBytes);
+        stage(Tile::origin(a, tile + gridDim.x), 0, buffer ^ 1);
       __pipeline_commit();
       __pipeline_wait_prior(1);
+      if constexpr (Stream)
+        wgmma_steps::proxy_fence();  // this frame's weights, read by the tensor cores
       __syncthreads();
       uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
       if constexpr (Tile::kBuildItems > 0) {
@@ -258,21 +269,21 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
   }
 }
 
-/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B, the row table and
-/// two tiles' rows.
-template <class Tile>
+/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: two
+/// frames'), the row table and two tiles' rows.
+template <class Tile, bool Stream = false>
 constexpr int wgmma_shared_bytes(int frames) {
-  return frames * WgmmaShape::frame_bytes(Tile::kRows) + Tile::kRowTableBytes +
+  return (Stream ? 2 : frames) * WgmmaShape::frame_bytes(Tile::kRows) + Tile::kRowTableBytes +
          2 * Tile::kTileBytes;
 }
 
-/// Enqueues wgmma_bank_kernel<Tile, MinBlocks, Group, Swap> over `passes` passes on `stream` with
-/// as many blocks as `sms` SMs hold at once (`a.fragments`: the WgmmaWeights' B bytes on the
-/// device). Returns false, launching nothing, where a block does not fit on an SM.
-template <class Tile, int MinBlocks, int Group = 1, bool Swap = false>
+/// Enqueues wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap> over `passes` passes on
+/// `stream` with as many blocks as `sms` SMs hold at once (`a.fragments`: the WgmmaWeights' B bytes
+/// on the device). Returns false, launching nothing, where a block does not fit on an SM.
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
 bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = wgmma_bank_kernel<Tile, MinBlocks, Group, Swap>;
-  const int kShared = wgmma_shared_bytes<Tile>(a.frames);
+  const auto kernel = wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>;
+  const int kShared = wgmma_shared_bytes<Tile, Stream>(a.frames);
   if (kShared > 48 * 1024 &&
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
           cudaSuccess) {
