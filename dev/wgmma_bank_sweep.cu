@@ -10,7 +10,7 @@
 // TOPS and the speed-up over the mma.sync kernel (whose share of the FP32 FMA peak the bench
 // gives); with "swap", the descriptor's other reading too (wgmma_b_descriptor).
 //
-// run: wgmma_bank_sweep [3d|4d|swap]
+// run: wgmma_bank_sweep [3d|4d|swap|profile]
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
 //   -I src -I dev dev/wgmma_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp
 //   src/cuda/bank/wgmma_layout.cpp src/core/parallel_for.cpp src/core/int8_digits.cpp
@@ -219,30 +219,32 @@ void sweep_3d(int sms, bool swap) {
   if (swap)
     wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3>("wgmma 4 M, 4 warps, funnel, 3/SM", small, big,
-                                                    sms, ref);
-  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3>("wgmma 4 M, 4 warps, shared copies, 3/SM",
-                                                    small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel>, 2>("wgmma 2 M, 8 warps, funnel, 2/SM", small, big,
-                                                    sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2>("wgmma 2 M, 8 warps, shared copies, 2/SM",
-                                                    small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 2>(
-      "wgmma 2 M, 8 warps, shared, 2/SM, 2 chunks/group", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3>(
-      "wgmma N96: 2 M, 4 warps x 2 rows, funnel, 3/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared, 2>, 3>(
-      "wgmma N96: 2 M, 4 warps x 2 rows, shared, 3/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared, 2>, 1>(
-      "wgmma N96: 2 M, 8 warps x 2 rows, shared, 1/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Shared, 2>, 2>(
-      "wgmma N96: 1 M, 8 warps x 2 rows, shared, 2/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1>("wgmma 4 M, 8 warps, shared copies, 1/SM",
-                                                    small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1>("wgmma 4 M, 12 warps, shared copies, 1/SM",
-                                                     small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>(
-      "wgmma 4 M, 12 warps, shared, 1/SM, 2 chunks/group", small, big, sms, ref);
+  // N 48: one output row per warp. G: chunks per wgmma group (one wait each).
+  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 1>("N48 4 M, 4 warps, shared, 3/SM, G1", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 4, 1>("N48 2 M, 4 warps, shared, 4/SM, G1", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 4, 4>("N48 2 M, 4 warps, shared, 4/SM, G4", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 3, 13>("N48 2 M, 4 warps, shared, 3/SM, G13",
+                                                        small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 4, C::Shared>, 4, 13>("N48 1 M, 4 warps, shared, 4/SM, G13",
+                                                        small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4>("N48 2 M, 8 warps, shared, 2/SM, G4", small,
+                                                       big, sms, ref);
+  // N 96: two output rows per warp sharing the A fragments, each row its own 48 B columns.
+  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1>("N96 2 M, 4 warps x 2, funnel, 3/SM, G1",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Shared, 2>, 3, 2>("N96 2 M, 4 warps x 2, shared, 3/SM, G2",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Shared, 2>, 3, 7>("N96 2 M, 4 warps x 2, shared, 3/SM, G7",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 4, C::Shared, 2>, 4, 14>(
+      "N96 1 M, 4 warps x 2, shared, 4/SM, G14", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 8, C::Shared, 2>, 2, 7>("N96 1 M, 8 warps x 2, shared, 2/SM, G7",
+                                                          small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -251,33 +253,55 @@ void sweep_4d(int sms) {
   std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1>("wgmma 4 M, 12 warps, shared copies", small,
-                                                     big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>(
-      "wgmma 4 M, 12 warps, shared, 2 chunks/group", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 12, C::Funnel>, 1>("wgmma 4 M, 12 warps, funnel", small, big, sms,
-                                                     ref);
-  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1>("wgmma 4 M, 8 warps, shared copies", small, big,
-                                                    sms, ref);
-  wgmma_variant<TensorCoreTile<2, 16, C::Shared>, 1>("wgmma 2 M, 16 warps, shared copies", small,
-                                                     big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 1, true>(
-      "wgmma 4 M, 8 warps, shared, weights streamed", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 1, true>(
-      "wgmma 2 M, 8 warps, shared, streamed, 2/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 1, true>(
-      "wgmma N96: 2 M, 8 warps x 2 rows, funnel, streamed", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 1, true>(
-      "wgmma N96: 1 M, 8 warps x 2 rows, funnel, streamed, 2/SM", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 1, true>(
-      "wgmma N96: 2 M, 12 warps x 2 rows, funnel, streamed", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 1>("N48 4 M, 12 warps, shared, G1", small, big,
+                                                        sms, ref);
+  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
+                                                        sms, ref);
+  wgmma_variant<TensorCoreTile<2, 12, C::Shared>, 1, 4>("N48 2 M, 12 warps, shared, G4", small, big,
+                                                        sms, ref);
+  wgmma_variant<TensorCoreTile<2, 12, C::Shared>, 1, 13>("N48 2 M, 12 warps, shared, G13", small,
+                                                         big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 16, C::Funnel>, 1, 4>("N48 2 M, 16 warps, funnel, G4", small, big,
+                                                        sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4, true>(
+      "N48 2 M, 8 warps, shared, streamed, 2/SM, G4", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
+      "N96 1 M, 8 warps x 2, funnel, streamed, 2/SM, G7", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 2, true>(
+      "N96 2 M, 12 warps x 2, funnel, streamed, G2", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 12, C::Shared, 2>, 1, 7, true>(
+      "N96 1 M, 12 warps x 2, shared, streamed, G7", small, big, sms, ref);
+}
+
+// One launch each of the product's first two 3D shapes on the bench problem, for a profiler
+// (ncu -k regex:wgmma_bank_kernel).
+void profile(int sms) {
+  Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
+  {
+    using Tile = TensorCoreTile<4, 4, C::Shared>;
+    Device d = upload(big, true, Tile::kRows);
+    launch_wgmma_kernel<Tile, 3, 1>(
+        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+    CHECK(cudaDeviceSynchronize());
+    release(d);
+  }
+  {
+    using Tile = TensorCoreTile<2, 4, C::Shared, 2>;
+    Device d = upload(big, true, Tile::kRows);
+    launch_wgmma_kernel<Tile, 3, 2>(
+        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+    CHECK(cudaDeviceSynchronize());
+    release(d);
+  }
 }
 
 int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const std::string mode = argc > 1 ? argv[1] : "3d";
-  if (mode == "4d")
+  if (mode == "profile")
+    profile(sms);
+  else if (mode == "4d")
     sweep_4d(sms);
   else
     sweep_3d(sms, mode == "swap");

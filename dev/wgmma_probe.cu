@@ -166,6 +166,99 @@ void rate(int sms) {
   CHECK(cudaFree(out));
 }
 
+// The bank kernel's inner loop alone: per step each warpgroup loads the A fragments of M M tiles
+// x G chunks from shared memory (4 words per fragment, addresses that change every step), issues
+// the M x G wgmmas (N columns) into M accumulator sets as one group, commits it and waits for it
+// (wait_group 0: ptxas serializes wgmmas whose A registers are written while a group is in
+// flight). Its rate against the number of warpgroups per SM says whether the kernel's pattern is
+// bound by the wait (latency) or by the tensor pipe.
+template <int M, int G, int N>
+__global__ void __launch_bounds__(128) loop_kernel(int* out, int iterations) {
+  __shared__ __align__(128) uint8_t shared_b[G * 32 * N];
+  __shared__ uint32_t words[4096];
+  for (int i = threadIdx.x; i < G * 32 * N; i += blockDim.x)
+    shared_b[i] = static_cast<uint8_t>(i * 7);
+  for (int i = threadIdx.x; i < 4096; i += blockDim.x)
+    words[i] = i * 2654435761u;
+  wgmma_steps::proxy_fence();
+  __syncthreads();
+  const uint64_t descriptor =
+      wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(shared_b)));
+  int32_t acc[M][N / 2];
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int r = 0; r < N / 2; ++r)
+      acc[m][r] = 0;
+  for (int it = 0; it < iterations; ++it) {
+    uint32_t frag[G][M][4];
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          frag[g][m][q] = words[(threadIdx.x + 33 * g + 131 * m + 9 * q + 17 * it) & 4095];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int r = 0; r < N / 2; ++r)
+        wgmma_steps::pin(acc[m][r]);
+    wgmma_steps::fence();
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        wgmma_steps::wgmma_u8s8<N>(acc[m], frag[g][m], descriptor + g * 32 * N / 16, 1);
+    wgmma_steps::commit();
+    wgmma_steps::wait<0>();
+  }
+  int s = 0;
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int r = 0; r < N / 2; ++r)
+      s += acc[m][r];
+  if (s == 123456789)
+    out[0] = s;
+}
+
+template <int M, int G, int N>
+void loop_rate(int sms) {
+  int* out;
+  CHECK(cudaMalloc(&out, 4));
+  const int iterations = 2048 / (M * G) + 1;
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, loop_kernel<M, G, N>));
+  std::printf("loop M %d x G %d, N %2d (%3d regs):", M, G, N, attr.numRegs);
+  for (int per_sm : {1, 2, 3, 4, 6}) {
+    int fit = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, loop_kernel<M, G, N>, 128, 0));
+    if (fit < per_sm) {
+      std::printf("   %d WG/SM: -   ", per_sm);
+      continue;
+    }
+    const int blocks = sms * per_sm;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    loop_kernel<M, G, N><<<blocks, 128>>>(out, iterations);
+    CHECK(cudaEventRecord(e0));
+    loop_kernel<M, G, N><<<blocks, 128>>>(out, iterations);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaGetLastError());
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const double ops = 2.0 * 64 * N * 32 * double(M) * G * iterations * blocks;
+    std::printf("   %d WG/SM: %4.0f", per_sm, ops / (ms * 1e-3) * 1e-12);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+  }
+  std::printf("  TOPS\n");
+  CHECK(cudaFree(out));
+}
+
 int main() {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -178,5 +271,16 @@ int main() {
               ok ? "CONFIRMED" : "WRONG", swapped ? "also passes" : "fails");
   rate<48>(sms);
   rate<96>(sms);
+  loop_rate<4, 1, 48>(sms);
+  loop_rate<2, 1, 48>(sms);
+  loop_rate<1, 1, 48>(sms);
+  loop_rate<4, 2, 48>(sms);
+  loop_rate<2, 4, 48>(sms);
+  loop_rate<2, 6, 48>(sms);
+  loop_rate<1, 13, 48>(sms);
+  loop_rate<2, 1, 96>(sms);
+  loop_rate<2, 2, 96>(sms);
+  loop_rate<1, 7, 96>(sms);
+  loop_rate<2, 7, 96>(sms);
   return ok ? 0 : 1;
 }

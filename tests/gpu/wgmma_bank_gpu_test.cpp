@@ -1,13 +1,14 @@
 // The tensor-core filter bank's two kernels on the GPU, each chosen through the policy
-// (TensorCoreBankPolicy::wgmma): Hopper's wgmma kernel (wgmma_kernel.cuh, sm_90a) where the device
-// runs it, and the mma.sync kernel (tensor_core_kernel.cuh, the reference) everywhere: the host
-// emulation's values bit for bit (emulate_tensor_core_bank) on 3D and 4D extents that are no
-// multiple of the tiles, one and two passes, outputs poisoned with NaN, a repeat run identical;
-// and the product's choice: wgmma exactly where the device has compute capability 9.0 (this binary
-// holds the sm_90a code), the notes saying which. Skips with the reason without a usable GPU;
-// built with the CUDA backend only.
+// (TensorCoreBankPolicy::wgmma): Hopper's wgmma kernel (wgmma_kernel.cuh, sm_90a; every compiled
+// block shape) where the device runs it, and the mma.sync kernel (tensor_core_kernel.cuh, the
+// reference) everywhere: the host emulation's values bit for bit (emulate_tensor_core_bank) on 3D
+// and 4D extents that are no multiple of the tiles, one and two passes, outputs poisoned with NaN,
+// a repeat run identical; and the product's choice: wgmma exactly where the device has compute
+// capability 9.0 (this binary holds the sm_90a code), the notes saying which. Skips with the reason
+// without a usable GPU; built with the CUDA backend only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iostream>
@@ -24,6 +25,7 @@
 
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/wgmma_bank.h"
 #include "cuda/device_memory.h"
 #include "device_copies.h"
 #endif
@@ -46,10 +48,17 @@ int dims_of(const Index& n) {
   return n[3] > 1 ? 4 : 3;
 }
 
-TensorCoreBankPolicy policy_of(bool wgmma) {
+TensorCoreBankPolicy policy_of(bool wgmma, int shape = 0) {
   TensorCoreBankPolicy p;
   p.wgmma = wgmma;
+  p.wgmma_shape_3d = std::min(shape, cuda_bank::wgmma_shape_count(false) - 1);
+  p.wgmma_shape_4d = std::min(shape, cuda_bank::wgmma_shape_count(true) - 1);
   return p;
+}
+
+// Every compiled wgmma block shape (wgmma.cu), 3D and 4D alike.
+int wgmma_shapes() {
+  return std::max(cuda_bank::wgmma_shape_count(false), cuda_bank::wgmma_shape_count(true));
 }
 
 // Each case on the kernel `policy` takes: uniform 8-bit data, spread taps, the outputs poisoned
@@ -118,7 +127,10 @@ TEST(GpuWgmmaBank, TheWgmmaKernelEqualsTheHostEmulationBitForBit) {
     GTEST_SKIP() << "the device does not run the wgmma kernel (compute capability 9.0 only)";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  check_cases(kCases, policy_of(true), seed);
+  for (int shape = 0; shape < wgmma_shapes(); ++shape) {
+    SCOPED_TRACE("wgmma shape " + std::to_string(shape));
+    check_cases(kCases, policy_of(true, shape), seed);
+  }
 }
 
 TEST(GpuWgmmaBank, TheMmaSyncKernelEqualsTheHostEmulationBitForBit) {
@@ -129,14 +141,18 @@ TEST(GpuWgmmaBank, TheMmaSyncKernelEqualsTheHostEmulationBitForBit) {
 }
 
 // Small shapes, seconds under compute-sanitizer (memcheck, racecheck): a 3D and a 4D volume with
-// partial tiles and two passes, the 4D one with several positions along z, on the wgmma kernel.
+// partial tiles and two passes, the 4D one with several positions along z, on every compiled wgmma
+// block shape.
 TEST(GpuWgmmaBank, SmallShapesForTheSanitizers) {
   NDCONV_REQUIRE_GPU();
   if (!cuda_bank::tensor_core_takes_wgmma(0, policy_of(true)))
     GTEST_SKIP() << "the device does not run the wgmma kernel (compute capability 9.0 only)";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  check_cases({{{70, 9, 3, 1}, 13}, {{70, 13, 2, 2}, 13}}, policy_of(true), seed);
+  for (int shape = 0; shape < wgmma_shapes(); ++shape) {
+    SCOPED_TRACE("wgmma shape " + std::to_string(shape));
+    check_cases({{{70, 9, 3, 1}, 13}, {{70, 13, 2, 2}, 13}}, policy_of(true, shape), seed);
+  }
 }
 
 // The product's policy: wgmma exactly on compute capability 9.0 (this test binary holds the sm_90a

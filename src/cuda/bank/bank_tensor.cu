@@ -146,7 +146,7 @@ int64_t slab_bank_extra_bytes(const TensorSlabs& slabs, const detail::BankProble
   for (const BankLaunch& l : slabs.launches)
     bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
   const TensorCoreGeometry g = tensor_core_geometry(slabs.launches[0]);
-  return bytes + tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
+  return bytes + tensor_core_kernel_weights_bytes(g, options.cuda_device);
 }
 
 void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, SlabBank& b,

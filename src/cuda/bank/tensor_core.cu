@@ -55,10 +55,17 @@ DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
 }
 
-// Shared bytes of the block that runs `g` (the wgmma kernel's or the mma.sync kernel's).
-int tensor_core_shared_bytes(const TensorCoreGeometry& g, bool wgmma) {
+// The wgmma block shape `policy` chooses for `g`.
+int wgmma_shape(const TensorCoreGeometry& g, const cuda_backend::TensorCoreBankPolicy& policy) {
+  return g.frames() > 1 ? policy.wgmma_shape_4d : policy.wgmma_shape_3d;
+}
+
+// Shared bytes of the block that runs `g` (the wgmma kernel's under `policy`, or the mma.sync
+// kernel's).
+int tensor_core_shared_bytes(const TensorCoreGeometry& g, bool wgmma,
+                             const cuda_backend::TensorCoreBankPolicy& policy) {
   if (wgmma)
-    return wgmma_bank_shared_bytes(g);
+    return wgmma_bank_shared_bytes(g, wgmma_shape(g, policy));
   return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
                         : TensorCoreDefaultTile::shared_bytes(1);
 }
@@ -122,11 +129,11 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   int shared = 0;
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const int needed = tensor_core_shared_bytes(g, tensor_core_takes_wgmma(device, policy));
+  const int needed = tensor_core_shared_bytes(g, tensor_core_takes_wgmma(device, policy), policy);
   if (needed > shared)
-    return "the kernel's block needs " + std::to_string(needed) +
-           " bytes of shared memory for " + std::to_string(g.frames()) +
-           " tap frame(s), the device gives a block " + std::to_string(shared);
+    return "the kernel's block needs " + std::to_string(needed) + " bytes of shared memory for " +
+           std::to_string(g.frames()) + " tap frame(s), the device gives a block " +
+           std::to_string(shared);
   const double e = worst_split_error(g, taps, S::kSlices);
   if (!(e <= policy.max_split_error))
     return "the weights' " + std::to_string(S::kSlices) + " digits lose " + format_error(e) +
@@ -155,12 +162,21 @@ TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const 
                                              const cuda_backend::TensorCoreBankPolicy& policy) {
   if (!tensor_core_takes_wgmma(device, policy))
     return tensor_core_weights(g, taps, tensor_core_tile_rows(g));
-  const int rows = wgmma_bank_rows(g);
+  const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
   TensorCoreWeights w = tensor_core_weights(g, taps, rows);
   const WgmmaWeights b = wgmma_weights(g, w, rows);
   w.fragments.assign((b.b.size() + 3) / 4, 0);
   std::memcpy(w.fragments.data(), b.b.data(), b.b.size());
   return w;
+}
+
+int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& g, int device) {
+  const cuda_backend::TensorCoreBankPolicy& policy = backend_policy();
+  if (!tensor_core_takes_wgmma(device, policy))
+    return tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
+  const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
+  return int64_t{g.passes()} * g.frames() * WgmmaShape::frame_bytes(rows) +
+         int64_t{g.passes()} * S::kFilters * 4;
 }
 
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
@@ -175,8 +191,8 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device,
                              float* outputs, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   if (tensor_core_takes_wgmma(device, policy))
-    launch_wgmma_bank(g, device, padded, reinterpret_cast<const uint8_t*>(fragments), scales,
-                      outputs, s);
+    launch_wgmma_bank(g, wgmma_shape(g, policy), device, padded,
+                      reinterpret_cast<const uint8_t*>(fragments), scales, outputs, s);
   else if (g.frames() > 1)
     launch_tile<TensorCoreFramesTile, kTensorCoreFramesMinBlocks>(g, device, padded, fragments,
                                                                   scales, outputs, s);
@@ -235,9 +251,10 @@ void launch_tensor_core_slab(const BankLaunch& l, int device, const DeviceTensor
 std::string tensor_core_note(const BankLaunch& l, int device) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
   return std::string("on the tensor cores (") +
-         (tensor_core_takes_wgmma(device, backend_policy()) ? "wgmma" : "mma.sync") + " u8 x s8, " + std::to_string(S::kSlices) +
-         " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
-         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s))";
+         (tensor_core_takes_wgmma(device, backend_policy()) ? "wgmma" : "mma.sync") + " u8 x s8, " +
+         std::to_string(S::kSlices) + " weight digits per filter, " + std::to_string(g.passes()) +
+         " passes of up to " + std::to_string(S::kFilters) + " filters, " +
+         std::to_string(g.frames()) + " tap frame(s))";
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,

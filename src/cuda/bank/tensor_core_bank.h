@@ -39,6 +39,9 @@ bool tensor_core_takes_wgmma(int device, const cuda_backend::TensorCoreBankPolic
 /// bytes (as int32 words) for wgmma, tensor_core_weights for the mma.sync tile otherwise.
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
                                              int device);
+/// Bytes of tensor_core_kernel_weights(geometry, taps, device): the weights and the scales.
+int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& geometry, int device);
+
 /// The same for the kernel `policy` takes (the GPU tests run both kernels on one device).
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
                                              int device,

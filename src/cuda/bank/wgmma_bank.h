@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/bank/tensor_core_layout.h"
 
@@ -15,16 +16,21 @@ namespace ndconv::cuda_bank {
 /// binary holds their sm_90a code (the CUDA runtime finds an image of the kernel for the device).
 bool wgmma_runs_on(int device);
 
-/// Output rows per warp of the wgmma tile that runs `g` (what wgmma_weights lays out for it).
-int wgmma_bank_rows(const TensorCoreGeometry& g);
+/// The compiled block shapes for one tap frame (3D) or several (`frames`, 4D), which the policy
+/// chooses among by index (TensorCoreBankPolicy::wgmma_shape_3d, _4d); the name of shape `shape`
+/// for the bank `g`.
+int wgmma_shape_count(bool frames);
+std::string wgmma_shape_name(const TensorCoreGeometry& g, int shape);
 
-/// Shared bytes of the wgmma block that runs `g`.
-int wgmma_bank_shared_bytes(const TensorCoreGeometry& g);
+/// Output rows per warp of shape `shape` for `g` (what wgmma_weights lays out for it) and the
+/// shared bytes of its block.
+int wgmma_bank_rows(const TensorCoreGeometry& g, int shape);
+int wgmma_bank_shared_bytes(const TensorCoreGeometry& g, int shape);
 
-/// Enqueues the bank on `stream` of `device` as launch_tensor_core_bank, the weights `b` laid out
-/// by wgmma_weights for wgmma_bank_rows(g) rows (WgmmaWeights::b, on the device). Throws
-/// InvalidArgument where the block does not fit on the GPU's SMs.
-void launch_wgmma_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+/// Enqueues the bank on `stream` of `device` as launch_tensor_core_bank with shape `shape`, the
+/// weights `b` laid out by wgmma_weights for wgmma_bank_rows(g, shape) rows (WgmmaWeights::b, on
+/// the device). Throws InvalidArgument where the block does not fit on the GPU's SMs.
+void launch_wgmma_bank(const TensorCoreGeometry& g, int shape, int device, const uint8_t* padded,
                        const uint8_t* b, const float* scales, float* outputs, cudaStream_t stream);
 
 }  // namespace ndconv::cuda_bank

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/bank/tensor_core_tile.h"
 #include "cuda/bank/wgmma_layout.h"
@@ -200,16 +201,15 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
         for (int m = 0; m < Tile::kMTiles; ++m)
           Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
       };
-      // Group chunks at a time: their A fragments loaded, then their wgmmas issued as one group
-      // and waited for before the registers are loaded again (ptxas serializes the wgmmas of a
-      // group whose A registers are written while an earlier group is in flight, C7513).
-#pragma unroll 1
-      for (int c = 0; c < Tile::kChunks; c += Group) {
-        Fragments frag[Group];
+      // Size chunks from c: their A fragments loaded, then their wgmmas issued as one group and
+      // waited for before the registers are loaded again (ptxas serializes the wgmmas of a group
+      // whose A registers are written while an earlier group is in flight, C7513).
+      auto chunks = [&](auto size, int c) {
+        constexpr int kSize = decltype(size)::value;
+        Fragments frag[kSize];
 #pragma unroll
-        for (int g = 0; g < Group; ++g)
-          if (c + g < Tile::kChunks)
-            load_a(frag[g], c + g);
+        for (int g = 0; g < kSize; ++g)
+          load_a(frag[g], c + g);
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
@@ -217,16 +217,22 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
             wgmma_steps::pin(acc[m][r]);
         wgmma_steps::fence();
 #pragma unroll
-        for (int g = 0; g < Group; ++g)
-          if (c + g < Tile::kChunks) {
-            const uint64_t b = frame_b + static_cast<uint64_t>((c + g) * kChunkBytes / 16);
+        for (int g = 0; g < kSize; ++g) {
+          const uint64_t b = frame_b + static_cast<uint64_t>((c + g) * kChunkBytes / 16);
 #pragma unroll
-            for (int m = 0; m < Tile::kMTiles; ++m)
-              wgmma_steps::wgmma_u8s8<kN>(acc[m], frag[g][m], b, 1);
-          }
+          for (int m = 0; m < Tile::kMTiles; ++m)
+            wgmma_steps::wgmma_u8s8<kN>(acc[m], frag[g][m], b, 1);
+        }
         wgmma_steps::commit();
         wgmma_steps::wait<0>();
-      }
+      };
+      // Group chunks a group, the remainder in a last one.
+      constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
+#pragma unroll 1
+      for (int i = 0; i < kGroups; ++i)
+        chunks(std::integral_constant<int, Group>{}, i * Group);
+      if constexpr (kLast > 0)
+        chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
       __syncthreads();  // every warp is done with this buffer before the next copies into it
       buffer ^= 1;
     }
