@@ -224,26 +224,18 @@ void sweep_3d(int sms, bool swap) {
                                                        big, sms, ref);
   wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
                                                        big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 4, 1>("N48 2 M, 4 warps, shared, 4/SM, G1", small,
+  wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 2>("N48 4 M, 4 warps, funnel, 3/SM, G2", small,
                                                        big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 4, 4>("N48 2 M, 4 warps, shared, 4/SM, G4", small,
-                                                       big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared>, 3, 13>("N48 2 M, 4 warps, shared, 3/SM, G13",
-                                                        small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 4, C::Shared>, 4, 13>("N48 1 M, 4 warps, shared, 4/SM, G13",
-                                                        small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4>("N48 2 M, 8 warps, shared, 2/SM, G4", small,
+  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2>("N48 4 M, 8 warps, shared, 1/SM, G2", small,
                                                        big, sms, ref);
   // N 96: two output rows per warp sharing the A fragments, each row its own 48 B columns.
   wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1>("N96 2 M, 4 warps x 2, funnel, 3/SM, G1",
                                                           small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared, 2>, 3, 2>("N96 2 M, 4 warps x 2, shared, 3/SM, G2",
+  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 2>("N96 2 M, 4 warps x 2, funnel, 3/SM, G2",
                                                           small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Shared, 2>, 3, 7>("N96 2 M, 4 warps x 2, shared, 3/SM, G7",
+  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2>("N96 2 M, 8 warps x 2, funnel, 1/SM, G2",
                                                           small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 4, C::Shared, 2>, 4, 14>(
-      "N96 1 M, 4 warps x 2, shared, 4/SM, G14", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Shared, 2>, 2, 7>("N96 1 M, 8 warps x 2, shared, 2/SM, G7",
+  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7>("N96 1 M, 8 warps x 2, funnel, 2/SM, G7",
                                                           small, big, sms, ref);
 }
 
@@ -253,20 +245,14 @@ void sweep_4d(int sms) {
   std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 1>("N48 4 M, 12 warps, shared, G1", small, big,
-                                                        sms, ref);
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
-                                                        sms, ref);
-  wgmma_variant<TensorCoreTile<2, 12, C::Shared>, 1, 4>("N48 2 M, 12 warps, shared, G4", small, big,
-                                                        sms, ref);
-  wgmma_variant<TensorCoreTile<2, 12, C::Shared>, 1, 13>("N48 2 M, 12 warps, shared, G13", small,
-                                                         big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 16, C::Funnel>, 1, 4>("N48 2 M, 16 warps, funnel, G4", small, big,
                                                         sms, ref);
   wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4, true>(
       "N48 2 M, 8 warps, shared, streamed, 2/SM, G4", small, big, sms, ref);
   wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
       "N96 1 M, 8 warps x 2, funnel, streamed, 2/SM, G7", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2, true>(
+      "N96 2 M, 8 warps x 2, funnel, streamed, G2", small, big, sms, ref);
   wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 2, true>(
       "N96 2 M, 12 warps x 2, funnel, streamed, G2", small, big, sms, ref);
   wgmma_variant<TensorCoreTile<1, 12, C::Shared, 2>, 1, 7, true>(

@@ -35,16 +35,16 @@ constexpr Shape shape(const char* name) {
 // dev/wgmma_bank_sweep.cu: M tiles per warp, warps per block, rows per warp (2: N 96), blocks per
 // SM, chunks per wgmma group, weights resident or streamed per tap frame.
 const Shape kShapes3d[] = {
+    shape<TensorCoreTile<4, 4, C::Shared>, 3, 2, false>(
+        "4 M tiles x 4 warps, N 48, 3 blocks/SM, 2 chunks a group"),
+    shape<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1, false>(
+        "2 M tiles x 4 warps x 2 rows, N 96, funnel shifts, 3 blocks/SM"),
     shape<TensorCoreTile<4, 4, C::Shared>, 3, 1, false>("4 M tiles x 4 warps, N 48, 3 blocks/SM"),
-    shape<TensorCoreTile<2, 4, C::Shared, 2>, 3, 2, false>(
-        "2 M tiles x 4 warps x 2 rows, N 96, 3 blocks/SM, 2 chunks a group"),
-    shape<TensorCoreTile<2, 4, C::Shared>, 4, 4, false>(
-        "2 M tiles x 4 warps, N 48, 4 blocks/SM, 4 chunks a group"),
 };
 const Shape kShapes4d[] = {
+    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
+        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
     shape<TensorCoreTile<4, 12, C::Shared>, 1, 1, false>("4 M tiles x 12 warps, N 48"),
-    shape<TensorCoreTile<2, 12, C::Shared>, 1, 4, false>(
-        "2 M tiles x 12 warps, N 48, 4 chunks a group"),
     shape<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
         "1 M tile x 8 warps x 2 rows, N 96, weights streamed, 2 blocks/SM, 7 chunks a group"),
 };

@@ -192,7 +192,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
         __syncthreads();
       }
       const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
-      const uint64_t frame_b = b0 + static_cast<uint64_t>(frame * kFrameBytes / 16);
+      // This frame's B: every frame's in turn, or (Stream) the buffer it was staged into.
+      const uint64_t frame_b =
+          b0 + static_cast<uint64_t>((Stream ? buffer : frame) * kFrameBytes / 16);
       using Fragments = uint32_t[Tile::kMTiles][4];
       const int upper = lane % 4 / 2;
       auto load_a = [&](Fragments& frag, int c) {
