@@ -10,7 +10,13 @@
 // FP32 FMA peak comes from the bench row in the same session. The winner goes into tensor_core.cu's
 // TensorCoreDefaultTile; this file stays an experiment (not built by CMake).
 //
-// run: tensor_bank_sweep (the 3D shapes) or tensor_bank_sweep 4d (the 4D shapes)
+// The reconstruction's weighted sum (`recon`): the wide tiles (TensorCoreWideFramesTile: 3 groups
+// of 4 taps a tap row, the weights streamed a frame at a time, the sum in the epilogue) on the
+// adaptive_4d row's reconstruction (160^3 x 20, 11 filters of 11^4, per-voxel weights), each
+// variant first checked bit for bit against emulate_tensor_core_weighted_sum on a small sequence.
+//
+// run: tensor_bank_sweep (the 3D shapes), tensor_bank_sweep 4d (the 4D shapes) or
+// tensor_bank_sweep recon (the weighted sum's shapes)
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I src -I .
 // dev/tensor_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp src/core/parallel_for.cpp
 // src/core/int8_digits.cpp
@@ -230,11 +236,162 @@ void sweep_4d(int sms) {
                                                       big, sms);
 }
 
+// ---- The reconstruction's weighted sum ----------------------------------------------------------
+
+// Canonical output extents n, `count` filters of size^4 (size frames), random bytes, spread taps,
+// per-voxel weights (1 for filter 0); for `expect`, the host emulation's sum.
+struct WeightedProblem {
+  TensorCoreGeometry g;
+  std::vector<uint8_t> bytes;
+  TensorCoreWeights w;
+  std::vector<float> weights, expected;
+};
+
+WeightedProblem make_weighted(const Index& n, int count, int size, uint64_t seed, bool expect) {
+  WeightedProblem p;
+  p.g.outputs = n;
+  p.g.filter = {size, size, size, size};
+  p.g.count = count;
+  p.g.padded_extent = {0, n[1] + size - 1, n[2] + size - 1, n[3] + size - 1};
+  p.g.row_bytes = tensor_core_row_bytes(n[0], p.g.taps().groups);
+  p.bytes.resize(static_cast<size_t>(p.g.padded_bytes()));
+  std::mt19937_64 rng(seed);
+  for (uint8_t& b : p.bytes)
+    b = static_cast<uint8_t>(rng() & 0xff);
+  std::vector<float> taps(static_cast<size_t>(count) * size * size * size * size);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (size_t i = 0; i < taps.size(); ++i)
+    taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
+  p.w = tensor_core_weights(p.g, taps.data());
+  // Weights in [-1, 1) from a multiplicative hash (the big problem's 900 M are too many for the
+  // generator), 1 for filter 0.
+  p.weights.resize(static_cast<size_t>(p.g.voxels() * count));
+  for (size_t i = 0; i < p.weights.size(); ++i)
+    p.weights[i] = i < static_cast<size_t>(p.g.voxels())
+                       ? 1.0f
+                       : static_cast<float>((static_cast<uint32_t>(i * 2654435761u) >> 8) *
+                                            (2.0 / (1 << 24))) -
+                             1.0f;
+  if (expect) {
+    p.expected.resize(static_cast<size_t>(p.g.voxels()));
+    emulate_tensor_core_weighted_sum(p.g, p.bytes.data(), p.w, p.weights.data(), p.expected.data());
+  }
+  return p;
+}
+
+struct WeightedDevice {
+  uint8_t* bytes = nullptr;
+  int32_t* fragments = nullptr;
+  float *scales = nullptr, *weights = nullptr, *sum = nullptr;
+};
+
+template <class T>
+T* device_copy(const std::vector<T>& host) {
+  T* d = nullptr;
+  CHECK(cudaMalloc(&d, host.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class Tile, int ChunkUnroll = 1>
+void weighted_variant(const char* name, const WeightedProblem& small, const WeightedProblem& big,
+                      int sms) {
+  auto run = [&](const WeightedProblem& p, int repeats, std::vector<float>* out) -> double {
+    WeightedDevice d;
+    d.bytes = device_copy(p.bytes);
+    d.fragments = device_copy(p.w.fragments);
+    d.scales = device_copy(p.w.scales);
+    d.weights = device_copy(p.weights);
+    CHECK(cudaMalloc(&d.sum, static_cast<size_t>(p.g.voxels()) * 4));
+    CHECK(cudaMemset(d.sum, 0xff, static_cast<size_t>(p.g.voxels()) * 4));  // NaN
+    TensorCoreArgs a = tensor_core_args<Tile>(p.g, d.bytes, d.fragments, d.scales, nullptr);
+    a.weights = d.weights;
+    a.sum = d.sum;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    std::vector<float> ms;
+    bool fits = true;
+    for (int r = 0; r < repeats && fits; ++r) {
+      CHECK(cudaEventRecord(e0));
+      fits = launch_tensor_core_kernel<Tile, 1, false, ChunkUnroll, true>(a, 1, sms, nullptr);
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      float t = 0;
+      CHECK(cudaEventElapsedTime(&t, e0, e1));
+      ms.push_back(t);
+    }
+    CHECK(cudaGetLastError());
+    if (out != nullptr && fits) {
+      out->resize(static_cast<size_t>(p.g.voxels()));
+      CHECK(cudaMemcpy(out->data(), d.sum, out->size() * 4, cudaMemcpyDeviceToHost));
+    }
+    cudaFree(d.bytes);
+    cudaFree(d.fragments);
+    cudaFree(d.scales);
+    cudaFree(d.weights);
+    cudaFree(d.sum);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    if (!fits)
+      return -1;
+    if (ms.size() > 1)
+      ms.erase(ms.begin());  // the warm-up
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  std::vector<float> got;
+  if (run(small, 1, &got) < 0) {
+    std::printf("%-44s does not fit\n", name);
+    return;
+  }
+  if (std::memcmp(got.data(), small.expected.data(), got.size() * 4) != 0) {
+    std::printf("%-44s WRONG: differs from the host emulation\n", name);
+    return;
+  }
+  const double median = run(big, 6, nullptr);
+  const double voxels = static_cast<double>(big.g.voxels());
+  const double taps =
+      static_cast<double>(big.g.filter[0] * big.g.filter[1] * big.g.filter[2] * big.g.filter[3]);
+  const double useful = 2.0 * voxels * taps * big.g.count;
+  const double executed =
+      2.0 * voxels * Tile::kChunks * 32.0 * big.g.frames() * TensorCoreShape::kColumns;
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, tensor_core_bank_kernel<Tile, 1, false, ChunkUnroll, true>));
+  std::printf(
+      "%-44s %8.2f ms  %6.1f useful TFLOP/s  %6.0f int8 TOPS  (%d regs, %zu B local, %d B "
+      "shared)\n",
+      name, median, useful / median * 1e-9, executed / median * 1e-9, attr.numRegs,
+      static_cast<size_t>(attr.localSizeBytes), Tile::shared_bytes(big.g.frames()));
+}
+
+void sweep_recon(int sms) {
+  const WeightedProblem small = make_weighted({70, 13, 2, 2}, 11, 11, 5, true);
+  const WeightedProblem big = make_weighted({160, 160, 160, 20}, 11, 11, 6, false);
+  std::printf("adaptive_4d's reconstruction: 160^3 x 20, 11 filters of 11^4, weighted sum\n");
+  using C = TensorCoreCopies;
+  using T11 = TensorCoreReconstructionTaps11;
+  weighted_variant<TensorCoreWideFramesTile11>("recon: 2 M, 16 warps, funnel (product)", small, big,
+                                               sms);
+  weighted_variant<TensorCoreTile<2, 20, C::Funnel, 1, T11, true>>("recon: 2 M, 20 warps, funnel",
+                                                                   small, big, sms);
+  weighted_variant<TensorCoreTile<2, 24, C::Funnel, 1, T11, true>>("recon: 2 M, 24 warps, funnel",
+                                                                   small, big, sms);
+  weighted_variant<TensorCoreWideFramesTile11, 2>("recon: 2 M, 16 warps, funnel, unroll 2", small,
+                                                  big, sms);
+  weighted_variant<TensorCoreTile<4, 12, C::Funnel, 1, T11, true>>(
+      "recon: 4 M, 12 warps, funnel (round 2's)", small, big, sms);
+}
+
 int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   if (argc > 1 && std::strcmp(argv[1], "4d") == 0) {
     sweep_4d(sms);
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "recon") == 0) {
+    sweep_recon(sms);
     return 0;
   }
   const Problem small = make_problem({70, 45, 1, 13}, 13, 1, true);

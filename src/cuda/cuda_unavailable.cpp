@@ -143,7 +143,8 @@ void launch_tensor_core_bank(const TensorCoreGeometry&, int, const uint8_t*, con
   throw InvalidArgument(kNoCuda);
 }
 
-bool tensor_core_takes_wgmma(int, const cuda_backend::TensorCoreBankPolicy&) {
+bool tensor_core_takes_wgmma(const TensorCoreGeometry&, int,
+                             const cuda_backend::TensorCoreBankPolicy&) {
   return false;
 }
 
@@ -202,7 +203,8 @@ void run_device(const ConstVolumeView&, const VolumeView&, const Index&, Boundar
   throw InvalidArgument(kNoCuda);
 }
 
-void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, float, void*) {
+void launch_device(const float*, float*, int, const Index&, const Index&, Boundary, float, void*,
+                   const cuda_backend::Tuning&) {
   throw InvalidArgument(kNoCuda);
 }
 

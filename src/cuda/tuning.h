@@ -55,6 +55,12 @@ struct Tuning {
 
   /// The filter bank on the tensor cores for 8-bit inputs (cuda/bank/tensor_core_kernel.cuh).
   TensorCoreBankPolicy bank_tensor_cores;
+
+  /// The 3 x 3 x 3 median (cuda/median/median_columns.h): the outputs each thread selects along z
+  /// (8, 12, 14 or 16). A plane is sorted once per thread for three windows, so more outputs sort
+  /// fewer planes each, in more shared memory a block; H200, 256^3: 0.150 / 0.144 / 0.147 /
+  /// 0.142 ms, within the run's spread; 14 is the bench's (0.1426 ms).
+  int median_column_outputs = 14;
 };
 
 /// The defaults with the FFT never chosen by Auto: the direct kernels' own plan, which the dense

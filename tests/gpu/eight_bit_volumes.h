@@ -86,10 +86,11 @@ inline std::vector<float> quadrature_bank_taps(int dims = 3) {
   return taps;
 }
 
-/// Taps of `count` 7^dims filters: uniform in [-1, 1) with a spread of magnitudes (some taps 1e-4
-/// of the largest), so that every weight digit matters.
-inline std::vector<float> spread_taps(int count, uint64_t seed, int dims = 3) {
-  std::vector<float> taps = random_values(int64_t{count} * (dims == 4 ? 2401 : 343), seed);
+/// Taps of `count` size^dims filters (7^dims unless told): uniform in [-1, 1) with a spread of
+/// magnitudes (some taps 1e-4 of the largest), so that every weight digit matters.
+inline std::vector<float> spread_taps(int count, uint64_t seed, int dims = 3, int size = 7) {
+  const int64_t per = int64_t{size} * size * size * (dims == 4 ? size : 1);
+  std::vector<float> taps = random_values(int64_t{count} * per, seed);
   for (size_t i = 0; i < taps.size(); ++i)
     taps[i] *= std::pow(10.0f, -static_cast<float>(i % 5));
   return taps;
@@ -109,6 +110,26 @@ inline detail::BankProblem seven_cubed_bank(const std::vector<float>& input, con
   p.boundary = Boundary::Zero;
   p.output_extent = n;
   return p;
+}
+
+/// The adaptive filter's reconstruction filters (the lowpass and d(d+1)/2 highpass filters of
+/// size^dims: 11^4 by default, 9^4 in the echo preset; contiguous, the design's order, which the
+/// accuracy measures do not mind).
+inline std::vector<float> reconstruction_bank_taps(int size = 11, int dims = 4) {
+  ReconstructionDesign r;
+  r.size = size;
+  std::vector<float> taps;
+  for (const DesignedFilter& f : design_reconstruction_filters(dims, r))
+    taps.insert(taps.end(), f.real.begin(), f.real.end());
+  return taps;
+}
+
+/// Per-voxel weights of a weighted sum of `count` filters over `voxels` outputs, as the adaptive
+/// filter's: 1 for filter 0 (the lowpass), the others uniform in [-1, 1).
+inline std::vector<float> sum_weights(int count, int64_t voxels, uint64_t seed) {
+  std::vector<float> w = random_values(int64_t{count} * voxels, seed);
+  std::fill(w.begin(), w.begin() + voxels, 1.0f);
+  return w;
 }
 
 /// Per-voxel accuracy of a bank's outputs: the float64 correlations (zero boundary, `same`
@@ -172,6 +193,33 @@ inline double worst_voxel_error(const BankReference& r, const float* out) {
       worst = std::max(worst, error / scale);
     }
     offset += static_cast<int64_t>(ref.size());
+  }
+  return worst;
+}
+
+/// The largest |sum - reference| / sum_f |w_f| sum |h_f| |x| of a weighted sum `sum` (one volume)
+/// with `weights` (the filters' volumes contiguous) against the float64 responses; NaN gives
+/// +Inf, as does a nonzero sum where the measure is 0.
+inline double worst_sum_error(const BankReference& r, const std::vector<float>& weights,
+                              const float* sum) {
+  double worst = 0;
+  const size_t voxels = r.values[0].size();
+  for (size_t v = 0; v < voxels; ++v) {
+    double expected = 0, scale = 0;
+    for (size_t f = 0; f < r.values.size(); ++f) {
+      const double w = weights[f * voxels + v];
+      expected += w * r.values[f][v];
+      scale += std::fabs(w) * r.magnitudes[f][v];
+    }
+    const double error = std::fabs(sum[v] - expected);
+    if (!(error == error))
+      return std::numeric_limits<double>::infinity();
+    if (scale == 0) {
+      if (error != 0)
+        return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    worst = std::max(worst, error / scale);
   }
   return worst;
 }

@@ -21,6 +21,9 @@
 
 #ifdef NDCONV_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "cuda/median/median.h"
+#include "cuda/tuning.h"
 #endif
 
 namespace ndconv::test {
@@ -155,6 +158,40 @@ TEST(MedianDeviceGpu, RefusesHostMemoryStridedViewsAndLargeWindows) {
   EXPECT_THROW(
       median_filter_device(din, make_view(d_out.data, 3, extent), {1, 1, 1, 0}, o, nullptr),
       InvalidArgument);
+}
+
+// The 3 x 3 x 3 kernel in every column shape Tuning may name (outputs a thread along z) through
+// the launcher, bit for bit against the sorting reference under every boundary
+// (Constant as the engine passes it: Zero with its value), on extents with blocks inside the
+// volume and on every face, NaN, infinities and ties.
+TEST(MedianDeviceGpu, EveryColumnShapeMatchesTheReference) {
+  NDCONV_REQUIRE_GPU();
+  const Index extent{69, 14, 37, 1}, radius{1, 1, 1, 0};
+  const int64_t n = extent[0] * extent[1] * extent[2];
+  const std::vector<float> in = median_input(n);
+  const ConstVolumeView iv = make_view(in.data(), 3, extent);
+  DeviceFloats d_in(n), d_out(n);
+  ASSERT_NE(d_in.data, nullptr);
+  ASSERT_NE(d_out.data, nullptr);
+  CHECK_CUDA(cudaMemcpy(d_in.data, in.data(), n * 4, cudaMemcpyHostToDevice));
+  const int shapes[] = {8, 12, 14, 16};  // outputs a thread
+  std::vector<float> got(static_cast<size_t>(n));
+  for (size_t bi = 0; bi < kBoundaryCount; ++bi) {
+    const auto b = static_cast<Boundary>(bi);
+    const float outside = b == Boundary::Constant ? 0.37f : 0.0f;
+    const Boundary rule = b == Boundary::Constant ? Boundary::Zero : b;
+    const std::vector<float> ref = reference_median_bits(iv, radius, b, outside);
+    for (const int outputs : shapes) {
+      cuda_backend::Tuning tuning;
+      tuning.median_column_outputs = outputs;
+      CHECK_CUDA(cudaMemset(d_out.data, 0xa5, n * 4));
+      cuda_median::launch_device(d_in.data, d_out.data, 3, extent, radius, rule, outside, nullptr,
+                                 tuning);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaMemcpy(got.data(), d_out.data, n * 4, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(bits_differ(got, ref), 0) << to_string(b) << ", " << outputs << " outputs";
+    }
+  }
 }
 
 #endif  // NDCONV_HAVE_CUDA

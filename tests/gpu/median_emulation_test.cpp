@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/median/median_columns.h"
 #include "cuda/median/median_merge.h"
 #include "cuda/median/median_select.h"
 #include "reference.h"
@@ -42,6 +43,30 @@ void run_blocks(const MedianGrid& g, const std::vector<float>& in, std::vector<f
   }
 }
 
+// The sorted-columns kernel (3D radius 1) over its grid: every thread's share of the columns,
+// then every thread's medians, as the kernel runs them.
+template <typename Shape>
+void run_columns(const std::vector<float>& in, const Index& extent, Boundary boundary,
+                 float outside, std::vector<float>& out) {
+  const MedianGrid g =
+      cuda_median::column_grid<Shape>(extent.data(), static_cast<int>(boundary), outside);
+  ASSERT_TRUE(cuda_median::column_offsets_fit<Shape>(extent.data()));
+  std::vector<uint32_t> columns(static_cast<size_t>(Shape::kKeys));
+  for (int64_t block = 0; block < g.block_count(); ++block) {
+    std::fill(columns.begin(), columns.end(),
+              0x3a5a5a5au);  // poison: the key of -5.3e3, no input value
+    int64_t origin[4];
+    cuda_median::block_origin(g, block, origin);
+    for (int t = 0; t < Shape::kThreads; ++t)
+      cuda_median::load_columns<Shape>(g, origin, columns.data(), t,
+                                       [&](int64_t i) { return in[i]; });
+    for (int y = 0; y < Shape::kY; ++y)
+      for (int x = 0; x < Shape::kX; ++x)
+        cuda_median::store_column_medians<Shape>(g, origin, columns.data(), x, y,
+                                                 [&](int64_t i, float v) { out[i] = v; });
+  }
+}
+
 template <int... kRadii>
 void dispatch(std::integer_sequence<int, kRadii...>, const MedianGrid& g,
               const std::vector<float>& in, std::vector<float>& out) {
@@ -51,7 +76,9 @@ void dispatch(std::integer_sequence<int, kRadii...>, const MedianGrid& g,
 }
 
 // The grid run with the counting selection or, where `forgetful` and the kernel would take one,
-// the selection in registers the launcher picks (sorted planes for 3D radius 1, else forgetful).
+// the selection in registers the launcher picks (sorted columns for 3D radius 1, with the
+// product's 32 x 4 threads and 14 outputs for the 32 x 4 shape and 8 x 2 threads with 8 outputs
+// for the others, else forgetful).
 std::vector<float> emulate_median(const std::vector<float>& in, int dims, const Index& extent,
                                   const Index& radius, Boundary boundary, int threads_x,
                                   int threads_y, bool forgetful, float outside = 0.0f) {
@@ -67,8 +94,10 @@ std::vector<float> emulate_median(const std::vector<float>& in, int dims, const 
     run_blocks<ForgetfulSelect<2, 2>>(g, in, out);
   else if (dims == 2 && r == 3)
     run_blocks<ForgetfulSelect<2, 3>>(g, in, out);
+  else if (dims == 3 && r == 1 && threads_x == 32 && threads_y == 4)
+    run_columns<cuda_median::ColumnShape<32, 4, 14>>(in, extent, boundary, outside, out);
   else if (dims == 3 && r == 1)
-    run_blocks<cuda_median::SortedPlanesSelect>(g, in, out);
+    run_columns<cuda_median::ColumnShape<8, 2, 8>>(in, extent, boundary, outside, out);
   else
     dispatch(std::make_integer_sequence<int, cuda_median::kMaxLastRadius + 1>{}, g, in, out);
   return out;
@@ -185,7 +214,7 @@ TEST(MedianEmulation, InteriorAndFaceBlocks) {
 
 // The sorted-planes selection's parts against std::nth_element on random keys with many ties
 // (NaN and infinities among them): the 9-key network sorts, the merge keeps ranks 5 .. 14 of two
-// sorted planes, and each output of SortedPlanesSelect is the 14th of its 27 keys, bit for bit.
+// sorted planes, and each output of planes_medians is the 14th of its 27 keys, bit for bit.
 TEST(MedianEmulation, SortedPlanesAgainstNthElement) {
   std::mt19937_64 rng(fresh_seed());
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
@@ -215,22 +244,85 @@ TEST(MedianEmulation, SortedPlanesAgainstNthElement) {
     for (int r = 0; r < 10; ++r)
       ASSERT_EQ(m[r], both[static_cast<size_t>(4 + r)]) << "rank " << r + 5;
   }
-  // Whole selections on tiles of one thread's windows: 3 x 3 x (kOutputs + 2) keys.
-  const int64_t extent[4] = {3, 3, cuda_median::kOutputs, 1};
-  const int64_t radius[4] = {1, 1, 1, 0};
-  const MedianGrid g = cuda_median::median_grid(3, extent, radius, 0, 0.0f, 1, 1);
-  ASSERT_EQ(g.tile[0] * g.tile[1] * g.tile[2], 3 * 3 * (cuda_median::kOutputs + 2));
-  std::vector<uint32_t> tile(static_cast<size_t>(g.tile_keys()));
-  for (int trial = 0; trial < 5000; ++trial) {
-    for (uint32_t& k : tile)
-      k = key(trial % 2 == 0 ? 5 : 1000);
-    uint32_t median[cuda_median::kOutputs];
-    cuda_median::SortedPlanesSelect()(g, tile.data(), 0, median);
-    for (int k = 0; k < cuda_median::kOutputs; ++k) {
-      std::vector<uint32_t> window(tile.begin() + k * 9, tile.begin() + (k + 3) * 9);
-      std::nth_element(window.begin(), window.begin() + 13, window.end());
-      ASSERT_EQ(median[k], window[13]) << "output " << k << " trial " << trial;
+  // Whole selections of kN windows along z from kN + 2 random planes, each sorted by sort_nine
+  // or from its three sorted columns: each output is the 14th of its 27 keys.
+  auto selections = [&](auto n) {
+    constexpr int kN = decltype(n)::value;
+    uint32_t keys[(kN + 2) * 9];  // plane p: keys[9 p .. 9 p + 8]
+    for (int trial = 0; trial < 2000; ++trial) {
+      for (uint32_t& k : keys)
+        k = key(trial % 2 == 0 ? 5 : 1000);
+      for (const bool from_columns : {false, true}) {
+        uint32_t median[kN] = {};
+        int emitted = 0;
+        cuda_median::planes_medians<kN>(
+            [&](int p, uint32_t(&v)[9]) {
+              std::copy(keys + 9 * p, keys + 9 * p + 9, v);
+              if (from_columns) {
+                for (int c = 0; c < 3; ++c)
+                  cuda_median::sort_three(v[3 * c], v[3 * c + 1], v[3 * c + 2]);
+                cuda_median::sort_nine_from_triples(v);
+              } else {
+                cuda_median::sort_nine(v);
+              }
+            },
+            [&](int k, uint32_t m) {
+              median[k] = m;
+              ++emitted;
+            });
+        ASSERT_EQ(emitted, kN);
+        for (int k = 0; k < kN; ++k) {
+          std::vector<uint32_t> window(keys + 9 * k, keys + 9 * k + 27);
+          std::nth_element(window.begin(), window.begin() + 13, window.end());
+          ASSERT_EQ(median[k], window[13]) << "output " << k << " trial " << trial;
+        }
+      }
     }
+  };
+  selections(std::integral_constant<int, 8>{});
+  selections(std::integral_constant<int, 14>{});
+}
+
+// The sorted-columns kernel for every shape the launcher takes, against the sorting
+// reference bit for bit: odd extents with blocks inside the volume and on every face, NaN, ties,
+// signed zeros and infinities, every boundary (Constant with a value other than 0).
+TEST(MedianEmulation, SortedColumnsEveryOutputCountAndBoundary) {
+  const Index extent{69, 14, 37, 1};
+  const int64_t n = extent[0] * extent[1] * extent[2];
+  std::mt19937_64 rng(fresh_seed());
+  std::uniform_int_distribution<int> pick(0, 99), level(0, 15);
+  std::vector<float> in(static_cast<size_t>(n));
+  for (float& v : in) {
+    const int p = pick(rng);
+    v = p < 4    ? std::numeric_limits<float>::quiet_NaN()
+        : p < 6  ? -std::numeric_limits<float>::quiet_NaN()
+        : p < 8  ? std::numeric_limits<float>::infinity()
+        : p < 10 ? -std::numeric_limits<float>::infinity()
+        : p < 13 ? -0.0f
+        : p < 16 ? 0.0f
+                 : static_cast<float>(level(rng) - 7) * 0.25f;
+  }
+  const ConstVolumeView iv = make_view(static_cast<const float*>(in.data()), 3, extent);
+  const Index radius{1, 1, 1, 0};
+  for (size_t bi = 0; bi < kBoundaryCount; ++bi) {
+    const auto b = static_cast<Boundary>(bi);
+    const float outside = b == Boundary::Constant ? 0.37f : 0.0f;
+    // The kernels take Constant as Zero with its value (as the engine passes it).
+    const Boundary rule = b == Boundary::Constant ? Boundary::Zero : b;
+    const std::vector<float> ref = reference_median_bits(iv, radius, b, outside);
+    auto check = [&](auto shape) {
+      using Shape = decltype(shape);
+      std::vector<float> got(in.size(), std::numeric_limits<float>::quiet_NaN());
+      run_columns<Shape>(in, extent, rule, outside, got);
+      int64_t differ = 0;
+      for (int64_t i = 0; i < n; ++i)
+        differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+      EXPECT_EQ(differ, 0) << to_string(b) << ", " << Shape::kOutputs << " outputs a thread";
+    };
+    check(cuda_median::ColumnShape<32, 4, 8>{});
+    check(cuda_median::ColumnShape<32, 4, 12>{});
+    check(cuda_median::ColumnShape<32, 4, 14>{});
+    check(cuda_median::ColumnShape<32, 4, 16>{});
   }
 }
 

@@ -195,6 +195,173 @@ TEST(GpuTensorCoreBank, AsAccurateAsTheFp32KernelPerVoxel) {
   }
 }
 
+// ---- The reconstruction's weighted sum (TensorCoreWideFramesTile) ---------------------------
+
+// A weighted sum of `count` size^dims filters (4D where n[3] > 1) over the whole volume
+// (correlation, zero boundary, `same` region) and its operands: the FP32 launch and padded input,
+// the tensor-core operands and per-voxel weights (1 for filter 0, the lowpass).
+struct WeightedBank {
+  detail::BankProblem problem;
+  cuda_bank::BankLaunch launch;
+  std::vector<float> padded, weights;
+  cuda_bank::TensorCoreGeometry geometry;
+  std::vector<uint8_t> bytes;
+  cuda_bank::TensorCoreWeights tensor_weights;
+  bool eight_bit = false;
+};
+
+Index cube(int size, int dims) {
+  return {size, size, size, dims == 4 ? size : 1};
+}
+
+WeightedBank make_weighted_bank(const std::vector<float>& input, const Index& n, int count,
+                                const std::vector<float>& taps, uint64_t seed, int size) {
+  WeightedBank b;
+  detail::BankProblem& p = b.problem;
+  const int dims = dims_of(n), h = size / 2;
+  p.input = make_view(input.data(), dims, n);
+  p.filter_extent = cube(size, dims);
+  p.count = count;
+  p.taps = taps.data();
+  p.offset = {-h, -h, -h, dims == 4 ? -h : 0};
+  p.boundary = Boundary::Zero;
+  p.output_extent = n;
+  b.launch = cuda_bank::plan_bank(p, 0);
+  core::PaddedVolume padded;
+  cuda_bank::pad_bank_input(p, b.launch, 0, {}, padded);
+  b.padded.assign(padded.storage.get(), padded.storage.get() + b.launch.padded_count());
+  b.geometry = cuda_bank::tensor_core_geometry(b.launch);
+  b.eight_bit = cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length, 1,
+                                              1, b.bytes);
+  b.tensor_weights = cuda_bank::tensor_core_weights(b.geometry, taps.data(),
+                                                    cuda_bank::tensor_core_tile_rows(b.geometry));
+  b.weights = sum_weights(count, b.launch.voxels, seed);
+  return b;
+}
+
+// The tensor-core weighted sum, poisoned with NaN before the launch.
+std::vector<float> run_tensor_core_sum(const WeightedBank& b) {
+  const size_t voxels = static_cast<size_t>(b.geometry.voxels());
+  std::vector<float> poisoned(voxels);
+  poison(poisoned);
+  const DeviceBuffer d_in = to_device(b.bytes), d_fragments = to_device(b.tensor_weights.fragments),
+                     d_scales = to_device(b.tensor_weights.scales),
+                     d_weights = to_device(b.weights);
+  DeviceBuffer d_sum = to_device(poisoned);
+  cuda_bank::launch_tensor_core_weighted_sum(b.geometry, 0,
+                                             reinterpret_cast<const uint8_t*>(d_in.get()),
+                                             reinterpret_cast<const int32_t*>(d_fragments.get()),
+                                             d_scales.get(), d_weights.get(), d_sum.get(), nullptr);
+  return to_host(d_sum, voxels);
+}
+
+// The FP32 bank kernel's fused weighted sum on the same problem.
+std::vector<float> run_fp32_sum(const WeightedBank& b) {
+  const size_t voxels = static_cast<size_t>(b.launch.voxels);
+  std::vector<float> poisoned(voxels);
+  poison(poisoned);
+  const DeviceBuffer d_in = to_device(b.padded),
+                     d_taps = to_device(cuda_bank::bank_device_taps(b.launch, b.problem.taps)),
+                     d_weights = to_device(b.weights);
+  DeviceBuffer d_sum = to_device(poisoned);
+  cuda_bank::launch_bank_device(b.launch, 0, d_in.get(), d_taps.get(), nullptr, d_weights.get(),
+                                d_sum.get(), nullptr);
+  return to_host(d_sum, voxels);
+}
+
+// Extents (volume axes; 4D where n[3] > 1), filters and their size of a weighted-sum check.
+struct WeightedCase {
+  Index n;
+  int count;
+  int size;
+};
+
+// The weighted sum on uniform 8-bit data and spread taps of each case: the host emulation's values
+// bit for bit (the sum poisoned with NaN first), a repeat run bit-identical, and on the smaller
+// cases (the float64 references of 11^4 filters take seconds) per voxel within 1e-6 of float64.
+void check_weighted_cases(const std::vector<WeightedCase>& cases, uint64_t seed) {
+  NDCONV_CUDA_CHECK(cudaSetDevice(0));
+  for (const WeightedCase& c : cases) {
+    SCOPED_TRACE(std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
+                 std::to_string(c.n[2]) + "x" + std::to_string(c.n[3]) + ", " +
+                 std::to_string(c.count) + " filters of " + std::to_string(c.size));
+    const int dims = dims_of(c.n);
+    const std::vector<float> input = eight_bit_volume(EightBitKind::Uniform, c.n, seed + c.n[0]);
+    const std::vector<float> taps = spread_taps(c.count, seed ^ 0x3c6ef372, dims, c.size);
+    const WeightedBank b = make_weighted_bank(input, c.n, c.count, taps, seed ^ 0x77, c.size);
+    ASSERT_TRUE(b.eight_bit);
+    ASSERT_EQ(cuda_bank::tensor_core_unfit(b.launch, taps.data(), 0, {}, true), "");
+    const std::vector<float> gpu = run_tensor_core_sum(b);
+    std::vector<float> emulated(gpu.size());
+    poison(emulated);
+    cuda_bank::emulate_tensor_core_weighted_sum(b.geometry, b.bytes.data(), b.tensor_weights,
+                                                b.weights.data(), emulated.data());
+    EXPECT_EQ(std::memcmp(gpu.data(), emulated.data(), gpu.size() * sizeof(float)), 0);
+    const std::vector<float> again = run_tensor_core_sum(b);
+    EXPECT_EQ(std::memcmp(gpu.data(), again.data(), gpu.size() * sizeof(float)), 0);
+    if (b.launch.voxels * b.launch.filter_taps <= int64_t{2500} * 14641) {
+      const BankReference ref = bank_reference(input, c.n, cube(c.size, dims), c.count, taps);
+      EXPECT_LT(worst_sum_error(ref, b.weights, gpu.data()), 1e-6);
+    }
+    if (::testing::Test::HasFailure())
+      return;
+  }
+}
+
+TEST(GpuTensorCoreBank, TheWeightedSumEqualsTheHostEmulationBitForBitAndRepeats) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // No extent a multiple of the tiles (64 along x, 12 rows); 11 filters (the reconstruction's in
+  // 4D), 12 (a full pass), 5 and 7 (3D); 11^4, 9^4 and 11^3; a sequence smaller than the filter;
+  // several positions along z and t (the streamed weights and rows in flight across frames and
+  // tiles).
+  check_weighted_cases({{{70, 13, 2, 2}, 11, 11},
+                        {{130, 14, 1, 2}, 12, 11},
+                        {{70, 13, 3, 2}, 11, 9},
+                        {{37, 11, 4, 2}, 5, 9},
+                        {{5, 3, 2, 2}, 11, 11},
+                        {{70, 13, 5, 1}, 7, 11}},
+                       seed);
+}
+
+// The weighted sum on small shapes, seconds under compute-sanitizer (memcheck, racecheck): one
+// tile along x and axis 1, 11^4 over two tiles along t, 9^4 over one.
+TEST(GpuTensorCoreBank, WeightedSumSmallShapeForTheSanitizers) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_weighted_cases({{{20, 5, 1, 2}, 11, 11}, {{20, 5, 1, 1}, 11, 9}}, seed);
+}
+
+TEST(GpuTensorCoreBank, TheWeightedSumIsAsAccurateAsTheFp32KernelPerVoxel) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  NDCONV_CUDA_CHECK(cudaSetDevice(0));
+  // The reconstruction's filters: the lowpass and 10 highpass filters of 11^4 (the default) on
+  // every kind of data, of 9^4 (the echo preset) on the echo-like sequence.
+  const Index n{13, 9, 6, 5};
+  for (int size : {11, 9}) {
+    const std::vector<float> taps = reconstruction_bank_taps(size);
+    for (EightBitKind kind : kEightBitKinds) {
+      if (size == 9 && kind != EightBitKind::EchoLike)
+        continue;
+      SCOPED_TRACE(std::to_string(size) + "^4, " + eight_bit_name(kind));
+      const std::vector<float> input = eight_bit_volume(kind, n, seed);
+      const WeightedBank b = make_weighted_bank(input, n, 11, taps, seed ^ 0x99, size);
+      ASSERT_TRUE(b.eight_bit);
+      const BankReference ref = bank_reference(input, n, cube(size, 4), 11, taps);
+      const double tensor = worst_sum_error(ref, b.weights, run_tensor_core_sum(b).data());
+      const double fp32 = worst_sum_error(ref, b.weights, run_fp32_sum(b).data());
+      std::cout << "[ accuracy ] weighted sum " << size << "^4, " << eight_bit_name(kind)
+                << ": max |error| / sum_f |w_f| sum |h_f||x|: FP32 kernel " << fp32
+                << ", tensor cores " << tensor << "\n";
+      EXPECT_LE(tensor, fp32);
+    }
+  }
+}
+
 bool has_note(const RunReport& r, const std::string& text) {
   for (const std::string& note : r.notes)
     if (note.find(text) != std::string::npos)
@@ -248,6 +415,54 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
   }
 }
 
+// filter_bank_weighted_sum (the host-staged reconstruction's path) with the 4D preset's
+// reconstruction filters: on the tensor cores for 8-bit input, the notes saying so, per voxel as
+// accurate as the FP32 kernel (expert.tensor_cores off); the FP32 kernel where the input is not
+// 8-bit, the notes saying why.
+TEST(GpuTensorCoreBank, TheWeightedSumTakesTheTensorCoresFor8BitInputOnly) {
+  NDCONV_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{15, 9, 6, 5};
+  const int64_t voxels = n[0] * n[1] * n[2] * n[3];
+  const std::vector<float> taps = reconstruction_bank_taps(9);  // the echo preset's 9^4
+  std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, seed);
+  const std::vector<float> weight_values = sum_weights(11, voxels, seed ^ 0x2b);
+  std::vector<ConstVolumeView> weights;
+  for (int f = 0; f < 11; ++f)
+    weights.push_back(make_view(weight_values.data() + f * voxels, 4, n));
+  const FilterBank bank{4, {9, 9, 9, 9}, 11, taps.data()};
+  for (bool eight_bit : {true, false}) {
+    SCOPED_TRACE(eight_bit ? "8-bit" : "not 8-bit");
+    if (!eight_bit)
+      input[voxels / 2] += 0.5f;
+    const ConstVolumeView in = make_view<const float>(input.data(), 4, n);
+    const BankReference ref = bank_reference(input, n, {9, 9, 9, 9}, 11, taps);
+    double errors[2];
+    for (bool tensor_cores : {true, false}) {
+      Options options;
+      options.backend = Backend::Cuda;
+      options.operation = Operation::Correlation;
+      options.boundary = Boundary::Zero;
+      options.expert.tensor_cores = tensor_cores;
+      std::vector<float> sum(static_cast<size_t>(voxels));
+      poison(sum);
+      const RunReport report =
+          filter_bank_weighted_sum(in, bank, weights, make_view(sum.data(), 4, n), options);
+      EXPECT_EQ(has_note(report, "weighted sum on the tensor cores (mma.sync"),
+                eight_bit && tensor_cores);
+      if (tensor_cores) {
+        EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
+      }
+      errors[tensor_cores ? 0 : 1] = worst_sum_error(ref, weight_values, sum.data());
+    }
+    std::cout << "[ accuracy ] filter_bank_weighted_sum, " << (eight_bit ? "8-bit" : "not 8-bit")
+              << ": tensor cores (where taken) " << errors[0] << ", FP32 kernel " << errors[1]
+              << "\n";
+    EXPECT_LE(errors[0], errors[1]);
+  }
+}
+
 // Every boundary the bank takes through filter_bank, correlation and convolution: the padded input
 // is 8-bit whatever the boundary, so the tensor cores take each; per voxel against float64.
 TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {
@@ -295,12 +510,14 @@ TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {
 
 // The adaptive filter on an 8-bit echo-like 4D sequence with default parameters (the quadrature
 // bank's 24 real 7^4 filters), its stages on the device: the quadrature bank on the tensor cores
-// (the notes say so) against the FP32 kernels (expert.tensor_cores off) on the same input. The two
-// banks' responses agree per voxel within about 3e-6 of sum |w| |x| (each within 2e-6 of float64,
+// and the reconstruction's weighted sum on the tensor cores (the notes say so) against the FP32
+// kernels (expert.tensor_cores off) on the same input. The two banks' responses agree per voxel
+// within about 3e-6 of sum |w| |x| (each within 2e-6 of float64,
 // AsAccurateAsTheFp32KernelPerVoxel); the structure tensor, its relaxation and the control mapping
-// are smooth in them, and the reconstruction is the same FP32 kernel on the same input, so the
-// outputs may differ by that much times the mapping's gain: per voxel, at most 2e-4 of the input's
-// range (0.05 of an 8-bit step; measured below).
+// are smooth in them, and the two reconstructions are each within about 1e-6 of sum_f |w_f| sum
+// |h_f| |x| of float64 (TheWeightedSumIsAsAccurateAsTheFp32KernelPerVoxel), so the outputs may
+// differ by the first times the mapping's gain: per voxel, at most 2e-4 of the input's range (0.05
+// of an 8-bit step; measured below).
 TEST(GpuTensorCoreBank, TheAdaptiveFilterOn8BitInputAgreesWithTheFp32Path) {
   NDCONV_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
@@ -328,6 +545,13 @@ TEST(GpuTensorCoreBank, TheAdaptiveFilterOn8BitInputAgreesWithTheFp32Path) {
               !tensor_cores);
     // The filter's notes (--verbose) say so as well.
     EXPECT_EQ(has_note(report.bank, "GPU quadrature bank on the tensor cores"), tensor_cores);
+    // The reconstruction's weighted sum (11 filters of 9^4) as well, or why not.
+    EXPECT_EQ(has_note(report.bank, "GPU reconstruction's weighted sum on the tensor cores"),
+              tensor_cores);
+    EXPECT_EQ(has_note(report.bank,
+                       "the weights formed in place over the control tensor; not on "
+                       "the tensor cores: the tensor cores are off"),
+              !tensor_cores);
   }
   double worst = 0, sum2 = 0, ref2 = 0;
   for (int64_t v = 0; v < voxels; ++v) {

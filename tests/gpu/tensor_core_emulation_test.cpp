@@ -46,22 +46,29 @@ struct PaddedBytes {
   std::vector<uint8_t> bytes;
 };
 
-PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int count, bool& packed) {
+// A size^dims filter, volume axes (7 unless told).
+Index filter_of(int dims, int size = 7) {
+  return {size, size, size, dims == 4 ? size : 1};
+}
+
+PaddedBytes padded_bytes(const std::vector<float>& input, const Index& n, int count, bool& packed,
+                         int size = 7) {
   const int dims = dims_of(n);
   PaddedBytes p;
   TensorCoreGeometry& g = p.geometry;
-  Index stride{1, n[0], n[0] * n[1], n[0] * n[1] * n[2]}, offset{-3, -3, -3, -3};
+  const int h = size / 2;
+  Index stride{1, n[0], n[0] * n[1], n[0] * n[1] * n[2]}, offset{-h, -h, -h, -h};
   const Index cn = core::to_canonical(dims, n, 1);
   g.outputs = cn;
-  g.filter = core::to_canonical(dims, dims == 4 ? kFilter4d : kFilter, 1);
+  g.filter = core::to_canonical(dims, filter_of(dims, size), 1);
   g.count = count;
   g.padded_extent = {0, cn[1] + g.filter[1] - 1, cn[2] + g.filter[2] - 1, cn[3] + g.filter[3] - 1};
-  g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0]);
-  const int64_t float_row = (n[0] + 6 + 3) / 4 * 4 + 4;  // any row at least x_count long
+  g.row_bytes = cuda_bank::tensor_core_row_bytes(n[0], g.taps().groups);
+  const int64_t float_row = (n[0] + size - 1 + 3) / 4 * 4 + 4;  // any row at least x_count long
   core::PaddedVolume floats;
   core::build_padded(input.data(), cn, core::to_canonical(dims, stride, 0),
-                     core::to_canonical(dims, offset, 0), g.padded_extent, n[0] + 6, float_row,
-                     Boundary::Zero, 1, {}, floats);
+                     core::to_canonical(dims, offset, 0), g.padded_extent, n[0] + size - 1,
+                     float_row, Boundary::Zero, 1, {}, floats);
   p.bytes.assign(static_cast<size_t>(g.padded_bytes()), 0xAB);
   packed = cuda_bank::pack_padded_bytes(g, floats.storage.get(), float_row, p.bytes.data(), 2);
   return p;
@@ -73,10 +80,10 @@ struct UniformBank {
   bool packed = false;
   PaddedBytes padded;
   cuda_bank::TensorCoreWeights weights;
-  UniformBank(const Index& n, int count, uint64_t seed)
+  UniformBank(const Index& n, int count, uint64_t seed, int size = 7)
       : input(eight_bit_volume(EightBitKind::Uniform, n, seed)),
-        taps(spread_taps(count, seed ^ 0x7a95, dims_of(n))),
-        padded(padded_bytes(input, n, count, packed)),
+        taps(spread_taps(count, seed ^ 0x7a95, dims_of(n), size)),
+        padded(padded_bytes(input, n, count, packed, size)),
         weights(cuda_bank::tensor_core_weights(padded.geometry, taps.data())) {}
 };
 
@@ -216,15 +223,21 @@ TEST(TensorCoreEmulation, FragmentsGiveTheSlicedArithmeticBitForBit) {
 // that a word the kernel reads but never writes shows) and, for shifted copies, built as the
 // kernel builds them; the lanes' A fragments come from the staged words, each MMA is formed from
 // the PTX fragment mappings (tensor_core_layout.h), and the epilogue's exchange runs between lane
-// pairs.
+// pairs. The weights pass through a shared buffer as the kernel stages them (weight_source,
+// weight_offset: a streaming tile's frame buffers alternate with its (tile, frame) steps). With
+// a.weights, the weighted epilogue: each lane's sum, the quad's butterfly shuffles lane by lane,
+// the store by the lane stores_sum names.
 template <class Tile>
 void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int passes) {
   namespace epilogue = cuda_bank::tensor_core_epilogue;
   using S = TensorCoreShape;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   std::vector<uint32_t> staged(Tile::kTileBytes / 4, 0xA5C3E1F7u);
+  std::vector<int32_t> shared_weights(
+      static_cast<size_t>(Tile::weight_frames(a.frames) * Tile::kFragmentWords), 0x5A3C1E0F);
   for (int pass = 0; pass < passes; ++pass) {
-    for (int64_t block = 0; block < grid_x; ++block)
+    for (int64_t block = 0; block < grid_x; ++block) {
+      int buffer = 0;  // the block's (tile, frame) steps alternate the buffers
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
         const cuda_bank::TensorCoreOrigin o = Tile::origin(a, t);
         // Every warp's accumulators, [warp][lane][v][m][n], summed over the tap frames.
@@ -235,9 +248,11 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
           return acc[static_cast<size_t>(
               (((warp * 32 + lane) * Tile::kRows + v) * Tile::kMTiles + m) * S::kNTiles + n)];
         };
-        for (int frame = 0; frame < a.frames; ++frame) {
-          const int32_t* fragments =
-              a.fragments + (int64_t{pass} * a.frames + frame) * Tile::kFragmentWords;
+        for (int frame = 0; frame < a.frames; ++frame, buffer ^= 1) {
+          for (int i = 0; i < Tile::kFragmentWords / 4; ++i)
+            std::memcpy(&shared_weights[static_cast<size_t>(Tile::weight_offset(frame, buffer, i))],
+                        a.fragments + Tile::weight_source(pass, a.frames, frame, i), 16);
+          const int32_t* fragments = shared_weights.data() + Tile::weight_offset(frame, buffer, 0);
           uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
           for (int i = 0; i < Tile::kStageItems; ++i) {
             const int64_t source = Tile::staged_source(a, o, frame, i);
@@ -256,7 +271,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
                 for (int lane = 0; lane < 32; ++lane) {
                   uint32_t frag[4];
                   int lo = 0, hi = 0;
-                  Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
+                  Tile::chunk_rows(c, lane % 4, lo, hi);
                   Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m, Tile::lane_shift(lane),
                                    frag);
                   for (int q = 0; q < 4; ++q)
@@ -287,21 +302,61 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
               }
           }
         }
+        auto digits_of = [&](int warp, int lane, int v, int m, int p, int half,
+                             int32_t(&digits)[4]) {
+          int32_t even[4], odd[4];
+          for (int q = 0; q < 4; ++q) {
+            even[q] = acc_of(warp, lane, v, m, 2 * p)[static_cast<size_t>(q)];
+            odd[q] = acc_of(warp, lane, v, m, 2 * p + 1)[static_cast<size_t>(q)];
+          }
+          epilogue::lane_digits(even, odd, half, digits);
+        };
         for (int warp = 0; warp < Tile::kWarps; ++warp) {
           for (int v = 0; v < Tile::kRows; ++v) {
             const int64_t m1 = o.y0 + Tile::kRows * warp + v;
             const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+            if (a.weights != nullptr) {
+              for (int m = 0; m < Tile::kMTiles; ++m)
+                for (int half = 0; half < 2; ++half) {
+                  float sums[32];
+                  for (int lane = 0; lane < 32; ++lane) {
+                    const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
+                    const bool inside = m1 < a.n1 && x < a.n0;
+                    float s = 0.0f;
+                    for (int p = 0; p < S::kNTiles / 2; ++p) {
+                      const int f = pass * S::kFilters + epilogue::kept_filter(lane, p);
+                      if (inside && f < a.count) {
+                        int32_t digits[4];
+                        digits_of(warp, lane, v, m, p, half, digits);
+                        s = cuda_bank::lane_weighted_sum(
+                            s, a.weights[f * a.stride + first + x],
+                            detail::combine_slices(digits, S::kSlices, a.scales[f]));
+                      }
+                    }
+                    sums[lane] = s;
+                  }
+                  for (int xor_mask : {1, 2}) {  // __shfl_xor_sync, then the add, per lane
+                    float shuffled[32];
+                    for (int lane = 0; lane < 32; ++lane)
+                      shuffled[lane] = sums[lane ^ xor_mask];
+                    for (int lane = 0; lane < 32; ++lane)
+                      sums[lane] += shuffled[lane];
+                  }
+                  for (int lane = 0; lane < 32; ++lane) {
+                    const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
+                    if (m1 < a.n1 && x < a.n0 && epilogue::stores_sum(lane, m, half))
+                      a.sum[first + x] = sums[lane];
+                  }
+                }
+              continue;
+            }
             for (int p = 0; p < S::kNTiles / 2; ++p)
               for (int lane = 0; lane < 32; ++lane) {
                 const int f = pass * S::kFilters + epilogue::kept_filter(lane, p);
                 for (int m = 0; m < Tile::kMTiles; ++m)
                   for (int half = 0; half < 2; ++half) {
-                    int32_t even[4], odd[4], digits[4];
-                    for (int q = 0; q < 4; ++q) {
-                      even[q] = acc_of(warp, lane, v, m, 2 * p)[static_cast<size_t>(q)];
-                      odd[q] = acc_of(warp, lane, v, m, 2 * p + 1)[static_cast<size_t>(q)];
-                    }
-                    epilogue::lane_digits(even, odd, half, digits);
+                    int32_t digits[4];
+                    digits_of(warp, lane, v, m, p, half, digits);
                     const int64_t x = o.x0 + 16 * m + epilogue::kept_x(lane, half);
                     if (f < a.count && x < a.n0 && m1 < a.n1)
                       a.out[f * a.stride + first + x] =
@@ -311,6 +366,7 @@ void emulate_kernel(const cuda_bank::TensorCoreArgs& a, int64_t grid_x, int pass
           }
         }
       }
+    }
   }
 }
 
@@ -321,9 +377,9 @@ const Index kIndexing3d{70, 9, 5, 1};
 const Index kIndexing4d{70, 13, 2, 2};
 
 template <class Tile>
-void check_kernel_indexing(uint64_t seed, const Index& n = kIndexing3d) {
-  const int count = 13;
-  const UniformBank b(n, count, seed);
+void check_kernel_indexing(uint64_t seed, const Index& n = kIndexing3d, int size = 7,
+                           int count = 13, std::vector<int64_t> grids = {1, 7}) {
+  const UniformBank b(n, count, seed, size);
   ASSERT_TRUE(b.packed);
   const PaddedBytes& p = b.padded;
   const TensorCoreGeometry& g = p.geometry;
@@ -340,14 +396,29 @@ void check_kernel_indexing(uint64_t seed, const Index& n = kIndexing3d) {
     bytes.resize(4 * bytes.size());
     cuda_bank::shift_padded_copies(g, bytes.data());
   }
-  for (int64_t grid_x : {1, 7}) {
+  // The weighted sum (one pass): its emulation's sums from the same responses.
+  const bool weighted = g.passes() == 1;
+  const std::vector<float> weights = sum_weights(count, g.voxels(), seed ^ 0x3c);
+  std::vector<float> expected_sum(static_cast<size_t>(g.voxels()));
+  if (weighted)
+    cuda_bank::emulate_tensor_core_weighted_sum(g, p.bytes.data(), b.weights, weights.data(),
+                                                expected_sum.data());
+  for (int64_t grid_x : grids) {
     SCOPED_TRACE("grid " + std::to_string(grid_x));
     std::vector<float> out(expected.size());
     poison(out);
-    const cuda_bank::TensorCoreArgs a = cuda_bank::tensor_core_args<Tile>(
+    cuda_bank::TensorCoreArgs a = cuda_bank::tensor_core_args<Tile>(
         g, bytes.data(), w.fragments.data(), w.scales.data(), out.data());
     emulate_kernel<Tile>(a, grid_x, g.passes());
     EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
+    if (weighted) {
+      std::vector<float> sum(expected_sum.size());
+      poison(sum);
+      a.weights = weights.data();
+      a.sum = sum.data();
+      emulate_kernel<Tile>(a, grid_x, 1);
+      EXPECT_EQ(std::memcmp(sum.data(), expected_sum.data(), sum.size() * sizeof(float)), 0);
+    }
   }
 }
 
@@ -398,6 +469,114 @@ TEST(TensorCoreEmulation, TheKernelsIndexingOverTapFramesGivesTheArithmeticBitFo
 TEST(TensorCoreEmulation, EveryTapFramesWeightsFitInSharedMemory) {
   EXPECT_LE(cuda_bank::TensorCoreFramesTile::shared_bytes(TensorCoreShape::kMaxFrames), 227 * 1024);
   EXPECT_EQ(cuda_bank::TensorCoreFramesTile::kRows, 1);
+}
+
+// Extents for the reconstruction's filters: a partial tile along x (70 = 64 + 6) and along axis 1
+// (5 of 12 rows), two positions along t; few tiles, as each runs 9 or 11 frames of 31 or 46
+// chunks.
+const Index kIndexingWide{70, 5, 1, 2};
+
+// The reconstruction's tiles (TensorCoreWideFramesTile: 3 groups of 4 taps a tap row, the weights
+// streamed a frame at a time) on 11 filters of 11^4 (the default) and 9^4 (the echo preset),
+// responses and weighted sum.
+TEST(TensorCoreEmulation, TheWideTilesIndexingGivesTheArithmeticAndTheSumBitForBit) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  {
+    SCOPED_TRACE("11^4");
+    check_kernel_indexing<cuda_bank::TensorCoreWideFramesTile11>(seed, kIndexingWide, 11, 11, {3});
+  }
+  {
+    SCOPED_TRACE("9^4");
+    check_kernel_indexing<cuda_bank::TensorCoreWideFramesTile9>(seed, kIndexingWide, 9, 11, {3});
+  }
+}
+
+// The wide tiles' streamed weights (two frame buffers) fit in the H200's shared memory, where every
+// frame's would not; their groups' words.
+template <class W>
+void check_wide_tile(int chunks) {
+  EXPECT_LE(W::shared_bytes(W::TapShape::kMaxFrames), 227 * 1024);
+  EXPECT_GT(W::TapShape::kMaxFrames * W::kFragmentWords * 4, 227 * 1024);
+  EXPECT_EQ(W::kChunks, chunks);
+  // Group q of a tap row starts 4 q bytes (q words) after the row.
+  for (int r = 0; r < W::TapShape::kTapRows; ++r)
+    for (int q = 0; q < 3; ++q)
+      EXPECT_EQ(W::group_word(3 * r + q), W::tap_row_word(r) + q);
+}
+
+TEST(TensorCoreEmulation, TheWideTilesStreamTheirWeightsWithinSharedMemory) {
+  check_wide_tile<cuda_bank::TensorCoreWideFramesTile11>(46);  // 121 tap rows x 3 groups, 8 a chunk
+  check_wide_tile<cuda_bank::TensorCoreWideFramesTile9>(31);   // 81 x 3
+  // The weighted sum's two shuffles give every lane of a quad the same sum, quad_sum's.
+  const float lanes[4] = {1.0f, 1e-8f, -1.0f, 3e-8f};
+  float s[4], t[4];
+  for (int i = 0; i < 4; ++i)
+    s[i] = lanes[i] + lanes[i ^ 1];
+  for (int i = 0; i < 4; ++i)
+    t[i] = s[i] + s[i ^ 2];
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(t[i], cuda_bank::quad_sum(lanes));
+}
+
+// The wide tap rows (11 or 9 taps along x: groups of taps 0..3, 4..7 and 8..) read back through
+// the fragments give the plain sliced arithmetic bit for bit, and the weighted sum of the
+// reconstruction's filters (11^4, 9^4) is within the FP32 bank's accuracy of float64 per voxel.
+TEST(TensorCoreEmulation, WideFragmentsGiveTheSlicedArithmeticAndAnAccurateSum) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Index n{11, 7, 4, 3};
+  const int count = 11;
+  for (int size : {11, 9}) {
+    SCOPED_TRACE(std::to_string(size) + "^4");
+    const std::vector<float> taps = reconstruction_bank_taps(size);
+    ASSERT_EQ(taps.size(), static_cast<size_t>(count) * size * size * size * size);
+    for (EightBitKind kind : kEightBitKinds) {
+      if (size == 11 && kind != EightBitKind::EchoLike)
+        continue;  // the 11^4 float64 references are the slow part (the GPU test has each kind)
+      SCOPED_TRACE(eight_bit_name(kind));
+      const std::vector<float> input = eight_bit_volume(kind, n, seed);
+      bool packed = false;
+      const PaddedBytes p = padded_bytes(input, n, count, packed, size);
+      ASSERT_TRUE(packed);
+      const TensorCoreGeometry& g = p.geometry;
+      EXPECT_EQ(g.taps().groups, 3);
+      EXPECT_EQ(cuda_bank::tensor_core_cannot_implement(g.filter, true), "");
+      EXPECT_NE(cuda_bank::tensor_core_cannot_implement(g.filter), "");
+      const cuda_bank::TensorCoreWeights w = cuda_bank::tensor_core_weights(g, taps.data());
+      std::vector<float> fragments(static_cast<size_t>(g.voxels() * count)),
+          sliced(fragments.size());
+      poison(fragments);
+      poison(sliced);
+      cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), w, fragments.data());
+      cuda_bank::emulate_sliced_bank(g, p.bytes.data(), taps.data(), TensorCoreShape::kSlices,
+                                     sliced.data());
+      EXPECT_EQ(std::memcmp(fragments.data(), sliced.data(), fragments.size() * sizeof(float)), 0);
+      const std::vector<float> weights = sum_weights(count, g.voxels(), seed ^ 0x11);
+      std::vector<float> sum(static_cast<size_t>(g.voxels()));
+      poison(sum);
+      cuda_bank::emulate_tensor_core_weighted_sum(g, p.bytes.data(), w, weights.data(), sum.data());
+      const BankReference ref = bank_reference(input, n, filter_of(4, size), count, taps);
+      const double responses = worst_voxel_error(ref, fragments.data());
+      const double error = worst_sum_error(ref, weights, sum.data());
+      std::cout << "[accuracy] " << size << "^4 reconstruction, " << eight_bit_name(kind)
+                << ": responses " << responses << ", weighted sum " << error << "\n";
+      EXPECT_LT(responses, 1e-6);
+      EXPECT_LT(error, 1e-6);
+    }
+  }
+}
+
+// The 3D reconstruction's 11^3 (one frame) takes the wide tile as well; other widths and tap rows
+// do not.
+TEST(TensorCoreEmulation, TheWeightedSumTakesTheReconstructionsShapes) {
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({11, 11, 1, 11}, true), "");
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({9, 9, 9, 9}, true), "");
+  EXPECT_EQ(cuda_bank::tensor_core_cannot_implement({12, 11, 11, 11}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({7, 7, 7, 7}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({13, 11, 11, 11}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({11, 11, 11, 9}, true), "");
+  EXPECT_NE(cuda_bank::tensor_core_cannot_implement({9, 9, 11, 9}, true), "");
 }
 
 // The CPU's FP32 bank on the same input (the GPU test compares with the GPU's FP32 kernel).

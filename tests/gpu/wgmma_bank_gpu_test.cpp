@@ -56,6 +56,14 @@ TensorCoreBankPolicy policy_of(bool wgmma, int shape = 0) {
   return p;
 }
 
+// A 3D bank of the quadrature banks' shape (7 x 7 x 7 canonical taps), what the wgmma kernel runs.
+cuda_bank::TensorCoreGeometry quadrature_geometry() {
+  cuda_bank::TensorCoreGeometry g;
+  g.filter = {7, 7, 1, 7};
+  g.count = 12;
+  return g;
+}
+
 // Every compiled wgmma block shape (wgmma.cu), 3D and 4D alike.
 int wgmma_shapes() {
   return std::max(cuda_bank::wgmma_shape_count(false), cuda_bank::wgmma_shape_count(true));
@@ -123,7 +131,7 @@ const std::vector<Case> kCases = {{{70, 45, 13, 1}, 13}, {{130, 9, 10, 1}, 12}, 
 
 TEST(GpuWgmmaBank, TheWgmmaKernelEqualsTheHostEmulationBitForBit) {
   NDCONV_REQUIRE_GPU();
-  if (!cuda_bank::tensor_core_takes_wgmma(0, policy_of(true)))
+  if (!cuda_bank::tensor_core_takes_wgmma(quadrature_geometry(), 0, policy_of(true)))
     GTEST_SKIP() << "the device does not run the wgmma kernel (compute capability 9.0 only)";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -145,7 +153,7 @@ TEST(GpuWgmmaBank, TheMmaSyncKernelEqualsTheHostEmulationBitForBit) {
 // block shape.
 TEST(GpuWgmmaBank, SmallShapesForTheSanitizers) {
   NDCONV_REQUIRE_GPU();
-  if (!cuda_bank::tensor_core_takes_wgmma(0, policy_of(true)))
+  if (!cuda_bank::tensor_core_takes_wgmma(quadrature_geometry(), 0, policy_of(true)))
     GTEST_SKIP() << "the device does not run the wgmma kernel (compute capability 9.0 only)";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -162,8 +170,9 @@ TEST(GpuWgmmaBank, TheProductTakesWgmmaOnHopperOnly) {
   cudaDeviceProp prop{};
   NDCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const bool hopper = prop.major == 9 && prop.minor == 0;
-  EXPECT_EQ(cuda_bank::tensor_core_takes_wgmma(0, TensorCoreBankPolicy{}), hopper);
-  EXPECT_FALSE(cuda_bank::tensor_core_takes_wgmma(0, policy_of(false)));
+  EXPECT_EQ(cuda_bank::tensor_core_takes_wgmma(quadrature_geometry(), 0, TensorCoreBankPolicy{}),
+            hopper);
+  EXPECT_FALSE(cuda_bank::tensor_core_takes_wgmma(quadrature_geometry(), 0, policy_of(false)));
   const Index n{29, 17, 11, 1};
   const std::vector<float> input = eight_bit_volume(EightBitKind::EchoLike, n, fresh_seed());
   const std::vector<float> taps = quadrature_bank_taps(3);

@@ -146,7 +146,7 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
                   for (int lane = 0; lane < 32; ++lane) {
                     uint32_t frag[4];
                     int lo = 0, hi = 0;
-                    Tile::chunk_rows(c, lane % 4 / 2, lo, hi);
+                    Tile::chunk_rows(c, lane % 4, lo, hi);
                     Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m,
                                      Tile::lane_shift(lane), frag);
                     for (int q = 0; q < 4; ++q)

@@ -31,6 +31,7 @@
 #include "cuda/bank/bank_pad.h"
 #include "cuda/bank/bank_voxels.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/filter_staging.h"
@@ -306,18 +307,45 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   core::PaddedVolume padded;
   pad_bank_input(p, l, threads, core::ProgressSpan{&options.progress, 0, 0.05}, padded);
   std::string tensor_cores_not;  // why the tensor-core kernel did not take the bank
-  if (run_tensor_core_bank(p, l, padded.storage.get(), options, report, tensor_cores_not))
+  if (!weighted &&
+      run_tensor_core_bank(p, l, padded.storage.get(), options, report, tensor_cores_not))
     return;
+  // The weighted sum on the tensor cores where they take its filters and the padded input is
+  // 8-bit: the kernel reads the bytes and the weights' digits instead of the floats and taps.
+  std::vector<uint8_t> bytes;
+  TensorCoreWeights digits;
+  const TensorCoreGeometry geometry = tensor_core_geometry(l);
+  if (weighted) {
+    tensor_cores_not = tensor_core_unfit(l, p.taps, options, /*weighted=*/true);
+    if (tensor_cores_not.empty() &&
+        !padded_input_image(geometry, padded.storage.get(), l.row_length, 1, threads, bytes))
+      tensor_cores_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
+    if (tensor_cores_not.empty())
+      digits = tensor_core_weights(geometry, p.taps, tensor_core_tile_rows(geometry));
+  }
+  const bool on_tensor_cores = weighted && tensor_cores_not.empty();
   const size_t padded_count = static_cast<size_t>(l.padded_count());
 
   const auto t_upload = std::chrono::steady_clock::now();
-  DeviceBuffer d_in(padded_count), d_taps(laid_out.size());
+  // The input: the floats, or the bytes (DeviceBuffer counts floats).
+  DeviceBuffer d_in(on_tensor_cores ? (bytes.size() + 3) / 4 : padded_count);
+  DeviceBuffer d_taps(on_tensor_cores ? digits.fragments.size() : laid_out.size());
+  DeviceBuffer d_scales(on_tensor_cores ? digits.scales.size() : 1);
   DeviceBuffer d_out(weighted ? voxels : voxels * p.count);
   DeviceBuffer d_weights(weighted ? voxels * p.count : 1);
-  NDCONV_CUDA_CHECK(cudaMemcpy(d_in.get(), padded.storage.get(), padded_count * sizeof(float),
-                               cudaMemcpyHostToDevice));
-  NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.get(), laid_out.data(), laid_out.size() * sizeof(float),
-                               cudaMemcpyHostToDevice));
+  if (on_tensor_cores) {
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_in.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.get(), digits.fragments.data(),
+                                 digits.fragments.size() * sizeof(int32_t),
+                                 cudaMemcpyHostToDevice));
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_scales.get(), digits.scales.data(),
+                                 digits.scales.size() * sizeof(float), cudaMemcpyHostToDevice));
+  } else {
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_in.get(), padded.storage.get(), padded_count * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+    NDCONV_CUDA_CHECK(cudaMemcpy(d_taps.get(), laid_out.data(), laid_out.size() * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+  }
   if (weighted && control != nullptr) {  // the weights from the control tensor, on the device
     const int components = static_cast<int>(control->control->size());
     DeviceBuffer d_control(static_cast<size_t>(voxels * components));
@@ -334,9 +362,16 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   report.seconds_upload = detail::seconds_since(t_upload);
 
   const auto t_compute = std::chrono::steady_clock::now();
-  const BankKernel kernel = launch_bank_device(
-      l, options.cuda_device, d_in.get(), d_taps.get(), weighted ? nullptr : d_out.get(),
-      weighted ? d_weights.get() : nullptr, weighted ? d_out.get() : nullptr, nullptr);
+  BankKernel kernel = BankKernel::Planes;
+  if (on_tensor_cores)
+    launch_tensor_core_weighted_sum(geometry, options.cuda_device,
+                                    reinterpret_cast<const uint8_t*>(d_in.get()),
+                                    reinterpret_cast<const int32_t*>(d_taps.get()), d_scales.get(),
+                                    d_weights.get(), d_out.get(), nullptr);
+  else
+    kernel = launch_bank_device(
+        l, options.cuda_device, d_in.get(), d_taps.get(), weighted ? nullptr : d_out.get(),
+        weighted ? d_weights.get() : nullptr, weighted ? d_out.get() : nullptr, nullptr);
   if (options.progress && !options.progress(0.5))
     throw Aborted();
   NDCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -347,6 +382,15 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
   for (int f = 0; f < outputs; ++f)
     download_volume(d_out.get() + f * voxels, weighted ? p.sum_output : p.outputs[f], nullptr);
   report.seconds_download = detail::seconds_since(t_download);
+  if (on_tensor_cores) {
+    report.backend = Backend::Cuda;
+    report.outputs_per_thread = l.outputs_per_thread;
+    report.outputs_per_thread_reason = l.outputs_per_thread_reason;
+    report.notes.push_back("GPU filter bank's weighted sum " +
+                           tensor_core_note(l, options.cuda_device) +
+                           ", the weighted sum in the epilogue: the input is 8-bit");
+    return;
+  }
   report_bank_launch(l, kernel, "; not on the tensor cores: " + tensor_cores_not, report);
 }
 

@@ -132,8 +132,8 @@ SlabBank plan_slab_bank(const TensorSlabs& slabs, const detail::BankProblem& p, 
     int64_t bytes = 0;
     for (const BankLaunch& l : slabs.launches)
       bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
-    b.tensor_cores =
-        upload_tensor_core_operands(slabs.launches[0], p.taps, bytes, options.cuda_device, stream);
+    b.tensor_cores = upload_tensor_core_operands(slabs.launches[0], p.taps, bytes,
+                                                 options.cuda_device, false, stream);
   }
   return b;
 }

@@ -11,7 +11,9 @@
 //    8-bit padded input and the weights' digits;
 //  - the relaxation: the separable passes' scratch (and the padded copy a tiled pass may take);
 //  - the control tensor: the magnitudes, in the tensor buffer's free slot;
-//  - the reconstruction: the padded input for the reconstruction filters and the output.
+//  - the reconstruction: the padded input for the reconstruction filters and the output, and where
+//    the tensor cores take the weighted sum (tensor_core_unfit(..., true) empty, the padded input
+//    8-bit), its 8-bit padded input and the weights' digits.
 // The tensor's slots: the structure tensor writes component c to slot c + 1; the relaxation
 // smooths component c from slot c + 1 into slot c, so that the components end up in slots 0 to
 // m - 1; the weights (1 for the lowpass, then one per highpass filter) are then written over the
@@ -25,6 +27,7 @@
 #include "core/seconds_since.h"
 #include "cuda/bank/bank_gpu.h"
 #include "cuda/bank/tensor_core_bank.h"
+#include "cuda/bank/tensor_core_tile.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
 #include "cuda/launch.h"
@@ -92,7 +95,8 @@ struct ResidentAdaptive::State {
   int components = 0;  // m
   TensorSlabs slabs;
   BankLaunch reconstruction;
-  int64_t relax_scratch = 0;  // floats
+  std::string reconstruction_tensor_cores_not;  // why the tensor cores do not take the sum
+  int64_t relax_scratch = 0;                    // floats
   bool fits = false;
   std::string note;
   int first_slot = 1;  // the tensor's component 0
@@ -172,8 +176,15 @@ ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& opti
     relax_bytes = static_cast<double>(s.relax_scratch) * sizeof(float) + 1.5 * n;
   }
   s.reconstruction = plan_bank(p.reconstruction, options.expert.outputs_per_thread);
-  const double reconstruction_bytes =
+  s.reconstruction_tensor_cores_not =
+      tensor_core_unfit(s.reconstruction, p.reconstruction.taps, options, /*weighted=*/true);
+  double reconstruction_bytes =
       static_cast<double>(s.reconstruction.padded_count()) * sizeof(float) + n;
+  if (s.reconstruction_tensor_cores_not.empty()) {
+    const TensorCoreGeometry g = tensor_core_geometry(s.reconstruction);
+    reconstruction_bytes += static_cast<double>(
+        g.padded_bytes() + tensor_core_weights_bytes(g, tensor_core_tile_rows(g)));
+  }
   const double needed = held + std::max({quadrature_bytes, relax_bytes, n, reconstruction_bytes});
   s.fits = needed <= available;
   const std::string sizes =
@@ -284,13 +295,27 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   launch_control_weights(s.slot(s.first_slot), s.components, s.problem.coefficients, s.voxels,
                          s.slot(0), stream);
   DeviceBuffer output(static_cast<size_t>(s.voxels));
+  // The weighted sum on the tensor cores where they take it and the padded input is 8-bit.
+  std::string tensor_cores_not = s.reconstruction_tensor_cores_not;
+  DeviceTensorCoreOperands operands;
+  if (tensor_cores_not.empty()) {
+    operands =
+        upload_tensor_core_operands(l, s.problem.reconstruction.taps,
+                                    tensor_core_geometry(l).padded_bytes(), device, true, stream);
+    if (!pack_padded_bytes_device(l, padded.get(), operands, stream))
+      tensor_cores_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
+  }
   s.stream.synchronize();
   report.seconds_upload = seconds_since(t0);
 
   TimingEvent start, stop;
   start.record(stream);
-  const BankKernel kernel = launch_bank_device(l, device, padded.get(), taps.get(), nullptr,
-                                               s.slot(0), output.get(), stream);
+  BankKernel kernel = BankKernel::Planes;
+  if (tensor_cores_not.empty())
+    launch_tensor_core_weighted_slab(l, device, operands, s.slot(0), output.get(), stream);
+  else
+    kernel = launch_bank_device(l, device, padded.get(), taps.get(), nullptr, s.slot(0),
+                                output.get(), stream);
   stop.record(stream);
   if (blend > 0) {
     blend_kernel<<<static_cast<unsigned>((s.voxels + 255) / 256), 256, 0, stream>>>(
@@ -303,7 +328,20 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   t0 = std::chrono::steady_clock::now();
   download_volume(output.get(), s.problem.reconstruction.sum_output, stream);
   report.seconds_download = seconds_since(t0);
-  report_bank_launch(l, kernel, ", the weights formed in place over the control tensor", report);
+  if (tensor_cores_not.empty()) {
+    report.backend = Backend::Cuda;
+    report.outputs_per_thread = l.outputs_per_thread;
+    report.outputs_per_thread_reason = l.outputs_per_thread_reason;
+    report.notes.push_back("GPU reconstruction's weighted sum " + tensor_core_note(l, device) +
+                           ", the weighted sum in the epilogue: the input is 8-bit; the weights "
+                           "formed in place over the control tensor");
+  } else {
+    report_bank_launch(l, kernel,
+                       ", the weights formed in place over the control tensor; not on the tensor "
+                       "cores: " +
+                           tensor_cores_not,
+                       report);
+  }
 }
 
 }  // namespace ndconv::cuda_bank

@@ -1,8 +1,8 @@
 // The filter bank on the tensor cores for 8-bit inputs (tensor_core_kernel.cuh): the launch, the
 // checks that choose it, and the run the bank's driver (bank.cu) hands it. On a Hopper GPU (compute
-// capability 9.0) with the binary's sm_90a code the policy takes the wgmma kernel (wgmma_bank.h),
-// elsewhere the mma.sync kernel (sm_80 and later); the weights' layout follows the choice
-// (tensor_core_kernel_weights).
+// capability 9.0) with the binary's sm_90a code the policy takes the wgmma kernel (wgmma_bank.h)
+// for the quadrature banks' responses, elsewhere (and for the weighted sum) the mma.sync kernel
+// (sm_80 and later); the weights' layout follows the choice (tensor_core_kernel_weights).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -36,14 +36,18 @@ constexpr bool kTensorCorePrefetchA = false;
 // holding every frame's weights (7 frames: 137 KB of the block's 216 KB).
 constexpr int kTensorCoreFramesMinBlocks = 1;
 
-// Enqueues Tile's kernel; throws InvalidArgument where its block does not fit on the GPU's SMs.
-template <class Tile, int MinBlocks>
+// Enqueues Tile's kernel (Weighted: the weighted sum of `weights` into `sum`, else the responses
+// into `outputs`); throws InvalidArgument where its block does not fit on the GPU's SMs.
+template <class Tile, int MinBlocks, bool Weighted = false>
 void launch_tile(const TensorCoreGeometry& g, int device, const uint8_t* padded,
-                 const int32_t* fragments, const float* scales, float* outputs,
-                 cudaStream_t stream) {
-  const TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+                 const int32_t* fragments, const float* scales, float* outputs, cudaStream_t stream,
+                 const float* weights = nullptr, float* sum = nullptr) {
+  TensorCoreArgs a = tensor_core_args<Tile>(g, padded, fragments, scales, outputs);
+  a.weights = weights;
+  a.sum = sum;
   const int sms = cuda_backend::device_attributes(device).multiprocessors;
-  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA>(a, g.passes(), sms, stream))
+  if (!launch_tensor_core_kernel<Tile, MinBlocks, kTensorCorePrefetchA, 1, Weighted>(a, g.passes(),
+                                                                                     sms, stream))
     throw InvalidArgument("the tensor-core filter bank's block does not fit on the GPU's SMs (" +
                           std::to_string(Tile::shared_bytes(g.frames())) +
                           " bytes of shared memory)");
@@ -55,24 +59,24 @@ DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
 }
 
+const cuda_backend::TensorCoreBankPolicy& backend_policy() {
+  static const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
+  return policy;
+}
+
 // The wgmma block shape `policy` chooses for `g`.
 int wgmma_shape(const TensorCoreGeometry& g, const cuda_backend::TensorCoreBankPolicy& policy) {
   return g.frames() > 1 ? policy.wgmma_shape_4d : policy.wgmma_shape_3d;
 }
 
-// Shared bytes of the block that runs `g` (the wgmma kernel's under `policy`, or the mma.sync
-// kernel's).
-int tensor_core_shared_bytes(const TensorCoreGeometry& g, bool wgmma,
-                             const cuda_backend::TensorCoreBankPolicy& policy) {
-  if (wgmma)
-    return wgmma_bank_shared_bytes(g, wgmma_shape(g, policy));
+// Shared bytes of the mma.sync block that runs `g`.
+int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
+  if (g.taps().groups > 2)
+    return g.filter[1] == TensorCoreWideFramesTile9::kK1
+               ? TensorCoreWideFramesTile9::shared_bytes(g.frames())
+               : TensorCoreWideFramesTile11::shared_bytes(g.frames());
   return g.frames() > 1 ? TensorCoreFramesTile::shared_bytes(g.frames())
                         : TensorCoreDefaultTile::shared_bytes(1);
-}
-
-const cuda_backend::TensorCoreBankPolicy& backend_policy() {
-  static const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
-  return policy;
 }
 
 // Bytes of 8-bit padded rows from the FP32 bank's padded rows (pack_padded_bytes on the device):
@@ -108,28 +112,33 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch& l) {
   g.filter = l.filter;
   g.count = l.count;
   g.padded_extent = l.padded_extent;
-  g.row_bytes = tensor_core_row_bytes(l.outputs[0]);
+  g.row_bytes = tensor_core_row_bytes(l.outputs[0], g.taps().groups);
   return g;
 }
 
 std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device,
-                              const cuda_backend::TensorCoreBankPolicy& policy) {
+                              const cuda_backend::TensorCoreBankPolicy& policy, bool weighted) {
   if (!policy.allowed)
     return "the tensor cores are off in the backend's policy";
+  if (weighted && l.count > S::kFilters)
+    return "the tensor-core weighted sum takes one pass of up to " + std::to_string(S::kFilters) +
+           " filters (the bank has " + std::to_string(l.count) + ")";
   const cuda_backend::DeviceAttributes& d = cuda_backend::device_attributes(device);
   if (d.cc_major * 10 + d.cc_minor < policy.min_compute_capability)
     return "the device (compute capability " + std::to_string(d.cc_major) + "." +
            std::to_string(d.cc_minor) + ") has no 8-bit mma.sync";
   if (l.rows_on_axis1)
     return "a 2D image";
-  std::string shape = tensor_core_cannot_implement(l.filter);
+  std::string shape = tensor_core_cannot_implement(l.filter, weighted);
   if (!shape.empty())
     return shape;
   const TensorCoreGeometry g = tensor_core_geometry(l);
   int shared = 0;
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const int needed = tensor_core_shared_bytes(g, tensor_core_takes_wgmma(device, policy), policy);
+  const int needed = !weighted && tensor_core_takes_wgmma(g, device, policy)
+                         ? wgmma_bank_shared_bytes(g, wgmma_shape(g, policy))
+                         : tensor_core_shared_bytes(g);
   if (needed > shared)
     return "the kernel's block needs " + std::to_string(needed) + " bytes of shared memory for " +
            std::to_string(g.frames()) + " tap frame(s), the device gives a block " +
@@ -142,14 +151,18 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   return {};
 }
 
-std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options) {
+std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Options& options,
+                              bool weighted) {
   if (!options.expert.tensor_cores)
     return "the tensor cores are off in the options (expert.tensor_cores)";
-  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores);
+  return tensor_core_unfit(l, taps, options.cuda_device, cuda_backend::Tuning{}.bank_tensor_cores,
+                           weighted);
 }
 
-bool tensor_core_takes_wgmma(int device, const cuda_backend::TensorCoreBankPolicy& policy) {
-  return policy.wgmma && wgmma_runs_on(device);
+bool tensor_core_takes_wgmma(const TensorCoreGeometry& g, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy) {
+  return policy.wgmma && g.taps().groups == 2 && g.filter[1] == S::kK1 && g.filter[3] == S::kK3 &&
+         g.frames() <= S::kMaxFrames && wgmma_runs_on(device);
 }
 
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const float* taps,
@@ -160,7 +173,7 @@ TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const 
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const float* taps,
                                              int device,
                                              const cuda_backend::TensorCoreBankPolicy& policy) {
-  if (!tensor_core_takes_wgmma(device, policy))
+  if (!tensor_core_takes_wgmma(g, device, policy))
     return tensor_core_weights(g, taps, tensor_core_tile_rows(g));
   const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
   TensorCoreWeights w = tensor_core_weights(g, taps, rows);
@@ -172,7 +185,7 @@ TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const 
 
 int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& g, int device) {
   const cuda_backend::TensorCoreBankPolicy& policy = backend_policy();
-  if (!tensor_core_takes_wgmma(device, policy))
+  if (!tensor_core_takes_wgmma(g, device, policy))
     return tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
   const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
   return int64_t{g.passes()} * g.frames() * WgmmaShape::frame_bytes(rows) +
@@ -190,7 +203,7 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device,
                              const uint8_t* padded, const int32_t* fragments, const float* scales,
                              float* outputs, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if (tensor_core_takes_wgmma(device, policy))
+  if (tensor_core_takes_wgmma(g, device, policy))
     launch_wgmma_bank(g, wgmma_shape(g, policy), device, padded,
                       reinterpret_cast<const uint8_t*>(fragments), scales, outputs, s);
   else if (g.frames() > 1)
@@ -201,11 +214,28 @@ void launch_tensor_core_bank(const TensorCoreGeometry& g, int device,
                                                              outputs, s);
 }
 
+void launch_tensor_core_weighted_sum(const TensorCoreGeometry& g, int device, const uint8_t* padded,
+                                     const int32_t* fragments, const float* scales,
+                                     const float* weights, float* sum, void* stream) {
+  if (g.passes() != 1 || !tensor_core_cannot_implement(g.filter, true).empty())
+    throw InvalidArgument(
+        "internal: the tensor-core weighted sum runs one pass of 11^d or 9^d "
+        "filters");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (g.filter[1] == TensorCoreWideFramesTile9::kK1)
+    launch_tile<TensorCoreWideFramesTile9, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
+  else
+    launch_tile<TensorCoreWideFramesTile11, kTensorCoreFramesMinBlocks, true>(
+        g, device, padded, fragments, scales, nullptr, s, weights, sum);
+}
+
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,
                                                      int64_t max_padded_bytes, int device,
-                                                     void* stream) {
+                                                     bool weighted, void* stream) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
-  const TensorCoreWeights w = tensor_core_kernel_weights(g, taps, device);
+  const TensorCoreWeights w = weighted ? tensor_core_weights(g, taps, tensor_core_tile_rows(g))
+                                       : tensor_core_kernel_weights(g, taps, device);
   const auto s = static_cast<cudaStream_t>(stream);
   DeviceTensorCoreOperands o;
   o.fragments = bytes_buffer(w.fragments.size() * sizeof(int32_t));
@@ -248,13 +278,26 @@ void launch_tensor_core_slab(const BankLaunch& l, int device, const DeviceTensor
       reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), outputs, stream);
 }
 
+void launch_tensor_core_weighted_slab(const BankLaunch& l, int device,
+                                      const DeviceTensorCoreOperands& o, const float* weights,
+                                      float* sum, void* stream) {
+  launch_tensor_core_weighted_sum(
+      tensor_core_geometry(l), device, reinterpret_cast<const uint8_t*>(o.bytes.get()),
+      reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), weights, sum, stream);
+}
+
 std::string tensor_core_note(const BankLaunch& l, int device) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
   return std::string("on the tensor cores (") +
-         (tensor_core_takes_wgmma(device, backend_policy()) ? "wgmma" : "mma.sync") + " u8 x s8, " +
-         std::to_string(S::kSlices) + " weight digits per filter, " + std::to_string(g.passes()) +
-         " passes of up to " + std::to_string(S::kFilters) + " filters, " +
-         std::to_string(g.frames()) + " tap frame(s))";
+         (tensor_core_takes_wgmma(g, device, backend_policy()) ? "wgmma" : "mma.sync") +
+         " u8 x s8, " + std::to_string(S::kSlices) + " weight digits per filter, " +
+         std::to_string(g.passes()) + " passes of up to " + std::to_string(S::kFilters) +
+         " filters, " + std::to_string(g.frames()) + " tap frame(s)" +
+         (g.taps().groups > 2 ? ", " + std::to_string(g.taps().groups) +
+                                    " groups of 4 taps a tap row, the weights streamed a frame "
+                                    "at a time"
+                              : std::string()) +
+         ")";
 }
 
 bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, const float* padded,

@@ -20,37 +20,41 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch& launch);
 
 /// Why the tensor-core kernel cannot run `launch` on `device` under `policy` (empty when it can):
 /// the policy, the device's compute capability, the filter's shape, or the slice test on `taps`
-/// (the filters contiguous, correlation order). The input's values are checked by
+/// (the filters contiguous, correlation order); `weighted`: the weighted sum (one pass, the wide
+/// tile's filters, tensor_core_cannot_implement). The input's values are checked by
 /// pack_padded_bytes.
 std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, int device,
-                              const cuda_backend::TensorCoreBankPolicy& policy);
+                              const cuda_backend::TensorCoreBankPolicy& policy,
+                              bool weighted = false);
 
 /// tensor_core_unfit under the backend's policy for options.cuda_device, or why not where
 /// options.expert.tensor_cores is false.
-std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options);
+std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options,
+                              bool weighted = false);
 
-/// Whether the tensor-core bank runs Hopper's warpgroup MMA (wgmma_bank.h) on `device` under
-/// `policy`, else mma.sync: what launch_tensor_core_bank runs and tensor_core_kernel_weights lays
-/// the weights out for.
-bool tensor_core_takes_wgmma(int device, const cuda_backend::TensorCoreBankPolicy& policy);
+/// Whether the bank `geometry` (its responses, not the weighted sum) runs Hopper's warpgroup MMA
+/// (wgmma_bank.h) on `device` under `policy`, else mma.sync: the quadrature banks' shape (tap rows
+/// of up to 8 taps, 7 x 7 of them a frame) on a device that runs the wgmma kernels. What
+/// launch_tensor_core_bank runs and tensor_core_kernel_weights lays the weights out for.
+bool tensor_core_takes_wgmma(const TensorCoreGeometry& geometry, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy);
 
 /// `taps` (the filters contiguous, correlation order; tensor_core_unfit empty) laid out for the
 /// kernel launch_tensor_core_bank runs on `device` under the backend's policy: wgmma_weights'
 /// bytes (as int32 words) for wgmma, tensor_core_weights for the mma.sync tile otherwise.
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
                                              int device);
-/// Bytes of tensor_core_kernel_weights(geometry, taps, device): the weights and the scales.
-int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& geometry, int device);
-
 /// The same for the kernel `policy` takes (the GPU tests run both kernels on one device).
 TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
                                              int device,
                                              const cuda_backend::TensorCoreBankPolicy& policy);
+/// Bytes of tensor_core_kernel_weights(geometry, taps, device): the weights and the scales.
+int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& geometry, int device);
 
 /// Enqueues the bank on `stream` (a cudaStream_t; null = the default stream) of `device` (the
 /// current one), all pointers on it: `padded` (geometry.padded_bytes() bytes), `fragments` and
-/// `scales` (tensor_core_kernel_weights for `device`) and `outputs`
-/// (geometry.count contiguous canonical volumes of geometry.voxels() floats). Checks the launch.
+/// `scales` (tensor_core_kernel_weights for `device`) and `outputs` (geometry.count contiguous
+/// canonical volumes of geometry.voxels() floats). Checks the launch.
 void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream);
@@ -60,6 +64,15 @@ void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device,
                              const uint8_t* padded, const int32_t* fragments, const float* scales,
                              float* outputs, void* stream);
 
+/// Enqueues the weighted sum of a one-pass bank of the reconstruction's shape
+/// (tensor_core_unfit(..., true) empty) on `stream`: sum (geometry.voxels() floats) = sum_f
+/// weights[f * geometry.voxels() + v] times filter f's response; the other pointers as
+/// launch_tensor_core_bank's, the weights laid out for tensor_core_tile_rows(geometry).
+void launch_tensor_core_weighted_sum(const TensorCoreGeometry& geometry, int device,
+                                     const uint8_t* padded, const int32_t* fragments,
+                                     const float* scales, const float* weights, float* sum,
+                                     void* stream);
+
 /// A bank's tensor-core operands on the device, for the launches of every slab of one bank (the
 /// same filters): the weights as the tile that runs the bank reads them, room for the largest
 /// slab's 8-bit padded input, and the flag pack_padded_bytes_device raises.
@@ -68,12 +81,12 @@ struct DeviceTensorCoreOperands {
 };
 
 /// Uploads the weights of `taps` (the filters contiguous, correlation order; tensor_core_unfit
-/// empty for `launch`) laid out for the kernel that runs `launch` on `device`
-/// (tensor_core_kernel_weights) on `stream`, returning when done,
-/// and allocates room for `max_padded_bytes` bytes of 8-bit padded input.
+/// empty for `launch`) laid out for the kernel that runs `launch` on `device` (`weighted`: the
+/// weighted sum's, else tensor_core_kernel_weights) on `stream`, returning when done, and
+/// allocates room for `max_padded_bytes` bytes of 8-bit padded input.
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& launch, const float* taps,
                                                      int64_t max_padded_bytes, int device,
-                                                     void* stream);
+                                                     bool weighted, void* stream);
 
 /// Converts the FP32 bank's padded input on the device (`padded`, launch.padded_count() floats)
 /// into the 8-bit padded volume of tensor_core_geometry(launch) in operands.bytes on `stream` and
@@ -87,6 +100,12 @@ bool pack_padded_bytes_device(const BankLaunch& launch, const float* padded,
 void launch_tensor_core_slab(const BankLaunch& launch, int device,
                              const DeviceTensorCoreOperands& operands, float* outputs,
                              void* stream);
+
+/// launch_tensor_core_weighted_sum of `launch` from `operands` (packed for `launch`): the weights
+/// (launch.count volumes of launch.voxels floats) and `sum` on the device.
+void launch_tensor_core_weighted_slab(const BankLaunch& launch, int device,
+                                      const DeviceTensorCoreOperands& operands,
+                                      const float* weights, float* sum, void* stream);
 
 /// What a run's notes say of a bank on the tensor cores of `device`: the instruction, the digits,
 /// the passes and tap frames of `launch`.

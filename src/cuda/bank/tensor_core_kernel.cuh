@@ -16,8 +16,14 @@
 // volumes, filter f at out + f * stride.
 //
 // Tap frames (a 4D filter's taps along canonical axis 2; one in 3D): a tile runs the same GEMM once
-// per frame on the frame's staged rows with the frame's weights (all frames' in shared memory),
-// into the same accumulators; the copies of the next (tile, frame) are in flight during each.
+// per frame on the frame's staged rows with the frame's weights (all frames' in shared memory, or
+// for a StreamWeights tile the frame's, copied with its rows), into the same accumulators; the
+// copies of the next (tile, frame) are in flight during each.
+//
+// Weighted (the adaptive filter's reconstruction, one pass): the epilogue forms the weighted sum
+// instead of the responses: each lane's filters' responses times their per-voxel weights, summed
+// over the quad's lanes (which hold the pass's other filters at the same outputs) by two
+// shuffles, one store per output (lane_weighted_sum, quad_sum: the host emulation's order).
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -45,7 +51,7 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
 
 }  // namespace tensor_core_steps
 
-template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
+template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1, bool Weighted = false>
 __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     tensor_core_bank_kernel(TensorCoreArgs a) {
   using S = TensorCoreShape;
@@ -53,7 +59,8 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   extern __shared__ uint4 shared16[];
   const int frames = a.frames;
   int32_t* const fragments = reinterpret_cast<int32_t*>(shared16);
-  int2* const row_table = reinterpret_cast<int2*>(fragments + frames * Tile::kFragmentWords);
+  int2* const row_table =
+      reinterpret_cast<int2*>(fragments + Tile::weight_frames(frames) * Tile::kFragmentWords);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
@@ -67,15 +74,24 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     }
   };
 
+  // Tap frame `frame`'s B fragments into weight buffer `buffer` (streamed) or their own place.
+  auto stage_weights = [&](int frame, int buffer) {
+    for (int i = threadIdx.x; i < Tile::kFragmentWords / 4; i += Tile::kThreads)
+      __pipeline_memcpy_async(fragments + Tile::weight_offset(frame, buffer, i),
+                              a.fragments + Tile::weight_source(pass, frames, frame, i), 16);
+  };
+
   int64_t tile = blockIdx.x;
   if (tile >= pass_tiles)
     return;
-  for (int i = threadIdx.x; i < frames * Tile::kFragmentWords / 4; i += Tile::kThreads)
-    __pipeline_memcpy_async(
-        fragments + 4 * i, a.fragments + int64_t{pass} * frames * Tile::kFragmentWords + 4 * i, 16);
+  if constexpr (Tile::kStreamWeights)
+    stage_weights(0, 0);
+  else
+    for (int frame = 0; frame < frames; ++frame)
+      stage_weights(frame, 0);
   // The chunks' staged rows: per chunk one 64-bit load instead of the divisions of tap_row_word.
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
-    Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
+    Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
   TensorCoreOrigin o = Tile::origin(a, tile);
   stage(o, 0, tiles);
   __pipeline_commit();
@@ -101,6 +117,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         stage(o, frame + 1, tiles + (buffer ^ 1) * Tile::kTileBytes);
       else if (more)
         stage(Tile::origin(a, tile + gridDim.x), 0, tiles + (buffer ^ 1) * Tile::kTileBytes);
+      if constexpr (Tile::kStreamWeights)
+        if (frame + 1 < frames || more)
+          stage_weights(frame + 1 < frames ? frame + 1 : 0, buffer ^ 1);
       __pipeline_commit();
       __pipeline_wait_prior(1);
       __syncthreads();
@@ -111,12 +130,12 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
         __syncthreads();
       }
       const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
-      const int32_t* const frame_fragments = fragments + frame * Tile::kFragmentWords;
+      const int32_t* const frame_fragments = fragments + Tile::weight_offset(frame, buffer, 0);
       // A chunk's A fragments (kMTiles x 4 registers) and its MMAs, each B fragment loaded once.
       using Fragments = uint32_t[Tile::kMTiles][4];
-      const int upper = lane % 4 / 2;
+      const int t = lane % 4;
       auto load_a = [&](Fragments& frag, int c) {
-        const int2 rows = row_table[2 * c + upper];
+        const int2 rows = row_table[4 * c + t];
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
           Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
@@ -172,22 +191,48 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
     for (int v = 0; v < Tile::kRows; ++v) {
       const int64_t m1 = o.y0 + Tile::kRows * warp + v;
       const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+      if constexpr (Weighted) {
+        // Every lane runs the shuffles; the quad's lanes share their output, so its bounds.
 #pragma unroll
-      for (int p = 0; p < S::kNTiles / 2; ++p) {
-        const int f = pass * S::kFilters + kept_filter(lane, p);
-        if (f < a.count && m1 < a.n1) {
-          const float scale = a.scales[f];
-          float* const out = a.out + f * a.stride + first;
+        for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
-          for (int m = 0; m < Tile::kMTiles; ++m)
+          for (int half = 0; half < 2; ++half) {
+            const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+            const bool inside = m1 < a.n1 && x < a.n0;
+            float s = 0.0f;
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-              int32_t digits[4];
-              lane_digits(acc[v][m][2 * p], acc[v][m][2 * p + 1], half, digits);
-              const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
-              if (x < a.n0)
-                out[x] = detail::combine_slices(digits, S::kSlices, scale);
+            for (int p = 0; p < S::kNTiles / 2; ++p) {
+              const int f = pass * S::kFilters + kept_filter(lane, p);
+              if (inside && f < a.count) {
+                int32_t digits[4];
+                lane_digits(acc[v][m][2 * p], acc[v][m][2 * p + 1], half, digits);
+                s = lane_weighted_sum(s, __ldg(a.weights + f * a.stride + first + x),
+                                      detail::combine_slices(digits, S::kSlices, a.scales[f]));
+              }
             }
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
+            if (inside && stores_sum(lane, m, half))
+              a.sum[first + x] = s;
+          }
+      } else {
+#pragma unroll
+        for (int p = 0; p < S::kNTiles / 2; ++p) {
+          const int f = pass * S::kFilters + kept_filter(lane, p);
+          if (f < a.count && m1 < a.n1) {
+            const float scale = a.scales[f];
+            float* const out = a.out + f * a.stride + first;
+#pragma unroll
+            for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+              for (int half = 0; half < 2; ++half) {
+                int32_t digits[4];
+                lane_digits(acc[v][m][2 * p], acc[v][m][2 * p + 1], half, digits);
+                const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+                if (x < a.n0)
+                  out[x] = detail::combine_slices(digits, S::kSlices, scale);
+              }
+          }
         }
       }
     }
@@ -196,13 +241,13 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks)
   }
 }
 
-/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA> over `passes` passes (a.frames
-/// tap frames) on `stream` with as many blocks as `sms` SMs hold at once, shared among the passes
-/// (each block walks its pass's tiles). Returns false, launching nothing, where a block does not
-/// fit on an SM.
-template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1>
+/// Enqueues tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll, Weighted> over
+/// `passes` passes (a.frames tap frames; Weighted: one) on `stream` with as many blocks as `sms`
+/// SMs hold at once, shared among the passes (each block walks its pass's tiles). Returns false,
+/// launching nothing, where a block does not fit on an SM.
+template <class Tile, int MinBlocks, bool PrefetchA, int ChunkUnroll = 1, bool Weighted = false>
 bool launch_tensor_core_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll>;
+  const auto kernel = tensor_core_bank_kernel<Tile, MinBlocks, PrefetchA, ChunkUnroll, Weighted>;
   const int kShared = Tile::shared_bytes(a.frames);
   if (kShared > 48 * 1024 &&
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=

@@ -24,7 +24,8 @@ int64_t padded_row(const TensorCoreGeometry& g, int64_t q1, int64_t q2, int64_t 
 }
 
 // Tap (dx, j1, frame, j3) of a filter (correlation order, x fastest: ((j3 k2 + j2) k1 + j1) k0 +
-// dx) at tap row r (j3 * k1 + j1) of tap frame j2, or 0 for the padding beyond the filter.
+// dx) at tap row r (j3 * k1 + j1) of tap frame j2, or 0 for the padding beyond the filter (dx up
+// to 4 groups - 1).
 float tap_at(const TensorCoreGeometry& g, const float* filter, int frame, int r, int dx) {
   const int k0 = static_cast<int>(g.filter[0]), k1 = static_cast<int>(g.filter[1]);
   if (dx >= k0 || r >= k1 * g.filter[3])
@@ -54,7 +55,21 @@ const uint8_t* tap_row_input(const TensorCoreGeometry& g, const uint8_t* padded,
 
 }  // namespace
 
-std::string tensor_core_cannot_implement(const Index& k) {
+std::string tensor_core_cannot_implement(const Index& k, bool weighted) {
+  if (weighted) {
+    using W = TensorCoreReconstructionTaps11;
+    static_assert(W::kGroups == TensorCoreReconstructionTaps9::kGroups, "one width");
+    const bool rows11 = k[1] == W::kK1 && k[3] == W::kK3 && k[2] <= W::kMaxFrames;
+    const bool rows9 = k[1] == TensorCoreReconstructionTaps9::kK1 &&
+                       k[3] == TensorCoreReconstructionTaps9::kK3 &&
+                       k[2] <= TensorCoreReconstructionTaps9::kMaxFrames;
+    if (k[0] <= 4 * (W::kGroups - 1) || k[0] > 4 * W::kGroups || !(rows11 || rows9))
+      return "the tensor-core weighted sum is compiled for filters of 9 to 12 taps along x by 11 x "
+             "11 (x up to 11) or 9 x 9 (x up to 9) (the filter is " +
+             std::to_string(k[0]) + " x " + std::to_string(k[1]) + " x " + std::to_string(k[3]) +
+             (k[2] != 1 ? " x " + std::to_string(k[2]) : std::string()) + ", canonical axes)";
+    return {};
+  }
   if (k[0] > S::kRowTaps || k[1] != S::kK1 || k[2] < 1 || k[2] > S::kMaxFrames || k[3] != S::kK3)
     return "the tensor-core filter bank is compiled for filters of up to 8 x 7 x 7 taps in 3D and "
            "8 x 7 x 7 x 7 in 4D (the filter is " +
@@ -63,38 +78,42 @@ std::string tensor_core_cannot_implement(const Index& k) {
   return {};
 }
 
-int weight_chunks(int rows) {
-  return rows == 1 ? S::kChunks : 2 * S::kK3 * rows;
+int weight_chunks(int rows, const TensorCoreTaps& taps) {
+  return rows == 1 ? taps.chunks() : 2 * taps.k3 * rows;
 }
 
-int weight_tap_row(int chunk, int rr, int rows) {
+int weight_group(int chunk, int j, int rows, const TensorCoreTaps& taps) {
   if (rows == 1)
-    return chunk * S::kChunkRows + rr;  // past the filter's rows: the zeros of the split rows
+    return chunk * S::kChunkGroups + j;  // past the filter's rows: the zeros of the split rows
   const int c = chunk / rows, v = chunk % rows;
-  const int j1 = S::kChunkRows * (c % 2) + rr - v;
-  return j1 < 0 || j1 >= S::kK1 ? -1 : c / 2 * S::kK1 + j1;
+  const int j1 = S::kChunkRows * (c % 2) + j / 2 - v;
+  return j1 < 0 || j1 >= taps.k1 ? -1 : (c / 2 * taps.k1 + j1) * taps.groups + j % 2;
 }
 
 TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* taps, int rows) {
-  if (rows != 1 && rows != 2)
-    throw InvalidArgument("the tensor-core weights take one or two output rows per warp");
+  const TensorCoreTaps shape = g.taps();
+  if (rows != 1 && (rows != 2 || shape.groups != 2))
+    throw InvalidArgument(
+        "the tensor-core weights take one or two output rows per warp (one for wide filters)");
   const int64_t filter_taps = g.filter[0] * g.filter[1] * g.filter[2] * g.filter[3];
   const int passes = g.passes(), frames = g.frames();
-  const int chunks = weight_chunks(rows);
+  const int chunks = weight_chunks(rows, shape);
   const int64_t frame_words = int64_t{chunks} * S::kNTiles * 32 * 2;
-  const int64_t frame_taps = int64_t{S::kMaxTapRows} * S::kRowTaps;
+  // Each frame's groups, zeros past the taps.
+  const int groups = shape.chunks() * S::kChunkGroups;
+  const int64_t frame_taps = int64_t{groups} * 4;
   TensorCoreWeights w;
   w.fragments.assign(static_cast<size_t>(passes * frames * frame_words), 0);
   w.scales.assign(static_cast<size_t>(passes) * S::kFilters, 0.0f);
   for (int f = 0; f < g.count; ++f) {
     const float* filter = taps + f * filter_taps;
-    // The filter's taps as [frame][tap row][dx] (zeros past the filter), split with one scale.
+    // The filter's taps as [frame][group][4] (zeros past the filter), split with one scale.
     std::vector<float> tap_rows(static_cast<size_t>(frames * frame_taps), 0.0f);
     for (int frame = 0; frame < frames; ++frame)
-      for (int r = 0; r < S::kMaxTapRows; ++r)
-        for (int dx = 0; dx < S::kRowTaps; ++dx)
-          tap_rows[static_cast<size_t>(frame * frame_taps + r * S::kRowTaps + dx)] =
-              tap_at(g, filter, frame, r, dx);
+      for (int group = 0; group < groups; ++group)
+        for (int i = 0; i < 4; ++i)
+          tap_rows[static_cast<size_t>(frame * frame_taps + group * 4 + i)] =
+              tap_at(g, filter, frame, group / shape.groups, 4 * (group % shape.groups) + i);
     const detail::SplitFilter split =
         detail::split_filter(tap_rows.data(), static_cast<int64_t>(tap_rows.size()), S::kSlices);
     w.scales[static_cast<size_t>(f)] = split.scale;
@@ -114,11 +133,12 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
               uint32_t word = 0;
               for (int i = 0; i < 4; ++i) {
                 const int k = b_fragment_k(lane, q, i);
-                const int r = weight_tap_row(c, k / S::kRowTaps, rows), dx = k % S::kRowTaps;
-                const int8_t d = r < 0 ? int8_t{0}
-                                       : frame_digits[static_cast<size_t>(
-                                             slice * static_cast<int64_t>(tap_rows.size()) +
-                                             r * S::kRowTaps + dx)];
+                const int group = weight_group(c, k / 4, rows, shape);
+                const int8_t d =
+                    group < 0
+                        ? int8_t{0}
+                        : frame_digits[static_cast<size_t>(
+                              slice * static_cast<int64_t>(tap_rows.size()) + group * 4 + k % 4)];
                 word |= uint32_t{static_cast<uint8_t>(d)} << (8 * i);
               }
               fragments[fragment_word(c, n, lane, q)] = static_cast<int32_t>(word);
@@ -130,7 +150,7 @@ TensorCoreWeights tensor_core_weights(const TensorCoreGeometry& g, const float* 
 }
 
 int64_t tensor_core_weights_bytes(const TensorCoreGeometry& g, int rows) {
-  const int64_t frame_words = int64_t{weight_chunks(rows)} * S::kNTiles * 32 * 2;
+  const int64_t frame_words = int64_t{weight_chunks(rows, g.taps())} * S::kNTiles * 32 * 2;
   return (g.passes() * g.frames() * frame_words + int64_t{g.passes()} * S::kFilters) * 4;
 }
 
@@ -197,16 +217,22 @@ bool padded_input_image(const TensorCoreGeometry& g, const float* padded, int64_
   return true;
 }
 
-void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,
-                              const TensorCoreWeights& weights, float* out) {
+namespace {
+
+// The responses of pass `pass` at every output, through the fragment layout: visit(v, filter
+// within the pass, response) for the pass's real filters.
+template <class Visit>
+void emulate_pass(const TensorCoreGeometry& g, const uint8_t* padded,
+                  const TensorCoreWeights& weights, int pass, Visit visit) {
   constexpr int kK = S::kChunkRows * S::kRowTaps;  // 32
-  const int64_t voxels = g.voxels();
-  const int frames = g.frames(), chunks = frames * S::kChunks;  // the frames' chunks in turn
-  for (int pass = 0; pass < g.passes(); ++pass) {
+  const TensorCoreTaps shape = g.taps();
+  const int frame_chunks = shape.chunks();
+  const int frames = g.frames(), chunks = frames * frame_chunks;  // the frames' chunks in turn
+  {
     // The pass's B operand, [frame chunk][k][column], read back through the fragment layout.
     std::vector<int32_t> b(static_cast<size_t>(chunks) * kK * S::kColumns, 0);
     const int32_t* fragments =
-        weights.fragments.data() + static_cast<size_t>(pass) * frames * S::kFragmentWords;
+        weights.fragments.data() + static_cast<size_t>(pass) * frames * shape.fragment_words();
     for (int c = 0; c < chunks; ++c)
       for (int n = 0; n < S::kNTiles; ++n)
         for (int lane = 0; lane < 32; ++lane)
@@ -221,13 +247,14 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
       std::array<int32_t, S::kColumns> acc{};
       for (int c = 0; c < chunks; ++c)
         for (int k = 0; k < kK; ++k) {
-          const int frame = c / S::kChunks;
-          const int r = c % S::kChunks * S::kChunkRows + k / S::kRowTaps;
+          const int frame = c / frame_chunks;
+          const int group = c % frame_chunks * S::kChunkGroups + k / 4;
+          const int r = group / shape.groups, dx = 4 * (group % shape.groups) + k % 4;
           // Rows past the filter meet zero weights; the kernel reads some row there, any value
           // gives the same sums.
           if (r >= g.filter[1] * g.filter[3])
             continue;
-          const int32_t a = tap_row_input(g, padded, frame, r, m1, m2, m3)[x + k % S::kRowTaps];
+          const int32_t a = tap_row_input(g, padded, frame, r, m1, m2, m3)[x + dx];
           const int32_t* row = &b[static_cast<size_t>((c * kK + k) * S::kColumns)];
           for (int col = 0; col < S::kColumns; ++col)
             acc[static_cast<size_t>(col)] += a * row[col];
@@ -240,10 +267,48 @@ void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded
       for (int local = 0; local < S::kFilters; ++local) {
         const int f = pass * S::kFilters + local;
         if (f < g.count)
-          out[f * voxels + v] = detail::combine_slices(digits[local], S::kSlices,
-                                                       weights.scales[static_cast<size_t>(f)]);
+          visit(v, local,
+                detail::combine_slices(digits[local], S::kSlices,
+                                       weights.scales[static_cast<size_t>(f)]));
       }
     });
+  }
+}
+
+}  // namespace
+
+void emulate_tensor_core_bank(const TensorCoreGeometry& g, const uint8_t* padded,
+                              const TensorCoreWeights& weights, float* out) {
+  const int64_t voxels = g.voxels();
+  for (int pass = 0; pass < g.passes(); ++pass)
+    emulate_pass(g, padded, weights, pass, [&](int64_t v, int local, float response) {
+      out[(pass * S::kFilters + local) * voxels + v] = response;
+    });
+}
+
+void emulate_tensor_core_weighted_sum(const TensorCoreGeometry& g, const uint8_t* padded,
+                                      const TensorCoreWeights& weights, const float* filter_weights,
+                                      float* sum) {
+  if (g.passes() != 1)
+    throw InvalidArgument("the tensor-core weighted sum takes one pass of up to 12 filters");
+  const int64_t voxels = g.voxels();
+  std::vector<float> responses(static_cast<size_t>(voxels * S::kFilters), 0.0f);
+  emulate_pass(g, padded, weights, 0, [&](int64_t v, int local, float response) {
+    responses[static_cast<size_t>(local * voxels + v)] = response;
+  });
+  for (int64_t v = 0; v < voxels; ++v) {
+    float lanes[4];
+    for (int t = 0; t < 4; ++t) {
+      float s = 0.0f;
+      for (int p = 0; p < S::kNTiles / 2; ++p) {
+        const int f = 4 * p + t;  // tensor_core_epilogue::kept_filter
+        if (f < g.count)
+          s = lane_weighted_sum(s, filter_weights[f * voxels + v],
+                                responses[static_cast<size_t>(f * voxels + v)]);
+      }
+      lanes[t] = s;
+    }
+    sum[v] = quad_sum(lanes);
   }
 }
 

@@ -20,7 +20,11 @@ struct TensorCoreArgs {
   const int32_t* fragments;  ///< TensorCoreWeights::fragments
   const float* scales;       ///< TensorCoreWeights::scales
   float* out;
-  int64_t stride;      ///< floats between the filters' output volumes
+  int64_t stride;  ///< floats between the filters' output volumes
+  /// The weighted sum (a kernel compiled Weighted, one pass): filter f's weight at weights + f *
+  /// stride + voxel, the sum into `sum` (one volume); `out` unused.
+  const float* weights;
+  float* sum;
   int64_t copy_bytes;  ///< bytes between the padded volume's shifted copies (Global tiles)
 };
 
@@ -51,31 +55,40 @@ NDCONV_HD uint32_t unaligned_word(const uint32_t* words, int word, int shift) {
 enum class TensorCoreCopies { Funnel, Shared, Global };
 
 /// A block's shape and its staged rows: MTiles M tiles of 16 outputs along x per warp, Warps warps
-/// of Rows output rows along axis 1 each, the windows from Copies. Rows 2: a warp's two rows share
-/// its A fragments: each K chunk is 4 consecutive staged rows of one plane (two chunks a plane,
-/// rows y .. y + 7 of the pair's y, y + 1), which meet output y with tap rows 4h .. 4h + 3 and
-/// output y + 1 with 4h - 1 .. 4h + 2, so each chunk has two B operands (chunk_weight_row), one per
-/// output row, and every A fragment feeds both.
-template <int MTiles, int Warps, TensorCoreCopies Copies, int Rows = 1>
+/// of Rows output rows along axis 1 each, the windows from Copies, the filter's K slots Taps
+/// (TensorCoreTapShape). Rows 2 (2 groups a tap row): a warp's two rows share its A fragments:
+/// each K chunk is 4 consecutive staged rows of one plane (two chunks a plane, rows y .. y + 7 of
+/// the pair's y, y + 1), which meet output y with tap rows 4h .. 4h + 3 and output y + 1 with
+/// 4h - 1 .. 4h + 2, so each chunk has two B operands (chunk_weight_row), one per output row, and
+/// every A fragment feeds both. StreamWeights: the pass's weights pass through shared memory a tap
+/// frame at a time (two frames' buffers, the next (tile, frame)'s copied with its rows), for
+/// filters whose every frame's weights do not fit (9^4: 567 KB a pass); else all frames' stay.
+template <int MTiles, int Warps, TensorCoreCopies Copies, int Rows = 1,
+          class Taps = TensorCoreQuadratureTaps, bool StreamWeights = false>
 struct TensorCoreTile {
   using S = TensorCoreShape;
-  static_assert(Rows == 1 || (Rows == 2 && S::kK1 <= 2 * S::kChunkRows), "one or two rows");
+  using TapShape = Taps;
+  static_assert(Rows == 1 || (Rows == 2 && Taps::kGroups == 2 && Taps::kK1 <= 2 * S::kChunkRows),
+                "one or two rows");
   static constexpr int kMTiles = MTiles;
   static constexpr int kWarps = Warps;
   static constexpr int kRows = Rows;
   static constexpr int kBlockRows = Warps * Rows;  ///< output rows along axis 1 per block
-  /// K chunks per output: 4 of the 49 flattened tap rows each (Rows 1), or two per plane (Rows 2).
-  static constexpr int kChunks = Rows == 1 ? S::kChunks : 2 * S::kK3;
-  /// B operands per pass (chunk x output row of the warp's) and their words.
+  static constexpr int kK1 = Taps::kK1, kK3 = Taps::kK3, kGroups = Taps::kGroups;
+  /// K chunks per output: 8 of the flattened tap rows' groups each (Rows 1), or two per plane
+  /// (Rows 2).
+  static constexpr int kChunks = Rows == 1 ? Taps::kChunks : 2 * kK3;
+  /// B operands per pass (chunk x output row of the warp's) and their words, per tap frame.
   static constexpr int kWeightChunks = kChunks * Rows;
   static constexpr int kFragmentWords = kWeightChunks * S::kNTiles * 32 * 2;
+  static constexpr bool kStreamWeights = StreamWeights;
   static constexpr TensorCoreCopies kCopyMode = Copies;
   static constexpr bool kShifted = Copies != TensorCoreCopies::Funnel;
   static constexpr int kThreads = 32 * Warps;
   static constexpr int kWarpX = 16 * MTiles;  ///< outputs along x per warp and per block
   static_assert(S::kRowAlign % kWarpX == 0, "tiles inside the padded rows");
   /// Bytes of an input row a block stages: its outputs' inputs and the last windows' overhang.
-  static constexpr int kRowBytes = kWarpX + S::kRowOverhang;
+  static constexpr int kRowBytes = kWarpX + Taps::kRowOverhang;
   static constexpr int kRowChunks = kRowBytes / 16;  ///< 16-byte copies per staged row
   static constexpr int kCopyWords = kRowBytes / 4;
   static constexpr int kCopies = kShifted ? 4 : 1;
@@ -84,25 +97,30 @@ struct TensorCoreTile {
   /// Words of a staged row: its copies; words between planes: the rows and a pad that keeps the
   /// two tap rows a fragment reads in distinct banks across a plane's end as within a plane.
   static constexpr int kRowWords = kCopies * kCopyWords;
-  static constexpr int kRowsY = kBlockRows + S::kK1 - 1;
-  static constexpr int kPlanePad = (((S::kK1 - kRowsY) * kRowWords) % 32 + 32) % 32;
+  static constexpr int kRowsY = kBlockRows + kK1 - 1;
+  static constexpr int kPlanePad = (((kK1 - kRowsY) * kRowWords) % 32 + 32) % 32;
   static constexpr int kPlaneWords = kRowsY * kRowWords + kPlanePad;
-  static constexpr int kStagedRows = kRowsY * S::kK3;
-  static constexpr int kTileBytes = S::kK3 * kPlaneWords * 4;
-  /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][u] (chunk_rows), and its
+  static constexpr int kStagedRows = kRowsY * kK3;
+  static constexpr int kTileBytes = kK3 * kPlaneWords * 4;
+  /// Entries (pairs of ints: lo, hi) of the chunks' row table, [chunk][t] (chunk_rows), and its
   /// bytes in shared memory, a whole number of 16-byte chunks.
-  static constexpr int kRowTableEntries = 2 * kChunks;
+  static constexpr int kRowTableEntries = 4 * kChunks;
   static constexpr int kRowTableBytes = (kRowTableEntries * 8 + 15) / 16 * 16;
-  /// Shared bytes of a launch of `frames` tap frames: the pass's fragments (every frame's), the row
-  /// table and two tiles' rows (one frame's each).
+  /// Tap frames' weights in shared memory at once: two (streamed), or every frame's.
+  NDCONV_HD static constexpr int weight_frames(int frames) { return StreamWeights ? 2 : frames; }
+  /// Shared bytes of a launch of `frames` tap frames: the pass's fragments (weight_frames), the
+  /// row table and two tiles' rows (one frame's each).
   NDCONV_HD static constexpr int shared_bytes(int frames) {
-    return frames * kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
+    return weight_frames(frames) * kFragmentWords * 4 + kRowTableBytes + 2 * kTileBytes;
   }
   /// Words of each shifted copy one tile builds (copies 1 to 3 of each staged row): all but the
-  /// last, which would need bytes past the row; the fragments read up to word 4 MTiles + 2 (the
-  /// last M tile's last window, bytes 16 MTiles + 11 to 16 MTiles + 14 of the row).
+  /// last, which would need bytes past the row.
   static constexpr int kBuiltWords = kCopyWords - 1;
-  static_assert(kBuiltWords >= 4 * MTiles + 3, "every word the fragments read");
+  /// The last word of a copy that a fragment reads (lane_word's largest 1, the last group's
+  /// kGroups - 1, the last M tile's second window 4 MTiles - 2 on, the funnel's next word): inside
+  /// the words staged (funnel) or built (shifted copies).
+  static constexpr int kLastWord = 4 * MTiles + kGroups - 2 + (kShifted ? 0 : 1);
+  static_assert(kLastWord < (kShifted ? kBuiltWords : kCopyWords), "inside the staged row");
   static constexpr int kBuildItems =
       Copies == TensorCoreCopies::Shared ? kStagedRows * kBuiltWords : 0;
   /// 16-byte copies a tile stages.
@@ -162,34 +180,52 @@ struct TensorCoreTile {
   /// The staged row, in words from the tile, that tap row r (j3 * k1 + j1) of warp 0 reads; rows
   /// past the filter read row 0 (their weights are zero).
   NDCONV_HD static int tap_row_word(int r) {
-    return r >= S::kTapRows ? 0 : row_word(r / S::kK1 * kRowsY + r % S::kK1);
+    return r >= Taps::kTapRows ? 0 : row_word(r / kK1 * kRowsY + r % kK1);
+  }
+  /// The word, from the tile, where group G's windows start for warp 0 (output 0): its tap row's,
+  /// 4 bytes (a word, in every copy) on per group; groups past the filter read row 0.
+  NDCONV_HD static int group_word(int group) {
+    return group >= Taps::kTapGroups ? 0 : tap_row_word(group / kGroups) + group % kGroups;
   }
 
-  /// A lane's window within a staged row for its M tile 0: bytes 4 (t % 2) + g on. Shifted: the
-  /// copy g % 4 and the aligned word there; else the word it starts in and the shift into it.
+  /// Streamed weights: the 16-byte copy i (< kFragmentWords / 4) of tap frame `frame`'s B fragments
+  /// of pass `pass` (from a.fragments, in words) and where it lands in the frame buffer `buffer`
+  /// (0, 1; in words from the block's fragments); without streaming, every frame's in place.
+  NDCONV_HD static int64_t weight_source(int pass, int frames, int frame, int i) {
+    return (int64_t{pass} * frames + frame) * kFragmentWords + 4 * i;
+  }
+  NDCONV_HD static int weight_offset(int frame, int buffer, int i) {
+    return (StreamWeights ? buffer : frame) * kFragmentWords + 4 * i;
+  }
+
+  /// A lane's window within a staged row for its M tile 0 and group 0: bytes g on (the group's
+  /// 4 (t % 2) or 4 q come from chunk_rows). Shifted: the copy g % 4 and the aligned word there;
+  /// else the word it starts in and the shift into it.
   NDCONV_HD static int lane_word(int lane) {
     const int g = lane / 4;
-    return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (a_fragment_dx(lane) + (g & ~3)) / 4;
+    return (g % 4) * (kCopies > 1 ? kCopyWords : 0) + (g & ~3) / 4;
   }
   NDCONV_HD static int lane_shift(int lane) { return kShifted ? 0 : 8 * (lane / 4 % 4); }
 
-  /// The staged rows, in words from warp 0's row, that K chunk c's A fragments read: tap row
-  /// 4c + u (registers 0, 1) and 4c + 2 + u (registers 2, 3) for the lanes with t / 2 = u. The
-  /// kernel keeps them in a table (chunk_row_table), one 64-bit load per chunk.
-  NDCONV_HD static void chunk_rows(int c, int u, int& lo, int& hi) {
+  /// The words, from warp 0's window, where K chunk c's A fragments of the lanes with t = lane %
+  /// 4 start: group 8c + t (registers 0, 1; K slots 4t ..) and 8c + 4 + t (registers 2, 3; 16 +
+  /// 4t ..), each its tap row's word plus its group within the row. The kernel keeps them in a
+  /// table (chunk_row_table), one 64-bit load per chunk.
+  NDCONV_HD static void chunk_rows(int c, int t, int& lo, int& hi) {
+    static_assert(S::kChunkGroups == 8, "groups 8c + t and 8c + 4 + t");
     if constexpr (Rows == 1) {
-      lo = tap_row_word(4 * c + u);
-      hi = tap_row_word(4 * c + 2 + u);
-    } else {  // plane c / 2, staged rows 4 (c % 2) + u and + 2 of the warp's first
-      const int first = c / 2 * kRowsY + 4 * (c % 2) + u;
-      lo = row_word(first);
-      hi = row_word(first + 2);
+      lo = group_word(S::kChunkGroups * c + t);
+      hi = group_word(S::kChunkGroups * c + 4 + t);
+    } else {  // plane c / 2, staged rows 4 (c % 2) + t / 2 and + 2 of the warp's first
+      const int first = c / 2 * kRowsY + 4 * (c % 2) + t / 2;
+      lo = row_word(first) + t % 2;
+      hi = row_word(first + 2) + t % 2;
     }
   }
   /// The warp's staged rows start Rows rows apart.
   NDCONV_HD static int warp_word(int warp) { return Rows * warp * kRowWords; }
 
-  /// The A fragment of M tile m for the chunk whose rows (chunk_rows for the lane's t / 2) are lo
+  /// The A fragment of M tile m for the chunk whose words (chunk_rows for the lane's t) are lo
   /// and hi: `words` at the warp's row of the staged tile plus the lane's word; registers 0, 1 from
   /// row lo (outputs g, g + 8), 2, 3 from row hi.
   NDCONV_HD static void a_fragment(const uint32_t* words, int lo, int hi, int m, int shift,
@@ -234,6 +270,8 @@ TensorCoreArgs tensor_core_args(const TensorCoreGeometry& g, const uint8_t* padd
   a.scales = scales;
   a.out = outputs;
   a.stride = g.voxels();
+  a.weights = nullptr;
+  a.sum = nullptr;
   a.copy_bytes = Tile::kStagedCopies > 1 ? g.padded_bytes() : 0;
   return a;
 }
@@ -255,12 +293,33 @@ using TensorCoreDefaultTile = TensorCoreTile<2, 4, TensorCoreCopies::Funnel, 2>;
 /// shifts and the K loop unrolled by 2, 60.86 ms for 8 warps, 60.77 ms for 16 warps of 2 M tiles.
 using TensorCoreFramesTile = TensorCoreTile<4, 12, TensorCoreCopies::Shared>;
 
+/// The compiled variants for the reconstruction's weighted sum (Taps:
+/// TensorCoreReconstructionTaps11 or 9; 3 groups of 4 taps a tap row: 46 chunks a frame for 11 x 11
+/// tap rows, 31 for 9 x 9): the pass's weights streamed a frame at a time (70.6 / 46.5 KB each, two
+/// buffers), 16 warps of 2 M tiles, one row each, funnel shifts: 177 / 122 KB, one block per SM,
+/// 110 registers. The fastest of dev/tensor_bank_sweep.cu's recon shapes (H200, tc-recon rounds
+/// 2-3, 160^3 x 20 x 11 x 11^4, each checked bit for bit on the GPU first): 190.98-191.35 ms,
+/// against 218.35-218.69 ms for 12 warps of 4 M tiles (161 registers), 220.42 ms for those with the
+/// K loop unrolled by 2, 221.50 ms for 8 warps of 4 M tiles, 254.05 ms for 10, 197.02 ms for 24
+/// warps of 2 M tiles; 20 warps (191.57 ms) and the K loop unrolled by 2 (190.47 ms) within the
+/// noise. Shifted copies built in shared memory do not fit beside the two weight buffers (229 KB
+/// for 9^4 with 12 warps of 4 M).
+template <class Taps>
+using TensorCoreWideFramesTile = TensorCoreTile<2, 16, TensorCoreCopies::Funnel, 1, Taps, true>;
+using TensorCoreWideFramesTile11 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps11>;
+using TensorCoreWideFramesTile9 = TensorCoreWideFramesTile<TensorCoreReconstructionTaps9>;
+
 /// Output rows per warp of the tile that runs `g` (what tensor_core_weights lays out for it).
 inline int tensor_core_tile_rows(const TensorCoreGeometry& g) {
-  return g.frames() > 1 ? TensorCoreFramesTile::kRows : TensorCoreDefaultTile::kRows;
+  return g.taps().groups > 2 ? TensorCoreWideFramesTile11::kRows
+         : g.frames() > 1    ? TensorCoreFramesTile::kRows
+                             : TensorCoreDefaultTile::kRows;
 }
 static_assert(
-    TensorCoreDefaultTile::kStagedCopies == 1 && TensorCoreFramesTile::kStagedCopies == 1,
+    TensorCoreDefaultTile::kStagedCopies == 1 && TensorCoreFramesTile::kStagedCopies == 1 &&
+        TensorCoreWideFramesTile11::kStagedCopies == 1 &&
+        TensorCoreWideFramesTile9::kStagedCopies == 1 &&
+        TensorCoreWideFramesTile11::kRows == TensorCoreWideFramesTile9::kRows,
     "the compiled tiles read the 8-bit padded volume alone (padded_input_image copies 1)");
 
 namespace tensor_core_epilogue {
@@ -282,6 +341,12 @@ NDCONV_HD int kept_filter(int lane, int p) {
 }
 NDCONV_HD int kept_x(int lane, int half) {
   return lane / 4 + 8 * half;
+}
+
+/// The store of the weighted sum at the quad's output (m, half) (every lane of the quad holds it
+/// after quad_sum's shuffles): lane t = (2 m + half) % 4, so each lane stores a share.
+NDCONV_HD bool stores_sum(int lane, int m, int half) {
+  return lane % 4 == (2 * m + half) % 4;
 }
 
 static_assert(TensorCoreShape::kSlices == 4 &&

@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
   if (tile >= pass_tiles)
     return;
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
-    Tile::chunk_rows(i / 2, i % 2, row_table[i].x, row_table[i].y);
+    Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
   if constexpr (!Stream) {
     for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Tile::kThreads)
       __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
       const uint64_t frame_b =
           b0 + static_cast<uint64_t>((Stream ? buffer : frame) * kFrameBytes / 16);
       using Fragments = uint32_t[Tile::kMTiles][4];
-      const int upper = lane % 4 / 2;
+      const int t = lane % 4;
       auto load_a = [&](Fragments& frag, int c) {
-        const int2 rows = row_table[2 * c + upper];
+        const int2 rows = row_table[4 * c + t];
 #pragma unroll
         for (int m = 0; m < Tile::kMTiles; ++m)
           Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cuda/tuning.h"
 #include "ndconv/types.h"
 
 namespace ndconv::cuda_median {
@@ -29,8 +30,10 @@ void run_device(const ConstVolumeView& input, const VolumeView& output, const In
 /// Filters `input` into `output`, both contiguous device volumes of `extent` (`dims` axes), on the
 /// current device, enqueued on `stream` (a cudaStream_t; nullptr: the default stream) without
 /// waiting for it: for callers that keep their data on the device (the bench). Throws
-/// InvalidArgument when the window is too large (can_implement).
+/// InvalidArgument when the window is too large (can_implement). `tuning`: the kernels' choices
+/// (the library's defaults; the sweep sets them).
 void launch_device(const float* input, float* output, int dims, const Index& extent,
-                   const Index& radius, Boundary boundary, float outside, void* stream);
+                   const Index& radius, Boundary boundary, float outside, void* stream,
+                   const cuda_backend::Tuning& tuning = cuda_backend::Tuning{});
 
 }  // namespace ndconv::cuda_median

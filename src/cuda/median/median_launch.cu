@@ -1,7 +1,7 @@
-// The GPU median's launcher: picks the block shape whose staged input box fits the device's shared
-// memory and the selection (sorted planes for the 3D radius-1 window, forgetful for the other
-// small isotropic windows, else counting, compiled per radius along the last axis), stages the
-// volume on the device and back; every CUDA call checked.
+// The GPU median's launcher: the sorted-columns kernel for the 3D radius-1 window (its outputs per
+// thread from Tuning), else the block shape whose staged input box fits the device's shared memory
+// and the selection (forgetful for the other small isotropic windows, else counting, compiled per
+// radius along the last axis); stages the volume on the device and back; every CUDA call checked.
 #include <chrono>
 #include <string>
 #include <utility>
@@ -11,8 +11,8 @@
 #include "cuda/host_call.h"
 #include "cuda/median/median.h"
 #include "cuda/median/median_kernel.cuh"
-#include "cuda/median/median_merge.h"
 #include "cuda/median/median_select.h"
+#include "cuda/tuning.h"
 #include "ndconv/errors.h"
 #include "ndconv/filters.h"
 
@@ -58,6 +58,46 @@ void launch(const float* in, float* out, const MedianGrid& g, cudaStream_t strea
   NDCONV_CUDA_CHECK_LAUNCH("median_kernel");
 }
 
+// The sorted-columns kernel of Shape; false where it cannot run (its 32-bit offsets inside a
+// block's input box would overflow, or too many blocks).
+template <typename Shape>
+bool launch_columns(const float* in, float* out, const Index& extent, Boundary boundary,
+                    float outside, cudaStream_t stream) {
+  const MedianGrid g = column_grid<Shape>(extent.data(), static_cast<int>(boundary), outside);
+  if (!column_offsets_fit<Shape>(extent.data()) || g.block_count() > int64_t{0x7fffffff})
+    return false;
+  const auto kernel = median_columns_kernel<Shape>;
+  constexpr size_t kBytes = size_t{Shape::kKeys} * 4;
+  static_assert(kBytes <= kPortableSharedBytes, "fits every GPU ndconv runs on");
+  if (kBytes > 48 * 1024)  // above the default: opt in
+    NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(kBytes)));
+  kernel<<<static_cast<unsigned>(g.block_count()), dim3(Shape::kX, Shape::kY), kBytes, stream>>>(
+      in, out, g);
+  NDCONV_CUDA_CHECK_LAUNCH("median_columns_kernel");
+  return true;
+}
+
+// launch_columns with Tuning::median_column_outputs outputs a thread.
+bool try_columns(const float* in, float* out, const Index& extent, Boundary boundary, float outside,
+                 cudaStream_t stream, int outputs) {
+  auto run = [&](auto shape) {
+    return launch_columns<decltype(shape)>(in, out, extent, boundary, outside, stream);
+  };
+  switch (outputs) {
+    case 8:
+      return run(ColumnShape<32, 4, 8>{});
+    case 12:
+      return run(ColumnShape<32, 4, 12>{});
+    case 14:
+      return run(ColumnShape<32, 4, 14>{});
+    case 16:
+      return run(ColumnShape<32, 4, 16>{});
+    default:
+      throw InvalidArgument("Tuning::median_column_outputs must be 8, 12, 14 or 16");
+  }
+}
+
 template <int... kRadii>
 void launch_counting(std::integer_sequence<int, kRadii...>, const float* in, float* out,
                      const MedianGrid& g, cudaStream_t stream) {
@@ -83,7 +123,8 @@ bool can_implement(int dims, const Index& radius, std::string& why) {
 }
 
 void launch_device(const float* input, float* output, int dims, const Index& extent,
-                   const Index& radius, Boundary boundary, float outside, void* stream) {
+                   const Index& radius, Boundary boundary, float outside, void* stream,
+                   const cuda_backend::Tuning& tuning) {
   std::string why;
   if (!can_implement(dims, radius, why))
     throw InvalidArgument(why);
@@ -106,8 +147,9 @@ void launch_device(const float* input, float* output, int dims, const Index& ext
     launch<ForgetfulSelect<2, 2>>(input, output, g, s);
   else if (dims == 2 && r == 3)
     launch<ForgetfulSelect<2, 3>>(input, output, g, s);
-  else if (dims == 3 && r == 1)
-    launch<SortedPlanesSelect>(input, output, g, s);
+  else if (dims == 3 && r == 1 &&
+           try_columns(input, output, extent, boundary, outside, s, tuning.median_column_outputs))
+    return;
   else
     launch_counting(std::make_integer_sequence<int, kMaxLastRadius + 1>{}, input, output, g, s);
 }

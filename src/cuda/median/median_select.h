@@ -52,10 +52,11 @@ struct MedianGrid {
   int64_t block_count() const { return blocks[0] * blocks[1] * blocks[2] * blocks[3]; }
 };
 
-/// The grid for a volume of `dims` axes with threads_x × threads_y threads per block; `outside`:
-/// the value of voxels outside the volume where the boundary rule reads none (Zero: 0).
+/// The grid for a volume of `dims` axes with threads_x × threads_y threads per block, each
+/// selecting `outputs` voxels along the last axis; `outside`: the value of voxels outside the
+/// volume where the boundary rule reads none (Zero: 0).
 inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* radius, int boundary,
-                              float outside, int threads_x, int threads_y) {
+                              float outside, int threads_x, int threads_y, int outputs = kOutputs) {
   MedianGrid g{};
   g.last = dims - 1;
   g.boundary = boundary;
@@ -71,10 +72,10 @@ inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* ra
   }
   g.box[0] = threads_x;
   if (g.last == 1) {
-    g.box[1] = threads_y * kOutputs;
+    g.box[1] = threads_y * outputs;
   } else {
     g.box[1] = threads_y;
-    g.box[g.last] = kOutputs;
+    g.box[g.last] = outputs;
   }
   g.out_step = 1;
   for (int a = 0; a < 4; ++a) {
@@ -87,12 +88,15 @@ inline MedianGrid median_grid(int dims, const int64_t* extent, const int64_t* ra
   return g;
 }
 
-/// The output box's origin of block `block` (x fastest over grid.blocks).
+/// The output box's origin of block `block` (x fastest over grid.blocks). The launchers keep the
+/// block count below 2^31, so 32-bit divisions do (a 64-bit one is a subroutine on the GPU).
 NDCONV_HD void block_origin(const MedianGrid& g, int64_t block, int64_t* origin) {
+  auto b = static_cast<uint32_t>(block);
   NDCONV_UNROLL
   for (int a = 0; a < 4; ++a) {
-    origin[a] = block % g.blocks[a] * g.box[a];
-    block /= g.blocks[a];
+    const auto blocks = static_cast<uint32_t>(g.blocks[a]);
+    origin[a] = int64_t{b % blocks} * g.box[a];
+    b /= blocks;
   }
 }
 
@@ -368,7 +372,7 @@ struct ForgetfulSelect {
 };
 
 /// The radius of the window when a selection in registers takes it (2D radius 1-3: ForgetfulSelect;
-/// 3D radius 1: SortedPlanesSelect, median_merge.h; the same on every axis), else 0
+/// 3D radius 1: the sorted columns, median_columns.h; the same on every axis), else 0
 /// (CountingSelect takes it).
 inline int forgetful_radius(const MedianGrid& g) {
   const int dims = g.last + 1, r = g.radius[0];
