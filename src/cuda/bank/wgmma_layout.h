@@ -4,15 +4,17 @@
 //
 // The same GEMM as the mma.sync kernel (tensor_core_layout.h: M outputs along x, N = a pass's
 // kFilters filters x kSlices digits, K = 4 tap rows x 8 taps per chunk, u8 data x s8 digits, int32
-// accumulators, exact) as wgmma.m64nNk32.s32.u8.s8 with N = kColumns (48): a warpgroup of 4 warps
-// multiplies 64 rows of A by one chunk's B. A comes from registers, each warp's 16 rows in the
+// accumulators, exact) as wgmma.m64nNk32.s32.u8.s8 with N = kColumns (48), or 96 where each warp
+// has two output rows (each row its own 48 columns of B): a warpgroup of 4 warps multiplies 64
+// rows of A by one chunk's B. A comes from registers, each warp's 16 rows in the
 // mma.sync A fragment's layout (a_fragment_row, a_fragment_k: the PTX ISA gives the wgmma A
 // fragment of warp w of the warpgroup as mma.m16n8k32's for rows 16 w to 16 w + 15), so each warp
 // builds its A fragments from the staged rows as the mma.sync kernel does and the 16 rows of each
 // warp may be any 16 outputs (its own output row). B (the weights) stays in shared memory, read by
-// the tensor cores through a matrix descriptor; the accumulators come back in registers, each
-// warp's 16 rows in the mma.sync C fragments' layout per n8 tile (wgmma_accumulator_row/_column),
-// so that the mma.sync kernel's epilogue (tensor_core_epilogue) serves both.
+// the tensor cores through a matrix descriptor (checked on the GPU by dev/wgmma_probe.cu); the
+// accumulators come back in registers, each warp's 16 rows in the mma.sync C fragments' layout per
+// n8 tile (wgmma_accumulator_row/_column), so that the mma.sync kernel's epilogue
+// (tensor_core_epilogue) serves both.
 #pragma once
 
 #include <cstdint>
