@@ -134,7 +134,7 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch&) {
 }
 
 std::string tensor_core_unfit(const BankLaunch&, const float*, int,
-                              const cuda_backend::TensorCoreBankPolicy&) {
+                              const cuda_backend::TensorCoreBankPolicy&, bool) {
   return kNoCuda;
 }
 
