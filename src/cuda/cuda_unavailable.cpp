@@ -134,12 +134,21 @@ TensorCoreGeometry tensor_core_geometry(const BankLaunch&) {
 }
 
 std::string tensor_core_unfit(const BankLaunch&, const float*, int,
-                              const cuda_backend::TensorCoreBankPolicy&) {
+                              const cuda_backend::TensorCoreBankPolicy&, bool) {
   return kNoCuda;
 }
 
 void launch_tensor_core_bank(const TensorCoreGeometry&, int, const uint8_t*, const int32_t*,
                              const float*, float*, void*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+bool tensor_core_takes_wgmma(const TensorCoreGeometry&, int,
+                             const cuda_backend::TensorCoreBankPolicy&) {
+  return false;
+}
+
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry&, const float*, int) {
   throw InvalidArgument(kNoCuda);
 }
 

@@ -215,11 +215,10 @@ void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) 
     case FilterKind::Bank:
       p.method = "filter bank (every filter from one read of the input)";
       p.kernel_family =
-          gpu ? "GPU bank kernel: on the tensor cores (mma.sync u8 x s8) for 8-bit input and "
-                "3D (4D) filters of up to 8 x 7 x 7 (x 7) taps on devices of compute capability "
-                "8.0 or later, else FP32 (planes per tile, or a ring along the last axis); the "
-                "run's "
-                "notes say which"
+          gpu ? "GPU bank kernel: on the tensor cores (u8 x s8: wgmma on compute capability 9.0 "
+                "with the binary's sm_90a code, mma.sync on 8.0 or later) for 8-bit input and 3D "
+                "(4D) filters of up to 8 x 7 x 7 (x 7) taps, else FP32 (planes per tile, or a ring "
+                "along the last axis); the run's notes say which"
               : "CPU bank kernels";
       p.outputs_per_thread_reason = "chosen at launch";
       return;

@@ -38,12 +38,14 @@ const BankSpec kBankSpecs[] = {
      "3D 256x256x256, filter bank of 12 real 7^3 filters (the 6 complex quadrature filters)"},
     {"bank_3d_tc", BankRow::TensorCores, "256x256x256", 7, 300, ">= 300% of FMA peak",
      "3D 256x256x256 8-bit (uniform 0..255), the 12 real 7^3 quadrature filters on the tensor "
-     "cores (mma.sync u8 x s8, 4 weight digits), against the FP32 bank kernel on the same data"},
+     "cores (wgmma on Hopper, else mma.sync; u8 x s8, 4 weight digits), against the FP32 bank "
+     "kernel on the same data"},
     {"bank_4d", BankRow::Responses, "128x128x128x32", 7, 70, ">= 70% of FMA peak",
      "4D 128x128x128x32, filter bank of 24 real 7^4 filters (the 12 complex quadrature filters)"},
     {"bank_4d_tc", BankRow::TensorCores, "128x128x128x32", 7, 300, ">= 300% of FMA peak",
      "4D 128x128x128x32 8-bit (uniform 0..255), the 24 real 7^4 quadrature filters on the tensor "
-     "cores (mma.sync u8 x s8, 4 weight digits, 7 tap frames), against the FP32 bank kernel on "
+     "cores (wgmma on Hopper, else mma.sync; u8 x s8, 4 weight digits, 7 tap frames), against the "
+     "FP32 bank kernel on "
      "the same data"},
     {"bank_sum_3d", BankRow::WeightedSum, "256x256x256", 11, -1,
      "fused <= separate (bank + summing pass)",
@@ -379,7 +381,9 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
     return {{"error", "the row's input is not 8-bit"}};
   }
   const cuda_bank::TensorCoreWeights w =
-      cuda_bank::tensor_core_weights(g, d.filters.taps.data(), cuda_bank::tensor_core_tile_rows(g));
+      cuda_bank::tensor_core_kernel_weights(g, d.filters.taps.data(), d.device);
+  const bool wgmma =
+      cuda_bank::tensor_core_takes_wgmma(g, d.device, cuda_backend::Tuning{}.bank_tensor_cores);
   // gpu::Buffer counts floats: the image (a multiple of 16 bytes) as floats.
   gpu::Buffer d_bytes(image.size() / 4), d_fragments(w.fragments.size()), d_scales(w.scales.size());
   d_bytes.upload(reinterpret_cast<const float*>(image.data()), image.size() / 4);
@@ -424,7 +428,8 @@ Json tensor_core_row(DeviceBank& d, const BankSpec& s, const BenchConfig& cfg,
        {"call_time", call},
        {"target_met", pct >= s.target},
        {"plan",
-        {{"describe", "tensor cores: mma.sync m16n8k32 u8 x s8, " +
+        {{"describe", std::string("tensor cores: ") +
+                          (wgmma ? "wgmma m64n48k32" : "mma.sync m16n8k32") + " u8 x s8, " +
                           std::to_string(TensorCoreShape::kSlices) + " weight digits, N " +
                           std::to_string(TensorCoreShape::kColumns) + " per pass, " +
                           std::to_string(g.passes()) + " passes, K " + std::to_string(k) + " (" +

@@ -60,7 +60,7 @@ struct Bank {
   cuda_bank::TensorCoreGeometry geometry;
   std::vector<uint8_t> bytes;                   ///< padded_input_image
   cuda_bank::TensorCoreWeights weights;         ///< as the emulation reads them
-  cuda_bank::TensorCoreWeights kernel_weights;  ///< as the product's tile reads them
+  cuda_bank::TensorCoreWeights kernel_weights;  ///< as the product's kernel on device 0 reads them
   bool eight_bit = false;                       ///< the input packed into `bytes`
 };
 
@@ -79,8 +79,7 @@ Bank make_bank(const std::vector<float>& input, const Index& n, int count,
   b.eight_bit = cuda_bank::padded_input_image(b.geometry, b.padded.data(), b.launch.row_length, 1,
                                               1, b.bytes);
   b.weights = cuda_bank::tensor_core_weights(b.geometry, taps.data());
-  b.kernel_weights = cuda_bank::tensor_core_weights(b.geometry, taps.data(),
-                                                    cuda_bank::tensor_core_tile_rows(b.geometry));
+  b.kernel_weights = cuda_bank::tensor_core_kernel_weights(b.geometry, taps.data(), 0);
   return b;
 }
 
@@ -405,7 +404,7 @@ TEST(GpuTensorCoreBank, TheBankTakesTheTensorCoresFor8BitInputOnly) {
       RunReport report;
       const std::vector<float> out =
           bank_outputs(make_view<const float>(input.data(), dims, n), bank, options, report);
-      EXPECT_EQ(has_note(report, "on the tensor cores (mma.sync"), eight_bit);
+      EXPECT_EQ(has_note(report, "on the tensor cores ("), eight_bit);
       EXPECT_EQ(has_note(report, "not on the tensor cores: the input is not 8-bit"), !eight_bit);
       // As accurate per voxel as the FP32 kernel on the same input (the FP32 path is that kernel).
       const Bank b = make_bank(input, n, count, taps);
@@ -487,7 +486,7 @@ TEST(GpuTensorCoreBank, EveryBoundaryAndOperationThroughTheBank) {
       options.boundary = boundary;
       RunReport report;
       const std::vector<float> out = bank_outputs(in, bank, options, report);
-      EXPECT_TRUE(has_note(report, "on the tensor cores (mma.sync"));
+      EXPECT_TRUE(has_note(report, "on the tensor cores ("));
       for (int f = 0; f < 12; ++f) {
         std::vector<float> magnitude(taps.begin() + f * 343, taps.begin() + (f + 1) * 343);
         const std::vector<double> ref = reference_dense(

@@ -386,7 +386,8 @@ void run_bank_impl(const detail::BankProblem& p, const ControlWeights* control,
     report.backend = Backend::Cuda;
     report.outputs_per_thread = l.outputs_per_thread;
     report.outputs_per_thread_reason = l.outputs_per_thread_reason;
-    report.notes.push_back("GPU filter bank's weighted sum " + tensor_core_note(l) +
+    report.notes.push_back("GPU filter bank's weighted sum " +
+                           tensor_core_note(l, options.cuda_device) +
                            ", the weighted sum in the epilogue: the input is 8-bit");
     return;
   }

@@ -126,12 +126,14 @@ SlabBank plan_slab_bank(const TensorSlabs& slabs, const detail::BankProblem& p, 
                         const Options& options, void* stream) {
   SlabBank b;
   b.taps = taps;
+  b.device = options.cuda_device;
   b.tensor_cores_not = tensor_core_unfit(slabs.launches[0], p.taps, options);
   if (b.tensor_cores_not.empty()) {
     int64_t bytes = 0;
     for (const BankLaunch& l : slabs.launches)
       bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
-    b.tensor_cores = upload_tensor_core_operands(slabs.launches[0], p.taps, bytes, stream);
+    b.tensor_cores = upload_tensor_core_operands(slabs.launches[0], p.taps, bytes,
+                                                 options.cuda_device, false, stream);
   }
   return b;
 }
@@ -144,7 +146,7 @@ int64_t slab_bank_extra_bytes(const TensorSlabs& slabs, const detail::BankProble
   for (const BankLaunch& l : slabs.launches)
     bytes = std::max(bytes, tensor_core_geometry(l).padded_bytes());
   const TensorCoreGeometry g = tensor_core_geometry(slabs.launches[0]);
-  return bytes + tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
+  return bytes + tensor_core_kernel_weights_bytes(g, options.cuda_device);
 }
 
 void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, SlabBank& b,
@@ -167,7 +169,7 @@ void launch_tensor_slab(const BankLaunch& l, int device, const float* padded, Sl
 std::vector<std::string> slab_bank_notes(const SlabBank& b, const BankLaunch& l) {
   std::vector<std::string> notes;
   if (b.on_tensor_cores > 0)
-    notes.push_back("GPU quadrature bank " + tensor_core_note(l) + " in " +
+    notes.push_back("GPU quadrature bank " + tensor_core_note(l, b.device) + " in " +
                     std::to_string(b.on_tensor_cores) + " slab(s): the input is 8-bit");
   if (b.on_fp32 > 0)
     notes.push_back("GPU quadrature bank on the FP32 kernels in " + std::to_string(b.on_fp32) +

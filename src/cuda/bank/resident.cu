@@ -313,8 +313,9 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
   std::string tensor_cores_not = s.reconstruction_tensor_cores_not;
   DeviceTensorCoreOperands operands;
   if (tensor_cores_not.empty()) {
-    operands = upload_tensor_core_operands(l, s.problem.reconstruction.taps,
-                                           tensor_core_geometry(l).padded_bytes(), stream);
+    operands =
+        upload_tensor_core_operands(l, s.problem.reconstruction.taps,
+                                    tensor_core_geometry(l).padded_bytes(), device, true, stream);
     if (!pack_padded_bytes_device(l, padded.get(), operands, stream))
       tensor_cores_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
   }
@@ -345,7 +346,7 @@ void ResidentAdaptive::reconstruct(double blend, RunReport& report) {
     report.backend = Backend::Cuda;
     report.outputs_per_thread = l.outputs_per_thread;
     report.outputs_per_thread_reason = l.outputs_per_thread_reason;
-    report.notes.push_back("GPU reconstruction's weighted sum " + tensor_core_note(l) +
+    report.notes.push_back("GPU reconstruction's weighted sum " + tensor_core_note(l, device) +
                            ", the weighted sum in the epilogue: the input is 8-bit; the weights "
                            "formed in place over the control tensor");
   } else {

@@ -1,8 +1,11 @@
 // The filter bank on the tensor cores for 8-bit inputs (tensor_core_kernel.cuh): the launch, the
-// checks that choose it, and the run the bank's driver (bank.cu) hands it. mma.sync (sm_80 and
-// later) runs in the sm_90 build; Hopper's wgmma (sm_90a) is a later step.
+// checks that choose it, and the run the bank's driver (bank.cu) hands it. On a Hopper GPU (compute
+// capability 9.0) with the binary's sm_90a code the policy takes the wgmma kernel (wgmma_bank.h)
+// for the quadrature banks' responses, elsewhere (and for the weighted sum) the mma.sync kernel
+// (sm_80 and later); the weights' layout follows the choice (tensor_core_kernel_weights).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,8 @@
 #include "core/seconds_since.h"
 #include "cuda/bank/tensor_core_bank.h"
 #include "cuda/bank/tensor_core_kernel.cuh"
+#include "cuda/bank/wgmma_bank.h"
+#include "cuda/bank/wgmma_layout.h"
 #include "cuda/check.h"
 #include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
@@ -54,7 +59,17 @@ DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
 }
 
-// Shared bytes of the block that runs `g`.
+const cuda_backend::TensorCoreBankPolicy& backend_policy() {
+  static const cuda_backend::TensorCoreBankPolicy policy = cuda_backend::Tuning{}.bank_tensor_cores;
+  return policy;
+}
+
+// The wgmma block shape `policy` chooses for `g`.
+int wgmma_shape(const TensorCoreGeometry& g, const cuda_backend::TensorCoreBankPolicy& policy) {
+  return g.frames() > 1 ? policy.wgmma_shape_4d : policy.wgmma_shape_3d;
+}
+
+// Shared bytes of the mma.sync block that runs `g`.
 int tensor_core_shared_bytes(const TensorCoreGeometry& g) {
   if (g.taps().groups > 2)
     return g.filter[1] == TensorCoreWideFramesTile9::kK1
@@ -121,10 +136,13 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, int device
   int shared = 0;
   NDCONV_CUDA_CHECK(
       cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (tensor_core_shared_bytes(g) > shared)
-    return "the kernel's block needs " + std::to_string(tensor_core_shared_bytes(g)) +
-           " bytes of shared memory for " + std::to_string(g.frames()) +
-           " tap frame(s), the device gives a block " + std::to_string(shared);
+  const int needed = !weighted && tensor_core_takes_wgmma(g, device, policy)
+                         ? wgmma_bank_shared_bytes(g, wgmma_shape(g, policy))
+                         : tensor_core_shared_bytes(g);
+  if (needed > shared)
+    return "the kernel's block needs " + std::to_string(needed) + " bytes of shared memory for " +
+           std::to_string(g.frames()) + " tap frame(s), the device gives a block " +
+           std::to_string(shared);
   const double e = worst_split_error(g, taps, S::kSlices);
   if (!(e <= policy.max_split_error))
     return "the weights' " + std::to_string(S::kSlices) + " digits lose " + format_error(e) +
@@ -141,11 +159,54 @@ std::string tensor_core_unfit(const BankLaunch& l, const float* taps, const Opti
                            weighted);
 }
 
+bool tensor_core_takes_wgmma(const TensorCoreGeometry& g, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy) {
+  return policy.wgmma && g.taps().groups == 2 && g.filter[1] == S::kK1 && g.filter[3] == S::kK3 &&
+         g.frames() <= S::kMaxFrames && wgmma_runs_on(device);
+}
+
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const float* taps,
+                                             int device) {
+  return tensor_core_kernel_weights(g, taps, device, backend_policy());
+}
+
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const float* taps,
+                                             int device,
+                                             const cuda_backend::TensorCoreBankPolicy& policy) {
+  if (!tensor_core_takes_wgmma(g, device, policy))
+    return tensor_core_weights(g, taps, tensor_core_tile_rows(g));
+  const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
+  TensorCoreWeights w = tensor_core_weights(g, taps, rows);
+  const WgmmaWeights b = wgmma_weights(g, w, rows);
+  w.fragments.assign((b.b.size() + 3) / 4, 0);
+  std::memcpy(w.fragments.data(), b.b.data(), b.b.size());
+  return w;
+}
+
+int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& g, int device) {
+  const cuda_backend::TensorCoreBankPolicy& policy = backend_policy();
+  if (!tensor_core_takes_wgmma(g, device, policy))
+    return tensor_core_weights_bytes(g, tensor_core_tile_rows(g));
+  const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
+  return int64_t{g.passes()} * g.frames() * WgmmaShape::frame_bytes(rows) +
+         int64_t{g.passes()} * S::kFilters * 4;
+}
+
 void launch_tensor_core_bank(const TensorCoreGeometry& g, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream) {
+  launch_tensor_core_bank(g, device, backend_policy(), padded, fragments, scales, outputs, stream);
+}
+
+void launch_tensor_core_bank(const TensorCoreGeometry& g, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy,
+                             const uint8_t* padded, const int32_t* fragments, const float* scales,
+                             float* outputs, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if (g.frames() > 1)
+  if (tensor_core_takes_wgmma(g, device, policy))
+    launch_wgmma_bank(g, wgmma_shape(g, policy), device, padded,
+                      reinterpret_cast<const uint8_t*>(fragments), scales, outputs, s);
+  else if (g.frames() > 1)
     launch_tile<TensorCoreFramesTile, kTensorCoreFramesMinBlocks>(g, device, padded, fragments,
                                                                   scales, outputs, s);
   else
@@ -170,9 +231,11 @@ void launch_tensor_core_weighted_sum(const TensorCoreGeometry& g, int device, co
 }
 
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& l, const float* taps,
-                                                     int64_t max_padded_bytes, void* stream) {
+                                                     int64_t max_padded_bytes, int device,
+                                                     bool weighted, void* stream) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
-  const TensorCoreWeights w = tensor_core_weights(g, taps, tensor_core_tile_rows(g));
+  const TensorCoreWeights w = weighted ? tensor_core_weights(g, taps, tensor_core_tile_rows(g))
+                                       : tensor_core_kernel_weights(g, taps, device);
   const auto s = static_cast<cudaStream_t>(stream);
   DeviceTensorCoreOperands o;
   o.fragments = bytes_buffer(w.fragments.size() * sizeof(int32_t));
@@ -223,11 +286,13 @@ void launch_tensor_core_weighted_slab(const BankLaunch& l, int device,
       reinterpret_cast<const int32_t*>(o.fragments.get()), o.scales.get(), weights, sum, stream);
 }
 
-std::string tensor_core_note(const BankLaunch& l) {
+std::string tensor_core_note(const BankLaunch& l, int device) {
   const TensorCoreGeometry g = tensor_core_geometry(l);
-  return "on the tensor cores (mma.sync u8 x s8, " + std::to_string(S::kSlices) +
-         " weight digits per filter, " + std::to_string(g.passes()) + " passes of up to " +
-         std::to_string(S::kFilters) + " filters, " + std::to_string(g.frames()) + " tap frame(s)" +
+  return std::string("on the tensor cores (") +
+         (tensor_core_takes_wgmma(g, device, backend_policy()) ? "wgmma" : "mma.sync") +
+         " u8 x s8, " + std::to_string(S::kSlices) + " weight digits per filter, " +
+         std::to_string(g.passes()) + " passes of up to " + std::to_string(S::kFilters) +
+         " filters, " + std::to_string(g.frames()) + " tap frame(s)" +
          (g.taps().groups > 2 ? ", " + std::to_string(g.taps().groups) +
                                     " groups of 4 taps a tap row, the weights streamed a frame "
                                     "at a time"
@@ -248,7 +313,7 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     why_not = "the input is not 8-bit (a value that is not an integer in 0..255)";
     return false;
   }
-  const TensorCoreWeights w = tensor_core_weights(g, p.taps, tensor_core_tile_rows(g));
+  const TensorCoreWeights w = tensor_core_kernel_weights(g, p.taps, options.cuda_device);
   const int64_t voxels = g.voxels();
 
   const auto t_upload = std::chrono::steady_clock::now();
@@ -277,7 +342,8 @@ bool run_tensor_core_bank(const detail::BankProblem& p, const BankLaunch& l, con
     download_volume(d_out.get() + f * voxels, p.outputs[f], nullptr);
   report.seconds_download = detail::seconds_since(t_download);
   report.backend = Backend::Cuda;
-  report.notes.push_back("GPU filter bank " + tensor_core_note(l) + ": the input is 8-bit");
+  report.notes.push_back("GPU filter bank " + tensor_core_note(l, options.cuda_device) +
+                         ": the input is 8-bit");
   return true;
 }
 

@@ -32,13 +32,37 @@ std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, int d
 std::string tensor_core_unfit(const BankLaunch& launch, const float* taps, const Options& options,
                               bool weighted = false);
 
+/// Whether the bank `geometry` (its responses, not the weighted sum) runs Hopper's warpgroup MMA
+/// (wgmma_bank.h) on `device` under `policy`, else mma.sync: the quadrature banks' shape (tap rows
+/// of up to 8 taps, 7 x 7 of them a frame) on a device that runs the wgmma kernels. What
+/// launch_tensor_core_bank runs and tensor_core_kernel_weights lays the weights out for.
+bool tensor_core_takes_wgmma(const TensorCoreGeometry& geometry, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy);
+
+/// `taps` (the filters contiguous, correlation order; tensor_core_unfit empty) laid out for the
+/// kernel launch_tensor_core_bank runs on `device` under the backend's policy: wgmma_weights'
+/// bytes (as int32 words) for wgmma, tensor_core_weights for the mma.sync tile otherwise.
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
+                                             int device);
+/// The same for the kernel `policy` takes (the GPU tests run both kernels on one device).
+TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& geometry, const float* taps,
+                                             int device,
+                                             const cuda_backend::TensorCoreBankPolicy& policy);
+/// Bytes of tensor_core_kernel_weights(geometry, taps, device): the weights and the scales.
+int64_t tensor_core_kernel_weights_bytes(const TensorCoreGeometry& geometry, int device);
+
 /// Enqueues the bank on `stream` (a cudaStream_t; null = the default stream) of `device` (the
 /// current one), all pointers on it: `padded` (geometry.padded_bytes() bytes), `fragments` and
-/// `scales` (tensor_core_weights for tensor_core_tile_rows(geometry) rows) and `outputs`
-/// (geometry.count contiguous canonical volumes of geometry.voxels() floats). Checks the launch.
+/// `scales` (tensor_core_kernel_weights for `device`) and `outputs` (geometry.count contiguous
+/// canonical volumes of geometry.voxels() floats). Checks the launch.
 void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device, const uint8_t* padded,
                              const int32_t* fragments, const float* scales, float* outputs,
                              void* stream);
+/// The same with the kernel `policy` takes, the weights laid out for it.
+void launch_tensor_core_bank(const TensorCoreGeometry& geometry, int device,
+                             const cuda_backend::TensorCoreBankPolicy& policy,
+                             const uint8_t* padded, const int32_t* fragments, const float* scales,
+                             float* outputs, void* stream);
 
 /// Enqueues the weighted sum of a one-pass bank of the reconstruction's shape
 /// (tensor_core_unfit(..., true) empty) on `stream`: sum (geometry.voxels() floats) = sum_f
@@ -57,10 +81,12 @@ struct DeviceTensorCoreOperands {
 };
 
 /// Uploads the weights of `taps` (the filters contiguous, correlation order; tensor_core_unfit
-/// empty for `launch`) laid out for the tile that runs `launch` on `stream`, returning when done,
-/// and allocates room for `max_padded_bytes` bytes of 8-bit padded input.
+/// empty for `launch`) laid out for the kernel that runs `launch` on `device` (`weighted`: the
+/// weighted sum's, else tensor_core_kernel_weights) on `stream`, returning when done, and
+/// allocates room for `max_padded_bytes` bytes of 8-bit padded input.
 DeviceTensorCoreOperands upload_tensor_core_operands(const BankLaunch& launch, const float* taps,
-                                                     int64_t max_padded_bytes, void* stream);
+                                                     int64_t max_padded_bytes, int device,
+                                                     bool weighted, void* stream);
 
 /// Converts the FP32 bank's padded input on the device (`padded`, launch.padded_count() floats)
 /// into the 8-bit padded volume of tensor_core_geometry(launch) in operands.bytes on `stream` and
@@ -81,9 +107,9 @@ void launch_tensor_core_weighted_slab(const BankLaunch& launch, int device,
                                       const DeviceTensorCoreOperands& operands,
                                       const float* weights, float* sum, void* stream);
 
-/// What a run's notes say of a bank on the tensor cores: the instruction, the digits, the passes
-/// and tap frames of `launch`.
-std::string tensor_core_note(const BankLaunch& launch);
+/// What a run's notes say of a bank on the tensor cores of `device`: the instruction, the digits,
+/// the passes and tap frames of `launch`.
+std::string tensor_core_note(const BankLaunch& launch, int device);
 
 /// The structure tensor's quadrature bank over its slabs (bank_tensor.cu): on the tensor cores
 /// while they can take it (tensor_core_unfit empty, each slab's padded input 8-bit), else on the
@@ -93,6 +119,7 @@ struct SlabBank {
   DeviceTensorCoreOperands tensor_cores;  ///< used while tensor_cores_not is empty
   std::string tensor_cores_not;           ///< why the tensor cores do not (or no longer) take it
   int on_tensor_cores = 0, on_fp32 = 0;   ///< slabs so far
+  int device = 0;                         ///< options.cuda_device: the notes' instruction
 };
 
 /// A SlabBank for `slabs` of `problem` (taps on the device): tensor_core_unfit under `options`,

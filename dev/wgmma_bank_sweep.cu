@@ -1,0 +1,295 @@
+// Experiment: the wgmma filter bank's block shapes (src/cuda/bank/wgmma_kernel.cuh: M tiles per
+// warp, warps per block in warpgroups of 4, where the A windows come from, blocks per SM the
+// registers must allow), timed side by side with the mma.sync product kernel
+// (tensor_core_kernel.cuh, TensorCoreDefaultTile / TensorCoreFramesTile) on the bench's
+// bank_3d_tc problem (256^3 8-bit input, 12 real 7^3 filters: random taps with the quadrature
+// filters' spread are enough for timing) and bank_4d_tc problem (128^3 x 32, 24 real 7^4 filters,
+// 7 tap frames), data on the device. Each variant is first checked bit for bit against the host
+// emulation (emulate_tensor_core_bank) on a small volume with two passes; a wrong one is not timed.
+// Prints per shape ms, useful TFLOP/s (2 x 343 x 12 per voxel; x 7 frames in 4D), executed int8
+// TOPS and the speed-up over the mma.sync kernel (whose share of the FP32 FMA peak the bench
+// gives); with "swap", the descriptor's other reading too (wgmma_b_descriptor).
+//
+// run: wgmma_bank_sweep [3d|4d|swap|profile]
+// build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
+//   -I src -I dev dev/wgmma_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp
+//   src/cuda/bank/wgmma_layout.cpp src/core/parallel_for.cpp src/core/int8_digits.cpp
+//   -o wgmma_bank_sweep
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/bank/tensor_core_kernel.cuh"
+#include "cuda/bank/wgmma_kernel.cuh"
+#include "cuda_check.h"
+
+using namespace ndconv;
+using namespace ndconv::cuda_bank;
+
+// A problem of canonical output extents n with 7^3 filters (n[2] = 1: 3D) or 7^4 (4D, 7 tap
+// frames): the padded 8-bit volume (random bytes inside, zeros in the border), the weights and,
+// for `expect`, the host emulation's outputs.
+struct Problem {
+  TensorCoreGeometry g;
+  std::vector<uint8_t> bytes;
+  std::vector<float> taps;
+  TensorCoreWeights w;  ///< one output row per warp (the emulation's)
+  std::vector<float> expected;
+};
+
+Problem make_problem(const Index& n, int count, uint64_t seed, bool expect) {
+  Problem p;
+  const int64_t frames = n[2] > 1 ? 7 : 1, half = frames / 2;
+  p.g.outputs = n;
+  p.g.filter = {7, 7, frames, 7};
+  p.g.count = count;
+  p.g.padded_extent = {0, n[1] + 6, n[2] + frames - 1, n[3] + 6};
+  p.g.row_bytes = tensor_core_row_bytes(n[0]);
+  p.bytes.assign(static_cast<size_t>(p.g.padded_bytes()), 0);
+  std::mt19937_64 rng(seed);
+  for (int64_t z = 3; z < n[3] + 3; ++z)
+    for (int64_t w = half; w < n[2] + half; ++w)
+      for (int64_t y = 3; y < n[1] + 3; ++y)
+        for (int64_t x = 3; x < n[0] + 3; ++x)
+          p.bytes[static_cast<size_t>(
+              ((z * p.g.padded_extent[2] + w) * p.g.padded_extent[1] + y) * p.g.row_bytes + x)] =
+              static_cast<uint8_t>(rng() & 0xff);
+  p.taps.resize(static_cast<size_t>(count * 49 * 7 * frames));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (size_t i = 0; i < p.taps.size(); ++i)
+    p.taps[i] = u(rng) * std::pow(10.0f, -static_cast<float>(i % 4));
+  p.w = tensor_core_weights(p.g, p.taps.data());
+  if (expect) {
+    p.expected.resize(static_cast<size_t>(p.g.voxels() * p.g.count));
+    emulate_tensor_core_bank(p.g, p.bytes.data(), p.w, p.expected.data());
+  }
+  return p;
+}
+
+struct Device {
+  uint8_t* bytes = nullptr;
+  int32_t* weights = nullptr;
+  float* scales = nullptr;
+  float* out = nullptr;
+};
+
+// The problem on the device: the weights laid out for the wgmma kernel (wgmma) or the mma.sync
+// kernel of `rows` rows per warp.
+Device upload(const Problem& p, bool wgmma, int rows) {
+  Device d;
+  const TensorCoreWeights w = tensor_core_weights(p.g, p.taps.data(), rows);
+  std::vector<uint8_t> b;
+  if (wgmma)
+    b = wgmma_weights(p.g, w, rows).b;
+  else
+    b.assign(reinterpret_cast<const uint8_t*>(w.fragments.data()),
+             reinterpret_cast<const uint8_t*>(w.fragments.data() + w.fragments.size()));
+  CHECK(cudaMalloc(&d.bytes, p.bytes.size()));
+  CHECK(cudaMalloc(&d.weights, b.size()));
+  CHECK(cudaMalloc(&d.scales, w.scales.size() * 4));
+  CHECK(cudaMalloc(&d.out, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));
+  CHECK(cudaMemcpy(d.bytes, p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.weights, b.data(), b.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d.scales, w.scales.data(), w.scales.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemset(d.out, 0xff, static_cast<size_t>(p.g.voxels() * p.g.count) * 4));  // NaN
+  return d;
+}
+
+void release(Device& d) {
+  CHECK(cudaFree(d.bytes));
+  CHECK(cudaFree(d.weights));
+  CHECK(cudaFree(d.scales));
+  CHECK(cudaFree(d.out));
+}
+
+// Launches one kernel on a problem's device data; false where its block does not fit.
+using Launch = bool (*)(const TensorCoreArgs&, int, int, cudaStream_t);
+
+struct Timing {
+  double ms = 0;
+  bool ok = false;
+};
+
+template <class Tile>
+Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kernel, int shared,
+                   const Problem& small, const Problem& big, int sms, double reference_ms) {
+  Timing t;
+  {
+    Device d = upload(small, wgmma, Tile::kRows);
+    const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.weights, d.scales, d.out);
+    if (!launch(a, small.g.passes(), sms, nullptr)) {
+      std::printf("%-44s does not fit\n", name);
+      release(d);
+      return t;
+    }
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> got(small.expected.size());
+    CHECK(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost));
+    release(d);
+    if (std::memcmp(got.data(), small.expected.data(), got.size() * 4) != 0) {
+      int64_t wrong = 0, first = -1;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &small.expected[i], 4) != 0) {
+          if (first < 0)
+            first = static_cast<int64_t>(i);
+          ++wrong;
+        }
+      std::printf(
+          "%-44s WRONG: %lld of %zu outputs differ from the host emulation; first %lld: "
+          "%g, want %g\n",
+          name, static_cast<long long>(wrong), got.size(), static_cast<long long>(first),
+          got[first], small.expected[first]);
+      return t;
+    }
+  }
+  Device d = upload(big, wgmma, Tile::kRows);
+  const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out);
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  const int repeats = big.g.frames() > 1 ? 6 : 12;
+  for (int r = 0; r < repeats; ++r) {
+    CHECK(cudaEventRecord(e0));
+    launch(a, big.g.passes(), sms, nullptr);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float v = 0;
+    CHECK(cudaEventElapsedTime(&v, e0, e1));
+    if (r >= 2)
+      ms.push_back(v);
+  }
+  CHECK(cudaGetLastError());
+  std::sort(ms.begin(), ms.end());
+  t.ms = ms[ms.size() / 2];
+  t.ok = true;
+  const double voxels = static_cast<double>(big.g.voxels());
+  const double useful = 2.0 * voxels * 343 * big.g.frames() * big.g.count;
+  const double executed = 2.0 * voxels * TensorCoreShape::kMaxTapRows * TensorCoreShape::kRowTaps *
+                          big.g.frames() * TensorCoreShape::kColumns * big.g.passes();
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, shared));
+  std::printf(
+      "%-44s %7.3f ms %6.1f useful TFLOP/s %5.0f int8 TOPS  x%.2f  (%d regs, %zu B "
+      "local, %d B shared, %d/SM)\n",
+      name, t.ms, useful / t.ms * 1e-9, executed / t.ms * 1e-9,
+      reference_ms > 0 ? reference_ms / t.ms : 1.0, attr.numRegs,
+      static_cast<size_t>(attr.localSizeBytes), shared, per_sm);
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  release(d);
+  return t;
+}
+
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
+double wgmma_variant(const char* name, const Problem& small, const Problem& big, int sms,
+                     double reference_ms) {
+  return run_variant<Tile>(
+             name, launch_wgmma_kernel<Tile, MinBlocks, Group, Stream, Swap>, true,
+             reinterpret_cast<const void*>(wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>),
+             wgmma_shared_bytes<Tile, Stream>(big.g.frames()), small, big, sms, reference_ms)
+      .ms;
+}
+
+template <class Tile, int MinBlocks>
+double mma_sync_variant(const char* name, const Problem& small, const Problem& big, int sms) {
+  return run_variant<Tile>(
+             name, launch_tensor_core_kernel<Tile, MinBlocks, false>, false,
+             reinterpret_cast<const void*>(tensor_core_bank_kernel<Tile, MinBlocks, false>),
+             Tile::shared_bytes(big.g.frames()), small, big, sms, 0)
+      .ms;
+}
+
+using C = TensorCoreCopies;
+
+void sweep_3d(int sms, bool swap) {
+  const Problem small = make_problem({70, 45, 1, 13}, 13, 1, true);
+  const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
+  std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
+  const double ref = mma_sync_variant<TensorCoreDefaultTile, 3>(
+      "mma.sync product (2 M, 4 x 2 rows, 3/SM)", small, big, sms);
+  if (swap)
+    wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
+        "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
+  // N 48: one output row per warp. G: chunks per wgmma group (one wait each).
+  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 1>("N48 4 M, 4 warps, shared, 3/SM, G1", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 2>("N48 4 M, 4 warps, funnel, 3/SM, G2", small,
+                                                       big, sms, ref);
+  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2>("N48 4 M, 8 warps, shared, 1/SM, G2", small,
+                                                       big, sms, ref);
+  // N 96: two output rows per warp sharing the A fragments, each row its own 48 B columns.
+  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1>("N96 2 M, 4 warps x 2, funnel, 3/SM, G1",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 2>("N96 2 M, 4 warps x 2, funnel, 3/SM, G2",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2>("N96 2 M, 8 warps x 2, funnel, 1/SM, G2",
+                                                          small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7>("N96 1 M, 8 warps x 2, funnel, 2/SM, G7",
+                                                          small, big, sms, ref);
+}
+
+void sweep_4d(int sms) {
+  const Problem small = make_problem({70, 13, 3, 4}, 13, 3, true);
+  const Problem big = make_problem({128, 128, 128, 32}, 24, 4, false);
+  std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
+  const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
+      "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
+  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
+                                                        sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4, true>(
+      "N48 2 M, 8 warps, shared, streamed, 2/SM, G4", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
+      "N96 1 M, 8 warps x 2, funnel, streamed, 2/SM, G7", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2, true>(
+      "N96 2 M, 8 warps x 2, funnel, streamed, G2", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 2, true>(
+      "N96 2 M, 12 warps x 2, funnel, streamed, G2", small, big, sms, ref);
+  wgmma_variant<TensorCoreTile<1, 12, C::Shared, 2>, 1, 7, true>(
+      "N96 1 M, 12 warps x 2, shared, streamed, G7", small, big, sms, ref);
+}
+
+// One launch each of the product's first two 3D shapes on the bench problem, for a profiler
+// (ncu -k regex:wgmma_bank_kernel).
+void profile(int sms) {
+  Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
+  {
+    using Tile = TensorCoreTile<4, 4, C::Shared>;
+    Device d = upload(big, true, Tile::kRows);
+    launch_wgmma_kernel<Tile, 3, 1>(
+        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+    CHECK(cudaDeviceSynchronize());
+    release(d);
+  }
+  {
+    using Tile = TensorCoreTile<2, 4, C::Shared, 2>;
+    Device d = upload(big, true, Tile::kRows);
+    launch_wgmma_kernel<Tile, 3, 2>(
+        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+    CHECK(cudaDeviceSynchronize());
+    release(d);
+  }
+}
+
+int main(int argc, char** argv) {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::string mode = argc > 1 ? argv[1] : "3d";
+  if (mode == "profile")
+    profile(sms);
+  else if (mode == "4d")
+    sweep_4d(sms);
+  else
+    sweep_3d(sms, mode == "swap");
+  return 0;
+}

@@ -1,0 +1,101 @@
+// The wgmma filter bank's launch (wgmma_bank.h): the compiled block shapes and their launch. The
+// one translation unit built for sm_90a (its own object library, src/cuda/bank/sources.cmake), so
+// that the rest of the tree keeps its architectures and CI's build time barely grows.
+#include <string>
+
+#include "cuda/bank/wgmma_bank.h"
+#include "cuda/bank/wgmma_kernel.cuh"
+#include "cuda/check.h"
+#include "cuda/device_facts.h"
+#include "ndconv/errors.h"
+
+namespace ndconv::cuda_bank {
+
+namespace {
+
+using C = TensorCoreCopies;
+
+// A compiled block shape: wgmma_bank_kernel<Tile, MinBlocks, Group, Stream> (wgmma_kernel.cuh).
+struct Shape {
+  const char* name;
+  int rows;                  ///< output rows per warp: what wgmma_weights lays out
+  int (*shared_bytes)(int);  ///< of a launch of that many tap frames
+  bool (*launch)(const TensorCoreArgs&, int, int, cudaStream_t);
+  TensorCoreArgs (*args)(const TensorCoreGeometry&, const uint8_t*, const int32_t*, const float*,
+                         float*);
+};
+
+template <class Tile, int MinBlocks, int Group, bool Stream>
+constexpr Shape shape(const char* name) {
+  return {name, Tile::kRows, wgmma_shared_bytes<Tile, Stream>,
+          launch_wgmma_kernel<Tile, MinBlocks, Group, Stream>, tensor_core_args<Tile>};
+}
+
+// The shapes the policy chooses among (TensorCoreBankPolicy::wgmma_shape_3d, _4d), timed in
+// dev/wgmma_bank_sweep.cu: M tiles per warp, warps per block, rows per warp (2: N 96), blocks per
+// SM, chunks per wgmma group, weights resident or streamed per tap frame.
+const Shape kShapes3d[] = {
+    shape<TensorCoreTile<4, 4, C::Shared>, 3, 2, false>(
+        "4 M tiles x 4 warps, N 48, 3 blocks/SM, 2 chunks a group"),
+    shape<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1, false>(
+        "2 M tiles x 4 warps x 2 rows, N 96, funnel shifts, 3 blocks/SM"),
+    shape<TensorCoreTile<4, 4, C::Shared>, 3, 1, false>("4 M tiles x 4 warps, N 48, 3 blocks/SM"),
+};
+const Shape kShapes4d[] = {
+    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
+        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
+    shape<TensorCoreTile<4, 12, C::Shared>, 1, 1, false>("4 M tiles x 12 warps, N 48"),
+    shape<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
+        "1 M tile x 8 warps x 2 rows, N 96, weights streamed, 2 blocks/SM, 7 chunks a group"),
+};
+
+const Shape& shape_of(const TensorCoreGeometry& g, int shape) {
+  const bool frames = g.frames() > 1;
+  if (shape < 0 || shape >= wgmma_shape_count(frames))
+    throw InvalidArgument("internal: no wgmma bank shape " + std::to_string(shape));
+  return frames ? kShapes4d[shape] : kShapes3d[shape];
+}
+
+}  // namespace
+
+bool wgmma_runs_on(int device) {
+  const cuda_backend::DeviceAttributes& d = cuda_backend::device_attributes(device);
+  if (d.cc_major != 9 || d.cc_minor != 0)
+    return false;
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, wgmma_bank_kernel<TensorCoreTile<4, 4, C::Shared>, 3>) !=
+      cudaSuccess) {
+    cudaGetLastError();  // no image for the device: clear the error
+    return false;
+  }
+  return true;
+}
+
+int wgmma_shape_count(bool frames) {
+  return frames ? static_cast<int>(std::size(kShapes4d)) : static_cast<int>(std::size(kShapes3d));
+}
+
+std::string wgmma_shape_name(const TensorCoreGeometry& g, int shape) {
+  return shape_of(g, shape).name;
+}
+
+int wgmma_bank_rows(const TensorCoreGeometry& g, int shape) {
+  return shape_of(g, shape).rows;
+}
+
+int wgmma_bank_shared_bytes(const TensorCoreGeometry& g, int shape) {
+  return shape_of(g, shape).shared_bytes(g.frames());
+}
+
+void launch_wgmma_bank(const TensorCoreGeometry& g, int shape, int device, const uint8_t* padded,
+                       const uint8_t* b, const float* scales, float* outputs, cudaStream_t stream) {
+  const Shape& s = shape_of(g, shape);
+  const TensorCoreArgs a = s.args(g, padded, reinterpret_cast<const int32_t*>(b), scales, outputs);
+  const int sms = cuda_backend::device_attributes(device).multiprocessors;
+  if (!s.launch(a, g.passes(), sms, stream))
+    throw InvalidArgument("the wgmma filter bank's block does not fit on the GPU's SMs (" +
+                          std::to_string(s.shared_bytes(g.frames())) + " bytes of shared memory)");
+  NDCONV_CUDA_CHECK_LAUNCH("the wgmma filter bank kernel");
+}
+
+}  // namespace ndconv::cuda_bank

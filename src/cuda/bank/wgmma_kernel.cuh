@@ -1,0 +1,314 @@
+// The filter bank on the tensor cores for 8-bit inputs through Hopper's warpgroup MMA:
+// wgmma.m64nNk32.s32.u8.s8 (sm_90a only), the GEMM and layouts of wgmma_layout.h. Compiled for
+// sm_90a alone (wgmma.cu); the mma.sync kernel (tensor_core_kernel.cuh) runs everywhere else.
+//
+// The block as the mma.sync kernel's (TensorCoreTile: 16 MTiles outputs along x, Warps x Rows
+// rows along axis 1, one position along axes 2 and 3, kFilters filters of one pass), its staged
+// rows and A fragments the same; the warps in warpgroups of 4. Per K chunk each warp builds the A
+// fragments of its M tiles from the staged rows and its warpgroup issues one wgmma per M tile: M =
+// the 4 warps' 16 outputs of that tile, N = the pass's 48 columns (96 with two output rows per
+// warp: each row's own B columns, the A fragments shared), B the chunk's weights in shared memory:
+// every tap frame's, loaded once per block, or (Stream) each (tile, frame)'s streamed in with its
+// rows, two frames' room. Group chunks' A fragments are loaded, their wgmmas issued as one group
+// and waited for; the tensor cores stay busy with the other warpgroups' groups on the SM meanwhile.
+// The accumulators come back in the mma.sync C fragments' layout per n8 tile, so the epilogue is
+// the mma.sync kernel's.
+#pragma once
+
+#include <cuda_pipeline_primitives.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/bank/tensor_core_tile.h"
+#include "cuda/bank/wgmma_layout.h"
+
+namespace ndconv::cuda_bank {
+
+namespace wgmma_steps {
+
+/// D (N / 2 registers per thread) = A (registers, the mma.sync A fragment per warp) x B (shared
+/// memory, descriptor `b`) + D where `accumulate`, else A x B.
+template <int N>
+__device__ __forceinline__ void wgmma_u8s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t b,
+                                           int accumulate);
+
+template <>
+__device__ __forceinline__ void wgmma_u8s8<48>(int32_t (&d)[24], const uint32_t (&a)[4], uint64_t b,
+                                               int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n48k32.s32.u8.s8 {%0, %1, %2, %3, %4, "
+      "%5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23}, {%24, %25, %26, %27}, %28, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+        "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),
+        "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),
+        "+r"(d[21]), "+r"(d[22]), "+r"(d[23])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+#else
+  __trap();  // dispatched only to sm_90a code
+#endif
+}
+
+template <>
+__device__ __forceinline__ void wgmma_u8s8<96>(int32_t (&d)[48], const uint32_t (&a)[4], uint64_t b,
+                                               int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n96k32.s32.u8.s8 {%0, %1, %2, %3, %4, "
+      "%5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
+      "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+      "{%48, %49, %50, %51}, %52, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+        "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),
+        "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),
+        "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]),
+        "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]),
+        "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+        "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+#else
+  __trap();  // dispatched only to sm_90a code
+#endif
+}
+
+__device__ __forceinline__ void fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int Pending>
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+/// Ordinary shared-memory writes (the weights' asynchronous copies) made visible to the tensor
+/// cores' reads (the async proxy); before the barrier that orders them.
+__device__ __forceinline__ void proxy_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+/// Keeps the compiler from moving accesses of `r` across the asynchronous MMAs (CUTLASS's
+/// warpgroup_fence_operand).
+__device__ __forceinline__ void pin(int32_t& r) {
+  asm volatile("" : "+r"(r)::"memory");
+}
+
+}  // namespace wgmma_steps
+
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
+__global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(TensorCoreArgs a) {
+  using S = TensorCoreShape;
+  using W = WgmmaShape;
+  using namespace tensor_core_epilogue;
+  static_assert(Tile::kWarps % 4 == 0, "whole warpgroups");
+  constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
+  constexpr int kChunkBytes = W::chunk_bytes(Tile::kRows),
+                kFrameBytes = W::frame_bytes(Tile::kRows);
+  static_assert(W::chunks(Tile::kRows) == Tile::kChunks, "the tile's K chunks");
+  extern __shared__ uint4 shared16[];
+  const int frames = a.frames;
+  uint8_t* const weights = reinterpret_cast<uint8_t*>(shared16);
+  int2* const row_table = reinterpret_cast<int2*>(weights + (Stream ? 2 : frames) * kFrameBytes);
+  uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
+  const int pass = blockIdx.y;
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+  const uint8_t* const pass_weights =
+      reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
+  // A (tile, frame)'s rows into buffer `b`; streamed weights: the frame's weights with them.
+  auto stage = [&](const TensorCoreOrigin& o, int frame, int b) {
+    uint8_t* const rows = tiles + b * Tile::kTileBytes;
+    for (int i = threadIdx.x; i < Tile::kStageItems; i += Tile::kThreads) {
+      const int64_t source = Tile::staged_source(a, o, frame, i);
+      __pipeline_memcpy_async(rows + Tile::staged_offset(i), a.padded + (source < 0 ? 0 : source),
+                              16, source < 0 ? 16 : 0);
+    }
+    if constexpr (Stream)
+      for (int i = threadIdx.x; i < kFrameBytes / 16; i += Tile::kThreads)
+        __pipeline_memcpy_async(weights + b * kFrameBytes + 16 * i,
+                                pass_weights + int64_t{frame} * kFrameBytes + 16 * i, 16);
+  };
+
+  int64_t tile = blockIdx.x;
+  if (tile >= pass_tiles)
+    return;
+  for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Tile::kThreads)
+    Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
+  if constexpr (!Stream) {
+    for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Tile::kThreads)
+      __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    wgmma_steps::proxy_fence();  // the weights, read by the tensor cores
+    __syncthreads();
+  }
+  const uint64_t b0 =
+      wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)), Swap);
+
+  TensorCoreOrigin o = Tile::origin(a, tile);
+  stage(o, 0, 0);
+  __pipeline_commit();
+  int buffer = 0;
+  const int shift = Tile::lane_shift(lane);
+  for (; tile < pass_tiles; tile += gridDim.x) {
+    const bool more = tile + gridDim.x < pass_tiles;
+    // Per M tile: the warpgroup's accumulators (per output row v of the warp's, the mma.sync C
+    // fragments of 6 n tiles: r = 24 v + 4 n + q).
+    int32_t acc[Tile::kMTiles][kAcc];
+#pragma unroll
+    for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+      for (int r = 0; r < kAcc; ++r)
+        acc[m][r] = 0;
+#pragma unroll 1
+    for (int frame = 0; frame < frames; ++frame) {
+      if (frame + 1 < frames)
+        stage(o, frame + 1, buffer ^ 1);
+      else if (more)
+        stage(Tile::origin(a, tile + gridDim.x), 0, buffer ^ 1);
+      __pipeline_commit();
+      __pipeline_wait_prior(1);
+      if constexpr (Stream)
+        wgmma_steps::proxy_fence();  // this frame's weights, read by the tensor cores
+      __syncthreads();
+      uint32_t* const tile_words = reinterpret_cast<uint32_t*>(tiles + buffer * Tile::kTileBytes);
+      if constexpr (Tile::kBuildItems > 0) {
+        for (int i = threadIdx.x; i < Tile::kBuildItems; i += Tile::kThreads)
+          Tile::build_shifted(tile_words, i);
+        __syncthreads();
+      }
+      const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
+      // This frame's B: every frame's in turn, or (Stream) the buffer it was staged into.
+      const uint64_t frame_b =
+          b0 + static_cast<uint64_t>((Stream ? buffer : frame) * kFrameBytes / 16);
+      using Fragments = uint32_t[Tile::kMTiles][4];
+      const int t = lane % 4;
+      auto load_a = [&](Fragments& frag, int c) {
+        const int2 rows = row_table[4 * c + t];
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+          Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
+      };
+      // Size chunks from c: their A fragments loaded, then their wgmmas issued as one group and
+      // waited for before the registers are loaded again (ptxas serializes the wgmmas of a group
+      // whose A registers are written while an earlier group is in flight, C7513).
+      auto chunks = [&](auto size, int c) {
+        constexpr int kSize = decltype(size)::value;
+        Fragments frag[kSize];
+#pragma unroll
+        for (int g = 0; g < kSize; ++g)
+          load_a(frag[g], c + g);
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+          for (int r = 0; r < kAcc; ++r)
+            wgmma_steps::pin(acc[m][r]);
+        wgmma_steps::fence();
+#pragma unroll
+        for (int g = 0; g < kSize; ++g) {
+          const uint64_t b = frame_b + static_cast<uint64_t>((c + g) * kChunkBytes / 16);
+#pragma unroll
+          for (int m = 0; m < Tile::kMTiles; ++m)
+            wgmma_steps::wgmma_u8s8<kN>(acc[m], frag[g][m], b, 1);
+        }
+        wgmma_steps::commit();
+        wgmma_steps::wait<0>();
+      };
+      // Group chunks a group, the remainder in a last one.
+      constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
+#pragma unroll 1
+      for (int i = 0; i < kGroups; ++i)
+        chunks(std::integral_constant<int, Group>{}, i * Group);
+      if constexpr (kLast > 0)
+        chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
+      __syncthreads();  // every warp is done with this buffer before the next copies into it
+      buffer ^= 1;
+    }
+    wgmma_steps::wait<0>();
+#pragma unroll
+    for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+      for (int r = 0; r < kAcc; ++r)
+        wgmma_steps::pin(acc[m][r]);
+
+#pragma unroll
+    for (int v = 0; v < Tile::kRows; ++v) {
+      const int64_t m1 = o.y0 + Tile::kRows * warp + v;
+      const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+#pragma unroll
+      for (int p = 0; p < S::kNTiles / 2; ++p) {
+        const int f = pass * S::kFilters + kept_filter(lane, p);
+        if (f < a.count && m1 < a.n1) {
+          const float scale = a.scales[f];
+          float* const out = a.out + f * a.stride + first;
+          constexpr int kRowAcc = S::kColumns / 2;
+#pragma unroll
+          for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int r = kRowAcc * v + 8 * p;
+              const int32_t even[4] = {acc[m][r], acc[m][r + 1], acc[m][r + 2], acc[m][r + 3]};
+              const int32_t odd[4] = {acc[m][r + 4], acc[m][r + 5], acc[m][r + 6], acc[m][r + 7]};
+              int32_t digits[4];
+              lane_digits(even, odd, half, digits);
+              const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+              if (x < a.n0)
+                out[x] = detail::combine_slices(digits, S::kSlices, scale);
+            }
+        }
+      }
+    }
+    if (more)
+      o = Tile::origin(a, tile + gridDim.x);
+  }
+}
+
+/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: two
+/// frames'), the row table and two tiles' rows.
+template <class Tile, bool Stream = false>
+constexpr int wgmma_shared_bytes(int frames) {
+  return (Stream ? 2 : frames) * WgmmaShape::frame_bytes(Tile::kRows) + Tile::kRowTableBytes +
+         2 * Tile::kTileBytes;
+}
+
+/// Enqueues wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap> over `passes` passes on
+/// `stream` with as many blocks as `sms` SMs hold at once (`a.fragments`: the WgmmaWeights' B bytes
+/// on the device). Returns false, launching nothing, where a block does not fit on an SM.
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
+bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
+  const auto kernel = wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>;
+  const int kShared = wgmma_shared_bytes<Tile, Stream>(a.frames);
+  if (kShared > 48 * 1024 &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared) !=
+          cudaSuccess ||
+      per_sm < 1)
+    return false;
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  const int64_t per_pass = std::max<int64_t>(1, int64_t{per_sm} * sms / passes);
+  const dim3 grid(static_cast<unsigned>(std::min(pass_tiles, per_pass)),
+                  static_cast<unsigned>(passes));
+  kernel<<<grid, Tile::kThreads, kShared, stream>>>(a);
+  return true;
+}
+
+}  // namespace ndconv::cuda_bank
