@@ -180,14 +180,24 @@ ResidentAdaptive::ResidentAdaptive(const ResidentProblem& p, const Options& opti
   s.reconstruction = plan_bank(p.reconstruction, options.expert.outputs_per_thread);
   s.reconstruction_tensor_cores_not =
       tensor_core_unfit(s.reconstruction, p.reconstruction.taps, options, /*weighted=*/true);
-  double reconstruction_bytes =
+  const double reconstruction_bytes =
       static_cast<double>(s.reconstruction.padded_count()) * sizeof(float) + n;
+  double needed = held + std::max({quadrature_bytes, relax_bytes, n, reconstruction_bytes});
+  // The tensor cores' packed input and weights are an option, not a need: where they do not fit
+  // beside the stages, the FP32 weighted sum keeps the stages on the device.
   if (s.reconstruction_tensor_cores_not.empty()) {
     const TensorCoreGeometry g = tensor_core_geometry(s.reconstruction);
-    reconstruction_bytes += static_cast<double>(
-        g.padded_bytes() + tensor_core_weights_bytes(g, tensor_core_tile_rows(g)));
+    const double with_tensor_cores =
+        held + reconstruction_bytes +
+        static_cast<double>(g.padded_bytes() +
+                            tensor_core_weights_bytes(g, tensor_core_tile_rows(g)));
+    if (with_tensor_cores <= available)
+      needed = std::max(needed, with_tensor_cores);
+    else
+      s.reconstruction_tensor_cores_not =
+          "the device memory holds the device-resident stages but not the tensor cores' packed "
+          "input and weights beside them";
   }
-  const double needed = held + std::max({quadrature_bytes, relax_bytes, n, reconstruction_bytes});
   s.fits = needed <= available;
   const std::string sizes =
       std::to_string(static_cast<int64_t>(mebibytes(needed))) + " MiB of " +
