@@ -1,10 +1,10 @@
 // Every GPU plan of a separable filter gives the same bits (skipped without a usable GPU): the
-// streaming kernel, the slab kernel, the column passes and the tiled x pass with the blocked kernel's passes, each
-// forced through the policy (Tuning, a forced KO) on the same device buffers, for Gaussians of
-// several sigmas on fresh random 2D, 3D and 4D volumes, every boundary, NaN-poisoned outputs. A
-// block that ndconv.dask filters on its own takes whichever plan its extents get, so its outputs
-// equal the whole volume's only because these agree (slab_thread.h, "Arithmetic"). Each plan is
-// also checked against the float64 reference.
+// streaming kernel, the slab kernel, the column passes and the tiled x pass with the blocked
+// kernel's passes, each forced through the policy (Tuning, a forced KO) on the same device
+// buffers, for Gaussians of several sigmas on fresh random 2D, 3D and 4D volumes, every boundary,
+// NaN-poisoned outputs. A block that ndconv.dask filters on its own takes whichever plan its
+// extents get, so its outputs equal the whole volume's only because these agree (slab_thread.h,
+// "Arithmetic"). Each plan is also checked against the float64 reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
