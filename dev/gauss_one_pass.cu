@@ -142,8 +142,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 #pragma unroll
         for (int j = 0; j < S::kYRun; ++j)
           v[j] = fmaf(t[k], col[j + k], v[j]);
-      // Plane p reaches output planes o = p - k (tap k); output o lives in ring slot o % 17,
-      // which is (r - k) mod 17 here: compile-time.
+          // Plane p reaches output planes o = p - k (tap k); output o lives in ring slot o % 17,
+          // which is (r - k) mod 17 here: compile-time.
 #pragma unroll
       for (int k = 0; k < kK; ++k) {
         const int slot = (r - k + kK) % kK;
@@ -238,10 +238,11 @@ void run_shape(const char* name, const float* in, float* out, const std::vector<
   }
   CHECK(cudaGetLastError());
   std::sort(ms.begin(), ms.end());
-  std::printf("%-28s regs %3d spill %4zu B, %d/SM, grid %4d: %.4f ms (min %.4f) = %.2fx floor; "
-              "%zu NaN, %zu differ (max %.3g)\n",
-              name, fa.numRegs, size_t(fa.localSizeBytes), per_sm, grid.x * grid.y * grid.z,
-              ms[3], ms[0], ms[3] / floor_ms, nan, differ, worst);
+  std::printf(
+      "%-28s regs %3d spill %4zu B, %d/SM, grid %4d: %.4f ms (min %.4f) = %.2fx floor; "
+      "%zu NaN, %zu differ (max %.3g)\n",
+      name, fa.numRegs, size_t(fa.localSizeBytes), per_sm, grid.x * grid.y * grid.z, ms[3], ms[0],
+      ms[3] / floor_ms, nan, differ, worst);
 }
 
 int main() {
