@@ -205,25 +205,24 @@ struct SeparablePlan {
   int scratch_halves = 0;             ///< scratch buffers of input-voxel-count floats needed
 };
 
-/// The one slab pass (slab_thread.h) of a 3D filter with the same compiled tap count along x, y and
-/// z, reading p.input and writing p.output; false when the slab kernel cannot implement it.
-inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
+/// The one pass of a 3D filter with the same tap count K along x, y and z that reads p.input and
+/// writes p.output (the slab and streaming kernels: geometry canonical [x, y, 1, z], taps z, then
+/// y, then x); false when the filter is not such a one. The caller checks its kernel's rules on
+/// pass.geometry and sets the kernel's tap count.
+inline bool plan_one_pass(const detail::SeparableProblem& p, SeparablePass& pass,
+                          SeparablePlan& plan) {
   if (p.input.dims != 3 || p.taps[0].empty() || p.taps[0].size() != p.taps[1].size() ||
       p.taps[0].size() != p.taps[2].size())
     return false;
   const int64_t k = static_cast<int64_t>(p.taps[0].size());
-  SeparablePass pass;
+  pass = SeparablePass{};
   pass.axis = 2;
   pass.source = kInputBuffer;
   pass.destination = kOutputBuffer;
   pass.geometry = make_geometry(p.input, p.output, Index{k, k, k, 1}, p.offset, p.boundary,
                                 canonical_order(3, 2));
-  if (!slab_can_implement(pass.geometry))
-    return false;
-  pass.slab_taps = static_cast<int>(k);
   pass.geometry.tap_base = 0;
   pass.geometry.tap_pitch = static_cast<int>(k);
-  plan.passes = {pass};
   plan.taps.clear();
   for (int a : {2, 1, 0})
     plan.taps.insert(plan.taps.end(), p.taps[a].begin(), p.taps[a].end());
@@ -231,30 +230,31 @@ inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
   return true;
 }
 
-/// The one streaming pass (stream_thread.h) of a 3D filter with the same compiled tap count along
-/// x, y and z, reading p.input and writing p.output; false when the streaming kernel cannot
-/// implement it (stream_unfit: the copy engine must be able to read p.input). Taps as plan_slab's.
-inline bool plan_stream(const detail::SeparableProblem& p, SeparablePlan& plan) {
-  if (p.input.dims != 3 || p.taps[0].empty() || p.taps[0].size() != p.taps[1].size() ||
-      p.taps[0].size() != p.taps[2].size())
-    return false;
-  const int64_t k = static_cast<int64_t>(p.taps[0].size());
+/// The one slab pass (slab_thread.h) of a 3D filter with the same compiled tap count along x, y and
+/// z; false (plan unchanged) when the slab kernel cannot implement it.
+inline bool plan_slab(const detail::SeparableProblem& p, SeparablePlan& plan) {
   SeparablePass pass;
-  pass.axis = 2;
-  pass.source = kInputBuffer;
-  pass.destination = kOutputBuffer;
-  pass.geometry = make_geometry(p.input, p.output, Index{k, k, k, 1}, p.offset, p.boundary,
-                                canonical_order(3, 2));
-  if (!stream_unfit(pass.geometry, reinterpret_cast<uintptr_t>(p.input.data)).empty())
+  SeparablePlan one;
+  if (!plan_one_pass(p, pass, one) || !slab_can_implement(pass.geometry))
     return false;
-  pass.stream_taps = static_cast<int>(k);
-  pass.geometry.tap_base = 0;
-  pass.geometry.tap_pitch = static_cast<int>(k);
-  plan.passes = {pass};
-  plan.taps.clear();
-  for (int a : {2, 1, 0})
-    plan.taps.insert(plan.taps.end(), p.taps[a].begin(), p.taps[a].end());
-  plan.scratch_halves = 0;
+  pass.slab_taps = pass.geometry.tap_pitch;
+  one.passes = {pass};
+  plan = std::move(one);
+  return true;
+}
+
+/// The one streaming pass (stream_thread.h) of a 3D filter with the same compiled tap count along
+/// x, y and z; false (plan unchanged) when the streaming kernel cannot implement it (stream_unfit:
+/// the copy engine must be able to read p.input).
+inline bool plan_stream(const detail::SeparableProblem& p, SeparablePlan& plan) {
+  SeparablePass pass;
+  SeparablePlan one;
+  if (!plan_one_pass(p, pass, one) ||
+      !stream_unfit(pass.geometry, reinterpret_cast<uintptr_t>(p.input.data)).empty())
+    return false;
+  pass.stream_taps = pass.geometry.tap_pitch;
+  one.passes = {pass};
+  plan = std::move(one);
   return true;
 }
 
