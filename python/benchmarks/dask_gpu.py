@@ -8,9 +8,14 @@
   batch on the first GPU and on all listed GPUs, and ``ndconv.dask.filter_files`` on a
   dask-cuda ``LocalCUDACluster`` of one worker against one worker per GPU (its default tasks, a
   few files each, and one file a task); every output byte for byte the first batch's.
+- ``adaptive``: ``ndconv.dask.adaptive_filter`` (two passes: the blocks' scales, then the
+  filter) against ``ndconv.adaptive_filter`` on the whole series at once, on one GPU: the same
+  echo-like series as one chunk and cut along z, each result bit for bit the whole call's; the
+  scale pass alone (``ndconv.adaptive_scales``) beside them.
 
     python3 python/benchmarks/dask_gpu.py arrays --size 1024 --chunk 256 [--breakdown]
     python3 python/benchmarks/dask_gpu.py cohort --cli bin/ndconv --files 8 --gpus 0,1
+    python3 python/benchmarks/dask_gpu.py adaptive --chunks 1,2,4
 
 Prints one line per entry. Needs CuPy, dask, distributed, dask-image and dask-cuda.
 """
@@ -327,6 +332,43 @@ def cohort(args):
     return result
 
 
+def adaptive(args):
+    import dask
+    import dask.array as da
+
+    import ndconv
+    import ndconv.dask as nd
+    from ndconv import _engine
+
+    dask.config.set(scheduler="threads")
+    shape = tuple(int(s) for s in args.shape.split("x"))
+    series = (np.random.default_rng(1).random(shape) * 255).astype(np.uint8)
+    options = {"preset": "echo", "device": args.device}
+
+    def best(call):
+        times, out = [], None
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            out = call()
+            times.append(time.perf_counter() - start)
+        return min(times), out
+
+    ndconv.adaptive_filter(series, **options)  # CUDA's start-up and the filter's design
+    whole_s, whole = best(lambda: ndconv.adaptive_filter(series, **options))
+    scales_s, _ = best(lambda: _engine.adaptive_scales(series, preset="echo", device=args.device))
+    result = {"series": args.shape, "whole_call_s": round(whole_s, 4),
+              "scales_alone_s": round(scales_s, 4), "blockwise": {}}
+    for pieces in (int(c) for c in args.chunks.split(",")):
+        chunks = list(shape)
+        chunks[1] = -(-shape[1] // pieces)
+        x = da.from_array(series, chunks=tuple(chunks))
+        seconds, out = best(lambda: nd.adaptive_filter(x, **options).compute())
+        result["blockwise"][f"{pieces} chunks along z"] = {
+            "s": round(seconds, 4), "x_whole_call": round(seconds / whole_s, 3),
+            "bit_identical": bool(np.array_equal(out, whole))}
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -343,8 +385,13 @@ def main():
     c.add_argument("--shape", default="20x160x160x160", help="slowest axis first")
     c.add_argument("--gpus", default="0,1")
     c.add_argument("--work", default=None, help="where the files go (default: the temp folder)")
+    d = sub.add_parser("adaptive")
+    d.add_argument("--shape", default="20x160x160x160", help="slowest axis first")
+    d.add_argument("--chunks", default="1,2,4", help="numbers of chunks along z")
+    d.add_argument("--repeats", type=int, default=3)
+    d.add_argument("--device", default="cuda")
     args = parser.parse_args()
-    result = arrays(args) if args.what == "arrays" else cohort(args)
+    result = {"arrays": arrays, "cohort": cohort, "adaptive": adaptive}[args.what](args)
     # One line per entry (a section's entries indented), so that a log's tail holds all of it.
     for key, value in result.items():
         if isinstance(value, dict):
