@@ -239,6 +239,20 @@ def test_adaptive_filter_blockwise_equals_whole_array(client, rng, shape, chunks
                                                                          **kwargs))
 
 
+@pytest.mark.parametrize("shape,chunks,frames", [((13, 11, 9), (13, 11, 9), False),
+                                                  ((3, 8, 9, 7), (1, 8, 9, 7), True)])
+def test_adaptive_filter_of_one_chunk_is_one_pass(rng, shape, chunks, frames):
+    # An image (each frame) in one chunk: filtered as a whole, without the scale pass.
+    array = random_array(rng, shape, np.float32)
+    lazy = nd.adaptive_filter(_chunked(array, chunks), frames=frames, threads=1)
+    assert not any("max" in str(key) for key in dict(lazy.__dask_graph__()))  # the scales' reduction
+    np.testing.assert_array_equal(lazy.compute(),
+                                  ndconv.adaptive_filter(array, frames=frames, threads=1))
+    split = nd.adaptive_filter(_chunked(array, tuple(max(1, c // 2) for c in chunks)),
+                               frames=frames, threads=1)
+    assert any("max" in str(key) for key in dict(split.__dask_graph__()))
+
+
 @pytest.mark.skipif("cupy" not in gpu_libraries(), reason="needs CuPy and a usable GPU")
 def test_adaptive_filter_cupy_chunks(rng):
     # The engine's GPU stages (the scale reduced by atomicMax over each block's interior), blocks

@@ -319,7 +319,8 @@ def adaptive_filter(input, output=None, *, frames=False, **options):
     first each block, read with the halo its structure tensor needs, gives the largest over its
     own voxels (:func:`ndconv.adaptive_scales`), and the largest of those is the image's; then
     each block is filtered with the halo of the filter's whole support, divided by that scale.
-    Chunks may be smaller than the halo (they are merged where needed). With ``frames=True`` on a
+    Chunks may be smaller than the halo (they are merged where needed); an image (a frame) in one
+    chunk is filtered in one pass. With ``frames=True`` on a
     4D series each chunk holds one frame. With ``coarse_orientation=True`` the image (each frame)
     is kept in one chunk instead (the coarse estimate subsamples the image by 2). Host or CuPy
     chunks (a CuPy block goes through host memory: the engine's adaptive filter takes host
@@ -338,7 +339,9 @@ def adaptive_filter(input, output=None, *, frames=False, **options):
         x = x.rechunk({0: 1})
     check = functools.partial(_adaptive_filter, output=dtype, frames=frames, **options)
     _check_on_sample(check, x)
-    if coarse:
+    # An image (a frame) in one chunk is filtered as a whole: its own scale is the image's, so the
+    # first pass would only repeat the structure tensor (about half the filter's time).
+    if coarse or all(n == 1 for n in x.numblocks[1 if frame_series else 0:]):
         return overlap_filter(x, check, no_reach(x.ndim), dtype)
 
     parameters = {k: v for k, v in options.items()
