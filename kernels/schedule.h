@@ -35,4 +35,35 @@ inline LaunchShape grid_of_tiles(const int64_t counts[3], int threads, int share
   return s;
 }
 
+/// The x and y tile counts of a one-pass 3D kernel whose blocks own TileX x TileY outputs of
+/// every plane.
+template <int TileX, int TileY>
+inline void plane_tiles(const Geometry& g, int64_t tiles[2]) {
+  tiles[0] = (g.out_extent[0] + TileX - 1) / TileX;
+  tiles[1] = (g.out_extent[1] + TileY - 1) / TileY;
+}
+
+/// The launch of a one-pass 3D kernel whose blocks march through a chunk of output planes of one
+/// x-y tile: with `resident_blocks` (the blocks the device holds at once; 0: unknown) the planes
+/// are cut into as many chunks as fill the device once, each at least `min_chunk` planes (a chunk
+/// reads K - 1 planes more than it emits), and into at least `least_chunks`. Sets `chunk`, the
+/// output planes of a chunk.
+template <int TileX, int TileY>
+inline LaunchShape plane_march_launch(const Geometry& g, int threads, int shared_floats,
+                                      int64_t resident_blocks, int min_chunk, int64_t least_chunks,
+                                      int& chunk) {
+  int64_t tiles[2];
+  plane_tiles<TileX, TileY>(g, tiles);
+  const int64_t nz = g.out_extent[3];
+  int64_t chunks = least_chunks;
+  if (resident_blocks > 0) {
+    const int64_t most = std::max<int64_t>(1, nz / std::max(1, min_chunk));
+    chunks = std::max(least_chunks,
+                      std::clamp<int64_t>(resident_blocks / (tiles[0] * tiles[1]), 1, most));
+  }
+  chunk = static_cast<int>((nz + chunks - 1) / chunks);
+  const int64_t counts[3] = {tiles[0], tiles[1], (nz + chunk - 1) / chunk};
+  return grid_of_tiles(counts, threads, shared_floats);
+}
+
 }  // namespace ndconv::kernels

@@ -133,7 +133,7 @@ inline bool slab_can_implement(const kernels::Geometry& g) {
   if (g.in_extent[1] * g.in_stride[1] + g.in_extent[0] * g.in_stride[0] > kLimit)
     return false;
   int64_t tiles[2];
-  kernels::slab_tiles(g, tiles);
+  kernels::plane_tiles<kernels::SlabShape::kTileX, kernels::SlabShape::kTileY>(g, tiles);
   return tiles[1] <= kernels::kMaxGridYZ && g.out_extent[3] <= kernels::kMaxGridYZ;
 }
 

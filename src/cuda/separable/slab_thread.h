@@ -132,31 +132,14 @@ inline SlabLayout slab_layout(const Geometry& g) {
   return l;
 }
 
-/// Block tiles along x and y.
-template <typename S = SlabShape>
-inline void slab_tiles(const Geometry& g, int64_t tiles[2]) {
-  tiles[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
-  tiles[1] = (g.out_extent[1] + S::kTileY - 1) / S::kTileY;
-}
-
 /// The launch: one block per x-y tile and chunk along z. With `resident_blocks` (the blocks the
 /// device holds at once; 0: unknown) a volume of fewer tiles than that is cut into as many chunks
 /// as fill the device once, each at least `min_chunk` planes (sets l.chunk).
 template <typename S = SlabShape>
 inline LaunchShape slab_launch_shape(const Geometry& g, SlabLayout& l, int64_t resident_blocks,
                                      int min_chunk) {
-  int64_t tiles[2];
-  slab_tiles<S>(g, tiles);
-  const int64_t nz = g.out_extent[3];
-  int64_t chunks = 1;
-  if (resident_blocks > 0) {
-    const int64_t most = std::max<int64_t>(1, nz / std::max(1, min_chunk));
-    chunks = std::clamp<int64_t>(resident_blocks / (tiles[0] * tiles[1]), 1, most);
-  }
-  l.chunk = static_cast<int>((nz + chunks - 1) / chunks);
-  const int64_t counts[3] = {tiles[0], tiles[1], (nz + l.chunk - 1) / l.chunk};
-  LaunchShape s = grid_of_tiles(counts, S::kThreads, l.total_floats);
-  return s;
+  return plane_march_launch<S::kTileX, S::kTileY>(g, S::kThreads, l.total_floats, resident_blocks,
+                                                  min_chunk, 1, l.chunk);
 }
 
 /// What a block owns: its tile's origin, its chunk of outputs along z and its march.

@@ -81,7 +81,7 @@ inline std::string stream_unfit(const kernels::Geometry& g, uintptr_t address) {
   if (l.total_floats * static_cast<int64_t>(sizeof(float)) > kStreamMaxSharedBytes)
     return "the plane buffers exceed the shared memory of two blocks per SM";
   int64_t tiles[2];
-  kernels::stream_tiles<S>(g, tiles);
+  kernels::plane_tiles<S::kTileX, S::kTileY>(g, tiles);
   if (tiles[1] > kernels::kMaxGridYZ || g.out_extent[3] > kernels::kMaxGridYZ)
     return "too many tiles along y or planes along z for the grid";
   return "";

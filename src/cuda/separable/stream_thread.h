@@ -140,13 +140,6 @@ inline StreamLayout stream_layout(const Geometry& g) {
   return l;
 }
 
-/// Block tiles along x and y.
-template <typename S = StreamShape>
-inline void stream_tiles(const Geometry& g, int64_t tiles[2]) {
-  tiles[0] = (g.out_extent[0] + S::kTileX - 1) / S::kTileX;
-  tiles[1] = (g.out_extent[1] + S::kTileY - 1) / S::kTileY;
-}
-
 /// The launch: one block per x-y tile and chunk along z. With `resident_blocks` (the blocks the
 /// device holds at once; 0: one chunk) the volume is cut into as many chunks as fill the device
 /// once, each at least `min_chunk` output planes (a chunk reads K - 1 planes more than it emits and
@@ -154,18 +147,9 @@ inline void stream_tiles(const Geometry& g, int64_t tiles[2]) {
 template <typename S = StreamShape>
 inline LaunchShape stream_launch_shape(const Geometry& g, StreamLayout& l, int64_t resident_blocks,
                                        int min_chunk) {
-  int64_t tiles[2];
-  stream_tiles<S>(g, tiles);
-  const int64_t nz = g.out_extent[3];
-  const int64_t least = (nz + kStreamMaxChunk - 1) / kStreamMaxChunk;
-  int64_t chunks = least;
-  if (resident_blocks > 0) {
-    const int64_t most = std::max<int64_t>(1, nz / std::max(1, min_chunk));
-    chunks = std::max(least, std::clamp<int64_t>(resident_blocks / (tiles[0] * tiles[1]), 1, most));
-  }
-  l.chunk = static_cast<int>((nz + chunks - 1) / chunks);
-  const int64_t counts[3] = {tiles[0], tiles[1], (nz + l.chunk - 1) / l.chunk};
-  return grid_of_tiles(counts, S::kThreads, l.total_floats);
+  const int64_t least = (g.out_extent[3] + kStreamMaxChunk - 1) / kStreamMaxChunk;
+  return plane_march_launch<S::kTileX, S::kTileY>(g, S::kThreads, l.total_floats, resident_blocks,
+                                                  min_chunk, least, l.chunk);
 }
 
 /// What a block owns: its tile's first output (the tiled halo's origin: o[0], o[1]; o[3] its
