@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -155,6 +156,29 @@ SeparableCase separable_case(const ShapeCase& shape, uint64_t seed, KeepAxis kee
   c.out.resize(static_cast<size_t>(voxels(shape.dims, c.out_extent)));
   poison(c.out);
   return c;
+}
+
+/// A one-pass kernel's NaN case: a `width` x 37 x 40 random volume with one NaN inside, a
+/// random separable filter of `taps` along each axis, a NaN-poisoned output of the same extent
+/// (correlation, zero boundary, `same`) and the float64 reference, whose NaNs mark the outputs
+/// that read the NaN: those, and no others, must come out NaN.
+struct NanSeparableCase {
+  SeparableCase c;
+  uint64_t seed;
+  std::vector<double> ref;
+};
+
+inline NanSeparableCase nan_separable_case(int64_t width, int taps) {
+  const ShapeCase shape{3, {width, 37, 40, 1}, {taps, taps, taps, 1}};
+  NanSeparableCase n;
+  n.seed = fresh_seed();
+  n.c = separable_case(
+      shape, n.seed, [](int) { return true; }, OutputRegion::Same);
+  n.c.in[static_cast<size_t>((20 * 37 + 9) * width + 100)] =
+      std::numeric_limits<float>::quiet_NaN();
+  n.ref =
+      reference_separable_passes(n.c.in_view, n.c.filter, Operation::Correlation, Boundary::Zero);
+  return n;
 }
 
 /// A separable problem over `in` and `out` (resized to `volume`: inputs 1, outputs 0) with taps

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "cases.h"
@@ -221,27 +220,16 @@ TEST(SlabEmulationOffsets, ShiftedRows) {
 }
 
 TEST(SlabEmulationNan, StaysInsideTheFootprint) {
-  const ShapeCase shape{3, {150, 37, 40, 1}, {kSlabTaps, kSlabTaps, kSlabTaps, 1}};
   for (int64_t resident : {0, 24}) {
-    const uint64_t seed = fresh_seed();
-    std::vector<float> in = random_values(voxels(3, shape.volume), seed);
-    in[(20 * 37 + 9) * 150 + 100] = std::numeric_limits<float>::quiet_NaN();
-    const ConstVolumeView in_view = make_view<const float>(in.data(), 3, shape.volume);
-    Index filter_extent;
-    const SeparableFilter f = random_separable_filter(
-        shape, seed, [](int) { return true; }, filter_extent);
-    std::vector<float> out(in.size());
-    poison(out);
-    const detail::SeparableProblem p =
-        make_separable_problem(in_view, make_view(out.data(), 3, shape.volume), f,
-                               Operation::Correlation, OutputRegion::Same, Boundary::Zero);
-    const cuda_backend::SeparablePlan plan = slab_plan(p);
+    NanSeparableCase n = nan_separable_case(150, kSlabTaps);
+    const cuda_backend::SeparablePlan plan = slab_plan(make_separable_problem(
+        n.c.in_view, make_view(n.c.out.data(), 3, n.c.out_extent), n.c.filter,
+        Operation::Correlation, OutputRegion::Same, Boundary::Zero));
     ASSERT_EQ(plan.passes[0].slab_taps, kSlabTaps);
-    emulate_slab(plan.passes[0].geometry, in.data(), out.data(), plan.taps.data(), resident, 4);
-    const std::vector<double> ref =
-        reference_separable_passes(in_view, f, Operation::Correlation, Boundary::Zero);
-    EXPECT_EQ(nan_mask_mismatches(out, ref, 1e-5), 0)
-        << "resident " << resident << " seed=" << seed;
+    emulate_slab(plan.passes[0].geometry, n.c.in.data(), n.c.out.data(), plan.taps.data(), resident,
+                 4);
+    EXPECT_EQ(nan_mask_mismatches(n.c.out, n.ref, 1e-5), 0)
+        << "resident " << resident << " seed=" << n.seed;
   }
 }
 
