@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adaptive_reference.h"
+#include "block_scales.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "ndconv/gaussian.h"
@@ -378,21 +379,9 @@ TEST(AdaptiveScale, BlockInteriorsMakeTheWholeVolumesScale) {
     const double scale = report.normalisation_scales[0];
     EXPECT_EQ(adaptive_normalisation_scales(in_view, AdaptiveParameters{}, o),
               std::vector<double>{scale});
-    double largest = 0, smallest = 1e300;
-    for (const auto& [z0, z1] : {std::pair{0, 9}, std::pair{9, 20}, std::pair{20, 29}}) {
-      // Periodic: the whole volume with the box; else the block with its halo.
-      const int64_t lo = b == Boundary::Periodic ? 0 : std::max<int64_t>(0, z0 - halo);
-      const int64_t hi = b == Boundary::Periodic ? 29 : std::min<int64_t>(29, z1 + halo);
-      ConstVolumeView block = in_view;
-      block.data += lo * in_view.stride[2];
-      block.extent[2] = hi - lo;
-      AdaptiveParameters p;
-      p.normalisation_start = {0, 0, z0 - lo, 0};
-      p.normalisation_extent = {0, 0, z1 - z0, 0};
-      const double local = adaptive_normalisation_scales(block, p, o).at(0);
-      largest = std::max(largest, local);
-      smallest = std::min(smallest, local);
-    }
+    // Periodic: the whole volume with the box; else the block with its halo.
+    const auto [largest, smallest] =
+        block_scales(in_view, {{0, 9}, {9, 20}, {20, 29}}, halo, b == Boundary::Periodic, o);
     EXPECT_EQ(largest, scale);
     EXPECT_LT(smallest, scale);
     AdaptiveParameters with_scale;

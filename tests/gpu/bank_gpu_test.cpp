@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "block_scales.h"
 #include "ndconv/adaptive.h"
 #include "ndconv/engine.h"
 #include "reference.h"
@@ -412,19 +413,8 @@ TEST(GpuBank, AdaptiveScalesOfBlockInteriorsMakeTheWholeVolumes) {
     EXPECT_GT(scale, 0.0);
     EXPECT_EQ(adaptive_normalisation_scales(in_view, AdaptiveParameters{}, options),
               std::vector<double>{scale});
-    double largest = 0, smallest = 1e300;
-    for (const auto& [z0, z1] : {std::pair{0, 14}, std::pair{14, 30}, std::pair{30, 41}}) {
-      const int64_t lo = std::max<int64_t>(0, z0 - halo), hi = std::min<int64_t>(41, z1 + halo);
-      ConstVolumeView block = in_view;
-      block.data += lo * in_view.stride[2];
-      block.extent[2] = hi - lo;
-      AdaptiveParameters p;
-      p.normalisation_start = {0, 0, z0 - lo, 0};
-      p.normalisation_extent = {0, 0, z1 - z0, 0};
-      const double local = adaptive_normalisation_scales(block, p, options).at(0);
-      largest = std::max(largest, local);
-      smallest = std::min(smallest, local);
-    }
+    const auto [largest, smallest] =
+        block_scales(in_view, {{0, 14}, {14, 30}, {30, 41}}, halo, false, options);
     EXPECT_EQ(largest, scale);
     EXPECT_LT(smallest, scale);
     AdaptiveParameters with_scale;
