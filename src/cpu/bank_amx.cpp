@@ -14,9 +14,9 @@ namespace {
 
 using S = Int8BankShape;
 
-// The tile registers of the mapping (GCC's tile intrinsics take literal numbers): the three
-// accumulators 0-2, the A tile 3, three B tiles 4-6.
-constexpr int kTilesUsed = 7;
+// The tile registers of the mapping (GCC's tile intrinsics take literal numbers): two A tiles,
+// the six accumulators 0-5, A 6, B 7; one A tile, the accumulators 0-2, A 3, B 4-6.
+constexpr int kTilesUsed = 8;
 
 // Every lane: the masked forms of the conversions, whose unmasked ones GCC 12 warns about.
 constexpr __mmask16 kAll = 0xFFFF;
@@ -56,8 +56,53 @@ void amx_release_tiles() {
   _tile_release();
 }
 
+namespace {
+
+constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
+
+// Two A tiles: each B load serves both (the B tiles walked 0 1 2, then 2 1 0 for the second A).
+void amx_tile_pair(const Int8Tile& t) {
+  static_assert(S::kNTiles == 3, "the walk is written for three B tiles");
+  constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
+  constexpr int kB = S::kBTileBytes;
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  const int64_t x = t.x_tile * S::kTileRows * S::kGroup;
+  const int8_t* b = t.b;
+  for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * kB) {
+    _tile_loadd(6, t.a[j3] + x, S::kGroup);
+    _tile_loadd(7, b, S::kTileBytes);
+    _tile_dpbusd(0, 6, 7);
+    _tile_loadd(7, b + kB, S::kTileBytes);
+    _tile_dpbusd(1, 6, 7);
+    _tile_loadd(7, b + 2 * kB, S::kTileBytes);
+    _tile_dpbusd(2, 6, 7);
+    _tile_loadd(6, t.a[j3] + x + S::kTileRows * S::kGroup, S::kGroup);
+    _tile_dpbusd(5, 6, 7);
+    _tile_loadd(7, b + kB, S::kTileBytes);
+    _tile_dpbusd(4, 6, 7);
+    _tile_loadd(7, b, S::kTileBytes);
+    _tile_dpbusd(3, 6, 7);
+  }
+  _tile_stored(0, t.c, kCStride);
+  _tile_stored(1, t.c + 16, kCStride);
+  _tile_stored(2, t.c + 32, kCStride);
+  _tile_stored(3, t.c + kTileInts, kCStride);
+  _tile_stored(4, t.c + kTileInts + 16, kCStride);
+  _tile_stored(5, t.c + kTileInts + 32, kCStride);
+}
+
+}  // namespace
+
 void amx_tile(const Int8Tile& t) {
-  constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
+  if (t.tiles == 2) {
+    amx_tile_pair(t);
+    return;
+  }
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);

@@ -119,22 +119,25 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps) 
 }
 
 void emulate_tile(const Int8Tile& t) {
-  std::fill(t.c, t.c + S::kTileRows * S::kColumns, 0);
-  for (int j3 = 0; j3 < t.k3; ++j3) {
-    // The A tile: 16 rows of 64 bytes, 8 bytes apart.
-    const uint8_t* a = t.a[j3] + t.x_tile * S::kTileRows * S::kGroup;
-    for (int nt = 0; nt < S::kNTiles; ++nt) {
-      const int8_t* b = t.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
-      // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
-      for (int m = 0; m < S::kTileRows; ++m)
-        for (int n = 0; n < 16; ++n) {
-          int32_t sum = 0;
-          for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
-            for (int q = 0; q < 4; ++q)
-              sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
-                     int32_t{b[kr * S::kTileBytes + 4 * n + q]};
-          t.c[m * S::kColumns + nt * 16 + n] += sum;
-        }
+  for (int tile = 0; tile < t.tiles; ++tile) {
+    int32_t* c = t.c + tile * S::kTileRows * S::kColumns;
+    std::fill(c, c + S::kTileRows * S::kColumns, 0);
+    for (int j3 = 0; j3 < t.k3; ++j3) {
+      // The A tile: 16 rows of 64 bytes, 8 bytes apart.
+      const uint8_t* a = t.a[j3] + (t.x_tile + tile) * S::kTileRows * S::kGroup;
+      for (int nt = 0; nt < S::kNTiles; ++nt) {
+        const int8_t* b = t.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
+        // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
+        for (int m = 0; m < S::kTileRows; ++m)
+          for (int n = 0; n < 16; ++n) {
+            int32_t sum = 0;
+            for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
+              for (int q = 0; q < 4; ++q)
+                sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
+                       int32_t{b[kr * S::kTileBytes + 4 * n + q]};
+            c[m * S::kColumns + nt * 16 + n] += sum;
+          }
+      }
     }
   }
 }
@@ -237,7 +240,10 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<float[]> plane(new float[static_cast<size_t>(padded_rows * row_length)]);
         std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
         std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
-        std::vector<int32_t> c(static_cast<size_t>(2 * S::kTileRows * S::kColumns));
+        // Two groups of two A tiles' accumulators: a group's digits are combined while the next
+        // group's products run on the tile unit.
+        constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
+        CacheLineVector<int32_t> c(static_cast<size_t>(2 * 2 * kTileInts));
         // A pass's responses in one output row, per filter, before they go to the outputs.
         const int64_t row_floats = x_tiles * S::kTileRows;
         std::vector<float> responses(static_cast<size_t>(S::kFilters * row_floats));
@@ -283,16 +289,20 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
                 tile.k3 = k3;
                 const int first = pass * S::kFilters;
                 const int filters = std::min(S::kFilters, p.count - first);
-                // Tile xt's digits combined after tile xt + 1's products are under way.
-                for (int64_t xt = 0; xt <= x_tiles; ++xt) {
+                // The A tiles two at a time; a group's digits combined after the next group's
+                // products are under way.
+                for (int64_t xt = 0; xt < x_tiles + 2; xt += 2) {
                   if (xt < x_tiles) {
                     tile.x_tile = xt;
-                    tile.c = c.data() + xt % 2 * S::kTileRows * S::kColumns;
+                    tile.tiles = static_cast<int>(std::min<int64_t>(2, x_tiles - xt));
+                    tile.c = c.data() + xt / 2 % 2 * 2 * kTileInts;
                     fn.tile(tile);
                   }
                   if (xt > 0)
-                    combine(c.data() + (xt - 1) % 2 * S::kTileRows * S::kColumns, xt - 1, filters,
-                            w.scales.data() + first);
+                    for (int64_t m = xt - 2; m < std::min(xt, x_tiles); ++m)
+                      combine(
+                          c.data() + (xt - 2) / 2 % 2 * 2 * kTileInts + (m - (xt - 2)) * kTileInts,
+                          m, filters, w.scales.data() + first);
                 }
                 for (int f = 0; f < filters; ++f) {
                   const OutputRows& o = outs[first + f];

@@ -13,9 +13,13 @@
 //   B = 64 K x 16 columns (s8, AMX's VNNI layout: row k / 4, byte 4 n + k % 4), three per tap
 //       plane: the pass's 48 columns, column c = digit * 12 + filter (digit-major);
 //   C = 16 outputs x 16 columns (s32), three accumulators per 16 outputs.
-// Per 16 outputs: k3 A loads, 3 k3 B loads and 3 k3 TDPBUSD (tiles: C 0-2, A 3, B 4-6). The
-// digits of each output's 12 filters are then combined in AVX-512 lanes (12 filters a vector).
-// K holds k0 x k1 <= 8 x 8 taps per plane (49 of 64 for 7^3).
+// Two A tiles (32 outputs) at a time share each B load: six accumulators (A tile m, B tile n in
+// tile 3 m + n), one A (6) and one B (7) register, the B tiles walked 0 1 2 for the first A tile
+// and 2 1 0 for the second: per plane 2 A and 5 B loads for 6 TDPBUSD (a single A tile, at the
+// row's end: 1 A and 3 B loads for 3). The weights and the accumulators are 64-byte aligned (no
+// row of a B or C tile straddles two cache lines). The digits of each output's 12 filters are
+// then combined in AVX-512 lanes (12 filters a vector). K holds k0 x k1 <= 8 x 8 taps per plane
+// (49 of 64 for 7^3).
 //
 // The work: each thread takes a run of consecutive output planes and keeps the k3 interleaved
 // planes they read in a ring (about 1.6 MiB for 160^2 planes: cache-resident), interleaving each
@@ -23,7 +27,9 @@
 // copy of the volume is made.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -57,6 +63,29 @@ static_assert(int64_t{255} * 127 * Int8BankShape::kTileBytes * Int8BankShape::kM
                   (int64_t{1} << 24),
               "exact accumulators");
 
+/// Storage on 64-byte boundaries (a cache line): the tiles' rows of 64 bytes never straddle two.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const CacheLineAllocator<U>&) const {
+    return false;
+  }
+};
+template <class T>
+using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
+
 /// Why the 8-bit bank cannot take a bank of filters with canonical extents `k` on a volume of
 /// `dims` axes (empty when it can): 3D only, k0 <= 8, k1 <= 8, k3 <= 8.
 std::string int8_bank_cannot_implement(int dims, const Index& k);
@@ -65,7 +94,7 @@ std::string int8_bank_cannot_implement(int dims, const Index& k);
 struct Int8BankWeights {
   int passes = 0;
   int k3 = 0;
-  std::vector<int8_t> tiles;
+  CacheLineVector<int8_t> tiles;
   std::vector<float> scales;
   double worst_split_error = 0;  ///< the largest split_error over the filters
   const int8_t* pass_tiles(int pass) const {
@@ -78,17 +107,19 @@ struct Int8BankWeights {
 /// digits and laid out as B tiles.
 Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 
-/// One A tile of a pass (16 outputs from x = 16 x_tile on in row y of plane z): its accumulators.
+/// One or two A tiles of a pass (16 outputs each from x = 16 x_tile on in row y of plane z): their
+/// accumulators.
 struct Int8Tile {
   /// Interleaved position 0 of row y in plane z + j3, for j3 < k3.
   const uint8_t* a[Int8BankShape::kMaxK3] = {};
   int64_t x_tile = 0;
-  const int8_t* b = nullptr;  ///< the pass's B tiles
+  int tiles = 1;              ///< A tiles x_tile .. x_tile + tiles - 1 (1 or 2)
+  const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
-  int32_t* c = nullptr;  ///< [16][kColumns]
+  int32_t* c = nullptr;  ///< [tiles][16][kColumns], 64-byte aligned
 };
 
-/// The tile in plain C++: TDPBUSD's arithmetic on the same tiles in the same order.
+/// The tiles in plain C++: TDPBUSD's arithmetic on the same tiles.
 void emulate_tile(const Int8Tile& tile);
 
 /// Positions per interleaved row for n0 outputs along x: whole A tiles and their windows.
@@ -121,7 +152,7 @@ bool run_bank_int8(const detail::BankProblem& problem, const Options& options, R
                    const cpu_backend::Tuning& tuning, Int8Engine engine, std::string& why_not);
 
 #if defined(__x86_64__)  // built where sources.cmake builds the x86 kernels
-/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tile on the
+/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tiles on the
 /// AMX tiles, between amx_configure_tiles and amx_release_tiles on the same thread.
 void amx_configure_tiles();
 void amx_release_tiles();
