@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "cpu/bank_int8.h"
+#include "cpu/bank_int8_tiles.h"
 
 namespace ndconv::cpu {
 
@@ -58,68 +59,60 @@ void amx_release_tiles() {
 
 namespace {
 
-constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
-
-// Two A tiles: each B load serves both (the B tiles walked 0 1 2, then 2 1 0 for the second A).
-void amx_tile_pair(const Int8Tile& t) {
-  static_assert(S::kNTiles == 3, "the walk is written for three B tiles");
-  constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
-  constexpr int kB = S::kBTileBytes;
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
-  const int64_t x = t.x_tile * S::kTileRows * S::kGroup;
-  const int8_t* b = t.b;
-  for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * kB) {
-    _tile_loadd(6, t.a[j3] + x, S::kGroup);
-    _tile_loadd(7, b, S::kTileBytes);
-    _tile_dpbusd(0, 6, 7);
-    _tile_loadd(7, b + kB, S::kTileBytes);
-    _tile_dpbusd(1, 6, 7);
-    _tile_loadd(7, b + 2 * kB, S::kTileBytes);
-    _tile_dpbusd(2, 6, 7);
-    _tile_loadd(6, t.a[j3] + x + S::kTileRows * S::kGroup, S::kGroup);
-    _tile_dpbusd(5, 6, 7);
-    _tile_loadd(7, b + kB, S::kTileBytes);
-    _tile_dpbusd(4, 6, 7);
-    _tile_loadd(7, b, S::kTileBytes);
-    _tile_dpbusd(3, 6, 7);
+// The tile instructions by number for int8_tile_products (GCC's tile intrinsics take literal
+// numbers: each call below is inlined with constant arguments and its switch folds away).
+// clang-format off
+struct AmxTiles {
+  __attribute__((always_inline)) void zero(int t) {
+    switch (t) {
+      case 0: _tile_zero(0); break;
+      case 1: _tile_zero(1); break;
+      case 2: _tile_zero(2); break;
+      case 3: _tile_zero(3); break;
+      case 4: _tile_zero(4); break;
+      default: _tile_zero(5); break;
+    }
   }
-  _tile_stored(0, t.c, kCStride);
-  _tile_stored(1, t.c + 16, kCStride);
-  _tile_stored(2, t.c + 32, kCStride);
-  _tile_stored(3, t.c + kTileInts, kCStride);
-  _tile_stored(4, t.c + kTileInts + 16, kCStride);
-  _tile_stored(5, t.c + kTileInts + 32, kCStride);
-}
+  __attribute__((always_inline)) void load(int t, const void* base, int64_t stride) {
+    switch (t) {
+      case 3: _tile_loadd(3, base, stride); break;
+      case 4: _tile_loadd(4, base, stride); break;
+      case 5: _tile_loadd(5, base, stride); break;
+      case 6: _tile_loadd(6, base, stride); break;
+      default: _tile_loadd(7, base, stride); break;
+    }
+  }
+  __attribute__((always_inline)) void store(int t, void* base, int64_t stride) {
+    switch (t) {
+      case 0: _tile_stored(0, base, stride); break;
+      case 1: _tile_stored(1, base, stride); break;
+      case 2: _tile_stored(2, base, stride); break;
+      case 3: _tile_stored(3, base, stride); break;
+      case 4: _tile_stored(4, base, stride); break;
+      default: _tile_stored(5, base, stride); break;
+    }
+  }
+  __attribute__((always_inline)) void dpbusd(int c, int a, int b) {
+    switch (c * 100 + a * 10 + b) {
+      case 67: _tile_dpbusd(0, 6, 7); break;
+      case 167: _tile_dpbusd(1, 6, 7); break;
+      case 267: _tile_dpbusd(2, 6, 7); break;
+      case 367: _tile_dpbusd(3, 6, 7); break;
+      case 467: _tile_dpbusd(4, 6, 7); break;
+      case 567: _tile_dpbusd(5, 6, 7); break;
+      case 34: _tile_dpbusd(0, 3, 4); break;
+      case 135: _tile_dpbusd(1, 3, 5); break;
+      default: _tile_dpbusd(2, 3, 6); break;
+    }
+  }
+};
+// clang-format on
 
 }  // namespace
 
 void amx_tile(const Int8Tile& t) {
-  if (t.tiles == 2) {
-    amx_tile_pair(t);
-    return;
-  }
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  const int64_t x = t.x_tile * S::kTileRows * S::kGroup;
-  const int8_t* b = t.b;
-  for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * S::kBTileBytes) {
-    _tile_loadd(3, t.a[j3] + x, S::kGroup);
-    _tile_loadd(4, b, S::kTileBytes);
-    _tile_dpbusd(0, 3, 4);
-    _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);
-    _tile_dpbusd(1, 3, 5);
-    _tile_loadd(6, b + 2 * S::kBTileBytes, S::kTileBytes);
-    _tile_dpbusd(2, 3, 6);
-  }
-  _tile_stored(0, t.c, kCStride);
-  _tile_stored(1, t.c + 16, kCStride);
-  _tile_stored(2, t.c + 32, kCStride);
+  AmxTiles tiles;
+  int8_tile_products(tiles, t);
 }
 
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,

@@ -3,6 +3,8 @@
 // threads.
 #include "cpu/bank_int8.h"
 
+#include "cpu/bank_int8_tiles.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -118,28 +120,44 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps) 
   return w;
 }
 
-void emulate_tile(const Int8Tile& t) {
-  for (int tile = 0; tile < t.tiles; ++tile) {
-    int32_t* c = t.c + tile * S::kTileRows * S::kColumns;
-    std::fill(c, c + S::kTileRows * S::kColumns, 0);
-    for (int j3 = 0; j3 < t.k3; ++j3) {
-      // The A tile: 16 rows of 64 bytes, 8 bytes apart.
-      const uint8_t* a = t.a[j3] + (t.x_tile + tile) * S::kTileRows * S::kGroup;
-      for (int nt = 0; nt < S::kNTiles; ++nt) {
-        const int8_t* b = t.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
-        // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
-        for (int m = 0; m < S::kTileRows; ++m)
-          for (int n = 0; n < 16; ++n) {
-            int32_t sum = 0;
-            for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
-              for (int q = 0; q < 4; ++q)
-                sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
-                       int32_t{b[kr * S::kTileBytes + 4 * n + q]};
-            c[m * S::kColumns + nt * 16 + n] += sum;
-          }
-      }
-    }
+namespace {
+
+// The tile registers in plain C++ for int8_tile_products: TILELOADD, TDPBUSD and TILESTORED of
+// 16 rows of 64 bytes.
+struct EmulatedTiles {
+  uint8_t tmm[8][S::kTileRows * S::kTileBytes];
+  void zero(int t) { std::fill(tmm[t], tmm[t] + sizeof tmm[t], uint8_t{0}); }
+  void load(int t, const void* base, int64_t stride) {
+    for (int r = 0; r < S::kTileRows; ++r)
+      std::memcpy(tmm[t] + r * S::kTileBytes, static_cast<const uint8_t*>(base) + r * stride,
+                  S::kTileBytes);
   }
+  void store(int t, void* base, int64_t stride) {
+    for (int r = 0; r < S::kTileRows; ++r)
+      std::memcpy(static_cast<uint8_t*>(base) + r * stride, tmm[t] + r * S::kTileBytes,
+                  S::kTileBytes);
+  }
+  // C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A[m]) * s8(B[row][4 n ..]).
+  void dpbusd(int c, int a, int b) {
+    for (int m = 0; m < S::kTileRows; ++m)
+      for (int n = 0; n < 16; ++n) {
+        int32_t sum = 0;
+        for (int k = 0; k < S::kTileBytes; ++k)
+          sum += int32_t{tmm[a][m * S::kTileBytes + k]} *
+                 int32_t{static_cast<int8_t>(tmm[b][k / 4 * S::kTileBytes + 4 * n + k % 4])};
+        int32_t acc;
+        std::memcpy(&acc, tmm[c] + m * S::kTileBytes + 4 * n, sizeof acc);
+        acc += sum;
+        std::memcpy(tmm[c] + m * S::kTileBytes + 4 * n, &acc, sizeof acc);
+      }
+  }
+};
+
+}  // namespace
+
+void emulate_tile(const Int8Tile& t) {
+  EmulatedTiles tiles;
+  int8_tile_products(tiles, t);
 }
 
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
