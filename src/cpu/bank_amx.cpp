@@ -115,12 +115,12 @@ void amx_tile(const Int8Tile& t) {
   int8_tile_products(tiles, t);
 }
 
-bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
-                             int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out) {
-  // The plane's rows as bytes, checking every value: whole vectors, then the rest one by one.
+bool bytes_from_rows_avx512(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                            int64_t x_groups, uint8_t* bytes) {
+  // Whole vectors, then the rest one by one, checking every value.
   const int64_t whole = (row_length < x_groups ? row_length : x_groups) / 16 * 16;
-  for (int64_t y = 0; y < n1 + k1 - 1; ++y) {
-    const float* in = plane + y * row_length;
+  for (int64_t y = 0; y < count; ++y) {
+    const float* in = rows + y * row_length;
     uint8_t* row = bytes + y * x_groups;
     int64_t q = 0;
     for (; q < whole; q += 16) {
@@ -143,9 +143,14 @@ bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_c
     }
     // Positions from x_count on are zero in the padded rows already.
   }
+  return true;
+}
+
+void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                            uint8_t* out) {
   // Eight rows of 16 bytes into 16 positions of 8 bytes: a byte transpose by unpacking.
   const __m128i zero = _mm_setzero_si128();
-  for (int64_t y = 0; y < n1; ++y) {
+  for (int64_t y = y0; y < y1; ++y) {
     const uint8_t* src[S::kGroup];
     for (int i = 0; i < S::kGroup; ++i)
       src[i] = i < k1 ? bytes + (y + i) * x_groups : nullptr;
@@ -175,6 +180,13 @@ bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_c
       for (int i = 0; i < S::kGroup; ++i)
         dst[q * S::kGroup + i] = src[i] ? src[i][q] : 0;
   }
+}
+
+bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
+                             int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out) {
+  if (!bytes_from_rows_avx512(plane, row_length, x_count, n1 + k1 - 1, x_groups, bytes))
+    return false;
+  interleave_rows_avx512(bytes, x_groups, k1, 0, n1, out);
   return true;
 }
 

@@ -44,7 +44,8 @@ struct OutputRows {
 // The functions of one engine.
 struct Int8Functions {
   void (*tile)(const Int8Tile&);
-  bool (*interleave)(const float*, int64_t, int64_t, int64_t, int, int64_t, uint8_t*, uint8_t*);
+  bool (*to_bytes)(const float*, int64_t, int64_t, int64_t, int64_t, uint8_t*);
+  void (*interleave)(const uint8_t*, int64_t, int, int64_t, int64_t, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
   void (*begin)();
   void (*end)();
@@ -63,11 +64,12 @@ void begin_amx_worker() {
 Int8Functions functions(Int8Engine engine) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {&amx_tile, &interleave_plane_avx512, &combine_tile_avx512, &begin_amx_worker,
-            &amx_release_tiles};
+    return {
+        &amx_tile,         &bytes_from_rows_avx512, &interleave_rows_avx512, &combine_tile_avx512,
+        &begin_amx_worker, &amx_release_tiles};
 #endif
   (void)engine;
-  return {&emulate_tile, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
+  return {&emulate_tile, &bytes_from_rows, &interleave_rows, &combine_tile, &no_tiles, &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -160,10 +162,10 @@ void emulate_tile(const Int8Tile& t) {
   int8_tile_products(tiles, t);
 }
 
-bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
-                      int64_t x_groups, uint8_t* bytes, uint8_t* out) {
-  for (int64_t y = 0; y < n1 + k1 - 1; ++y) {
-    const float* in = plane + y * row_length;
+bool bytes_from_rows(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                     int64_t x_groups, uint8_t* bytes) {
+  for (int64_t y = 0; y < count; ++y) {
+    const float* in = rows + y * row_length;
     uint8_t* row = bytes + y * x_groups;
     for (int64_t q = 0; q < x_groups; ++q) {
       const float v = q < row_length ? in[q] : 0.0f;
@@ -173,10 +175,22 @@ bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, i
       row[q] = q < x_count ? static_cast<uint8_t>(v) : 0;
     }
   }
-  for (int64_t y = 0; y < n1; ++y)
+  return true;
+}
+
+void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                     uint8_t* out) {
+  for (int64_t y = y0; y < y1; ++y)
     for (int64_t q = 0; q < x_groups; ++q)
       for (int i = 0; i < S::kGroup; ++i)
         out[(y * x_groups + q) * S::kGroup + i] = i < k1 ? bytes[(y + i) * x_groups + q] : 0;
+}
+
+bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
+                      int64_t x_groups, uint8_t* bytes, uint8_t* out) {
+  if (!bytes_from_rows(plane, row_length, x_count, n1 + k1 - 1, x_groups, bytes))
+    return false;
+  interleave_rows(bytes, x_groups, k1, 0, n1, out);
   return true;
 }
 
@@ -235,10 +249,10 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const bool contiguous_rows =
       std::all_of(outs.begin(), outs.end(), [](const OutputRows& o) { return o.stride[0] == 1; });
 
-  // Each worker's buffers (a padded plane as floats and as bytes, the ring) within the padding
-  // limit the FP32 bank's slabs keep to, all workers together.
+  // Each worker's buffers (a padded row as floats, a padded plane as bytes, the ring) within the
+  // padding limit the FP32 bank's slabs keep to, all workers together.
   const int64_t worker_bytes =
-      padded_rows * row_length * int64_t{sizeof(float)} + padded_rows * x_groups + k3 * plane_bytes;
+      row_length * int64_t{sizeof(float)} + padded_rows * x_groups + k3 * plane_bytes;
   if (worker_bytes > tuning.pad_limit_bytes) {
     why_not = "the planes are too large for the 8-bit bank's per-thread buffers (" +
               std::to_string(worker_bytes >> 20) + " MiB a thread)";
@@ -250,91 +264,112 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t run_planes = (n_out[3] + workers - 1) / workers;
   const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
+  const int k1 = static_cast<int>(k[1]);
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,
       [&](int64_t begin, int64_t end, int) {
         const TileSession tiles(fn);
-        std::unique_ptr<float[]> plane(new float[static_cast<size_t>(padded_rows * row_length)]);
+        std::unique_ptr<float[]> line(new float[static_cast<size_t>(row_length)]);
         std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
-        std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
+        CacheLineVector<uint8_t> ring(static_cast<size_t>(k3 * plane_bytes));
         // Two groups of two A tiles' accumulators: a group's digits are combined while the next
         // group's products run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
         CacheLineVector<int32_t> c(static_cast<size_t>(2 * 2 * kTileInts));
-        // A pass's responses in one output row, per filter, before they go to the outputs.
+        // A pass's responses in one output row, per filter, where the outputs' rows are strided.
         const int64_t row_floats = x_tiles * S::kTileRows;
-        std::vector<float> responses(static_cast<size_t>(S::kFilters * row_floats));
-        auto combine = [&](const int32_t* acc, int64_t xt, int filters, const float* scales) {
+        std::vector<float> responses(
+            contiguous_rows ? 0 : static_cast<size_t>(S::kFilters * row_floats));
+        // Padded row q1 of padded plane q3 (as build_padded pads it, core/padding.h) as bytes.
+        auto row_to_bytes = [&](int64_t q3, int64_t q1) {
+          const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
+          const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
+          if (i1 < 0 || i3 < 0)
+            std::fill(line.get(), line.get() + row_length, 0.0f);
+          else
+            core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3], in_stride[0],
+                              n_in[0], offset[0], x_count, row_length, p.boundary, line.get());
+          if (fn.to_bytes(line.get(), row_length, x_count, 1, x_groups,
+                          bytes.get() + q1 * x_groups))
+            return true;
+          eight_bit = false;
+          return false;
+        };
+        // The digits of A tile xt of a pass's output row (y, z) into its filters' rows.
+        auto combine = [&](const int32_t* acc, int64_t y, int64_t z, int64_t xt, int first,
+                           int filters) {
           float* dst[S::kFilters];
           const int64_t x0 = xt * S::kTileRows;
           for (int f = 0; f < filters; ++f)
-            dst[f] = responses.data() + f * row_floats + x0;
-          fn.combine(acc, filters, scales,
+            dst[f] = contiguous_rows ? outs[first + f].row(y, z) + x0
+                                     : responses.data() + f * row_floats + x0;
+          fn.combine(acc, filters, w.scales.data() + first,
                      static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0)), dst);
+        };
+        // Output row (y, z) from the ring: every pass, its A tiles two at a time, a group's
+        // digits combined after the next group's products are under way.
+        auto output_row = [&](int64_t y, int64_t z) {
+          for (int pass = 0; pass < w.passes; ++pass) {
+            Int8Tile tile;
+            for (int j3 = 0; j3 < k3; ++j3)
+              tile.a[j3] = ring.data() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
+            tile.b = w.pass_tiles(pass);
+            tile.k3 = k3;
+            const int first = pass * S::kFilters;
+            const int filters = std::min(S::kFilters, p.count - first);
+            for (int64_t xt = 0; xt < x_tiles + 2; xt += 2) {
+              if (xt < x_tiles) {
+                tile.x_tile = xt;
+                tile.tiles = static_cast<int>(std::min<int64_t>(2, x_tiles - xt));
+                tile.c = c.data() + xt / 2 % 2 * 2 * kTileInts;
+                fn.tile(tile);
+              }
+              if (xt > 0)
+                for (int64_t m = xt - 2; m < std::min(xt, x_tiles); ++m)
+                  combine(c.data() + (xt - 2) / 2 % 2 * 2 * kTileInts + (m - xt + 2) * kTileInts, y,
+                          z, m, first, filters);
+            }
+            if (!contiguous_rows)
+              for (int f = 0; f < filters; ++f) {
+                const OutputRows& o = outs[first + f];
+                float* out = o.row(y, z);
+                const float* row_responses = responses.data() + f * row_floats;
+                for (int64_t x = 0; x < n_out[0]; ++x)
+                  out[x * o.stride[0]] = row_responses[x];
+              }
+          }
         };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
-          for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
+          // The first output plane's k3 planes, whole.
+          for (int64_t q3 = z0; q3 < z0 + k3; ++q3) {
+            for (int64_t q1 = 0; q1 < padded_rows; ++q1)
+              if (!row_to_bytes(q3, q1))
+                return;
+            fn.interleave(bytes.get(), x_groups, k1, 0, n_out[1],
+                          ring.data() + q3 % k3 * plane_bytes);
+          }
+          for (int64_t z = z0; z < z1; ++z) {
             if (!eight_bit.load(std::memory_order_relaxed))
               return;
-            // Padded plane q3, as build_padded pads it (core/padding.h), then interleaved.
-            const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
-            for (int64_t q1 = 0; q1 < padded_rows; ++q1) {
-              float* line = plane.get() + q1 * row_length;
-              const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
-              if (i1 < 0 || i3 < 0)
-                std::fill(line, line + row_length, 0.0f);
-              else
-                core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3],
-                                  in_stride[0], n_in[0], offset[0], x_count, row_length, p.boundary,
-                                  line);
-            }
-            if (!fn.interleave(plane.get(), row_length, x_count, n_out[1], static_cast<int>(k[1]),
-                               x_groups, bytes.get(), ring.get() + q3 % k3 * plane_bytes)) {
-              eight_bit = false;
-              return;
-            }
-            if (q3 < z0 + k3 - 1)
-              continue;
-            const int64_t z = q3 - (k3 - 1);  // every plane it reads is in the ring now
-            for (int64_t y = 0; y < n_out[1]; ++y)
-              for (int pass = 0; pass < w.passes; ++pass) {
-                Int8Tile tile;
-                for (int j3 = 0; j3 < k3; ++j3)
-                  tile.a[j3] = ring.get() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
-                tile.b = w.pass_tiles(pass);
-                tile.k3 = k3;
-                const int first = pass * S::kFilters;
-                const int filters = std::min(S::kFilters, p.count - first);
-                // The A tiles two at a time; a group's digits combined after the next group's
-                // products are under way.
-                for (int64_t xt = 0; xt < x_tiles + 2; xt += 2) {
-                  if (xt < x_tiles) {
-                    tile.x_tile = xt;
-                    tile.tiles = static_cast<int>(std::min<int64_t>(2, x_tiles - xt));
-                    tile.c = c.data() + xt / 2 % 2 * 2 * kTileInts;
-                    fn.tile(tile);
-                  }
-                  if (xt > 0)
-                    for (int64_t m = xt - 2; m < std::min(xt, x_tiles); ++m)
-                      combine(
-                          c.data() + (xt - 2) / 2 % 2 * 2 * kTileInts + (m - (xt - 2)) * kTileInts,
-                          m, filters, w.scales.data() + first);
-                }
-                for (int f = 0; f < filters; ++f) {
-                  const OutputRows& o = outs[first + f];
-                  const float* row_responses = responses.data() + f * row_floats;
-                  if (contiguous_rows) {
-                    std::memcpy(o.row(y, z), row_responses,
-                                static_cast<size_t>(n_out[0]) * sizeof(float));
-                  } else {
-                    float* out = o.row(y, z);
-                    for (int64_t x = 0; x < n_out[0]; ++x)
-                      out[x * o.stride[0]] = row_responses[x];
-                  }
-                }
+            // The next output plane's new plane z + k3 takes plane z's place in the ring row by
+            // row, each row once this plane's output row has read it: its interleaving runs on
+            // the vector units while the tile unit works.
+            const bool next = z + 1 < z1;
+            const int64_t q3 = z + k3;
+            uint8_t* slot = ring.data() + z % k3 * plane_bytes;
+            for (int64_t q1 = 0; next && q1 < k1 - 1; ++q1)
+              if (!row_to_bytes(q3, q1))
+                return;
+            for (int64_t y = 0; y < n_out[1]; ++y) {
+              output_row(y, z);
+              if (next) {
+                if (!row_to_bytes(q3, y + k1 - 1))
+                  return;
+                fn.interleave(bytes.get(), x_groups, k1, y, y + 1, slot);
               }
+            }
           }
         }
       },

@@ -128,10 +128,19 @@ inline int64_t int8_x_groups(int64_t n0) {
   return (n0 + S::kTileRows - 1) / S::kTileRows * S::kTileRows + S::kGroup;
 }
 
-/// Interleaves one plane of the float padded slab (`plane`: n1 + k1 - 1 rows of row_length floats,
-/// x_count values and zeros after) into `out` (n1 rows of x_groups positions of 8 bytes) for
-/// filters of k1 rows. Returns false when a value is not an integer in 0..255 (NaN included);
-/// `bytes` is scratch for x_groups bytes per row of the plane.
+/// `count` rows of a padded plane (row_length floats apart: x_count values, zeros after) as bytes
+/// (rows x_groups apart, zeros from x_count on). Returns false when a value is not an integer in
+/// 0..255 (NaN included).
+bool bytes_from_rows(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                     int64_t x_groups, uint8_t* bytes);
+
+/// Interleaves output rows y0 .. y1 - 1 of a plane for filters of k1 rows from the plane's rows as
+/// bytes (x_groups apart; rows y0 .. y1 + k1 - 2 read) into `out` (row y at y x_groups 8 bytes:
+/// x_groups positions of 8 bytes).
+void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                     uint8_t* out);
+
+/// The two above over a whole plane (`plane`: n1 + k1 - 1 rows; `bytes`: scratch for them).
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
                       int64_t x_groups, uint8_t* bytes, uint8_t* out);
 
@@ -157,6 +166,10 @@ bool run_bank_int8(const detail::BankProblem& problem, const Options& options, R
 void amx_configure_tiles();
 void amx_release_tiles();
 void amx_tile(const Int8Tile& tile);
+bool bytes_from_rows_avx512(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                            int64_t x_groups, uint8_t* bytes);
+void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                            uint8_t* out);
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
                              int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out);
 void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,

@@ -204,6 +204,15 @@ TEST(CpuInt8Bank, Avx512HelpersEqualThePlainOnes) {
     ASSERT_TRUE(cpu::interleave_plane_avx512(plane.data(), row_length, x_count, n1, k1, x_groups,
                                              scratch.data(), fast.data()));
     EXPECT_EQ(plain, fast);
+    // A range of rows alone (the driver interleaves a plane row by row).
+    std::fill(fast.begin(), fast.end(), 0xAB);
+    std::vector<uint8_t> part(fast);
+    cpu::interleave_rows(scratch.data(), x_groups, k1, 3, 5, part.data());
+    cpu::interleave_rows_avx512(scratch.data(), x_groups, k1, 3, 5, fast.data());
+    EXPECT_EQ(part, fast);
+    EXPECT_TRUE(std::equal(plain.begin() + 3 * x_groups * 8, plain.begin() + 5 * x_groups * 8,
+                           fast.begin() + 3 * x_groups * 8));
+    EXPECT_EQ(fast[0], 0xAB);
     for (float bad : {0.5f, 256.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
                       std::numeric_limits<float>::infinity()})
       for (int64_t at : {int64_t{5}, (n1 + k1 - 2) * row_length + x_count - 1}) {
@@ -317,6 +326,9 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
         }
         run_int8(c, Int8Engine::Emulated, 2);
         const std::vector<float> emulated = c.out;
+        // One thread (one run of every plane) and all of them (runs of a few planes).
+        run_int8(c, Int8Engine::Amx, 1);
+        EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         run_int8(c, Int8Engine::Amx, 0);
         EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         const std::vector<float> amx_out = c.out;
