@@ -76,7 +76,7 @@ using namespace ndconv;
 using S = cpu::Int8BankShape;
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kN = 160, kK = 7, kXTiles = 10, kRowsPerThread = 1600;
+constexpr int64_t kN = 160, kK = 7, kXTiles = 10;
 const int64_t kGroups = cpu::int8_x_groups(kN);  // 168 positions
 const int64_t kRowBytes = kGroups * S::kGroup;   // 1344 = 21 x 64
 const int64_t kPlaneBytes = kN * kRowBytes;
@@ -176,6 +176,22 @@ void v_product_pair(const Row& r) {
   t.b = r.b;
   t.k3 = kK;
   t.tiles = 2;
+  for (int64_t xt = 0; xt < kXTiles; xt += 2) {
+    t.x_tile = xt;
+    t.c = r.c + xt * kCTile;
+    cpu::amx_tile(t);
+  }
+}
+
+// The same with the product's staging of the A tiles (Int8Tile::stage).
+void v_product_pair_stage(const Row& r) {
+  cpu::Int8Tile t;
+  for (int j = 0; j < kK; ++j)
+    t.a[j] = r.a[j];
+  t.b = r.b;
+  t.k3 = kK;
+  t.tiles = 2;
+  t.stage = r.stage;
   for (int64_t xt = 0; xt < kXTiles; xt += 2) {
     t.x_tile = xt;
     t.c = r.c + xt * kCTile;
@@ -409,6 +425,46 @@ void loads_only(const uint8_t* base, int64_t stride, int64_t n) {
   }
 }
 
+// Whether a tile register's next load waits for the product reading it: n products, each after
+// loading both its tiles (aligned, L1), into the same two registers or alternating between two
+// pairs; four accumulators either way.
+void reload_probe(const uint8_t* base, bool alternate, int64_t n) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  if (alternate)
+    for (int64_t i = 0; i < n; i += 4) {
+      _tile_loadd(4, base, 64);
+      _tile_loadd(5, base + 1024, 64);
+      _tile_dpbusd(0, 4, 5);
+      _tile_loadd(6, base + 2048, 64);
+      _tile_loadd(7, base + 3072, 64);
+      _tile_dpbusd(1, 6, 7);
+      _tile_loadd(4, base, 64);
+      _tile_loadd(5, base + 1024, 64);
+      _tile_dpbusd(2, 4, 5);
+      _tile_loadd(6, base + 2048, 64);
+      _tile_loadd(7, base + 3072, 64);
+      _tile_dpbusd(3, 6, 7);
+    }
+  else
+    for (int64_t i = 0; i < n; i += 4) {
+      _tile_loadd(6, base, 64);
+      _tile_loadd(7, base + 1024, 64);
+      _tile_dpbusd(0, 6, 7);
+      _tile_loadd(6, base + 2048, 64);
+      _tile_loadd(7, base + 3072, 64);
+      _tile_dpbusd(1, 6, 7);
+      _tile_loadd(6, base, 64);
+      _tile_loadd(7, base + 1024, 64);
+      _tile_dpbusd(2, 6, 7);
+      _tile_loadd(6, base + 2048, 64);
+      _tile_loadd(7, base + 3072, 64);
+      _tile_dpbusd(3, 6, 7);
+    }
+}
+
 // ---- the harness --------------------------------------------------------------------------------
 
 void pin(int cpu) {
@@ -502,6 +558,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 #endif
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // what printed before a crash stays
   const std::string which = argc > 1 ? argv[1] : "all";
   std::vector<int> thread_counts;
   {
@@ -542,6 +599,7 @@ int main(int argc, char** argv) {
       {"product", false, v_product},
       {"product_alignedB", true, v_product},
       {"product_pair", true, v_product_pair},
+      {"product_pair_stage", true, v_product_pair_stage},
       {"stage", true, v_stage},
       {"pair", true, v_pair<false>},
       {"pair_stage", true, v_pair<true>},
@@ -558,11 +616,8 @@ int main(int argc, char** argv) {
     std::vector<int32_t> want(kCTile);
     bool ran_any = false;
     for (const Variant& v : variants) {
-      if ((which != "all" && which != v.name) ||
-          (soft_only && v.fn.target<void (*)(const Row&)>() &&
-           (*v.fn.target<void (*)(const Row&)>() == v_product ||
-            *v.fn.target<void (*)(const Row&)>() == v_product_pair ||
-            *v.fn.target<void (*)(const Row&)>() == v_product_combine)))
+      if ((which != "all" && which != "variants" && which != v.name) ||
+          (soft_only && std::string(v.name).find("product") == 0))
         continue;
       ran_any = true;
       int64_t bad = 0;
@@ -594,15 +649,16 @@ int main(int argc, char** argv) {
     (void)ran_any;
   }
 
-  if (soft_only)
-    return failures == 0 ? 0 : 2;
+  // Soft tiles: a few rows and instructions, to check the harness's memory (sanitizers).
+  const int64_t kRowsPerThread = soft_only ? 2 : 1600;
   // Timing: every thread 1600 output rows; ns per TDPBUSD per thread; the 160^3 time projected
   // (16 x 1600 rows = 160^2 rows of one plane each... = the whole volume's rows).
   const double dp_per_thread = static_cast<double>(kRowsPerThread) * kXTiles * 21;
   std::printf("\n%-18s %7s %9s %10s %12s\n", "variant", "threads", "wall ms", "ns/TDPBUSD",
               "160^3 ms");
   for (const Variant& v : variants) {
-    if (which != "all" && which != v.name)
+    if ((which != "all" && which != "variants" && which != v.name) ||
+        (soft_only && std::string(v.name).find("product") == 0))
       continue;
     for (int threads : thread_counts) {
       double best = 1e30;
@@ -621,7 +677,7 @@ int main(int argc, char** argv) {
   }
   if (which == "all" || which == "probes") {
     std::printf("\nprobes (ns per instruction per thread)\n");
-    const int64_t n = 600000;
+    const int64_t n = soft_only ? 12 : 600000;
     for (int acc : {6, 3, 1})
       for (int threads : thread_counts) {
         const double ms = run_threads(first_cpus(threads), [&](int) { tmul_only(acc, n); });
@@ -634,6 +690,13 @@ int main(int argc, char** argv) {
             first_cpus(threads), [&](int id) { loads_only(parts[id].ring + 4096 * 3, stride, n); });
         std::printf("TILELOADD alone, stride %2lld, %2d threads: %6.2f ns\n",
                     static_cast<long long>(stride), threads, ms * 1e6 / n);
+      }
+    for (bool alternate : {false, true})
+      for (int threads : thread_counts) {
+        const double ms = run_threads(first_cpus(threads),
+                                      [&](int id) { reload_probe(parts[id].stage, alternate, n); });
+        std::printf("2 TILELOADD + TDPBUSD, %s registers, %2d threads: %6.2f ns per TDPBUSD\n",
+                    alternate ? "alternating" : "the same", threads, ms * 1e6 / n);
       }
     // Which CPUs share a tile unit: TDPBUSD on CPU 0 and CPU k at once.
     std::printf("TDPBUSD (6 accumulators) on CPUs 0 and k at once, ns each:");
@@ -660,12 +723,16 @@ int main(int argc, char** argv) {
                             const int64_t share = voxels / threads;
                             for (int f = 0; f < 12; ++f) {
                               float* o = outputs[f].data() + id * share;
-                              if (nt)
-                                for (int64_t i = 0; i < share; i += 16)
-                                  _mm512_stream_ps(o + i, _mm512_set1_ps(1.0f));
-                              else
+                              if (nt) {
+                                // Streaming stores need 64-byte alignment: from the first line.
+                                float* a = reinterpret_cast<float*>(
+                                    (reinterpret_cast<uintptr_t>(o) + 63) & ~uintptr_t{63});
+                                for (int64_t i = 0; i + 16 <= share - (a - o); i += 16)
+                                  _mm512_stream_ps(a + i, _mm512_set1_ps(1.0f));
+                              } else {
                                 for (int64_t i = 0; i < share; i += 16)
                                   _mm512_storeu_ps(o + i, _mm512_set1_ps(1.0f));
+                              }
                             }
                           }));
         std::printf(
@@ -690,23 +757,43 @@ int main(int argc, char** argv) {
     bank.extent = {kK, kK, kK, 1};
     bank.count = 12;
     bank.taps = taps.data();
-    for (int threads : {8, 16}) {
+    // The product's tile orders (cpu_backend::Tuning), interleaved, then the whole call.
+    std::vector<cpu_backend::Tuning> orders;
+    for (bool pairs : {false, true})
+      for (bool stage : {false, true}) {
+        cpu_backend::Tuning t;
+        t.bank_int8_tile_pairs = pairs;
+        t.bank_int8_stage_a = stage;
+        orders.push_back(t);
+      }
+    for (int threads : {16, 8}) {
       Options o;
       o.threads = threads;
       o.backend = Backend::Cpu;
-      for (int rep = 0; rep < 4; ++rep) {
-        RunReport report;
-        std::string why_not;
-        auto t0 = Clock::now();
-        const bool ran =
-            cpu::run_bank_int8(p, o, report, cpu_backend::Tuning{}, cpu::Int8Engine::Amx, why_not);
-        const double direct = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        t0 = Clock::now();
-        RunReport whole = filter_bank(p.input, bank, views, o);
-        const double call = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        std::printf("%2d threads: run_bank_int8 %7.2f ms %s | filter_bank %7.2f ms (%s)\n", threads,
-                    direct, ran ? "" : why_not.c_str(), call,
-                    whole.notes.empty() ? "" : whole.notes.back().c_str());
+      std::vector<std::vector<double>> ms(orders.size() + 1);
+      for (int rep = 0; rep < 5; ++rep) {
+        for (size_t i = 0; i < orders.size(); ++i) {
+          RunReport report;
+          std::string why_not;
+          const auto t0 = Clock::now();
+          if (!cpu::run_bank_int8(p, o, report, orders[i], cpu::Int8Engine::Amx, why_not))
+            std::printf("run_bank_int8: %s\n", why_not.c_str());
+          ms[i].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        const auto t0 = Clock::now();
+        filter_bank(p.input, bank, views, o);
+        ms.back().push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      for (size_t i = 0; i <= orders.size(); ++i) {
+        std::vector<double>& v = ms[i];
+        std::sort(v.begin(), v.end());
+        const std::string name = i == orders.size()
+                                     ? std::string("filter_bank (default tuning)")
+                                     : std::string("run_bank_int8 ") +
+                                           (orders[i].bank_int8_tile_pairs ? "pairs" : "single") +
+                                           (orders[i].bank_int8_stage_a ? "+stage" : "");
+        std::printf("%2d threads: %-30s median %7.2f ms, min %7.2f, max %7.2f\n", threads,
+                    name.c_str(), v[v.size() / 2], v.front(), v.back());
       }
     }
   }

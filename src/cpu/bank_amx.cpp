@@ -92,6 +92,28 @@ struct AmxTiles {
       default: _tile_stored(5, base, stride); break;
     }
   }
+  // Rows 8 bytes apart into rows 64 bytes apart: three loads, the rows between by shifting
+  // quadwords across each pair.
+  __attribute__((always_inline)) void stage(const uint8_t* a, uint8_t* s) {
+    const __m512i v0 = _mm512_loadu_si512(a), v1 = _mm512_loadu_si512(a + 64),
+                  v2 = _mm512_loadu_si512(a + 128);
+    _mm512_store_si512(s, v0);
+    _mm512_store_si512(s + 64, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 1));
+    _mm512_store_si512(s + 128, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 2));
+    _mm512_store_si512(s + 192, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 3));
+    _mm512_store_si512(s + 256, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 4));
+    _mm512_store_si512(s + 320, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 5));
+    _mm512_store_si512(s + 384, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 6));
+    _mm512_store_si512(s + 448, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 7));
+    _mm512_store_si512(s + 512, v1);
+    _mm512_store_si512(s + 576, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 1));
+    _mm512_store_si512(s + 640, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 2));
+    _mm512_store_si512(s + 704, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 3));
+    _mm512_store_si512(s + 768, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 4));
+    _mm512_store_si512(s + 832, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 5));
+    _mm512_store_si512(s + 896, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 6));
+    _mm512_store_si512(s + 960, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 7));
+  }
   __attribute__((always_inline)) void dpbusd(int c, int a, int b) {
     switch (c * 100 + a * 10 + b) {
       case 67: _tile_dpbusd(0, 6, 7); break;

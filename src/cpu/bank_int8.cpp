@@ -139,6 +139,10 @@ struct EmulatedTiles {
       std::memcpy(static_cast<uint8_t*>(base) + r * stride, tmm[t] + r * S::kTileBytes,
                   S::kTileBytes);
   }
+  void stage(const uint8_t* a, uint8_t* s) {
+    for (int r = 0; r < S::kTileRows; ++r)
+      std::memcpy(s + r * S::kTileBytes, a + r * S::kGroup, S::kTileBytes);
+  }
   // C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A[m]) * s8(B[row][4 n ..]).
   void dpbusd(int c, int a, int b) {
     for (int m = 0; m < S::kTileRows; ++m)
@@ -277,6 +281,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         // group's products run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
         CacheLineVector<int32_t> c(static_cast<size_t>(2 * 2 * kTileInts));
+        CacheLineVector<uint8_t> stage(
+            tuning.bank_int8_stage_a ? size_t{2} * S::kMaxK3 * S::kTileRows * S::kTileBytes : 0);
         // A pass's responses in one output row, per filter, where the outputs' rows are strided.
         const int64_t row_floats = x_tiles * S::kTileRows;
         std::vector<float> responses(
@@ -316,19 +322,22 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
               tile.a[j3] = ring.data() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
             tile.b = w.pass_tiles(pass);
             tile.k3 = k3;
+            tile.stage = stage.empty() ? nullptr : stage.data();
+            const int64_t group = tuning.bank_int8_tile_pairs ? 2 : 1;
             const int first = pass * S::kFilters;
             const int filters = std::min(S::kFilters, p.count - first);
-            for (int64_t xt = 0; xt < x_tiles + 2; xt += 2) {
+            for (int64_t xt = 0; xt < x_tiles + group; xt += group) {
               if (xt < x_tiles) {
                 tile.x_tile = xt;
-                tile.tiles = static_cast<int>(std::min<int64_t>(2, x_tiles - xt));
-                tile.c = c.data() + xt / 2 % 2 * 2 * kTileInts;
+                tile.tiles = static_cast<int>(std::min<int64_t>(group, x_tiles - xt));
+                tile.c = c.data() + xt / group % 2 * 2 * kTileInts;
                 fn.tile(tile);
               }
               if (xt > 0)
-                for (int64_t m = xt - 2; m < std::min(xt, x_tiles); ++m)
-                  combine(c.data() + (xt - 2) / 2 % 2 * 2 * kTileInts + (m - xt + 2) * kTileInts, y,
-                          z, m, first, filters);
+                for (int64_t m = xt - group; m < std::min(xt, x_tiles); ++m)
+                  combine(c.data() + (xt - group) / group % 2 * 2 * kTileInts +
+                              (m - xt + group) * kTileInts,
+                          y, z, m, first, filters);
             }
             if (!contiguous_rows)
               for (int f = 0; f < filters; ++f) {

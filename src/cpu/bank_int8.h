@@ -117,6 +117,9 @@ struct Int8Tile {
   const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
   int32_t* c = nullptr;  ///< [tiles][16][kColumns], 64-byte aligned
+  /// Null: the A tiles loaded from the interleaved rows (8 bytes apart); else 64-byte aligned
+  /// scratch for [tiles][kMaxK3] A tiles copied into rows of 64 bytes first.
+  uint8_t* stage = nullptr;
 };
 
 /// The tiles in plain C++: TDPBUSD's arithmetic on the same tiles.

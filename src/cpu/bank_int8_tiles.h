@@ -3,7 +3,8 @@
 // so that the emulation runs the same loads, strides, products and stores in the same order.
 //
 // `Ops` supplies the instructions on tile registers given by number: zero(t), load(t, base,
-// stride), dpbusd(c, a, b), store(t, base, stride). Each unit instantiates the sequence with its
+// stride), dpbusd(c, a, b), store(t, base, stride), and stage(a, s): the 16 rows of 64 bytes 8
+// bytes apart from a into 16 rows 64 bytes apart at s. Each unit instantiates the sequence with its
 // own Ops type from an unnamed namespace, so no function here is shared between the unit built
 // with the AMX and AVX-512 flags and the generic one (see row_kernel.h).
 #pragma once
@@ -26,8 +27,29 @@ inline void int8_tile_products(Ops& ops, const Int8Tile& t) {
   constexpr int64_t kTileInts = S::kTileRows * S::kColumns;    // one A tile's accumulators
   constexpr int64_t kNextA = S::kTileRows * S::kGroup;         // bytes to the next A tile
   constexpr int kB = S::kBTileBytes;
-  const int64_t x = t.x_tile * kNextA;
   const int8_t* b = t.b;
+  // The A tiles: from the interleaved rows (8 bytes apart), or copied into 64-byte rows first.
+  const uint8_t* a0[S::kMaxK3];
+  const uint8_t* a1[S::kMaxK3];
+  int64_t a_stride = S::kGroup;
+  for (int j3 = 0; j3 < t.k3; ++j3) {
+    a0[j3] = t.a[j3] + t.x_tile * kNextA;
+    a1[j3] = a0[j3] + kNextA;
+  }
+  if (t.stage != nullptr) {
+    constexpr int64_t kA = S::kTileRows * S::kTileBytes;
+    for (int j3 = 0; j3 < t.k3; ++j3) {
+      uint8_t* s = t.stage + j3 * kA;
+      ops.stage(a0[j3], s);
+      a0[j3] = s;
+      if (t.tiles == 2) {
+        s += S::kMaxK3 * kA;
+        ops.stage(a1[j3], s);
+        a1[j3] = s;
+      }
+    }
+    a_stride = S::kTileBytes;
+  }
   if (t.tiles == 2) {
     ops.zero(0);
     ops.zero(1);
@@ -36,14 +58,14 @@ inline void int8_tile_products(Ops& ops, const Int8Tile& t) {
     ops.zero(4);
     ops.zero(5);
     for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * kB) {
-      ops.load(6, t.a[j3] + x, S::kGroup);
+      ops.load(6, a0[j3], a_stride);
       ops.load(7, b, S::kTileBytes);
       ops.dpbusd(0, 6, 7);
       ops.load(7, b + kB, S::kTileBytes);
       ops.dpbusd(1, 6, 7);
       ops.load(7, b + 2 * kB, S::kTileBytes);
       ops.dpbusd(2, 6, 7);
-      ops.load(6, t.a[j3] + x + kNextA, S::kGroup);
+      ops.load(6, a1[j3], a_stride);
       ops.dpbusd(5, 6, 7);
       ops.load(7, b + kB, S::kTileBytes);
       ops.dpbusd(4, 6, 7);
@@ -62,7 +84,7 @@ inline void int8_tile_products(Ops& ops, const Int8Tile& t) {
   ops.zero(1);
   ops.zero(2);
   for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * kB) {
-    ops.load(3, t.a[j3] + x, S::kGroup);
+    ops.load(3, a0[j3], a_stride);
     ops.load(4, b, S::kTileBytes);
     ops.dpbusd(0, 3, 4);
     ops.load(5, b + kB, S::kTileBytes);

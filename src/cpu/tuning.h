@@ -29,6 +29,11 @@ struct Tuning {
   double min_multiply_adds_per_thread = double(1 << 18);
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
+  /// The 8-bit bank's A tiles two at a time, each B tile load serving both (else one at a time).
+  bool bank_int8_tile_pairs = true;
+  /// The 8-bit bank's A tiles copied into 64-byte rows before their tile loads (the interleaved
+  /// rows are 8 bytes apart: 14 of a tile's 16 straddle two cache lines).
+  bool bank_int8_stage_a = false;
   /// The 8-bit bank's slice test, as the GPU's tensor-core bank (cuda/tensor_core_policy.h): the
   /// weight digits' largest loss on any tap, relative to the filter's largest tap: 2^-26, below
   /// the float rounding of the largest tap.

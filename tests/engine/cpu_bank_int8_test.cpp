@@ -63,13 +63,32 @@ Options options_for(int threads) {
 }
 
 // The 8-bit path with `engine`; fails the test when it does not take the bank.
-void run_int8(Int8Case& c, Int8Engine engine, int threads) {
+void run_int8(Int8Case& c, Int8Engine engine, int threads,
+              const cpu_backend::Tuning& tuning = cpu_backend::Tuning{}) {
   poison(c.out);
   RunReport report;
   std::string why_not;
-  ASSERT_TRUE(cpu::run_bank_int8(c.problem, options_for(threads), report, cpu_backend::Tuning{},
-                                 engine, why_not))
+  ASSERT_TRUE(cpu::run_bank_int8(c.problem, options_for(threads), report, tuning, engine, why_not))
       << why_not;
+}
+
+// The tile orders the tuning can choose: A tiles one or two at a time, from the interleaved rows
+// or copied into 64-byte rows.
+std::vector<cpu_backend::Tuning> tile_orders() {
+  std::vector<cpu_backend::Tuning> orders;
+  for (bool pairs : {true, false})
+    for (bool stage : {false, true}) {
+      cpu_backend::Tuning t;
+      t.bank_int8_tile_pairs = pairs;
+      t.bank_int8_stage_a = stage;
+      orders.push_back(t);
+    }
+  return orders;
+}
+
+std::string order_name(const cpu_backend::Tuning& t) {
+  return std::string(t.bank_int8_tile_pairs ? "A tiles in pairs" : "A tiles one at a time") +
+         (t.bank_int8_stage_a ? ", staged" : "");
 }
 
 // The GPU scheme's emulation of the same bank: the zero-padded volume as the tensor-core kernel's
@@ -109,6 +128,11 @@ TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
         const std::vector<float> expected = tensor_core_outputs(c);
         for (int threads : {1, 2}) {
           run_int8(c, Int8Engine::Emulated, threads);
+          EXPECT_EQ(std::memcmp(c.out.data(), expected.data(), c.out.size() * sizeof(float)), 0);
+        }
+        for (const cpu_backend::Tuning& order : tile_orders()) {
+          SCOPED_TRACE(order_name(order));
+          run_int8(c, Int8Engine::Emulated, 2, order);
           EXPECT_EQ(std::memcmp(c.out.data(), expected.data(), c.out.size() * sizeof(float)), 0);
         }
         const BankReference ref = bank_reference(c.input, n, kFilter, count, c.taps);
@@ -326,11 +350,16 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
         }
         run_int8(c, Int8Engine::Emulated, 2);
         const std::vector<float> emulated = c.out;
-        // One thread (one run of every plane) and all of them (runs of a few planes).
+        // One thread (one run of every plane) and all of them (runs of a few planes), every
+        // tile order.
         run_int8(c, Int8Engine::Amx, 1);
         EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
+        for (const cpu_backend::Tuning& order : tile_orders()) {
+          SCOPED_TRACE(order_name(order));
+          run_int8(c, Int8Engine::Amx, 0, order);
+          EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
+        }
         run_int8(c, Int8Engine::Amx, 0);
-        EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         const std::vector<float> amx_out = c.out;
         cpu_backend::Tuning fp32_only;
         fp32_only.bank_int8 = false;
