@@ -168,6 +168,94 @@ void v_product(const Row& r) {
   }
 }
 
+// main's tile (before this branch): C 0-2, A 3, B 4-6, every register reloaded each plane.
+void v_old(const Row& r) {
+  for (int64_t xt = 0; xt < kXTiles; ++xt) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    const int8_t* b = r.b;
+    for (int j = 0; j < kK; ++j, b += 3 * kB) {
+      _tile_loadd(3, a_at(r, j, xt), S::kGroup);
+      _tile_loadd(4, b, 64);
+      _tile_dpbusd(0, 3, 4);
+      _tile_loadd(5, b + kB, 64);
+      _tile_dpbusd(1, 3, 5);
+      _tile_loadd(6, b + 2 * kB, 64);
+      _tile_dpbusd(2, 3, 6);
+    }
+    int32_t* c = r.c + xt * kCTile;
+    _tile_stored(0, c, kC);
+    _tile_stored(1, c + 16, kC);
+    _tile_stored(2, c + 32, kC);
+  }
+}
+
+// M A tiles (M <= 4) x 1 B column tile at a time: accumulators 0..M-1, A in 4 and 5 by turns, B
+// in 6 and 7 by turns (plane by plane): no load waits for the product just before it.
+template <int M>
+void four_group(const Row& r, int64_t x0) {
+  static_assert(M >= 1 && M <= 4, "four accumulators");
+  for (int n = 0; n < 3; ++n) {
+    _tile_zero(0);
+    if (M > 1)
+      _tile_zero(1);
+    if (M > 2)
+      _tile_zero(2);
+    if (M > 3)
+      _tile_zero(3);
+    const int8_t* b = r.b + n * kB;
+    for (int j = 0; j < kK; j += 2, b += 6 * kB) {
+      _tile_loadd(6, b, 64);
+      _tile_loadd(4, a_at(r, j, x0), S::kGroup);
+      _tile_dpbusd(0, 4, 6);
+      if (M > 1) {
+        _tile_loadd(5, a_at(r, j, x0 + 1), S::kGroup);
+        _tile_dpbusd(1, 5, 6);
+      }
+      if (M > 2) {
+        _tile_loadd(4, a_at(r, j, x0 + 2), S::kGroup);
+        _tile_dpbusd(2, 4, 6);
+      }
+      if (M > 3) {
+        _tile_loadd(5, a_at(r, j, x0 + 3), S::kGroup);
+        _tile_dpbusd(3, 5, 6);
+      }
+      if (j + 1 < kK) {
+        _tile_loadd(7, b + 3 * kB, 64);
+        _tile_loadd(5, a_at(r, j + 1, x0), S::kGroup);
+        _tile_dpbusd(0, 5, 7);
+        if (M > 1) {
+          _tile_loadd(4, a_at(r, j + 1, x0 + 1), S::kGroup);
+          _tile_dpbusd(1, 4, 7);
+        }
+        if (M > 2) {
+          _tile_loadd(5, a_at(r, j + 1, x0 + 2), S::kGroup);
+          _tile_dpbusd(2, 5, 7);
+        }
+        if (M > 3) {
+          _tile_loadd(4, a_at(r, j + 1, x0 + 3), S::kGroup);
+          _tile_dpbusd(3, 4, 7);
+        }
+      }
+    }
+    int32_t* c = r.c + x0 * kCTile + n * 16;
+    _tile_stored(0, c, kC);
+    if (M > 1)
+      _tile_stored(1, c + kCTile, kC);
+    if (M > 2)
+      _tile_stored(2, c + 2 * kCTile, kC);
+    if (M > 3)
+      _tile_stored(3, c + 3 * kCTile, kC);
+  }
+}
+
+void v_four(const Row& r) {
+  four_group<4>(r, 0);
+  four_group<4>(r, 4);
+  four_group<2>(r, 8);
+}
+
 // The product's tiles two at a time (cpu::amx_tile with tiles = 2).
 void v_product_pair(const Row& r) {
   cpu::Int8Tile t;
@@ -178,6 +266,23 @@ void v_product_pair(const Row& r) {
   t.tiles = 2;
   for (int64_t xt = 0; xt < kXTiles; xt += 2) {
     t.x_tile = xt;
+    t.c = r.c + xt * kCTile;
+    cpu::amx_tile(t);
+  }
+}
+
+// The product's tiles four at a time (10 tiles: 4, 4, 2), from the ring or staged.
+template <bool staged>
+void v_product_four(const Row& r) {
+  cpu::Int8Tile t;
+  for (int j = 0; j < kK; ++j)
+    t.a[j] = r.a[j];
+  t.b = r.b;
+  t.k3 = kK;
+  t.stage = staged ? r.stage : nullptr;
+  for (int64_t xt = 0; xt < kXTiles; xt += 4) {
+    t.x_tile = xt;
+    t.tiles = static_cast<int>(std::min<int64_t>(4, kXTiles - xt));
     t.c = r.c + xt * kCTile;
     cpu::amx_tile(t);
   }
@@ -596,14 +701,18 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Variant> variants = {
+      {"old", false, v_old},
+      {"old_alignedB", true, v_old},
       {"product", false, v_product},
-      {"product_alignedB", true, v_product},
       {"product_pair", true, v_product_pair},
       {"product_pair_stage", true, v_product_pair_stage},
+      {"product_four", true, v_product_four<false>},
+      {"product_four_stage", true, v_product_four<true>},
       {"stage", true, v_stage},
       {"pair", true, v_pair<false>},
       {"pair_stage", true, v_pair<true>},
       {"five", true, v_five},
+      {"four", true, v_four},
       {"product+combine", false, v_product_combine},
       {"pair+combine", true, v_pair_combine<false>},
       {"pair_stage+combine", true, v_pair_combine<true>},
@@ -759,10 +868,10 @@ int main(int argc, char** argv) {
     bank.taps = taps.data();
     // The product's tile orders (cpu_backend::Tuning), interleaved, then the whole call.
     std::vector<cpu_backend::Tuning> orders;
-    for (bool pairs : {false, true})
+    for (int a_tiles : {1, 2, 4})
       for (bool stage : {false, true}) {
         cpu_backend::Tuning t;
-        t.bank_int8_tile_pairs = pairs;
+        t.bank_int8_a_tiles = a_tiles;
         t.bank_int8_stage_a = stage;
         orders.push_back(t);
       }
@@ -789,8 +898,8 @@ int main(int argc, char** argv) {
         std::sort(v.begin(), v.end());
         const std::string name = i == orders.size()
                                      ? std::string("filter_bank (default tuning)")
-                                     : std::string("run_bank_int8 ") +
-                                           (orders[i].bank_int8_tile_pairs ? "pairs" : "single") +
+                                     : std::string("run_bank_int8 A tiles ") +
+                                           std::to_string(orders[i].bank_int8_a_tiles) +
                                            (orders[i].bank_int8_stage_a ? "+stage" : "");
         std::printf("%2d threads: %-30s median %7.2f ms, min %7.2f, max %7.2f\n", threads,
                     name.c_str(), v[v.size() / 2], v.front(), v.back());

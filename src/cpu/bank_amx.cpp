@@ -15,8 +15,7 @@ namespace {
 
 using S = Int8BankShape;
 
-// The tile registers of the mapping (GCC's tile intrinsics take literal numbers): two A tiles,
-// the six accumulators 0-5, A 6, B 7; one A tile, the accumulators 0-2, A 3, B 4-6.
+// The tile registers of the mapping (bank_int8_tiles.h): all eight.
 constexpr int kTilesUsed = 8;
 
 // Every lane: the masked forms of the conversions, whose unmasked ones GCC 12 warns about.
@@ -70,7 +69,8 @@ struct AmxTiles {
       case 2: _tile_zero(2); break;
       case 3: _tile_zero(3); break;
       case 4: _tile_zero(4); break;
-      default: _tile_zero(5); break;
+      case 5: _tile_zero(5); break;
+      default: __builtin_trap();
     }
   }
   __attribute__((always_inline)) void load(int t, const void* base, int64_t stride) {
@@ -79,7 +79,8 @@ struct AmxTiles {
       case 4: _tile_loadd(4, base, stride); break;
       case 5: _tile_loadd(5, base, stride); break;
       case 6: _tile_loadd(6, base, stride); break;
-      default: _tile_loadd(7, base, stride); break;
+      case 7: _tile_loadd(7, base, stride); break;
+      default: __builtin_trap();
     }
   }
   __attribute__((always_inline)) void store(int t, void* base, int64_t stride) {
@@ -89,7 +90,8 @@ struct AmxTiles {
       case 2: _tile_stored(2, base, stride); break;
       case 3: _tile_stored(3, base, stride); break;
       case 4: _tile_stored(4, base, stride); break;
-      default: _tile_stored(5, base, stride); break;
+      case 5: _tile_stored(5, base, stride); break;
+      default: __builtin_trap();
     }
   }
   // Rows 8 bytes apart into rows 64 bytes apart: three loads, the rows between by shifting
@@ -116,15 +118,33 @@ struct AmxTiles {
   }
   __attribute__((always_inline)) void dpbusd(int c, int a, int b) {
     switch (c * 100 + a * 10 + b) {
+      case 35: _tile_dpbusd(0, 3, 5); break;
+      case 136: _tile_dpbusd(1, 3, 6); break;
+      case 237: _tile_dpbusd(2, 3, 7); break;
+      case 45: _tile_dpbusd(0, 4, 5); break;
+      case 146: _tile_dpbusd(1, 4, 6); break;
+      case 247: _tile_dpbusd(2, 4, 7); break;
       case 67: _tile_dpbusd(0, 6, 7); break;
       case 167: _tile_dpbusd(1, 6, 7); break;
       case 267: _tile_dpbusd(2, 6, 7); break;
       case 367: _tile_dpbusd(3, 6, 7); break;
       case 467: _tile_dpbusd(4, 6, 7); break;
       case 567: _tile_dpbusd(5, 6, 7); break;
-      case 34: _tile_dpbusd(0, 3, 4); break;
-      case 135: _tile_dpbusd(1, 3, 5); break;
-      default: _tile_dpbusd(2, 3, 6); break;
+      case 46: _tile_dpbusd(0, 4, 6); break;
+      case 47: _tile_dpbusd(0, 4, 7); break;
+      case 56: _tile_dpbusd(0, 5, 6); break;
+      case 57: _tile_dpbusd(0, 5, 7); break;
+      case 147: _tile_dpbusd(1, 4, 7); break;
+      case 156: _tile_dpbusd(1, 5, 6); break;
+      case 157: _tile_dpbusd(1, 5, 7); break;
+      case 246: _tile_dpbusd(2, 4, 6); break;
+      case 256: _tile_dpbusd(2, 5, 6); break;
+      case 257: _tile_dpbusd(2, 5, 7); break;
+      case 346: _tile_dpbusd(3, 4, 6); break;
+      case 347: _tile_dpbusd(3, 4, 7); break;
+      case 356: _tile_dpbusd(3, 5, 6); break;
+      case 357: _tile_dpbusd(3, 5, 7); break;
+      default: __builtin_trap();
     }
   }
 };

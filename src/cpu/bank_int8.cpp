@@ -269,6 +269,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
   const int k1 = static_cast<int>(k[1]);
+  // A tiles per call of the tile unit (the tuning's order; bank_int8_tiles.h).
+  const int64_t group = std::clamp<int64_t>(tuning.bank_int8_a_tiles, 1, Int8Tile::kMaxTiles);
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,
@@ -277,12 +279,14 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<float[]> line(new float[static_cast<size_t>(row_length)]);
         std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
         CacheLineVector<uint8_t> ring(static_cast<size_t>(k3 * plane_bytes));
-        // Two groups of two A tiles' accumulators: a group's digits are combined while the next
+        // Two groups of A tiles' accumulators: a group's digits are combined while the next
         // group's products run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
-        CacheLineVector<int32_t> c(static_cast<size_t>(2 * 2 * kTileInts));
-        CacheLineVector<uint8_t> stage(
-            tuning.bank_int8_stage_a ? size_t{2} * S::kMaxK3 * S::kTileRows * S::kTileBytes : 0);
+        CacheLineVector<int32_t> c(static_cast<size_t>(2 * group * kTileInts));
+        CacheLineVector<uint8_t> stage(tuning.bank_int8_stage_a
+                                           ? size_t{Int8Tile::kMaxTiles} * S::kMaxK3 *
+                                                 S::kTileRows * S::kTileBytes
+                                           : 0);
         // A pass's responses in one output row, per filter, where the outputs' rows are strided.
         const int64_t row_floats = x_tiles * S::kTileRows;
         std::vector<float> responses(
@@ -323,19 +327,18 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
             tile.b = w.pass_tiles(pass);
             tile.k3 = k3;
             tile.stage = stage.empty() ? nullptr : stage.data();
-            const int64_t group = tuning.bank_int8_tile_pairs ? 2 : 1;
             const int first = pass * S::kFilters;
             const int filters = std::min(S::kFilters, p.count - first);
             for (int64_t xt = 0; xt < x_tiles + group; xt += group) {
               if (xt < x_tiles) {
                 tile.x_tile = xt;
                 tile.tiles = static_cast<int>(std::min<int64_t>(group, x_tiles - xt));
-                tile.c = c.data() + xt / group % 2 * 2 * kTileInts;
+                tile.c = c.data() + xt / group % 2 * group * kTileInts;
                 fn.tile(tile);
               }
               if (xt > 0)
                 for (int64_t m = xt - group; m < std::min(xt, x_tiles); ++m)
-                  combine(c.data() + (xt - group) / group % 2 * 2 * kTileInts +
+                  combine(c.data() + (xt - group) / group % 2 * group * kTileInts +
                               (m - xt + group) * kTileInts,
                           y, z, m, first, filters);
             }

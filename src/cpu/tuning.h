@@ -29,8 +29,10 @@ struct Tuning {
   double min_multiply_adds_per_thread = double(1 << 18);
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
-  /// The 8-bit bank's A tiles two at a time, each B tile load serving both (else one at a time).
-  bool bank_int8_tile_pairs = true;
+  /// The 8-bit bank's A tiles (16 outputs each) per call of the tile unit: 1, 2 (each B tile
+  /// load serves both) or 4 (one B column tile at a time, every register loaded by turns); the
+  /// orders are in cpu/bank_int8_tiles.h.
+  int bank_int8_a_tiles = 2;
   /// The 8-bit bank's A tiles copied into 64-byte rows before their tile loads (the interleaved
   /// rows are 8 bytes apart: 14 of a tile's 16 straddle two cache lines).
   bool bank_int8_stage_a = false;

@@ -72,14 +72,14 @@ void run_int8(Int8Case& c, Int8Engine engine, int threads,
       << why_not;
 }
 
-// The tile orders the tuning can choose: A tiles one or two at a time, from the interleaved rows
-// or copied into 64-byte rows.
+// The tile orders the tuning can choose: 1 to 4 A tiles a call of the tile unit, from the
+// interleaved rows or copied into 64-byte rows.
 std::vector<cpu_backend::Tuning> tile_orders() {
   std::vector<cpu_backend::Tuning> orders;
-  for (bool pairs : {true, false})
+  for (int a_tiles : {1, 2, 3, 4})
     for (bool stage : {false, true}) {
       cpu_backend::Tuning t;
-      t.bank_int8_tile_pairs = pairs;
+      t.bank_int8_a_tiles = a_tiles;
       t.bank_int8_stage_a = stage;
       orders.push_back(t);
     }
@@ -87,7 +87,7 @@ std::vector<cpu_backend::Tuning> tile_orders() {
 }
 
 std::string order_name(const cpu_backend::Tuning& t) {
-  return std::string(t.bank_int8_tile_pairs ? "A tiles in pairs" : "A tiles one at a time") +
+  return std::to_string(t.bank_int8_a_tiles) + " A tiles a call" +
          (t.bank_int8_stage_a ? ", staged" : "");
 }
 
