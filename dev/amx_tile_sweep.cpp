@@ -117,7 +117,8 @@ struct Row {
   const uint8_t* a[8];
   const int8_t* b;
   int32_t* c;
-  uint8_t* stage;  // 64-byte aligned, 2 x 8 x 2 KiB
+  uint8_t* stage;           // 64-byte aligned, 2 x 8 x 2 KiB
+  const uint8_t* tiles[8];  // row y of plane j3 as the product's A tiles (expand_a_tiles)
 };
 
 // ---- A staging: the 16 rows of 64 bytes 8 bytes apart into 16 aligned rows ----------------------
@@ -158,7 +159,7 @@ constexpr int kB = S::kBTileBytes;
 void v_product(const Row& r) {
   cpu::Int8Tile t;
   for (int j = 0; j < kK; ++j)
-    t.a[j] = r.a[j];
+    t.a[j] = r.tiles[j];
   t.b = r.b;
   t.k3 = kK;
   for (int64_t xt = 0; xt < kXTiles; ++xt) {
@@ -260,43 +261,10 @@ void v_four(const Row& r) {
 void v_product_pair(const Row& r) {
   cpu::Int8Tile t;
   for (int j = 0; j < kK; ++j)
-    t.a[j] = r.a[j];
+    t.a[j] = r.tiles[j];
   t.b = r.b;
   t.k3 = kK;
   t.tiles = 2;
-  for (int64_t xt = 0; xt < kXTiles; xt += 2) {
-    t.x_tile = xt;
-    t.c = r.c + xt * kCTile;
-    cpu::amx_tile(t);
-  }
-}
-
-// The product's tiles four at a time (10 tiles: 4, 4, 2), from the ring or staged.
-template <bool staged>
-void v_product_four(const Row& r) {
-  cpu::Int8Tile t;
-  for (int j = 0; j < kK; ++j)
-    t.a[j] = r.a[j];
-  t.b = r.b;
-  t.k3 = kK;
-  t.stage = staged ? r.stage : nullptr;
-  for (int64_t xt = 0; xt < kXTiles; xt += 4) {
-    t.x_tile = xt;
-    t.tiles = static_cast<int>(std::min<int64_t>(4, kXTiles - xt));
-    t.c = r.c + xt * kCTile;
-    cpu::amx_tile(t);
-  }
-}
-
-// The same with the product's staging of the A tiles (Int8Tile::stage).
-void v_product_pair_stage(const Row& r) {
-  cpu::Int8Tile t;
-  for (int j = 0; j < kK; ++j)
-    t.a[j] = r.a[j];
-  t.b = r.b;
-  t.k3 = kK;
-  t.tiles = 2;
-  t.stage = r.stage;
   for (int64_t xt = 0; xt < kXTiles; xt += 2) {
     t.x_tile = xt;
     t.c = r.c + xt * kCTile;
@@ -433,7 +401,7 @@ void v_pair_combine(const Row& r) {
 void v_product_combine(const Row& r) {
   cpu::Int8Tile t;
   for (int j = 0; j < kK; ++j)
-    t.a[j] = r.a[j];
+    t.a[j] = r.tiles[j];
   t.b = r.b;
   t.k3 = kK;
   float* dst[12];
@@ -623,7 +591,9 @@ struct Part {
   uint8_t* ring = nullptr;
   int32_t* c = nullptr;
   uint8_t* stage = nullptr;
+  uint8_t* tiles = nullptr;  // rows 0-15 of the 7 planes as the product's A tiles
 };
+constexpr int64_t kTilesRow = kXTiles * 1024;
 
 void fill_ring(uint8_t* ring, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> byte(0, 255);
@@ -643,6 +613,8 @@ Row row_of(const Part& p, int64_t y, const int8_t* b) {
   Row r;
   for (int j = 0; j < kK; ++j)
     r.a[j] = p.ring + j * kPlaneBytes + y * kRowBytes;
+  for (int j = 0; j < kK; ++j)
+    r.tiles[j] = p.tiles + (y % 16 * kK + j) * kTilesRow;
   r.b = b;
   r.c = p.c;
   r.stage = p.stage;
@@ -698,6 +670,11 @@ int main(int argc, char** argv) {
     fill_ring(p.ring, rng);
     p.c = aligned_new<int32_t>(kXTiles * kCTile);
     p.stage = aligned_new<uint8_t>(2 * 16 * 1024);
+    p.tiles = aligned_new<uint8_t>(16 * kK * kTilesRow);
+    for (int64_t y = 0; y < 16; ++y)
+      for (int j = 0; j < kK; ++j)
+        cpu::expand_a_tiles(p.ring + j * kPlaneBytes + y * kRowBytes, kXTiles,
+                            p.tiles + (y * kK + j) * kTilesRow);
   }
 
   std::vector<Variant> variants = {
@@ -705,9 +682,6 @@ int main(int argc, char** argv) {
       {"old_alignedB", true, v_old},
       {"product", false, v_product},
       {"product_pair", true, v_product_pair},
-      {"product_pair_stage", true, v_product_pair_stage},
-      {"product_four", true, v_product_four<false>},
-      {"product_four_stage", true, v_product_four<true>},
       {"stage", true, v_stage},
       {"pair", true, v_pair<false>},
       {"pair_stage", true, v_pair<true>},
@@ -723,6 +697,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   {
     std::vector<int32_t> want(kCTile);
+    uint8_t* check_tiles = aligned_new<uint8_t>(kK * kTilesRow);
     bool ran_any = false;
     for (const Variant& v : variants) {
       if ((which != "all" && which != "variants" && which != v.name) ||
@@ -734,12 +709,16 @@ int main(int argc, char** argv) {
         Part& p = parts[0];
         for (int64_t y = 0; y < kN; y += 7) {
           std::fill(p.c, p.c + kXTiles * kCTile, -1);
-          const Row r = row_of(p, y, v.aligned_b ? b_aligned : b_product);
+          Row r = row_of(p, y, v.aligned_b ? b_aligned : b_product);
+          for (int j = 0; j < kK; ++j) {  // row y's A tiles, for the product and the reference
+            cpu::expand_a_tiles(r.a[j], kXTiles, check_tiles + j * kTilesRow);
+            r.tiles[j] = check_tiles + j * kTilesRow;
+          }
           v.fn(r);
           for (int64_t xt = 0; xt < kXTiles; ++xt) {
             cpu::Int8Tile t;
             for (int j = 0; j < kK; ++j)
-              t.a[j] = r.a[j];
+              t.a[j] = r.tiles[j];
             t.b = b_product;
             t.k3 = kK;
             t.x_tile = xt;
@@ -868,13 +847,11 @@ int main(int argc, char** argv) {
     bank.taps = taps.data();
     // The product's tile orders (cpu_backend::Tuning), interleaved, then the whole call.
     std::vector<cpu_backend::Tuning> orders;
-    for (int a_tiles : {1, 2, 4})
-      for (bool stage : {false, true}) {
-        cpu_backend::Tuning t;
-        t.bank_int8_a_tiles = a_tiles;
-        t.bank_int8_stage_a = stage;
-        orders.push_back(t);
-      }
+    for (int a_tiles : {1, 2}) {
+      cpu_backend::Tuning t;
+      t.bank_int8_a_tiles = a_tiles;
+      orders.push_back(t);
+    }
     for (int threads : {16, 8}) {
       Options o;
       o.threads = threads;
@@ -899,8 +876,7 @@ int main(int argc, char** argv) {
         const std::string name = i == orders.size()
                                      ? std::string("filter_bank (default tuning)")
                                      : std::string("run_bank_int8 A tiles ") +
-                                           std::to_string(orders[i].bank_int8_a_tiles) +
-                                           (orders[i].bank_int8_stage_a ? "+stage" : "");
+                                           std::to_string(orders[i].bank_int8_a_tiles);
         std::printf("%2d threads: %-30s median %7.2f ms, min %7.2f, max %7.2f\n", threads,
                     name.c_str(), v[v.size() / 2], v.front(), v.back());
       }

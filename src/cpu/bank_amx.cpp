@@ -94,56 +94,17 @@ struct AmxTiles {
       default: __builtin_trap();
     }
   }
-  // Rows 8 bytes apart into rows 64 bytes apart: three loads, the rows between by shifting
-  // quadwords across each pair.
-  __attribute__((always_inline)) void stage(const uint8_t* a, uint8_t* s) {
-    const __m512i v0 = _mm512_loadu_si512(a), v1 = _mm512_loadu_si512(a + 64),
-                  v2 = _mm512_loadu_si512(a + 128);
-    _mm512_store_si512(s, v0);
-    _mm512_store_si512(s + 64, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 1));
-    _mm512_store_si512(s + 128, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 2));
-    _mm512_store_si512(s + 192, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 3));
-    _mm512_store_si512(s + 256, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 4));
-    _mm512_store_si512(s + 320, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 5));
-    _mm512_store_si512(s + 384, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 6));
-    _mm512_store_si512(s + 448, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 7));
-    _mm512_store_si512(s + 512, v1);
-    _mm512_store_si512(s + 576, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 1));
-    _mm512_store_si512(s + 640, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 2));
-    _mm512_store_si512(s + 704, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 3));
-    _mm512_store_si512(s + 768, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 4));
-    _mm512_store_si512(s + 832, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 5));
-    _mm512_store_si512(s + 896, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 6));
-    _mm512_store_si512(s + 960, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 7));
-  }
   __attribute__((always_inline)) void dpbusd(int c, int a, int b) {
     switch (c * 100 + a * 10 + b) {
-      case 35: _tile_dpbusd(0, 3, 5); break;
-      case 136: _tile_dpbusd(1, 3, 6); break;
-      case 237: _tile_dpbusd(2, 3, 7); break;
-      case 45: _tile_dpbusd(0, 4, 5); break;
-      case 146: _tile_dpbusd(1, 4, 6); break;
-      case 247: _tile_dpbusd(2, 4, 7); break;
+      case 34: _tile_dpbusd(0, 3, 4); break;
+      case 135: _tile_dpbusd(1, 3, 5); break;
+      case 236: _tile_dpbusd(2, 3, 6); break;
       case 67: _tile_dpbusd(0, 6, 7); break;
       case 167: _tile_dpbusd(1, 6, 7); break;
       case 267: _tile_dpbusd(2, 6, 7); break;
       case 367: _tile_dpbusd(3, 6, 7); break;
       case 467: _tile_dpbusd(4, 6, 7); break;
       case 567: _tile_dpbusd(5, 6, 7); break;
-      case 46: _tile_dpbusd(0, 4, 6); break;
-      case 47: _tile_dpbusd(0, 4, 7); break;
-      case 56: _tile_dpbusd(0, 5, 6); break;
-      case 57: _tile_dpbusd(0, 5, 7); break;
-      case 147: _tile_dpbusd(1, 4, 7); break;
-      case 156: _tile_dpbusd(1, 5, 6); break;
-      case 157: _tile_dpbusd(1, 5, 7); break;
-      case 246: _tile_dpbusd(2, 4, 6); break;
-      case 256: _tile_dpbusd(2, 5, 6); break;
-      case 257: _tile_dpbusd(2, 5, 7); break;
-      case 346: _tile_dpbusd(3, 4, 6); break;
-      case 347: _tile_dpbusd(3, 4, 7); break;
-      case 356: _tile_dpbusd(3, 5, 6); break;
-      case 357: _tile_dpbusd(3, 5, 7); break;
       default: __builtin_trap();
     }
   }
@@ -221,6 +182,33 @@ void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int6
     for (; q < x_groups; ++q)
       for (int i = 0; i < S::kGroup; ++i)
         dst[q * S::kGroup + i] = src[i] ? src[i][q] : 0;
+  }
+}
+
+void expand_a_tiles_avx512(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out) {
+  // A tile's 16 rows (64 bytes, 8 apart) from three vectors: the rows between by shifting
+  // quadwords across each pair.
+  for (int64_t xt = 0; xt < x_tiles; ++xt) {
+    const uint8_t* a = interleaved + xt * S::kTileRows * S::kGroup;
+    uint8_t* s = out + xt * S::kTileRows * S::kTileBytes;
+    const __m512i v0 = _mm512_loadu_si512(a), v1 = _mm512_loadu_si512(a + 64),
+                  v2 = _mm512_loadu_si512(a + 128);
+    _mm512_store_si512(s, v0);
+    _mm512_store_si512(s + 64, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 1));
+    _mm512_store_si512(s + 128, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 2));
+    _mm512_store_si512(s + 192, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 3));
+    _mm512_store_si512(s + 256, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 4));
+    _mm512_store_si512(s + 320, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 5));
+    _mm512_store_si512(s + 384, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 6));
+    _mm512_store_si512(s + 448, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 7));
+    _mm512_store_si512(s + 512, v1);
+    _mm512_store_si512(s + 576, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 1));
+    _mm512_store_si512(s + 640, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 2));
+    _mm512_store_si512(s + 704, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 3));
+    _mm512_store_si512(s + 768, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 4));
+    _mm512_store_si512(s + 832, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 5));
+    _mm512_store_si512(s + 896, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 6));
+    _mm512_store_si512(s + 960, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 7));
   }
 }
 

@@ -46,6 +46,7 @@ struct Int8Functions {
   void (*tile)(const Int8Tile&);
   bool (*to_bytes)(const float*, int64_t, int64_t, int64_t, int64_t, uint8_t*);
   void (*interleave)(const uint8_t*, int64_t, int, int64_t, int64_t, uint8_t*);
+  void (*expand)(const uint8_t*, int64_t, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
   void (*begin)();
   void (*end)();
@@ -64,12 +65,17 @@ void begin_amx_worker() {
 Int8Functions functions(Int8Engine engine) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {
-        &amx_tile,         &bytes_from_rows_avx512, &interleave_rows_avx512, &combine_tile_avx512,
-        &begin_amx_worker, &amx_release_tiles};
+    return {&amx_tile,
+            &bytes_from_rows_avx512,
+            &interleave_rows_avx512,
+            &expand_a_tiles_avx512,
+            &combine_tile_avx512,
+            &begin_amx_worker,
+            &amx_release_tiles};
 #endif
   (void)engine;
-  return {&emulate_tile, &bytes_from_rows, &interleave_rows, &combine_tile, &no_tiles, &no_tiles};
+  return {&emulate_tile, &bytes_from_rows, &interleave_rows, &expand_a_tiles,
+          &combine_tile, &no_tiles,        &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -139,10 +145,6 @@ struct EmulatedTiles {
       std::memcpy(static_cast<uint8_t*>(base) + r * stride, tmm[t] + r * S::kTileBytes,
                   S::kTileBytes);
   }
-  void stage(const uint8_t* a, uint8_t* s) {
-    for (int r = 0; r < S::kTileRows; ++r)
-      std::memcpy(s + r * S::kTileBytes, a + r * S::kGroup, S::kTileBytes);
-  }
   // C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A[m]) * s8(B[row][4 n ..]).
   void dpbusd(int c, int a, int b) {
     for (int m = 0; m < S::kTileRows; ++m)
@@ -188,6 +190,13 @@ void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0,
     for (int64_t q = 0; q < x_groups; ++q)
       for (int i = 0; i < S::kGroup; ++i)
         out[(y * x_groups + q) * S::kGroup + i] = i < k1 ? bytes[(y + i) * x_groups + q] : 0;
+}
+
+void expand_a_tiles(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out) {
+  for (int64_t xt = 0; xt < x_tiles; ++xt)
+    for (int m = 0; m < S::kTileRows; ++m)
+      std::memcpy(out + (xt * S::kTileRows + m) * S::kTileBytes,
+                  interleaved + (xt * S::kTileRows + m) * S::kGroup, S::kTileBytes);
 }
 
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
@@ -244,19 +253,27 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t x_count = n_out[0] + k[0] - 1;
   const int64_t row_length = round_up(std::max(x_count, x_groups), 16);
   const int64_t padded_rows = n_out[1] + k[1] - 1;
-  const int64_t interleaved_row = x_groups * S::kGroup;  // bytes per output row
-  const int64_t plane_bytes = n_out[1] * interleaved_row;
+  const int64_t plane_in_bytes = padded_rows * x_groups;  // a padded plane as bytes
+  // A plane's output row as A tiles: x_tiles tiles of 16 rows of 64 bytes (bank_int8.h).
+  const int64_t tiles_row = x_tiles * S::kTileRows * S::kTileBytes;
   const int k3 = static_cast<int>(k[3]);
+  const int k1 = static_cast<int>(k[1]);
   std::vector<OutputRows> outs;
   for (const VolumeView& o : p.outputs)
     outs.push_back({o.data, core::to_canonical(dims, o.stride, 0)});
   const bool contiguous_rows =
       std::all_of(outs.begin(), outs.end(), [](const OutputRows& o) { return o.stride[0] == 1; });
 
-  // Each worker's buffers (a padded row as floats, a padded plane as bytes, the ring) within the
-  // padding limit the FP32 bank's slabs keep to, all workers together.
-  const int64_t worker_bytes =
-      row_length * int64_t{sizeof(float)} + padded_rows * x_groups + k3 * plane_bytes;
+  // Runs of output planes, one per thread where there are planes enough and each run's planes as
+  // bytes (its k3 - 1 halo planes included) within the tuning's slab; every worker's buffers
+  // together within the padding limit the FP32 bank's slabs keep to.
+  const int64_t max_run =
+      std::max<int64_t>(1, tuning.bank_int8_slab_bytes / plane_in_bytes - (k3 - 1));
+  const int64_t run_planes = std::min(max_run, (n_out[3] + threads - 1) / threads);
+  const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
+  const int64_t worker_bytes = row_length * int64_t{sizeof(float)} +
+                               (run_planes + k3 - 1) * plane_in_bytes + x_groups * S::kGroup +
+                               k3 * tiles_row;
   if (worker_bytes > tuning.pad_limit_bytes) {
     why_not = "the planes are too large for the 8-bit bank's per-thread buffers (" +
               std::to_string(worker_bytes >> 20) + " MiB a thread)";
@@ -264,11 +281,7 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   }
   const int workers = static_cast<int>(
       std::min<int64_t>(threads, std::max<int64_t>(1, tuning.pad_limit_bytes / worker_bytes)));
-  // Runs of output planes, one per worker where there are planes enough.
-  const int64_t run_planes = (n_out[3] + workers - 1) / workers;
-  const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
-  const int k1 = static_cast<int>(k[1]);
   // A tiles per call of the tile unit (the tuning's order; bank_int8_tiles.h).
   const int64_t group = std::clamp<int64_t>(tuning.bank_int8_a_tiles, 1, Int8Tile::kMaxTiles);
   std::atomic<bool> eight_bit{true};
@@ -277,22 +290,20 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
       [&](int64_t begin, int64_t end, int) {
         const TileSession tiles(fn);
         std::unique_ptr<float[]> line(new float[static_cast<size_t>(row_length)]);
-        std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
-        CacheLineVector<uint8_t> ring(static_cast<size_t>(k3 * plane_bytes));
+        std::unique_ptr<uint8_t[]> slab(
+            new uint8_t[static_cast<size_t>((run_planes + k3 - 1) * plane_in_bytes)]);
+        std::unique_ptr<uint8_t[]> interleaved(new uint8_t[static_cast<size_t>(x_groups * 8)]);
+        CacheLineVector<uint8_t> ring(static_cast<size_t>(k3 * tiles_row));
         // Two groups of A tiles' accumulators: a group's digits are combined while the next
         // group's products run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
         CacheLineVector<int32_t> c(static_cast<size_t>(2 * group * kTileInts));
-        CacheLineVector<uint8_t> stage(tuning.bank_int8_stage_a
-                                           ? size_t{Int8Tile::kMaxTiles} * S::kMaxK3 *
-                                                 S::kTileRows * S::kTileBytes
-                                           : 0);
         // A pass's responses in one output row, per filter, where the outputs' rows are strided.
         const int64_t row_floats = x_tiles * S::kTileRows;
         std::vector<float> responses(
             contiguous_rows ? 0 : static_cast<size_t>(S::kFilters * row_floats));
         // Padded row q1 of padded plane q3 (as build_padded pads it, core/padding.h) as bytes.
-        auto row_to_bytes = [&](int64_t q3, int64_t q1) {
+        auto row_to_bytes = [&](int64_t q3, int64_t q1, uint8_t* bytes) {
           const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
           const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
           if (i1 < 0 || i3 < 0)
@@ -300,8 +311,7 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
           else
             core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3], in_stride[0],
                               n_in[0], offset[0], x_count, row_length, p.boundary, line.get());
-          if (fn.to_bytes(line.get(), row_length, x_count, 1, x_groups,
-                          bytes.get() + q1 * x_groups))
+          if (fn.to_bytes(line.get(), row_length, x_count, 1, x_groups, bytes))
             return true;
           eight_bit = false;
           return false;
@@ -317,16 +327,15 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
           fn.combine(acc, filters, w.scales.data() + first,
                      static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0)), dst);
         };
-        // Output row (y, z) from the ring: every pass, its A tiles two at a time, a group's
+        // Output row (y, z) from the ring: every pass, its A tiles `group` at a time, a group's
         // digits combined after the next group's products are under way.
         auto output_row = [&](int64_t y, int64_t z) {
           for (int pass = 0; pass < w.passes; ++pass) {
             Int8Tile tile;
             for (int j3 = 0; j3 < k3; ++j3)
-              tile.a[j3] = ring.data() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
+              tile.a[j3] = ring.data() + (z + j3) % k3 * tiles_row;
             tile.b = w.pass_tiles(pass);
             tile.k3 = k3;
-            tile.stage = stage.empty() ? nullptr : stage.data();
             const int first = pass * S::kFilters;
             const int filters = std::min(S::kFilters, p.count - first);
             for (int64_t xt = 0; xt < x_tiles + group; xt += group) {
@@ -354,33 +363,26 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
-          // The first output plane's k3 planes, whole.
-          for (int64_t q3 = z0; q3 < z0 + k3; ++q3) {
+          // The run's padded planes as bytes.
+          for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3)
             for (int64_t q1 = 0; q1 < padded_rows; ++q1)
-              if (!row_to_bytes(q3, q1))
+              if (!row_to_bytes(q3, q1, slab.get() + (q3 - z0) * plane_in_bytes + q1 * x_groups))
                 return;
-            fn.interleave(bytes.get(), x_groups, k1, 0, n_out[1],
-                          ring.data() + q3 % k3 * plane_bytes);
-          }
-          for (int64_t z = z0; z < z1; ++z) {
+          // Row y of padded plane q3 as A tiles into its place in the ring: each plane's row
+          // once, read by the k3 output rows (y, q3 - k3 + 1 .. q3) that follow.
+          auto expand = [&](int64_t q3, int64_t y) {
+            fn.interleave(slab.get() + (q3 - z0) * plane_in_bytes + y * x_groups, x_groups, k1, 0,
+                          1, interleaved.get());
+            fn.expand(interleaved.get(), x_tiles, ring.data() + q3 % k3 * tiles_row);
+          };
+          for (int64_t y = 0; y < n_out[1]; ++y) {
             if (!eight_bit.load(std::memory_order_relaxed))
               return;
-            // The next output plane's new plane z + k3 takes plane z's place in the ring row by
-            // row, each row once this plane's output row has read it: its interleaving runs on
-            // the vector units while the tile unit works.
-            const bool next = z + 1 < z1;
-            const int64_t q3 = z + k3;
-            uint8_t* slot = ring.data() + z % k3 * plane_bytes;
-            for (int64_t q1 = 0; next && q1 < k1 - 1; ++q1)
-              if (!row_to_bytes(q3, q1))
-                return;
-            for (int64_t y = 0; y < n_out[1]; ++y) {
+            for (int64_t q3 = z0; q3 < z0 + k3 - 1; ++q3)
+              expand(q3, y);
+            for (int64_t z = z0; z < z1; ++z) {
+              expand(z + k3 - 1, y);
               output_row(y, z);
-              if (next) {
-                if (!row_to_bytes(q3, y + k1 - 1))
-                  return;
-                fn.interleave(bytes.get(), x_groups, k1, y, y + 1, slot);
-              }
             }
           }
         }

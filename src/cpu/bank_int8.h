@@ -110,17 +110,15 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 /// One or two A tiles of a pass (16 outputs each from x = 16 x_tile on in row y of plane z): their
 /// accumulators.
 struct Int8Tile {
-  static constexpr int kMaxTiles = 4;
-  /// Interleaved position 0 of row y in plane z + j3, for j3 < k3.
+  static constexpr int kMaxTiles = 2;
+  /// Row y of plane z + j3 as A tiles (x_tiles tiles of 16 rows of 64 bytes, 64-byte aligned),
+  /// for j3 < k3.
   const uint8_t* a[Int8BankShape::kMaxK3] = {};
   int64_t x_tile = 0;
   int tiles = 1;              ///< A tiles x_tile .. x_tile + tiles - 1 (1 to kMaxTiles)
   const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
   int32_t* c = nullptr;  ///< [tiles][16][kColumns], 64-byte aligned
-  /// Null: the A tiles loaded from the interleaved rows (8 bytes apart); else 64-byte aligned
-  /// scratch for [kMaxTiles][kMaxK3] A tiles copied into rows of 64 bytes first.
-  uint8_t* stage = nullptr;
 };
 
 /// The tiles in plain C++: TDPBUSD's arithmetic on the same tiles.
@@ -143,6 +141,11 @@ bool bytes_from_rows(const float* rows, int64_t row_length, int64_t x_count, int
 /// x_groups positions of 8 bytes).
 void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
                      uint8_t* out);
+
+/// One interleaved output row (x_tiles A tiles' windows: 16 x_tiles + 8 positions of 8 bytes) as
+/// x_tiles A tiles of 16 rows of 64 bytes (row m of tile xt: the 64 bytes from position
+/// 16 xt + m on), so that no tile row straddles two cache lines.
+void expand_a_tiles(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out);
 
 /// The two above over a whole plane (`plane`: n1 + k1 - 1 rows; `bytes`: scratch for them).
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
@@ -174,6 +177,7 @@ bool bytes_from_rows_avx512(const float* rows, int64_t row_length, int64_t x_cou
                             int64_t x_groups, uint8_t* bytes);
 void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
                             uint8_t* out);
+void expand_a_tiles_avx512(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out);
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
                              int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out);
 void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,

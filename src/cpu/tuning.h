@@ -29,13 +29,13 @@ struct Tuning {
   double min_multiply_adds_per_thread = double(1 << 18);
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
-  /// The 8-bit bank's A tiles (16 outputs each) per call of the tile unit: 1, 2 (each B tile
-  /// load serves both) or 4 (one B column tile at a time, every register loaded by turns); the
-  /// orders are in cpu/bank_int8_tiles.h.
-  int bank_int8_a_tiles = 2;
-  /// The 8-bit bank's A tiles copied into 64-byte rows before their tile loads (the interleaved
-  /// rows are 8 bytes apart: 14 of a tile's 16 straddle two cache lines).
-  bool bank_int8_stage_a = false;
+  /// The 8-bit bank's A tiles (16 outputs each) per call of the tile unit: 1 (seven tile
+  /// registers) or 2 (each B tile load serves both, all eight registers); the orders are in
+  /// cpu/bank_int8_tiles.h.
+  int bank_int8_a_tiles = 1;
+  /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their
+  /// halo): larger volumes are cut into more runs than threads.
+  int64_t bank_int8_slab_bytes = int64_t{4} << 20;
   /// The 8-bit bank's slice test, as the GPU's tensor-core bank (cuda/tensor_core_policy.h): the
   /// weight digits' largest loss on any tap, relative to the filter's largest tap: 2^-26, below
   /// the float rounding of the largest tap.

@@ -72,23 +72,19 @@ void run_int8(Int8Case& c, Int8Engine engine, int threads,
       << why_not;
 }
 
-// The tile orders the tuning can choose: 1 to 4 A tiles a call of the tile unit, from the
-// interleaved rows or copied into 64-byte rows.
+// The tile orders the tuning can choose: one or two A tiles a call of the tile unit.
 std::vector<cpu_backend::Tuning> tile_orders() {
   std::vector<cpu_backend::Tuning> orders;
-  for (int a_tiles : {1, 2, 3, 4})
-    for (bool stage : {false, true}) {
-      cpu_backend::Tuning t;
-      t.bank_int8_a_tiles = a_tiles;
-      t.bank_int8_stage_a = stage;
-      orders.push_back(t);
-    }
+  for (int a_tiles : {1, 2}) {
+    cpu_backend::Tuning t;
+    t.bank_int8_a_tiles = a_tiles;
+    orders.push_back(t);
+  }
   return orders;
 }
 
 std::string order_name(const cpu_backend::Tuning& t) {
-  return std::to_string(t.bank_int8_a_tiles) + " A tiles a call" +
-         (t.bank_int8_stage_a ? ", staged" : "");
+  return std::to_string(t.bank_int8_a_tiles) + " A tiles a call";
 }
 
 // The GPU scheme's emulation of the same bank: the zero-padded volume as the tensor-core kernel's
@@ -237,6 +233,19 @@ TEST(CpuInt8Bank, Avx512HelpersEqualThePlainOnes) {
     EXPECT_TRUE(std::equal(plain.begin() + 3 * x_groups * 8, plain.begin() + 5 * x_groups * 8,
                            fast.begin() + 3 * x_groups * 8));
     EXPECT_EQ(fast[0], 0xAB);
+    // The A tiles of one interleaved row (5 tiles: 88 positions).
+    const int64_t x_tiles = 5, row_positions = x_tiles * 16 + 8;
+    std::vector<uint8_t> row(static_cast<size_t>(row_positions * 8));
+    for (uint8_t& v : row)
+      v = static_cast<uint8_t>(byte(rng));
+    std::vector<uint8_t> plain_tiles(static_cast<size_t>(x_tiles * 1024), 0xAB),
+        fast_tiles(plain_tiles);
+    cpu::expand_a_tiles(row.data(), x_tiles, plain_tiles.data());
+    cpu::CacheLineVector<uint8_t> aligned(fast_tiles.size());
+    cpu::expand_a_tiles_avx512(row.data(), x_tiles, aligned.data());
+    std::copy(aligned.begin(), aligned.end(), fast_tiles.begin());
+    EXPECT_EQ(plain_tiles, fast_tiles);
+    EXPECT_EQ(plain_tiles[1024 * 3 + 64 * 5 + 7], row[(3 * 16 + 5) * 8 + 7]);
     for (float bad : {0.5f, 256.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
                       std::numeric_limits<float>::infinity()})
       for (int64_t at : {int64_t{5}, (n1 + k1 - 2) * row_length + x_count - 1}) {
