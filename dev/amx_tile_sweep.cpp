@@ -272,6 +272,22 @@ void v_product_pair(const Row& r) {
   }
 }
 
+// The product's tiles four at a time (10 tiles: 4, 4, then 2 one at a time).
+void v_product_four(const Row& r) {
+  cpu::Int8Tile t;
+  for (int j = 0; j < kK; ++j)
+    t.a[j] = r.tiles[j];
+  t.b = r.b;
+  t.k3 = kK;
+  for (int64_t xt = 0; xt < kXTiles;) {
+    t.x_tile = xt;
+    t.tiles = kXTiles - xt >= 4 ? 4 : 1;
+    t.c = r.c + xt * kCTile;
+    cpu::amx_tile(t);
+    xt += t.tiles;
+  }
+}
+
 // 1 A x 3 B, the A tile staged into aligned rows (one tile ahead).
 void v_stage(const Row& r) {
   auto stage = [&](int64_t xt) {
@@ -682,6 +698,7 @@ int main(int argc, char** argv) {
       {"old_alignedB", true, v_old},
       {"product", false, v_product},
       {"product_pair", true, v_product_pair},
+      {"product_four", true, v_product_four},
       {"stage", true, v_stage},
       {"pair", true, v_pair<false>},
       {"pair_stage", true, v_pair<true>},
@@ -847,7 +864,7 @@ int main(int argc, char** argv) {
     bank.taps = taps.data();
     // The product's tile orders (cpu_backend::Tuning), interleaved, then the whole call.
     std::vector<cpu_backend::Tuning> orders;
-    for (int a_tiles : {1, 2}) {
+    for (int a_tiles : {1, 2, 4}) {
       cpu_backend::Tuning t;
       t.bank_int8_a_tiles = a_tiles;
       orders.push_back(t);

@@ -105,6 +105,13 @@ struct AmxTiles {
       case 367: _tile_dpbusd(3, 6, 7); break;
       case 467: _tile_dpbusd(4, 6, 7); break;
       case 567: _tile_dpbusd(5, 6, 7); break;
+      case 45: _tile_dpbusd(0, 4, 5); break;
+      case 145: _tile_dpbusd(1, 4, 5); break;
+      case 245: _tile_dpbusd(2, 4, 5); break;
+      case 246: _tile_dpbusd(2, 4, 6); break;
+      case 346: _tile_dpbusd(3, 4, 6); break;
+      case 165: _tile_dpbusd(1, 6, 5); break;
+      case 365: _tile_dpbusd(3, 6, 5); break;
       default: __builtin_trap();
     }
   }

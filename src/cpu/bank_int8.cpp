@@ -283,7 +283,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
       std::min<int64_t>(threads, std::max<int64_t>(1, tuning.pad_limit_bytes / worker_bytes)));
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
   // A tiles per call of the tile unit (the tuning's order; bank_int8_tiles.h).
-  const int64_t group = std::clamp<int64_t>(tuning.bank_int8_a_tiles, 1, Int8Tile::kMaxTiles);
+  const int64_t group =
+      tuning.bank_int8_a_tiles == 2 || tuning.bank_int8_a_tiles == 4 ? tuning.bank_int8_a_tiles : 1;
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,
@@ -340,10 +341,15 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
             const int filters = std::min(S::kFilters, p.count - first);
             for (int64_t xt = 0; xt < x_tiles + group; xt += group) {
               if (xt < x_tiles) {
-                tile.x_tile = xt;
-                tile.tiles = static_cast<int>(std::min<int64_t>(group, x_tiles - xt));
-                tile.c = c.data() + xt / group % 2 * group * kTileInts;
-                fn.tile(tile);
+                // A group the order takes at once, or (a row's last tiles) one tile at a time.
+                const int64_t n = std::min<int64_t>(group, x_tiles - xt);
+                int32_t* acc = c.data() + xt / group % 2 * group * kTileInts;
+                tile.tiles = n == group ? static_cast<int>(group) : 1;
+                for (int64_t m = 0; m < n; m += tile.tiles) {
+                  tile.x_tile = xt + m;
+                  tile.c = acc + m * kTileInts;
+                  fn.tile(tile);
+                }
               }
               if (xt > 0)
                 for (int64_t m = xt - group; m < std::min(xt, x_tiles); ++m)

@@ -72,10 +72,10 @@ void run_int8(Int8Case& c, Int8Engine engine, int threads,
       << why_not;
 }
 
-// The tile orders the tuning can choose: one or two A tiles a call of the tile unit.
+// The tile orders the tuning can choose: one, two or four A tiles a call of the tile unit.
 std::vector<cpu_backend::Tuning> tile_orders() {
   std::vector<cpu_backend::Tuning> orders;
-  for (int a_tiles : {1, 2}) {
+  for (int a_tiles : {1, 2, 4}) {
     cpu_backend::Tuning t;
     t.bank_int8_a_tiles = a_tiles;
     orders.push_back(t);
@@ -112,9 +112,10 @@ std::vector<float> tensor_core_outputs(const Int8Case& c) {
 TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (NDCONV_TEST_SEED replays the run)");
-  // Extents that are no multiple of the A tile (one below it), 12 filters (one pass) and 13 (two,
-  // the second of one filter), one and two threads.
-  for (const Index& n : {Index{37, 11, 9, 1}, Index{13, 8, 5, 1}})
+  // Extents that are no multiple of the A tile (seven tiles: every order's groups and the row's
+  // last tiles; one tile), 12 filters (one pass) and 13 (two, the second of one filter), one and
+  // two threads, every tile order.
+  for (const Index& n : {Index{107, 7, 6, 1}, Index{13, 8, 5, 1}})
     for (EightBitKind kind : {EightBitKind::Uniform, EightBitKind::DarkSpeckle})
       for (int count : {12, 13}) {
         SCOPED_TRACE(std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
@@ -346,7 +347,7 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
     GTEST_SKIP() << amx.why_not;
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const Index& n : {Index{45, 23, 17, 1}, Index{13, 8, 5, 1}})
+  for (const Index& n : {Index{107, 23, 17, 1}, Index{13, 8, 5, 1}})
     for (EightBitKind kind : kEightBitKinds)
       for (int count : {12, 13}) {
         SCOPED_TRACE(std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
