@@ -272,8 +272,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t run_planes = std::min(max_run, (n_out[3] + threads - 1) / threads);
   const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
   const int64_t worker_bytes = row_length * int64_t{sizeof(float)} +
-                               (run_planes + k3 - 1) * plane_in_bytes + x_groups * S::kGroup +
-                               k3 * tiles_row;
+                               (run_planes + k3 - 1) * (plane_in_bytes + tiles_row) +
+                               x_groups * S::kGroup;
   if (worker_bytes > tuning.pad_limit_bytes) {
     why_not = "the planes are too large for the 8-bit bank's per-thread buffers (" +
               std::to_string(worker_bytes >> 20) + " MiB a thread)";
@@ -294,15 +294,14 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<uint8_t[]> slab(
             new uint8_t[static_cast<size_t>((run_planes + k3 - 1) * plane_in_bytes)]);
         std::unique_ptr<uint8_t[]> interleaved(new uint8_t[static_cast<size_t>(x_groups * 8)]);
-        CacheLineVector<uint8_t> ring(static_cast<size_t>(k3 * tiles_row));
+        // Row y of the run's planes as A tiles.
+        CacheLineVector<uint8_t> rows(static_cast<size_t>((run_planes + k3 - 1) * tiles_row));
         // Two groups of A tiles' accumulators: a group's digits are combined while the next
         // group's products run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
         CacheLineVector<int32_t> c(static_cast<size_t>(2 * group * kTileInts));
-        // A pass's responses in one output row, per filter, where the outputs' rows are strided.
-        const int64_t row_floats = x_tiles * S::kTileRows;
-        std::vector<float> responses(
-            contiguous_rows ? 0 : static_cast<size_t>(S::kFilters * row_floats));
+        // One call's responses per filter where the outputs' rows are strided.
+        std::vector<float> strided(contiguous_rows ? 0 : size_t{S::kFilters} * S::kTileRows);
         // Padded row q1 of padded plane q3 (as build_padded pads it, core/padding.h) as bytes.
         auto row_to_bytes = [&](int64_t q3, int64_t q1, uint8_t* bytes) {
           const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
@@ -322,50 +321,34 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
                            int filters) {
           float* dst[S::kFilters];
           const int64_t x0 = xt * S::kTileRows;
+          const int count = static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
           for (int f = 0; f < filters; ++f)
             dst[f] = contiguous_rows ? outs[first + f].row(y, z) + x0
-                                     : responses.data() + f * row_floats + x0;
-          fn.combine(acc, filters, w.scales.data() + first,
-                     static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0)), dst);
-        };
-        // Output row (y, z) from the ring: every pass, its A tiles `group` at a time, a group's
-        // digits combined after the next group's products are under way.
-        auto output_row = [&](int64_t y, int64_t z) {
-          for (int pass = 0; pass < w.passes; ++pass) {
-            Int8Tile tile;
-            for (int j3 = 0; j3 < k3; ++j3)
-              tile.a[j3] = ring.data() + (z + j3) % k3 * tiles_row;
-            tile.b = w.pass_tiles(pass);
-            tile.k3 = k3;
-            const int first = pass * S::kFilters;
-            const int filters = std::min(S::kFilters, p.count - first);
-            for (int64_t xt = 0; xt < x_tiles + group; xt += group) {
-              if (xt < x_tiles) {
-                // A group the order takes at once, or (a row's last tiles) one tile at a time.
-                const int64_t n = std::min<int64_t>(group, x_tiles - xt);
-                int32_t* acc = c.data() + xt / group % 2 * group * kTileInts;
-                tile.tiles = n == group ? static_cast<int>(group) : 1;
-                for (int64_t m = 0; m < n; m += tile.tiles) {
-                  tile.x_tile = xt + m;
-                  tile.c = acc + m * kTileInts;
-                  fn.tile(tile);
-                }
-              }
-              if (xt > 0)
-                for (int64_t m = xt - group; m < std::min(xt, x_tiles); ++m)
-                  combine(c.data() + (xt - group) / group % 2 * group * kTileInts +
-                              (m - xt + group) * kTileInts,
-                          y, z, m, first, filters);
+                                     : strided.data() + f * S::kTileRows;
+          fn.combine(acc, filters, w.scales.data() + first, count, dst);
+          if (!contiguous_rows)
+            for (int f = 0; f < filters; ++f) {
+              const OutputRows& o = outs[first + f];
+              float* out = o.row(y, z) + x0 * o.stride[0];
+              for (int x = 0; x < count; ++x)
+                out[x * o.stride[0]] = strided[static_cast<size_t>(f * S::kTileRows + x)];
             }
-            if (!contiguous_rows)
-              for (int f = 0; f < filters; ++f) {
-                const OutputRows& o = outs[first + f];
-                float* out = o.row(y, z);
-                const float* row_responses = responses.data() + f * row_floats;
-                for (int64_t x = 0; x < n_out[0]; ++x)
-                  out[x * o.stride[0]] = row_responses[x];
-              }
-          }
+        };
+        // A call's accumulators wait in one of two slots until the next call's products are
+        // under way; then their digits are combined into the outputs.
+        struct Pending {
+          int64_t y, z, xt, n;
+          int first, filters, slot;
+        };
+        Pending pending{};
+        bool has_pending = false;
+        int slot = 0;
+        auto flush = [&] {
+          if (has_pending)
+            for (int64_t m = 0; m < pending.n; ++m)
+              combine(c.data() + (pending.slot * group + m) * kTileInts, pending.y, pending.z,
+                      pending.xt + m, pending.first, pending.filters);
+          has_pending = false;
         };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
@@ -374,22 +357,43 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
             for (int64_t q1 = 0; q1 < padded_rows; ++q1)
               if (!row_to_bytes(q3, q1, slab.get() + (q3 - z0) * plane_in_bytes + q1 * x_groups))
                 return;
-          // Row y of padded plane q3 as A tiles into its place in the ring: each plane's row
-          // once, read by the k3 output rows (y, q3 - k3 + 1 .. q3) that follow.
-          auto expand = [&](int64_t q3, int64_t y) {
-            fn.interleave(slab.get() + (q3 - z0) * plane_in_bytes + y * x_groups, x_groups, k1, 0,
-                          1, interleaved.get());
-            fn.expand(interleaved.get(), x_tiles, ring.data() + q3 % k3 * tiles_row);
-          };
           for (int64_t y = 0; y < n_out[1]; ++y) {
             if (!eight_bit.load(std::memory_order_relaxed))
               return;
-            for (int64_t q3 = z0; q3 < z0 + k3 - 1; ++q3)
-              expand(q3, y);
-            for (int64_t z = z0; z < z1; ++z) {
-              expand(z + k3 - 1, y);
-              output_row(y, z);
+            // Row y of every plane of the run as A tiles, once.
+            for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
+              fn.interleave(slab.get() + (q3 - z0) * plane_in_bytes + y * x_groups, x_groups, k1, 0,
+                            1, interleaved.get());
+              fn.expand(interleaved.get(), x_tiles, rows.data() + (q3 - z0) * tiles_row);
             }
+            // A column of A tiles (xt) at a time down the run's output planes: the k3 A tiles
+            // of output (y, z) are k3 - 1 of those of (y, z - 1) and one more, still in L1.
+            for (int pass = 0; pass < w.passes; ++pass) {
+              Int8Tile tile;
+              tile.b = w.pass_tiles(pass);
+              tile.k3 = k3;
+              const int first = pass * S::kFilters;
+              const int filters = std::min(S::kFilters, p.count - first);
+              for (int64_t xt = 0; xt < x_tiles; xt += group) {
+                // A group the order takes at once, or (a row's last tiles) one tile at a time.
+                const int64_t n = std::min<int64_t>(group, x_tiles - xt);
+                tile.tiles = n == group ? static_cast<int>(group) : 1;
+                for (int64_t z = z0; z < z1; ++z) {
+                  for (int j3 = 0; j3 < k3; ++j3)
+                    tile.a[j3] = rows.data() + (z - z0 + j3) * tiles_row;
+                  for (int64_t m = 0; m < n; m += tile.tiles) {
+                    tile.x_tile = xt + m;
+                    tile.c = c.data() + (slot * group + m) * kTileInts;
+                    fn.tile(tile);
+                  }
+                  flush();
+                  pending = {y, z, xt, n, first, filters, slot};
+                  has_pending = true;
+                  slot ^= 1;
+                }
+              }
+            }
+            flush();
           }
         }
       },
