@@ -257,37 +257,6 @@ void v_four(const Row& r) {
   four_group<2>(r, 8);
 }
 
-// The product's tiles two at a time (cpu::amx_tile with tiles = 2).
-void v_product_pair(const Row& r) {
-  cpu::Int8Tile t;
-  for (int j = 0; j < kK; ++j)
-    t.a[j] = r.tiles[j];
-  t.b = r.b;
-  t.k3 = kK;
-  t.tiles = 2;
-  for (int64_t xt = 0; xt < kXTiles; xt += 2) {
-    t.x_tile = xt;
-    t.c = r.c + xt * kCTile;
-    cpu::amx_tile(t);
-  }
-}
-
-// The product's tiles four at a time (10 tiles: 4, 4, then 2 one at a time).
-void v_product_four(const Row& r) {
-  cpu::Int8Tile t;
-  for (int j = 0; j < kK; ++j)
-    t.a[j] = r.tiles[j];
-  t.b = r.b;
-  t.k3 = kK;
-  for (int64_t xt = 0; xt < kXTiles;) {
-    t.x_tile = xt;
-    t.tiles = kXTiles - xt >= 4 ? 4 : 1;
-    t.c = r.c + xt * kCTile;
-    cpu::amx_tile(t);
-    xt += t.tiles;
-  }
-}
-
 // 1 A x 3 B, the A tile staged into aligned rows (one tile ahead).
 void v_stage(const Row& r) {
   auto stage = [&](int64_t xt) {
@@ -697,8 +666,6 @@ int main(int argc, char** argv) {
       {"old", false, v_old},
       {"old_alignedB", true, v_old},
       {"product", false, v_product},
-      {"product_pair", true, v_product_pair},
-      {"product_four", true, v_product_four},
       {"stage", true, v_stage},
       {"pair", true, v_pair<false>},
       {"pair_stage", true, v_pair<true>},
@@ -862,13 +829,8 @@ int main(int argc, char** argv) {
     bank.extent = {kK, kK, kK, 1};
     bank.count = 12;
     bank.taps = taps.data();
-    // The product's tile orders (cpu_backend::Tuning), interleaved, then the whole call.
-    std::vector<cpu_backend::Tuning> orders;
-    for (int a_tiles : {1, 2, 4}) {
-      cpu_backend::Tuning t;
-      t.bank_int8_a_tiles = a_tiles;
-      orders.push_back(t);
-    }
+    // The product's run_bank_int8 and the whole call, interleaved.
+    std::vector<cpu_backend::Tuning> orders(1);
     for (int threads : {16, 8}) {
       Options o;
       o.threads = threads;
@@ -890,10 +852,8 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i <= orders.size(); ++i) {
         std::vector<double>& v = ms[i];
         std::sort(v.begin(), v.end());
-        const std::string name = i == orders.size()
-                                     ? std::string("filter_bank (default tuning)")
-                                     : std::string("run_bank_int8 A tiles ") +
-                                           std::to_string(orders[i].bank_int8_a_tiles);
+        const std::string name = i == orders.size() ? std::string("filter_bank (default tuning)")
+                                                    : std::string("run_bank_int8");
         std::printf("%2d threads: %-30s median %7.2f ms, min %7.2f, max %7.2f\n", threads,
                     name.c_str(), v[v.size() / 2], v.front(), v.back());
       }

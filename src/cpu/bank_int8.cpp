@@ -282,9 +282,6 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int workers = static_cast<int>(
       std::min<int64_t>(threads, std::max<int64_t>(1, tuning.pad_limit_bytes / worker_bytes)));
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
-  // A tiles per call of the tile unit (the tuning's order; bank_int8_tiles.h).
-  const int64_t group =
-      tuning.bank_int8_a_tiles == 2 || tuning.bank_int8_a_tiles == 4 ? tuning.bank_int8_a_tiles : 1;
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,
@@ -296,10 +293,10 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         std::unique_ptr<uint8_t[]> interleaved(new uint8_t[static_cast<size_t>(x_groups * 8)]);
         // Row y of the run's planes as A tiles.
         CacheLineVector<uint8_t> rows(static_cast<size_t>((run_planes + k3 - 1) * tiles_row));
-        // Two groups of A tiles' accumulators: a group's digits are combined while the next
-        // group's products run on the tile unit.
+        // Two A tiles' accumulators: a tile's digits are combined while the next tile's products
+        // run on the tile unit.
         constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
-        CacheLineVector<int32_t> c(static_cast<size_t>(2 * group * kTileInts));
+        CacheLineVector<int32_t> c(static_cast<size_t>(2 * kTileInts));
         // One call's responses per filter where the outputs' rows are strided.
         std::vector<float> strided(contiguous_rows ? 0 : size_t{S::kFilters} * S::kTileRows);
         // Padded row q1 of padded plane q3 (as build_padded pads it, core/padding.h) as bytes.
@@ -334,10 +331,10 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
                 out[x * o.stride[0]] = strided[static_cast<size_t>(f * S::kTileRows + x)];
             }
         };
-        // A call's accumulators wait in one of two slots until the next call's products are
+        // A tile's accumulators wait in one of two slots until the next tile's products are
         // under way; then their digits are combined into the outputs.
         struct Pending {
-          int64_t y, z, xt, n;
+          int64_t y, z, xt;
           int first, filters, slot;
         };
         Pending pending{};
@@ -345,9 +342,8 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
         int slot = 0;
         auto flush = [&] {
           if (has_pending)
-            for (int64_t m = 0; m < pending.n; ++m)
-              combine(c.data() + (pending.slot * group + m) * kTileInts, pending.y, pending.z,
-                      pending.xt + m, pending.first, pending.filters);
+            combine(c.data() + pending.slot * kTileInts, pending.y, pending.z, pending.xt,
+                    pending.first, pending.filters);
           has_pending = false;
         };
         for (int64_t run = begin; run < end; ++run) {
@@ -374,20 +370,15 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
               tile.k3 = k3;
               const int first = pass * S::kFilters;
               const int filters = std::min(S::kFilters, p.count - first);
-              for (int64_t xt = 0; xt < x_tiles; xt += group) {
-                // A group the order takes at once, or (a row's last tiles) one tile at a time.
-                const int64_t n = std::min<int64_t>(group, x_tiles - xt);
-                tile.tiles = n == group ? static_cast<int>(group) : 1;
+              for (int64_t xt = 0; xt < x_tiles; ++xt) {
+                tile.x_tile = xt;
                 for (int64_t z = z0; z < z1; ++z) {
                   for (int j3 = 0; j3 < k3; ++j3)
                     tile.a[j3] = rows.data() + (z - z0 + j3) * tiles_row;
-                  for (int64_t m = 0; m < n; m += tile.tiles) {
-                    tile.x_tile = xt + m;
-                    tile.c = c.data() + (slot * group + m) * kTileInts;
-                    fn.tile(tile);
-                  }
+                  tile.c = c.data() + slot * kTileInts;
+                  fn.tile(tile);
                   flush();
-                  pending = {y, z, xt, n, first, filters, slot};
+                  pending = {y, z, xt, first, filters, slot};
                   has_pending = true;
                   slot ^= 1;
                 }

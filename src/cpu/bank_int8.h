@@ -110,12 +110,10 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 /// One or two A tiles of a pass (16 outputs each from x = 16 x_tile on in row y of plane z): their
 /// accumulators.
 struct Int8Tile {
-  static constexpr int kMaxTiles = 4;
   /// Row y of plane z + j3 as A tiles (x_tiles tiles of 16 rows of 64 bytes, 64-byte aligned),
   /// for j3 < k3.
   const uint8_t* a[Int8BankShape::kMaxK3] = {};
   int64_t x_tile = 0;
-  int tiles = 1;              ///< A tiles x_tile .. x_tile + tiles - 1: 1, 2 or 4
   const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
   int32_t* c = nullptr;  ///< [tiles][16][kColumns], 64-byte aligned

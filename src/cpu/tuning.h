@@ -29,9 +29,6 @@ struct Tuning {
   double min_multiply_adds_per_thread = double(1 << 18);
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
-  /// The 8-bit bank's A tiles (16 outputs each) per call of the tile unit: 1, 2 or 4 (the
-  /// orders and their loads per product are in cpu/bank_int8_tiles.h).
-  int bank_int8_a_tiles = 1;
   /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their
   /// halo): larger volumes are cut into more runs than threads.
   int64_t bank_int8_slab_bytes = int64_t{4} << 20;

@@ -63,28 +63,13 @@ Options options_for(int threads) {
 }
 
 // The 8-bit path with `engine`; fails the test when it does not take the bank.
-void run_int8(Int8Case& c, Int8Engine engine, int threads,
-              const cpu_backend::Tuning& tuning = cpu_backend::Tuning{}) {
+void run_int8(Int8Case& c, Int8Engine engine, int threads) {
   poison(c.out);
   RunReport report;
   std::string why_not;
-  ASSERT_TRUE(cpu::run_bank_int8(c.problem, options_for(threads), report, tuning, engine, why_not))
+  ASSERT_TRUE(cpu::run_bank_int8(c.problem, options_for(threads), report, cpu_backend::Tuning{},
+                                 engine, why_not))
       << why_not;
-}
-
-// The tile orders the tuning can choose: one, two or four A tiles a call of the tile unit.
-std::vector<cpu_backend::Tuning> tile_orders() {
-  std::vector<cpu_backend::Tuning> orders;
-  for (int a_tiles : {1, 2, 4}) {
-    cpu_backend::Tuning t;
-    t.bank_int8_a_tiles = a_tiles;
-    orders.push_back(t);
-  }
-  return orders;
-}
-
-std::string order_name(const cpu_backend::Tuning& t) {
-  return std::to_string(t.bank_int8_a_tiles) + " A tiles a call";
 }
 
 // The GPU scheme's emulation of the same bank: the zero-padded volume as the tensor-core kernel's
@@ -112,9 +97,8 @@ std::vector<float> tensor_core_outputs(const Int8Case& c) {
 TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (NDCONV_TEST_SEED replays the run)");
-  // Extents that are no multiple of the A tile (seven tiles: every order's groups and the row's
-  // last tiles; one tile), 12 filters (one pass) and 13 (two, the second of one filter), one and
-  // two threads, every tile order.
+  // Extents that are no multiple of the A tile (seven tiles and one), 12 filters (one pass) and 13
+  // (two, the second of one filter), one and two threads.
   for (const Index& n : {Index{107, 7, 6, 1}, Index{13, 8, 5, 1}})
     for (EightBitKind kind : {EightBitKind::Uniform, EightBitKind::DarkSpeckle})
       for (int count : {12, 13}) {
@@ -125,11 +109,6 @@ TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
         const std::vector<float> expected = tensor_core_outputs(c);
         for (int threads : {1, 2}) {
           run_int8(c, Int8Engine::Emulated, threads);
-          EXPECT_EQ(std::memcmp(c.out.data(), expected.data(), c.out.size() * sizeof(float)), 0);
-        }
-        for (const cpu_backend::Tuning& order : tile_orders()) {
-          SCOPED_TRACE(order_name(order));
-          run_int8(c, Int8Engine::Emulated, 2, order);
           EXPECT_EQ(std::memcmp(c.out.data(), expected.data(), c.out.size() * sizeof(float)), 0);
         }
         const BankReference ref = bank_reference(c.input, n, kFilter, count, c.taps);
@@ -360,16 +339,11 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
         }
         run_int8(c, Int8Engine::Emulated, 2);
         const std::vector<float> emulated = c.out;
-        // One thread (one run of every plane) and all of them (runs of a few planes), every
-        // tile order.
+        // One thread (one run of every plane) and all of them (runs of a few planes).
         run_int8(c, Int8Engine::Amx, 1);
         EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
-        for (const cpu_backend::Tuning& order : tile_orders()) {
-          SCOPED_TRACE(order_name(order));
-          run_int8(c, Int8Engine::Amx, 0, order);
-          EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
-        }
         run_int8(c, Int8Engine::Amx, 0);
+        EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         const std::vector<float> amx_out = c.out;
         cpu_backend::Tuning fp32_only;
         fp32_only.bank_int8 = false;
