@@ -1,14 +1,16 @@
 // Orders of the 8-bit bank's AMX tiles (src/cpu/bank_int8.h) on the 160^3 bank of 12 7^3 filters,
 // each first checked bit for bit against emulate_tile, then timed with every thread doing 1600
-// output rows (10 tiles of 16 outputs, 21 TDPBUSD a tile): the product's amx_tile, the B tiles
-// 64-byte aligned, the A tiles staged into 64-byte rows, two A tiles sharing each B load (six
-// accumulators), five A tiles per B tile; then probes of the tile unit itself (TDPBUSD without
-// loads on 6, 3 and 1 accumulators, tile loads alone), which pairs of CPUs share a tile unit, the
-// outputs' write bandwidth, and the whole filter_bank call against run_bank_int8 alone.
+// output rows (10 tiles of 16 outputs, 21 TDPBUSD a tile): main's order on A tiles 8 bytes apart
+// (`old`), the product's on expanded A tiles, the A tiles staged per use, two A tiles sharing each
+// B load (six accumulators), four or five A tiles per B column tile, with the combination; then
+// probes of the tile unit itself (TDPBUSD without loads on 6, 3 and 1 accumulators, tile loads
+// alone, reloads into the same or alternating registers), which pairs of CPUs share a tile unit,
+// the outputs' write bandwidth, and run_bank_int8 against the whole filter_bank call. -DSOFT_AMX
+// builds it with the tile instructions in plain C++ (checks only: the harness without AMX).
 // A development probe, not a benchmark. Built with the tile flags (runs only where AMX is):
 //   g++ -O2 -std=c++17 -mamx-tile -mamx-int8 -mavx512f -mavx2 -mfma -I src
 //       dev/amx_tile_sweep.cpp build-cpu/src/libndconv_core.a -lpthread -o amx_tile_sweep
-//   ./amx_tile_sweep [variant|all] [threads,...]
+//   ./amx_tile_sweep [all|variants|probes|call|<variant>] [threads,...]
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>

@@ -3,28 +3,28 @@
 // and combine_slices, so the CPU's responses equal the GPU's bit for bit.
 //
 // The mapping. Each boundary-padded plane of the input (padded as the FP32 bank pads it) is
-// converted to bytes and interleaved: for output row y, position q holds the 8 bytes of the
-// plane's rows y .. y + 7 at q (row i past the filter's k1 rows: zero),
-//   interleaved[(y * x_groups + q) * 8 + i] = padded(row y + i)[q].
+// converted to bytes; row y of a plane is interleaved: position q holds the 8 bytes of the plane's
+// rows y .. y + 7 at q (row i past the filter's k1 rows: zero),
+//   interleaved[q * 8 + i] = padded(row y + i)[q].
 // The 64 bytes from position x on are then the K vector of output x for tap plane j3 (K index
-// k = dx * 8 + i: tap dx along x, tap row i along y), and the 16 outputs x0 .. x0 + 15 are one A
-// tile loaded straight from memory with a row stride of 8 bytes: no staging.
-//   A = 16 outputs x 64 K (u8), loaded once per tap plane j3;
+// k = dx * 8 + i: tap dx along x, tap row i along y). The row is expanded into A tiles of 16 rows
+// of 64 bytes, row m of tile xt being the 64 bytes from position 16 xt + m on, each on its own
+// cache line (a tile loaded from the interleaved row itself, rows 8 bytes apart, has 14 of its 16
+// rows split across two lines: 5x an aligned load on 16 threads of the Xeon).
+//   A = 16 outputs x 64 K (u8), one per tap plane j3;
 //   B = 64 K x 16 columns (s8, AMX's VNNI layout: row k / 4, byte 4 n + k % 4), three per tap
 //       plane: the pass's 48 columns, column c = digit * 12 + filter (digit-major);
 //   C = 16 outputs x 16 columns (s32), three accumulators per 16 outputs.
-// Two A tiles (32 outputs) at a time share each B load: six accumulators (A tile m, B tile n in
-// tile 3 m + n), one A (6) and one B (7) register, the B tiles walked 0 1 2 for the first A tile
-// and 2 1 0 for the second: per plane 2 A and 5 B loads for 6 TDPBUSD (a single A tile, at the
-// row's end: 1 A and 3 B loads for 3). The weights and the accumulators are 64-byte aligned (no
-// row of a B or C tile straddles two cache lines). The digits of each output's 12 filters are
-// then combined in AVX-512 lanes (12 filters a vector). K holds k0 x k1 <= 8 x 8 taps per plane
-// (49 of 64 for 7^3).
+// Per 16 outputs and tap plane: 1 A and 3 B loads for 3 TDPBUSD in seven tile registers
+// (bank_int8_tiles.h). The weights and the accumulators are 64-byte aligned. The digits of each
+// output's 12 filters are then combined in AVX-512 lanes (12 filters a vector). K holds
+// k0 x k1 <= 8 x 8 taps per plane (49 of 64 for 7^3).
 //
-// The work: each thread takes a run of consecutive output planes and keeps the k3 interleaved
-// planes they read in a ring (about 1.6 MiB for 160^2 planes: cache-resident), interleaving each
-// padded plane as the run reaches it (the k3 - 1 planes of a run's halo twice), so that no padded
-// copy of the volume is made.
+// The work: each thread takes a run of consecutive output planes and converts its planes (the
+// k3 - 1 planes of its halo included) to bytes, so that no padded copy of the volume is made.
+// For each output row y it expands row y of every plane of the run into A tiles, then walks one
+// column of A tiles (16 outputs) down the run's output planes: output (y, z) reads the A tiles of
+// planes z .. z + k3 - 1, k3 - 1 of which output (y, z - 1) has just read (in L1).
 #pragma once
 
 #include <cstddef>
@@ -107,8 +107,7 @@ struct Int8BankWeights {
 /// digits and laid out as B tiles.
 Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 
-/// One or two A tiles of a pass (16 outputs each from x = 16 x_tile on in row y of plane z): their
-/// accumulators.
+/// One A tile of a pass (16 outputs from x = 16 x_tile on in row y of plane z): its accumulators.
 struct Int8Tile {
   /// Row y of plane z + j3 as A tiles (x_tiles tiles of 16 rows of 64 bytes, 64-byte aligned),
   /// for j3 < k3.
@@ -116,10 +115,10 @@ struct Int8Tile {
   int64_t x_tile = 0;
   const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
-  int32_t* c = nullptr;  ///< [tiles][16][kColumns], 64-byte aligned
+  int32_t* c = nullptr;  ///< [16][kColumns], 64-byte aligned
 };
 
-/// The tiles in plain C++: TDPBUSD's arithmetic on the same tiles.
+/// The tile in plain C++: the same tile instructions (bank_int8_tiles.h) on emulated tiles.
 void emulate_tile(const Int8Tile& tile);
 
 /// Positions per interleaved row for n0 outputs along x: whole A tiles and their windows.
@@ -145,7 +144,8 @@ void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0,
 /// 16 xt + m on), so that no tile row straddles two cache lines.
 void expand_a_tiles(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out);
 
-/// The two above over a whole plane (`plane`: n1 + k1 - 1 rows; `bytes`: scratch for them).
+/// bytes_from_rows and interleave_rows over a whole plane (`plane`: n1 + k1 - 1 rows; `bytes`:
+/// scratch for them).
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
                       int64_t x_groups, uint8_t* bytes, uint8_t* out);
 

@@ -1,5 +1,5 @@
 // The CPU filter bank on 8-bit inputs (src/cpu/bank_int8.h): the mapping's integer arithmetic in
-// plain C++ (the same interleaved input, B tiles and tile order, TDPBUSD emulated) equals the GPU
+// plain C++ (the same expanded A tiles, B tiles and tile instructions, emulated) equals the GPU
 // tensor-core scheme's emulation (cuda/bank/tensor_core_layout.h) bit for bit on uniform and dark
 // volumes of uneven extents; the AVX-512 helpers equal the plain ones; what the path refuses; the
 // fallback to the FP32 bank where the CPU has no AMX (CI); and, where it has, the AMX kernel
