@@ -30,6 +30,7 @@ const int64_t kPlaneBytes = kN * kGroups * S::kGroup;
 // One thread's share of a 160^3 run: kN * kN / threads output rows, each kXTiles tiles.
 struct Part {
   std::vector<uint8_t> ring;
+  cpu::CacheLineVector<uint8_t> tiles;  // rows 0-15 of the ring's planes as A tiles
   std::vector<int32_t> c;
   std::vector<float> out;
 };
@@ -72,6 +73,11 @@ int main(int argc, char** argv) {
     for (int j = 0; j < kK; ++j)
       cpu::interleave_plane_avx512(plane.data(), row_length, kN + kK - 1, kN, kK, kGroups,
                                    bytes.data(), p.ring.data() + j * kPlaneBytes);
+    p.tiles.resize(16 * kK * kXTiles * 1024);
+    for (int64_t y = 0; y < 16; ++y)
+      for (int j = 0; j < kK; ++j)
+        cpu::expand_a_tiles(p.ring.data() + j * kPlaneBytes + y * kGroups * S::kGroup, kXTiles,
+                            p.tiles.data() + (y * kK + j) * kXTiles * 1024);
     p.c.resize(2 * 16 * S::kColumns);
     p.out.resize(12 * kN);
   }
@@ -80,8 +86,8 @@ int main(int argc, char** argv) {
   auto tile_at = [&](Part& p, int64_t row) {
     cpu::Int8Tile t;
     const int64_t y = row % kN;
-    for (int j = 0; j < kK; ++j)
-      t.a[j] = p.ring.data() + j * kPlaneBytes + y * kGroups * S::kGroup;
+    for (int j = 0; j < kK; ++j)  // the product's A tiles of row y % 16
+      t.a[j] = p.tiles.data() + (y % 16 * kK + j) * kXTiles * 1024;
     t.b = w.pass_tiles(0);
     t.k3 = kK;
     return t;

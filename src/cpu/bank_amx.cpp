@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "cpu/bank_int8.h"
+#include "cpu/bank_int8_tiles.h"
 
 namespace ndconv::cpu {
 
@@ -14,8 +15,7 @@ namespace {
 
 using S = Int8BankShape;
 
-// The tile registers of the mapping (GCC's tile intrinsics take literal numbers): the three
-// accumulators 0-2, the A tile 3, three B tiles 4-6.
+// The tile registers of the mapping (bank_int8_tiles.h): accumulators 0-2, A 3, B 4-6.
 constexpr int kTilesUsed = 7;
 
 // Every lane: the masked forms of the conversions, whose unmasked ones GCC 12 warns about.
@@ -56,33 +56,61 @@ void amx_release_tiles() {
   _tile_release();
 }
 
-void amx_tile(const Int8Tile& t) {
-  constexpr int64_t kCStride = S::kColumns * sizeof(int32_t);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  const int64_t x = t.x_tile * S::kTileRows * S::kGroup;
-  const int8_t* b = t.b;
-  for (int j3 = 0; j3 < t.k3; ++j3, b += S::kNTiles * S::kBTileBytes) {
-    _tile_loadd(3, t.a[j3] + x, S::kGroup);
-    _tile_loadd(4, b, S::kTileBytes);
-    _tile_dpbusd(0, 3, 4);
-    _tile_loadd(5, b + S::kBTileBytes, S::kTileBytes);
-    _tile_dpbusd(1, 3, 5);
-    _tile_loadd(6, b + 2 * S::kBTileBytes, S::kTileBytes);
-    _tile_dpbusd(2, 3, 6);
+namespace {
+
+// The tile instructions by number for int8_tile_products (GCC's tile intrinsics take literal
+// numbers: each call below is inlined with constant arguments and its switch folds away).
+// clang-format off
+struct AmxTiles {
+  __attribute__((always_inline)) void zero(int t) {
+    switch (t) {
+      case 0: _tile_zero(0); break;
+      case 1: _tile_zero(1); break;
+      case 2: _tile_zero(2); break;
+      default: __builtin_trap();
+    }
   }
-  _tile_stored(0, t.c, kCStride);
-  _tile_stored(1, t.c + 16, kCStride);
-  _tile_stored(2, t.c + 32, kCStride);
+  __attribute__((always_inline)) void load(int t, const void* base, int64_t stride) {
+    switch (t) {
+      case 3: _tile_loadd(3, base, stride); break;
+      case 4: _tile_loadd(4, base, stride); break;
+      case 5: _tile_loadd(5, base, stride); break;
+      case 6: _tile_loadd(6, base, stride); break;
+      default: __builtin_trap();
+    }
+  }
+  __attribute__((always_inline)) void store(int t, void* base, int64_t stride) {
+    switch (t) {
+      case 0: _tile_stored(0, base, stride); break;
+      case 1: _tile_stored(1, base, stride); break;
+      case 2: _tile_stored(2, base, stride); break;
+      default: __builtin_trap();
+    }
+  }
+  __attribute__((always_inline)) void dpbusd(int c, int a, int b) {
+    switch (c * 100 + a * 10 + b) {
+      case 34: _tile_dpbusd(0, 3, 4); break;
+      case 135: _tile_dpbusd(1, 3, 5); break;
+      case 236: _tile_dpbusd(2, 3, 6); break;
+      default: __builtin_trap();
+    }
+  }
+};
+// clang-format on
+
+}  // namespace
+
+void amx_tile(const Int8Tile& t) {
+  AmxTiles tiles;
+  int8_tile_products(tiles, t);
 }
 
-bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
-                             int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out) {
-  // The plane's rows as bytes, checking every value: whole vectors, then the rest one by one.
+bool bytes_from_rows_avx512(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                            int64_t x_groups, uint8_t* bytes) {
+  // Whole vectors, then the rest one by one, checking every value.
   const int64_t whole = (row_length < x_groups ? row_length : x_groups) / 16 * 16;
-  for (int64_t y = 0; y < n1 + k1 - 1; ++y) {
-    const float* in = plane + y * row_length;
+  for (int64_t y = 0; y < count; ++y) {
+    const float* in = rows + y * row_length;
     uint8_t* row = bytes + y * x_groups;
     int64_t q = 0;
     for (; q < whole; q += 16) {
@@ -105,9 +133,14 @@ bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_c
     }
     // Positions from x_count on are zero in the padded rows already.
   }
+  return true;
+}
+
+void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                            uint8_t* out) {
   // Eight rows of 16 bytes into 16 positions of 8 bytes: a byte transpose by unpacking.
   const __m128i zero = _mm_setzero_si128();
-  for (int64_t y = 0; y < n1; ++y) {
+  for (int64_t y = y0; y < y1; ++y) {
     const uint8_t* src[S::kGroup];
     for (int i = 0; i < S::kGroup; ++i)
       src[i] = i < k1 ? bytes + (y + i) * x_groups : nullptr;
@@ -137,6 +170,40 @@ bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_c
       for (int i = 0; i < S::kGroup; ++i)
         dst[q * S::kGroup + i] = src[i] ? src[i][q] : 0;
   }
+}
+
+void expand_a_tiles_avx512(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out) {
+  // A tile's 16 rows (64 bytes, 8 apart) from three vectors: the rows between by shifting
+  // quadwords across each pair.
+  for (int64_t xt = 0; xt < x_tiles; ++xt) {
+    const uint8_t* a = interleaved + xt * S::kTileRows * S::kGroup;
+    uint8_t* s = out + xt * S::kTileRows * S::kTileBytes;
+    const __m512i v0 = _mm512_loadu_si512(a), v1 = _mm512_loadu_si512(a + 64),
+                  v2 = _mm512_loadu_si512(a + 128);
+    _mm512_store_si512(s, v0);
+    _mm512_store_si512(s + 64, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 1));
+    _mm512_store_si512(s + 128, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 2));
+    _mm512_store_si512(s + 192, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 3));
+    _mm512_store_si512(s + 256, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 4));
+    _mm512_store_si512(s + 320, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 5));
+    _mm512_store_si512(s + 384, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 6));
+    _mm512_store_si512(s + 448, _mm512_maskz_alignr_epi64(0xFF, v1, v0, 7));
+    _mm512_store_si512(s + 512, v1);
+    _mm512_store_si512(s + 576, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 1));
+    _mm512_store_si512(s + 640, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 2));
+    _mm512_store_si512(s + 704, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 3));
+    _mm512_store_si512(s + 768, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 4));
+    _mm512_store_si512(s + 832, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 5));
+    _mm512_store_si512(s + 896, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 6));
+    _mm512_store_si512(s + 960, _mm512_maskz_alignr_epi64(0xFF, v2, v1, 7));
+  }
+}
+
+bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
+                             int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out) {
+  if (!bytes_from_rows_avx512(plane, row_length, x_count, n1 + k1 - 1, x_groups, bytes))
+    return false;
+  interleave_rows_avx512(bytes, x_groups, k1, 0, n1, out);
   return true;
 }
 

@@ -3,6 +3,8 @@
 // threads.
 #include "cpu/bank_int8.h"
 
+#include "cpu/bank_int8_tiles.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,7 +44,9 @@ struct OutputRows {
 // The functions of one engine.
 struct Int8Functions {
   void (*tile)(const Int8Tile&);
-  bool (*interleave)(const float*, int64_t, int64_t, int64_t, int, int64_t, uint8_t*, uint8_t*);
+  bool (*to_bytes)(const float*, int64_t, int64_t, int64_t, int64_t, uint8_t*);
+  void (*interleave)(const uint8_t*, int64_t, int, int64_t, int64_t, uint8_t*);
+  void (*expand)(const uint8_t*, int64_t, uint8_t*);
   void (*combine)(const int32_t*, int, const float*, int, float* const*);
   void (*begin)();
   void (*end)();
@@ -61,11 +65,17 @@ void begin_amx_worker() {
 Int8Functions functions(Int8Engine engine) {
 #if NDCONV_CPU_X86_KERNELS
   if (engine == Int8Engine::Amx)
-    return {&amx_tile, &interleave_plane_avx512, &combine_tile_avx512, &begin_amx_worker,
+    return {&amx_tile,
+            &bytes_from_rows_avx512,
+            &interleave_rows_avx512,
+            &expand_a_tiles_avx512,
+            &combine_tile_avx512,
+            &begin_amx_worker,
             &amx_release_tiles};
 #endif
   (void)engine;
-  return {&emulate_tile, &interleave_plane, &combine_tile, &no_tiles, &no_tiles};
+  return {&emulate_tile, &bytes_from_rows, &interleave_rows, &expand_a_tiles,
+          &combine_tile, &no_tiles,        &no_tiles};
 }
 
 // The tiles stay configured for the worker's chunk and are released however it ends.
@@ -118,31 +128,50 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps) 
   return w;
 }
 
-void emulate_tile(const Int8Tile& t) {
-  std::fill(t.c, t.c + S::kTileRows * S::kColumns, 0);
-  for (int j3 = 0; j3 < t.k3; ++j3) {
-    // The A tile: 16 rows of 64 bytes, 8 bytes apart.
-    const uint8_t* a = t.a[j3] + t.x_tile * S::kTileRows * S::kGroup;
-    for (int nt = 0; nt < S::kNTiles; ++nt) {
-      const int8_t* b = t.b + (j3 * S::kNTiles + nt) * S::kBTileBytes;
-      // TDPBUSD: C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A) * s8(B).
-      for (int m = 0; m < S::kTileRows; ++m)
-        for (int n = 0; n < 16; ++n) {
-          int32_t sum = 0;
-          for (int kr = 0; kr < S::kTileBytes / 4; ++kr)
-            for (int q = 0; q < 4; ++q)
-              sum += int32_t{a[m * S::kGroup + 4 * kr + q]} *
-                     int32_t{b[kr * S::kTileBytes + 4 * n + q]};
-          t.c[m * S::kColumns + nt * 16 + n] += sum;
-        }
-    }
+namespace {
+
+// The tile registers in plain C++ for int8_tile_products: TILELOADD, TDPBUSD and TILESTORED of
+// 16 rows of 64 bytes.
+struct EmulatedTiles {
+  uint8_t tmm[8][S::kTileRows * S::kTileBytes];
+  void zero(int t) { std::fill(tmm[t], tmm[t] + sizeof tmm[t], uint8_t{0}); }
+  void load(int t, const void* base, int64_t stride) {
+    for (int r = 0; r < S::kTileRows; ++r)
+      std::memcpy(tmm[t] + r * S::kTileBytes, static_cast<const uint8_t*>(base) + r * stride,
+                  S::kTileBytes);
   }
+  void store(int t, void* base, int64_t stride) {
+    for (int r = 0; r < S::kTileRows; ++r)
+      std::memcpy(static_cast<uint8_t*>(base) + r * stride, tmm[t] + r * S::kTileBytes,
+                  S::kTileBytes);
+  }
+  // C[m][n] += sum over the 16 B rows and their 4 bytes of u8(A[m]) * s8(B[row][4 n ..]).
+  void dpbusd(int c, int a, int b) {
+    for (int m = 0; m < S::kTileRows; ++m)
+      for (int n = 0; n < 16; ++n) {
+        int32_t sum = 0;
+        for (int k = 0; k < S::kTileBytes; ++k)
+          sum += int32_t{tmm[a][m * S::kTileBytes + k]} *
+                 int32_t{static_cast<int8_t>(tmm[b][k / 4 * S::kTileBytes + 4 * n + k % 4])};
+        int32_t acc;
+        std::memcpy(&acc, tmm[c] + m * S::kTileBytes + 4 * n, sizeof acc);
+        acc += sum;
+        std::memcpy(tmm[c] + m * S::kTileBytes + 4 * n, &acc, sizeof acc);
+      }
+  }
+};
+
+}  // namespace
+
+void emulate_tile(const Int8Tile& t) {
+  EmulatedTiles tiles;
+  int8_tile_products(tiles, t);
 }
 
-bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
-                      int64_t x_groups, uint8_t* bytes, uint8_t* out) {
-  for (int64_t y = 0; y < n1 + k1 - 1; ++y) {
-    const float* in = plane + y * row_length;
+bool bytes_from_rows(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                     int64_t x_groups, uint8_t* bytes) {
+  for (int64_t y = 0; y < count; ++y) {
+    const float* in = rows + y * row_length;
     uint8_t* row = bytes + y * x_groups;
     for (int64_t q = 0; q < x_groups; ++q) {
       const float v = q < row_length ? in[q] : 0.0f;
@@ -152,10 +181,29 @@ bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, i
       row[q] = q < x_count ? static_cast<uint8_t>(v) : 0;
     }
   }
-  for (int64_t y = 0; y < n1; ++y)
+  return true;
+}
+
+void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                     uint8_t* out) {
+  for (int64_t y = y0; y < y1; ++y)
     for (int64_t q = 0; q < x_groups; ++q)
       for (int i = 0; i < S::kGroup; ++i)
         out[(y * x_groups + q) * S::kGroup + i] = i < k1 ? bytes[(y + i) * x_groups + q] : 0;
+}
+
+void expand_a_tiles(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out) {
+  for (int64_t xt = 0; xt < x_tiles; ++xt)
+    for (int m = 0; m < S::kTileRows; ++m)
+      std::memcpy(out + (xt * S::kTileRows + m) * S::kTileBytes,
+                  interleaved + (xt * S::kTileRows + m) * S::kGroup, S::kTileBytes);
+}
+
+bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
+                      int64_t x_groups, uint8_t* bytes, uint8_t* out) {
+  if (!bytes_from_rows(plane, row_length, x_count, n1 + k1 - 1, x_groups, bytes))
+    return false;
+  interleave_rows(bytes, x_groups, k1, 0, n1, out);
   return true;
 }
 
@@ -205,19 +253,27 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   const int64_t x_count = n_out[0] + k[0] - 1;
   const int64_t row_length = round_up(std::max(x_count, x_groups), 16);
   const int64_t padded_rows = n_out[1] + k[1] - 1;
-  const int64_t interleaved_row = x_groups * S::kGroup;  // bytes per output row
-  const int64_t plane_bytes = n_out[1] * interleaved_row;
+  const int64_t plane_in_bytes = padded_rows * x_groups;  // a padded plane as bytes
+  // A plane's output row as A tiles: x_tiles tiles of 16 rows of 64 bytes (bank_int8.h).
+  const int64_t tiles_row = x_tiles * S::kTileRows * S::kTileBytes;
   const int k3 = static_cast<int>(k[3]);
+  const int k1 = static_cast<int>(k[1]);
   std::vector<OutputRows> outs;
   for (const VolumeView& o : p.outputs)
     outs.push_back({o.data, core::to_canonical(dims, o.stride, 0)});
   const bool contiguous_rows =
       std::all_of(outs.begin(), outs.end(), [](const OutputRows& o) { return o.stride[0] == 1; });
 
-  // Each worker's buffers (a padded plane as floats and as bytes, the ring) within the padding
-  // limit the FP32 bank's slabs keep to, all workers together.
-  const int64_t worker_bytes =
-      padded_rows * row_length * int64_t{sizeof(float)} + padded_rows * x_groups + k3 * plane_bytes;
+  // Runs of output planes, one per thread where there are planes enough and each run's planes as
+  // bytes (its k3 - 1 halo planes included) within the tuning's slab; every worker's buffers
+  // together within the padding limit the FP32 bank's slabs keep to.
+  const int64_t max_run =
+      std::max<int64_t>(1, tuning.bank_int8_slab_bytes / plane_in_bytes - (k3 - 1));
+  const int64_t run_planes = std::min(max_run, (n_out[3] + threads - 1) / threads);
+  const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
+  const int64_t worker_bytes = row_length * int64_t{sizeof(float)} +
+                               (run_planes + k3 - 1) * (plane_in_bytes + tiles_row) +
+                               x_groups * S::kGroup;
   if (worker_bytes > tuning.pad_limit_bytes) {
     why_not = "the planes are too large for the 8-bit bank's per-thread buffers (" +
               std::to_string(worker_bytes >> 20) + " MiB a thread)";
@@ -225,88 +281,110 @@ bool run_bank_int8(const detail::BankProblem& p, const Options& options, RunRepo
   }
   const int workers = static_cast<int>(
       std::min<int64_t>(threads, std::max<int64_t>(1, tuning.pad_limit_bytes / worker_bytes)));
-  // Runs of output planes, one per worker where there are planes enough.
-  const int64_t run_planes = (n_out[3] + workers - 1) / workers;
-  const int64_t runs = (n_out[3] + run_planes - 1) / run_planes;
   const int used_threads = static_cast<int>(std::min<int64_t>(workers, runs));
   std::atomic<bool> eight_bit{true};
   core::parallel_for(
       used_threads, runs,
       [&](int64_t begin, int64_t end, int) {
         const TileSession tiles(fn);
-        std::unique_ptr<float[]> plane(new float[static_cast<size_t>(padded_rows * row_length)]);
-        std::unique_ptr<uint8_t[]> bytes(new uint8_t[static_cast<size_t>(padded_rows * x_groups)]);
-        std::unique_ptr<uint8_t[]> ring(new uint8_t[static_cast<size_t>(k3 * plane_bytes)]);
-        std::vector<int32_t> c(static_cast<size_t>(2 * S::kTileRows * S::kColumns));
-        // A pass's responses in one output row, per filter, before they go to the outputs.
-        const int64_t row_floats = x_tiles * S::kTileRows;
-        std::vector<float> responses(static_cast<size_t>(S::kFilters * row_floats));
-        auto combine = [&](const int32_t* acc, int64_t xt, int filters, const float* scales) {
+        std::unique_ptr<float[]> line(new float[static_cast<size_t>(row_length)]);
+        std::unique_ptr<uint8_t[]> slab(
+            new uint8_t[static_cast<size_t>((run_planes + k3 - 1) * plane_in_bytes)]);
+        std::unique_ptr<uint8_t[]> interleaved(new uint8_t[static_cast<size_t>(x_groups * 8)]);
+        // Row y of the run's planes as A tiles.
+        CacheLineVector<uint8_t> rows(static_cast<size_t>((run_planes + k3 - 1) * tiles_row));
+        // Two A tiles' accumulators: a tile's digits are combined while the next tile's products
+        // run on the tile unit.
+        constexpr int64_t kTileInts = S::kTileRows * S::kColumns;
+        CacheLineVector<int32_t> c(static_cast<size_t>(2 * kTileInts));
+        // One call's responses per filter where the outputs' rows are strided.
+        std::vector<float> strided(contiguous_rows ? 0 : size_t{S::kFilters} * S::kTileRows);
+        // Padded row q1 of padded plane q3 (as build_padded pads it, core/padding.h) as bytes.
+        auto row_to_bytes = [&](int64_t q3, int64_t q1, uint8_t* bytes) {
+          const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
+          const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
+          if (i1 < 0 || i3 < 0)
+            std::fill(line.get(), line.get() + row_length, 0.0f);
+          else
+            core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3], in_stride[0],
+                              n_in[0], offset[0], x_count, row_length, p.boundary, line.get());
+          if (fn.to_bytes(line.get(), row_length, x_count, 1, x_groups, bytes))
+            return true;
+          eight_bit = false;
+          return false;
+        };
+        // The digits of A tile xt of a pass's output row (y, z) into its filters' rows.
+        auto combine = [&](const int32_t* acc, int64_t y, int64_t z, int64_t xt, int first,
+                           int filters) {
           float* dst[S::kFilters];
           const int64_t x0 = xt * S::kTileRows;
+          const int count = static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0));
           for (int f = 0; f < filters; ++f)
-            dst[f] = responses.data() + f * row_floats + x0;
-          fn.combine(acc, filters, scales,
-                     static_cast<int>(std::min<int64_t>(S::kTileRows, n_out[0] - x0)), dst);
+            dst[f] = contiguous_rows ? outs[first + f].row(y, z) + x0
+                                     : strided.data() + f * S::kTileRows;
+          fn.combine(acc, filters, w.scales.data() + first, count, dst);
+          if (!contiguous_rows)
+            for (int f = 0; f < filters; ++f) {
+              const OutputRows& o = outs[first + f];
+              float* out = o.row(y, z) + x0 * o.stride[0];
+              for (int x = 0; x < count; ++x)
+                out[x * o.stride[0]] = strided[static_cast<size_t>(f * S::kTileRows + x)];
+            }
+        };
+        // A tile's accumulators wait in one of two slots until the next tile's products are
+        // under way; then their digits are combined into the outputs.
+        struct Pending {
+          int64_t y, z, xt;
+          int first, filters, slot;
+        };
+        Pending pending{};
+        bool has_pending = false;
+        int slot = 0;
+        auto flush = [&] {
+          if (has_pending)
+            combine(c.data() + pending.slot * kTileInts, pending.y, pending.z, pending.xt,
+                    pending.first, pending.filters);
+          has_pending = false;
         };
         for (int64_t run = begin; run < end; ++run) {
           const int64_t z0 = run * run_planes, z1 = std::min(n_out[3], z0 + run_planes);
-          for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
+          // The run's padded planes as bytes.
+          for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3)
+            for (int64_t q1 = 0; q1 < padded_rows; ++q1)
+              if (!row_to_bytes(q3, q1, slab.get() + (q3 - z0) * plane_in_bytes + q1 * x_groups))
+                return;
+          for (int64_t y = 0; y < n_out[1]; ++y) {
             if (!eight_bit.load(std::memory_order_relaxed))
               return;
-            // Padded plane q3, as build_padded pads it (core/padding.h), then interleaved.
-            const int64_t i3 = detail::boundary_index(q3 + offset[3], n_in[3], p.boundary);
-            for (int64_t q1 = 0; q1 < padded_rows; ++q1) {
-              float* line = plane.get() + q1 * row_length;
-              const int64_t i1 = detail::boundary_index(q1 + offset[1], n_in[1], p.boundary);
-              if (i1 < 0 || i3 < 0)
-                std::fill(line, line + row_length, 0.0f);
-              else
-                core::gather_line(p.input.data + i1 * in_stride[1] + i3 * in_stride[3],
-                                  in_stride[0], n_in[0], offset[0], x_count, row_length, p.boundary,
-                                  line);
+            // Row y of every plane of the run as A tiles, once.
+            for (int64_t q3 = z0; q3 < z1 + k3 - 1; ++q3) {
+              fn.interleave(slab.get() + (q3 - z0) * plane_in_bytes + y * x_groups, x_groups, k1, 0,
+                            1, interleaved.get());
+              fn.expand(interleaved.get(), x_tiles, rows.data() + (q3 - z0) * tiles_row);
             }
-            if (!fn.interleave(plane.get(), row_length, x_count, n_out[1], static_cast<int>(k[1]),
-                               x_groups, bytes.get(), ring.get() + q3 % k3 * plane_bytes)) {
-              eight_bit = false;
-              return;
-            }
-            if (q3 < z0 + k3 - 1)
-              continue;
-            const int64_t z = q3 - (k3 - 1);  // every plane it reads is in the ring now
-            for (int64_t y = 0; y < n_out[1]; ++y)
-              for (int pass = 0; pass < w.passes; ++pass) {
-                Int8Tile tile;
-                for (int j3 = 0; j3 < k3; ++j3)
-                  tile.a[j3] = ring.get() + (z + j3) % k3 * plane_bytes + y * interleaved_row;
-                tile.b = w.pass_tiles(pass);
-                tile.k3 = k3;
-                const int first = pass * S::kFilters;
-                const int filters = std::min(S::kFilters, p.count - first);
-                // Tile xt's digits combined after tile xt + 1's products are under way.
-                for (int64_t xt = 0; xt <= x_tiles; ++xt) {
-                  if (xt < x_tiles) {
-                    tile.x_tile = xt;
-                    tile.c = c.data() + xt % 2 * S::kTileRows * S::kColumns;
-                    fn.tile(tile);
-                  }
-                  if (xt > 0)
-                    combine(c.data() + (xt - 1) % 2 * S::kTileRows * S::kColumns, xt - 1, filters,
-                            w.scales.data() + first);
-                }
-                for (int f = 0; f < filters; ++f) {
-                  const OutputRows& o = outs[first + f];
-                  const float* row_responses = responses.data() + f * row_floats;
-                  if (contiguous_rows) {
-                    std::memcpy(o.row(y, z), row_responses,
-                                static_cast<size_t>(n_out[0]) * sizeof(float));
-                  } else {
-                    float* out = o.row(y, z);
-                    for (int64_t x = 0; x < n_out[0]; ++x)
-                      out[x * o.stride[0]] = row_responses[x];
-                  }
+            // A column of A tiles (xt) at a time down the run's output planes: the k3 A tiles
+            // of output (y, z) are k3 - 1 of those of (y, z - 1) and one more, still in L1.
+            for (int pass = 0; pass < w.passes; ++pass) {
+              Int8Tile tile;
+              tile.b = w.pass_tiles(pass);
+              tile.k3 = k3;
+              const int first = pass * S::kFilters;
+              const int filters = std::min(S::kFilters, p.count - first);
+              for (int64_t xt = 0; xt < x_tiles; ++xt) {
+                tile.x_tile = xt;
+                for (int64_t z = z0; z < z1; ++z) {
+                  for (int j3 = 0; j3 < k3; ++j3)
+                    tile.a[j3] = rows.data() + (z - z0 + j3) * tiles_row;
+                  tile.c = c.data() + slot * kTileInts;
+                  fn.tile(tile);
+                  flush();
+                  pending = {y, z, xt, first, filters, slot};
+                  has_pending = true;
+                  slot ^= 1;
                 }
               }
+            }
+            flush();
           }
         }
       },

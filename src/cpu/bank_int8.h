@@ -3,27 +3,33 @@
 // and combine_slices, so the CPU's responses equal the GPU's bit for bit.
 //
 // The mapping. Each boundary-padded plane of the input (padded as the FP32 bank pads it) is
-// converted to bytes and interleaved: for output row y, position q holds the 8 bytes of the
-// plane's rows y .. y + 7 at q (row i past the filter's k1 rows: zero),
-//   interleaved[(y * x_groups + q) * 8 + i] = padded(row y + i)[q].
+// converted to bytes; row y of a plane is interleaved: position q holds the 8 bytes of the plane's
+// rows y .. y + 7 at q (row i past the filter's k1 rows: zero),
+//   interleaved[q * 8 + i] = padded(row y + i)[q].
 // The 64 bytes from position x on are then the K vector of output x for tap plane j3 (K index
-// k = dx * 8 + i: tap dx along x, tap row i along y), and the 16 outputs x0 .. x0 + 15 are one A
-// tile loaded straight from memory with a row stride of 8 bytes: no staging.
-//   A = 16 outputs x 64 K (u8), loaded once per tap plane j3;
+// k = dx * 8 + i: tap dx along x, tap row i along y). The row is expanded into A tiles of 16 rows
+// of 64 bytes, row m of tile xt being the 64 bytes from position 16 xt + m on, each on its own
+// cache line (a tile loaded from the interleaved row itself, rows 8 bytes apart, has 14 of its 16
+// rows split across two lines: 5x an aligned load on 16 threads of the Xeon).
+//   A = 16 outputs x 64 K (u8), one per tap plane j3;
 //   B = 64 K x 16 columns (s8, AMX's VNNI layout: row k / 4, byte 4 n + k % 4), three per tap
 //       plane: the pass's 48 columns, column c = digit * 12 + filter (digit-major);
 //   C = 16 outputs x 16 columns (s32), three accumulators per 16 outputs.
-// Per 16 outputs: k3 A loads, 3 k3 B loads and 3 k3 TDPBUSD (tiles: C 0-2, A 3, B 4-6). The
-// digits of each output's 12 filters are then combined in AVX-512 lanes (12 filters a vector).
-// K holds k0 x k1 <= 8 x 8 taps per plane (49 of 64 for 7^3).
+// Per 16 outputs and tap plane: 1 A and 3 B loads for 3 TDPBUSD in seven tile registers
+// (bank_int8_tiles.h). The weights and the accumulators are 64-byte aligned. The digits of each
+// output's 12 filters are then combined in AVX-512 lanes (12 filters a vector). K holds
+// k0 x k1 <= 8 x 8 taps per plane (49 of 64 for 7^3).
 //
-// The work: each thread takes a run of consecutive output planes and keeps the k3 interleaved
-// planes they read in a ring (about 1.6 MiB for 160^2 planes: cache-resident), interleaving each
-// padded plane as the run reaches it (the k3 - 1 planes of a run's halo twice), so that no padded
-// copy of the volume is made.
+// The work: each thread takes a run of consecutive output planes and converts its planes (the
+// k3 - 1 planes of its halo included) to bytes, so that no padded copy of the volume is made.
+// For each output row y it expands row y of every plane of the run into A tiles, then walks one
+// column of A tiles (16 outputs) down the run's output planes: output (y, z) reads the A tiles of
+// planes z .. z + k3 - 1, k3 - 1 of which output (y, z - 1) has just read (in L1).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -57,6 +63,29 @@ static_assert(int64_t{255} * 127 * Int8BankShape::kTileBytes * Int8BankShape::kM
                   (int64_t{1} << 24),
               "exact accumulators");
 
+/// Storage on 64-byte boundaries (a cache line): the tiles' rows of 64 bytes never straddle two.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const CacheLineAllocator<U>&) const {
+    return false;
+  }
+};
+template <class T>
+using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
+
 /// Why the 8-bit bank cannot take a bank of filters with canonical extents `k` on a volume of
 /// `dims` axes (empty when it can): 3D only, k0 <= 8, k1 <= 8, k3 <= 8.
 std::string int8_bank_cannot_implement(int dims, const Index& k);
@@ -65,7 +94,7 @@ std::string int8_bank_cannot_implement(int dims, const Index& k);
 struct Int8BankWeights {
   int passes = 0;
   int k3 = 0;
-  std::vector<int8_t> tiles;
+  CacheLineVector<int8_t> tiles;
   std::vector<float> scales;
   double worst_split_error = 0;  ///< the largest split_error over the filters
   const int8_t* pass_tiles(int pass) const {
@@ -80,15 +109,16 @@ Int8BankWeights int8_bank_weights(const Index& k, int count, const float* taps);
 
 /// One A tile of a pass (16 outputs from x = 16 x_tile on in row y of plane z): its accumulators.
 struct Int8Tile {
-  /// Interleaved position 0 of row y in plane z + j3, for j3 < k3.
+  /// Row y of plane z + j3 as A tiles (x_tiles tiles of 16 rows of 64 bytes, 64-byte aligned),
+  /// for j3 < k3.
   const uint8_t* a[Int8BankShape::kMaxK3] = {};
   int64_t x_tile = 0;
-  const int8_t* b = nullptr;  ///< the pass's B tiles
+  const int8_t* b = nullptr;  ///< the pass's B tiles (64-byte aligned)
   int k3 = 0;
-  int32_t* c = nullptr;  ///< [16][kColumns]
+  int32_t* c = nullptr;  ///< [16][kColumns], 64-byte aligned
 };
 
-/// The tile in plain C++: TDPBUSD's arithmetic on the same tiles in the same order.
+/// The tile in plain C++: the same tile instructions (bank_int8_tiles.h) on emulated tiles.
 void emulate_tile(const Int8Tile& tile);
 
 /// Positions per interleaved row for n0 outputs along x: whole A tiles and their windows.
@@ -97,10 +127,25 @@ inline int64_t int8_x_groups(int64_t n0) {
   return (n0 + S::kTileRows - 1) / S::kTileRows * S::kTileRows + S::kGroup;
 }
 
-/// Interleaves one plane of the float padded slab (`plane`: n1 + k1 - 1 rows of row_length floats,
-/// x_count values and zeros after) into `out` (n1 rows of x_groups positions of 8 bytes) for
-/// filters of k1 rows. Returns false when a value is not an integer in 0..255 (NaN included);
-/// `bytes` is scratch for x_groups bytes per row of the plane.
+/// `count` rows of a padded plane (row_length floats apart: x_count values, zeros after) as bytes
+/// (rows x_groups apart, zeros from x_count on). Returns false when a value is not an integer in
+/// 0..255 (NaN included).
+bool bytes_from_rows(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                     int64_t x_groups, uint8_t* bytes);
+
+/// Interleaves output rows y0 .. y1 - 1 of a plane for filters of k1 rows from the plane's rows as
+/// bytes (x_groups apart; rows y0 .. y1 + k1 - 2 read) into `out` (row y at y x_groups 8 bytes:
+/// x_groups positions of 8 bytes).
+void interleave_rows(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                     uint8_t* out);
+
+/// One interleaved output row (x_tiles A tiles' windows: 16 x_tiles + 8 positions of 8 bytes) as
+/// x_tiles A tiles of 16 rows of 64 bytes (row m of tile xt: the 64 bytes from position
+/// 16 xt + m on), so that no tile row straddles two cache lines.
+void expand_a_tiles(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out);
+
+/// bytes_from_rows and interleave_rows over a whole plane (`plane`: n1 + k1 - 1 rows; `bytes`:
+/// scratch for them).
 bool interleave_plane(const float* plane, int64_t row_length, int64_t x_count, int64_t n1, int k1,
                       int64_t x_groups, uint8_t* bytes, uint8_t* out);
 
@@ -121,11 +166,16 @@ bool run_bank_int8(const detail::BankProblem& problem, const Options& options, R
                    const cpu_backend::Tuning& tuning, Int8Engine engine, std::string& why_not);
 
 #if defined(__x86_64__)  // built where sources.cmake builds the x86 kernels
-/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tile on the
+/// The AMX and AVX-512 versions (bank_amx.cpp; call only where the CPU has them): the tiles on the
 /// AMX tiles, between amx_configure_tiles and amx_release_tiles on the same thread.
 void amx_configure_tiles();
 void amx_release_tiles();
 void amx_tile(const Int8Tile& tile);
+bool bytes_from_rows_avx512(const float* rows, int64_t row_length, int64_t x_count, int64_t count,
+                            int64_t x_groups, uint8_t* bytes);
+void interleave_rows_avx512(const uint8_t* bytes, int64_t x_groups, int k1, int64_t y0, int64_t y1,
+                            uint8_t* out);
+void expand_a_tiles_avx512(const uint8_t* interleaved, int64_t x_tiles, uint8_t* out);
 bool interleave_plane_avx512(const float* plane, int64_t row_length, int64_t x_count, int64_t n1,
                              int k1, int64_t x_groups, uint8_t* bytes, uint8_t* out);
 void combine_tile_avx512(const int32_t* c, int filters, const float* scales, int count,

@@ -29,6 +29,9 @@ struct Tuning {
   double min_multiply_adds_per_thread = double(1 << 18);
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
+  /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their
+  /// halo): larger volumes are cut into more runs than threads.
+  int64_t bank_int8_slab_bytes = int64_t{4} << 20;
   /// The 8-bit bank's slice test, as the GPU's tensor-core bank (cuda/tensor_core_policy.h): the
   /// weight digits' largest loss on any tap, relative to the filter's largest tap: 2^-26, below
   /// the float rounding of the largest tap.

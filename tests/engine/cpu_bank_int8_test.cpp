@@ -1,5 +1,5 @@
 // The CPU filter bank on 8-bit inputs (src/cpu/bank_int8.h): the mapping's integer arithmetic in
-// plain C++ (the same interleaved input, B tiles and tile order, TDPBUSD emulated) equals the GPU
+// plain C++ (the same expanded A tiles, B tiles and tile instructions, emulated) equals the GPU
 // tensor-core scheme's emulation (cuda/bank/tensor_core_layout.h) bit for bit on uniform and dark
 // volumes of uneven extents; the AVX-512 helpers equal the plain ones; what the path refuses; the
 // fallback to the FP32 bank where the CPU has no AMX (CI); and, where it has, the AMX kernel
@@ -97,9 +97,9 @@ std::vector<float> tensor_core_outputs(const Int8Case& c) {
 TEST(CpuInt8Bank, TheMappingEqualsTheTensorCoreSchemeBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (NDCONV_TEST_SEED replays the run)");
-  // Extents that are no multiple of the A tile (one below it), 12 filters (one pass) and 13 (two,
-  // the second of one filter), one and two threads.
-  for (const Index& n : {Index{37, 11, 9, 1}, Index{13, 8, 5, 1}})
+  // Extents that are no multiple of the A tile (seven tiles and one), 12 filters (one pass) and 13
+  // (two, the second of one filter), one and two threads.
+  for (const Index& n : {Index{107, 7, 6, 1}, Index{13, 8, 5, 1}})
     for (EightBitKind kind : {EightBitKind::Uniform, EightBitKind::DarkSpeckle})
       for (int count : {12, 13}) {
         SCOPED_TRACE(std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
@@ -204,6 +204,28 @@ TEST(CpuInt8Bank, Avx512HelpersEqualThePlainOnes) {
     ASSERT_TRUE(cpu::interleave_plane_avx512(plane.data(), row_length, x_count, n1, k1, x_groups,
                                              scratch.data(), fast.data()));
     EXPECT_EQ(plain, fast);
+    // A range of rows alone (the driver interleaves a plane row by row).
+    std::fill(fast.begin(), fast.end(), 0xAB);
+    std::vector<uint8_t> part(fast);
+    cpu::interleave_rows(scratch.data(), x_groups, k1, 3, 5, part.data());
+    cpu::interleave_rows_avx512(scratch.data(), x_groups, k1, 3, 5, fast.data());
+    EXPECT_EQ(part, fast);
+    EXPECT_TRUE(std::equal(plain.begin() + 3 * x_groups * 8, plain.begin() + 5 * x_groups * 8,
+                           fast.begin() + 3 * x_groups * 8));
+    EXPECT_EQ(fast[0], 0xAB);
+    // The A tiles of one interleaved row (5 tiles: 88 positions).
+    const int64_t x_tiles = 5, row_positions = x_tiles * 16 + 8;
+    std::vector<uint8_t> row(static_cast<size_t>(row_positions * 8));
+    for (uint8_t& v : row)
+      v = static_cast<uint8_t>(byte(rng));
+    std::vector<uint8_t> plain_tiles(static_cast<size_t>(x_tiles * 1024), 0xAB),
+        fast_tiles(plain_tiles);
+    cpu::expand_a_tiles(row.data(), x_tiles, plain_tiles.data());
+    cpu::CacheLineVector<uint8_t> aligned(fast_tiles.size());
+    cpu::expand_a_tiles_avx512(row.data(), x_tiles, aligned.data());
+    std::copy(aligned.begin(), aligned.end(), fast_tiles.begin());
+    EXPECT_EQ(plain_tiles, fast_tiles);
+    EXPECT_EQ(plain_tiles[1024 * 3 + 64 * 5 + 7], row[(3 * 16 + 5) * 8 + 7]);
     for (float bad : {0.5f, 256.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
                       std::numeric_limits<float>::infinity()})
       for (int64_t at : {int64_t{5}, (n1 + k1 - 2) * row_length + x_count - 1}) {
@@ -304,7 +326,7 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
     GTEST_SKIP() << amx.why_not;
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const Index& n : {Index{45, 23, 17, 1}, Index{13, 8, 5, 1}})
+  for (const Index& n : {Index{107, 23, 17, 1}, Index{13, 8, 5, 1}})
     for (EightBitKind kind : kEightBitKinds)
       for (int count : {12, 13}) {
         SCOPED_TRACE(std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
@@ -317,6 +339,9 @@ TEST(CpuInt8Bank, AmxKernelEqualsTheEmulationAndIsAsAccurateAsFp32) {
         }
         run_int8(c, Int8Engine::Emulated, 2);
         const std::vector<float> emulated = c.out;
+        // One thread (one run of every plane) and all of them (runs of a few planes).
+        run_int8(c, Int8Engine::Amx, 1);
+        EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         run_int8(c, Int8Engine::Amx, 0);
         EXPECT_EQ(std::memcmp(c.out.data(), emulated.data(), c.out.size() * sizeof(float)), 0);
         const std::vector<float> amx_out = c.out;
