@@ -3,8 +3,10 @@
 //
 // A block (TensorDenseTile) owns kBX x kBY outputs along x and y and `planes_per_block` output
 // planes along z. Each lane loads every tap plane's B fragments into registers once; then the
-// block streams its input planes through a ring of kRing staged planes (16-byte asynchronous
-// copies, two planes in flight while one is used). Per input plane a warp builds each K chunk's A
+// block streams its input planes through a ring of T staged planes (16-byte asynchronous copies,
+// T - 1 planes in flight while one is used; each thread's copies and each lane's A words are
+// offsets computed once, so that a plane costs its MMAs, its shared loads and funnel shifts, one
+// copy address and the epilogue). Per input plane a warp builds each K chunk's A
 // fragments (two aligned words and a funnel shift per register) and runs T MMAs with them, one per
 // tap plane, into the accumulators of the T output planes that input plane meets (slot = plane
 // mod T, the plane loop unrolled by T so that every slot is a register). An output plane is
@@ -63,6 +65,8 @@ template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDenseArgs a) {
   using S = typename Tile::S;
   constexpr int T = Tile::kTaps, MT = Tile::kMTiles, WX = Tile::kWarpsX, R = Tile::kRing;
+  constexpr int kChunks = S::kFull + (S::kHalf ? 1 : 0);
+  static_assert(R == T, "each plane's buffer at a constant offset in the unrolled plane loop");
   using tensor_dense_steps::mma_k16;
   using tensor_dense_steps::mma_k32;
   extern __shared__ uint4 shared16[];
@@ -80,16 +84,46 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
     for (int r = 0; r < S::kBRegs; ++r)
       b[c][r] = static_cast<uint32_t>(__ldg(a.fragments + (c * S::kBRegs + r) * 32 + lane));
 
-  auto stage = [&](int p) {
-    uint32_t* dst = ring + (p % R) * Tile::kPlaneWords;
-    const uint8_t* src = a.padded + (z_b + p) * a.plane_bytes + int64_t{y_b} * a.row_bytes + x_b;
-    for (int i = threadIdx.x; i < Tile::kRows * (Tile::kWords / 4); i += Tile::kThreads) {
-      const int row = i / (Tile::kWords / 4), chunk = i % (Tile::kWords / 4);
-      __pipeline_memcpy_async(dst + row * Tile::kStride + 4 * chunk,
-                              src + row * a.row_bytes + 16 * chunk, 16);
-    }
+  // The thread's share of a plane's 16-byte copies (the same for every plane): source bytes from
+  // the block's first in the plane, destination words from the plane's buffer.
+  int stage_src[Tile::kStageIters], stage_dst[Tile::kStageIters];
+#pragma unroll
+  for (int k = 0; k < Tile::kStageIters; ++k) {
+    const int i = threadIdx.x + k * Tile::kThreads;
+    const int row = i / (Tile::kWords / 4), chunk = i % (Tile::kWords / 4);
+    stage_src[k] = row * static_cast<int>(a.row_bytes) + 16 * chunk;
+    stage_dst[k] = row * Tile::kStride + 4 * chunk;
+  }
+  const uint8_t* const block_src = a.padded + int64_t{y_b} * a.row_bytes + x_b;
+  // Plane p into buffer `slot` (p mod T).
+  auto stage = [&](int p, int slot) {
+    const uint8_t* src = block_src + (z_b + p) * a.plane_bytes;
+#pragma unroll
+    for (int k = 0; k < Tile::kStageIters; ++k)
+      if (Tile::kStageItems % Tile::kThreads == 0 ||
+          threadIdx.x + k * Tile::kThreads < Tile::kStageItems)
+        __pipeline_memcpy_async(ring + slot * Tile::kPlaneWords + stage_dst[k], src + stage_src[k],
+                                16);
   };
+
+  // The lane's A words (a_lane_offset) per chunk and half, and its funnel shift.
+  int lane_off[kChunks][2];
+#pragma unroll
+  for (int ch = 0; ch < kChunks; ++ch)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      lane_off[ch][h] = a_lane_offset<Tile>(lane, wx, wy, ch, ch < S::kFull ? h : 0);
   const int shift = a_shift(lane);
+
+  // The lane's outputs (plane z_b) and whether they are inside the volume.
+  const int64_t plane_stride = int64_t{a.n0} * a.n1;
+  const int y = y_b + out_y(lane, wy);
+  float* const out_lane = a.out + int64_t{z_b} * plane_stride + int64_t{y} * a.n0 + x_b;
+  bool inside[MT];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+    inside[m] = y < a.n1 && x_b + out_x<Tile>(lane, wx, m) < a.n0;
+  const bool odd = lane & 1;
 
   int32_t acc[T][MT][4];
 #pragma unroll
@@ -100,9 +134,10 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
       for (int q = 0; q < 4; ++q)
         acc[u][m][q] = 0;
 
+#pragma unroll
   for (int p = 0; p < R - 1; ++p) {
     if (p < planes)
-      stage(p);
+      stage(p, p);
     __pipeline_commit();
   }
 
@@ -115,9 +150,9 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
         __pipeline_wait_prior(R - 2);
         __syncthreads();  // plane p visible; every warp done with plane p - 1's buffer
         if (p + R - 1 < planes)
-          stage(p + R - 1);
+          stage(p + R - 1, (u + R - 1) % R);
         __pipeline_commit();
-        const uint32_t* words = ring + (p % R) * Tile::kPlaneWords;
+        const uint32_t* const words = ring + u * Tile::kPlaneWords;
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -130,8 +165,8 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
           for (int m = 0; m < MT; ++m)
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-              const int off = a_offset<Tile>(lane, wx, wy, ch, q, m);
-              fa[m][q] = __funnelshift_r(words[off], words[off + 1], shift);
+              const uint32_t* w = words + lane_off[ch][q >> 1] + a_fixed_offset<Tile>(ch, q, m);
+              fa[m][q] = __funnelshift_r(w[0], w[1], shift);
             }
 #pragma unroll
           for (int c = 0; c < T; ++c)
@@ -145,8 +180,9 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
           for (int m = 0; m < MT; ++m)
 #pragma unroll
             for (int q = 0; q < 2; ++q) {
-              const int off = a_offset<Tile>(lane, wx, wy, S::kFull, q, m);
-              fa[m][q] = __funnelshift_r(words[off], words[off + 1], shift);
+              const uint32_t* w =
+                  words + lane_off[S::kFull][0] + a_fixed_offset<Tile>(S::kFull, q, m);
+              fa[m][q] = __funnelshift_r(w[0], w[1], shift);
             }
 #pragma unroll
           for (int c = 0; c < T; ++c)
@@ -158,8 +194,7 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
         const int o = p - (T - 1);
         if (o >= 0) {
           const int e = (u + 1) % T;
-          const bool odd = lane & 1;
-          const int y = y_b + out_y(lane, wy);
+          float* const out = out_lane + o * plane_stride;
 #pragma unroll
           for (int m = 0; m < MT; ++m) {
             const int32_t* c = acc[e][m];
@@ -167,10 +202,8 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
             const int32_t r1 = __shfl_xor_sync(0xffffffffu, sent(c, odd, 1), 1);
             int32_t d[4];
             lane_digits(c, r0, r1, odd, d);
-            const int x = x_b + out_x<Tile>(lane, wx, m);
-            if (x < a.n0 && y < a.n1)
-              a.out[(int64_t{z_b + o} * a.n1 + y) * a.n0 + x] =
-                  detail::combine_slices(d, S::kSlices, a.scale);
+            if (inside[m])
+              out[out_x<Tile>(lane, wx, m)] = detail::combine_slices(d, S::kSlices, a.scale);
           }
         }
       }

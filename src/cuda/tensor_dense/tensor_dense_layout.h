@@ -75,7 +75,12 @@ struct TensorDenseTile {
   /// Words between staged rows: a lane's two rows in distinct banks.
   static constexpr int kStride = kWords % 32 == 0 ? kWords + 4 : kWords;
   static constexpr int kPlaneWords = kRows * kStride;
-  static constexpr int kRing = 3;  ///< planes staged at once: one in use, two in flight
+  /// Planes staged at once (one in use, T - 1 in flight): T, so that the plane loop, unrolled by
+  /// T, finds each plane's buffer at a constant offset.
+  static constexpr int kRing = T;
+  /// 16-byte copies a plane takes and a thread's share of them.
+  static constexpr int kStageItems = kRows * (kWords / 4);
+  static constexpr int kStageIters = (kStageItems + kThreads - 1) / kThreads;
   static constexpr int kSharedBytes = kRing * kPlaneWords * 4;
 };
 
@@ -85,17 +90,28 @@ using TensorDenseTile7 = TensorDenseTile<7, 2, 1, 4>;
 using TensorDenseTile11 = TensorDenseTile<11, 1, 1, 4>;
 
 /// The word (from the staged plane's first) where A register q of M tile m of K chunk ch (ch ==
-/// kFull: the k16, q < 2) of lane `lane` in warp (wx, wy) starts: group 8 ch + 4 (q >> 1) + t (the
-/// k16's: 8 kFull + t), its row 2 wy + w, byte 16 (MT wx + m) + g + 8 (q & 1) + 4 a; the 4 bytes
-/// are this word and the next funnel-shifted right by a_shift(lane) bits (the PTX ISA's fragment:
-/// row g + 8 (q & 1), K 16 (q >> 1) + 4 t + i).
+/// kFull: the k16, q < 2) of lane `lane` in warp (wx, wy) starts: group gp = 8 ch + 4 (q >> 1) + t
+/// (the k16's: 8 kFull + t), its row 2 wy + w, byte 16 (MT wx + m) + g + 8 (q & 1) + 4 a; the 4
+/// bytes are this word and the next funnel-shifted right by a_shift(lane) bits (the PTX ISA's
+/// fragment: row g + 8 (q & 1), K 16 (q >> 1) + 4 t + i). As 16 (..) + 8 (q & 1) is a multiple
+/// of 4, the word splits into the lane's part for (ch, h = q >> 1), a_lane_offset (held in
+/// registers all along), and a constant, a_fixed_offset: 4 m + 2 (q & 1) (the k16: 4 m + 2 q).
 template <class Tile>
-NDCONV_HD int a_offset(int lane, int wx, int wy, int ch, int q, int m) {
+NDCONV_HD int a_lane_offset(int lane, int wx, int wy, int ch, int h) {
   using S = typename Tile::S;
   const int g = lane / 4, t = lane % 4;
-  const int gp = ch < S::kFull ? 8 * ch + 4 * (q >> 1) + t : 8 * S::kFull + t;
-  return (2 * wy + group_row<Tile::kTaps>(gp)) * Tile::kStride +
-         (16 * (Tile::kMTiles * wx + m) + g + 8 * (q & 1) + 4 * group_col<Tile::kTaps>(gp)) / 4;
+  const int gp = ch < S::kFull ? 8 * ch + 4 * h + t : 8 * S::kFull + t;
+  return (2 * wy + group_row<Tile::kTaps>(gp)) * Tile::kStride + 4 * Tile::kMTiles * wx +
+         (g + 4 * group_col<Tile::kTaps>(gp)) / 4;
+}
+template <class Tile>
+NDCONV_HD int a_fixed_offset(int ch, int q, int m) {
+  return 4 * m + 2 * (ch < Tile::S::kFull ? q & 1 : q);
+}
+template <class Tile>
+NDCONV_HD int a_offset(int lane, int wx, int wy, int ch, int q, int m) {
+  const int h = ch < Tile::S::kFull ? q >> 1 : 0;
+  return a_lane_offset<Tile>(lane, wx, wy, ch, h) + a_fixed_offset<Tile>(ch, q, m);
 }
 NDCONV_HD int a_shift(int lane) {
   return 8 * (lane / 4 % 4);
