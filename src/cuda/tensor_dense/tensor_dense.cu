@@ -46,6 +46,22 @@ void launch_tile(const TensorDenseGeometry& g, const uint8_t* padded, const int3
   NDCONV_CUDA_CHECK_LAUNCH("the tensor-core dense kernel");
 }
 
+// A tile's outputs along x and y and the blocks of its kernel an SM holds at once.
+struct TileFacts {
+  int bx, by, blocks_per_sm;
+};
+template <class Tile>
+TileFacts tile_facts() {
+  const auto kernel = tensor_dense_kernel<Tile>;
+  if (Tile::kSharedBytes > 48 * 1024)
+    NDCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Tile::kSharedBytes));
+  int per_sm = 0;
+  NDCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads,
+                                                                  Tile::kSharedBytes));
+  return {Tile::kBX, Tile::kBY, per_sm};
+}
+
 // A device buffer of `bytes` bytes (DeviceBuffer counts floats).
 DeviceBuffer bytes_buffer(size_t bytes) {
   return DeviceBuffer((bytes + 3) / 4);
@@ -72,15 +88,23 @@ int tensor_dense_planes_per_block(const TensorDenseGeometry& g, int device,
   const int64_t n2 = std::max<int64_t>(1, g.outputs[2]);
   if (policy.planes_per_block > 0)
     return static_cast<int>(std::min<int64_t>(policy.planes_per_block, n2));
-  const int bx = g.taps == 7 ? TensorDenseTile7::kBX : TensorDenseTile11::kBX;
-  const int by = g.taps == 7 ? TensorDenseTile7::kBY : TensorDenseTile11::kBY;
-  const int64_t columns = ((g.outputs[0] + bx - 1) / bx) * ((g.outputs[1] + by - 1) / by);
-  const int64_t wanted =
-      int64_t{policy.blocks_per_sm} * cuda_backend::device_attributes(device).multiprocessors;
-  int64_t planes = n2;
-  while (planes > policy.min_planes_per_block && columns * ((n2 + planes - 1) / planes) < wanted)
-    planes = std::max<int64_t>(policy.min_planes_per_block, (planes + 1) / 2);
-  return static_cast<int>(planes);
+  const TileFacts f =
+      g.taps == 7 ? tile_facts<TensorDenseTile7>() : tile_facts<TensorDenseTile11>();
+  const int64_t columns = ((g.outputs[0] + f.bx - 1) / f.bx) * ((g.outputs[1] + f.by - 1) / f.by);
+  const int64_t slots = int64_t{std::max(1, f.blocks_per_sm)} *
+                        cuda_backend::device_attributes(device).multiprocessors;
+  int64_t best = n2, best_cost = -1;
+  for (int64_t planes = n2;; planes = (planes + 1) / 2) {
+    const int64_t blocks = columns * ((n2 + planes - 1) / planes);
+    const int64_t cost = (blocks + slots - 1) / slots * (planes + g.taps - 1);
+    if (best_cost < 0 || cost < best_cost) {
+      best = planes;
+      best_cost = cost;
+    }
+    if (planes <= policy.min_planes_per_block || planes == 1)
+      break;
+  }
+  return static_cast<int>(best);
 }
 
 void launch_tensor_dense(const TensorDenseGeometry& g, const uint8_t* padded,

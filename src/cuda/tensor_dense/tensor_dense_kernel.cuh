@@ -115,10 +115,11 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
       lane_off[ch][h] = a_lane_offset<Tile>(lane, wx, wy, ch, ch < S::kFull ? h : 0);
   const int shift = a_shift(lane);
 
-  // The lane's outputs (plane z_b) and whether they are inside the volume.
+  // The lane's outputs (plane z_b, then one plane on per completed output plane) and whether
+  // they are inside the volume.
   const int64_t plane_stride = int64_t{a.n0} * a.n1;
   const int y = y_b + out_y(lane, wy);
-  float* const out_lane = a.out + int64_t{z_b} * plane_stride + int64_t{y} * a.n0 + x_b;
+  float* out_plane = a.out + int64_t{z_b} * plane_stride + int64_t{y} * a.n0 + x_b;
   bool inside[MT];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -191,10 +192,8 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
               mma_k16(acc[(u - c + T) % T][m], fa[m][0], fa[m][1], b[c][2 * S::kFull]);
         }
         // Output plane p - T + 1 is complete (slot (u + 1) mod T).
-        const int o = p - (T - 1);
-        if (o >= 0) {
+        if (p >= T - 1) {
           const int e = (u + 1) % T;
-          float* const out = out_lane + o * plane_stride;
 #pragma unroll
           for (int m = 0; m < MT; ++m) {
             const int32_t* c = acc[e][m];
@@ -202,9 +201,11 @@ __global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDens
             const int32_t r1 = __shfl_xor_sync(0xffffffffu, sent(c, odd, 1), 1);
             int32_t d[4];
             lane_digits(c, r0, r1, odd, d);
+            const float v = combine_digits<T>(d, a.scale);
             if (inside[m])
-              out[out_x<Tile>(lane, wx, m)] = detail::combine_slices(d, S::kSlices, a.scale);
+              out_plane[out_x<Tile>(lane, wx, m)] = v;
           }
+          out_plane += plane_stride;
         }
       }
     }

@@ -157,7 +157,7 @@ void emulate_tile(const TensorDenseGeometry& g, const uint8_t* padded, const Ten
                 const int64_t x = x_b + out_x<Tile>(lane, wx, m), y = y_b + out_y(lane, wy);
                 if (x < n0 && y < n1)
                   out[static_cast<size_t>(((z_b + o) * n1 + y) * n0 + x)] =
-                      detail::combine_slices(d, S::kSlices, w.scale);
+                      combine_digits<T>(d, w.scale);
               }
             }
           }

@@ -87,7 +87,7 @@ struct TensorDenseTile {
 /// The compiled tiles (the fastest of dev/dense_tc_probe.cu's shapes on the H200;
 /// docs/performance.md, "dense filters on the tensor cores").
 using TensorDenseTile7 = TensorDenseTile<7, 2, 1, 4>;
-using TensorDenseTile11 = TensorDenseTile<11, 1, 1, 4>;
+using TensorDenseTile11 = TensorDenseTile<11, 2, 1, 4>;
 
 /// The word (from the staged plane's first) where A register q of M tile m of K chunk ch (ch ==
 /// kFull: the k16, q < 2) of lane `lane` in warp (wx, wy) starts: group gp = 8 ch + 4 (q >> 1) + t
@@ -140,6 +140,24 @@ NDCONV_HD void lane_digits(const int32_t* c, int32_t r0, int32_t r1, bool odd, i
   d[1] = odd ? r1 : c[1];
   d[2] = odd ? c[2] : r0;
   d[3] = odd ? c[3] : r1;
+}
+
+/// combine_slices (core/int8_digits.h) of one output's four digit sums: for T = 7 the join
+/// acc[3] + 2^7 acc[2] is below 2^31 (each |acc| <= 255 x 127 x 343 < 2^24), so it is formed in
+/// int32 and converted once: the same integer, the same correctly rounded float as combine_slices'
+/// int64 join, without 64-bit arithmetic in the kernel's epilogue; else combine_slices itself.
+template <int T>
+NDCONV_HD float combine_digits(const int32_t (&d)[4], float scale) {
+  constexpr int64_t kLargest = int64_t{255} * 127 * T * T * T;
+  if constexpr (kLargest * ((1 << detail::kDigitBits) + 1) < (int64_t{1} << 31)) {
+    constexpr float kStep = 1.0f / (1 << detail::kDigitBits);
+    float t = static_cast<float>(d[3] + d[2] * (1 << detail::kDigitBits)) * kStep;
+    t = fmaf(t, kStep, static_cast<float>(d[1]));
+    t = fmaf(t, kStep, static_cast<float>(d[0]));
+    return t * scale;
+  } else {
+    return detail::combine_slices(d, 4, scale);
+  }
 }
 
 /// The 8-bit padded volume a launch reads: plane z, row y, byte x is the input (the boundary
