@@ -62,7 +62,8 @@ __device__ __forceinline__ void mma_k16(int32_t (&c)[4], uint32_t a0, uint32_t a
 }  // namespace tensor_dense_steps
 
 template <class Tile>
-__global__ void __launch_bounds__(Tile::kThreads) tensor_dense_kernel(TensorDenseArgs a) {
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+    tensor_dense_kernel(TensorDenseArgs a) {
   using S = typename Tile::S;
   constexpr int T = Tile::kTaps, MT = Tile::kMTiles, WX = Tile::kWarpsX, R = Tile::kRing;
   constexpr int kChunks = S::kFull + (S::kHalf ? 1 : 0);

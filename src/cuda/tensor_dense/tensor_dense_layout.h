@@ -62,11 +62,13 @@ constexpr NDCONV_HD int group_col(int gp) {
 }
 
 /// A block: WX x WY warps, each MT M tiles along x (16 MT outputs) by 2 outputs along y, streaming
-/// its output planes along z with the input planes' rows staged in a ring of kRing planes.
-template <int T, int MT, int WX, int WY>
+/// its output planes along z with the input planes' rows staged in a ring of kRing planes;
+/// MinBlocks: the blocks per SM its registers must allow (__launch_bounds__).
+template <int T, int MT, int WX, int WY, int MinBlocks = 1>
 struct TensorDenseTile {
   using S = TensorDenseShape<T>;
   static constexpr int kTaps = T, kMTiles = MT, kWarpsX = WX, kWarpsY = WY;
+  static constexpr int kMinBlocks = MinBlocks;
   static constexpr int kThreads = 32 * WX * WY;
   static constexpr int kBX = 16 * MT * WX, kBY = 2 * WY;  ///< outputs along x, y
   static constexpr int kRows = kBY + T - 1;               ///< staged rows per plane
