@@ -27,6 +27,7 @@
 #include "cuda/convert/convert.h"
 #include "cuda/device_facts.h"
 #include "cuda/device_memory.h"
+#include "cuda/tensor_dense/tensor_dense.h"
 #include "cuda/launch.h"
 #include "cuda/plan.h"
 #include "cuda/staging.h"
@@ -121,6 +122,17 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
   for (int a = 0; a <= last; ++a)
     reserved_taps *= problem.filter_extent[a];
 
+  // 8-bit 3D inputs with a 7^3 or 11^3 filter: the tensor cores where they can take the problem
+  // (tensor_dense.h), unless a kernel or KO is forced.
+  std::string tensor_cores_not;
+  if (input.type == ScalarType::UInt8) {
+    if (request.kernel != DenseKernel::Auto || request.outputs_per_thread != 0)
+      tensor_cores_not = "a kernel or KO is forced";
+    else if (cuda_tensor_dense::run_tensor_dense(problem, input, options, tuning.dense_tensor_cores,
+                                                 report, tensor_cores_not))
+      return;
+  }
+
   LaunchPlan plan;
   run_pipelined(input, problem.output, problem.boundary, problem.filter_extent[last] - 1,
                 problem.offset[last], 0, reserved_taps, options, report,
@@ -134,7 +146,9 @@ void run_dense_stored(const detail::CorrelationProblem& problem, const StoredVol
                 });
   report.outputs_per_thread = plan.outputs_per_thread;
   report.outputs_per_thread_reason = plan.reason;
-  report.notes.push_back("dense plan: " + plan.describe());
+  report.notes.push_back(
+      "dense plan: " + plan.describe() +
+      (tensor_cores_not.empty() ? "" : "; not on the tensor cores: " + tensor_cores_not));
 }
 
 void run_separable_stored(const detail::SeparableProblem& problem, const StoredVolumeView& input,

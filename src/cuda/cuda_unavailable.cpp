@@ -7,6 +7,7 @@
 #include "cuda/launch.h"
 #include "cuda/median/median.h"
 #include "cuda/recursive_gaussian/recursive_gaussian.h"
+#include "cuda/tensor_dense/tensor_dense.h"
 #include "ndconv/errors.h"
 
 namespace ndconv {
@@ -220,3 +221,32 @@ void run(const ConstVolumeView&, const VolumeView&, const std::array<double, kMa
 }
 
 }  // namespace ndconv::cuda_recursive
+
+namespace ndconv::cuda_tensor_dense {
+
+std::string tensor_dense_unfit(int, const Index&, int, const cuda_backend::TensorCoreDensePolicy&) {
+  return kNoCuda;
+}
+
+int tensor_dense_planes_per_block(const TensorDenseGeometry&, int,
+                                  const cuda_backend::TensorCoreDensePolicy&) {
+  throw InvalidArgument(kNoCuda);
+}
+
+void launch_tensor_dense(const TensorDenseGeometry&, const uint8_t*, const int32_t*, float, float*,
+                         int, void*) {
+  throw InvalidArgument(kNoCuda);
+}
+
+std::string tensor_dense_note(const TensorDenseGeometry&, int) {
+  return kNoCuda;
+}
+
+bool run_tensor_dense(const detail::CorrelationProblem&, const StoredVolumeView&, const Options&,
+                      const cuda_backend::TensorCoreDensePolicy&, RunReport&,
+                      std::string& why_not) {
+  why_not = kNoCuda;
+  return false;
+}
+
+}  // namespace ndconv::cuda_tensor_dense

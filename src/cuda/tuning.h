@@ -6,6 +6,7 @@
 
 #include "cuda/bank/tensor_core_policy.h"
 #include "cuda/fft/fft_policy.h"
+#include "cuda/tensor_dense/tensor_dense_policy.h"
 
 namespace ndconv::cuda_backend {
 
@@ -68,6 +69,10 @@ struct Tuning {
 
   /// The filter bank on the tensor cores for 8-bit inputs (cuda/bank/tensor_core_kernel.cuh).
   TensorCoreBankPolicy bank_tensor_cores;
+
+  /// One dense 7^3 or 11^3 filter on the tensor cores for 8-bit 3D inputs
+  /// (cuda/tensor_dense/tensor_dense_kernel.cuh), before the FP32 kernels and the FFT.
+  TensorCoreDensePolicy dense_tensor_cores;
 
   /// The 3 x 3 x 3 median (cuda/median/median_columns.h): the outputs each thread selects along z
   /// (8, 12, 14 or 16). A plane is sorted once per thread for three windows, so more outputs sort

@@ -10,6 +10,7 @@
 #include "core/parallel_for.h"
 #include "core/problem.h"
 #include "cpu/cpu_backend.h"
+#include "cuda/tensor_dense/tensor_dense_layout.h"
 #include "cuda/tuning.h"
 #include "engine/backend_work.h"
 #include "engine/filter_checks.h"
@@ -180,6 +181,20 @@ void describe_kernels(const FilterRequest& r, const OutputGeometry& g, Plan& p) 
     case FilterKind::Dense:
     case FilterKind::Separable: {
       p.method = r.kind == FilterKind::Dense ? "direct correlation" : "separable passes";
+      if (gpu && r.kind == FilterKind::Dense && r.input_bytes_per_voxel == 1 &&
+          r.options.expert.tensor_cores && r.options.expert.outputs_per_thread == 0 &&
+          cuda_tensor_dense::tensor_dense_cannot_implement(r.dims, r.filter_extent).empty()) {
+        // run_dense_stored's choice for 8-bit input (cuda/tensor_dense/tensor_dense.h), before the
+        // FFT and the FP32 kernels; the device, the stored type's sign and scale and the memory
+        // are checked at the call.
+        p.method = "direct correlation on the tensor cores";
+        p.kernel_family =
+            "GPU tensor cores (mma.sync u8 x s8, 4 weight digits; compute capability 8.0 or later) "
+            "for uint8 input without scale or offset, else the FP32 tiled or blocked kernels; the "
+            "run's notes say which";
+        p.outputs_per_thread_reason = "none: the tensor-core kernel";
+        return;
+      }
       if (gpu && r.kind == FilterKind::Dense) {
         // The launch's own choice (cuda/fft/fft_policy.h) on the whole volume, as for a first call
         // (no plans or spectrum kept) before the device's free memory is known; the launch also

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perf/bank_rows.h"
+#include "perf/tensor_dense_rows.h"
 #include "perf/bench_rows.h"
 #include "perf/context.h"
 #include "perf/fft_rows.h"
@@ -26,7 +27,8 @@ using Kind = Workload::Kind;
 
 bool needs_gpu(const Workload& w) {
   return w.kind == Kind::GpuDense || w.kind == Kind::GpuSeparable || w.kind == Kind::Api ||
-         w.kind == Kind::GpuMedian || w.kind == Kind::Bank || w.kind == Kind::GpuFft;
+         w.kind == Kind::GpuMedian || w.kind == Kind::Bank || w.kind == Kind::GpuFft ||
+         w.kind == Kind::GpuTensorDense;
 }
 
 const char* backend_text(Kind k) {
@@ -146,6 +148,8 @@ BenchResult run_bench(const BenchConfig& cfg, std::ostream* progress_out) {
       row = bank_row(w, cfg, g.dev, g.ceil, *g.timer, seed, result.failures);
     else if (w.kind == Kind::GpuFft)
       row = fft_gpu_row(w, cfg, g, seed, result.failures);
+    else if (w.kind == Kind::GpuTensorDense)
+      row = tensor_dense_row(w, cfg, g.dev, g.ceil, *g.timer, seed, result.failures);
     else if (w.kind == Kind::EndToEnd)
       row = e2e->sequence_row(w.command, w.format, result.failures);
     else if (w.kind == Kind::Batch)

@@ -33,9 +33,10 @@ struct Workload {
     EndToEnd,
     Batch,
     GpuMedian,
-    Bank,     ///< the filter bank and adaptive filter rows (perf/bank_rows.h)
-    CpuBank,  ///< the CPU filter bank against the CPU's FMA peak (bench_cpu_row.cpp)
-    GpuFft    ///< direct against FFT against auto for large dense filters (perf/fft_rows.h)
+    Bank,           ///< the filter bank and adaptive filter rows (perf/bank_rows.h)
+    CpuBank,        ///< the CPU filter bank against the CPU's FMA peak (bench_cpu_row.cpp)
+    GpuFft,         ///< direct against FFT against auto for large dense filters (perf/fft_rows.h)
+    GpuTensorDense  ///< one dense filter on 8-bit input on the tensor cores (tensor_dense_rows.h)
   } kind = Kind::GpuDense;
   Shape volume;
   Shape filter;       ///< dense filters

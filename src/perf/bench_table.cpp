@@ -5,6 +5,7 @@
 #include <string>
 
 #include "perf/bank_rows.h"
+#include "perf/tensor_dense_rows.h"
 #include "perf/bench.h"
 #include "perf/fft_rows.h"
 #include "perf/report.h"
@@ -176,6 +177,7 @@ void print_bench_table(std::ostream& out, const BenchResult& result) {
   if (!commands.empty())
     print_command_rows(out, commands);
   print_bank_rows(out, kernels);
+  print_tensor_dense_rows(out, kernels);
   if (!fft.empty())
     print_fft_rows(out, fft);
 }

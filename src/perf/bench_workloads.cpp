@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "perf/bank_rows.h"
+#include "perf/tensor_dense_rows.h"
 #include "perf/bench.h"
 #include "perf/bench_rows.h"
 #include "perf/fft_rows.h"
@@ -92,6 +93,8 @@ const std::vector<Workload>& bench_workloads() {
     }
     add_median_workloads(l);
     for (const Workload& w : bank_workloads())
+      l.push_back(w);
+    for (const Workload& w : tensor_dense_workloads())
       l.push_back(w);
     add_fft_workloads(l);
     for (const char* command : {"smooth", "convolve"}) {

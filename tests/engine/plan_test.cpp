@@ -177,6 +177,33 @@ TEST(Plan, BeforeTheReadALargeJobGoesToTheGpuWithoutProbing) {
   EXPECT_EQ(p.method, "separable passes");
 }
 
+// A dense 7^3 or 11^3 filter on 8-bit input plans the tensor cores on the GPU (run_dense_stored's
+// choice); float input, other filters or the tensor cores switched off plan the FP32 kernels.
+TEST(Plan, ADenseFilterOn8BitInputPlansTheTensorCores) {
+  if (!cuda_built())
+    GTEST_SKIP() << "built without CUDA";
+  FilterRequest r;
+  r.kind = FilterKind::Dense;
+  r.dims = 3;
+  r.extent = {512, 512, 512, 1};
+  r.filter_extent = {7, 7, 7, 1};
+  r.input_bytes_per_voxel = 1;
+  r.startup_hidden = true;
+  r.probe_devices = false;
+  const std::string on = "direct correlation on the tensor cores";
+  EXPECT_EQ(plan(r).method, on);
+  r.filter_extent = {11, 11, 11, 1};
+  EXPECT_EQ(plan(r).method, on);
+  r.filter_extent = {9, 9, 9, 1};
+  EXPECT_NE(plan(r).method, on);
+  r.filter_extent = {7, 7, 7, 1};
+  r.options.expert.tensor_cores = false;
+  EXPECT_NE(plan(r).method, on);
+  r.options.expert.tensor_cores = true;
+  r.input_bytes_per_voxel = sizeof(float);
+  EXPECT_NE(plan(r).method, on);
+}
+
 TEST(Plan, EveryKindIsCheckedAsItsCallChecksIt) {
   // Dense filters over the engine's limit, a volume of dimension 5, an empty bank, an even
   // median window, a separable filter over its limit.

@@ -7,6 +7,7 @@
 
 #include "perf/bank_rows.h"
 #include "perf/bench.h"
+#include "perf/tensor_dense_rows.h"
 #include "reference.h"
 #include "test_data.h"
 
@@ -19,6 +20,24 @@ TEST(BankRows, AreBenchWorkloadsThatNeedAGpu) {
     names.push_back(w.name);
   EXPECT_EQ(names, (std::vector<std::string>{"bank_3d", "bank_3d_tc", "bank_4d", "bank_4d_tc",
                                              "bank_sum_3d", "adaptive_4d"}));
+  for (const std::string& name : names) {
+    const auto& all = bench_workloads();
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const Workload& w) {
+      return w.name == name;
+    })) << name;
+    BenchConfig cpu_only;
+    cpu_only.cpu_only = true;
+    cpu_only.workloads = {name};
+    EXPECT_THROW(run_bench(cpu_only, nullptr), InvalidArgument) << name;  // no CPU row left
+  }
+}
+
+// The tensor-core dense rows (tensor_dense_rows.h): in the bench, a GPU required.
+TEST(TensorDenseRows, AreBenchWorkloadsThatNeedAGpu) {
+  std::vector<std::string> names;
+  for (const Workload& w : tensor_dense_workloads())
+    names.push_back(w.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"dense3d_7_tc", "dense3d_11_tc"}));
   for (const std::string& name : names) {
     const auto& all = bench_workloads();
     EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const Workload& w) {

@@ -309,9 +309,9 @@ TEST(Bench, UnknownWorkloadAndOptions) {
   b.boundaries = true;  // --quick --boundaries: the boundary timings without the per-KO ones
   EXPECT_TRUE(bench_config(b).all_boundaries);
   EXPECT_FALSE(bench_config(b).all_kos);
-  // 9 kernel rows (the CPU's three), 6 api_*, 3 median*, 6 filter bank rows, 3 fft*, 6 e2e_*,
-  // batch
-  ASSERT_EQ(bench_workloads().size(), 34u);
+  // 9 kernel rows (the CPU's three), 6 api_*, 3 median*, 6 filter bank rows, 2 dense rows on the
+  // tensor cores, 3 fft*, 6 e2e_*, batch
+  ASSERT_EQ(bench_workloads().size(), 36u);
   EXPECT_EQ(bench_workloads()[0].name, "dense3d_11");
   EXPECT_EQ(bench_workloads()[4].name, "gauss3d_s2");
   EXPECT_EQ(bench_workloads()[5].name, "gauss3d_s2_272");
