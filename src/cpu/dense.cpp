@@ -166,12 +166,14 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
   const Index &n_out = g.n_out, &out_stride = g.out_stride, &k = g.k;
   const int64_t plane_taps = k[2] * k[1] * k[0];
   const int64_t plane = k[2] * k[1] * g.row_length;  // a window's floats per position
-  const int64_t column = ring_column_for(g, threads, tuning);
+  const int64_t column = tuning.ring_column > 0 ? std::min(tuning.ring_column, n_out[3])
+                                                : ring_column_for(g, threads, tuning);
   const int64_t columns = (n_out[3] + column - 1) / column;
   // Runs along m1: about 4 items per thread, fewer and longer where the other axes give them.
   const int64_t runs_per_row = std::clamp<int64_t>(
       (4 * int64_t{threads} + n_out[2] * columns - 1) / (n_out[2] * columns), 1, n_out[1]);
-  const int64_t run = (n_out[1] + runs_per_row - 1) / runs_per_row;
+  const int64_t run = tuning.ring_run > 0 ? std::min(tuning.ring_run, n_out[1])
+                                          : (n_out[1] + runs_per_row - 1) / runs_per_row;
   const int64_t runs = (n_out[1] + run - 1) / run;
   const int64_t items = runs * n_out[2] * columns;
   const int used_threads = static_cast<int>(std::min<int64_t>(threads, items));

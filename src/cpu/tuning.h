@@ -22,6 +22,10 @@ struct Tuning {
   /// about a core's L2 cache, which their column walk reads several times; longer columns are
   /// cut into pieces.
   int64_t ring_window_bytes = int64_t{1} << 20;
+  /// The rings' work split, forced (0: the driver's rule): m1 outputs per run, outputs per
+  /// column along the last axis.
+  int64_t ring_run = 0;
+  int64_t ring_column = 0;
   /// Multiply-adds a worker thread must have before the run starts one more: a thread costs about
   /// 20 us to start and join, which 2^18 multiply-adds (about 25 us on one core) repay; small
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
