@@ -382,20 +382,66 @@ int main(int argc, char** argv) {
     for (int t : counts)
       run(t, {}, "rule");
     const int T = max_threads;
-    const std::pair<int64_t, int64_t> splits[] = {{1, 160},  {2, 160},  {3, 160}, {5, 160},
-                                                  {10, 160}, {20, 160}, {10, 80}, {20, 80},
-                                                  {40, 40},  {5, 80},   {20, 40}};
-    for (auto [r, col] : splits) {
-      cpu_backend::Tuning tu;
-      tu.ring_run = r;
-      tu.ring_column = col;
-      const std::string label = "run " + std::to_string(r) + " col " + std::to_string(col);
-      run(T, tu, label.c_str());
+    // Splits forced (runs of m1, columns along the last axis), then the model's with other tails;
+    // rounds of all of them in turn so that a slow moment of the host hits every variant.
+    const std::pair<int64_t, int64_t> splits[] = {{3, 160}, {2, 160}, {5, 160}, {5, 80},
+                                                  {8, 80},  {7, 54},  {5, 40},  {10, 80}};
+    for (int round = 0; round < 2; ++round) {
+      for (auto [r, col] : splits) {
+        cpu_backend::Tuning tu;
+        tu.ring_run = r;
+        tu.ring_column = col;
+        const std::string label = "run " + std::to_string(r) + " col " + std::to_string(col);
+        run(T, tu, label.c_str());
+      }
+      for (auto mode :
+           {cpu_backend::Tuning::RingPadding::Windows, cpu_backend::Tuning::RingPadding::Shared}) {
+        cpu_backend::Tuning tu;
+        tu.ring_padding = mode;
+        run(T, tu, mode == cpu_backend::Tuning::RingPadding::Shared ? "shared" : "windows");
+        for (int64_t r : {1, 2, 4}) {
+          if (mode == cpu_backend::Tuning::RingPadding::Windows)
+            break;
+          tu.ring_run = r;
+          tu.ring_column = 160;
+          const std::string label = "shared run " + std::to_string(r);
+          run(T, tu, label.c_str());
+        }
+      }
+      for (double tail : {0.25, 0.5, 1.0}) {
+        cpu_backend::Tuning tu;
+        tu.ring_tail = tail;
+        const std::string label = "tail " + std::to_string(tail).substr(0, 4);
+        run(T, tu, label.c_str());
+      }
     }
     const double fma_all = all_rate[T] > 0 ? all_rate[T] : 1;
     for (int t : counts)
       if (t == 1 || t == T)
         ring_parts(t, 10, 16, t == T ? fma_all : (all_rate[1] > 0 ? all_rate[1] : 1));
+  }
+
+  if (only == "all" || only == "bw") {
+    // Memory bandwidth of this many threads: each copies its slice of 256 MiB and writes its
+    // slice of another (first touched before), best of 5.
+    const int64_t n = int64_t{64} << 20;
+    std::vector<float> a(n, 1.0f), b(n, 0.0f);
+    for (int t : counts) {
+      std::vector<int> unpinned(t, -1);
+      double copy = 1e9, fill = 1e9;
+      for (int r = 0; r < 5; ++r) {
+        copy = std::min(copy, on_cpus(unpinned, [&](int w) {
+                          const int64_t begin = n * w / t, end = n * (w + 1) / t;
+                          std::copy(a.data() + begin, a.data() + end, b.data() + begin);
+                        }));
+        fill = std::min(fill, on_cpus(unpinned, [&](int w) {
+                          const int64_t begin = n * w / t, end = n * (w + 1) / t;
+                          std::fill(b.data() + begin, b.data() + end, float(r));
+                        }));
+      }
+      std::printf("memory T=%2d: copy %.1f GB/s (read + written), fill %.1f GB/s\n", t,
+                  2.0 * n * 4 / copy * 1e-9, n * 4.0 / fill * 1e-9);
+    }
   }
 
   if (only == "all" || only == "bank") {

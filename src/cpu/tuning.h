@@ -22,8 +22,25 @@ struct Tuning {
   /// about a core's L2 cache, which their column walk reads several times; longer columns are
   /// cut into pieces.
   int64_t ring_window_bytes = int64_t{1} << 20;
-  /// The rings' work split, forced (0: the driver's rule): m1 outputs per run, outputs per
-  /// column along the last axis.
+  /// The rings' padding cost in the work split's model (cpu/slab_rows.h, ring_split): one
+  /// padded float costs as much time as this many of the ring kernel's multiply-adds (160^3, 7^3:
+  /// 15 us a row-column of 166 rows against 121 us a column of the kernel on one thread of the
+  /// GPU machine's Xeon, 10 against 91 us on the development machine; 16 threads padding at once
+  /// pay more, dev/cpu_rows_probe.cpp).
+  double ring_pad_cost = 40;
+  /// The share of the largest ring item the split's model adds for the last thread to finish
+  /// (slab_rows.h, ring_split).
+  double ring_tail = 0.5;
+  /// Where the rings read their padded rows (dense.cpp): per-thread windows, or one padded copy
+  /// of the volume made first by all threads (no padding per item; a run's start reads its rows
+  /// from the shared cache instead). Auto: the split model's cheaper one.
+  enum class RingPadding { Auto, Windows, Shared };
+  RingPadding ring_padding = RingPadding::Auto;
+  /// The shared copy's rows in the split model: a float read at a run's start costs this many
+  /// multiply-adds (ring_pad_cost for windows, which also write them).
+  double ring_shared_read_cost = 10;
+  /// The rings' work split forced (0: the model's): m1 outputs per run, outputs per column along
+  /// the last axis. Tests set them.
   int64_t ring_run = 0;
   int64_t ring_column = 0;
   /// Multiply-adds a worker thread must have before the run starts one more: a thread costs about
