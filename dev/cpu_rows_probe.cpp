@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -27,7 +26,6 @@
 
 #include "core/padding.h"
 #include "core/parallel_for.h"
-#include "core/bank_problem.h"
 #include "core/problem.h"
 #include "cpu/bank_kernel_set.h"
 #include "cpu/isa_dispatch.h"
@@ -484,34 +482,6 @@ int main(int argc, char** argv) {
       run(t, 0);
     run(max_threads, 2);
     run(max_threads, 4);
-    // The outputs written with plain stores against non-temporal ones (Tuning::bank_stream_bytes).
-    for (int plain = 0; plain < 2; ++plain)
-      for (int t : {max_threads, max_threads / 2}) {
-        if (t < 1)
-          continue;
-        detail::BankProblem p;
-        p.input = iv;
-        p.filter_extent = bank.extent;
-        p.count = bank.count;
-        p.taps = bank.taps;
-        p.boundary = Boundary::Zero;
-        p.output_extent = {kN, kN, kN, 1};
-        p.offset = {-kK / 2, -kK / 2, -kK / 2, 0};
-        p.outputs = views;
-        cpu_backend::Tuning tu;
-        if (plain)
-          tu.bank_stream_bytes = std::numeric_limits<int64_t>::max();
-        Options o;
-        o.backend = Backend::Cpu;
-        o.operation = Operation::Correlation;
-        o.boundary = Boundary::Zero;
-        o.threads = t;
-        RunReport rep;
-        double med, mn, faults;
-        median_ms([&] { cpu_backend::run_bank(p, o, rep, tu); }, 5, med, mn, faults);
-        std::printf("bank T=%2d %s stores median %.2f ms min %.2f ms  %.1f GFMA/s\n", t,
-                    plain ? "plain" : "non-temporal", med, mn, 12 * kDenseFmas / med * 1e-6);
-      }
     // The same work with every output plane along z written to one plane (z stride 0), which
     // stays in the cache: the bank without its 12 x 16 MiB of output traffic to memory.
     std::vector<VolumeView> full = views;

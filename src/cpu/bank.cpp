@@ -122,13 +122,6 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
     wvs.push_back(canonical(w));
   const CanonicalView<float> sum_out = weighted ? canonical(p.sum_output) : CanonicalView<float>{};
 
-  // Outputs larger than the caches would hold go to memory with non-temporal stores
-  // (Tuning::bank_stream_bytes).
-  const bool stream =
-      !weighted && static_cast<double>(p.count) *
-                           static_cast<double>(detail::voxels_of(dims, p.output_extent)) *
-                           sizeof(float) >=
-                       static_cast<double>(tuning.bank_stream_bytes);
   const int used_threads =
       static_cast<int>(std::min<int64_t>(threads, n_out[1] * n_out[2] * plan.slab_blocks));
   std::vector<Scratch> scratch(used_threads);
@@ -180,9 +173,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
               const CanonicalView<float>& o = outs[pass.first_filter + f];
               float* dst = o.row(m1, m2, first + b);
               const float* src = s.row_ptrs[f * factor + b];
-              if (o.stride[0] == 1 && stream) {
-                kernels.stream_row(dst, src, n_out[0]);
-              } else if (o.stride[0] == 1) {
+              if (o.stride[0] == 1) {
                 std::memcpy(dst, src, n_out[0] * sizeof(float));
               } else {
                 for (int64_t x = 0; x < n_out[0]; ++x)
@@ -199,8 +190,6 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
         }
       }
     }
-    if (stream)
-      kernels.stream_fence();
   };
   for_each_padded_slab(plan, p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
                        p.boundary, threads, used_threads, pad_share, &options.progress, padded,

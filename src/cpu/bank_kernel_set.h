@@ -57,13 +57,6 @@ struct BankKernelSet {
   /// none is optimised away. lanes * peak_chains * rounds multiply-adds in all.
   float (*fma_rounds)(int64_t rounds, float seed) = nullptr;
   int peak_chains = 0;
-  /// Copies n floats with non-temporal stores where the destination is vector-aligned (plain
-  /// stores at its ends; a plain copy where the instruction set has none): outputs the run does
-  /// not read again go to memory without a read for ownership and without evicting its input
-  /// from the caches. stream_fence() makes them visible before the thread's next
-  /// synchronisation.
-  void (*stream_row)(float* dst, const float* src, int64_t n) = nullptr;
-  void (*stream_fence)() = nullptr;
 };
 
 /// The bank kernel set for the instruction set named `isa` ("avx512", "avx2" or "generic").

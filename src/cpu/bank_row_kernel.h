@@ -89,35 +89,6 @@ inline float fma_rounds(int64_t rounds, float seed) {
   return sum;
 }
 
-inline void stream_row(float* dst, const float* src, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  constexpr uintptr_t kAlign = kLanes * sizeof(float);
-  int64_t i = 0;
-  for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % kAlign != 0; ++i)
-    dst[i] = src[i];
-  for (; i + kLanes <= n; i += kLanes) {
-#if NDCONV_CPU_LANES == 16
-    __builtin_ia32_movntps512(dst + i, load(src + i));
-#elif NDCONV_CPU_LANES == 8
-    __builtin_ia32_movntps256(dst + i, load(src + i));
-#else
-    __builtin_ia32_movntps(dst + i, load(src + i));
-#endif
-  }
-  for (; i < n; ++i)
-    dst[i] = src[i];
-#else
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = src[i];
-#endif
-}
-
-inline void stream_fence() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_sfence();
-#endif
-}
-
 template <int FP, int B, int W>
 constexpr BankBlockFn entry() {
   if constexpr (fits(FP, B, W))
@@ -153,8 +124,6 @@ inline BankKernelSet make_bank_kernel_set(const char* isa) {
   fill_filters<12>(s, 8);
   s.fma_rounds = &fma_rounds;
   s.peak_chains = kPeakChains;
-  s.stream_row = &stream_row;
-  s.stream_fence = &stream_fence;
   return s;
 }
 

@@ -48,11 +48,6 @@ struct Tuning {
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
   /// 2-core machine: docs/python.md).
   double min_multiply_adds_per_thread = double(1 << 18);
-  /// The filter bank writes its outputs with non-temporal stores when they hold this many bytes
-  /// or more in all: more than the caches keep, so no read for ownership of their lines and no
-  /// eviction of the input rows the kernels reread (160^3, 12 filters, 2 threads of the
-  /// development machine: kept in cache they took 12% less time).
-  int64_t bank_stream_bytes = int64_t{64} << 20;
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
   /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their

@@ -6,8 +6,6 @@
 // Fresh random data (the seed is printed on failure), outputs poisoned with NaN.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -206,58 +204,6 @@ TEST(CpuBankSlabs, OneBlockPerSlabMatchesTheReference) {
       cpu_backend::run_bank(p, options, report, tiny);
       EXPECT_GT(report.slabs, 1);
       EXPECT_LT(relative_l2_error(sum, weighted_ref), kTolerance) << dims << "D, B " << factor;
-    }
-  }
-}
-
-// Outputs written with non-temporal stores (cpu_backend::Tuning::bank_stream_bytes, here for any
-// size) are bit for bit the plain copies, for every instruction set, rows whose length is no
-// multiple of a vector and outputs that start off a vector's alignment.
-TEST(CpuBankStream, NonTemporalOutputsMatchPlainCopies) {
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const Index extent{37, 9, 11, 1};
-  const int64_t n = count_of(3, extent);
-  const std::vector<float> values = random_values(n, seed);
-  const int count = 3;
-  const std::vector<float> taps = random_taps(5 * 3 * 3 * count, seed ^ 1);
-  cpu_backend::Tuning always;
-  always.bank_stream_bytes = 0;
-  for (const std::string& isa : available_isas()) {
-    ScopedIsa use(isa.c_str());
-    for (int shift : {0, 1, 3}) {
-      SCOPED_TRACE(isa + ", outputs " + std::to_string(shift) + " floats off");
-      std::vector<std::vector<float>> plain(count, std::vector<float>(n + shift)),
-          streamed(count, std::vector<float>(n + shift));
-      for (const cpu_backend::Tuning& tuning : {cpu_backend::Tuning{}, always}) {
-        std::vector<std::vector<float>>& outs = tuning.bank_stream_bytes == 0 ? streamed : plain;
-        detail::BankProblem p;
-        p.input = make_view(values.data(), 3, extent);
-        p.filter_extent = {5, 3, 3, 1};
-        p.count = count;
-        p.taps = taps.data();
-        p.boundary = Boundary::Reflect;
-        p.output_extent = extent;
-        p.offset = {-2, -1, -1, 0};
-        for (std::vector<float>& o : outs) {
-          poison(o);
-          p.outputs.push_back(make_view(o.data() + shift, 3, extent));
-        }
-        Options options;
-        options.backend = Backend::Cpu;
-        options.operation = Operation::Correlation;
-        options.boundary = Boundary::Reflect;
-        options.threads = 3;
-        RunReport report;
-        cpu_backend::run_bank(p, options, report, tuning);
-      }
-      for (int f = 0; f < count; ++f) {
-        for (int64_t i = 0; i < n; ++i)
-          ASSERT_FALSE(std::isnan(streamed[f][shift + i])) << f << ", voxel " << i;
-        ASSERT_EQ(
-            std::memcmp(plain[f].data() + shift, streamed[f].data() + shift, n * sizeof(float)), 0)
-            << "filter " << f;
-      }
     }
   }
 }
