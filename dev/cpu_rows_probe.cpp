@@ -26,6 +26,7 @@
 
 #include "core/padding.h"
 #include "core/parallel_for.h"
+#include "core/bank_problem.h"
 #include "core/problem.h"
 #include "cpu/bank_kernel_set.h"
 #include "cpu/isa_dispatch.h"
@@ -394,20 +395,6 @@ int main(int argc, char** argv) {
         const std::string label = "run " + std::to_string(r) + " col " + std::to_string(col);
         run(T, tu, label.c_str());
       }
-      for (auto mode :
-           {cpu_backend::Tuning::RingPadding::Windows, cpu_backend::Tuning::RingPadding::Shared}) {
-        cpu_backend::Tuning tu;
-        tu.ring_padding = mode;
-        run(T, tu, mode == cpu_backend::Tuning::RingPadding::Shared ? "shared" : "windows");
-        for (int64_t r : {1, 2, 4}) {
-          if (mode == cpu_backend::Tuning::RingPadding::Windows)
-            break;
-          tu.ring_run = r;
-          tu.ring_column = 160;
-          const std::string label = "shared run " + std::to_string(r);
-          run(T, tu, label.c_str());
-        }
-      }
       for (double tail : {0.25, 0.5, 1.0}) {
         cpu_backend::Tuning tu;
         tu.ring_tail = tail;
@@ -482,6 +469,31 @@ int main(int argc, char** argv) {
       run(t, 0);
     run(max_threads, 2);
     run(max_threads, 4);
+    // Finer chunks of the bank's items (Tuning::bank_chunks_per_thread), rounds in turn.
+    for (int round = 0; round < 3; ++round)
+      for (int chunks : {16, 64, 256}) {
+        detail::BankProblem p;
+        p.input = iv;
+        p.filter_extent = bank.extent;
+        p.count = bank.count;
+        p.taps = bank.taps;
+        p.boundary = Boundary::Zero;
+        p.output_extent = {kN, kN, kN, 1};
+        p.offset = {-kK / 2, -kK / 2, -kK / 2, 0};
+        p.outputs = views;
+        cpu_backend::Tuning tu;
+        tu.bank_chunks_per_thread = chunks;
+        Options o;
+        o.backend = Backend::Cpu;
+        o.operation = Operation::Correlation;
+        o.boundary = Boundary::Zero;
+        o.threads = max_threads;
+        RunReport rep;
+        double med, mn, faults;
+        median_ms([&] { cpu_backend::run_bank(p, o, rep, tu); }, 5, med, mn, faults);
+        std::printf("bank T=%2d %3d chunks a thread: median %.2f ms min %.2f ms  %.1f GFMA/s\n",
+                    max_threads, chunks, med, mn, 12 * kDenseFmas / med * 1e-6);
+      }
     // The same work with every output plane along z written to one plane (z stride 0), which
     // stays in the cache: the bank without its 12 x 16 MiB of output traffic to memory.
     std::vector<VolumeView> full = views;

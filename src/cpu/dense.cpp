@@ -18,7 +18,6 @@
 //     items (parallel_for.h).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -64,42 +63,15 @@ Geometry geometry_of(const detail::CorrelationProblem& p) {
   return g;
 }
 
-// The rings' work split (slab_rows.h) and where they read their padded rows: per-thread windows
-// or one shared padded copy (when it fits Tuning::pad_limit_bytes), the cheaper in the model,
-// which charges the copy all its rows once; or what Tuning forces.
-struct RingPlan {
-  RingSplit split;
-  bool shared = false;
-};
-
-RingPlan ring_plan_for(const Geometry& g, int threads, const Tuning& tuning) {
-  const int64_t lanes = select_kernel_set().lanes;
-  RingPlan plan;
-  plan.split = ring_split(g.n_out, g.k, g.row_length, lanes, threads, tuning.ring_window_bytes,
-                          tuning.ring_pad_cost, tuning.ring_tail);
-  const double shared_rows = static_cast<double>(
-      (g.n_out[1] + g.k[1] - 1) * (g.n_out[2] + g.k[2] - 1) * (g.n_out[3] + g.k[3] - 1));
-  const bool fits = shared_rows * static_cast<double>(g.row_length) * sizeof(float) <=
-                    static_cast<double>(tuning.pad_limit_bytes);
-  if (tuning.ring_padding == Tuning::RingPadding::Shared ||
-      (tuning.ring_padding == Tuning::RingPadding::Auto && fits)) {
-    // A column may be the whole axis: the copy holds every position.
-    const RingSplit shared =
-        ring_split(g.n_out, g.k, g.row_length, lanes, threads, std::numeric_limits<int64_t>::max(),
-                   tuning.ring_shared_read_cost, tuning.ring_tail);
-    const double copy = shared_rows * static_cast<double>(g.row_length) * tuning.ring_pad_cost /
-                        static_cast<double>(threads);
-    if (tuning.ring_padding == Tuning::RingPadding::Shared ||
-        shared.cost + copy < plan.split.cost) {
-      plan.split = shared;
-      plan.shared = true;
-    }
-  }
+// The rings' work split (slab_rows.h), or the one Tuning forces.
+RingSplit ring_split_for(const Geometry& g, int threads, const Tuning& tuning) {
+  RingSplit split = ring_split(g.n_out, g.k, g.row_length, select_kernel_set().lanes, threads,
+                               tuning.ring_window_bytes, tuning.ring_pad_cost, tuning.ring_tail);
   if (tuning.ring_run > 0)
-    plan.split.run = std::min(tuning.ring_run, g.n_out[1]);
+    split.run = std::min(tuning.ring_run, g.n_out[1]);
   if (tuning.ring_column > 0)
-    plan.split.column = std::min(tuning.ring_column, g.n_out[3]);
-  return plan;
+    split.column = std::min(tuning.ring_column, g.n_out[3]);
+  return split;
 }
 
 // How far ahead along the last axis the rings' padding requests its input rows.
@@ -202,8 +174,8 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
   const Index &n_out = g.n_out, &out_stride = g.out_stride, &k = g.k;
   const int64_t plane_taps = k[2] * k[1] * k[0];
   const int64_t plane = k[2] * k[1] * g.row_length;  // a window's floats per position
-  const RingPlan ring_plan = ring_plan_for(g, threads, tuning);
-  const int64_t column = ring_plan.split.column, run = ring_plan.split.run;
+  const RingSplit split = ring_split_for(g, threads, tuning);
+  const int64_t column = split.column, run = split.run;
   const int64_t columns = (n_out[3] + column - 1) / column;
   const int64_t runs = (n_out[1] + run - 1) / run;
   const int64_t items = runs * n_out[2] * columns;
@@ -233,57 +205,19 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
     for (int64_t x = 0; x < g.n_in[0]; x += 64 / int64_t{sizeof(float)})
       __builtin_prefetch(row + x);
   };
-  // The shared copy: every thread pads rows of it first, then the rings read positions a padded
-  // plane apart, through the same offsets for every item.
-  core::PaddedVolume padded;
-  std::vector<int64_t> shared_taps, shared_rows;
-  double pad_share = 0;
-  if (ring_plan.shared) {
-    pad_share = 1.0 / (1.0 + static_cast<double>(k[0] * k[1] * k[2] * k[3]));
-    core::build_padded(
-        p.input.data, g.n_in, g.in_stride, g.offset,
-        Index{g.row_length, n_out[1] + k[1] - 1, n_out[2] + k[2] - 1, n_out[3] + k[3] - 1}, x_count,
-        g.row_length, p.boundary, threads, core::ProgressSpan{&options.progress, 0, pad_share},
-        padded);
-    for (int64_t j2 = 0; j2 < k[2]; ++j2)
-      for (int64_t j1 = 0; j1 < k[1]; ++j1) {
-        const int64_t row = (j2 * padded.extent[1] + j1) * g.row_length;
-        shared_rows.push_back(row);
-        for (int64_t jx = 0; jx < k[0]; ++jx)
-          shared_taps.push_back(row + jx);
-      }
-  }
   core::parallel_for(
       used_threads, items,
       [&](int64_t begin, int64_t end, int worker) {
         Window& w = windows[worker];
-        if (!ring_plan.shared) {
-          w.rows.resize((column + k[3] - 1) * plane);
-          w.tap_offsets.resize(plane_taps);
-          w.row_offsets.resize(k[2] * k[1]);
-        }
+        w.rows.resize((column + k[3] - 1) * plane);
+        w.tap_offsets.resize(plane_taps);
+        w.row_offsets.resize(k[2] * k[1]);
         for (int64_t item = begin; item < end; ++item) {
           const int64_t r = item % runs, m2 = (item / runs) % n_out[2],
                         c = item / (runs * n_out[2]);
           const int64_t first = c * column, outputs = std::min(column, n_out[3] - first);
           const int64_t positions = outputs + k[3] - 1;
           for (int64_t m1 = r * run; m1 < std::min(n_out[1], (r + 1) * run); ++m1) {
-            RingColumn a;
-            a.taps = plane_taps;
-            a.rows = k[2] * k[1];
-            a.weights = weights.data();
-            a.nx = n_out[0];
-            a.outputs = outputs;
-            a.dst = p.output.data + m1 * out_stride[1] + m2 * out_stride[2] + first * out_stride[3];
-            a.dst_stride = out_stride[3];
-            if (ring_plan.shared) {
-              a.planes = padded.row(m1, m2, first);
-              a.plane_stride = padded.extent[1] * padded.extent[2] * g.row_length;
-              a.tap_offsets = shared_taps.data();
-              a.row_offsets = shared_rows.data();
-              ring(a);
-              continue;
-            }
             for (int64_t i1 = m1 == r * run ? m1 : m1 + k[1] - 1; i1 < m1 + k[1]; ++i1)
               for (int64_t q = 0; q < positions; ++q)
                 for (int64_t j2 = 0; j2 < k[2]; ++j2) {
@@ -300,15 +234,23 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
                 for (int64_t jx = 0; jx < k[0]; ++jx)
                   w.tap_offsets[t++] = row + jx;
               }
+            RingColumn a;
             a.planes = w.rows.data();
             a.plane_stride = plane;
             a.tap_offsets = w.tap_offsets.data();
+            a.taps = plane_taps;
             a.row_offsets = w.row_offsets.data();
+            a.rows = k[2] * k[1];
+            a.weights = weights.data();
+            a.nx = n_out[0];
+            a.outputs = outputs;
+            a.dst = p.output.data + m1 * out_stride[1] + m2 * out_stride[2] + first * out_stride[3];
+            a.dst_stride = out_stride[3];
             ring(a);
           }
         }
       },
-      core::ProgressSpan{&options.progress, pad_share, 1 - pad_share});
+      core::ProgressSpan{&options.progress, 0, 1});
   report.threads = used_threads;
   report.notes.push_back(std::string("CPU kernels: ") + kernels.isa + " (" +
                          std::to_string(kernels.lanes) + " floats per vector, strips of " +
@@ -317,13 +259,8 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
                          std::to_string(column) + ", runs of " + std::to_string(run) + ")");
   report.slabs = 1;
   report.notes.push_back(
-      ring_plan.shared ? "boundary-padded input copy: " +
-                             std::to_string(padded.extent[1] * padded.extent[2] * padded.extent[3] *
-                                            g.row_length * 4 / (1024 * 1024)) +
-                             " MiB, read by the rings"
-                       : "boundary-padded rows per thread: " +
-                             std::to_string((column + k[3] - 1) * plane * 4 / 1024) +
-                             " KiB, padded by the thread that reads them");
+      "boundary-padded rows per thread: " + std::to_string((column + k[3] - 1) * plane * 4 / 1024) +
+      " KiB, padded by the thread that reads them");
 }
 
 }  // namespace
@@ -366,19 +303,13 @@ double dense_scratch_bytes(int dims, const Index& output_extent, const Index& fi
   g.k = core::to_canonical(dims, filter_extent, 1);
   g.row_length = padded_row_length(g.n_out[0], g.k[0]);
   const Index &n_out = g.n_out, &k = g.k;
-  const BlockingChoice blocking =
-      choose_blocking(options.expert.outputs_per_thread,
-                      {k[3], n_out[3], n_out[0], k[2] * k[1] * k[0], true,
-                       ring_plan_for(g, threads, tuning).split.column},
-                      select_kernel_set());
+  const BlockingChoice blocking = choose_blocking(options.expert.outputs_per_thread,
+                                                  {k[3], n_out[3], n_out[0], k[2] * k[1] * k[0],
+                                                   true, ring_split_for(g, threads, tuning).column},
+                                                  select_kernel_set());
   const double row_bytes = static_cast<double>(g.row_length) * sizeof(float);
   if (blocking.ring) {
-    const RingPlan ring_plan = ring_plan_for(g, threads, tuning);
-    if (ring_plan.shared)
-      return static_cast<double>((n_out[1] + k[1] - 1) * (n_out[2] + k[2] - 1) *
-                                 (n_out[3] + k[3] - 1)) *
-             row_bytes;
-    const int64_t column = ring_plan.split.column;
+    const int64_t column = ring_split_for(g, threads, tuning).column;
     return static_cast<double>(threads) * static_cast<double>((column + k[3] - 1) * k[2] * k[1]) *
            row_bytes;
   }
@@ -403,7 +334,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const BlockingChoice blocking =
       choose_blocking(options.expert.outputs_per_thread,
                       {g.k[3], g.n_out[3], g.n_out[0], g.k[2] * g.k[1] * g.k[0], direct_store,
-                       ring_plan_for(g, threads, tuning).split.column},
+                       ring_split_for(g, threads, tuning).column},
                       kernels);
   if (blocking.ring)
     run_rings(p, g, kernels, threads, options, tuning, report);

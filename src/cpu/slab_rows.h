@@ -46,7 +46,6 @@ inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_lengt
 struct RingSplit {
   int64_t run = 1;
   int64_t column = 1;
-  double cost = 0;  ///< modelled, in multiply-adds (ring_split)
 };
 
 /// The distinct values of ceil(n / q) for q = 1..n, largest first: the lengths of n cut into
@@ -103,14 +102,14 @@ inline RingSplit ring_split(const Index& n_out, const Index& k, int64_t row_leng
       const double cost =
           all / threads + tail * work(double(r), double(c + k[3] - 1), 1.0) * (1.0 - 1.0 / threads);
       if (best_cost < 0 || cost < best_cost || (cost == best_cost && items > best_items)) {
-        best = {r, c, cost};
+        best = {r, c};
         best_cost = cost;
         best_items = items;
       }
     }
   }
   if (best_cost < 0)  // no column fits the window: single outputs
-    best = {1, std::min<int64_t>(in_window, n_out[3]), 0};
+    best = {1, std::min<int64_t>(in_window, n_out[3])};
   return best;
 }
 
@@ -155,7 +154,7 @@ Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n
                            const Index& k, int64_t factor, int64_t row_length, Boundary boundary,
                            int threads, int used_threads, double pad_share,
                            const std::function<bool(double)>* progress, core::PaddedVolume& padded,
-                           const SlabItems& items) {
+                           const SlabItems& items, int chunks_per_thread = 16) {
   Index padded_extent{};
   for (int64_t slab = 0; slab < plan.slabs; ++slab) {
     const Slab sl = slab_at(plan, slab);
@@ -165,7 +164,8 @@ Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n
     core::parallel_for(
         used_threads, n_out[1] * n_out[2] * sl.block_count,
         [&](int64_t begin, int64_t end, int worker) { items(begin, end, worker, sl.first_block); },
-        core::ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)});
+        core::ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)},
+        chunks_per_thread);
   }
   return padded_extent;
 }

@@ -31,14 +31,6 @@ struct Tuning {
   /// The share of the largest ring item the split's model adds for the last thread to finish
   /// (slab_rows.h, ring_split).
   double ring_tail = 0.5;
-  /// Where the rings read their padded rows (dense.cpp): per-thread windows, or one padded copy
-  /// of the volume made first by all threads (no padding per item; a run's start reads its rows
-  /// from the shared cache instead). Auto: the split model's cheaper one.
-  enum class RingPadding { Auto, Windows, Shared };
-  RingPadding ring_padding = RingPadding::Auto;
-  /// The shared copy's rows in the split model: a float read at a run's start costs this many
-  /// multiply-adds (ring_pad_cost for windows, which also write them).
-  double ring_shared_read_cost = 10;
   /// The rings' work split forced (0: the model's): m1 outputs per run, outputs per column along
   /// the last axis. Tests set them.
   int64_t ring_run = 0;
@@ -48,6 +40,8 @@ struct Tuning {
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
   /// 2-core machine: docs/python.md).
   double min_multiply_adds_per_thread = double(1 << 18);
+  /// Chunks a thread of the filter bank's items take from the shared counter (parallel_for.h).
+  int bank_chunks_per_thread = 16;
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
   /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their

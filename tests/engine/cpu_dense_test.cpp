@@ -243,8 +243,7 @@ TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
 // A ring's thread pads its rows into a window of its own (cpu_backend::Tuning::ring_window_bytes):
 // runs of several m1 reuse the window's rows, and a small window cuts every column into pieces
 // (here of 50 outputs, the last one short), as do forced splits (runs of 1 and 2, columns of 1
-// and 37); or they read one shared padded copy: bit for bit the blocks of one output, on 1 and 3
-// threads.
+// and 37): bit for bit the blocks of one output, on 1 and 3 threads.
 TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -286,12 +285,8 @@ TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
       single_rows.ring_column = 1;
       short_runs.ring_run = 2;
       short_runs.ring_column = 37;
-      cpu_backend::Tuning shared, windows;
-      shared.ring_padding = cpu_backend::Tuning::RingPadding::Shared;
-      windows.ring_padding = cpu_backend::Tuning::RingPadding::Windows;
-      shared.ring_run = 3;
       for (const cpu_backend::Tuning& tuning :
-           {cut, cpu_backend::Tuning{}, single_rows, short_runs, shared, windows}) {
+           {cut, cpu_backend::Tuning{}, single_rows, short_runs}) {
         for (int threads : {1, 3}) {
           SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", window " +
                        std::to_string(tuning.ring_window_bytes) + " bytes, split " +
@@ -323,9 +318,8 @@ TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
 }
 
 // The padded rows a CPU run holds besides its input and output (cpu_dense_scratch_bytes, for the
-// command line's memory estimate): a ring's windows, a few hundred KiB per thread, or the rings'
-// shared copy; blocks' padded copy of the whole input, its extents grown by the filter's and
-// rounded up to whole blocks.
+// command line's memory estimate): a ring's windows, a few hundred KiB per thread; blocks' padded
+// copy of the whole input, its extents grown by the filter's and rounded up to whole blocks.
 TEST(CpuDenseScratch, NamesThePaddedRowsOfTheRun) {
   const Index extent{160, 50, 40, 1}, k{7, 7, 7, 1};
   Options options;
@@ -336,9 +330,7 @@ TEST(CpuDenseScratch, NamesThePaddedRowsOfTheRun) {
   const double row = static_cast<double>(cpu::padded_row_length(160, 7)) * sizeof(float);
   EXPECT_DOUBLE_EQ(blocks, (50 + 6) * (40 + 6) * row);
   if (cpu::choose_blocking(0, {7, 40, 160, 49, true}, cpu::select_kernel_set()).ring) {
-    // A whole column per window, or the shared padded copy (the split model's choice).
-    const double windows = 2.0 * (40 + 6) * 7 * row, shared = (50 + 6) * (40 + 6) * row;
-    EXPECT_TRUE(ring == windows || ring == shared) << ring;
+    EXPECT_DOUBLE_EQ(ring, 2.0 * (40 + 6) * 7 * row);  // a whole column per window
   }
 }
 
