@@ -136,6 +136,12 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
       error = std::current_exception();
     stop = true;
   };
+  // The chunk that starts at `begin`.
+  auto run_range = [&](int64_t begin, int worker) {
+    const int64_t end = std::min(items, begin + chunk);
+    body(begin, end, worker);
+    done.fetch_add(end - begin);
+  };
   // One chunk; returns false when there is nothing left to do.
   auto run_chunk = [&](int worker) {
     if (stop.load(std::memory_order_relaxed))
@@ -143,9 +149,7 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
     const int64_t begin = next.fetch_add(chunk);
     if (begin >= items)
       return false;
-    const int64_t end = std::min(items, begin + chunk);
-    body(begin, end, worker);
-    done.fetch_add(end - begin);
+    run_range(begin, worker);
     return true;
   };
   auto worker_loop = [&](int worker) {
@@ -172,6 +176,9 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
       t.join();
     pool.clear();
   };
+  // The caller's first chunk, claimed before any worker runs: it reports progress between its
+  // chunks, and parked workers wake fast enough to take every chunk of a small run first.
+  const int64_t first = next.fetch_add(chunk);
   try {
     if (parked != nullptr) {
       try {
@@ -187,7 +194,7 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
       for (int w = 1; w < threads; ++w)
         pool.emplace_back(worker_loop, w);
     }
-    while (run_chunk(0)) {
+    auto report_progress = [&] {
       if (report) {
         const double fraction = static_cast<double>(done.load()) / static_cast<double>(items);
         if (!(*progress.callback)(progress.base + progress.span * fraction)) {
@@ -195,9 +202,14 @@ void parallel_for(int threads, int64_t items, const ChunkBody& body, const Progr
           stop = true;
         }
       }
+    };
+    if (!stop.load(std::memory_order_relaxed)) {
+      run_range(first, 0);
+      report_progress();
     }
-    // Once more when this share of the run is complete: the other threads may have taken every
-    // chunk before the caller got one.
+    while (run_chunk(0))
+      report_progress();
+    // Once more when this share of the run is complete.
     if (report && !aborted && !stop.load()) {
       join_workers();
       if (!error && !(*progress.callback)(progress.base + progress.span))
