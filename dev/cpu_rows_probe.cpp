@@ -157,6 +157,106 @@ DenseCase make_case() {
   return c;
 }
 
+// The dense call's timeline: run_rings' window loop (dense.cpp) rebuilt here with clocks, on the
+// split the rule gives (or `run` x `column`): per worker its start after the call's, its time
+// padding, in the kernels and its end; the call's wall time. Replicate boundary, 160^3, 7^3.
+void ring_timeline(int threads, int64_t run, int64_t column, const char* label) {
+  DenseCase c = make_case();
+  const cpu::KernelSet& ks = cpu::select_kernel_set();
+  const int64_t row = cpu::padded_row_length(kN, kK), plane = kK * row;
+  const Index n_c{kN, kN, 1, kN}, stride_c{1, kN, 0, kN * kN}, off_c{-3, -3, 0, -3};
+  std::vector<float> weights(kK * kK * kK);
+  for (int64_t t = 0; t < kK * kK; ++t)
+    for (int64_t j3 = 0; j3 < kK; ++j3)
+      weights[t * kK + j3] = c.taps[j3 * kK * kK + t];
+  const int64_t columns = (kN + column - 1) / column, runs = (kN + run - 1) / run;
+  const int64_t items = runs * columns;
+  struct Worker {
+    std::vector<float> rows;
+    std::vector<int64_t> taps, row_offsets;
+    double start = -1, end = 0, pad = 0, kernel = 0;
+    int items = 0;
+  };
+  double best_wall = 1e9;
+  std::vector<Worker> best;
+  for (int rep = 0; rep < 7; ++rep) {
+    std::vector<Worker> ws(threads);
+    const auto t0 = Clock::now();
+    core::parallel_for(threads, items,
+                       [&](int64_t begin, int64_t end, int worker) {
+                         Worker& w = ws[worker];
+                         if (w.start < 0)
+                           w.start = since(t0);
+                         w.rows.resize((column + kK - 1) * plane);
+                         w.taps.resize(kK * kK);
+                         w.row_offsets.resize(kK);
+                         for (int64_t item = begin; item < end; ++item) {
+                           ++w.items;
+                           const int64_t r = item % runs, col = item / runs;
+                           const int64_t first = col * column,
+                                         outputs = std::min(column, kN - first);
+                           for (int64_t m1 = r * run; m1 < std::min(kN, (r + 1) * run); ++m1) {
+                             const auto p0 = Clock::now();
+                             for (int64_t i1 = m1 == r * run ? m1 : m1 + kK - 1; i1 < m1 + kK; ++i1)
+                               for (int64_t q = 0; q < outputs + kK - 1; ++q)
+                                 core::pad_row(c.in.data(), n_c, stride_c, off_c, i1, 0, first + q,
+                                               kN + kK - 1, row, Boundary::Replicate,
+                                               w.rows.data() + q * plane + (i1 % kK) * row);
+                             for (int64_t j1 = 0; j1 < kK; ++j1) {
+                               w.row_offsets[j1] = ((m1 + j1) % kK) * row;
+                               for (int64_t jx = 0; jx < kK; ++jx)
+                                 w.taps[j1 * kK + jx] = w.row_offsets[j1] + jx;
+                             }
+                             const auto k0 = Clock::now();
+                             cpu::RingColumn a;
+                             a.planes = w.rows.data();
+                             a.plane_stride = plane;
+                             a.tap_offsets = w.taps.data();
+                             a.taps = kK * kK;
+                             a.row_offsets = w.row_offsets.data();
+                             a.rows = kK;
+                             a.weights = weights.data();
+                             a.nx = kN;
+                             a.outputs = outputs;
+                             a.dst = c.out.data() + m1 * kN + first * kN * kN;
+                             a.dst_stride = kN * kN;
+                             ks.ring[kK](a);
+                             w.pad += std::chrono::duration<double>(k0 - p0).count();
+                             w.kernel += since(k0);
+                           }
+                         }
+                         w.end = since(t0);
+                       },
+                       {});
+    const double wall = since(t0);
+    if (wall < best_wall) {
+      best_wall = wall;
+      best = ws;
+    }
+  }
+  double pad = 0, kernel = 0, last_start = 0, first_end = 1e9, last_end = 0;
+  for (const Worker& w : best) {
+    pad += w.pad;
+    kernel += w.kernel;
+    last_start = std::max(last_start, w.start);
+    if (w.items > 0) {
+      first_end = std::min(first_end, w.end);
+      last_end = std::max(last_end, w.end);
+    }
+  }
+  std::printf(
+      "timeline T=%2d %s (%lld x %lld, %lld items): wall %.3f ms; summed over threads: padding "
+      "%.2f ms, kernels %.2f ms (%.3f / %.3f ms a thread); last thread starts %.3f ms, first ends "
+      "%.3f, last ends %.3f\n",
+      threads, label, static_cast<long long>(run), static_cast<long long>(column),
+      static_cast<long long>(items), best_wall * 1e3, pad * 1e3, kernel * 1e3, pad * 1e3 / threads,
+      kernel * 1e3 / threads, last_start * 1e3, first_end * 1e3, last_end * 1e3);
+  std::printf("  per thread (items, pad ms, kernel ms, end ms):");
+  for (const Worker& w : best)
+    std::printf(" %d/%.2f/%.2f/%.2f", w.items, w.pad * 1e3, w.kernel * 1e3, w.end * 1e3);
+  std::printf("\n");
+}
+
 // The ring kernel alone, and the padding alone, each thread on its own window: `steps` ring
 // columns of 160 outputs (one m1 each), the padding of `pad_rows` row-columns of 166 positions.
 void ring_parts(int threads, int steps, int pad_rows, double fma_rate_all) {
@@ -402,6 +502,9 @@ int main(int argc, char** argv) {
         run(T, tu, label.c_str());
       }
     }
+    for (int t : {1, T})
+      ring_timeline(t, t == 1 ? 160 : 7, t == 1 ? 160 : 54, "rule's split");
+    ring_timeline(T, 3, 160, "main's split");
     const double fma_all = all_rate[T] > 0 ? all_rate[T] : 1;
     for (int t : counts)
       if (t == 1 || t == T)
