@@ -572,31 +572,6 @@ int main(int argc, char** argv) {
       run(t, 0);
     run(max_threads, 2);
     run(max_threads, 4);
-    // Finer chunks of the bank's items (Tuning::bank_chunks_per_thread), rounds in turn.
-    for (int round = 0; round < 3; ++round)
-      for (int chunks : {16, 64, 256}) {
-        detail::BankProblem p;
-        p.input = iv;
-        p.filter_extent = bank.extent;
-        p.count = bank.count;
-        p.taps = bank.taps;
-        p.boundary = Boundary::Zero;
-        p.output_extent = {kN, kN, kN, 1};
-        p.offset = {-kK / 2, -kK / 2, -kK / 2, 0};
-        p.outputs = views;
-        cpu_backend::Tuning tu;
-        tu.bank_chunks_per_thread = chunks;
-        Options o;
-        o.backend = Backend::Cpu;
-        o.operation = Operation::Correlation;
-        o.boundary = Boundary::Zero;
-        o.threads = max_threads;
-        RunReport rep;
-        double med, mn, faults;
-        median_ms([&] { cpu_backend::run_bank(p, o, rep, tu); }, 5, med, mn, faults);
-        std::printf("bank T=%2d %3d chunks a thread: median %.2f ms min %.2f ms  %.1f GFMA/s\n",
-                    max_threads, chunks, med, mn, 12 * kDenseFmas / med * 1e-6);
-      }
     // The same work with every output plane along z written to one plane (z stride 0), which
     // stays in the cache: the bank without its 12 x 16 MiB of output traffic to memory.
     std::vector<VolumeView> full = views;

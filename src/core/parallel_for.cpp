@@ -114,13 +114,11 @@ int resolve_thread_count(int requested) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
-void parallel_for(int threads, int64_t items, const ChunkBody& body, const ProgressSpan& progress,
-                  int chunks_per_thread) {
+void parallel_for(int threads, int64_t items, const ChunkBody& body, const ProgressSpan& progress) {
   if (items <= 0)
     return;
   threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, items)));
-  const int64_t chunk = std::max<int64_t>(
-      1, items / (std::max(1, chunks_per_thread) * static_cast<int64_t>(threads)));
+  const int64_t chunk = std::max<int64_t>(1, items / (16 * static_cast<int64_t>(threads)));
   const bool report = progress.callback != nullptr && static_cast<bool>(*progress.callback);
 
   std::atomic<int64_t> next{0};

@@ -19,10 +19,8 @@ struct ProgressSpan {
   double span = 1;  ///< fraction of the whole run this call represents
 };
 
-/// Runs `body` over [0, items) on `threads` threads (the caller included), in about
-/// `chunks_per_thread` chunks a thread.
-void parallel_for(int threads, int64_t items, const ChunkBody& body, const ProgressSpan& progress,
-                  int chunks_per_thread = 16);
+/// Runs `body` over [0, items) on `threads` threads (the caller included).
+void parallel_for(int threads, int64_t items, const ChunkBody& body, const ProgressSpan& progress);
 
 /// Options::threads resolved: 0 means every hardware thread; negative is InvalidArgument.
 int resolve_thread_count(int requested);

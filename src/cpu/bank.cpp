@@ -193,7 +193,7 @@ void run_bank(const detail::BankProblem& p, const Options& options, RunReport& r
   };
   for_each_padded_slab(plan, p.input.data, n_in, in_stride, offset, n_out, k, factor, row_length,
                        p.boundary, threads, used_threads, pad_share, &options.progress, padded,
-                       slab_items, tuning.bank_chunks_per_thread);
+                       slab_items);
 
   report.threads = used_threads;
   report.outputs_per_thread = factor;

@@ -154,7 +154,7 @@ Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n
                            const Index& k, int64_t factor, int64_t row_length, Boundary boundary,
                            int threads, int used_threads, double pad_share,
                            const std::function<bool(double)>* progress, core::PaddedVolume& padded,
-                           const SlabItems& items, int chunks_per_thread = 16) {
+                           const SlabItems& items) {
   Index padded_extent{};
   for (int64_t slab = 0; slab < plan.slabs; ++slab) {
     const Slab sl = slab_at(plan, slab);
@@ -164,8 +164,7 @@ Index for_each_padded_slab(const SlabPlan& plan, const float* in, const Index& n
     core::parallel_for(
         used_threads, n_out[1] * n_out[2] * sl.block_count,
         [&](int64_t begin, int64_t end, int worker) { items(begin, end, worker, sl.first_block); },
-        core::ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)},
-        chunks_per_thread);
+        core::ProgressSpan{progress, sl.base + sl.span * pad_share, sl.span * (1.0 - pad_share)});
   }
   return padded_extent;
 }

@@ -40,8 +40,6 @@ struct Tuning {
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,
   /// 2-core machine: docs/python.md).
   double min_multiply_adds_per_thread = double(1 << 18);
-  /// Chunks a thread of the filter bank's items take from the shared counter (parallel_for.h).
-  int bank_chunks_per_thread = 16;
   /// false: the filter bank's FP32 kernels always, never the 8-bit path (cpu/bank_int8.h).
   bool bank_int8 = true;
   /// The 8-bit bank's largest run of planes as bytes per thread (the run's output planes and their
