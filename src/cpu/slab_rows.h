@@ -72,8 +72,8 @@ inline std::vector<int64_t> distinct_shares(int64_t n) {
 /// F = k3 * k2 * k1 * k0 * nx multiply-adds per m1 (nx rounded up to whole vectors), and the
 /// item pads r + k1 - 1 row-columns of k2 rows a position, each float `pad` multiply-adds
 /// (Tuning::ring_pad_cost, ring_tail). Columns hold no more positions than a window of
-/// `window_bytes`
-/// (`plane` floats a position; at least one output). Ties go to more items.
+/// `window_bytes` holds (k2 * k1 * row_length floats a position; at least one output). Ties go to
+/// more items.
 inline RingSplit ring_split(const Index& n_out, const Index& k, int64_t row_length, int64_t lanes,
                             int threads, int64_t window_bytes, double pad, double tail) {
   const int64_t plane = k[2] * k[1] * row_length;
@@ -108,9 +108,7 @@ inline RingSplit ring_split(const Index& n_out, const Index& k, int64_t row_leng
       }
     }
   }
-  if (best_cost < 0)  // no column fits the window: single outputs
-    best = {1, std::min<int64_t>(in_window, n_out[3])};
-  return best;
+  return best;  // columns of one output always fit: in_window >= 1
 }
 
 /// One slab: its first block, its block count and its share of the run's progress.
