@@ -63,11 +63,19 @@ Geometry geometry_of(const detail::CorrelationProblem& p) {
   return g;
 }
 
-// A ring's outputs per column: its window holds k2 x k1 padded rows per position.
-int64_t ring_column_for(const Geometry& g, int threads, const Tuning& tuning) {
-  return ring_column_length(g.n_out, g.k, g.k[2] * g.k[1] * g.row_length, threads,
-                            tuning.ring_window_bytes);
+// The rings' work split (slab_rows.h), or the one Tuning forces.
+RingSplit ring_split_for(const Geometry& g, int threads, const Tuning& tuning) {
+  RingSplit split = ring_split(g.n_out, g.k, g.row_length, select_kernel_set().lanes, threads,
+                               tuning.ring_window_bytes, tuning.ring_pad_cost, tuning.ring_tail);
+  if (tuning.ring_run > 0)
+    split.run = std::min(tuning.ring_run, g.n_out[1]);
+  if (tuning.ring_column > 0)
+    split.column = std::min(tuning.ring_column, g.n_out[3]);
+  return split;
 }
+
+// How far ahead along the last axis the rings' padding requests its input rows.
+constexpr int64_t kPadPrefetchPositions = 4;
 
 // Per-thread buffers of the blocks, reused across the items a thread runs.
 struct Scratch {
@@ -166,12 +174,9 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
   const Index &n_out = g.n_out, &out_stride = g.out_stride, &k = g.k;
   const int64_t plane_taps = k[2] * k[1] * k[0];
   const int64_t plane = k[2] * k[1] * g.row_length;  // a window's floats per position
-  const int64_t column = ring_column_for(g, threads, tuning);
+  const RingSplit split = ring_split_for(g, threads, tuning);
+  const int64_t column = split.column, run = split.run;
   const int64_t columns = (n_out[3] + column - 1) / column;
-  // Runs along m1: about 4 items per thread, fewer and longer where the other axes give them.
-  const int64_t runs_per_row = std::clamp<int64_t>(
-      (4 * int64_t{threads} + n_out[2] * columns - 1) / (n_out[2] * columns), 1, n_out[1]);
-  const int64_t run = (n_out[1] + runs_per_row - 1) / runs_per_row;
   const int64_t runs = (n_out[1] + run - 1) / run;
   const int64_t items = runs * n_out[2] * columns;
   const int used_threads = static_cast<int>(std::min<int64_t>(threads, items));
@@ -186,6 +191,20 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
     std::vector<int64_t> tap_offsets, row_offsets;
   };
   std::vector<Window> windows(used_threads);
+  // The input rows a window pads lie a plane apart along the last axis, past the hardware
+  // prefetchers' reach: each is requested a few positions before it is padded.
+  const bool contiguous_x = g.in_stride[0] == 1;
+  const auto prefetch_row = [&](int64_t q1, int64_t q2, int64_t q3) {
+    const int64_t i1 = detail::boundary_index(q1 + g.offset[1], g.n_in[1], p.boundary);
+    const int64_t i2 = detail::boundary_index(q2 + g.offset[2], g.n_in[2], p.boundary);
+    const int64_t i3 = detail::boundary_index(q3 + g.offset[3], g.n_in[3], p.boundary);
+    if (!contiguous_x || i1 < 0 || i2 < 0 || i3 < 0)
+      return;
+    const float* row =
+        p.input.data + i1 * g.in_stride[1] + i2 * g.in_stride[2] + i3 * g.in_stride[3];
+    for (int64_t x = 0; x < g.n_in[0]; x += 64 / int64_t{sizeof(float)})
+      __builtin_prefetch(row + x);
+  };
   core::parallel_for(
       used_threads, items,
       [&](int64_t begin, int64_t end, int worker) {
@@ -201,10 +220,12 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
           for (int64_t m1 = r * run; m1 < std::min(n_out[1], (r + 1) * run); ++m1) {
             for (int64_t i1 = m1 == r * run ? m1 : m1 + k[1] - 1; i1 < m1 + k[1]; ++i1)
               for (int64_t q = 0; q < positions; ++q)
-                for (int64_t j2 = 0; j2 < k[2]; ++j2)
+                for (int64_t j2 = 0; j2 < k[2]; ++j2) {
+                  prefetch_row(i1, m2 + j2, first + q + kPadPrefetchPositions);
                   core::pad_row(p.input.data, g.n_in, g.in_stride, g.offset, i1, m2 + j2, first + q,
                                 x_count, g.row_length, p.boundary,
                                 w.rows.data() + q * plane + (j2 * k[1] + i1 % k[1]) * g.row_length);
+                }
             int64_t t = 0;
             for (int64_t j2 = 0; j2 < k[2]; ++j2)
               for (int64_t j1 = 0; j1 < k[1]; ++j1) {
@@ -235,7 +256,7 @@ void run_rings(const detail::CorrelationProblem& p, const Geometry& g, const Ker
                          std::to_string(kernels.lanes) + " floats per vector, strips of " +
                          std::to_string(kernels.ring_strip_vectors[k[3]]) + " vectors, a ring of " +
                          std::to_string(k[3]) + " along the last axis, columns of " +
-                         std::to_string(column) + ")");
+                         std::to_string(column) + ", runs of " + std::to_string(run) + ")");
   report.slabs = 1;
   report.notes.push_back(
       "boundary-padded rows per thread: " + std::to_string((column + k[3] - 1) * plane * 4 / 1024) +
@@ -282,13 +303,13 @@ double dense_scratch_bytes(int dims, const Index& output_extent, const Index& fi
   g.k = core::to_canonical(dims, filter_extent, 1);
   g.row_length = padded_row_length(g.n_out[0], g.k[0]);
   const Index &n_out = g.n_out, &k = g.k;
-  const BlockingChoice blocking = choose_blocking(
-      options.expert.outputs_per_thread,
-      {k[3], n_out[3], n_out[0], k[2] * k[1] * k[0], true, ring_column_for(g, threads, tuning)},
-      select_kernel_set());
+  const BlockingChoice blocking = choose_blocking(options.expert.outputs_per_thread,
+                                                  {k[3], n_out[3], n_out[0], k[2] * k[1] * k[0],
+                                                   true, ring_split_for(g, threads, tuning).column},
+                                                  select_kernel_set());
   const double row_bytes = static_cast<double>(g.row_length) * sizeof(float);
   if (blocking.ring) {
-    const int64_t column = ring_column_for(g, threads, tuning);
+    const int64_t column = ring_split_for(g, threads, tuning).column;
     return static_cast<double>(threads) * static_cast<double>((column + k[3] - 1) * k[2] * k[1]) *
            row_bytes;
   }
@@ -313,7 +334,7 @@ void run_dense(const detail::CorrelationProblem& p, const Options& options, RunR
   const BlockingChoice blocking =
       choose_blocking(options.expert.outputs_per_thread,
                       {g.k[3], g.n_out[3], g.n_out[0], g.k[2] * g.k[1] * g.k[0], direct_store,
-                       ring_column_for(g, threads, tuning)},
+                       ring_split_for(g, threads, tuning).column},
                       kernels);
   if (blocking.ring)
     run_rings(p, g, kernels, threads, options, tuning, report);

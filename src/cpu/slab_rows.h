@@ -41,17 +41,74 @@ inline SlabPlan plan_slabs(const Index& n_out, const Index& k, int64_t row_lengt
   return plan;
 }
 
-/// The outputs along the last axis per column of a ring kernel (RingColumn): the whole axis
-/// where the (m1, m2) columns give every thread about 8 items, else cut into as many pieces as
-/// that needs (each piece's k3 - 1 unstored end sums are the ring's cost), and no longer than a
-/// window of `window_bytes` holds with `plane` floats per position (at least 1).
-inline int64_t ring_column_length(const Index& n_out, const Index& k, int64_t plane, int threads,
-                                  int64_t window_bytes) {
-  const int64_t columns = n_out[1] * n_out[2];
-  const int64_t pieces =
-      std::clamp<int64_t>((8 * int64_t{threads} + columns - 1) / columns, 1, n_out[3]);
-  const int64_t in_window = window_bytes / (plane * int64_t{sizeof(float)}) - (k[3] - 1);
-  return std::clamp<int64_t>((n_out[3] + pieces - 1) / pieces, 1, std::max<int64_t>(1, in_window));
+/// The rings' work split (dense.cpp): a work item is a run of `run` consecutive m1 of one m2 and
+/// one column of `column` outputs along the last axis.
+struct RingSplit {
+  int64_t run = 1;
+  int64_t column = 1;
+};
+
+/// The distinct values of ceil(n / q) for q = 1..n, largest first: the lengths of n cut into
+/// q nearly equal pieces.
+inline std::vector<int64_t> distinct_shares(int64_t n) {
+  std::vector<int64_t> shares;
+  for (int64_t q = 1; q <= n; ++q) {
+    const int64_t share = (n + q - 1) / q;
+    if (shares.empty() || share != shares.back())
+      shares.push_back(share);
+  }
+  return shares;
+}
+
+/// The split of least modelled time on `threads` threads, in multiply-add units: all the items'
+/// work over the threads, plus a share `tail` of the largest item's for the last one to finish
+/// (greedy scheduling's bound has the whole item: threads take items from a shared counter and
+/// may run at different speeds, e.g. virtual CPUs sharing a core; small items balance, while
+/// each run's start pays k1 - 1 extra row-columns of padding and each column's ends k3 - 1
+/// extra positions):
+///   work(item) = (c + k3 - 1) * (r * F + (r + k1 - 1) * k2 * row_length * pad)
+///   cost = sum(work) / threads + tail * work(largest item) * (1 - 1 / threads)
+/// for runs of r and columns of c: a column of c outputs walks c + k3 - 1 positions, each costing
+/// F = k3 * k2 * k1 * k0 * nx multiply-adds per m1 (nx rounded up to whole vectors), and the
+/// item pads r + k1 - 1 row-columns of k2 rows a position, each float `pad` multiply-adds
+/// (Tuning::ring_pad_cost, ring_tail). Columns hold no more positions than a window of
+/// `window_bytes` holds (k2 * k1 * row_length floats a position; at least one output). Ties go to
+/// more items.
+inline RingSplit ring_split(const Index& n_out, const Index& k, int64_t row_length, int64_t lanes,
+                            int threads, int64_t window_bytes, double pad, double tail) {
+  const int64_t plane = k[2] * k[1] * row_length;
+  const int64_t in_window =
+      std::max<int64_t>(1, window_bytes / (plane * int64_t{sizeof(float)}) - (k[3] - 1));
+  const double position = static_cast<double>(k[3] * k[2] * k[1] * k[0]) *
+                          static_cast<double>((n_out[0] + lanes - 1) / lanes * lanes);
+  const double pad_row_column = static_cast<double>(k[2] * row_length) * pad;
+  RingSplit best;
+  double best_cost = -1;
+  int64_t best_items = 0;
+  for (const int64_t r : distinct_shares(n_out[1])) {
+    for (const int64_t c : distinct_shares(n_out[3])) {
+      if (c > in_window)
+        continue;
+      const int64_t runs = (n_out[1] + r - 1) / r, columns = (n_out[3] + c - 1) / c;
+      const int64_t items = runs * n_out[2] * columns;
+      const auto work = [&](double run_m1, double positions, double run_count) {
+        return positions *
+               (run_m1 * position + (run_m1 + run_count * double(k[1] - 1)) * pad_row_column);
+      };
+      // The sums over the items separate: positions of every column, m1 of every run.
+      const double all =
+          double(n_out[2]) *
+          work(double(n_out[1]), double(n_out[3] + columns * (k[3] - 1)), double(runs));
+      const double cost =
+          all / threads + tail * work(double(r), double(c + k[3] - 1), 1.0) * (1.0 - 1.0 / threads);
+      if (best_cost < 0 || cost < best_cost || (cost == best_cost && items > best_items)) {
+        best = {r, c};
+        best_cost = cost;
+        best_items = items;
+      }
+    }
+  }
+  return best;  // columns of one output always fit: in_window >= 1
 }
 
 /// One slab: its first block, its block count and its share of the run's progress.

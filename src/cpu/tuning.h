@@ -22,6 +22,21 @@ struct Tuning {
   /// about a core's L2 cache, which their column walk reads several times; longer columns are
   /// cut into pieces.
   int64_t ring_window_bytes = int64_t{1} << 20;
+  /// The rings' padding cost in the work split's model (cpu/slab_rows.h, ring_split): one
+  /// padded float costs as much time as this many of the ring kernel's multiply-adds (160^3, 7^3:
+  /// 15 us a row-column of 166 rows against 121 us a column of the kernel on one thread of the
+  /// GPU machine's Xeon, 10 against 91 us on the development machine; 16 threads padding at once
+  /// pay more, dev/cpu_rows_probe.cpp).
+  double ring_pad_cost = 40;
+  /// The share of the largest ring item the split's model adds for the last thread to finish
+  /// (slab_rows.h, ring_split): 0.25, 0.5 and 1 gave 2.8-3.4 ms alike on 16 Xeon threads
+  /// (160^3, 7^3); 0.5 keeps 2 threads on whole columns (runs of 16 x 160, level with the rule
+  /// before on the development machine).
+  double ring_tail = 0.5;
+  /// The rings' work split forced (0: the model's): m1 outputs per run, outputs per column along
+  /// the last axis. Tests set them.
+  int64_t ring_run = 0;
+  int64_t ring_column = 0;
   /// Multiply-adds a worker thread must have before the run starts one more: a thread costs about
   /// 20 us to start and join, which 2^18 multiply-adds (about 25 us on one core) repay; small
   /// volumes (a 16^3 Gaussian) then run on one thread, 8x faster than on two (Python package,

@@ -242,8 +242,8 @@ TEST(CpuDenseRing, ColumnsMatchSingleOutputBlocksBitForBit) {
 
 // A ring's thread pads its rows into a window of its own (cpu_backend::Tuning::ring_window_bytes):
 // runs of several m1 reuse the window's rows, and a small window cuts every column into pieces
-// (here of 50 outputs, the last one short): bit for bit the blocks of one output, on 1 and 3
-// threads.
+// (here of 50 outputs, the last one short), as do forced splits (runs of 1 and 2, columns of 1
+// and 37): bit for bit the blocks of one output, on 1 and 3 threads.
 TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -279,11 +279,20 @@ TEST(CpuDenseRing, WindowsMatchSingleOutputBlocksBitForBit) {
       RunReport single_report;
       cpu_backend::run_dense(p, options, single_report, cpu_backend::Tuning{});
       options.expert.outputs_per_thread = 0;
-      for (const cpu_backend::Tuning& tuning : {cut, cpu_backend::Tuning{}}) {
+      // Forced splits (runs of m1, columns along the last axis) against the model's choice.
+      cpu_backend::Tuning single_rows, short_runs;
+      single_rows.ring_run = 1;
+      single_rows.ring_column = 1;
+      short_runs.ring_run = 2;
+      short_runs.ring_column = 37;
+      for (const cpu_backend::Tuning& tuning :
+           {cut, cpu_backend::Tuning{}, single_rows, short_runs}) {
         for (int threads : {1, 3}) {
           SCOPED_TRACE(std::to_string(dims) + "D, " + to_string(boundary) + ", window " +
-                       std::to_string(tuning.ring_window_bytes) + " bytes, " +
-                       std::to_string(threads) + " threads");
+                       std::to_string(tuning.ring_window_bytes) + " bytes, split " +
+                       std::to_string(tuning.ring_run) + " x " +
+                       std::to_string(tuning.ring_column) + ", " + std::to_string(threads) +
+                       " threads");
           options.threads = threads;
           std::vector<float> out(c.values.size());
           poison(out);

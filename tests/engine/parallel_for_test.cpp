@@ -1,6 +1,10 @@
 // The CPU backend's work sharing (src/core/parallel_for.h): every item exactly once, exceptions
-// from any thread reach the caller after all threads are joined, abort through the callback.
+// from any thread reach the caller after all threads are joined, abort through the callback;
+// the parked worker threads shared by calls from several threads, from inside a body and from a
+// forked child.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -101,6 +105,58 @@ TEST(ParallelFor, ProgressAbortStopsTheWorkers) {
   ASSERT_FALSE(fractions.empty());
   EXPECT_GT(fractions.front(), 0.5);
   EXPECT_DOUBLE_EQ(fractions.back(), 0.75);
+}
+
+// Calls from several threads at once, with calls from inside their bodies and varying thread
+// counts: one of them has the parked workers at a time, the others start their own.
+TEST(ParallelFor, ConcurrentAndNestedCalls) {
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 40; ++round) {
+        const int threads = 1 + (c + round) % 5;
+        std::vector<std::atomic<int>> hits(97);
+        parallel_for(threads, 97,
+                     [&](int64_t begin, int64_t end, int worker) {
+                       if (worker < 0 || worker >= threads)
+                         ++wrong;
+                       for (int64_t i = begin; i < end; ++i) {
+                         std::atomic<int> inner{0};
+                         if (i % 13 == 0)
+                           parallel_for(
+                               3, 7,
+                               [&](int64_t b, int64_t e, int) { inner += static_cast<int>(e - b); },
+                               {});
+                         if (i % 13 == 0 && inner != 7)
+                           ++wrong;
+                         ++hits[i];
+                       }
+                     },
+                     {});
+        for (const std::atomic<int>& h : hits)
+          wrong += h != 1;
+      }
+    });
+  for (std::thread& t : callers)
+    t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A child forked after the workers were parked has none of them: it starts a pool of its own.
+TEST(ParallelFor, ForkedChildRunsItsOwnWorkers) {
+  parallel_for(4, 100, [](int64_t, int64_t, int) {}, {});  // the parent's pool is parked
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a hang fails the test instead of holding it up
+    std::atomic<int> count{0};
+    parallel_for(4, 1000, [&](int64_t b, int64_t e, int) { count += static_cast<int>(e - b); }, {});
+    _exit(count == 1000 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(ParallelFor, ThreadCount) {
