@@ -117,7 +117,8 @@ struct Timing {
 
 template <class Tile>
 Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kernel, int shared,
-                   const Problem& small, const Problem& big, int sms, double reference_ms) {
+                   const Problem& small, const Problem& big, int sms, double reference_ms,
+                   int threads = Tile::kThreads) {
   Timing t;
   {
     Device d = upload(small, wgmma, Tile::kRows);
@@ -176,7 +177,7 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
   cudaFuncAttributes attr{};
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, shared));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
   std::printf(
       "%-44s %7.3f ms %6.1f useful TFLOP/s %5.0f int8 TOPS  x%.2f  (%d regs, %zu B "
       "local, %d B shared, %d/SM)\n",
@@ -196,6 +197,21 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
              name, launch_wgmma_kernel<Tile, MinBlocks, Group, Stream, Swap>, true,
              reinterpret_cast<const void*>(wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>),
              wgmma_shared_bytes<Tile, Stream>(big.g.frames()), small, big, sms, reference_ms)
+      .ms;
+}
+
+// The warp-specialised kernel: Tile's warps for the MMAs and one producer warpgroup, Buffers
+// staged (tile, frame)s, Registers per MMA thread through setmaxnreg (0: as launched).
+template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
+          bool Overlap = false>
+double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
+                  double reference_ms) {
+  return run_variant<Tile>(
+             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>, true,
+             reinterpret_cast<const void*>(
+                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>),
+             wgmma_shared_bytes<Tile, Stream, Buffers>(big.g.frames()), small, big, sms,
+             reference_ms, Tile::kThreads + 128)
       .ms;
 }
 
@@ -219,24 +235,37 @@ void sweep_3d(int sms, bool swap) {
   if (swap)
     wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
-  // N 48: one output row per warp. G: chunks per wgmma group (one wait each).
-  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 1>("N48 4 M, 4 warps, shared, 3/SM, G1", small,
-                                                       big, sms, ref);
+  // The product's default: N 48, 2 chunks a wgmma group (one wait each), 3 blocks per SM.
   wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
                                                        big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 2>("N48 4 M, 4 warps, funnel, 3/SM, G2", small,
+  // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
+  // warps' registers through setmaxnreg; O: two sets of A registers, the next group's loaded
+  // while one multiplies.
+  constexpr bool O = true;
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 2, 3>("WS N48 4 M, 8 MMA warps, B3, G2", small, big,
+                                                    sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 4, 3, false, 216>(
+      "WS N48 4 M, 8 MMA warps, B3, G4, R216", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 0, O>(
+      "WS N48 4 M, 8 MMA warps, B3, G1, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 216, O>(
+      "WS N48 4 M, 8 MMA warps, B3, G1, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared>, 1, 3, false, 0, O>(
+      "WS N48 2 M, 12 MMA warps, B3, G1, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, O>(
+      "WS N48 4 M, 12 MMA warps, B3, G1, R160, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3>("WS N96 2 M, 8 MMA warps x 2, B3, G2", small,
                                                        big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2>("N48 4 M, 8 warps, shared, 1/SM, G2", small,
-                                                       big, sms, ref);
-  // N 96: two output rows per warp sharing the A fragments, each row its own 48 B columns.
-  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1>("N96 2 M, 4 warps x 2, funnel, 3/SM, G1",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 2>("N96 2 M, 4 warps x 2, funnel, 3/SM, G2",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2>("N96 2 M, 8 warps x 2, funnel, 1/SM, G2",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7>("N96 1 M, 8 warps x 2, funnel, 2/SM, G7",
-                                                          small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 4, 3, false, 216>(
+      "WS N96 2 M, 8 MMA warps x 2, B3, G4, R216", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 1, 3, false, 0, O>(
+      "WS N96 2 M, 8 MMA warps x 2, B3, G1, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, O>(
+      "WS N96 2 M, 8 MMA warps x 2, B3, G2, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<1, 12, C::Shared, 2>, 2, 3, false, 0, O>(
+      "WS N96 1 M, 12 MMA warps x 2, B3, G2, O", small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -247,38 +276,43 @@ void sweep_4d(int sms) {
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
                                                         sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4, true>(
-      "N48 2 M, 8 warps, shared, streamed, 2/SM, G4", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
-      "N96 1 M, 8 warps x 2, funnel, streamed, 2/SM, G7", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2, true>(
-      "N96 2 M, 8 warps x 2, funnel, streamed, G2", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 2, true>(
-      "N96 2 M, 12 warps x 2, funnel, streamed, G2", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 12, C::Shared, 2>, 1, 7, true>(
-      "N96 1 M, 12 warps x 2, shared, streamed, G7", small, big, sms, ref);
+  constexpr bool O = true;
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 2, 2>("WS N48 4 M, 8 MMA warps, B2, G2", small, big,
+                                                    sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 4, 2, false, 216>(
+      "WS N48 4 M, 8 MMA warps, B2, G4, R216", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, O>(
+      "WS N48 4 M, 8 MMA warps, B2, G1, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared>, 1, 2, false, 0, O>(
+      "WS N48 2 M, 12 MMA warps, B2, G1, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R160, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true>(
+      "WS N96 2 M, 8 MMA warps x 2, streamed, B3, G2", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 216, O>(
+      "WS N96 2 M, 8 MMA warps x 2, streamed, B3, G2, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 1, 3, true, 0, O>(
+      "WS N96 2 M, 8 MMA warps x 2, streamed, B3, G1, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<1, 12, C::Shared, 2>, 2, 3, true, 0, O>(
+      "WS N96 1 M, 12 MMA warps x 2, streamed, B3, G2, O", small, big, sms, ref);
 }
 
-// One launch each of the product's first two 3D shapes on the bench problem, for a profiler
-// (ncu -k regex:wgmma_bank_kernel).
+// One launch each of the warp-specialised 3D shapes (N 48 one chunk a group, N 96 two; both with
+// two A register sets) on the bench problem, for a profiler (ncu -k regex:wgmma_ws_bank_kernel).
+template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap>
+void profile_ws(const Problem& big, int sms) {
+  Device d = upload(big, true, Tile::kRows);
+  launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>(
+      tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  release(d);
+}
+
 void profile(int sms) {
-  Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
-  {
-    using Tile = TensorCoreTile<4, 4, C::Shared>;
-    Device d = upload(big, true, Tile::kRows);
-    launch_wgmma_kernel<Tile, 3, 1>(
-        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
-    CHECK(cudaDeviceSynchronize());
-    release(d);
-  }
-  {
-    using Tile = TensorCoreTile<2, 4, C::Shared, 2>;
-    Device d = upload(big, true, Tile::kRows);
-    launch_wgmma_kernel<Tile, 3, 2>(
-        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
-    CHECK(cudaDeviceSynchronize());
-    release(d);
-  }
+  const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
+  profile_ws<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 216, true>(big, sms);
+  profile_ws<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(big, sms);
 }
 
 int main(int argc, char** argv) {
