@@ -357,34 +357,56 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
   }
 }
 
-/// Warp-specialised: Tile::kWarps MMA warps (whole warpgroups) that only load A fragments, issue
-/// wgmma groups and store their outputs, and one producer warpgroup after them that stages each
-/// (tile, frame)'s rows (Stream: and the frame's weights) into one of Buffers buffers and builds
-/// the rows' shifted copies there, so that no MMA warpgroup waits for copies or builds. The
-/// buffers pass between them through named barriers: full(b) (the producers arrive when b holds
-/// the next (tile, frame), the MMA warps wait) and empty(b) (the MMA warps arrive when done with
-/// it, the producers wait before copying into it again). Registers (> 0): setmaxnreg gives the MMA
-/// warpgroups that many per thread and the producers the rest of the SM's 64 K (one block per SM).
+/// Registers per thread that ptxas gives the warp-specialised kernel of Teams teams of Tile (its
+/// launch bounds: one block per SM of Teams Tile::kThreads + 128 threads), in the 8-register steps
+/// of the allocation; the block holds that many for each of its threads.
+template <class Tile, int Teams>
+constexpr int ws_launch_registers() {
+  return std::min(255, 65536 / (Teams * Tile::kThreads + 128)) / 8 * 8;
+}
+/// With setmaxnreg (Registers > 0 per MMA thread), the producers' registers: what the block holds
+/// less the MMA warpgroups' (setmaxnreg.inc waits until the block's own pool has them, so the two
+/// must add up to it exactly or the MMA warpgroups wait forever).
+template <class Tile, int Registers, int Teams>
+constexpr int ws_producer_registers() {
+  constexpr int kMmaGroups = Teams * Tile::kWarps / 4;
+  return (kMmaGroups + 1) * ws_launch_registers<Tile, Teams>() - kMmaGroups * Registers;
+}
+
+/// Warp-specialised: Teams teams of Tile::kWarps MMA warps (whole warpgroups) that only load A
+/// fragments, issue wgmma groups and store their outputs, and one producer warpgroup after them
+/// that stages each (tile, frame)'s rows (Stream: and the frame's weights) into one of its team's
+/// Buffers buffers and builds the rows' shifted copies there, so that no MMA warpgroup waits for
+/// copies or builds. The block's tiles go to the teams in turn (tile j to team j % Teams), the
+/// producer filling their buffers frame by frame in turn, so that one team's epilogue and waits
+/// fall among the other's MMAs. A team's buffers pass between it and the producers through named
+/// barriers: full (the producers arrive when the buffer holds the team's next (tile, frame), the
+/// team waits) and empty (the team arrives when done with it, the producers wait before copying
+/// into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many per thread and
+/// the producers the rest of the SM's 64 K (one block per SM). Overlap: frame_mma's two A sets.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false>
-__global__ void __launch_bounds__(Tile::kThreads + 128, 1) wgmma_ws_bank_kernel(TensorCoreArgs a) {
+          bool Overlap = false, int Teams = 1>
+__global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
+    wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
   static_assert(Tile::kWarps % 4 == 0, "whole warpgroups");
-  static_assert(Buffers >= 2 && 2 * Buffers + 1 <= 15, "named barriers 1 to 15");
-  constexpr int kProducers = 128, kAll = Tile::kThreads + kProducers;
+  static_assert(Buffers >= 2 && 2 * Teams * Buffers + 1 <= 15, "named barriers 1 to 15");
+  constexpr int kTeam = Tile::kThreads, kProducers = 128, kPair = kTeam + kProducers;
   constexpr int kFrameBytes = W::frame_bytes(Tile::kRows);
   static_assert(W::chunks(Tile::kRows) == Tile::kChunks, "the tile's K chunks");
-  // Registers: the MMA warpgroups' share and the producers' rest of 512 per warpgroup thread.
-  constexpr int kProducerRegisters = 512 - Tile::kWarps / 4 * Registers;
-  static_assert(Registers == 0 || (Registers % 8 == 0 && kProducerRegisters >= 24 &&
-                                   kProducerRegisters % 8 == 0 && Registers <= 256),
+  constexpr int kProducerRegisters = ws_producer_registers<Tile, Registers, Teams>();
+  static_assert(Registers == 0 || (Registers % 8 == 0 && Registers <= 256 &&
+                                   kProducerRegisters >= 24 && kProducerRegisters % 8 == 0),
                 "setmaxnreg counts");
-  constexpr int kFull = 1, kEmpty = 1 + Buffers, kStaged = 1 + 2 * Buffers;
+  // Named barriers: team k's buffer b full and empty, the producers' own.
+  auto full = [](int k, int b) { return 1 + k * Buffers + b; };
+  auto empty = [](int k, int b) { return 1 + (Teams + k) * Buffers + b; };
+  constexpr int kStaged = 1 + 2 * Teams * Buffers;
   extern __shared__ uint4 shared16[];
   const int frames = a.frames;
   uint8_t* const weights = reinterpret_cast<uint8_t*>(shared16);
   int2* const row_table =
-      reinterpret_cast<int2*>(weights + (Stream ? Buffers : frames) * kFrameBytes);
+      reinterpret_cast<int2*>(weights + (Stream ? Teams * Buffers : frames) * kFrameBytes);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
@@ -392,76 +414,97 @@ __global__ void __launch_bounds__(Tile::kThreads + 128, 1) wgmma_ws_bank_kernel(
     return;
   const uint8_t* const pass_weights =
       reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
-  for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += kAll)
+  for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
     Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
   if constexpr (!Stream) {
-    for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += kAll)
+    for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Teams * kTeam + kProducers)
       __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     wgmma_steps::proxy_fence();  // the weights, read by the tensor cores
   }
   __syncthreads();
-  // The block's (tile, frame) items in order: tile blockIdx.x + (i / frames) gridDim.x, frame i %
-  // frames, in buffer i % Buffers.
-  const int64_t items = ((pass_tiles - 1 - blockIdx.x) / gridDim.x + 1) * frames;
+  // The block's tiles: j = 0 .. block_tiles - 1, tile blockIdx.x + j gridDim.x, team j % Teams;
+  // team k's (tile, frame) items in order, item l in its buffer l % Buffers.
+  const int64_t block_tiles = (pass_tiles - 1 - blockIdx.x) / gridDim.x + 1;
+  auto team_items = [&](int k) { return (block_tiles - k + Teams - 1) / Teams * frames; };
 
-  if (threadIdx.x >= Tile::kThreads) {  // the producer warpgroup
+  if (threadIdx.x >= Teams * kTeam) {  // the producer warpgroup
     if constexpr (Registers > 0)
       wgmma_steps::lower_registers<kProducerRegisters>();
-    const int p = threadIdx.x - Tile::kThreads;
-    auto issue = [&](int64_t i) {
-      const int b = static_cast<int>(i % Buffers);
-      if (i >= Buffers)
-        wgmma_steps::named_sync(kEmpty + b, kAll);  // the MMA warps are done with item i - Buffers
-      const int frame = static_cast<int>(i % frames);
-      const TensorCoreOrigin o = Tile::origin(a, blockIdx.x + i / frames * gridDim.x);
+    const int p = threadIdx.x - Teams * kTeam;
+    // The producers' item g: round r of Teams tiles, frame f of each of its n tiles in turn.
+    struct Item {
+      int team, buffer;
+      int64_t local, tile;
+      int frame;
+    };
+    auto item = [&](int64_t g) {
+      const int64_t r = g / (int64_t{frames} * Teams), w = g - r * frames * Teams;
+      const int n = static_cast<int>(std::min<int64_t>(Teams, block_tiles - r * Teams));
+      Item it;
+      it.frame = static_cast<int>(w / n);
+      it.team = static_cast<int>(w % n);
+      it.local = r * frames + it.frame;
+      it.buffer = static_cast<int>(it.local % Buffers);
+      it.tile = blockIdx.x + (r * Teams + it.team) * gridDim.x;
+      return it;
+    };
+    auto issue = [&](int64_t g) {
+      const Item it = item(g);
+      if (it.local >= Buffers)  // the team is done with its item local - Buffers
+        wgmma_steps::named_sync(empty(it.team, it.buffer), kPair);
+      const TensorCoreOrigin o = Tile::origin(a, it.tile);
+      const int b = it.team * Buffers + it.buffer;
       uint8_t* const rows = tiles + b * Tile::kTileBytes;
       for (int k = p; k < Tile::kStageItems; k += kProducers) {
-        const int64_t source = Tile::staged_source(a, o, frame, k);
+        const int64_t source = Tile::staged_source(a, o, it.frame, k);
         __pipeline_memcpy_async(rows + Tile::staged_offset(k), a.padded + (source < 0 ? 0 : source),
                                 16, source < 0 ? 16 : 0);
       }
       if constexpr (Stream)
         for (int k = p; k < kFrameBytes / 16; k += kProducers)
           __pipeline_memcpy_async(weights + b * kFrameBytes + 16 * k,
-                                  pass_weights + int64_t{frame} * kFrameBytes + 16 * k, 16);
+                                  pass_weights + int64_t{it.frame} * kFrameBytes + 16 * k, 16);
       __pipeline_commit();
     };
-    // With three buffers or more, item i + 1's copies are in flight while item i is built.
+    const int64_t items = block_tiles * frames;
+    // With three buffers a team or more, item g + 1's copies are in flight while g is built.
     constexpr int kAhead = Buffers > 2 ? 1 : 0;
     if (kAhead > 0)
       issue(0);
 #pragma unroll 1
-    for (int64_t i = 0; i < items; ++i) {
-      if (i + kAhead < items)
-        issue(i + kAhead);
+    for (int64_t g = 0; g < items; ++g) {
+      if (g + kAhead < items)
+        issue(g + kAhead);
       else
         __pipeline_commit();  // an empty group: wait_prior counts the same
       __pipeline_wait_prior(kAhead);
       if constexpr (Stream)
         wgmma_steps::proxy_fence();  // this thread's copies of the weights, read by the tensor
                                      // cores
-      wgmma_steps::named_sync(kStaged, kProducers);  // every producer's copies of item i landed
+      wgmma_steps::named_sync(kStaged, kProducers);  // every producer's copies of item g landed
+      const Item it = item(g);
       if constexpr (Tile::kBuildItems > 0) {
         uint32_t* const tile_words =
-            reinterpret_cast<uint32_t*>(tiles + (i % Buffers) * Tile::kTileBytes);
+            reinterpret_cast<uint32_t*>(tiles + (it.team * Buffers + it.buffer) * Tile::kTileBytes);
         for (int k = p; k < Tile::kBuildItems; k += kProducers)
           Tile::build_shifted(tile_words, k);
       }
-      wgmma_steps::named_arrive(kFull + static_cast<int>(i % Buffers), kAll);
+      wgmma_steps::named_arrive(full(it.team, it.buffer), kPair);
     }
     return;
   }
 
-  // The MMA warpgroups.
+  // The MMA warpgroups: team k, its warp `warp`.
   if constexpr (Registers > 0)
     wgmma_steps::raise_registers<Registers>();
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  int64_t i = 0;
+  const int64_t items = team_items(k);
+  int64_t l = 0;
 #pragma unroll 1
-  for (int64_t tile = blockIdx.x; tile < pass_tiles; tile += gridDim.x) {
+  for (int64_t j = k; j < block_tiles; j += Teams) {
     wgmma_steps::Accumulators<Tile> acc;
 #pragma unroll
     for (int m = 0; m < Tile::kMTiles; ++m)
@@ -469,28 +512,29 @@ __global__ void __launch_bounds__(Tile::kThreads + 128, 1) wgmma_ws_bank_kernel(
       for (int r = 0; r < W::accumulators(Tile::kRows); ++r)
         acc[m][r] = 0;
 #pragma unroll 1
-    for (int frame = 0; frame < frames; ++frame, ++i) {
-      const int b = static_cast<int>(i % Buffers);
-      wgmma_steps::named_sync(kFull + b, kAll);
+    for (int frame = 0; frame < frames; ++frame, ++l) {
+      const int buffer = static_cast<int>(l % Buffers), b = k * Buffers + buffer;
+      wgmma_steps::named_sync(full(k, buffer), kPair);
       const uint32_t* const tile_words =
           reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
       const uint64_t frame_b = b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
       wgmma_steps::frame_mma<Tile, Group, Overlap>(
           acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
           lane);
-      if (i + Buffers < items)
-        wgmma_steps::named_arrive(kEmpty + b, kAll);
+      if (l + Buffers < items)
+        wgmma_steps::named_arrive(empty(k, buffer), kPair);
     }
-    wgmma_steps::store_outputs<Tile>(a, acc, Tile::origin(a, tile), pass, warp, lane);
+    wgmma_steps::store_outputs<Tile>(a, acc, Tile::origin(a, blockIdx.x + j * gridDim.x), pass,
+                                     warp, lane);
   }
 }
 
-/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: two
-/// frames'), the row table and two tiles' rows.
-template <class Tile, bool Stream = false, int Buffers = 2>
+/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: one a
+/// buffer), the row table and the buffers' rows (Buffers a team).
+template <class Tile, bool Stream = false, int Buffers = 2, int Teams = 1>
 constexpr int wgmma_shared_bytes(int frames) {
-  return (Stream ? Buffers : frames) * WgmmaShape::frame_bytes(Tile::kRows) + Tile::kRowTableBytes +
-         Buffers * Tile::kTileBytes;
+  return (Stream ? Teams * Buffers : frames) * WgmmaShape::frame_bytes(Tile::kRows) +
+         Tile::kRowTableBytes + Teams * Buffers * Tile::kTileBytes;
 }
 
 /// Enqueues `kernel` (a wgmma bank kernel of `threads` threads and `shared` bytes of dynamic shared
@@ -527,14 +571,25 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>, one block per
-/// SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
+/// block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false>
+          bool Overlap = false, int Teams = 1>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  return launch_wgmma_blocks(
-      wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>, Tile::kThreads + 128,
-      wgmma_shared_bytes<Tile, Stream, Buffers>(a.frames), a, passes, sms, stream);
+  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
+  if constexpr (Registers > 0) {
+    // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
+    cudaFuncAttributes attributes{};
+    if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (attributes.numRegs != ws_launch_registers<Tile, Teams>())
+      return false;
+  }
+  return launch_wgmma_blocks(kernel, Teams * Tile::kThreads + 128,
+                             wgmma_shared_bytes<Tile, Stream, Buffers, Teams>(a.frames), a, passes,
+                             sms, stream);
 }
 
 }  // namespace ndconv::cuda_bank
