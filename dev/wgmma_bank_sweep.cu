@@ -235,18 +235,21 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 
 // The warp-specialised kernel: Teams teams of Tile's warps for the MMAs and one producer
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
-// as launched), Overlap: two sets of A registers.
+// as launched), Overlap: two sets of A registers; Mbarriers: the buffers passed through mbarriers
+// (else named barriers).
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
-  return run_variant<Tile>(
-             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
-             true,
-             reinterpret_cast<const void*>(
-                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>),
-             wgmma_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
-             reference_ms, Teams * Tile::kThreads + 128)
+  return run_variant<Tile>(name,
+                           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap,
+                                                  Teams, Mbarriers>,
+                           true,
+                           reinterpret_cast<const void*>(
+                               wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers,
+                                                    Overlap, Teams, Mbarriers>),
+                           wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()),
+                           small, big, sms, reference_ms, Teams * Tile::kThreads + 128)
       .ms;
 }
 
@@ -275,36 +278,19 @@ void sweep_3d(int sms, bool swap) {
                                                        big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
   // warps' registers through setmaxnreg; O: two sets of A registers, the next group's loaded
-  // while one multiplies; T2: two teams of MMA warps taking the tiles in turn.
-  constexpr bool O = true;
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 2, 3>("WS N48 4 M, 8 MMA warps, B3, G2", small, big,
-                                                    sms, ref);
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 0, O>(
-      "WS N48 4 M, 8 MMA warps, B3, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 216, O>(
-      "WS N48 4 M, 8 MMA warps, B3, G1, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared>, 1, 3, false, 0, O>(
-      "WS N48 2 M, 12 MMA warps, B3, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, O>(
-      "WS N48 4 M, 12 MMA warps, B3, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3>("WS N96 2 M, 8 MMA warps x 2, B3, G2", small,
-                                                       big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 1, 3, false, 0, O>(
-      "WS N96 2 M, 8 MMA warps x 2, B3, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 0, O>(
-      "WS N96 2 M, 8 MMA warps x 2, B3, G2, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, O>(
-      "WS N96 2 M, 8 MMA warps x 2, B3, G2, R216, O", small, big, sms, ref);
+  // while one multiplies; T2: two teams of MMA warps taking the tiles in turn; named: the buffers
+  // passed through named barriers instead of mbarriers.
+  constexpr bool O = true, kNamed = false;
   ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
       "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<1, 12, C::Shared, 2>, 2, 3, false, 0, O>(
-      "WS N96 1 M, 12 MMA warps x 2, B3, G2, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 4, C::Shared>, 1, 3, false, 216, O, 2>(
-      "WS T2 N48 4 M, 4 MMA warps, B3, G1, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 4, C::Shared, 2>, 2, 3, false, 216, O, 2>(
-      "WS T2 N96 2 M, 4 MMA warps x 2, B3, G2, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 4, C::Shared, 2>, 2, 3, false, 0, O, 2>(
-      "WS T2 N96 2 M, 4 MMA warps x 2, B3, G2, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O, 1, kNamed>(
+      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O, named", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 152, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R152, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, O>(
+      "WS N48 4 M, 12 MMA warps, B3, G1, R160, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, O>(
+      "WS N96 2 M, 8 MMA warps x 2, B3, G2, R216, O", small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -315,31 +301,19 @@ void sweep_4d(int sms) {
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
                                                         sms, ref);
-  constexpr bool O = true;
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 2, 2>("WS N48 4 M, 8 MMA warps, B2, G2", small, big,
-                                                    sms, ref);
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 0, O>(
-      "WS N48 4 M, 8 MMA warps, B2, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, O>(
-      "WS N48 4 M, 8 MMA warps, B2, G1, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared>, 1, 2, false, 0, O>(
-      "WS N48 2 M, 12 MMA warps, B2, G1, O", small, big, sms, ref);
+  constexpr bool O = true, kNamed = false;
   ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O>(
       "WS N48 4 M, 12 MMA warps, B2, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 4, C::Shared>, 1, 2, false, 216, O, 2>(
-      "WS T2 N48 4 M, 4 MMA warps, B2, G1, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 4, C::Shared>, 1, 2, false, 0, O, 2>(
-      "WS T2 N48 4 M, 4 MMA warps, B2, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, O>(
-      "WS N96 2 M, 8 MMA warps x 2, streamed, B3, G2, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 1, 3, true, 0, O>(
-      "WS N96 2 M, 8 MMA warps x 2, streamed, B3, G1, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<1, 12, C::Shared, 2>, 2, 3, true, 0, O>(
-      "WS N96 1 M, 12 MMA warps x 2, streamed, B3, G2, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O, 1, kNamed>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R160, O, named", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, O>(
+      "WS N48 4 M, 8 MMA warps, B2, G1, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, true, 152, O>(
+      "WS N96 2 M, 12 MMA warps x 2, streamed, B2, G1, R152, O", small, big, sms, ref);
 }
 
-// One launch each of the warp-specialised 3D shapes (N 48 one chunk a group, N 96 two; both with
-// two A register sets) on the bench problem, for a profiler (ncu -k regex:wgmma_ws_bank_kernel).
+// One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler
+// (ncu -k regex:wgmma_ws_bank_kernel).
 template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap>
 void profile_ws(const Problem& big, int sms) {
   Device d = upload(big, true, Tile::kRows);
@@ -352,8 +326,7 @@ void profile_ws(const Problem& big, int sms) {
 
 void profile(int sms) {
   const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
-  profile_ws<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 0, true>(big, sms);
-  profile_ws<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 0, true>(big, sms);
+  profile_ws<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true>(big, sms);
 }
 
 int main(int argc, char** argv) {

@@ -32,11 +32,11 @@ constexpr Shape shape(const char* name) {
 }
 // Warp-specialised (wgmma_ws_bank_kernel): Teams teams of Tile's MMA warps and one producer
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread (setmaxnreg), Overlap:
-// two A register sets.
+// two A register sets; the buffers passed through mbarriers.
 template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap,
           int Teams = 1>
 constexpr Shape ws_shape(const char* name) {
-  return {name, Tile::kRows, wgmma_shared_bytes<Tile, Stream, Buffers, Teams>,
+  return {name, Tile::kRows, wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>,
           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
           tensor_core_args<Tile>};
 }
@@ -46,25 +46,27 @@ constexpr Shape ws_shape(const char* name) {
 // chunks per wgmma group, A register sets, staged buffers, weights resident or streamed per tap
 // frame; the warp-specialised ones one block per SM, the others as many as fit.
 const Shape kShapes3d[] = {
-    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 0, true>(
-        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
-        "3 buffers"),
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true>(
+        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
+        "3 buffers, 152 registers"),
     shape<TensorCoreTile<4, 4, C::Shared>, 3, 2, false>(
         "4 M tiles x 4 warps, N 48, 3 blocks/SM, 2 chunks a group"),
-    ws_shape<TensorCoreTile<4, 8, C::Shared>, 1, 3, false, 0, true>(
-        "warp-specialised: 4 M tiles x 8 MMA warps, N 48, 1 chunk a group, 2 A sets, 3 buffers"),
-    ws_shape<TensorCoreTile<4, 4, C::Shared>, 1, 3, false, 216, true, 2>(
-        "warp-specialised: 2 teams of 4 M tiles x 4 MMA warps, N 48, 1 chunk a group, 2 A sets, "
-        "3 buffers a team, 216 registers"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 3 buffers, "
+        "160 registers"),
+    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(
+        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
+        "3 buffers, 216 registers"),
 };
 const Shape kShapes4d[] = {
-    ws_shape<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 0, true>(
-        "warp-specialised: 4 M tiles x 8 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "160 registers"),
     shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
         "4 M tiles x 12 warps, N 48, 2 chunks a group"),
-    ws_shape<TensorCoreTile<4, 4, C::Shared>, 1, 2, false, 216, true, 2>(
-        "warp-specialised: 2 teams of 4 M tiles x 4 MMA warps, N 48, 1 chunk a group, 2 A sets, "
-        "2 buffers a team, 216 registers"),
+    ws_shape<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, true>(
+        "warp-specialised: 4 M tiles x 8 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "216 registers"),
     ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, true>(
         "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, weights streamed, 2 chunks a "
         "group, 2 A sets, 3 buffers"),

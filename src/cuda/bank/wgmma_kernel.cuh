@@ -108,6 +108,28 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+/// An mbarrier in shared memory (`bar`): set up for `count` arrivals a phase; arrive (a release
+/// of this thread's earlier writes); wait until the phase of parity `parity` has completed (an
+/// acquire).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
+               "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(bar)))
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(parity)
+      : "memory");
+}
 /// The warpgroup's registers per thread from here on (setmaxnreg: the producers give theirs to the
 /// MMA warpgroups).
 template <int Registers>
@@ -385,7 +407,7 @@ constexpr int ws_producer_registers() {
 /// into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many per thread and
 /// the producers the rest of the SM's 64 K (one block per SM). Overlap: frame_mma's two A sets.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -398,7 +420,9 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
   static_assert(Registers == 0 || (Registers % 8 == 0 && Registers <= 256 &&
                                    kProducerRegisters >= 24 && kProducerRegisters % 8 == 0),
                 "setmaxnreg counts");
-  // Named barriers: team k's buffer b full and empty, the producers' own.
+  // Team k's buffer b full and empty: mbarriers (Mbarriers; full: the producers' 128 arrivals,
+  // empty: the team's; waited for by the phase's parity), else named barriers of the team and the
+  // producers; the producers' own named barrier.
   auto full = [](int k, int b) { return 1 + k * Buffers + b; };
   auto empty = [](int k, int b) { return 1 + (Teams + k) * Buffers + b; };
   constexpr int kStaged = 1 + 2 * Teams * Buffers;
@@ -408,12 +432,43 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
   int2* const row_table =
       reinterpret_cast<int2*>(weights + (Stream ? Teams * Buffers : frames) * kFrameBytes);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
+  uint64_t* const bars = reinterpret_cast<uint64_t*>(tiles + Teams * Buffers * Tile::kTileBytes);
+  auto wait_full = [&](int k, int b, int64_t l) {  // team k's item l, in its buffer b
+    if constexpr (Mbarriers)
+      wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
+    else
+      wgmma_steps::named_sync(full(k, b), kPair);
+  };
+  auto arrive_full = [&](int k, int b) {
+    if constexpr (Mbarriers)
+      wgmma_steps::mbarrier_arrive(bars + k * Buffers + b);
+    else
+      wgmma_steps::named_arrive(full(k, b), kPair);
+  };
+  auto wait_empty = [&](int k, int b, int64_t l) {  // team k done with its item l - Buffers
+    if constexpr (Mbarriers)
+      wgmma_steps::mbarrier_wait(bars + (Teams + k) * Buffers + b,
+                                 static_cast<int>((l / Buffers - 1) % 2));
+    else
+      wgmma_steps::named_sync(empty(k, b), kPair);
+  };
+  auto arrive_empty = [&](int k, int b) {
+    if constexpr (Mbarriers)
+      wgmma_steps::mbarrier_arrive(bars + (Teams + k) * Buffers + b);
+    else
+      wgmma_steps::named_arrive(empty(k, b), kPair);
+  };
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   if (blockIdx.x >= pass_tiles)
     return;
   const uint8_t* const pass_weights =
       reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
+  if (Mbarriers && threadIdx.x == 0)
+    for (int i = 0; i < Teams * Buffers; ++i) {
+      wgmma_steps::mbarrier_init(bars + i, kProducers);
+      wgmma_steps::mbarrier_init(bars + Teams * Buffers + i, kTeam);
+    }
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
     Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
   if constexpr (!Stream) {
@@ -453,7 +508,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     auto issue = [&](int64_t g) {
       const Item it = item(g);
       if (it.local >= Buffers)  // the team is done with its item local - Buffers
-        wgmma_steps::named_sync(empty(it.team, it.buffer), kPair);
+        wait_empty(it.team, it.buffer, it.local);
       const TensorCoreOrigin o = Tile::origin(a, it.tile);
       const int b = it.team * Buffers + it.buffer;
       uint8_t* const rows = tiles + b * Tile::kTileBytes;
@@ -491,7 +546,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
         for (int k = p; k < Tile::kBuildItems; k += kProducers)
           Tile::build_shifted(tile_words, k);
       }
-      wgmma_steps::named_arrive(full(it.team, it.buffer), kPair);
+      arrive_full(it.team, it.buffer);
     }
     return;
   }
@@ -514,7 +569,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
 #pragma unroll 1
     for (int frame = 0; frame < frames; ++frame, ++l) {
       const int buffer = static_cast<int>(l % Buffers), b = k * Buffers + buffer;
-      wgmma_steps::named_sync(full(k, buffer), kPair);
+      wait_full(k, buffer, l);
       const uint32_t* const tile_words =
           reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
       const uint64_t frame_b = b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
@@ -522,7 +577,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
           acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
           lane);
       if (l + Buffers < items)
-        wgmma_steps::named_arrive(empty(k, buffer), kPair);
+        arrive_empty(k, buffer);
     }
     wgmma_steps::store_outputs<Tile>(a, acc, Tile::origin(a, blockIdx.x + j * gridDim.x), pass,
                                      warp, lane);
@@ -535,6 +590,12 @@ template <class Tile, bool Stream = false, int Buffers = 2, int Teams = 1>
 constexpr int wgmma_shared_bytes(int frames) {
   return (Stream ? Teams * Buffers : frames) * WgmmaShape::frame_bytes(Tile::kRows) +
          Tile::kRowTableBytes + Teams * Buffers * Tile::kTileBytes;
+}
+
+/// The warp-specialised block's: wgmma_shared_bytes and its buffers' two mbarriers each.
+template <class Tile, bool Stream, int Buffers, int Teams>
+constexpr int wgmma_ws_shared_bytes(int frames) {
+  return wgmma_shared_bytes<Tile, Stream, Buffers, Teams>(frames) + 16 * Teams * Buffers;
 }
 
 /// Enqueues `kernel` (a wgmma bank kernel of `threads` threads and `shared` bytes of dynamic shared
@@ -571,12 +632,13 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
-/// block per SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+/// Mbarriers>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
+  const auto kernel =
+      wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams, Mbarriers>;
   if constexpr (Registers > 0) {
     // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
     cudaFuncAttributes attributes{};
@@ -588,8 +650,8 @@ bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaSt
       return false;
   }
   return launch_wgmma_blocks(kernel, Teams * Tile::kThreads + 128,
-                             wgmma_shared_bytes<Tile, Stream, Buffers, Teams>(a.frames), a, passes,
-                             sms, stream);
+                             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(a.frames), a,
+                             passes, sms, stream);
 }
 
 }  // namespace ndconv::cuda_bank
