@@ -235,21 +235,18 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 
 // The warp-specialised kernel: Teams teams of Tile's warps for the MMAs and one producer
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
-// as launched), Overlap: two sets of A registers; Mbarriers: the buffers passed through mbarriers
-// (else named barriers).
+// as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
+          bool Overlap = false, int Teams = 1>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
-  return run_variant<Tile>(name,
-                           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap,
-                                                  Teams, Mbarriers>,
-                           true,
-                           reinterpret_cast<const void*>(
-                               wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers,
-                                                    Overlap, Teams, Mbarriers>),
-                           wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()),
-                           small, big, sms, reference_ms, Teams * Tile::kThreads + 128)
+  return run_variant<Tile>(
+             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
+             true,
+             reinterpret_cast<const void*>(
+                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>),
+             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
+             reference_ms, Teams * Tile::kThreads + 128)
       .ms;
 }
 
@@ -278,19 +275,18 @@ void sweep_3d(int sms, bool swap) {
                                                        big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
   // warps' registers through setmaxnreg; O: two sets of A registers, the next group's loaded
-  // while one multiplies; T2: two teams of MMA warps taking the tiles in turn; named: the buffers
-  // passed through named barriers instead of mbarriers.
-  constexpr bool O = true, kNamed = false;
+  // while one multiplies. (Rounds 2-3 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96,
+  // 4 M x 8 N 48, without setmaxnreg or the second A set, 2 teams taking tiles in turn, named
+  // barriers instead of mbarriers: all slower.)
+  constexpr bool O = true;
   ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
       "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O, 1, kNamed>(
-      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O, named", small, big, sms, ref);
   ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 152, O>(
       "WS N96 2 M, 12 MMA warps x 2, B2, G1, R152, O", small, big, sms, ref);
   ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, O>(
       "WS N48 4 M, 12 MMA warps, B3, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, O>(
-      "WS N96 2 M, 8 MMA warps x 2, B3, G2, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 152, O>(
+      "WS N48 4 M, 12 MMA warps, B3, G1, R152, O", small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -301,15 +297,15 @@ void sweep_4d(int sms) {
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
                                                         sms, ref);
-  constexpr bool O = true, kNamed = false;
+  constexpr bool O = true;
   ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O>(
       "WS N48 4 M, 12 MMA warps, B2, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O, 1, kNamed>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R160, O, named", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, true, 160, O>(
+      "WS N48 4 M, 12 MMA warps, streamed, B3, G1, R160, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, O>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big, sms, ref);
   ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, O>(
       "WS N48 4 M, 8 MMA warps, B2, G1, R216, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, true, 152, O>(
-      "WS N96 2 M, 12 MMA warps x 2, streamed, B2, G1, R152, O", small, big, sms, ref);
 }
 
 // One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler

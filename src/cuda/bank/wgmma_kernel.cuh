@@ -100,13 +100,9 @@ __device__ __forceinline__ void proxy_fence() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-/// Named barrier `id` (1 to 15; 0 is __syncthreads) of `threads` threads: wait for it, or only
-/// arrive (a release of this thread's earlier shared-memory writes to the threads that wait).
+/// Named barrier `id` (1 to 15; 0 is __syncthreads) of `threads` threads.
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 /// An mbarrier in shared memory (`bar`): set up for `count` arrivals a phase; arrive (a release
 /// of this thread's earlier writes); wait until the phase of parity `parity` has completed (an
@@ -400,32 +396,29 @@ constexpr int ws_producer_registers() {
 /// that stages each (tile, frame)'s rows (Stream: and the frame's weights) into one of its team's
 /// Buffers buffers and builds the rows' shifted copies there, so that no MMA warpgroup waits for
 /// copies or builds. The block's tiles go to the teams in turn (tile j to team j % Teams), the
-/// producer filling their buffers frame by frame in turn, so that one team's epilogue and waits
-/// fall among the other's MMAs. A team's buffers pass between it and the producers through named
-/// barriers: full (the producers arrive when the buffer holds the team's next (tile, frame), the
-/// team waits) and empty (the team arrives when done with it, the producers wait before copying
-/// into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many per thread and
-/// the producers the rest of the SM's 64 K (one block per SM). Overlap: frame_mma's two A sets.
+/// producers filling their buffers frame by frame in turn. A team's buffers pass between it and the
+/// producers through mbarriers: full (the producers arrive when the buffer holds the team's next
+/// (tile, frame), the team waits) and empty (the team arrives when done with it, the producers wait
+/// before copying into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many
+/// per thread and the producers the rest of what the block holds (ws_producer_registers). Overlap:
+/// frame_mma's two A register sets.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
+          bool Overlap = false, int Teams = 1>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
   static_assert(Tile::kWarps % 4 == 0, "whole warpgroups");
-  static_assert(Buffers >= 2 && 2 * Teams * Buffers + 1 <= 15, "named barriers 1 to 15");
-  constexpr int kTeam = Tile::kThreads, kProducers = 128, kPair = kTeam + kProducers;
+  static_assert(Buffers >= 2, "the producers fill one buffer while a team reads another");
+  constexpr int kTeam = Tile::kThreads, kProducers = 128;
   constexpr int kFrameBytes = W::frame_bytes(Tile::kRows);
   static_assert(W::chunks(Tile::kRows) == Tile::kChunks, "the tile's K chunks");
   constexpr int kProducerRegisters = ws_producer_registers<Tile, Registers, Teams>();
   static_assert(Registers == 0 || (Registers % 8 == 0 && Registers <= 256 &&
                                    kProducerRegisters >= 24 && kProducerRegisters % 8 == 0),
                 "setmaxnreg counts");
-  // Team k's buffer b full and empty: mbarriers (Mbarriers; full: the producers' 128 arrivals,
-  // empty: the team's; waited for by the phase's parity), else named barriers of the team and the
-  // producers; the producers' own named barrier.
-  auto full = [](int k, int b) { return 1 + k * Buffers + b; };
-  auto empty = [](int k, int b) { return 1 + (Teams + k) * Buffers + b; };
-  constexpr int kStaged = 1 + 2 * Teams * Buffers;
+  // Team k's buffer b full (the producers' 128 arrivals) and empty (the team's): mbarriers,
+  // waited for by the phase's parity; the producers' own named barrier.
+  constexpr int kStaged = 1;
   extern __shared__ uint4 shared16[];
   const int frames = a.frames;
   uint8_t* const weights = reinterpret_cast<uint8_t*>(shared16);
@@ -434,29 +427,15 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   uint64_t* const bars = reinterpret_cast<uint64_t*>(tiles + Teams * Buffers * Tile::kTileBytes);
   auto wait_full = [&](int k, int b, int64_t l) {  // team k's item l, in its buffer b
-    if constexpr (Mbarriers)
-      wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
-    else
-      wgmma_steps::named_sync(full(k, b), kPair);
+    wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
   };
-  auto arrive_full = [&](int k, int b) {
-    if constexpr (Mbarriers)
-      wgmma_steps::mbarrier_arrive(bars + k * Buffers + b);
-    else
-      wgmma_steps::named_arrive(full(k, b), kPair);
-  };
+  auto arrive_full = [&](int k, int b) { wgmma_steps::mbarrier_arrive(bars + k * Buffers + b); };
   auto wait_empty = [&](int k, int b, int64_t l) {  // team k done with its item l - Buffers
-    if constexpr (Mbarriers)
-      wgmma_steps::mbarrier_wait(bars + (Teams + k) * Buffers + b,
-                                 static_cast<int>((l / Buffers - 1) % 2));
-    else
-      wgmma_steps::named_sync(empty(k, b), kPair);
+    wgmma_steps::mbarrier_wait(bars + (Teams + k) * Buffers + b,
+                               static_cast<int>((l / Buffers - 1) % 2));
   };
   auto arrive_empty = [&](int k, int b) {
-    if constexpr (Mbarriers)
-      wgmma_steps::mbarrier_arrive(bars + (Teams + k) * Buffers + b);
-    else
-      wgmma_steps::named_arrive(empty(k, b), kPair);
+    wgmma_steps::mbarrier_arrive(bars + (Teams + k) * Buffers + b);
   };
   const int pass = blockIdx.y;
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
@@ -464,7 +443,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     return;
   const uint8_t* const pass_weights =
       reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
-  if (Mbarriers && threadIdx.x == 0)
+  if (threadIdx.x == 0)
     for (int i = 0; i < Teams * Buffers; ++i) {
       wgmma_steps::mbarrier_init(bars + i, kProducers);
       wgmma_steps::mbarrier_init(bars + Teams * Buffers + i, kTeam);
@@ -632,13 +611,12 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-/// Mbarriers>, one block per SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
+/// block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool Mbarriers = true>
+          bool Overlap = false, int Teams = 1>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel =
-      wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams, Mbarriers>;
+  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
   if constexpr (Registers > 0) {
     // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
     cudaFuncAttributes attributes{};
