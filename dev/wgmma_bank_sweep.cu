@@ -274,19 +274,18 @@ void sweep_3d(int sms, bool swap) {
   wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
                                                        big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
-  // warps' registers through setmaxnreg; O: two sets of A registers, the next group's loaded
-  // while one multiplies. (Rounds 2-3 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96,
-  // 4 M x 8 N 48, without setmaxnreg or the second A set, 2 teams taking tiles in turn, named
-  // barriers instead of mbarriers: all slower.)
+  // warps' registers through setmaxnreg (the producers get the rest: 56 at 152, 32 at 160, where
+  // they spill); O: two sets of A registers, the next group's loaded while one multiplies. (Rounds
+  // 2-4 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48 in 3D,
+  // without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers instead
+  // of mbarriers, streamed N 48 weights in 4D: all slower.)
   constexpr bool O = true;
   ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
       "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 152, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, O>(
-      "WS N48 4 M, 12 MMA warps, B3, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 152, O>(
-      "WS N48 4 M, 12 MMA warps, B3, G1, R152, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R144, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 144, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R144, O", small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -298,14 +297,10 @@ void sweep_4d(int sms) {
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
                                                         sms, ref);
   constexpr bool O = true;
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, O>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R160, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 3, true, 160, O>(
-      "WS N48 4 M, 12 MMA warps, streamed, B3, G1, R160, O", small, big, sms, ref);
   ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, O>(
       "WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2, false, 216, O>(
-      "WS N48 4 M, 8 MMA warps, B2, G1, R216, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, O>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R144, O", small, big, sms, ref);
 }
 
 // One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler

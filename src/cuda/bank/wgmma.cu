@@ -57,19 +57,25 @@ const Shape kShapes3d[] = {
     ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(
         "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
         "3 buffers, 216 registers"),
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, true>(
+        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
+        "3 buffers, 144 registers"),
 };
 const Shape kShapes4d[] = {
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, true>(
-        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "160 registers"),
-    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
-        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
     ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true>(
         "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
         "152 registers"),
+    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
+        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "160 registers"),
     ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, true>(
         "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, weights streamed, 2 chunks a "
         "group, 2 A sets, 3 buffers"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "144 registers"),
 };
 
 const Shape& shape_of(const TensorCoreGeometry& g, int shape) {
