@@ -10,18 +10,20 @@
 // TOPS and the speed-up over the mma.sync kernel (whose share of the FP32 FMA peak the bench
 // gives); with "swap", the descriptor's other reading too (wgmma_b_descriptor).
 //
-// run: wgmma_bank_sweep [3d|4d|swap|profile]
+// run: wgmma_bank_sweep [3d|4d|swap|profile] [first variant]
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
 //   -I src -I dev dev/wgmma_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp
 //   src/cuda/bank/wgmma_layout.cpp src/core/parallel_for.cpp src/core/int8_digits.cpp
 //   -o wgmma_bank_sweep
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/bank/tensor_core_kernel.cuh"
@@ -107,6 +109,32 @@ void release(Device& d) {
   CHECK(cudaFree(d.out));
 }
 
+// The variants in order (0: the reference); a run starts at g_first (0 always runs) and a kernel
+// that does not finish within its deadline ends the program with code 3 after printing its index
+// (a deadlock), so that the next run can start after it.
+int g_index = 0, g_first = 0;
+
+void finish_or_exit(const char* name, int index, double seconds) {
+  cudaEvent_t e;
+  CHECK(cudaEventCreate(&e));
+  CHECK(cudaEventRecord(e));
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(e);
+    if (q == cudaSuccess)
+      break;
+    if (q != cudaErrorNotReady)
+      CHECK(q);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) {
+      std::printf("[%d] %-44s HANG (not done after %.0f s)\n", index, name, seconds);
+      std::fflush(stdout);
+      std::_Exit(3);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(cudaEventDestroy(e));
+}
+
 // Launches one kernel on a problem's device data; false where its block does not fit.
 using Launch = bool (*)(const TensorCoreArgs&, int, int, cudaStream_t);
 
@@ -117,17 +145,22 @@ struct Timing {
 
 template <class Tile>
 Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kernel, int shared,
-                   const Problem& small, const Problem& big, int sms, double reference_ms) {
+                   const Problem& small, const Problem& big, int sms, double reference_ms,
+                   int threads = Tile::kThreads) {
   Timing t;
+  const int index = g_index++;
+  if (index > 0 && index < g_first)
+    return t;
   {
     Device d = upload(small, wgmma, Tile::kRows);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.weights, d.scales, d.out);
     if (!launch(a, small.g.passes(), sms, nullptr)) {
-      std::printf("%-44s does not fit\n", name);
+      std::printf("[%d] %-44s does not fit\n", index, name);
       release(d);
       return t;
     }
     CHECK(cudaGetLastError());
+    finish_or_exit(name, index, 3);
     CHECK(cudaDeviceSynchronize());
     std::vector<float> got(small.expected.size());
     CHECK(cudaMemcpy(got.data(), d.out, got.size() * 4, cudaMemcpyDeviceToHost));
@@ -141,9 +174,9 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
           ++wrong;
         }
       std::printf(
-          "%-44s WRONG: %lld of %zu outputs differ from the host emulation; first %lld: "
+          "[%d] %-44s WRONG: %lld of %zu outputs differ from the host emulation; first %lld: "
           "%g, want %g\n",
-          name, static_cast<long long>(wrong), got.size(), static_cast<long long>(first),
+          index, name, static_cast<long long>(wrong), got.size(), static_cast<long long>(first),
           got[first], small.expected[first]);
       return t;
     }
@@ -159,6 +192,7 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
     CHECK(cudaEventRecord(e0));
     launch(a, big.g.passes(), sms, nullptr);
     CHECK(cudaEventRecord(e1));
+    finish_or_exit(name, index, 3);
     CHECK(cudaEventSynchronize(e1));
     float v = 0;
     CHECK(cudaEventElapsedTime(&v, e0, e1));
@@ -176,11 +210,11 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
   cudaFuncAttributes attr{};
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, shared));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
   std::printf(
-      "%-44s %7.3f ms %6.1f useful TFLOP/s %5.0f int8 TOPS  x%.2f  (%d regs, %zu B "
+      "[%d] %-44s %7.3f ms %6.1f useful TFLOP/s %5.0f int8 TOPS  x%.2f  (%d regs, %zu B "
       "local, %d B shared, %d/SM)\n",
-      name, t.ms, useful / t.ms * 1e-9, executed / t.ms * 1e-9,
+      index, name, t.ms, useful / t.ms * 1e-9, executed / t.ms * 1e-9,
       reference_ms > 0 ? reference_ms / t.ms : 1.0, attr.numRegs,
       static_cast<size_t>(attr.localSizeBytes), shared, per_sm);
   CHECK(cudaEventDestroy(e0));
@@ -196,6 +230,23 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
              name, launch_wgmma_kernel<Tile, MinBlocks, Group, Stream, Swap>, true,
              reinterpret_cast<const void*>(wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>),
              wgmma_shared_bytes<Tile, Stream>(big.g.frames()), small, big, sms, reference_ms)
+      .ms;
+}
+
+// The warp-specialised kernel: Teams teams of Tile's warps for the MMAs and one producer
+// warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
+// as launched), Overlap: two sets of A registers.
+template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
+          bool Overlap = false, int Teams = 1>
+double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
+                  double reference_ms) {
+  return run_variant<Tile>(
+             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
+             true,
+             reinterpret_cast<const void*>(
+                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>),
+             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
+             reference_ms, Teams * Tile::kThreads + 128)
       .ms;
 }
 
@@ -219,24 +270,22 @@ void sweep_3d(int sms, bool swap) {
   if (swap)
     wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
-  // N 48: one output row per warp. G: chunks per wgmma group (one wait each).
-  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 1>("N48 4 M, 4 warps, shared, 3/SM, G1", small,
-                                                       big, sms, ref);
+  // The product's default: N 48, 2 chunks a wgmma group (one wait each), 3 blocks per SM.
   wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
                                                        big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 2>("N48 4 M, 4 warps, funnel, 3/SM, G2", small,
-                                                       big, sms, ref);
-  wgmma_variant<TensorCoreTile<4, 8, C::Shared>, 1, 2>("N48 4 M, 8 warps, shared, 1/SM, G2", small,
-                                                       big, sms, ref);
-  // N 96: two output rows per warp sharing the A fragments, each row its own 48 B columns.
-  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1>("N96 2 M, 4 warps x 2, funnel, 3/SM, G1",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 2>("N96 2 M, 4 warps x 2, funnel, 3/SM, G2",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2>("N96 2 M, 8 warps x 2, funnel, 1/SM, G2",
-                                                          small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7>("N96 1 M, 8 warps x 2, funnel, 2/SM, G7",
-                                                          small, big, sms, ref);
+  // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
+  // warps' registers through setmaxnreg (the producers get the rest: 56 at 152, 32 at 160, where
+  // they spill); O: two sets of A registers, the next group's loaded while one multiplies. (Rounds
+  // 2-4 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48 in 3D,
+  // without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers instead
+  // of mbarriers, streamed N 48 weights in 4D: all slower.)
+  constexpr bool O = true;
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R144, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 144, O>(
+      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R144, O", small, big, sms, ref);
 }
 
 void sweep_4d(int sms) {
@@ -247,44 +296,36 @@ void sweep_4d(int sms) {
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
                                                         sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Shared>, 2, 4, true>(
-      "N48 2 M, 8 warps, shared, streamed, 2/SM, G4", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
-      "N96 1 M, 8 warps x 2, funnel, streamed, 2/SM, G7", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 8, C::Funnel, 2>, 1, 2, true>(
-      "N96 2 M, 8 warps x 2, funnel, streamed, G2", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<2, 12, C::Funnel, 2>, 1, 2, true>(
-      "N96 2 M, 12 warps x 2, funnel, streamed, G2", small, big, sms, ref);
-  wgmma_variant<TensorCoreTile<1, 12, C::Shared, 2>, 1, 7, true>(
-      "N96 1 M, 12 warps x 2, shared, streamed, G7", small, big, sms, ref);
+  constexpr bool O = true;
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, O>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big, sms, ref);
+  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, O>(
+      "WS N48 4 M, 12 MMA warps, B2, G1, R144, O", small, big, sms, ref);
 }
 
-// One launch each of the product's first two 3D shapes on the bench problem, for a profiler
-// (ncu -k regex:wgmma_bank_kernel).
+// One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler
+// (ncu -k regex:wgmma_ws_bank_kernel).
+template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap>
+void profile_ws(const Problem& big, int sms) {
+  Device d = upload(big, true, Tile::kRows);
+  launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap>(
+      tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  release(d);
+}
+
 void profile(int sms) {
-  Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
-  {
-    using Tile = TensorCoreTile<4, 4, C::Shared>;
-    Device d = upload(big, true, Tile::kRows);
-    launch_wgmma_kernel<Tile, 3, 1>(
-        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
-    CHECK(cudaDeviceSynchronize());
-    release(d);
-  }
-  {
-    using Tile = TensorCoreTile<2, 4, C::Shared, 2>;
-    Device d = upload(big, true, Tile::kRows);
-    launch_wgmma_kernel<Tile, 3, 2>(
-        tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out), 1, sms, nullptr);
-    CHECK(cudaDeviceSynchronize());
-    release(d);
-  }
+  const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
+  profile_ws<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true>(big, sms);
 }
 
 int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line out before a deadlock ends the run
   const std::string mode = argc > 1 ? argv[1] : "3d";
+  g_first = argc > 2 ? std::atoi(argv[2]) : 0;
   if (mode == "profile")
     profile(sms);
   else if (mode == "4d")

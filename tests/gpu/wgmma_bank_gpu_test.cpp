@@ -124,7 +124,7 @@ void check_cases(const std::vector<Case>& cases, const TensorCoreBankPolicy& pol
   }
 }
 
-// No extent a multiple of the tiles (64 along x; 4, 8 or 12 rows); two passes (13, 24 filters);
+// No extent a multiple of the tiles (32 or 64 along x; 4 to 24 rows); two passes (13, 24 filters);
 // a volume smaller than the filter; 4D sequences (7 tap frames).
 const std::vector<Case> kCases = {{{70, 45, 13, 1}, 13}, {{130, 9, 10, 1}, 12}, {{5, 3, 2, 1}, 12},
                                   {{70, 13, 3, 4}, 13},  {{37, 25, 4, 3}, 24},  {{5, 3, 2, 2}, 24}};

@@ -30,23 +30,52 @@ constexpr Shape shape(const char* name) {
   return {name, Tile::kRows, wgmma_shared_bytes<Tile, Stream>,
           launch_wgmma_kernel<Tile, MinBlocks, Group, Stream>, tensor_core_args<Tile>};
 }
+// Warp-specialised (wgmma_ws_bank_kernel): Teams teams of Tile's MMA warps and one producer
+// warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread (setmaxnreg), Overlap:
+// two A register sets; the buffers passed through mbarriers.
+template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap,
+          int Teams = 1>
+constexpr Shape ws_shape(const char* name) {
+  return {name, Tile::kRows, wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>,
+          launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
+          tensor_core_args<Tile>};
+}
 
 // The shapes the policy chooses among (TensorCoreBankPolicy::wgmma_shape_3d, _4d), timed in
-// dev/wgmma_bank_sweep.cu: M tiles per warp, warps per block, rows per warp (2: N 96), blocks per
-// SM, chunks per wgmma group, weights resident or streamed per tap frame.
+// dev/wgmma_bank_sweep.cu: M tiles per warp, MMA warps per block (team), rows per warp (2: N 96),
+// chunks per wgmma group, A register sets, staged buffers, weights resident or streamed per tap
+// frame; the warp-specialised ones one block per SM, the others as many as fit.
 const Shape kShapes3d[] = {
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true>(
+        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
+        "3 buffers, 152 registers"),
     shape<TensorCoreTile<4, 4, C::Shared>, 3, 2, false>(
         "4 M tiles x 4 warps, N 48, 3 blocks/SM, 2 chunks a group"),
-    shape<TensorCoreTile<2, 4, C::Funnel, 2>, 3, 1, false>(
-        "2 M tiles x 4 warps x 2 rows, N 96, funnel shifts, 3 blocks/SM"),
-    shape<TensorCoreTile<4, 4, C::Shared>, 3, 1, false>("4 M tiles x 4 warps, N 48, 3 blocks/SM"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 3, false, 160, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 3 buffers, "
+        "160 registers"),
+    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(
+        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
+        "3 buffers, 216 registers"),
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, true>(
+        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
+        "3 buffers, 144 registers"),
 };
 const Shape kShapes4d[] = {
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "152 registers"),
     shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
         "4 M tiles x 12 warps, N 48, 2 chunks a group"),
-    shape<TensorCoreTile<4, 12, C::Shared>, 1, 1, false>("4 M tiles x 12 warps, N 48"),
-    shape<TensorCoreTile<1, 8, C::Funnel, 2>, 2, 7, true>(
-        "1 M tile x 8 warps x 2 rows, N 96, weights streamed, 2 blocks/SM, 7 chunks a group"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "160 registers"),
+    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, true>(
+        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, weights streamed, 2 chunks a "
+        "group, 2 A sets, 3 buffers"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, true>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
+        "144 registers"),
 };
 
 const Shape& shape_of(const TensorCoreGeometry& g, int shape) {

@@ -100,6 +100,46 @@ __device__ __forceinline__ void proxy_fence() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+/// Named barrier `id` (1 to 15; 0 is __syncthreads) of `threads` threads.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+/// An mbarrier in shared memory (`bar`): set up for `count` arrivals a phase; arrive (a release
+/// of this thread's earlier writes); wait until the phase of parity `parity` has completed (an
+/// acquire).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
+               "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(bar)))
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(parity)
+      : "memory");
+}
+/// The warpgroup's registers per thread from here on (setmaxnreg: the producers give theirs to the
+/// MMA warpgroups).
+template <int Registers>
+__device__ __forceinline__ void raise_registers() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+template <int Registers>
+__device__ __forceinline__ void lower_registers() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
 /// Keeps the compiler from moving accesses of `r` across the asynchronous MMAs (CUTLASS's
 /// warpgroup_fence_operand).
 __device__ __forceinline__ void pin(int32_t& r) {
@@ -108,15 +148,147 @@ __device__ __forceinline__ void pin(int32_t& r) {
 
 }  // namespace wgmma_steps
 
+namespace wgmma_steps {
+
+/// Int32 accumulators of a warp of Tile: per M tile, per output row v of the warp's, the mma.sync
+/// C fragments of 6 n tiles (r = 24 v + 4 n + q).
+template <class Tile>
+using Accumulators = int32_t[Tile::kMTiles][WgmmaShape::accumulators(Tile::kRows)];
+
+/// One tap frame of the warp's warpgroup: every K chunk's A fragments loaded from the staged rows
+/// (`words`: the buffer at the warp's row and the lane's word) and multiplied by the frame's B
+/// (descriptor `frame_b`) into `acc`, Group chunks a wgmma group: their A fragments loaded, their
+/// wgmmas issued as one group and waited for before the registers are loaded again (ptxas
+/// serializes the wgmmas of a group whose A registers are written while an earlier group is in
+/// flight, C7513). Returns with no wgmma in flight.
+template <class Tile, int Group, bool Overlap = false>
+__device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_t* words,
+                                          const int2* row_table, uint64_t frame_b, int lane) {
+  using W = WgmmaShape;
+  constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
+  constexpr int kChunkBytes = W::chunk_bytes(Tile::kRows);
+  using Fragments = uint32_t[Tile::kMTiles][4];
+  const int t = lane % 4, shift = Tile::lane_shift(lane);
+  auto load_a = [&](Fragments& frag, int c) {
+    const int2 rows = row_table[4 * c + t];
+#pragma unroll
+    for (int m = 0; m < Tile::kMTiles; ++m)
+      Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
+  };
+  auto chunks = [&](auto size, int c) {
+    constexpr int kSize = decltype(size)::value;
+    Fragments frag[kSize];
+#pragma unroll
+    for (int g = 0; g < kSize; ++g)
+      load_a(frag[g], c + g);
+#pragma unroll
+    for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+      for (int r = 0; r < kAcc; ++r)
+        pin(acc[m][r]);
+    fence();
+#pragma unroll
+    for (int g = 0; g < kSize; ++g) {
+      const uint64_t b = frame_b + static_cast<uint64_t>((c + g) * kChunkBytes / 16);
+#pragma unroll
+      for (int m = 0; m < Tile::kMTiles; ++m)
+        wgmma_u8s8<kN>(acc[m], frag[g][m], b, 1);
+    }
+    commit();
+    wait<0>();
+  };
+  // Group chunks a group, the remainder in a last one.
+  constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
+  if constexpr (!Overlap) {
+#pragma unroll 1
+    for (int i = 0; i < kGroups; ++i)
+      chunks(std::integral_constant<int, Group>{}, i * Group);
+    if constexpr (kLast > 0)
+      chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
+  } else {
+    // Two sets of A registers: group i + 1's loaded while group i multiplies (the wait before
+    // the loads is for group i - 1, which read the set they overwrite).
+    static_assert(kLast == 0, "whole groups");
+    Fragments frag[2][Group];
+#pragma unroll
+    for (int g = 0; g < Group; ++g)
+      load_a(frag[0][g], g);
+#pragma unroll
+    for (int i = 0; i < kGroups; ++i) {
+#pragma unroll
+      for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+        for (int r = 0; r < kAcc; ++r)
+          pin(acc[m][r]);
+      fence();
+#pragma unroll
+      for (int g = 0; g < Group; ++g) {
+        const uint64_t b = frame_b + static_cast<uint64_t>((i * Group + g) * kChunkBytes / 16);
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+          wgmma_u8s8<kN>(acc[m], frag[i % 2][g][m], b, 1);
+      }
+      commit();
+      if (i + 1 < kGroups) {
+        wait<1>();
+#pragma unroll
+        for (int g = 0; g < Group; ++g)
+          load_a(frag[(i + 1) % 2][g], (i + 1) * Group + g);
+      }
+    }
+    wait<0>();
+  }
+#pragma unroll
+  for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+    for (int r = 0; r < kAcc; ++r)
+      pin(acc[m][r]);
+}
+
+/// The warp's outputs of tile `o` from its accumulators: the mma.sync kernel's epilogue.
+template <class Tile>
+__device__ __forceinline__ void store_outputs(const TensorCoreArgs& a,
+                                              const Accumulators<Tile>& acc,
+                                              const TensorCoreOrigin& o, int pass, int warp,
+                                              int lane) {
+  using S = TensorCoreShape;
+  using namespace tensor_core_epilogue;
+#pragma unroll
+  for (int v = 0; v < Tile::kRows; ++v) {
+    const int64_t m1 = o.y0 + Tile::kRows * warp + v;
+    const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
+#pragma unroll
+    for (int p = 0; p < S::kNTiles / 2; ++p) {
+      const int f = pass * S::kFilters + kept_filter(lane, p);
+      if (f < a.count && m1 < a.n1) {
+        const float scale = a.scales[f];
+        float* const out = a.out + f * a.stride + first;
+        constexpr int kRowAcc = S::kColumns / 2;
+#pragma unroll
+        for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int r = kRowAcc * v + 8 * p;
+            const int32_t even[4] = {acc[m][r], acc[m][r + 1], acc[m][r + 2], acc[m][r + 3]};
+            const int32_t odd[4] = {acc[m][r + 4], acc[m][r + 5], acc[m][r + 6], acc[m][r + 7]};
+            int32_t digits[4];
+            lane_digits(even, odd, half, digits);
+            const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
+            if (x < a.n0)
+              out[x] = detail::combine_slices(digits, S::kSlices, scale);
+          }
+      }
+    }
+  }
+}
+
+}  // namespace wgmma_steps
+
 template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
 __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(TensorCoreArgs a) {
-  using S = TensorCoreShape;
   using W = WgmmaShape;
-  using namespace tensor_core_epilogue;
   static_assert(Tile::kWarps % 4 == 0, "whole warpgroups");
-  constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
-  constexpr int kChunkBytes = W::chunk_bytes(Tile::kRows),
-                kFrameBytes = W::frame_bytes(Tile::kRows);
+  constexpr int kFrameBytes = W::frame_bytes(Tile::kRows);
   static_assert(W::chunks(Tile::kRows) == Tile::kChunks, "the tile's K chunks");
   extern __shared__ uint4 shared16[];
   const int frames = a.frames;
@@ -163,16 +335,13 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
   stage(o, 0, 0);
   __pipeline_commit();
   int buffer = 0;
-  const int shift = Tile::lane_shift(lane);
   for (; tile < pass_tiles; tile += gridDim.x) {
     const bool more = tile + gridDim.x < pass_tiles;
-    // Per M tile: the warpgroup's accumulators (per output row v of the warp's, the mma.sync C
-    // fragments of 6 n tiles: r = 24 v + 4 n + q).
-    int32_t acc[Tile::kMTiles][kAcc];
+    wgmma_steps::Accumulators<Tile> acc;
 #pragma unroll
     for (int m = 0; m < Tile::kMTiles; ++m)
 #pragma unroll
-      for (int r = 0; r < kAcc; ++r)
+      for (int r = 0; r < W::accumulators(Tile::kRows); ++r)
         acc[m][r] = 0;
 #pragma unroll 1
     for (int frame = 0; frame < frames; ++frame) {
@@ -191,115 +360,237 @@ __global__ void __launch_bounds__(Tile::kThreads, MinBlocks) wgmma_bank_kernel(T
           Tile::build_shifted(tile_words, i);
         __syncthreads();
       }
-      const uint32_t* words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
       // This frame's B: every frame's in turn, or (Stream) the buffer it was staged into.
       const uint64_t frame_b =
           b0 + static_cast<uint64_t>((Stream ? buffer : frame) * kFrameBytes / 16);
-      using Fragments = uint32_t[Tile::kMTiles][4];
-      const int t = lane % 4;
-      auto load_a = [&](Fragments& frag, int c) {
-        const int2 rows = row_table[4 * c + t];
-#pragma unroll
-        for (int m = 0; m < Tile::kMTiles; ++m)
-          Tile::a_fragment(words, rows.x, rows.y, m, shift, frag[m]);
-      };
-      // Size chunks from c: their A fragments loaded, then their wgmmas issued as one group and
-      // waited for before the registers are loaded again (ptxas serializes the wgmmas of a group
-      // whose A registers are written while an earlier group is in flight, C7513).
-      auto chunks = [&](auto size, int c) {
-        constexpr int kSize = decltype(size)::value;
-        Fragments frag[kSize];
-#pragma unroll
-        for (int g = 0; g < kSize; ++g)
-          load_a(frag[g], c + g);
-#pragma unroll
-        for (int m = 0; m < Tile::kMTiles; ++m)
-#pragma unroll
-          for (int r = 0; r < kAcc; ++r)
-            wgmma_steps::pin(acc[m][r]);
-        wgmma_steps::fence();
-#pragma unroll
-        for (int g = 0; g < kSize; ++g) {
-          const uint64_t b = frame_b + static_cast<uint64_t>((c + g) * kChunkBytes / 16);
-#pragma unroll
-          for (int m = 0; m < Tile::kMTiles; ++m)
-            wgmma_steps::wgmma_u8s8<kN>(acc[m], frag[g][m], b, 1);
-        }
-        wgmma_steps::commit();
-        wgmma_steps::wait<0>();
-      };
-      // Group chunks a group, the remainder in a last one.
-      constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
-#pragma unroll 1
-      for (int i = 0; i < kGroups; ++i)
-        chunks(std::integral_constant<int, Group>{}, i * Group);
-      if constexpr (kLast > 0)
-        chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
+      wgmma_steps::frame_mma<Tile, Group>(
+          acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
+          lane);
       __syncthreads();  // every warp is done with this buffer before the next copies into it
       buffer ^= 1;
     }
-    wgmma_steps::wait<0>();
-#pragma unroll
-    for (int m = 0; m < Tile::kMTiles; ++m)
-#pragma unroll
-      for (int r = 0; r < kAcc; ++r)
-        wgmma_steps::pin(acc[m][r]);
-
-#pragma unroll
-    for (int v = 0; v < Tile::kRows; ++v) {
-      const int64_t m1 = o.y0 + Tile::kRows * warp + v;
-      const int64_t first = ((o.m3 * a.n2 + o.m2) * a.n1 + m1) * a.n0;
-#pragma unroll
-      for (int p = 0; p < S::kNTiles / 2; ++p) {
-        const int f = pass * S::kFilters + kept_filter(lane, p);
-        if (f < a.count && m1 < a.n1) {
-          const float scale = a.scales[f];
-          float* const out = a.out + f * a.stride + first;
-          constexpr int kRowAcc = S::kColumns / 2;
-#pragma unroll
-          for (int m = 0; m < Tile::kMTiles; ++m)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-              const int r = kRowAcc * v + 8 * p;
-              const int32_t even[4] = {acc[m][r], acc[m][r + 1], acc[m][r + 2], acc[m][r + 3]};
-              const int32_t odd[4] = {acc[m][r + 4], acc[m][r + 5], acc[m][r + 6], acc[m][r + 7]};
-              int32_t digits[4];
-              lane_digits(even, odd, half, digits);
-              const int64_t x = o.x0 + 16 * m + kept_x(lane, half);
-              if (x < a.n0)
-                out[x] = detail::combine_slices(digits, S::kSlices, scale);
-            }
-        }
-      }
-    }
+    wgmma_steps::store_outputs<Tile>(a, acc, o, pass, warp, lane);
     if (more)
       o = Tile::origin(a, tile + gridDim.x);
   }
 }
 
-/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: two
-/// frames'), the row table and two tiles' rows.
-template <class Tile, bool Stream = false>
-constexpr int wgmma_shared_bytes(int frames) {
-  return (Stream ? 2 : frames) * WgmmaShape::frame_bytes(Tile::kRows) + Tile::kRowTableBytes +
-         2 * Tile::kTileBytes;
+/// Registers per thread that ptxas gives the warp-specialised kernel of Teams teams of Tile (its
+/// launch bounds: one block per SM of Teams Tile::kThreads + 128 threads), in the 8-register steps
+/// of the allocation; the block holds that many for each of its threads.
+template <class Tile, int Teams>
+constexpr int ws_launch_registers() {
+  return std::min(255, 65536 / (Teams * Tile::kThreads + 128)) / 8 * 8;
+}
+/// With setmaxnreg (Registers > 0 per MMA thread), the producers' registers: what the block holds
+/// less the MMA warpgroups' (setmaxnreg.inc waits until the block's own pool has them, so the two
+/// must add up to it exactly or the MMA warpgroups wait forever).
+template <class Tile, int Registers, int Teams>
+constexpr int ws_producer_registers() {
+  constexpr int kMmaGroups = Teams * Tile::kWarps / 4;
+  return (kMmaGroups + 1) * ws_launch_registers<Tile, Teams>() - kMmaGroups * Registers;
 }
 
-/// Enqueues wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap> over `passes` passes on
-/// `stream` with as many blocks as `sms` SMs hold at once (`a.fragments`: the WgmmaWeights' B bytes
-/// on the device). Returns false, launching nothing, where a block does not fit on an SM.
-template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
-bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>;
-  const int kShared = wgmma_shared_bytes<Tile, Stream>(a.frames);
-  if (kShared > 48 * 1024 &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared) !=
+/// Warp-specialised: Teams teams of Tile::kWarps MMA warps (whole warpgroups) that only load A
+/// fragments, issue wgmma groups and store their outputs, and one producer warpgroup after them
+/// that stages each (tile, frame)'s rows (Stream: and the frame's weights) into one of its team's
+/// Buffers buffers and builds the rows' shifted copies there, so that no MMA warpgroup waits for
+/// copies or builds. The block's tiles go to the teams in turn (tile j to team j % Teams), the
+/// producers filling their buffers frame by frame in turn. A team's buffers pass between it and the
+/// producers through mbarriers: full (the producers arrive when the buffer holds the team's next
+/// (tile, frame), the team waits) and empty (the team arrives when done with it, the producers wait
+/// before copying into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many
+/// per thread and the producers the rest of what the block holds (ws_producer_registers). Overlap:
+/// frame_mma's two A register sets.
+template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
+          bool Overlap = false, int Teams = 1>
+__global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
+    wgmma_ws_bank_kernel(TensorCoreArgs a) {
+  using W = WgmmaShape;
+  static_assert(Tile::kWarps % 4 == 0, "whole warpgroups");
+  static_assert(Buffers >= 2, "the producers fill one buffer while a team reads another");
+  constexpr int kTeam = Tile::kThreads, kProducers = 128;
+  constexpr int kFrameBytes = W::frame_bytes(Tile::kRows);
+  static_assert(W::chunks(Tile::kRows) == Tile::kChunks, "the tile's K chunks");
+  constexpr int kProducerRegisters = ws_producer_registers<Tile, Registers, Teams>();
+  static_assert(Registers == 0 || (Registers % 8 == 0 && Registers <= 256 &&
+                                   kProducerRegisters >= 24 && kProducerRegisters % 8 == 0),
+                "setmaxnreg counts");
+  // Team k's buffer b full (the producers' 128 arrivals) and empty (the team's): mbarriers,
+  // waited for by the phase's parity; the producers' own named barrier.
+  constexpr int kStaged = 1;
+  extern __shared__ uint4 shared16[];
+  const int frames = a.frames;
+  uint8_t* const weights = reinterpret_cast<uint8_t*>(shared16);
+  int2* const row_table =
+      reinterpret_cast<int2*>(weights + (Stream ? Teams * Buffers : frames) * kFrameBytes);
+  uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
+  uint64_t* const bars = reinterpret_cast<uint64_t*>(tiles + Teams * Buffers * Tile::kTileBytes);
+  auto wait_full = [&](int k, int b, int64_t l) {  // team k's item l, in its buffer b
+    wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
+  };
+  auto arrive_full = [&](int k, int b) { wgmma_steps::mbarrier_arrive(bars + k * Buffers + b); };
+  auto wait_empty = [&](int k, int b, int64_t l) {  // team k done with its item l - Buffers
+    wgmma_steps::mbarrier_wait(bars + (Teams + k) * Buffers + b,
+                               static_cast<int>((l / Buffers - 1) % 2));
+  };
+  auto arrive_empty = [&](int k, int b) {
+    wgmma_steps::mbarrier_arrive(bars + (Teams + k) * Buffers + b);
+  };
+  const int pass = blockIdx.y;
+  const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
+  if (blockIdx.x >= pass_tiles)
+    return;
+  const uint8_t* const pass_weights =
+      reinterpret_cast<const uint8_t*>(a.fragments) + int64_t{pass} * frames * kFrameBytes;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < Teams * Buffers; ++i) {
+      wgmma_steps::mbarrier_init(bars + i, kProducers);
+      wgmma_steps::mbarrier_init(bars + Teams * Buffers + i, kTeam);
+    }
+  for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
+    Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
+  if constexpr (!Stream) {
+    for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Teams * kTeam + kProducers)
+      __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    wgmma_steps::proxy_fence();  // the weights, read by the tensor cores
+  }
+  __syncthreads();
+  // The block's tiles: j = 0 .. block_tiles - 1, tile blockIdx.x + j gridDim.x, team j % Teams;
+  // team k's (tile, frame) items in order, item l in its buffer l % Buffers.
+  const int64_t block_tiles = (pass_tiles - 1 - blockIdx.x) / gridDim.x + 1;
+  auto team_items = [&](int k) { return (block_tiles - k + Teams - 1) / Teams * frames; };
+
+  if (threadIdx.x >= Teams * kTeam) {  // the producer warpgroup
+    if constexpr (Registers > 0)
+      wgmma_steps::lower_registers<kProducerRegisters>();
+    const int p = threadIdx.x - Teams * kTeam;
+    // The producers' item g: round r of Teams tiles, frame f of each of its n tiles in turn.
+    struct Item {
+      int team, buffer;
+      int64_t local, tile;
+      int frame;
+    };
+    auto item = [&](int64_t g) {
+      const int64_t r = g / (int64_t{frames} * Teams), w = g - r * frames * Teams;
+      const int n = static_cast<int>(std::min<int64_t>(Teams, block_tiles - r * Teams));
+      Item it;
+      it.frame = static_cast<int>(w / n);
+      it.team = static_cast<int>(w % n);
+      it.local = r * frames + it.frame;
+      it.buffer = static_cast<int>(it.local % Buffers);
+      it.tile = blockIdx.x + (r * Teams + it.team) * gridDim.x;
+      return it;
+    };
+    auto issue = [&](int64_t g) {
+      const Item it = item(g);
+      if (it.local >= Buffers)  // the team is done with its item local - Buffers
+        wait_empty(it.team, it.buffer, it.local);
+      const TensorCoreOrigin o = Tile::origin(a, it.tile);
+      const int b = it.team * Buffers + it.buffer;
+      uint8_t* const rows = tiles + b * Tile::kTileBytes;
+      for (int k = p; k < Tile::kStageItems; k += kProducers) {
+        const int64_t source = Tile::staged_source(a, o, it.frame, k);
+        __pipeline_memcpy_async(rows + Tile::staged_offset(k), a.padded + (source < 0 ? 0 : source),
+                                16, source < 0 ? 16 : 0);
+      }
+      if constexpr (Stream)
+        for (int k = p; k < kFrameBytes / 16; k += kProducers)
+          __pipeline_memcpy_async(weights + b * kFrameBytes + 16 * k,
+                                  pass_weights + int64_t{it.frame} * kFrameBytes + 16 * k, 16);
+      __pipeline_commit();
+    };
+    const int64_t items = block_tiles * frames;
+    // With three buffers a team or more, item g + 1's copies are in flight while g is built.
+    constexpr int kAhead = Buffers > 2 ? 1 : 0;
+    if (kAhead > 0)
+      issue(0);
+#pragma unroll 1
+    for (int64_t g = 0; g < items; ++g) {
+      if (g + kAhead < items)
+        issue(g + kAhead);
+      else
+        __pipeline_commit();  // an empty group: wait_prior counts the same
+      __pipeline_wait_prior(kAhead);
+      if constexpr (Stream)
+        wgmma_steps::proxy_fence();  // this thread's copies of the weights, read by the tensor
+                                     // cores
+      wgmma_steps::named_sync(kStaged, kProducers);  // every producer's copies of item g landed
+      const Item it = item(g);
+      if constexpr (Tile::kBuildItems > 0) {
+        uint32_t* const tile_words =
+            reinterpret_cast<uint32_t*>(tiles + (it.team * Buffers + it.buffer) * Tile::kTileBytes);
+        for (int k = p; k < Tile::kBuildItems; k += kProducers)
+          Tile::build_shifted(tile_words, k);
+      }
+      arrive_full(it.team, it.buffer);
+    }
+    return;
+  }
+
+  // The MMA warpgroups: team k, its warp `warp`.
+  if constexpr (Registers > 0)
+    wgmma_steps::raise_registers<Registers>();
+  const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
+  const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
+  const int64_t items = team_items(k);
+  int64_t l = 0;
+#pragma unroll 1
+  for (int64_t j = k; j < block_tiles; j += Teams) {
+    wgmma_steps::Accumulators<Tile> acc;
+#pragma unroll
+    for (int m = 0; m < Tile::kMTiles; ++m)
+#pragma unroll
+      for (int r = 0; r < W::accumulators(Tile::kRows); ++r)
+        acc[m][r] = 0;
+#pragma unroll 1
+    for (int frame = 0; frame < frames; ++frame, ++l) {
+      const int buffer = static_cast<int>(l % Buffers), b = k * Buffers + buffer;
+      wait_full(k, buffer, l);
+      const uint32_t* const tile_words =
+          reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
+      const uint64_t frame_b = b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
+      wgmma_steps::frame_mma<Tile, Group, Overlap>(
+          acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
+          lane);
+      if (l + Buffers < items)
+        arrive_empty(k, buffer);
+    }
+    wgmma_steps::store_outputs<Tile>(a, acc, Tile::origin(a, blockIdx.x + j * gridDim.x), pass,
+                                     warp, lane);
+  }
+}
+
+/// Shared bytes of Tile's wgmma block for `frames` tap frames: every frame's B (Stream: one a
+/// buffer), the row table and the buffers' rows (Buffers a team).
+template <class Tile, bool Stream = false, int Buffers = 2, int Teams = 1>
+constexpr int wgmma_shared_bytes(int frames) {
+  return (Stream ? Teams * Buffers : frames) * WgmmaShape::frame_bytes(Tile::kRows) +
+         Tile::kRowTableBytes + Teams * Buffers * Tile::kTileBytes;
+}
+
+/// The warp-specialised block's: wgmma_shared_bytes and its buffers' two mbarriers each.
+template <class Tile, bool Stream, int Buffers, int Teams>
+constexpr int wgmma_ws_shared_bytes(int frames) {
+  return wgmma_shared_bytes<Tile, Stream, Buffers, Teams>(frames) + 16 * Teams * Buffers;
+}
+
+/// Enqueues `kernel` (a wgmma bank kernel of `threads` threads and `shared` bytes of dynamic shared
+/// memory) over `passes` passes on `stream` with as many blocks as `sms` SMs hold at once.
+/// Returns false, launching nothing, where a block does not fit on an SM.
+template <class Kernel>
+bool launch_wgmma_blocks(Kernel kernel, int threads, int shared, const TensorCoreArgs& a,
+                         int passes, int sms, cudaStream_t stream) {
+  if (shared > 48 * 1024 &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared) !=
           cudaSuccess) {
     cudaGetLastError();
     return false;
   }
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared) !=
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared) !=
           cudaSuccess ||
       per_sm < 1)
     return false;
@@ -307,8 +598,38 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
   const int64_t per_pass = std::max<int64_t>(1, int64_t{per_sm} * sms / passes);
   const dim3 grid(static_cast<unsigned>(std::min(pass_tiles, per_pass)),
                   static_cast<unsigned>(passes));
-  kernel<<<grid, Tile::kThreads, kShared, stream>>>(a);
+  kernel<<<grid, threads, shared, stream>>>(a);
   return true;
+}
+
+/// Enqueues wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap> (`a.fragments`: the
+/// WgmmaWeights' B bytes on the device); false where a block does not fit on an SM.
+template <class Tile, int MinBlocks, int Group = 1, bool Stream = false, bool Swap = false>
+bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
+  return launch_wgmma_blocks(wgmma_bank_kernel<Tile, MinBlocks, Group, Stream, Swap>,
+                             Tile::kThreads, wgmma_shared_bytes<Tile, Stream>(a.frames), a, passes,
+                             sms, stream);
+}
+
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
+/// block per SM.
+template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
+          bool Overlap = false, int Teams = 1>
+bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
+  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
+  if constexpr (Registers > 0) {
+    // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
+    cudaFuncAttributes attributes{};
+    if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (attributes.numRegs != ws_launch_registers<Tile, Teams>())
+      return false;
+  }
+  return launch_wgmma_blocks(kernel, Teams * Tile::kThreads + 128,
+                             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(a.frames), a,
+                             passes, sms, stream);
 }
 
 }  // namespace ndconv::cuda_bank
