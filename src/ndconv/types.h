@@ -154,8 +154,9 @@ struct ExpertOptions {
   /// Outputs per thread along the last axis (GPU) or per inner iteration (CPU); 0 = automatic.
   /// A value the backend has not compiled is an InvalidArgument.
   int outputs_per_thread = 0;
-  /// The GPU filter bank on the tensor cores where they can take it (8-bit input, the filter's
-  /// shape, the device); false: the FP32 kernels always (the reference they are compared with).
+  /// The GPU filter bank, and dense 7^3 and 11^3 filters, on the tensor cores where they can take
+  /// them (8-bit input, the filter's shape, the device); false: the FP32 kernels always (the
+  /// reference they are compared with; the two differ by rounding only, the tensor cores' less).
   bool tensor_cores = true;
 };
 
