@@ -10,6 +10,12 @@ before each repetition. Each peer's result is checked against the other peer (an
 against CuPy's) by relative L2 error, so a peer that computes something else is noticed; CuPy's
 median (median* rows, replicate boundary = mode "nearest") against scipy's on a corner crop.
 
+The tensor-core dense rows (dense3d_7_tc, dense3d_11_tc: one dense filter on 256^3 integers
+0..255, ndconv on the tensor cores) are compared with the same correlation of the same data by
+CuPy (float32) and by PyTorch's conv3d three ways: TF32 off (FP32), TF32 allowed (cuDNN rounds
+the operands to TF32: the weights lose bits, the 8-bit data stays exact) and in float16 (data
+exact, weights rounded to half); each against a float64 sum at random voxels (relative L2).
+
 The filter bank rows (bank_3d, bank_4d, bank_sum_3d) are compared with CuPy doing the same F
 correlations (cupyx.scipy.ndimage.correlate once per filter, zero boundary; bank_sum_3d also the
 weighted sum of the F responses), timed as one call over all F, with --bank-reps repetitions;
@@ -65,6 +71,12 @@ def median_peer(cp, cnd, np, x_np, radius, timed):
     return row
 
 
+TC_DENSE_WORKLOADS = {
+    # name: (numpy shape, slowest axis first; dense filter extent); 8-bit data
+    "dense3d_7_tc": ((256, 256, 256), 7),
+    "dense3d_11_tc": ((256, 256, 256), 11),
+}
+
 BANK_WORKLOADS = {
     # name: (numpy shape, slowest axis first; filter extent; filters; weighted sum)
     "bank_3d": ((256, 256, 256), 7, 12, False),
@@ -96,7 +108,7 @@ def main():
     ap.add_argument("--workload", default="", help="comma-separated subset")
     args = ap.parse_args()
     chosen = [w for w in args.workload.split(",") if w] or list(WORKLOADS) + ["cpu3d_7"] + list(
-        MEDIANS) + list(BANK_WORKLOADS)
+        MEDIANS) + list(BANK_WORKLOADS) + list(TC_DENSE_WORKLOADS)
     bench_json = args.bench_json or os.path.splitext(args.out)[0] + "-ndconv.json"
     ndconv, ndconv_rc = run_ndconv(args.ndconv, bench_json, chosen, args.reps)
 
@@ -235,6 +247,32 @@ def main():
         del x_cp, outs, ws_cp, weights, total
         cp.get_default_memory_pool().free_all_blocks()
 
+    for name in chosen:
+        if name not in TC_DENSE_WORKLOADS:
+            continue
+        shape, k = TC_DENSE_WORKLOADS[name]
+        x_np = rng.integers(0, 256, size=shape).astype(np.float32)
+        w_np = (rng.uniform(-1, 1, size=(k,) * 3) / np.sqrt(k ** 3)).astype(np.float32)
+        x_cp, w_cp = cp.asarray(x_np), cp.asarray(w_np)
+        row = {"cupy_correlate": timed(lambda: cnd.correlate(x_cp, w_cp, mode="constant", cval=0.0))}
+        row["cupy_correlate"]["rel_l2_vs_float64_sample"] = sampled_error(
+            x_np, w_np, cnd.correlate(x_cp, w_cp, mode="constant", cval=0.0))
+        for label, dtype, tf32 in (("torch_conv3d_fp32", torch.float32, False),
+                                   ("torch_conv3d_tf32", torch.float32, True),
+                                   ("torch_conv3d_fp16", torch.float16, False)):
+            torch.backends.cudnn.allow_tf32 = tf32
+            xin = torch.as_tensor(x_np, device=dev).to(dtype)[None, None]
+            w_t = torch.as_tensor(w_np, device=dev).to(dtype)[None, None]
+            row[label] = timed(lambda: F.conv3d(xin, w_t, padding=k // 2))
+            out = cp.asarray(F.conv3d(xin, w_t, padding=k // 2)[0, 0].float().contiguous())
+            row[label]["rel_l2_vs_float64_sample"] = sampled_error(x_np, w_np, out)
+            del xin, w_t, out
+        torch.backends.cudnn.allow_tf32 = False
+        rows[name] = row
+        del x_cp, w_cp
+        cp.get_default_memory_pool().free_all_blocks()
+        torch.cuda.empty_cache()
+
     table = []
     by_name = {w["workload"]: w for w in ndconv["workloads"]}
     print()
@@ -265,7 +303,7 @@ def main():
                      "cudnn": torch.backends.cudnn.version(), "cupy": cp.__version__,
                      "cuda_runtime_cupy": cp.cuda.runtime.runtimeGetVersion(),
                      "python": sys.version.split()[0]},
-        "settings": {"tf32": False, "cudnn_benchmark": True, "warmup": args.warmup,
+        "settings": {"tf32": "off, except the rows named torch_conv3d_tf32", "cudnn_benchmark": True, "warmup": args.warmup,
                      "repetitions": args.reps, "l2_flush": True,
                      "boundary": "zero (cupy mode='constant'; torch zero padding); median rows: "
                                  "replicate (cupy mode='nearest')"},
