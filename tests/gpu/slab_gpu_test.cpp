@@ -12,6 +12,7 @@
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
+#include "separable_kernel_cases.h"
 #include "test_data.h"
 
 namespace ndconv::test {
@@ -25,23 +26,9 @@ bool ran_slab(const RunReport& r) {
 
 TEST(CudaSlab, MatchesReferenceEveryBoundaryOperationAndRegion) {
   NDCONV_REQUIRE_GPU();
-  for (const ShapeCase& s : {ShapeCase{3, {70, 20, 45, 1}, {17, 17, 17, 1}},
-                             ShapeCase{3, {13, 7, 5, 1}, {17, 17, 17, 1}}}) {
-    for_each_request(s, [&](Boundary b, Operation op, OutputRegion region) {
-      const uint64_t seed = fresh_seed();
-      SeparableCase c = separable_case(
-          s, seed, [](int) { return true; }, region);
-      auto& [in, in_view, f, out_extent, out] = c;
-      const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
-                                           cuda_options(op, b, region));
-      EXPECT_EQ(r.backend, Backend::Cuda);
-      EXPECT_TRUE(ran_slab(r)) << r.outputs_per_thread_reason;
-      const std::vector<double> ref = reference_separable(in_view, f, op, b, region);
-      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-          << s << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-          << " seed=" << seed;
-    });
-  }
+  expect_separable_kernel_matches_reference({ShapeCase{3, {70, 20, 45, 1}, {17, 17, 17, 1}},
+                                             ShapeCase{3, {13, 7, 5, 1}, {17, 17, 17, 1}}},
+                                            "slab kernel", kTolerance);
 }
 
 // Gaussian-sized volumes (several tiles along x and y, chunks along z marching up and down; x 272,

@@ -14,6 +14,7 @@
 #include "ndconv/engine.h"
 #include "reference.h"
 #include "require_gpu.h"
+#include "separable_kernel_cases.h"
 #include "test_data.h"
 
 #ifdef NDCONV_HAVE_CUDA
@@ -36,27 +37,9 @@ TEST(CudaStream, MatchesReferenceEveryBoundaryOperationAndRegion) {
   NDCONV_REQUIRE_GPU();
   // x a multiple of 4: the copy engine reads rows 16 bytes apart (the host call stages the input
   // densely). Partial tiles along x and y, two chunks along z; smaller than the filter.
-  for (const ShapeCase& s : {ShapeCase{3, {68, 20, 24, 1}, {17, 17, 17, 1}},
-                             ShapeCase{3, {12, 7, 5, 1}, {17, 17, 17, 1}}}) {
-    for_each_request(s, [&](Boundary b, Operation op, OutputRegion region) {
-      const uint64_t seed = fresh_seed();
-      SeparableCase c = separable_case(
-          s, seed, [](int) { return true; }, region);
-      auto& [in, in_view, f, out_extent, out] = c;
-      const RunReport r = filter_separable(in_view, f, make_view(out.data(), s.dims, out_extent),
-                                           cuda_options(op, b, region));
-      EXPECT_EQ(r.backend, Backend::Cuda);
-      EXPECT_TRUE(ran_stream(r)) << r.outputs_per_thread_reason;
-      // The float64 passes one axis at a time for `same` (the dense outer product takes seconds
-      // per case), the dense reference for `valid`.
-      const std::vector<double> ref = region == OutputRegion::Same
-                                          ? reference_separable_passes(in_view, f, op, b)
-                                          : reference_separable(in_view, f, op, b, region);
-      EXPECT_LT(relative_l2_error(out, ref), kTolerance)
-          << s << " " << to_string(b) << " " << to_string(op) << " " << to_string(region)
-          << " seed=" << seed;
-    });
-  }
+  expect_separable_kernel_matches_reference({ShapeCase{3, {68, 20, 24, 1}, {17, 17, 17, 1}},
+                                             ShapeCase{3, {12, 7, 5, 1}, {17, 17, 17, 1}}},
+                                            "streaming kernel", kTolerance);
 }
 
 #ifdef NDCONV_HAVE_CUDA
