@@ -135,13 +135,11 @@ void print_timings(const CommonOptions& c, double seconds_read, const RunReport&
 
 namespace {
 
-// Runs `filter` on every component plane; the engine timings of all planes are summed in
-// `report`.
+// The output image of `input`, its planes allocated and touched (first_touch.h). A batch calls it
+// before the job's turn at filtering, so that a GPU's lane does not wait for the pages.
 // `stored`, when given, holds the pixels of `input` (one plane) in their stored type.
-io::Image filter_components(const io::Image& input, const io::StoredImage* stored,
-                            const OutputGeometry& g, Options options, Progress& progress,
-                            const PlaneFilter& filter, const StoredPlaneFilter& stored_filter,
-                            RunReport& report) {
+io::Image output_image(const io::Image& input, const io::StoredImage* stored,
+                       const OutputGeometry& g, int threads) {
   io::Image out;
   out.info = input.info;
   io::Geometry& geo = out.info.geometry;
@@ -155,10 +153,19 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
   }
   const int parts = stored != nullptr ? 1 : static_cast<int>(input.planes.size());
   out.planes.resize(parts);
+  for (auto& plane : out.planes)
+    ndconv::detail::assign_touched(plane, static_cast<size_t>(geo.voxel_count()), 0.0f, threads);
+  return out;
+}
+
+// Runs `filter` on every component plane of `input` into `out` (output_image); the engine
+// timings of all planes are summed in `report`.
+void filter_components(const io::Image& input, const io::StoredImage* stored, io::Image& out,
+                       Options options, Progress& progress, const PlaneFilter& filter,
+                       const StoredPlaneFilter& stored_filter, RunReport& report) {
+  const int parts = static_cast<int>(out.planes.size());
   double compute = 0, upload = 0, download = 0, total = 0;
   for (int c = 0; c < parts; ++c) {
-    ndconv::detail::assign_touched(out.planes[c], static_cast<size_t>(geo.voxel_count()), 0.0f,
-                                   options.threads);
     options.progress = progress.stage(kFilter, c, parts);
     check_stopped();
     RunReport r;
@@ -179,7 +186,6 @@ io::Image filter_components(const io::Image& input, const io::StoredImage* store
   report.seconds_upload = upload;
   report.seconds_download = download;
   report.seconds_total = total;
-  return out;
 }
 
 void filter_and_write_image(Progress& progress, const io::Image& input,
@@ -190,10 +196,10 @@ void filter_and_write_image(Progress& progress, const io::Image& input,
                             const OutputOptions& output, double seconds_read,
                             bool backend_planned) {
   RunReport report;
-  io::Image result;
+  io::Image result = output_image(input, stored, g, options.threads);
   {
     const StageTurn turn(kFilter);
-    result = filter_components(input, stored, g, options, progress, filter, stored_filter, report);
+    filter_components(input, stored, result, options, progress, filter, stored_filter, report);
   }
   // What the run found (threads, slabs, kernels), before the write and its "wrote" line.
   print_run_report(report, common, backend_planned);

@@ -127,8 +127,13 @@ void start_gpu_early(int argc, char** argv) {
   ndconv::cli::CommonOptions common;
   common.device = device;
   try {
-    if (ndconv::cli::gpu_may_filter(common))
-      ndconv::warm_up_cuda_async(ndconv::parse_device(device).cuda_device);
+    if (ndconv::cli::gpu_may_filter(common)) {
+      // Every GPU of a device list (a batch's lanes, one volume's slabs); cuda:all every GPU.
+      const ndconv::DeviceWish wish = ndconv::parse_device(device);
+      ndconv::warm_up_cuda_async(wish.all_cuda_devices       ? std::vector<int>{}
+                                 : wish.cuda_devices.empty() ? std::vector<int>{wish.cuda_device}
+                                                             : wish.cuda_devices);
+    }
   } catch (const ndconv::InvalidArgument&) {
     // The command line's check reports a device it cannot parse.
   }

@@ -40,7 +40,7 @@
 
 namespace ndconv::cuda_backend {
 
-CudaStatus probe() {
+CudaStatus probe(bool free_memory) {
   const CallerDevice caller_device;  // restored on return (check.h)
   CudaStatus s;
   s.compiled = true;
@@ -62,9 +62,9 @@ CudaStatus probe() {
       return s;
     }
     for (int d = 0; d < count; ++d) {
-      const DeviceInfo info = device_info(d);
-      mark_started(d);
-      s.devices.push_back(info);
+      s.devices.push_back(device_info(d, free_memory));
+      if (free_memory)
+        mark_started(d);
     }
     s.usable = true;
     s.reason = std::to_string(count) + " CUDA device(s), runtime " +
@@ -75,6 +75,12 @@ CudaStatus probe() {
     s.reason = std::string("CUDA probe failed: ") + e.what();
   }
   return s;
+}
+
+std::size_t free_memory_of(int device) {
+  const std::size_t free_bytes = device_info(device).free_memory;
+  mark_started(device);
+  return free_bytes;
 }
 
 void run_dense(const detail::CorrelationProblem& problem, const Options& options,

@@ -9,8 +9,14 @@
 
 namespace ndconv::cuda_backend {
 
-/// Never throws: no driver (cudaErrorInsufficientDriver) or no device is a normal state.
-CudaStatus probe();
+/// The devices and why CUDA is usable or not. With `free_memory` each device is asked for its
+/// free memory, which starts CUDA on every device (device_info); without it no context is made
+/// and free_memory is 0 (free_memory_of asks the one device a run takes). Never throws: no driver
+/// (cudaErrorInsufficientDriver) or no device is a normal state.
+CudaStatus probe(bool free_memory = true);
+
+/// The free memory of `device` now (starts CUDA on it). Throws CudaError.
+std::size_t free_memory_of(int device);
 
 /// Host views in, host views out; uploads, filters (in slabs when the volume does not fit in the
 /// device memory or under the cap) and downloads. Throws CudaError / InvalidArgument / Aborted.

@@ -18,12 +18,16 @@ const char* const kNoCuda = "ndconv was built without CUDA support";
 
 namespace ndconv::cuda_backend {
 
-CudaStatus probe() {
+CudaStatus probe(bool) {
   CudaStatus s;
   s.compiled = false;
   s.usable = false;
   s.reason = kNoCuda;
   return s;
+}
+
+std::size_t free_memory_of(int) {
+  throw InvalidArgument(kNoCuda);
 }
 
 void run_dense(const detail::CorrelationProblem&, const Options&, RunReport&) {

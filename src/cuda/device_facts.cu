@@ -47,9 +47,13 @@ const DeviceAttributes& device_attributes(int device) {
   return attributes_locked(device);
 }
 
-DeviceInfo device_info(int device) {
+DeviceInfo device_info(int device, bool free_memory) {
   const DeviceAttributes& a = device_attributes(device);
   DeviceInfo info{a.index, a.name, a.cc_major, a.cc_minor, a.multiprocessors};
+  if (!free_memory) {
+    info.total_memory = static_cast<std::size_t>(a.total_memory);
+    return info;
+  }
   const CallerDevice caller_device;  // a probe of every device leaves the caller's current
   NDCONV_CUDA_CHECK(cudaSetDevice(device));
   NDCONV_CUDA_CHECK(cudaMemGetInfo(&info.free_memory, &info.total_memory));

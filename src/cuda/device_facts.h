@@ -40,9 +40,11 @@ struct KernelVariant {
 /// The attributes of `device` (queried on first use). Throws CudaError.
 const DeviceAttributes& device_attributes(int device);
 
-/// The public description of `device` (ndconv/types.h): its cached attributes, and its free and
-/// total memory as the runtime reports them now (makes `device` current). Throws CudaError.
-DeviceInfo device_info(int device);
+/// The public description of `device` (ndconv/types.h): its cached attributes and total memory,
+/// and with `free_memory` its free memory as the runtime reports it now, which makes `device`
+/// current and so starts CUDA on it (about 0.1 s alone, 0.2 s while another device starts, on the
+/// lent H200 machines); without it free_memory is 0 and no context is made. Throws CudaError.
+DeviceInfo device_info(int device, bool free_memory = true);
 
 /// The resources of `kernel` (a __global__ function's address) on `device` in blocks of `threads`
 /// threads with `dynamic_shared_bytes` of dynamic shared memory (0: the kernel's own resources;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <vector>
 
 #include "core/parallel_for.h"
 #include "core/seconds_since.h"
@@ -17,8 +18,9 @@ namespace ndconv {
 
 namespace {
 
-// The device list for the backend choice (a probe asks every device for its properties; the list
-// does not change while the process runs). Never destroyed: the warm-up thread may still be
+// The device list for the backend choice (a probe asks every device for its properties, not for
+// its free memory, so that it starts CUDA on no device; the list does not change while the
+// process runs). Never destroyed: the warm-up thread may still be
 // probing while static destructors run at exit.
 struct ProbeCache {
   std::mutex mutex;
@@ -40,7 +42,7 @@ CudaStatus detail::cached_probe() {
   ProbeCache& c = probe_cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.usable_seen) {
-    c.status = cuda_backend::probe();
+    c.status = cuda_backend::probe(false);
     c.usable_seen = c.status.usable;
   }
   return c.status;
@@ -101,8 +103,15 @@ Backend detail::choose_backend(const Options& options, const BackendWork& work, 
   }
   const DeviceInfo& device = status.devices[d];
   std::string unfit = work.kernel_cannot;
-  if (unfit.empty() && static_cast<double>(device.free_memory) < work.device_bytes)
-    unfit = "the volume does not fit in the GPU's free memory";
+  // The free memory of the device the run takes, asked now: CUDA starts on that device only.
+  if (unfit.empty()) {
+    try {
+      if (static_cast<double>(cuda_backend::free_memory_of(d)) < work.device_bytes)
+        unfit = "the volume does not fit in the GPU's free memory";
+    } catch (const std::exception& e) {
+      unfit = std::string("CUDA did not start on it (") + e.what() + ")";
+    }
+  }
   if (!unfit.empty()) {
     if (forced)
       throw InvalidArgument(std::string("the GPU ") + work.filter + " cannot run: " + unfit);
@@ -116,19 +125,34 @@ Backend detail::choose_backend(const Options& options, const BackendWork& work, 
 }
 
 void warm_up_cuda_async(int device) noexcept {
+  try {
+    warm_up_cuda_async(std::vector<int>{device});
+  } catch (...) {
+    // No list could be made: CUDA starts in the first GPU call instead.
+  }
+}
+
+void warm_up_cuda_async(const std::vector<int>& devices) noexcept {
   // The future outlives main(): its destructor at exit waits for a start-up still under way. What
   // the thread touches is constructed before it starts (or never destroyed), so that nothing it
   // uses is destroyed before the future at exit.
   static std::once_flag once;
   static std::future<void> warm_up;
   try {
-    std::call_once(once, [device] {
+    std::call_once(once, [&devices] {
       (void)probe_cache();
       g_warm_up_began = std::chrono::steady_clock::now().time_since_epoch().count();
       g_warm_up_pending = true;
-      warm_up = std::async(std::launch::async, [device] {
-        cuda_backend::start(device);
-        (void)detail::cached_probe();
+      warm_up = std::async(std::launch::async, [devices] {
+        if (!devices.empty())
+          cuda_backend::start(devices.front());
+        const CudaStatus status = detail::cached_probe();
+        if (devices.empty()) {
+          for (const DeviceInfo& d : status.devices)
+            cuda_backend::start(d.index);
+        }
+        for (size_t i = 1; i < devices.size(); ++i)
+          cuda_backend::start(devices[i]);
         g_warm_up_pending = false;
       });
     });

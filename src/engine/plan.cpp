@@ -12,6 +12,7 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/tensor_dense/tensor_dense_layout.h"
 #include "cuda/tuning.h"
+#include "engine/backend_choice.h"
 #include "engine/backend_work.h"
 #include "engine/filter_checks.h"
 #include "ndconv/engine.h"
@@ -70,7 +71,7 @@ DeviceWish parse_device(const std::string& text) {
 std::vector<int> cuda_devices_of(const DeviceWish& wish) {
   if (wish.backend != Backend::Cuda)
     return {};
-  const CudaStatus status = cuda_status();
+  const CudaStatus status = detail::cached_probe();  // starts CUDA on no device
   std::vector<int> seen;
   for (const DeviceInfo& d : status.devices)
     seen.push_back(d.index);

@@ -13,6 +13,8 @@
 //   // ... more work on `stream`; the output is ready when the stream has reached this point.
 #pragma once
 
+#include <vector>
+
 #include "ndconv/errors.h"
 #include "ndconv/types.h"
 
@@ -53,6 +55,11 @@ RunReport median_filter_device(const ConstVolumeView& input, const VolumeView& o
 /// ends early (an error before any GPU work) can end at once with std::_Exit once its output is
 /// flushed, as the ndconv command does (cuda_warm_up_pending).
 void warm_up_cuda_async(int device = 0) noexcept;
+
+/// The same for several devices (a command's device list; empty: every device), started one after
+/// the other on the background thread (the driver makes contexts one at a time). The first call of
+/// either starts it; later calls do nothing.
+void warm_up_cuda_async(const std::vector<int>& devices) noexcept;
 
 /// Whether ndconv was built with its CUDA backend (asks nothing of CUDA: no start-up). Never
 /// throws.
