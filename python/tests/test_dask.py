@@ -3,6 +3,7 @@ the engine has, 2D-4D, chunks smaller than the halo, uneven last chunks), a zarr
 than a worker's memory streamed through a LocalCluster, and cohorts of files through the command
 line with its safety rules, a worker killed half-way."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -457,16 +458,50 @@ def _same_files(a: Path, b: Path):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_cohort_equals_the_command_line_with_a_worker_killed(client, cli, tmp_path, rng):
+# Between a kept server (ndconv serve) and its worker: forwards each answer, except that the
+# answer of the task that wrote in_025 kills the worker once instead (argv: marker, worker pid).
+_KILL_ON_IN_025 = """
+import os, signal, sys, time
+marker, worker = sys.argv[1], int(sys.argv[2])
+source, sink = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    header = source.readline()
+    if not header:
+        break
+    answer = source.read(int(header.split()[2]))
+    if b"in_025" in answer:
+        try:
+            os.mkdir(marker)
+            os.kill(worker, signal.SIGKILL)
+            time.sleep(10)
+            sys.exit(1)
+        except FileExistsError:
+            pass
+    sink.write(header + answer)
+    sink.flush()
+"""
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_cohort_equals_the_command_line_with_a_worker_killed(client, cli, tmp_path, rng,
+                                                            persistent):
     inputs = _cohort(tmp_path, rng, 50)
     (tmp_path / "ref").mkdir()
     (tmp_path / "out").mkdir()
     _cli_batch(cli, "smooth", inputs, str(tmp_path / "ref"), ["--sigma", "1.5"])
     # The command line the tasks run: the real one, except that the task of in_025 kills its
-    # worker once, after the command line wrote its outputs into the task's staging folder.
+    # worker once, after the command line wrote its outputs into the task's staging folder (a
+    # kept server's answer for that task never reaches the worker).
     marker = tmp_path / "killed"
+    killer = tmp_path / "kill_on_in_025.py"
+    killer.write_text(_KILL_ON_IN_025)
     wrapper = tmp_path / "ndconv-killing-once"
     wrapper.write_text(f"""#!/bin/sh
+if [ "$*" = serve ]; then
+  worker=$PPID
+  "{cli}" serve | "{sys.executable}" "{killer}" "{marker}" $worker
+  exit $?
+fi
 "{cli}" "$@" || exit $?
 case "$*" in *in_025*)
   if mkdir "{marker}" 2>/dev/null; then kill -9 $PPID; sleep 10; exit 1; fi ;;
@@ -474,12 +509,61 @@ esac
 """)
     wrapper.chmod(0o755)
     result = nd.filter_files(["smooth", "--sigma", "1.5"], inputs, str(tmp_path / "out") + "/",
-                             client=client, cli=wrapper)
+                             client=client, cli=wrapper, persistent=persistent)
     assert marker.is_dir()  # the worker was killed
     assert result.ok, result.failed
     assert len(result.written) == 50
     _same_files(tmp_path / "out", tmp_path / "ref")  # no staging folder left either
     assert result.summary() == "50 inputs written"
+
+
+def _serve_request(args) -> bytes:
+    parts = [f"{len(args)}\n".encode()]
+    for arg in args:
+        data = os.fsencode(str(arg))
+        parts += [f"{len(data)}\n".encode(), data, b"\n"]
+    return b"".join(parts)
+
+
+def _serve_answers(stdout: bytes) -> list:
+    answers = []
+    while stdout:
+        header, stdout = stdout.split(b"\n", 1)
+        name, code, length = header.split()
+        assert name == b"ndconv-serve"
+        answers.append((int(code), stdout[:int(length)].decode()))
+        stdout = stdout[int(length):]
+    return answers
+
+
+def test_serve_runs_each_command_as_the_command_line(cli, tmp_path, rng):
+    inputs = _cohort(tmp_path, rng, 3)
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "served").mkdir()
+    _cli_batch(cli, "smooth", inputs, str(tmp_path / "ref"), ["--sigma", "1.5"])
+    served = tmp_path / "served"
+    requests = [
+        ["smooth", *inputs[:2], "-o", f"{served}/", "--sigma", "1.5"],  # a batch
+        ["smooth", inputs[2], served / Path(inputs[2]).name, "--sigma", "1.5"],
+        ["smooth", inputs[0], served / "x.nii.gz"],  # no sigma: refused
+        ["smooth", inputs[0], served / Path(inputs[0]).name, "--sigma", "1.5"],  # exists
+        ["serve"],
+        ["smooth", tmp_path / "in" / "missing.nii.gz", served / "y.nii.gz", "--sigma", "1"],
+    ]
+    done = subprocess.run([cli, "serve"], input=b"".join(map(_serve_request, requests)),
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    answers = _serve_answers(done.stdout)
+    assert [code for code, _ in answers] == [0, 0, 2, 2, 2, 1], answers
+    assert "wrote" in answers[0][1] and "--sigma" in answers[2][1]
+    assert "exists" in answers[3][1] and "another server" in answers[4][1]
+    assert "missing.nii.gz" in answers[5][1]
+    _same_files(served, tmp_path / "ref")
+    # A malformed request ends the server with exit code 2 and one line.
+    for bad in (b"x\n", b"1\n5\nsmooth\n", b"2\n6\nsmooth\n"):
+        done = subprocess.run([cli, "serve"], input=bad, capture_output=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == b"", (bad, done)
+        assert done.stderr.decode().count("\n") == 1 and "serve:" in done.stderr.decode()
 
 
 # Files per task: the default (2 tasks per worker thread: 2 files a task here), one command line

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -72,6 +73,7 @@ int run(int argc, char** argv) {
   ndconv::cli::add_adaptive_command(app);
   ndconv::cli::add_convert_command(app);
   ndconv::cli::add_perf_commands(app);
+  ndconv::cli::add_serve_command(app);
   // CLI11 would take an unknown subcommand for a stray argument; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -163,12 +165,27 @@ int run_command(int argc, char** argv) {
   }
 }
 
+// One command as `ndconv ARGS...` runs it: its exit code after the console's last writes.
+int run_one(int argc, char** argv) {
+  ndconv::cli::set_preview_caption(argc, argv);
+  return ndconv::cli::finish_console(run_command(argc, argv));
+}
+
+// `ndconv serve`: the commands of standard input, each as run_one runs it.
+int run_server() {
+  try {
+    return ndconv::cli::serve(run_one);
+  } catch (const std::exception& e) {
+    return ndconv::cli::finish_console(fail(2, e.what()));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ndconv::cli::install_signal_handling();
-  ndconv::cli::set_preview_caption(argc, argv);
-  const int code = ndconv::cli::finish_console(run_command(argc, argv));
+  const bool server = argc == 2 && std::strcmp(argv[1], "serve") == 0;
+  const int code = server ? run_server() : run_one(argc, argv);
   // A run that ended before CUDA's start-up did (an error, or a small volume filtered on the CPU)
   // does not wait for it: every output is closed by now, so the process ends here, without the
   // static destructors that would wait for the start-up thread.

@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--files-per-task", type=int, metavar="N",
                         help="files a task runs as one command line's batch (default: the cohort "
                              "in 2 tasks per worker thread; 1: a command line per file)")
+    parser.add_argument("--process-per-task", action="store_true",
+                        help="start a command line for each task (default: each worker thread "
+                             "keeps one running, 'ndconv serve')")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -83,6 +86,7 @@ def main(argv=None) -> int:
                               workers=args.workers, force=args.force,
                               cli=args.cli, retries=args.retries,
                               files_per_task=args.files_per_task,
+                              persistent=not args.process_per_task,
                               progress=not args.no_progress and sys.stdout.isatty())
     except CohortError as error:
         print(f"ndconv-dask: {error}", file=sys.stderr)

@@ -8,6 +8,11 @@ links the finished files into place without replacing one (``force``: renames ov
 output appears whole or not at all; a task whose worker dies is run again by the scheduler (its
 command line dies with its worker); the staging folder is removed at the end; failures are named
 in the result.
+
+Each worker thread keeps one command line running (``ndconv serve``: commands sent on its standard
+input, run one after the other in that process), so that a worker starts the program, its
+libraries and CUDA once rather than once per task; ``persistent=False`` runs a command line per
+task instead.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +149,63 @@ def _die_with_parent_hook():
     return hook
 
 
+# ---- command lines kept running: ``ndconv serve`` (docs/cli.md#serve) -------------------------
+
+# The idle servers of this worker process, by command line path: a task takes one (or starts
+# one), sends its command and gives the server back once answered.
+_idle_servers: dict = {}
+_servers_lock = threading.Lock()
+
+
+class _ServerEnded(Exception):
+    pass
+
+
+def _take_server(cli: str):
+    with _servers_lock:
+        idle = _idle_servers.setdefault(cli, [])
+        while idle:
+            server = idle.pop()
+            if server.poll() is None:
+                return server
+    return subprocess.Popen([cli, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent_hook())
+
+
+def _request(args) -> bytes:
+    parts = [f"{len(args)}\n".encode()]
+    for arg in args:
+        data = os.fsencode(arg)
+        parts += [f"{len(data)}\n".encode(), data, b"\n"]
+    return b"".join(parts)
+
+
+def _run_served(cli: str, args) -> subprocess.CompletedProcess:
+    """``cli ARGS...`` run by a kept server: its exit code and what it printed (as stderr)."""
+    server = _take_server(cli)
+    try:
+        server.stdin.write(_request(args))
+        server.stdin.flush()
+        header = server.stdout.readline().split()
+        if len(header) != 3 or header[0] != b"ndconv-serve":
+            raise _ServerEnded
+        code, length = int(header[1]), int(header[2])
+        printed = server.stdout.read(length)
+        if len(printed) != length:
+            raise _ServerEnded
+    except (OSError, ValueError, _ServerEnded):
+        server.kill()
+        status = server.wait()
+        return subprocess.CompletedProcess(
+            [cli, *args], status if status != 0 else 1, "",
+            f"ndconv: error: the command line (ndconv serve) ended during the task (exit status "
+            f"{status})")
+    with _servers_lock:
+        _idle_servers.setdefault(cli, []).append(server)
+    return subprocess.CompletedProcess([cli, *args], code, "",
+                                       printed.decode(errors="replace"))
+
+
 def _place(staged: Path, target: Path, force: bool) -> None:
     """Moves a finished file into place: never over a file without `force`. A file already there
     with the same bytes is this task's own, placed by a run of it whose worker died afterwards."""
@@ -167,13 +230,14 @@ def _reason(done, source: str, staged: Path) -> str:
 
 
 def filter_group(cli: str, command, jobs, kernel, output_name, staging_root: str,
-                 force: bool):
+                 force: bool, persistent: bool = False):
     """Runs one command line on the inputs of `jobs` ((source, target) pairs; one input: ``cli
     SUBCOMMAND SOURCE [KERNEL] <staged> OPTIONS``, several: the command line's batch ``cli
     SUBCOMMAND SOURCES... [KERNEL] -o <staging>/[output_name] OPTIONS`` (`output_name`: the name
     template, None for a folder), which starts CUDA and
     designs the filter once and overlaps reading, filtering and writing across the files), and
-    moves what it wrote into place. Returns (source, target, None or why it failed) per job."""
+    moves what it wrote into place; with `persistent` the worker thread's kept ``ndconv serve``
+    runs it. Returns (source, target, None or why it failed) per job."""
     attempt = Path(tempfile.mkdtemp(prefix="task-", dir=staging_root))
     try:
         staged = [attempt / Path(target).name for _, target in jobs]
@@ -184,8 +248,11 @@ def filter_group(cli: str, command, jobs, kernel, output_name, staging_root: str
         else:
             argv = [cli, command[0], *sources, *kernel_arg, "-o",
                     str(attempt / output_name) if output_name else f"{attempt}/", *command[1:]]
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              errors="replace", preexec_fn=_die_with_parent_hook())
+        if persistent:
+            done = _run_served(cli, argv[1:])
+        else:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  errors="replace", preexec_fn=_die_with_parent_hook())
         outputs = set(staged)
         # Companion data files (.raw of .mhd, .img of .hdr) first, the named outputs last.
         for companion in sorted(p for p in attempt.iterdir() if p not in outputs):
@@ -241,7 +308,7 @@ def _check_command(command) -> list:
 
 def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler=None,
                  workers=None, force=False, cli=None, progress=False,
-                 retries=0, files_per_task=None) -> CohortResult:
+                 retries=0, files_per_task=None, persistent=True) -> CohortResult:
     """Filters each input file with ndconv's command line on a dask.distributed cluster.
 
     Parameters
@@ -273,6 +340,10 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
         Files per task: one command line runs them as its batch. Default: the cohort in
         ``TASKS_PER_WORKER_THREAD`` (2) tasks per worker thread (:func:`default_files_per_task`); 1 gives
         one command line per file.
+    persistent : bool
+        Each worker thread keeps one command line running (``ndconv serve``) and sends it its
+        tasks, so that the program, its libraries and CUDA start once per worker thread, not once
+        per task (default); False: a command line per task.
 
     Returns
     -------
@@ -318,7 +389,7 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
         starts = range(0, len(jobs), files_per_task)
         futures = [client.submit(filter_group, executable, command,
                                  jobs[start:start + files_per_task], kernel, output_name,
-                                 os.path.abspath(staging_root), force, pure=False,
+                                 os.path.abspath(staging_root), force, persistent, pure=False,
                                  retries=retries, key=f"ndconv-{start}-{uuid.uuid4().hex}")
                    for start in starts]
         if progress:
