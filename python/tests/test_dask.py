@@ -397,6 +397,18 @@ def client():
     cluster.close()
 
 
+# The cohorts' cluster: no memory limit, since a worker's own size differs between machines (with
+# CUDA's libraries loaded it can start above the limit above, and its nanny then restarts it
+# until the tasks fail).
+@pytest.fixture(scope="module")
+def cohort_client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit=0, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
 def test_zarr_volume_larger_than_a_worker(client, tmp_path):
     # A volume 4x a worker's memory limit (about 9x what the worker has left beside the
     # interpreter), read from zarr and written to zarr block by block; then compared slab by slab
@@ -483,7 +495,7 @@ while True:
 
 
 @pytest.mark.parametrize("persistent", [True, False])
-def test_cohort_equals_the_command_line_with_a_worker_killed(client, cli, tmp_path, rng,
+def test_cohort_equals_the_command_line_with_a_worker_killed(cohort_client, cli, tmp_path, rng,
                                                             persistent):
     inputs = _cohort(tmp_path, rng, 50)
     (tmp_path / "ref").mkdir()
@@ -509,7 +521,7 @@ esac
 """)
     wrapper.chmod(0o755)
     result = nd.filter_files(["smooth", "--sigma", "1.5"], inputs, str(tmp_path / "out") + "/",
-                             client=client, cli=wrapper, persistent=persistent)
+                             client=cohort_client, cli=wrapper, persistent=persistent)
     assert marker.is_dir()  # the worker was killed
     assert result.ok, result.failed
     assert len(result.written) == 50
@@ -570,7 +582,8 @@ def test_serve_runs_each_command_as_the_command_line(cli, tmp_path, rng):
 # per file, and 3 a task so that a task's batch holds a written input and two failed ones; MetaImage
 # outputs bring their data files.
 @pytest.mark.parametrize("per_task,extension", [(None, ".nrrd"), (1, ".nrrd"), (3, ".mhd")])
-def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng, per_task, extension):
+def test_cohort_safety_and_failures_named(cohort_client, cli, tmp_path, rng, per_task,
+                                          extension):
     inputs = _cohort(tmp_path, rng, 4)
     broken = tmp_path / "in" / "broken.nii.gz"
     broken.write_bytes(b"\x1f\x8b not really gzip")
@@ -582,7 +595,7 @@ def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng, per_task, 
                ["--radius", "1"])
 
     result = nd.filter_files(["median", "--radius", "1"], [*inputs, str(broken), missing],
-                             template, client=client, cli=cli, files_per_task=per_task)
+                             template, client=cohort_client, cli=cli, files_per_task=per_task)
     assert [str(t) for t in result.written] == [str(tmp_path / "out" / f"in_{i:03d}_m{extension}")
                                                 for i in range(4)]
     assert "broken.nii.gz" in result.failed[0][1] and "missing.nii.gz" in result.failed[1][1]
@@ -594,30 +607,31 @@ def test_cohort_safety_and_failures_named(client, cli, tmp_path, rng, per_task, 
     # Outputs that exist are refused before any work, as the command line refuses them.
     before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").iterdir()}
     with pytest.raises(nd.CohortError, match="4 outputs exist"):
-        nd.filter_files(["median", "--radius", "1"], inputs, template, client=client, cli=cli)
+        nd.filter_files(["median", "--radius", "1"], inputs, template, client=cohort_client,
+                        cli=cli)
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").iterdir()} == before
     (tmp_path / "dup").mkdir()
     with pytest.raises(nd.CohortError, match="would both write"):
         nd.filter_files(["median"], [inputs[0], inputs[0]], str(tmp_path / "dup") + "/",
-                        client=client, cli=cli)
+                        client=cohort_client, cli=cli)
     with pytest.raises(nd.CohortError, match="does not exist"):
-        nd.filter_files(["median"], inputs, str(tmp_path / "nowhere") + "/", client=client,
+        nd.filter_files(["median"], inputs, str(tmp_path / "nowhere") + "/", client=cohort_client,
                         cli=cli)
     with pytest.raises(nd.CohortError, match="not an executable"):
-        nd.filter_files(["median"], inputs, template, client=client, cli=tmp_path / "no-cli")
+        nd.filter_files(["median"], inputs, template, client=cohort_client, cli=tmp_path / "no-cli")
 
     with pytest.raises(nd.CohortError, match="at least 1"):
-        nd.filter_files(["median"], inputs, template, client=client, cli=cli, force=True,
+        nd.filter_files(["median"], inputs, template, client=cohort_client, cli=cli, force=True,
                         files_per_task=0)
 
     # force replaces them, with the same bytes.
-    result = nd.filter_files(["median", "--radius", "1"], inputs, template, client=client,
+    result = nd.filter_files(["median", "--radius", "1"], inputs, template, client=cohort_client,
                              cli=cli, force=True, files_per_task=per_task)
     assert result.ok
     _same_files(tmp_path / "out", tmp_path / "ref")
 
 
-def test_console_script(client, cli, tmp_path, rng):
+def test_console_script(cohort_client, cli, tmp_path, rng):
     inputs = _cohort(tmp_path, rng, 3)
     listing = tmp_path / "cohort.txt"
     listing.write_text("# the cohort\n" + "\n".join(inputs[1:]) + "\n\n")
@@ -625,7 +639,7 @@ def test_console_script(client, cli, tmp_path, rng):
     (tmp_path / "ref").mkdir()
     _cli_batch(cli, "mean", inputs, str(tmp_path / "ref"), ["--box", "3vox"])
     command = [sys.executable, "-m", "ndconv.dask", "mean", inputs[0], "--list", str(listing),
-               "-o", str(tmp_path / "out"), "--scheduler", client.scheduler.address,
+               "-o", str(tmp_path / "out"), "--scheduler", cohort_client.scheduler.address,
                "--cli", cli, "--", "--box", "3vox"]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -337,9 +337,9 @@ def filter_files(command, inputs, output, *, kernel=None, client=None, scheduler
     retries : int
         Times a failed task is tried again (a task whose worker died is always run again).
     files_per_task : int, optional
-        Files per task: one command line runs them as its batch. Default: the cohort in
-        ``TASKS_PER_WORKER_THREAD`` (2) tasks per worker thread (:func:`default_files_per_task`); 1 gives
-        one command line per file.
+        Files per task: one command runs them as its batch. Default: the cohort in
+        ``TASKS_PER_WORKER_THREAD`` (2) tasks per worker thread
+        (:func:`default_files_per_task`); 1 gives one command per file.
     persistent : bool
         Each worker thread keeps one command line running (``ndconv serve``) and sends it its
         tasks, so that the program, its libraries and CUDA start once per worker thread, not once
