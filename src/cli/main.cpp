@@ -25,7 +25,7 @@ namespace {
 
 std::string version_text() {
   std::string s = std::string("ndconv ") + ndconv::version() + "\nITK " + ndconv::io::itk_version();
-  const ndconv::CudaStatus cuda = ndconv::cuda_status();
+  const ndconv::CudaStatus cuda = ndconv::cuda_status(false);  // starts no GPU
   if (!cuda.compiled) {
     s += "\nCUDA: not compiled in (CPU only)";
   } else {

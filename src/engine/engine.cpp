@@ -62,8 +62,8 @@ const char* version() {
 #endif
 }
 
-CudaStatus cuda_status() {
-  return cuda_backend::probe();
+CudaStatus cuda_status(bool free_memory) {
+  return cuda_backend::probe(free_memory);
 }
 
 namespace {

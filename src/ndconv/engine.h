@@ -39,9 +39,11 @@ RunReport filter_dense(const ConstVolumeView& input, const DenseFilter& filter,
 RunReport filter_separable(const ConstVolumeView& input, const SeparableFilter& filter,
                            const VolumeView& output, const Options& options = {});
 
-/// Whether the CUDA backend can run on this machine; never throws. A missing driver or GPU is a
-/// normal state, reported in `reason`.
-CudaStatus cuda_status();
+/// Whether the CUDA backend can run on this machine, and its devices; never throws. A missing
+/// driver or GPU is a normal state, reported in `reason`. With `free_memory` each device reports
+/// its free memory, which starts CUDA on every device (about 0.1 s each); without it no device is
+/// started and free_memory is 0.
+CudaStatus cuda_status(bool free_memory = true);
 
 /// ndconv's version, e.g. "0.1.0".
 const char* version();
