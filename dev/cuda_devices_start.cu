@@ -14,21 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_check.h"
+
 static const auto g_start = std::chrono::steady_clock::now();
 
 static double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
 }
-
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (x);                                                     \
-    if (e_ != cudaSuccess) {                                                  \
-      std::printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::fflush(stdout);                                                    \
-      std::_Exit(1);                                                          \
-    }                                                                         \
-  } while (0)
 
 static void start_device(int d, double* seconds) {
   const double t = now();
