@@ -10,7 +10,7 @@
 // TOPS and the speed-up over the mma.sync kernel (whose share of the FP32 FMA peak the bench
 // gives); with "swap", the descriptor's other reading too (wgmma_b_descriptor).
 //
-// run: wgmma_bank_sweep [3d|4d|swap|profile] [first variant]
+// run: wgmma_bank_sweep [3d|4d|swap|profile] [first variant] [repeats of the list]
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
 //   -I src -I dev dev/wgmma_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp
 //   src/cuda/bank/wgmma_layout.cpp src/core/parallel_for.cpp src/core/int8_digits.cpp
@@ -237,14 +237,17 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
 // as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
   return run_variant<Tile>(
-             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
+             name,
+             launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+                                    SkipIdle, Narrow>,
              true,
              reinterpret_cast<const void*>(
-                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>),
+                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+                                      SkipIdle, Narrow>),
              wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
              reference_ms, Teams * Tile::kThreads + 128)
       .ms;
@@ -261,8 +264,12 @@ double mma_sync_variant(const char* name, const Problem& small, const Problem& b
 
 using C = TensorCoreCopies;
 
-void sweep_3d(int sms, bool swap) {
-  const Problem small = make_problem({70, 45, 1, 13}, 13, 1, true);
+// Each sweep runs its list `reps` times over the same problems (the reference once), so that a
+// candidate and the current default are timed side by side several times in one run.
+void sweep_3d(int sms, bool swap, int reps) {
+  // n1 37: the last tile along axis 1 leaves whole warpgroups without outputs (24-row tiles: the
+  // third; 16-row tiles: the third and fourth), the case SkipIdle skips.
+  const Problem small = make_problem({70, 37, 1, 13}, 13, 1, true);
   const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
   std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreDefaultTile, 3>(
@@ -270,37 +277,55 @@ void sweep_3d(int sms, bool swap) {
   if (swap)
     wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
-  // The product's default: N 48, 2 chunks a wgmma group (one wait each), 3 blocks per SM.
-  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
-                                                       big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
-  // warps' registers through setmaxnreg (the producers get the rest: 56 at 152, 32 at 160, where
-  // they spill); O: two sets of A registers, the next group's loaded while one multiplies. (Rounds
-  // 2-4 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48 in 3D,
-  // without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers instead
-  // of mbarriers, streamed N 48 weights in 4D: all slower.)
-  constexpr bool O = true;
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R144, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 144, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R144, O", small, big, sms, ref);
+  // warps' registers through setmaxnreg (the producers get the rest); O: two sets of A registers,
+  // the next group's loaded while one multiplies; S: a warpgroup without outputs in a tile skips
+  // its MMAs (SkipIdle). (The wgmma-ws record's rounds 2-5 also timed: 2 M x 8 MMA warps N 96,
+  // 4 M x 8 or 12 N 48 in 3D, without setmaxnreg or the second A set, 2 teams taking tiles in
+  // turn, named barriers instead of mbarriers, 144 registers, the first wgmma kernel: all slower
+  // or the same.)
+  constexpr bool O = true, S = true, N = true;
+  for (int rep = 0; rep < reps; ++rep) {
+    g_index = 1;
+    ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
+        "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
+    ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O, 1, S, N>(
+        "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O, S, N", small, big, sms, ref);
+    ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O, 1, !S, N>(
+        "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O, N", small, big, sms, ref);
+    ws_variant<TensorCoreTile<2, 16, C::Shared>, 1, 3, false, 104, O, 1, S, N>(
+        "WS N48 2 M, 16 MMA warps, B3, G1, R104, O, S, N", small, big, sms, ref);
+  }
 }
 
-void sweep_4d(int sms) {
+void sweep_4d(int sms, int reps) {
   const Problem small = make_problem({70, 13, 3, 4}, 13, 3, true);
   const Problem big = make_problem({128, 128, 128, 32}, 24, 4, false);
   std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
-                                                        sms, ref);
-  constexpr bool O = true;
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, O>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, O>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R144, O", small, big, sms, ref);
+  // N: the MMA warps' loop counters in 32 bits (Narrow). ptxas serializes the default's wgmmas for
+  // want of registers (C7512) at 152 and spills the producers' at 160.
+  constexpr bool O = true, S = true, N = true;
+  using T4 = TensorCoreTile<4, 12, C::Shared>;
+  using T2 = TensorCoreTile<2, 16, C::Shared>;
+  for (int rep = 0; rep < reps; ++rep) {
+    g_index = 1;
+    ws_variant<T4, 1, 2, false, 152, O>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big,
+                                        sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, !S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O, N",
+                                                  small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O, S, N",
+                                                 small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, !O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, S, N",
+                                                  small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 160, O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R160, O, S, N",
+                                                 small, big, sms, ref);
+    ws_variant<T2, 1, 2, false, 104, O, 1, S, N>("WS N48 2 M, 16 MMA warps, B2, G1, R104, O, S, N",
+                                                 small, big, sms, ref);
+    ws_variant<T2, 1, 3, false, 104, O, 1, S, N>("WS N48 2 M, 16 MMA warps, B3, G1, R104, O, S, N",
+                                                 small, big, sms, ref);
+  }
 }
 
 // One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler
@@ -326,11 +351,12 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line out before a deadlock ends the run
   const std::string mode = argc > 1 ? argv[1] : "3d";
   g_first = argc > 2 ? std::atoi(argv[2]) : 0;
+  const int reps = argc > 3 ? std::max(1, std::atoi(argv[3])) : 1;
   if (mode == "profile")
     profile(sms);
   else if (mode == "4d")
-    sweep_4d(sms);
+    sweep_4d(sms, reps);
   else
-    sweep_3d(sms, mode == "swap");
+    sweep_3d(sms, mode == "swap", reps);
   return 0;
 }

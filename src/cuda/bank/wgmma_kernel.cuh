@@ -401,9 +401,12 @@ constexpr int ws_producer_registers() {
 /// (tile, frame), the team waits) and empty (the team arrives when done with it, the producers wait
 /// before copying into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many
 /// per thread and the producers the rest of what the block holds (ws_producer_registers). Overlap:
-/// frame_mma's two A register sets.
+/// frame_mma's two A register sets. SkipIdle: a warpgroup whose output rows are all past the
+/// volume (in the last tiles along axis 1, where the rows are no multiple of the tile's) waits for
+/// and releases that tile's buffers but issues no MMAs, leaving the SM's tensor cores and shared
+/// memory to the warpgroups with outputs.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -426,7 +429,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
       reinterpret_cast<int2*>(weights + (Stream ? Teams * Buffers : frames) * kFrameBytes);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   uint64_t* const bars = reinterpret_cast<uint64_t*>(tiles + Teams * Buffers * Tile::kTileBytes);
-  auto wait_full = [&](int k, int b, int64_t l) {  // team k's item l, in its buffer b
+  auto wait_full = [&](int k, int b, auto l) {  // team k's item l, in its buffer b
     wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
   };
   auto arrive_full = [&](int k, int b) { wgmma_steps::mbarrier_arrive(bars + k * Buffers + b); };
@@ -535,10 +538,36 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_steps::raise_registers<Registers>();
   const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  const int64_t items = team_items(k);
-  int64_t l = 0;
+  // The warpgroup's first output row in a tile (warp_word: each warp's rows Rows apart).
+  const int group_row = Tile::kRows * (warp & ~3);
+  // Narrow: the loop's counters in 32 bits (a block's items are far below 2^31: the launch checks
+  // it), which leaves the wgmma groups a few more registers.
+  using Count = std::conditional_t<Narrow, int, int64_t>;
+  const Count items = static_cast<Count>(team_items(k)), tiles_k = static_cast<Count>(block_tiles);
+  Count l = 0;
 #pragma unroll 1
-  for (int64_t j = k; j < block_tiles; j += Teams) {
+  for (Count j = k; j < tiles_k; j += Teams) {
+    // Idle: uniform across the warpgroup, as its wgmma instructions require; in 32 bits where the
+    // counts are (a 64-bit division is a call, whose saved registers spill).
+    bool idle = false;
+    if constexpr (SkipIdle) {
+      if constexpr (Narrow) {
+        const int tile_y = (static_cast<int>(blockIdx.x) + j * static_cast<int>(gridDim.x)) /
+                           static_cast<int>(a.tiles_x) % static_cast<int>(a.tiles_y);
+        idle = tile_y * Tile::kBlockRows + group_row >= static_cast<int>(a.n1);
+      } else {
+        idle = Tile::origin(a, blockIdx.x + j * gridDim.x).y0 + group_row >= a.n1;
+      }
+    }
+    if (idle) {
+      for (int frame = 0; frame < frames; ++frame, ++l) {
+        const int buffer = static_cast<int>(l % Buffers);
+        wait_full(k, buffer, l);
+        if (l + Buffers < items)
+          arrive_empty(k, buffer);
+      }
+      continue;
+    }
     wgmma_steps::Accumulators<Tile> acc;
 #pragma unroll
     for (int m = 0; m < Tile::kMTiles; ++m)
@@ -611,12 +640,16 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
-/// block per SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+/// SkipIdle>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
+  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+                                           SkipIdle, Narrow>;
+  // Narrow counts a block's (tile, frame) items in 32 bits (at least one block a pass).
+  if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
+    return false;
   if constexpr (Registers > 0) {
     // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
     cudaFuncAttributes attributes{};
