@@ -80,14 +80,49 @@ struct Device {
   float* out = nullptr;
 };
 
-// The problem on the device: the weights laid out for the wgmma kernel (wgmma) or the mma.sync
-// kernel of `rows` rows per warp.
-Device upload(const Problem& p, bool wgmma, int rows) {
+// PairTails' B (wgmma_ws_bank_kernel): per pass, frames 2p and 2p + 1 as chunks 0-11 of 2p, the
+// pair's tail chunk (K 0-7: 2p's tail chunk's K 0-7, its one tap row; K 8-15: 2p + 1's), chunks
+// 0-11 of 2p + 1; an odd last frame's 13 as they are; the pass's stride kept (zeros after).
+std::vector<uint8_t> pair_tails(const std::vector<uint8_t>& b, int passes, int frames) {
+  constexpr int kC = TensorCoreShape::kChunks, kB = WgmmaShape::chunk_bytes(1);
+  std::vector<uint8_t> out(b.size(), 0);
+  for (int pass = 0; pass < passes; ++pass) {
+    const uint8_t* const src = b.data() + static_cast<size_t>(pass) * frames * kC * kB;
+    uint8_t* const dst = out.data() + static_cast<size_t>(pass) * frames * kC * kB;
+    auto chunk = [&](int f, int c) { return src + static_cast<size_t>(f * kC + c) * kB; };
+    int d = 0;
+    for (int f = 0; f < frames; ++f) {
+      if (f % 2 == 1) {
+        uint8_t* const t = dst + static_cast<size_t>(d++) * kB;
+        for (int n = 0; n < WgmmaShape::n(1); ++n)
+          for (int k = 0; k < 32; ++k) {
+            if (k >= 8 && (chunk(f - 1, kC - 1)[wgmma_b_offset(k, n)] != 0 ||
+                           chunk(f, kC - 1)[wgmma_b_offset(k, n)] != 0)) {
+              std::printf("pair_tails: a tail chunk with weights past K 8\n");
+              std::exit(1);
+            }
+            if (k < 16)
+              t[wgmma_b_offset(k, n)] = chunk(k < 8 ? f - 1 : f, kC - 1)[wgmma_b_offset(k % 8, n)];
+          }
+      }
+      const int n = f % 2 == 0 && f + 1 < frames ? kC - 1 : f % 2 == 1 ? kC - 1 : kC;
+      std::memcpy(dst + static_cast<size_t>(d) * kB, chunk(f, 0), static_cast<size_t>(n) * kB);
+      d += n;
+    }
+  }
+  return out;
+}
+
+// The problem on the device: the weights laid out for the wgmma kernel (wgmma; `pair`: as
+// pair_tails) or the mma.sync kernel of `rows` rows per warp.
+Device upload(const Problem& p, bool wgmma, int rows, bool pair = false) {
   Device d;
   const TensorCoreWeights w = tensor_core_weights(p.g, p.taps.data(), rows);
   std::vector<uint8_t> b;
   if (wgmma)
-    b = wgmma_weights(p.g, w, rows).b;
+    b = pair ? pair_tails(wgmma_weights(p.g, w, rows).b, static_cast<int>(p.g.passes()),
+                          static_cast<int>(p.g.frames()))
+             : wgmma_weights(p.g, w, rows).b;
   else
     b.assign(reinterpret_cast<const uint8_t*>(w.fragments.data()),
              reinterpret_cast<const uint8_t*>(w.fragments.data() + w.fragments.size()));
@@ -146,13 +181,13 @@ struct Timing {
 template <class Tile>
 Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kernel, int shared,
                    const Problem& small, const Problem& big, int sms, double reference_ms,
-                   int threads = Tile::kThreads) {
+                   int threads = Tile::kThreads, bool pair = false) {
   Timing t;
   const int index = g_index++;
   if (index > 0 && index < g_first)
     return t;
   {
-    Device d = upload(small, wgmma, Tile::kRows);
+    Device d = upload(small, wgmma, Tile::kRows, pair);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.weights, d.scales, d.out);
     if (!launch(a, small.g.passes(), sms, nullptr)) {
       std::printf("[%d] %-44s does not fit\n", index, name);
@@ -181,7 +216,7 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
       return t;
     }
   }
-  Device d = upload(big, wgmma, Tile::kRows);
+  Device d = upload(big, wgmma, Tile::kRows, pair);
   const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out);
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
@@ -237,19 +272,20 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
 // as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
+          bool PairTails = false>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
   return run_variant<Tile>(
              name,
              launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                    SkipIdle, Narrow>,
+                                    SkipIdle, Narrow, PairTails>,
              true,
              reinterpret_cast<const void*>(
                  wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                      SkipIdle, Narrow>),
+                                      SkipIdle, Narrow, PairTails>),
              wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
-             reference_ms, Teams * Tile::kThreads + 128)
+             reference_ms, Teams * Tile::kThreads + 128, PairTails)
       .ms;
 }
 
@@ -305,26 +341,31 @@ void sweep_4d(int sms, int reps) {
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   // N: the MMA warps' loop counters in 32 bits (Narrow). ptxas serializes the default's wgmmas for
-  // want of registers (C7512) at 152 and spills the producers' at 160.
-  constexpr bool O = true, S = true, N = true;
+  // want of registers (C7512) at 152 and spills the producers' at 160. P: frames paired, their
+  // tail chunks (one tap row each) in one (PairTails: 88 chunks a tile instead of 91).
+  constexpr bool O = true, S = true, N = true, P = true;
   using T4 = TensorCoreTile<4, 12, C::Shared>;
   using T2 = TensorCoreTile<2, 16, C::Shared>;
+  using N96 = TensorCoreTile<2, 12, C::Shared, 2>;
+  using N96x8 = TensorCoreTile<2, 8, C::Shared, 2>;
   for (int rep = 0; rep < reps; ++rep) {
     g_index = 1;
     ws_variant<T4, 1, 2, false, 152, O>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big,
                                         sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, !S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O, N",
-                                                  small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O, S, N",
-                                                 small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, !O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R152, S, N",
-                                                  small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 160, O, 1, S, N>("WS N48 4 M, 12 MMA warps, B2, G1, R160, O, S, N",
-                                                 small, big, sms, ref);
-    ws_variant<T2, 1, 2, false, 104, O, 1, S, N>("WS N48 2 M, 16 MMA warps, B2, G1, R104, O, S, N",
-                                                 small, big, sms, ref);
-    ws_variant<T2, 1, 3, false, 104, O, 1, S, N>("WS N48 2 M, 16 MMA warps, B3, G1, R104, O, S, N",
-                                                 small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, !S, N>("WS N48 4 M, 12 MW, B2, G1, R152, O, N", small,
+                                                  big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, S, N>("WS N48 4 M, 12 MW, B2, G1, R152, O, S, N", small,
+                                                 big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, !S, N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, N, P",
+                                                     small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, S, N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, S, N, P",
+                                                    small, big, sms, ref);
+    ws_variant<T2, 1, 3, false, 104, O, 1, S, N>("WS N48 2 M, 16 MW, B3, G1, R104, O, S, N", small,
+                                                 big, sms, ref);
+    ws_variant<N96, 1, 2, true, 152, O, 1, S, N>(
+        "WS N96 2 M, 12 MW x 2, streamed, B2, G1, R152, O, S, N", small, big, sms, ref);
+    ws_variant<N96x8, 1, 3, true, 216, O, 1, S, N>(
+        "WS N96 2 M, 8 MW x 2, streamed, B3, G1, R216, O, S, N", small, big, sms, ref);
   }
 }
 

@@ -161,9 +161,17 @@ using Accumulators = int32_t[Tile::kMTiles][WgmmaShape::accumulators(Tile::kRows
 /// wgmmas issued as one group and waited for before the registers are loaded again (ptxas
 /// serializes the wgmmas of a group whose A registers are written while an earlier group is in
 /// flight, C7513). Returns with no wgmma in flight.
-template <class Tile, int Group, bool Overlap = false>
+struct NoHook {
+  __device__ void operator()() const {}
+};
+
+/// Chunks: K chunks from the row table's first (Tile::kChunks: the frame's). `loaded` runs once the
+/// first group's A fragments are in registers (the rows they came from may be released then).
+template <class Tile, int Group, bool Overlap = false, int Chunks = Tile::kChunks,
+          class Loaded = NoHook>
 __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_t* words,
-                                          const int2* row_table, uint64_t frame_b, int lane) {
+                                          const int2* row_table, uint64_t frame_b, int lane,
+                                          Loaded loaded = {}) {
   using W = WgmmaShape;
   constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
   constexpr int kChunkBytes = W::chunk_bytes(Tile::kRows);
@@ -198,11 +206,14 @@ __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_
     wait<0>();
   };
   // Group chunks a group, the remainder in a last one.
-  constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
+  constexpr int kGroups = Chunks / Group, kLast = Chunks % Group;
   if constexpr (!Overlap) {
 #pragma unroll 1
-    for (int i = 0; i < kGroups; ++i)
+    for (int i = 0; i < kGroups; ++i) {
       chunks(std::integral_constant<int, Group>{}, i * Group);
+      if (i == 0)
+        loaded();
+    }
     if constexpr (kLast > 0)
       chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
   } else {
@@ -213,6 +224,7 @@ __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_
 #pragma unroll
     for (int g = 0; g < Group; ++g)
       load_a(frag[0][g], g);
+    loaded();
 #pragma unroll
     for (int i = 0; i < kGroups; ++i) {
 #pragma unroll
@@ -406,7 +418,8 @@ constexpr int ws_producer_registers() {
 /// and releases that tile's buffers but issues no MMAs, leaving the SM's tensor cores and shared
 /// memory to the warpgroups with outputs.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
+          bool PairTails = false>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -453,6 +466,28 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     }
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
     Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
+  // PairTails: the second frame of a pair runs the pair's tail chunk first (wgmma_pair_tails), its
+  // rows from both buffers: a row table per buffer of the second frame (relative to it).
+  constexpr int kPairEntries = PairTails ? 4 * Tile::kChunks : 1;
+  __shared__ int2 pair_table[2][kPairEntries];
+  if constexpr (PairTails) {
+    static_assert(Teams == 1 && Buffers == 2 && !Stream && Tile::kRows == 1,
+                  "a pair's two frames in the team's two buffers");
+    static_assert(Tile::kChunks * 8 - Tile::TapShape::kTapGroups >= 6,
+                  "the tail chunk's rows in groups t = 0, 1 of its low half");
+    constexpr int kTileWords = Tile::kTileBytes / 4, kTail = 8 * (Tile::kChunks - 1);
+    for (int i = threadIdx.x; i < 2 * kPairEntries; i += Teams * kTeam + kProducers) {
+      const int second = i / kPairEntries, c = i % kPairEntries / 4, t = i % 4;
+      int2& e = pair_table[second][i % kPairEntries];
+      if (c == 0) {  // groups kTail + t of the first frame's buffer, then kTail + t - 2 of this one
+        const int other = (1 - 2 * second) * kTileWords;
+        e.x = t < 2 ? other + Tile::group_word(kTail + t) : Tile::group_word(kTail + t - 2);
+        e.y = 0;  // zero weights
+      } else {
+        Tile::chunk_rows(c - 1, t, e.x, e.y);
+      }
+    }
+  }
   if constexpr (!Stream) {
     for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Teams * kTeam + kProducers)
       __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
@@ -580,10 +615,34 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
       wait_full(k, buffer, l);
       const uint32_t* const tile_words =
           reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
-      const uint64_t frame_b = b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
-      wgmma_steps::frame_mma<Tile, Group, Overlap>(
-          acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
-          lane);
+      const uint32_t* const words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
+      if constexpr (PairTails) {
+        // Frames 2p and 2p + 1 (p < frames / 2): 12 chunks, then the pair's tail chunk and 12
+        // (its B: wgmma_pair_tails); an odd last frame its 13.
+        constexpr int kC = Tile::kChunks, kChunkBytes = W::chunk_bytes(1);
+        const uint64_t frame_b =
+            b0 + static_cast<uint64_t>((frame / 2 * (2 * kC - 1) + frame % 2 * (kC - 1)) *
+                                       kChunkBytes / 16);
+        if (frame % 2 == 0 && frame + 1 < frames) {
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC - 1>(acc, words, row_table, frame_b,
+                                                               lane);
+          continue;  // its buffer released in the next frame's tail chunk
+        }
+        if (frame % 2 == 1) {
+          const Count first = l - 1;
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC>(
+              acc, words, pair_table[buffer], frame_b, lane, [&] {
+                if (first + Buffers < items)
+                  arrive_empty(k, static_cast<int>(first % Buffers));
+              });
+        } else {
+          wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
+        }
+      } else {
+        const uint64_t frame_b =
+            b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
+        wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
+      }
       if (l + Buffers < items)
         arrive_empty(k, buffer);
     }
@@ -643,10 +702,11 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
 /// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
 /// SkipIdle>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false>
+          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
+          bool PairTails = false>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
   const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                           SkipIdle, Narrow>;
+                                           SkipIdle, Narrow, PairTails>;
   // Narrow counts a block's (tile, frame) items in 32 bits (at least one block a pass).
   if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
     return false;
