@@ -80,50 +80,18 @@ struct Device {
   float* out = nullptr;
 };
 
-// PairTails' B (wgmma_ws_bank_kernel): per pass, frames 2p and 2p + 1 as chunks 0-11 of 2p, the
-// pair's tail chunk (K 0-7: 2p's tail chunk's K 0-7, its one tap row; K 8-15: 2p + 1's), chunks
-// 0-11 of 2p + 1; an odd last frame's 13 as they are; the pass's stride kept (zeros after).
-std::vector<uint8_t> pair_tails(const std::vector<uint8_t>& b, int passes, int frames) {
-  constexpr int kC = TensorCoreShape::kChunks, kB = WgmmaShape::chunk_bytes(1);
-  std::vector<uint8_t> out(b.size(), 0);
-  for (int pass = 0; pass < passes; ++pass) {
-    const uint8_t* const src = b.data() + static_cast<size_t>(pass) * frames * kC * kB;
-    uint8_t* const dst = out.data() + static_cast<size_t>(pass) * frames * kC * kB;
-    auto chunk = [&](int f, int c) { return src + static_cast<size_t>(f * kC + c) * kB; };
-    int d = 0;
-    for (int f = 0; f < frames; ++f) {
-      if (f % 2 == 1) {
-        uint8_t* const t = dst + static_cast<size_t>(d++) * kB;
-        for (int n = 0; n < WgmmaShape::n(1); ++n)
-          for (int k = 0; k < 32; ++k) {
-            if (k >= 8 && (chunk(f - 1, kC - 1)[wgmma_b_offset(k, n)] != 0 ||
-                           chunk(f, kC - 1)[wgmma_b_offset(k, n)] != 0)) {
-              std::printf("pair_tails: a tail chunk with weights past K 8\n");
-              std::exit(1);
-            }
-            if (k < 16)
-              t[wgmma_b_offset(k, n)] = chunk(k < 8 ? f - 1 : f, kC - 1)[wgmma_b_offset(k % 8, n)];
-          }
-      }
-      const int n = f % 2 == 0 && f + 1 < frames ? kC - 1 : f % 2 == 1 ? kC - 1 : kC;
-      std::memcpy(dst + static_cast<size_t>(d) * kB, chunk(f, 0), static_cast<size_t>(n) * kB);
-      d += n;
-    }
-  }
-  return out;
-}
-
 // The problem on the device: the weights laid out for the wgmma kernel (wgmma; `pair`: as
-// pair_tails) or the mma.sync kernel of `rows` rows per warp.
+// wgmma_pair_tails) or the mma.sync kernel of `rows` rows per warp.
 Device upload(const Problem& p, bool wgmma, int rows, bool pair = false) {
   Device d;
   const TensorCoreWeights w = tensor_core_weights(p.g, p.taps.data(), rows);
   std::vector<uint8_t> b;
-  if (wgmma)
-    b = pair ? pair_tails(wgmma_weights(p.g, w, rows).b, static_cast<int>(p.g.passes()),
-                          static_cast<int>(p.g.frames()))
-             : wgmma_weights(p.g, w, rows).b;
-  else
+  if (wgmma) {
+    WgmmaWeights wb = wgmma_weights(p.g, w, rows);
+    if (pair)
+      wgmma_pair_tails(p.g, wb);
+    b = std::move(wb.b);
+  } else
     b.assign(reinterpret_cast<const uint8_t*>(w.fragments.data()),
              reinterpret_cast<const uint8_t*>(w.fragments.data() + w.fragments.size()));
   CHECK(cudaMalloc(&d.bytes, p.bytes.size()));

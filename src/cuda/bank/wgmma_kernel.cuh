@@ -466,26 +466,16 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     }
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
     Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
-  // PairTails: the second frame of a pair runs the pair's tail chunk first (wgmma_pair_tails), its
-  // rows from both buffers: a row table per buffer of the second frame (relative to it).
+  // PairTails: the second frame of a pair runs the pair's tail chunk first, its rows from both
+  // buffers (wgmma_pair_chunk_rows): a row table for each buffer of the second frame.
   constexpr int kPairEntries = PairTails ? 4 * Tile::kChunks : 1;
   __shared__ int2 pair_table[2][kPairEntries];
   if constexpr (PairTails) {
-    static_assert(Teams == 1 && Buffers == 2 && !Stream && Tile::kRows == 1,
-                  "a pair's two frames in the team's two buffers");
-    static_assert(Tile::kChunks * 8 - Tile::TapShape::kTapGroups >= 6,
-                  "the tail chunk's rows in groups t = 0, 1 of its low half");
-    constexpr int kTileWords = Tile::kTileBytes / 4, kTail = 8 * (Tile::kChunks - 1);
+    static_assert(Teams == 1 && Buffers == 2 && !Stream, "a pair's frames in the team's buffers");
     for (int i = threadIdx.x; i < 2 * kPairEntries; i += Teams * kTeam + kProducers) {
-      const int second = i / kPairEntries, c = i % kPairEntries / 4, t = i % 4;
-      int2& e = pair_table[second][i % kPairEntries];
-      if (c == 0) {  // groups kTail + t of the first frame's buffer, then kTail + t - 2 of this one
-        const int other = (1 - 2 * second) * kTileWords;
-        e.x = t < 2 ? other + Tile::group_word(kTail + t) : Tile::group_word(kTail + t - 2);
-        e.y = 0;  // zero weights
-      } else {
-        Tile::chunk_rows(c - 1, t, e.x, e.y);
-      }
+      const int second = i / kPairEntries, e = i % kPairEntries;
+      wgmma_pair_chunk_rows<Tile>((1 - 2 * second) * (Tile::kTileBytes / 4), e / 4, e % 4,
+                                  pair_table[second][e].x, pair_table[second][e].y);
     }
   }
   if constexpr (!Stream) {
@@ -617,12 +607,11 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
           reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
       const uint32_t* const words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
       if constexpr (PairTails) {
-        // Frames 2p and 2p + 1 (p < frames / 2): 12 chunks, then the pair's tail chunk and 12
-        // (its B: wgmma_pair_tails); an odd last frame its 13.
-        constexpr int kC = Tile::kChunks, kChunkBytes = W::chunk_bytes(1);
+        // Frames 2p and 2p + 1: 12 chunks, then the pair's tail chunk and 12; an odd last frame
+        // its 13 (B in wgmma_pair_chunk's order).
+        constexpr int kC = Tile::kChunks;
         const uint64_t frame_b =
-            b0 + static_cast<uint64_t>((frame / 2 * (2 * kC - 1) + frame % 2 * (kC - 1)) *
-                                       kChunkBytes / 16);
+            b0 + static_cast<uint64_t>(wgmma_pair_chunk(frame) * W::chunk_bytes(1) / 16);
         if (frame % 2 == 0 && frame + 1 < frames) {
           wgmma_steps::frame_mma<Tile, Group, Overlap, kC - 1>(acc, words, row_table, frame_b,
                                                                lane);
