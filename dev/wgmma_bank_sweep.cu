@@ -241,17 +241,17 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 // as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
           bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false>
+          bool PairTails = false, int StaggerNs = 0>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
   return run_variant<Tile>(
              name,
              launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                    SkipIdle, Narrow, PairTails>,
+                                    SkipIdle, Narrow, PairTails, StaggerNs>,
              true,
              reinterpret_cast<const void*>(
                  wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                      SkipIdle, Narrow, PairTails>),
+                                      SkipIdle, Narrow, PairTails, StaggerNs>),
              wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
              reference_ms, Teams * Tile::kThreads + 128, PairTails)
       .ms;

@@ -419,7 +419,7 @@ constexpr int ws_producer_registers() {
 /// memory to the warpgroups with outputs.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
           bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false>
+          bool PairTails = false, int StaggerNs = 0>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -565,6 +565,10 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
   // The warpgroup's first output row in a tile (warp_word: each warp's rows Rows apart).
   const int group_row = Tile::kRows * (warp & ~3);
+  // StaggerNs: warpgroup g starts g StaggerNs later, so that the warpgroups' epilogues (stores, no
+  // MMAs) fall at different times rather than all at a tile's end, the tensor cores idle.
+  if constexpr (StaggerNs > 0)
+    __nanosleep(StaggerNs * (warp / 4));
   // Narrow: the loop's counters in 32 bits (a block's items are far below 2^31: the launch checks
   // it), which leaves the wgmma groups a few more registers.
   using Count = std::conditional_t<Narrow, int, int64_t>;
@@ -692,10 +696,10 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
 /// SkipIdle>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
           bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false>
+          bool PairTails = false, int StaggerNs = 0>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
   const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                           SkipIdle, Narrow, PairTails>;
+                                           SkipIdle, Narrow, PairTails, StaggerNs>;
   // Narrow counts a block's (tile, frame) items in 32 bits (at least one block a pass).
   if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
     return false;
