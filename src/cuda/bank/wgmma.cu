@@ -33,17 +33,18 @@ constexpr Shape shape(const char* name) {
 }
 // Warp-specialised (wgmma_ws_bank_kernel): Teams teams of Tile's MMA warps and one producer
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread (setmaxnreg), Overlap:
-// two A register sets; the buffers passed through mbarriers; SkipIdle, Narrow, PairTails as the
-// kernel's.
+// two A register sets (of Tile::kMTiles / Split M tiles each); the buffers passed through
+// mbarriers; SkipIdle, Narrow, PairTails, StaggerNs as the kernel's.
 template <class Tile, int Group, int Buffers, bool Stream, int Registers, bool Overlap,
-          int Teams = 1, bool SkipIdle = false, bool Narrow = false, bool PairTails = false>
+          int Teams = 1, bool SkipIdle = false, bool Narrow = false, bool PairTails = false,
+          int StaggerNs = 0, int Split = 1>
 constexpr Shape ws_shape(const char* name) {
   return {name,
           Tile::kRows,
           PairTails,
           wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>,
           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams, SkipIdle,
-                                 Narrow, PairTails>,
+                                 Narrow, PairTails, StaggerNs, Split>,
           tensor_core_args<Tile>};
 }
 constexpr bool kSkipIdle = true, kNarrow = true, kPairTails = true;
@@ -64,39 +65,28 @@ const Shape kShapes3d[] = {
     ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(
         "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
         "3 buffers, 216 registers"),
-    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, true>(
-        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
-        "3 buffers, 144 registers"),
-    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true, 1, kSkipIdle, kNarrow>(
-        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets, "
-        "3 buffers, 152 registers, warpgroups without outputs idle, 32-bit counts"),
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true, 1, !kSkipIdle,
+             !kNarrow, !kPairTails, 0, 2>(
+        "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets "
+        "of 1 M tile, 3 buffers, 152 registers"),
 };
 const Shape kShapes4d[] = {
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true>(
-        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "152 registers"),
-    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
-        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 160, true>(
-        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "160 registers"),
-    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, true>(
-        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, weights streamed, 2 chunks a "
-        "group, 2 A sets, 3 buffers"),
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, true>(
-        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "144 registers"),
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true, 1, kSkipIdle, kNarrow,
-             kPairTails>(
-        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "152 registers, warpgroups without outputs idle, 32-bit counts, paired tail chunks"),
     ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true, 1, !kSkipIdle, kNarrow,
              kPairTails>(
         "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
         "152 registers, 32-bit counts, paired tail chunks"),
-    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true, 1, kSkipIdle, kNarrow>(
+    shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false>(
+        "4 M tiles x 12 warps, N 48, 2 chunks a group"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true>(
         "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets, 2 buffers, "
-        "152 registers, warpgroups without outputs idle, 32-bit counts"),
+        "152 registers"),
+    ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, true, 0, true>(
+        "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, weights streamed, 2 chunks a "
+        "group, 2 A sets, 3 buffers"),
+    ws_shape<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, true, 1, !kSkipIdle, kNarrow,
+             kPairTails, 0, 2>(
+        "warp-specialised: 4 M tiles x 12 MMA warps, N 48, 1 chunk a group, 2 A sets of 2 M "
+        "tiles, 2 buffers, 152 registers, 32-bit counts, paired tail chunks"),
 };
 
 const Shape& shape_of(const TensorCoreGeometry& g, int shape) {
