@@ -122,8 +122,8 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
         };
         for (int frame = 0; frame < a.frames; ++frame) {
           // The block's item (tile, frame) and its buffer.
-          const int buffer = PairTails ? static_cast<int>(((t - block) / grid_x * a.frames + frame) % 2)
-                                       : 0;
+          const int buffer =
+              PairTails ? static_cast<int>(((t - block) / grid_x * a.frames + frame) % 2) : 0;
           uint32_t* const staged = buffers.data() + buffer * kTileWords;
           std::fill(staged, staged + kTileWords, 0xA5C3E1F7u);
           uint8_t* bytes = reinterpret_cast<uint8_t*>(staged);
@@ -143,10 +143,10 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
           const int chunks = first_of_pair ? Tile::kChunks - 1 : Tile::kChunks;
           for (int group = 0; group < Tile::kWarps / 4; ++group)
             for (int c = 0; c < chunks; ++c) {
-              const int64_t first_chunk =
-                  PairTails ? int64_t{pass} * a.frames * Tile::kChunks +
-                                  cuda_bank::wgmma_pair_chunk(frame)
-                            : (int64_t{pass} * a.frames + frame) * Tile::kChunks;
+              const int64_t first_chunk = PairTails
+                                              ? int64_t{pass} * a.frames * Tile::kChunks +
+                                                    cuda_bank::wgmma_pair_chunk(frame)
+                                              : (int64_t{pass} * a.frames + frame) * Tile::kChunks;
               const uint8_t* chunk = weights + (first_chunk + c) * W::chunk_bytes(Tile::kRows);
               int32_t matrix_b[32][kN];
               for (int k = 0; k < 32; ++k)

@@ -28,8 +28,12 @@ struct Shape {
 
 template <class Tile, int MinBlocks, int Group, bool Stream>
 constexpr Shape shape(const char* name) {
-  return {name, Tile::kRows, false, wgmma_shared_bytes<Tile, Stream>,
-          launch_wgmma_kernel<Tile, MinBlocks, Group, Stream>, tensor_core_args<Tile>};
+  return {name,
+          Tile::kRows,
+          false,
+          wgmma_shared_bytes<Tile, Stream>,
+          launch_wgmma_kernel<Tile, MinBlocks, Group, Stream>,
+          tensor_core_args<Tile>};
 }
 // Warp-specialised (wgmma_ws_bank_kernel): Teams teams of Tile's MMA warps and one producer
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread (setmaxnreg), Overlap:
@@ -65,8 +69,8 @@ const Shape kShapes3d[] = {
     ws_shape<TensorCoreTile<2, 8, C::Shared, 2>, 2, 3, false, 216, true>(
         "warp-specialised: 2 M tiles x 8 MMA warps x 2 rows, N 96, 2 chunks a group, 2 A sets, "
         "3 buffers, 216 registers"),
-    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true, 1, !kSkipIdle,
-             !kNarrow, !kPairTails, 0, 2>(
+    ws_shape<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, true, 1, !kSkipIdle, !kNarrow,
+             !kPairTails, 0, 2>(
         "warp-specialised: 2 M tiles x 12 MMA warps x 2 rows, N 96, 1 chunk a group, 2 A sets "
         "of 1 M tile, 3 buffers, 152 registers"),
 };

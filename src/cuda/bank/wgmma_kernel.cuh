@@ -664,14 +664,12 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
                   arrive_empty(k, static_cast<int>(first % Buffers));
               });
         } else {
-          wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b,
-                                                              lane);
+          wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b, lane);
         }
       } else {
         const uint64_t frame_b =
             b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
-        wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b,
-                                                            lane);
+        wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b, lane);
       }
       if (l + Buffers < items)
         arrive_empty(k, buffer);
