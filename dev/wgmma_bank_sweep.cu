@@ -240,20 +240,18 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
 // as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false, int StaggerNs = 0, int Split = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
-  return run_variant<Tile>(
-             name,
-             launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                    SkipIdle, Narrow, PairTails, StaggerNs, Split>,
-             true,
-             reinterpret_cast<const void*>(
-                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                      SkipIdle, Narrow, PairTails, StaggerNs, Split>),
-             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
-             reference_ms, Teams * Tile::kThreads + 128, PairTails)
+  return run_variant<Tile>(name,
+                           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap,
+                                                  Teams, Narrow, PairTails>,
+                           true,
+                           reinterpret_cast<const void*>(
+                               wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers,
+                                                    Overlap, Teams, Narrow, PairTails>),
+                           wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()),
+                           small, big, sms, reference_ms, Teams * Tile::kThreads + 128, PairTails)
       .ms;
 }
 
@@ -283,22 +281,21 @@ void sweep_3d(int sms, bool swap, int reps) {
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
   // warps' registers through setmaxnreg (the producers get the rest); O: two sets of A registers,
-  // the next group's loaded while one multiplies; H: those sets of 1 M tile (Split 2); T: warpgroup
-  // g starts g x 1.5 us late (StaggerNs), so that the epilogues do not coincide. (The wgmma-ws
-  // record's rounds 2-5 and this record's round 1 also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or
-  // 12 N 48, N 48 2 M x 16, without setmaxnreg or the second A set, 2 teams taking tiles in turn,
-  // named barriers instead of mbarriers, 144 registers, warpgroups without outputs idle (SkipIdle:
-  // 0.90 against 0.85 ms), 32-bit counts (Narrow), the first wgmma kernel: all slower or the same.)
+  // the next group's loaded while one multiplies. (The wgmma-ws record's rounds 2-5 and the
+  // tc-bank record's rounds 1-2 also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48, N 48 2 M x
+  // 16, without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers
+  // instead of mbarriers, 144 registers, warpgroups without outputs skipping their MMAs (0.90 ms),
+  // 32-bit counts (0.86 ms), A register sets of 1 M tile (0.94-0.95 ms), warpgroups started 1.5
+  // us apart (0.849-0.857 ms against 0.852-0.867: within the noise), the first wgmma kernel: all
+  // slower or the same.)
   constexpr bool O = true;
   using N96 = TensorCoreTile<2, 12, C::Shared, 2>;
   for (int rep = 0; rep < reps; ++rep) {
     g_index = 1;
     ws_variant<N96, 1, 3, false, 152, O>("WS N96 2 M, 12 MW x 2, B3, G1, R152, O", small, big, sms,
                                          ref);
-    ws_variant<N96, 1, 3, false, 152, O, 1, false, false, false, 0, 2>(
-        "WS N96 2 M, 12 MW x 2, B3, G1, R152, O, H", small, big, sms, ref);
-    ws_variant<N96, 1, 3, false, 152, O, 1, false, false, false, 1500>(
-        "WS N96 2 M, 12 MW x 2, B3, G1, R152, O, T", small, big, sms, ref);
+    ws_variant<N96, 1, 2, false, 152, O>("WS N96 2 M, 12 MW x 2, B2, G1, R152, O", small, big, sms,
+                                         ref);
   }
 }
 
@@ -309,28 +306,21 @@ void sweep_4d(int sms, int reps) {
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
   // N: the MMA warps' loop counters in 32 bits (Narrow); P: frames paired, their tail chunks (one
-  // tap row each) in one (PairTails: 88 chunks a tile instead of 91); H2, H4: the two A register
-  // sets of 2 or 1 M tiles (Split), so that ptxas does not serialize the wgmmas (C7512: at 152
-  // registers it does with sets of 4 M tiles, a WARPGROUP.DEPBAR after each IGMMA); T: warpgroup
-  // g starts g x 2 us late (StaggerNs). (Round 1 of this record also timed: warpgroups without
-  // outputs idle (SkipIdle) 40.19-43.25 ms, 2 M x 16 MMA warps 50.1 ms, N 96 streamed 44.7-46.4
-  // ms: slower.)
+  // tap row each) in one (PairTails: 88 chunks a tile instead of 91; the product's). (The tc-bank
+  // record's rounds 1-2 also timed: warpgroups without outputs skipping their MMAs (40.2-43.3
+  // ms), A register sets of 2 or 1 M tiles so that ptxas does not serialize the wgmmas (39.77,
+  // 46.4 ms against 39.58), warpgroups started 2 us apart (39.70 ms), 2 M x 16 MMA warps (50.1
+  // ms), N 96 streamed with 12 or 8 MMA warps (44.7, 46.3 ms): all slower.)
   constexpr bool O = true, N = true, P = true;
   using T4 = TensorCoreTile<4, 12, C::Shared>;
   for (int rep = 0; rep < reps; ++rep) {
     g_index = 1;
     ws_variant<T4, 1, 2, false, 152, O>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big,
                                         sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, false, N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, N, P",
-                                                        small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, false, N, P, 0, 2>(
-        "WS N48 4 M, 12 MW, B2, G1, R152, O, N, P, H2", small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, false, N, P, 0, 4>(
-        "WS N48 4 M, 12 MW, B2, G1, R152, O, N, P, H4", small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, false, !N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, P",
-                                                         small, big, sms, ref);
-    ws_variant<T4, 1, 2, false, 152, O, 1, false, N, P, 2000>(
-        "WS N48 4 M, 12 MW, B2, G1, R152, O, N, P, T", small, big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, N, P", small,
+                                                 big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, !N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, P", small,
+                                                  big, sms, ref);
   }
 }
 

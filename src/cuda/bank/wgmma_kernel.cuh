@@ -167,7 +167,7 @@ struct NoHook {
 
 /// Chunks: K chunks from the row table's first (Tile::kChunks: the frame's). `loaded` runs once the
 /// first group's A fragments are in registers (the rows they came from may be released then).
-template <class Tile, int Group, bool Overlap = false, int Split = 1, int Chunks = Tile::kChunks,
+template <class Tile, int Group, bool Overlap = false, int Chunks = Tile::kChunks,
           class Loaded = NoHook>
 __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_t* words,
                                           const int2* row_table, uint64_t frame_b, int lane,
@@ -216,41 +216,6 @@ __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_
     }
     if constexpr (kLast > 0)
       chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
-  } else if constexpr (Split > 1) {
-    // Two sets of A registers of kMTiles / Split M tiles each: unit u (chunk u / Split, its M
-    // tiles (u % Split) kPer ..) loaded while unit u - 1 multiplies. Half the registers of two
-    // whole chunks' sets, so that ptxas need not serialize the wgmmas for want of them (C7512).
-    static_assert(Group == 1 && Tile::kMTiles % Split == 0, "units of one chunk");
-    constexpr int kPer = Tile::kMTiles / Split, kUnits = Chunks * Split;
-    uint32_t unit[2][kPer][4];
-    auto load_unit = [&](uint32_t(&f)[kPer][4], int u) {
-      const int2 rows = row_table[4 * (u / Split) + t];
-#pragma unroll
-      for (int q = 0; q < kPer; ++q)
-        Tile::a_fragment(words, rows.x, rows.y, u % Split * kPer + q, shift, f[q]);
-    };
-    load_unit(unit[0], 0);
-#pragma unroll
-    for (int u = 0; u < kUnits; ++u) {
-#pragma unroll
-      for (int m = 0; m < Tile::kMTiles; ++m)
-#pragma unroll
-        for (int r = 0; r < kAcc; ++r)
-          pin(acc[m][r]);
-      fence();
-      const uint64_t b = frame_b + static_cast<uint64_t>(u / Split * kChunkBytes / 16);
-#pragma unroll
-      for (int q = 0; q < kPer; ++q)
-        wgmma_u8s8<kN>(acc[u % Split * kPer + q], unit[u % 2][q], b, 1);
-      commit();
-      if (u + 1 < kUnits) {
-        wait<1>();
-        load_unit(unit[(u + 1) % 2], u + 1);
-        if (u + 1 == Split - 1)
-          loaded();  // the first chunk's fragments all in registers
-      }
-    }
-    wait<0>();
   } else {
     // Two sets of A registers: group i + 1's loaded while group i multiplies (the wait before
     // the loads is for group i - 1, which read the set they overwrite).
@@ -448,13 +413,10 @@ constexpr int ws_producer_registers() {
 /// (tile, frame), the team waits) and empty (the team arrives when done with it, the producers wait
 /// before copying into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many
 /// per thread and the producers the rest of what the block holds (ws_producer_registers). Overlap:
-/// frame_mma's two A register sets. SkipIdle: a warpgroup whose output rows are all past the
-/// volume (in the last tiles along axis 1, where the rows are no multiple of the tile's) waits for
-/// and releases that tile's buffers but issues no MMAs, leaving the SM's tensor cores and shared
-/// memory to the warpgroups with outputs.
+/// frame_mma's two A register sets. Narrow: the MMA warps' loop counters in 32 bits. PairTails:
+/// frames 2p and 2p + 1 share one tail chunk (wgmma_pair_chunk).
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false, int StaggerNs = 0, int Split = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -598,12 +560,6 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_steps::raise_registers<Registers>();
   const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  // The warpgroup's first output row in a tile (warp_word: each warp's rows Rows apart).
-  const int group_row = Tile::kRows * (warp & ~3);
-  // StaggerNs: warpgroup g starts g StaggerNs later, so that the warpgroups' epilogues (stores, no
-  // MMAs) fall at different times rather than all at a tile's end, the tensor cores idle.
-  if constexpr (StaggerNs > 0)
-    __nanosleep(StaggerNs * (warp / 4));
   // Narrow: the loop's counters in 32 bits (a block's items are far below 2^31: the launch checks
   // it), which leaves the wgmma groups a few more registers.
   using Count = std::conditional_t<Narrow, int, int64_t>;
@@ -611,27 +567,6 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
   Count l = 0;
 #pragma unroll 1
   for (Count j = k; j < tiles_k; j += Teams) {
-    // Idle: uniform across the warpgroup, as its wgmma instructions require; in 32 bits where the
-    // counts are (a 64-bit division is a call, whose saved registers spill).
-    bool idle = false;
-    if constexpr (SkipIdle) {
-      if constexpr (Narrow) {
-        const int tile_y = (static_cast<int>(blockIdx.x) + j * static_cast<int>(gridDim.x)) /
-                           static_cast<int>(a.tiles_x) % static_cast<int>(a.tiles_y);
-        idle = tile_y * Tile::kBlockRows + group_row >= static_cast<int>(a.n1);
-      } else {
-        idle = Tile::origin(a, blockIdx.x + j * gridDim.x).y0 + group_row >= a.n1;
-      }
-    }
-    if (idle) {
-      for (int frame = 0; frame < frames; ++frame, ++l) {
-        const int buffer = static_cast<int>(l % Buffers);
-        wait_full(k, buffer, l);
-        if (l + Buffers < items)
-          arrive_empty(k, buffer);
-      }
-      continue;
-    }
     wgmma_steps::Accumulators<Tile> acc;
 #pragma unroll
     for (int m = 0; m < Tile::kMTiles; ++m)
@@ -652,24 +587,24 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
         const uint64_t frame_b =
             b0 + static_cast<uint64_t>(wgmma_pair_chunk(frame) * W::chunk_bytes(1) / 16);
         if (frame % 2 == 0 && frame + 1 < frames) {
-          wgmma_steps::frame_mma<Tile, Group, Overlap, Split, kC - 1>(acc, words, row_table,
-                                                                      frame_b, lane);
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC - 1>(acc, words, row_table, frame_b,
+                                                               lane);
           continue;  // its buffer released in the next frame's tail chunk
         }
         if (frame % 2 == 1) {
           const Count first = l - 1;
-          wgmma_steps::frame_mma<Tile, Group, Overlap, Split, kC>(
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC>(
               acc, words, pair_table[buffer], frame_b, lane, [&] {
                 if (first + Buffers < items)
                   arrive_empty(k, static_cast<int>(first % Buffers));
               });
         } else {
-          wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b, lane);
+          wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
         }
       } else {
         const uint64_t frame_b =
             b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
-        wgmma_steps::frame_mma<Tile, Group, Overlap, Split>(acc, words, row_table, frame_b, lane);
+        wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
       }
       if (l + Buffers < items)
         arrive_empty(k, buffer);
@@ -727,14 +662,13 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-/// SkipIdle>, one block per SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams, Narrow,
+/// PairTails>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1, bool SkipIdle = false, bool Narrow = false,
-          bool PairTails = false, int StaggerNs = 0, int Split = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
   const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
-                                           SkipIdle, Narrow, PairTails, StaggerNs, Split>;
+                                           Narrow, PairTails>;
   // Narrow counts a block's (tile, frame) items in 32 bits (at least one block a pass).
   if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
     return false;
