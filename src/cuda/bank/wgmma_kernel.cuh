@@ -155,16 +155,17 @@ namespace wgmma_steps {
 template <class Tile>
 using Accumulators = int32_t[Tile::kMTiles][WgmmaShape::accumulators(Tile::kRows)];
 
+/// frame_mma's default `loaded`: nothing.
+struct NoHook {
+  __device__ void operator()() const {}
+};
+
 /// One tap frame of the warp's warpgroup: every K chunk's A fragments loaded from the staged rows
 /// (`words`: the buffer at the warp's row and the lane's word) and multiplied by the frame's B
 /// (descriptor `frame_b`) into `acc`, Group chunks a wgmma group: their A fragments loaded, their
 /// wgmmas issued as one group and waited for before the registers are loaded again (ptxas
 /// serializes the wgmmas of a group whose A registers are written while an earlier group is in
 /// flight, C7513). Returns with no wgmma in flight.
-struct NoHook {
-  __device__ void operator()() const {}
-};
-
 /// Chunks: K chunks from the row table's first (Tile::kChunks: the frame's). `loaded` runs once the
 /// first group's A fragments are in registers (the rows they came from may be released then).
 template <class Tile, int Group, bool Overlap = false, int Chunks = Tile::kChunks,
@@ -560,8 +561,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_steps::raise_registers<Registers>();
   const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  // Narrow: the loop's counters in 32 bits (a block's items are far below 2^31: the launch checks
-  // it), which leaves the wgmma groups a few more registers.
+  // Narrow: the loop's counters in 32 bits (a pass's items are below 2^31: the launch checks it).
   using Count = std::conditional_t<Narrow, int, int64_t>;
   const Count items = static_cast<Count>(team_items(k)), tiles_k = static_cast<Count>(block_tiles);
   Count l = 0;
@@ -669,7 +669,8 @@ template <class Tile, int Group, int Buffers, bool Stream = false, int Registers
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
   const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
                                            Narrow, PairTails>;
-  // Narrow counts a block's (tile, frame) items in 32 bits (at least one block a pass).
+  // Narrow counts a block's (tile, frame) items in 32 bits: refused where a pass has 2^31 or more
+  // (some 10^11 outputs, more than a device holds).
   if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
     return false;
   if constexpr (Registers > 0) {
