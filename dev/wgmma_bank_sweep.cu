@@ -10,7 +10,7 @@
 // TOPS and the speed-up over the mma.sync kernel (whose share of the FP32 FMA peak the bench
 // gives); with "swap", the descriptor's other reading too (wgmma_b_descriptor).
 //
-// run: wgmma_bank_sweep [3d|4d|swap|profile] [first variant]
+// run: wgmma_bank_sweep [3d|4d|swap|profile] [first variant] [repeats of the list]
 // build: nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
 //   -I src -I dev dev/wgmma_bank_sweep.cu src/cuda/bank/tensor_core_layout.cpp
 //   src/cuda/bank/wgmma_layout.cpp src/core/parallel_for.cpp src/core/int8_digits.cpp
@@ -80,15 +80,18 @@ struct Device {
   float* out = nullptr;
 };
 
-// The problem on the device: the weights laid out for the wgmma kernel (wgmma) or the mma.sync
-// kernel of `rows` rows per warp.
-Device upload(const Problem& p, bool wgmma, int rows) {
+// The problem on the device: the weights laid out for the wgmma kernel (wgmma; `pair`: as
+// wgmma_pair_tails) or the mma.sync kernel of `rows` rows per warp.
+Device upload(const Problem& p, bool wgmma, int rows, bool pair = false) {
   Device d;
   const TensorCoreWeights w = tensor_core_weights(p.g, p.taps.data(), rows);
   std::vector<uint8_t> b;
-  if (wgmma)
-    b = wgmma_weights(p.g, w, rows).b;
-  else
+  if (wgmma) {
+    WgmmaWeights wb = wgmma_weights(p.g, w, rows);
+    if (pair)
+      wgmma_pair_tails(p.g, wb);
+    b = std::move(wb.b);
+  } else
     b.assign(reinterpret_cast<const uint8_t*>(w.fragments.data()),
              reinterpret_cast<const uint8_t*>(w.fragments.data() + w.fragments.size()));
   CHECK(cudaMalloc(&d.bytes, p.bytes.size()));
@@ -146,13 +149,13 @@ struct Timing {
 template <class Tile>
 Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kernel, int shared,
                    const Problem& small, const Problem& big, int sms, double reference_ms,
-                   int threads = Tile::kThreads) {
+                   int threads = Tile::kThreads, bool pair = false) {
   Timing t;
   const int index = g_index++;
   if (index > 0 && index < g_first)
     return t;
   {
-    Device d = upload(small, wgmma, Tile::kRows);
+    Device d = upload(small, wgmma, Tile::kRows, pair);
     const TensorCoreArgs a = tensor_core_args<Tile>(small.g, d.bytes, d.weights, d.scales, d.out);
     if (!launch(a, small.g.passes(), sms, nullptr)) {
       std::printf("[%d] %-44s does not fit\n", index, name);
@@ -181,7 +184,7 @@ Timing run_variant(const char* name, Launch launch, bool wgmma, const void* kern
       return t;
     }
   }
-  Device d = upload(big, wgmma, Tile::kRows);
+  Device d = upload(big, wgmma, Tile::kRows, pair);
   const TensorCoreArgs a = tensor_core_args<Tile>(big.g, d.bytes, d.weights, d.scales, d.out);
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
@@ -237,16 +240,18 @@ double wgmma_variant(const char* name, const Problem& small, const Problem& big,
 // warpgroup, Buffers staged (tile, frame)s a team, Registers per MMA thread through setmaxnreg (0:
 // as launched), Overlap: two sets of A registers.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 double ws_variant(const char* name, const Problem& small, const Problem& big, int sms,
                   double reference_ms) {
-  return run_variant<Tile>(
-             name, launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>,
-             true,
-             reinterpret_cast<const void*>(
-                 wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>),
-             wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()), small, big, sms,
-             reference_ms, Teams * Tile::kThreads + 128)
+  return run_variant<Tile>(name,
+                           launch_wgmma_ws_kernel<Tile, Group, Buffers, Stream, Registers, Overlap,
+                                                  Teams, Narrow, PairTails>,
+                           true,
+                           reinterpret_cast<const void*>(
+                               wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers,
+                                                    Overlap, Teams, Narrow, PairTails>),
+                           wgmma_ws_shared_bytes<Tile, Stream, Buffers, Teams>(big.g.frames()),
+                           small, big, sms, reference_ms, Teams * Tile::kThreads + 128, PairTails)
       .ms;
 }
 
@@ -261,8 +266,12 @@ double mma_sync_variant(const char* name, const Problem& small, const Problem& b
 
 using C = TensorCoreCopies;
 
-void sweep_3d(int sms, bool swap) {
-  const Problem small = make_problem({70, 45, 1, 13}, 13, 1, true);
+// Each sweep runs its list `reps` times over the same problems (the reference once), so that a
+// candidate and the current default are timed side by side several times in one run.
+void sweep_3d(int sms, bool swap, int reps) {
+  // n1 37: the last tile along axis 1 leaves whole warpgroups without outputs (24-row tiles: the
+  // third; 16-row tiles: the third and fourth), the case SkipIdle skips.
+  const Problem small = make_problem({70, 37, 1, 13}, 13, 1, true);
   const Problem big = make_problem({256, 256, 1, 256}, 12, 2, false);
   std::printf("bank_3d_tc problem: 256^3, 12 filters of 7^3, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreDefaultTile, 3>(
@@ -270,37 +279,49 @@ void sweep_3d(int sms, bool swap) {
   if (swap)
     wgmma_variant<TensorCoreTile<4, 4, C::Funnel>, 3, 1, false, true>(
         "wgmma 4 M, 4 warps, funnel, SWAPPED descriptor", small, big, sms, ref);
-  // The product's default: N 48, 2 chunks a wgmma group (one wait each), 3 blocks per SM.
-  wgmma_variant<TensorCoreTile<4, 4, C::Shared>, 3, 2>("N48 4 M, 4 warps, shared, 3/SM, G2", small,
-                                                       big, sms, ref);
   // Warp-specialised: MMA warps + 1 producer warpgroup, B buffers, one block per SM; R: the MMA
-  // warps' registers through setmaxnreg (the producers get the rest: 56 at 152, 32 at 160, where
-  // they spill); O: two sets of A registers, the next group's loaded while one multiplies. (Rounds
-  // 2-4 of the wgmma-ws record also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48 in 3D,
-  // without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers instead
-  // of mbarriers, streamed N 48 weights in 4D: all slower.)
+  // warps' registers through setmaxnreg (the producers get the rest); O: two sets of A registers,
+  // the next group's loaded while one multiplies. (The wgmma-ws record's rounds 2-5 and the
+  // tc-bank record's rounds 1-2 also timed: 2 M x 8 MMA warps N 96, 4 M x 8 or 12 N 48, N 48 2 M x
+  // 16, without setmaxnreg or the second A set, 2 teams taking tiles in turn, named barriers
+  // instead of mbarriers, 144 registers, warpgroups without outputs skipping their MMAs (0.90 ms),
+  // 32-bit counts (0.86 ms), A register sets of 1 M tile (0.94-0.95 ms), warpgroups started 1.5
+  // us apart (0.849-0.857 ms against 0.852-0.867: within the noise), the first wgmma kernel: all
+  // slower or the same.)
   constexpr bool O = true;
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 152, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 3, false, 144, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B3, G1, R144, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<2, 12, C::Shared, 2>, 1, 2, false, 144, O>(
-      "WS N96 2 M, 12 MMA warps x 2, B2, G1, R144, O", small, big, sms, ref);
+  using N96 = TensorCoreTile<2, 12, C::Shared, 2>;
+  for (int rep = 0; rep < reps; ++rep) {
+    g_index = 1;
+    ws_variant<N96, 1, 3, false, 152, O>("WS N96 2 M, 12 MW x 2, B3, G1, R152, O", small, big, sms,
+                                         ref);
+    ws_variant<N96, 1, 2, false, 152, O>("WS N96 2 M, 12 MW x 2, B2, G1, R152, O", small, big, sms,
+                                         ref);
+  }
 }
 
-void sweep_4d(int sms) {
+void sweep_4d(int sms, int reps) {
   const Problem small = make_problem({70, 13, 3, 4}, 13, 3, true);
   const Problem big = make_problem({128, 128, 128, 32}, 24, 4, false);
   std::printf("bank_4d_tc problem: 128^3 x 32, 24 filters of 7^4, 8-bit input\n");
   const double ref = mma_sync_variant<TensorCoreFramesTile, 1>(
       "mma.sync product (4 M, 12 warps, shared, 1/SM)", small, big, sms);
-  wgmma_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2>("N48 4 M, 12 warps, shared, G2", small, big,
-                                                        sms, ref);
-  constexpr bool O = true;
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 152, O>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big, sms, ref);
-  ws_variant<TensorCoreTile<4, 12, C::Shared>, 1, 2, false, 144, O>(
-      "WS N48 4 M, 12 MMA warps, B2, G1, R144, O", small, big, sms, ref);
+  // N: the MMA warps' loop counters in 32 bits (Narrow); P: frames paired, their tail chunks (one
+  // tap row each) in one (PairTails: 88 chunks a tile instead of 91; the product's). (The tc-bank
+  // record's rounds 1-2 also timed: warpgroups without outputs skipping their MMAs (40.2-43.3
+  // ms), A register sets of 2 or 1 M tiles so that ptxas does not serialize the wgmmas (39.77,
+  // 46.4 ms against 39.58), warpgroups started 2 us apart (39.70 ms), 2 M x 16 MMA warps (50.1
+  // ms), N 96 streamed with 12 or 8 MMA warps (44.7, 46.3 ms): all slower.)
+  constexpr bool O = true, N = true, P = true;
+  using T4 = TensorCoreTile<4, 12, C::Shared>;
+  for (int rep = 0; rep < reps; ++rep) {
+    g_index = 1;
+    ws_variant<T4, 1, 2, false, 152, O>("WS N48 4 M, 12 MMA warps, B2, G1, R152, O", small, big,
+                                        sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, N, P", small,
+                                                 big, sms, ref);
+    ws_variant<T4, 1, 2, false, 152, O, 1, !N, P>("WS N48 4 M, 12 MW, B2, G1, R152, O, P", small,
+                                                  big, sms, ref);
+  }
 }
 
 // One launch of a warp-specialised shape (the product's 3D) on the bench problem, for a profiler
@@ -326,11 +347,12 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line out before a deadlock ends the run
   const std::string mode = argc > 1 ? argv[1] : "3d";
   g_first = argc > 2 ? std::atoi(argv[2]) : 0;
+  const int reps = argc > 3 ? std::max(1, std::atoi(argv[3])) : 1;
   if (mode == "profile")
     profile(sms);
   else if (mode == "4d")
-    sweep_4d(sms);
+    sweep_4d(sms, reps);
   else
-    sweep_3d(sms, mode == "swap");
+    sweep_3d(sms, mode == "swap", reps);
   return 0;
 }

@@ -96,8 +96,11 @@ Problem make_problem(const Index& n, int frames, int count, uint64_t seed) {
 // staged into a buffer of garbage as the kernel's copies place them and, for shifted copies, built
 // as the kernel builds them; per warpgroup, M tile and K chunk the 64 x 32 A from the 4 warps'
 // fragments, the 32 x 48 B through the descriptor from the WgmmaWeights bytes, the products into
-// each lane's accumulator registers; the epilogue as the kernel's.
-template <class Tile>
+// each lane's accumulator registers; the epilogue as the kernel's. PairTails: the warp-specialised
+// kernel's paired tail chunks (wgmma_pair_chunk, wgmma_pair_chunk_rows): a block's (tile, frame)
+// items staged into two buffers in turn, the second frame of a pair reading the first's buffer
+// in its tail chunk.
+template <class Tile, bool PairTails = false>
 void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* weights,
                           int64_t grid_x, int passes) {
   namespace epilogue = cuda_bank::tensor_core_epilogue;
@@ -106,7 +109,8 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
   constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
   const int64_t pass_tiles = a.tiles_x * a.tiles_y * a.n2 * a.n3;
   const uint64_t descriptor = cuda_bank::wgmma_b_descriptor(0);
-  std::vector<uint32_t> staged(Tile::kTileBytes / 4);
+  constexpr int kTileWords = Tile::kTileBytes / 4;
+  std::vector<uint32_t> buffers(2 * kTileWords);
   for (int pass = 0; pass < passes; ++pass)
     for (int64_t block = 0; block < grid_x; ++block)
       for (int64_t t = block; t < pass_tiles; t += grid_x) {
@@ -117,8 +121,12 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
           return acc[static_cast<size_t>(((warp * 32 + lane) * Tile::kMTiles + m) * kAcc + r)];
         };
         for (int frame = 0; frame < a.frames; ++frame) {
-          std::fill(staged.begin(), staged.end(), 0xA5C3E1F7u);
-          uint8_t* bytes = reinterpret_cast<uint8_t*>(staged.data());
+          // The block's item (tile, frame) and its buffer.
+          const int buffer =
+              PairTails ? static_cast<int>(((t - block) / grid_x * a.frames + frame) % 2) : 0;
+          uint32_t* const staged = buffers.data() + buffer * kTileWords;
+          std::fill(staged, staged + kTileWords, 0xA5C3E1F7u);
+          uint8_t* bytes = reinterpret_cast<uint8_t*>(staged);
           for (int i = 0; i < Tile::kStageItems; ++i) {
             const int64_t source = Tile::staged_source(a, o, frame, i);
             if (source < 0)
@@ -127,12 +135,19 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
               std::memcpy(bytes + Tile::staged_offset(i), a.padded + source, 16);
           }
           for (int i = 0; i < Tile::kBuildItems; ++i)
-            Tile::build_shifted(staged.data(), i);
+            Tile::build_shifted(staged, i);
+          // PairTails: frame 2p's chunks but its tail, 2p + 1's tail chunk (both frames' tail
+          // rows) and its others; an odd last frame all its own.
+          const bool first_of_pair = PairTails && frame % 2 == 0 && frame + 1 < a.frames;
+          const bool second_of_pair = PairTails && frame % 2 == 1;
+          const int chunks = first_of_pair ? Tile::kChunks - 1 : Tile::kChunks;
           for (int group = 0; group < Tile::kWarps / 4; ++group)
-            for (int c = 0; c < Tile::kChunks; ++c) {
-              const uint8_t* chunk =
-                  weights + ((int64_t{pass} * a.frames + frame) * Tile::kChunks + c) *
-                                W::chunk_bytes(Tile::kRows);
+            for (int c = 0; c < chunks; ++c) {
+              const int64_t first_chunk = PairTails
+                                              ? int64_t{pass} * a.frames * Tile::kChunks +
+                                                    cuda_bank::wgmma_pair_chunk(frame)
+                                              : (int64_t{pass} * a.frames + frame) * Tile::kChunks;
+              const uint8_t* chunk = weights + (first_chunk + c) * W::chunk_bytes(Tile::kRows);
               int32_t matrix_b[32][kN];
               for (int k = 0; k < 32; ++k)
                 for (int n = 0; n < kN; ++n)
@@ -142,11 +157,19 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
                 int32_t matrix_a[64][32];
                 for (int w = 0; w < 4; ++w) {
                   const int warp = 4 * group + w;
-                  const uint32_t* words = staged.data() + Tile::warp_word(warp);
+                  const uint32_t* words = staged + Tile::warp_word(warp);
                   for (int lane = 0; lane < 32; ++lane) {
                     uint32_t frag[4];
                     int lo = 0, hi = 0;
-                    Tile::chunk_rows(c, lane % 4, lo, hi);
+                    if constexpr (PairTails) {
+                      if (second_of_pair)
+                        cuda_bank::wgmma_pair_chunk_rows<Tile>((1 - 2 * buffer) * kTileWords, c,
+                                                               lane % 4, lo, hi);
+                      else
+                        Tile::chunk_rows(c, lane % 4, lo, hi);
+                    } else {
+                      Tile::chunk_rows(c, lane % 4, lo, hi);
+                    }
                     Tile::a_fragment(words + Tile::lane_word(lane), lo, hi, m,
                                      Tile::lane_shift(lane), frag);
                     for (int q = 0; q < 4; ++q)
@@ -193,7 +216,7 @@ void emulate_wgmma_kernel(const cuda_bank::TensorCoreArgs& a, const uint8_t* wei
       }
 }
 
-template <class Tile>
+template <class Tile, bool PairTails = false>
 void check_wgmma_indexing(uint64_t seed, const Index& n, int frames,
                           const std::vector<int64_t>& grids = {1, 5}) {
   const int count = 13;  // a second pass of one filter
@@ -203,17 +226,19 @@ void check_wgmma_indexing(uint64_t seed, const Index& n, int frames,
   std::vector<float> expected(static_cast<size_t>(g.voxels() * count));
   poison(expected);
   cuda_bank::emulate_tensor_core_bank(g, p.bytes.data(), one_row, expected.data());
-  const cuda_bank::WgmmaWeights w = cuda_bank::wgmma_weights(
+  cuda_bank::WgmmaWeights w = cuda_bank::wgmma_weights(
       g, cuda_bank::tensor_core_weights(g, p.taps.data(), Tile::kRows), Tile::kRows);
   ASSERT_EQ(static_cast<int64_t>(w.b.size()),
             int64_t{g.passes()} * g.frames() * WgmmaShape::frame_bytes(Tile::kRows));
+  if (PairTails)
+    cuda_bank::wgmma_pair_tails(g, w);
   for (int64_t grid_x : grids) {
     SCOPED_TRACE("grid " + std::to_string(grid_x));
     std::vector<float> out(expected.size());
     poison(out);
     const cuda_bank::TensorCoreArgs a =
         cuda_bank::tensor_core_args<Tile>(g, p.bytes.data(), nullptr, w.scales.data(), out.data());
-    emulate_wgmma_kernel<Tile>(a, w.b.data(), grid_x, g.passes());
+    emulate_wgmma_kernel<Tile, PairTails>(a, w.b.data(), grid_x, g.passes());
     EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0);
   }
 }
@@ -246,6 +271,13 @@ TEST(WgmmaEmulation, TheKernelsIndexingOverTapFramesGivesTheMmaSyncArithmeticBit
   SCOPED_TRACE("seed " + std::to_string(seed));
   check_wgmma_indexing<TensorCoreTile<4, 12, TensorCoreCopies::Shared>>(seed, {70, 13, 2, 2}, 7,
                                                                         {3});
+  {
+    SCOPED_TRACE("paired tail chunks, 7 frames (an odd last frame) and 6");
+    check_wgmma_indexing<TensorCoreTile<4, 12, TensorCoreCopies::Shared>, true>(
+        seed, {70, 13, 2, 2}, 7, {3});
+    check_wgmma_indexing<TensorCoreTile<4, 12, TensorCoreCopies::Shared>, true>(
+        seed, {70, 13, 2, 2}, 6, {3});
+  }
 }
 
 }  // namespace

@@ -175,9 +175,11 @@ TensorCoreWeights tensor_core_kernel_weights(const TensorCoreGeometry& g, const 
                                              const cuda_backend::TensorCoreBankPolicy& policy) {
   if (!tensor_core_takes_wgmma(g, device, policy))
     return tensor_core_weights(g, taps, tensor_core_tile_rows(g));
-  const int rows = wgmma_bank_rows(g, wgmma_shape(g, policy));
+  const int shape = wgmma_shape(g, policy), rows = wgmma_bank_rows(g, shape);
   TensorCoreWeights w = tensor_core_weights(g, taps, rows);
-  const WgmmaWeights b = wgmma_weights(g, w, rows);
+  WgmmaWeights b = wgmma_weights(g, w, rows);
+  if (wgmma_bank_pair_tails(g, shape))
+    wgmma_pair_tails(g, b);
   w.fragments.assign((b.b.size() + 3) / 4, 0);
   std::memcpy(w.fragments.data(), b.b.data(), b.b.size());
   return w;

@@ -26,10 +26,13 @@ std::string wgmma_shape_name(const TensorCoreGeometry& g, int shape);
 /// shared bytes of its block.
 int wgmma_bank_rows(const TensorCoreGeometry& g, int shape);
 int wgmma_bank_shared_bytes(const TensorCoreGeometry& g, int shape);
+/// Whether shape `shape` for `g` reads its weights in wgmma_pair_tails' order.
+bool wgmma_bank_pair_tails(const TensorCoreGeometry& g, int shape);
 
 /// Enqueues the bank on `stream` of `device` as launch_tensor_core_bank with shape `shape`, the
 /// weights `b` laid out by wgmma_weights for wgmma_bank_rows(g, shape) rows (WgmmaWeights::b, on
-/// the device). Throws InvalidArgument where the block does not fit on the GPU's SMs.
+/// the device; reordered by wgmma_pair_tails where wgmma_bank_pair_tails). Throws InvalidArgument
+/// where the block does not fit on the GPU's SMs.
 void launch_wgmma_bank(const TensorCoreGeometry& g, int shape, int device, const uint8_t* padded,
                        const uint8_t* b, const float* scales, float* outputs, cudaStream_t stream);
 

@@ -155,15 +155,24 @@ namespace wgmma_steps {
 template <class Tile>
 using Accumulators = int32_t[Tile::kMTiles][WgmmaShape::accumulators(Tile::kRows)];
 
+/// frame_mma's default `loaded`: nothing.
+struct NoHook {
+  __device__ void operator()() const {}
+};
+
 /// One tap frame of the warp's warpgroup: every K chunk's A fragments loaded from the staged rows
 /// (`words`: the buffer at the warp's row and the lane's word) and multiplied by the frame's B
 /// (descriptor `frame_b`) into `acc`, Group chunks a wgmma group: their A fragments loaded, their
 /// wgmmas issued as one group and waited for before the registers are loaded again (ptxas
 /// serializes the wgmmas of a group whose A registers are written while an earlier group is in
 /// flight, C7513). Returns with no wgmma in flight.
-template <class Tile, int Group, bool Overlap = false>
+/// Chunks: K chunks from the row table's first (Tile::kChunks: the frame's). `loaded` runs once the
+/// first group's A fragments are in registers (the rows they came from may be released then).
+template <class Tile, int Group, bool Overlap = false, int Chunks = Tile::kChunks,
+          class Loaded = NoHook>
 __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_t* words,
-                                          const int2* row_table, uint64_t frame_b, int lane) {
+                                          const int2* row_table, uint64_t frame_b, int lane,
+                                          Loaded loaded = {}) {
   using W = WgmmaShape;
   constexpr int kN = W::n(Tile::kRows), kAcc = W::accumulators(Tile::kRows);
   constexpr int kChunkBytes = W::chunk_bytes(Tile::kRows);
@@ -198,11 +207,14 @@ __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_
     wait<0>();
   };
   // Group chunks a group, the remainder in a last one.
-  constexpr int kGroups = Tile::kChunks / Group, kLast = Tile::kChunks % Group;
+  constexpr int kGroups = Chunks / Group, kLast = Chunks % Group;
   if constexpr (!Overlap) {
 #pragma unroll 1
-    for (int i = 0; i < kGroups; ++i)
+    for (int i = 0; i < kGroups; ++i) {
       chunks(std::integral_constant<int, Group>{}, i * Group);
+      if (i == 0)
+        loaded();
+    }
     if constexpr (kLast > 0)
       chunks(std::integral_constant<int, kLast>{}, kGroups * Group);
   } else {
@@ -213,6 +225,7 @@ __device__ __forceinline__ void frame_mma(Accumulators<Tile>& acc, const uint32_
 #pragma unroll
     for (int g = 0; g < Group; ++g)
       load_a(frag[0][g], g);
+    loaded();
 #pragma unroll
     for (int i = 0; i < kGroups; ++i) {
 #pragma unroll
@@ -401,9 +414,10 @@ constexpr int ws_producer_registers() {
 /// (tile, frame), the team waits) and empty (the team arrives when done with it, the producers wait
 /// before copying into it again). Registers (> 0): setmaxnreg gives the MMA warpgroups that many
 /// per thread and the producers the rest of what the block holds (ws_producer_registers). Overlap:
-/// frame_mma's two A register sets.
+/// frame_mma's two A register sets. Narrow: the MMA warps' loop counters in 32 bits. PairTails:
+/// frames 2p and 2p + 1 share one tail chunk (wgmma_pair_chunk).
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_ws_bank_kernel(TensorCoreArgs a) {
   using W = WgmmaShape;
@@ -426,7 +440,7 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
       reinterpret_cast<int2*>(weights + (Stream ? Teams * Buffers : frames) * kFrameBytes);
   uint8_t* const tiles = reinterpret_cast<uint8_t*>(row_table) + Tile::kRowTableBytes;
   uint64_t* const bars = reinterpret_cast<uint64_t*>(tiles + Teams * Buffers * Tile::kTileBytes);
-  auto wait_full = [&](int k, int b, int64_t l) {  // team k's item l, in its buffer b
+  auto wait_full = [&](int k, int b, auto l) {  // team k's item l, in its buffer b
     wgmma_steps::mbarrier_wait(bars + k * Buffers + b, static_cast<int>(l / Buffers % 2));
   };
   auto arrive_full = [&](int k, int b) { wgmma_steps::mbarrier_arrive(bars + k * Buffers + b); };
@@ -450,6 +464,18 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     }
   for (int i = threadIdx.x; i < Tile::kRowTableEntries; i += Teams * kTeam + kProducers)
     Tile::chunk_rows(i / 4, i % 4, row_table[i].x, row_table[i].y);
+  // PairTails: the second frame of a pair runs the pair's tail chunk first, its rows from both
+  // buffers (wgmma_pair_chunk_rows): a row table for each buffer of the second frame.
+  constexpr int kPairEntries = PairTails ? 4 * Tile::kChunks : 1;
+  __shared__ int2 pair_table[2][kPairEntries];
+  if constexpr (PairTails) {
+    static_assert(Teams == 1 && Buffers == 2 && !Stream, "a pair's frames in the team's buffers");
+    for (int i = threadIdx.x; i < 2 * kPairEntries; i += Teams * kTeam + kProducers) {
+      const int second = i / kPairEntries, e = i % kPairEntries;
+      wgmma_pair_chunk_rows<Tile>((1 - 2 * second) * (Tile::kTileBytes / 4), e / 4, e % 4,
+                                  pair_table[second][e].x, pair_table[second][e].y);
+    }
+  }
   if constexpr (!Stream) {
     for (int i = threadIdx.x; i < frames * kFrameBytes / 16; i += Teams * kTeam + kProducers)
       __pipeline_memcpy_async(weights + 16 * i, pass_weights + 16 * i, 16);
@@ -535,10 +561,12 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
     wgmma_steps::raise_registers<Registers>();
   const int k = threadIdx.x / kTeam, lane = threadIdx.x % 32, warp = threadIdx.x % kTeam / 32;
   const uint64_t b0 = wgmma_b_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  const int64_t items = team_items(k);
-  int64_t l = 0;
+  // Narrow: the loop's counters in 32 bits (a pass's items are below 2^31: the launch checks it).
+  using Count = std::conditional_t<Narrow, int, int64_t>;
+  const Count items = static_cast<Count>(team_items(k)), tiles_k = static_cast<Count>(block_tiles);
+  Count l = 0;
 #pragma unroll 1
-  for (int64_t j = k; j < block_tiles; j += Teams) {
+  for (Count j = k; j < tiles_k; j += Teams) {
     wgmma_steps::Accumulators<Tile> acc;
 #pragma unroll
     for (int m = 0; m < Tile::kMTiles; ++m)
@@ -551,10 +579,33 @@ __global__ void __launch_bounds__(Teams* Tile::kThreads + 128, 1)
       wait_full(k, buffer, l);
       const uint32_t* const tile_words =
           reinterpret_cast<const uint32_t*>(tiles + b * Tile::kTileBytes);
-      const uint64_t frame_b = b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
-      wgmma_steps::frame_mma<Tile, Group, Overlap>(
-          acc, tile_words + Tile::warp_word(warp) + Tile::lane_word(lane), row_table, frame_b,
-          lane);
+      const uint32_t* const words = tile_words + Tile::warp_word(warp) + Tile::lane_word(lane);
+      if constexpr (PairTails) {
+        // Frames 2p and 2p + 1: 12 chunks, then the pair's tail chunk and 12; an odd last frame
+        // its 13 (B in wgmma_pair_chunk's order).
+        constexpr int kC = Tile::kChunks;
+        const uint64_t frame_b =
+            b0 + static_cast<uint64_t>(wgmma_pair_chunk(frame) * W::chunk_bytes(1) / 16);
+        if (frame % 2 == 0 && frame + 1 < frames) {
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC - 1>(acc, words, row_table, frame_b,
+                                                               lane);
+          continue;  // its buffer released in the next frame's tail chunk
+        }
+        if (frame % 2 == 1) {
+          const Count first = l - 1;
+          wgmma_steps::frame_mma<Tile, Group, Overlap, kC>(
+              acc, words, pair_table[buffer], frame_b, lane, [&] {
+                if (first + Buffers < items)
+                  arrive_empty(k, static_cast<int>(first % Buffers));
+              });
+        } else {
+          wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
+        }
+      } else {
+        const uint64_t frame_b =
+            b0 + static_cast<uint64_t>((Stream ? b : frame) * kFrameBytes / 16);
+        wgmma_steps::frame_mma<Tile, Group, Overlap>(acc, words, row_table, frame_b, lane);
+      }
       if (l + Buffers < items)
         arrive_empty(k, buffer);
     }
@@ -611,12 +662,17 @@ bool launch_wgmma_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStrea
                              sms, stream);
 }
 
-/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>, one
-/// block per SM.
+/// Enqueues wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams, Narrow,
+/// PairTails>, one block per SM.
 template <class Tile, int Group, int Buffers, bool Stream = false, int Registers = 0,
-          bool Overlap = false, int Teams = 1>
+          bool Overlap = false, int Teams = 1, bool Narrow = false, bool PairTails = false>
 bool launch_wgmma_ws_kernel(const TensorCoreArgs& a, int passes, int sms, cudaStream_t stream) {
-  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams>;
+  const auto kernel = wgmma_ws_bank_kernel<Tile, Group, Buffers, Stream, Registers, Overlap, Teams,
+                                           Narrow, PairTails>;
+  // Narrow counts a block's (tile, frame) items in 32 bits: refused where a pass has 2^31 or more
+  // (some 10^11 outputs, more than a device holds).
+  if (Narrow && (a.tiles_x * a.tiles_y * a.n2 * a.n3) * a.frames >= (int64_t{1} << 31))
+    return false;
   if constexpr (Registers > 0) {
     // setmaxnreg's counts assume the registers the block holds (ws_producer_registers).
     cudaFuncAttributes attributes{};

@@ -89,6 +89,36 @@ NDCONV_HD int wgmma_a_row(int w, int lane, int q) {
   return 16 * w + a_fragment_row(lane, q);
 }
 
+/// Paired tails (the warp-specialised kernel's PairTails, frames of one output row per warp): a 7^3
+/// frame's 49 tap rows take 13 chunks, the last holding one tap row (K slots 0-7) and 24 zero
+/// slots. Frames 2p and 2p + 1 share one such chunk, run first in frame 2p + 1 while both frames'
+/// rows are staged: K 0-7 frame 2p's tail row, K 8-15 frame 2p + 1's; 2 kChunks - 1 chunks a pair
+/// (a 7-frame tile: 88 instead of 91). B per pass: frame 2p's chunks 0 .. kChunks - 2, the pair's
+/// tail chunk, frame 2p + 1's chunks 0 .. kChunks - 2; an odd last frame its kChunks; the pass's
+/// stride as wgmma_weights' (zeros after). The first chunk of frame `frame` in that order:
+NDCONV_HD int wgmma_pair_chunk(int frame) {
+  constexpr int kC = TensorCoreShape::kChunks;
+  return frame / 2 * (2 * kC - 1) + frame % 2 * (kC - 1);
+}
+/// The row table (TensorCoreTile::chunk_rows' words, from the warp's window in the staged rows) of
+/// the second frame of a pair, whose buffer is the tile's buffers apart from the first frame's
+/// (`other`: the first's words less the second's): chunk 0 the tail chunk (groups t = 0, 1 of the
+/// low half from the first frame's tail row, t = 2, 3 from the second's; the high half reads row 0
+/// under zero weights), chunk c > 0 the frame's chunk c - 1.
+template <class Tile>
+NDCONV_HD void wgmma_pair_chunk_rows(int other, int c, int t, int& lo, int& hi) {
+  static_assert(Tile::kRows == 1 && Tile::kChunks == TensorCoreShape::kChunks &&
+                    Tile::kChunks * 8 - Tile::TapShape::kTapGroups >= 6,
+                "the tail chunk's one tap row in groups t = 0, 1 of its low half");
+  constexpr int kTail = 8 * (Tile::kChunks - 1);
+  if (c > 0) {
+    Tile::chunk_rows(c - 1, t, lo, hi);
+    return;
+  }
+  lo = t < 2 ? other + Tile::group_word(kTail + t) : Tile::group_word(kTail + t - 2);
+  hi = 0;
+}
+
 /// The weights as the wgmma kernel of `rows` output rows per warp keeps them in shared memory: per
 /// pass, per tap frame, per K chunk, its B (chunk_bytes(rows) bytes at wgmma_b_offset): column n
 /// is column n % kColumns of the mma.sync weight chunk c rows + n / kColumns
@@ -102,5 +132,8 @@ struct WgmmaWeights {
 /// of `rows` rows per warp: the same digits in the same columns.
 WgmmaWeights wgmma_weights(const TensorCoreGeometry& geometry, const TensorCoreWeights& mma_sync,
                            int rows);
+
+/// wgmma_weights' B (one row per warp) in the paired tails' order (wgmma_pair_chunk), in place.
+void wgmma_pair_tails(const TensorCoreGeometry& geometry, WgmmaWeights& w);
 
 }  // namespace ndconv::cuda_bank
