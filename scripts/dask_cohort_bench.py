@@ -1,7 +1,8 @@
 """A cohort through ndconv.dask on a LocalCluster against the command line's batch of the same
-files: throughput ratio (batch seconds / cohort seconds), with the cluster already running and
-with its start-up counted, the same with one command line per file, and whether every output is
-the batch's, byte for byte.
+files: throughput ratio (batch seconds / cohort seconds), with the cluster already running (its
+first cohort, which starts each worker's kept command line, and a second one), with a command line
+per task instead (persistent=False), with one file a task, and with the cluster's start-up
+counted; and whether every output is the batch's, byte for byte.
 
     .venv/bin/python scripts/dask_cohort_bench.py --cli build/src/cli/ndconv --files 16 --size 256 \
         --workers 2 -- --sigma 2 --threads 1
@@ -51,7 +52,7 @@ def main():
             path = root / "in" / f"v{i:03d}.nii.gz"
             ndconv.write(path, rng.integers(0, 1000, (args.size,) * 3).astype(np.int16))
             inputs.append(str(path))
-        for name in ("batch", "warm", "single", "cold"):
+        for name in ("batch", "warm", "again", "process", "single", "cold"):
             (root / name).mkdir()
 
         start = time.perf_counter()
@@ -65,6 +66,17 @@ def main():
             result = nd.filter_files([args.subcommand, *options], inputs, str(root / "warm") + "/",
                                      client=client, cli=args.cli)
             warm = time.perf_counter() - started
+            assert result.ok, result.failed
+            started = time.perf_counter()
+            result = nd.filter_files([args.subcommand, *options], inputs, str(root / "again") + "/",
+                                     client=client, cli=args.cli)
+            again = time.perf_counter() - started
+            assert result.ok, result.failed
+            started = time.perf_counter()
+            result = nd.filter_files([args.subcommand, *options], inputs,
+                                     str(root / "process") + "/", client=client, cli=args.cli,
+                                     persistent=False)
+            process = time.perf_counter() - started
             assert result.ok, result.failed
             started = time.perf_counter()
             result = nd.filter_files([args.subcommand, *options], inputs,
@@ -83,10 +95,14 @@ def main():
               f"{args.workers} workers, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
         print(f"batch {batch:.2f} s")
         print(f"cohort, cluster running {warm:.2f} s: {batch / warm:.2f}x the batch's throughput")
+        print(f"the same again (each worker's command line kept) {again:.2f} s: "
+              f"{batch / again:.2f}x")
+        print(f"a command line per task (persistent=False) {process:.2f} s: {batch / process:.2f}x")
         print(f"cohort, cluster started {cold:.2f} s: {batch / cold:.2f}x")
-        print(f"cohort of one command line per file (files_per_task=1), cluster running "
+        print(f"cohort of one file a task (files_per_task=1), cluster running "
               f"{single:.2f} s: {batch / single:.2f}x")
-        same = all(_identical(root / name, root / "batch") for name in ("warm", "single", "cold"))
+        same = all(_identical(root / name, root / "batch")
+                   for name in ("warm", "again", "process", "single", "cold"))
         print(f"outputs identical to the batch's: {same}")
 
 
