@@ -102,12 +102,13 @@ int run_captured(const CommandRunner& run, std::vector<std::string>& args, std::
     return 1;
   }
   flush_console();
+  // The answers' channel (and the server's own errors) kept aside while the command runs; a
+  // failed redirection ends the server, since the command's words would reach the channel.
   const int saved_out = ::dup(STDOUT_FILENO), saved_err = ::dup(STDERR_FILENO);
-  if (saved_out < 0 || saved_err < 0)
-    throw Error(std::string("serve: dup: ") + std::strerror(errno));
   const int fd = ::fileno(capture.get());
-  ::dup2(fd, STDOUT_FILENO);
-  ::dup2(fd, STDERR_FILENO);
+  if (saved_out < 0 || saved_err < 0 || ::dup2(fd, STDOUT_FILENO) < 0 ||
+      ::dup2(fd, STDERR_FILENO) < 0)
+    throw Error(std::string("serve: redirecting the command's output: ") + std::strerror(errno));
   std::vector<char*> argv;
   static char program[] = "ndconv";
   argv.push_back(program);
@@ -116,10 +117,12 @@ int run_captured(const CommandRunner& run, std::vector<std::string>& args, std::
   argv.push_back(nullptr);
   const int code = run(static_cast<int>(args.size() + 1), argv.data());
   flush_console();
-  ::dup2(saved_out, STDOUT_FILENO);
-  ::dup2(saved_err, STDERR_FILENO);
+  const bool restored =
+      ::dup2(saved_out, STDOUT_FILENO) >= 0 && ::dup2(saved_err, STDERR_FILENO) >= 0;
   ::close(saved_out);
   ::close(saved_err);
+  if (!restored)
+    throw Error(std::string("serve: restoring the answers' channel: ") + std::strerror(errno));
   // A full disk or a closed console in one command must not stop the next.
   std::clearerr(stdout);
   std::clearerr(stderr);
